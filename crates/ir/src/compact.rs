@@ -1,0 +1,470 @@
+//! Compaction: applying queued edits and renumbering, optionally fused with a pass.
+//!
+//! Contract. Requires: a function whose layout may hold queued insertions, tombstones and
+//! removed or queued blocks, and whose operands may name aliases. Guarantees afterwards:
+//! - the layout is compact (see `layout.rs`), and `Inst(n)` is the `n`-th instruction in
+//!   program order; every `ValueDef::Result`, source location and source position follows its
+//!   instruction to the new number;
+//! - every operand, branch argument and jump-table argument names a defined value, never an
+//!   alias (aliases stay in the value table but nothing reads them);
+//! - results of removed instructions become `ValueDef::Unused`;
+//! - the list pool holds only live lists (garbage from moved or edited lists is dropped).
+//!
+//! Value and block numbers do not change.
+//!
+//! Fused use (Julia's `IncrementalCompact`): [`Function::compact_with`] calls a visitor on each
+//! instruction as it is moved into place, with its operands already resolved. The visitor sees
+//! the already-compacted prefix of the function, may replace or delete the current
+//! instruction, alias its results to other values (later instructions see the replacement,
+//! because they are resolved when they are moved), and insert new instructions before it.
+//! A pass that walks the function anyway thus pays for compaction with the memory traffic it
+//! already does.
+
+use crate::dfg::{DataFlowGraph, ValueDef};
+use crate::entity::{Block, Inst, PrimaryMap, SecondaryMap, Value};
+use crate::function::{Function, TextPos};
+use crate::instructions::InstructionData;
+use crate::layout::InsertPoint;
+use crate::pool::ValueListPool;
+use crate::types::Type;
+
+/// The visitor's view of the instruction being moved into place.
+pub struct CompactCursor<'a> {
+    /// The function; `dfg.inst(i)` is valid for every already-compacted `i` (those numbered
+    /// below the current one). Do not touch the layout from the visitor.
+    pub func: &'a mut Function,
+    /// The current instruction's data, operands resolved. Changes are kept.
+    pub data: InstructionData,
+    /// The current instruction's results.
+    pub results: &'a [Value],
+    remove: bool,
+    inserted: Vec<(InstructionData, Vec<Type>, Vec<Value>)>,
+}
+
+impl CompactCursor<'_> {
+    /// Delete the current instruction. Its results become unused; alias them first if they
+    /// still have uses.
+    pub fn remove(&mut self) {
+        self.remove = true;
+    }
+
+    /// Insert a new instruction before the current one; returns its result values.
+    /// Operands must name values that are already defined.
+    pub fn insert_before(&mut self, data: InstructionData, result_types: &[Type]) -> Vec<Value> {
+        let mut values = Vec::with_capacity(result_types.len());
+        for &ty in result_types {
+            // Placeholder definition; fixed up when the instruction is placed.
+            let v = self.func.dfg.values.push(crate::dfg::ValueData {
+                ty,
+                def: ValueDef::Unused,
+            });
+            values.push(v);
+        }
+        self.inserted
+            .push((data, result_types.to_vec(), values.clone()));
+        values
+    }
+}
+
+/// One step of the final order: a block start (`old: None`) or an instruction to move.
+struct Slot {
+    old: Option<Inst>,
+    block: Block,
+}
+
+impl Function {
+    /// Apply queued edits and renumber (see the module docs).
+    pub fn compact(&mut self) {
+        self.compact_with(|_| {});
+    }
+
+    /// Compact, calling `visit` on each instruction as it is placed, in program order.
+    pub fn compact_with(&mut self, mut visit: impl FnMut(&mut CompactCursor)) {
+        let order = self.final_order();
+        let old_insts = std::mem::take(&mut self.dfg.insts);
+        let old_results = std::mem::take(&mut self.dfg.results);
+        let old_srclocs = std::mem::take(&mut self.srclocs);
+        let old_positions = self
+            .source_map
+            .as_mut()
+            .map(|sm| std::mem::take(&mut sm.insts));
+
+        let mut block_lens: Vec<(Block, u32)> = Vec::with_capacity(order.len());
+        let mut current: Option<(Block, u32)> = None;
+        for Slot { old, block } in order {
+            if current.map(|(b, _)| b) != Some(block) {
+                if let Some(done) = current.take() {
+                    block_lens.push(done);
+                }
+                current = Some((block, 0));
+            }
+            let Some(old) = old else { continue };
+            let mut data = old_insts[old];
+            resolve_operands(&mut self.dfg, &mut data, &mut self.jump_tables);
+            let results: Vec<Value> = self.dfg.pool.get(old_results[old]).to_vec();
+            let mut cursor = CompactCursor {
+                func: self,
+                data,
+                results: &results,
+                remove: false,
+                inserted: Vec::new(),
+            };
+            visit(&mut cursor);
+            let CompactCursor {
+                data,
+                remove,
+                inserted,
+                ..
+            } = cursor;
+            let srcloc = old_srclocs[old];
+            let pos = old_positions.as_ref().map(|p| p[old]).unwrap_or_default();
+            let len = &mut current.as_mut().expect("a block is open").1;
+            for (idata, _types, values) in inserted {
+                self.place(idata, &values, srcloc, pos);
+                *len += 1;
+            }
+            if remove {
+                for &r in &results {
+                    if let ValueDef::Result(..) = self.dfg.values[r].def {
+                        self.dfg.values[r].def = ValueDef::Unused;
+                    }
+                }
+            } else {
+                self.place(data, &results, srcloc, pos);
+                *len += 1;
+            }
+        }
+        if let Some(done) = current.take() {
+            block_lens.push(done);
+        }
+        let num = self.dfg.insts.len();
+        self.layout.rebuild(&block_lens, num);
+        self.compact_pool();
+    }
+
+    /// Put `data` at the next instruction number with `results` as its results.
+    fn place(&mut self, data: InstructionData, results: &[Value], srcloc: Option<u32>, pos: TextPos) {
+        let new = self.dfg.insts.push(data);
+        for (n, &r) in results.iter().enumerate() {
+            // A result aliased away by an earlier edit keeps its alias.
+            if !matches!(self.dfg.values[r].def, ValueDef::Alias(_)) {
+                self.dfg.values[r].def = ValueDef::Result(new, n as u16);
+            }
+        }
+        self.dfg.results[new] = self.dfg.pool.alloc(results);
+        self.srclocs[new] = srcloc;
+        if let Some(sm) = self.source_map.as_mut() {
+            sm.insts[new] = pos;
+        }
+    }
+
+    /// The final program order: each block (with queued blocks after their anchors), each
+    /// with its surviving and queued instructions. A block with no instructions still gets an
+    /// entry (`old: None`) so it keeps its place.
+    fn final_order(&mut self) -> Vec<Slot> {
+        let layout = &mut self.layout;
+        let removed_blocks: Vec<Block> = std::mem::take(&mut layout.removed_blocks);
+        let pending_blocks = std::mem::take(&mut layout.pending_blocks);
+        let pending_insts = std::mem::take(&mut layout.pending_insts);
+
+        let mut before: SecondaryMap<Inst, Vec<Inst>> = SecondaryMap::new();
+        let mut at_end: SecondaryMap<Block, Vec<Inst>> = SecondaryMap::new();
+        for (at, inst) in pending_insts {
+            match at {
+                InsertPoint::Before(i) => before[i].push(inst),
+                InsertPoint::AtEnd(b) => at_end[b].push(inst),
+            }
+        }
+        let mut blocks_after: SecondaryMap<Block, Vec<Block>> = SecondaryMap::new();
+        for (after, new) in pending_blocks {
+            blocks_after[after].push(new);
+        }
+
+        let mut out = Vec::with_capacity(layout.num_slots());
+        let mut stack: Vec<Block> = layout.blocks().iter().rev().copied().collect();
+        while let Some(b) = stack.pop() {
+            // Blocks queued after `b` come right after it (in queue order).
+            for &n in blocks_after[b].iter().rev() {
+                stack.push(n);
+            }
+            if removed_blocks.contains(&b) {
+                continue;
+            }
+            out.push(Slot { old: None, block: b });
+            let placed: Vec<Inst> = if layout.is_block_inserted(b) {
+                layout
+                    .block_slots(b)
+                    .iter()
+                    .copied()
+                    .filter(|&i| !layout.is_removed_or_unplaced(i))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            for i in placed.into_iter().chain(at_end[b].clone()) {
+                emit_with_before(i, b, &before, &mut out);
+            }
+        }
+        out
+    }
+
+    /// Rebuild the list pool so it holds only live lists.
+    fn compact_pool(&mut self) {
+        let old = std::mem::take(&mut self.dfg.pool);
+        let mut pool = ValueListPool::new();
+        let dfg = &mut self.dfg;
+        for inst in dfg.insts.keys() {
+            dfg.results[inst] = old.compact_into(dfg.results[inst], &mut pool);
+            let data = &mut dfg.insts[inst];
+            if let Some(list) = data.value_list_mut() {
+                *list = old.compact_into(*list, &mut pool);
+            }
+            for dest in data.branch_destinations_mut() {
+                dest.args = old.compact_into(dest.args, &mut pool);
+            }
+        }
+        for b in dfg.blocks.keys() {
+            dfg.blocks[b].params = old.compact_into(dfg.blocks[b].params, &mut pool);
+        }
+        for jt in self.jump_tables.values_mut() {
+            for dest in jt.all_branches_mut() {
+                dest.args = old.compact_into(dest.args, &mut pool);
+            }
+        }
+        dfg.pool = pool;
+    }
+}
+
+fn emit_with_before(
+    inst: Inst,
+    block: Block,
+    before: &SecondaryMap<Inst, Vec<Inst>>,
+    out: &mut Vec<Slot>,
+) {
+    for &b in &before[inst] {
+        emit_with_before(b, block, before, out);
+    }
+    out.push(Slot {
+        old: Some(inst),
+        block,
+    });
+}
+
+/// Rewrite every operand of `data` (and, for `br_table`, of its jump table) to resolved values.
+fn resolve_operands(
+    dfg: &mut DataFlowGraph,
+    data: &mut InstructionData,
+    jump_tables: &mut PrimaryMap<crate::entity::JumpTable, crate::function::JumpTableData>,
+) {
+    for i in 0..data.fixed_args().len() {
+        let v = data.fixed_args()[i];
+        data.fixed_args_mut()[i] = dfg.resolve(v);
+    }
+    if let Some(list) = data.value_list() {
+        resolve_list(dfg, list);
+    }
+    for dest in data.branch_destinations() {
+        resolve_list(dfg, dest.args);
+    }
+    if let InstructionData::BranchTable { table, .. } = *data {
+        for dest in jump_tables[table].all_branches() {
+            resolve_list(dfg, dest.args);
+        }
+    }
+}
+
+fn resolve_list(dfg: &mut DataFlowGraph, list: crate::pool::ValueList) {
+    for i in 0..list.len() {
+        let v = dfg.pool.get(list)[i];
+        let r = dfg.resolve(v);
+        dfg.pool.get_mut(list)[i] = r;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::function::{AbiParam, CallConv, FunctionName, Signature};
+    use crate::layout::InsertPoint;
+    use crate::opcode::Opcode;
+
+    /// `block0(v0, v1): v2 = iadd v0, v1; v3 = imul v2, v2; return v3`
+    fn sample() -> (Function, [Inst; 3], [Value; 4]) {
+        let mut sig = Signature::new(CallConv::SystemV);
+        sig.params = vec![AbiParam::new(Type::I32); 2];
+        sig.returns = vec![AbiParam::new(Type::I32)];
+        let mut f = Function::with_name_signature(FunctionName::Named("f".into()), sig);
+        let b = f.dfg.make_block();
+        f.layout.append_block(b);
+        let v0 = f.dfg.append_block_param(b, Type::I32);
+        let v1 = f.dfg.append_block_param(b, Type::I32);
+        let add = f.make_inst(
+            InstructionData::Binary {
+                opcode: Opcode::Iadd,
+                args: [v0, v1],
+            },
+            Type::I32,
+        );
+        f.layout.append_inst(add, b);
+        let v2 = f.dfg.first_result(add).unwrap();
+        let mul = f.make_inst(
+            InstructionData::Binary {
+                opcode: Opcode::Imul,
+                args: [v2, v2],
+            },
+            Type::I32,
+        );
+        f.layout.append_inst(mul, b);
+        let v3 = f.dfg.first_result(mul).unwrap();
+        let args = f.dfg.pool.alloc(&[v3]);
+        let ret = f.make_inst(
+            InstructionData::MultiAry {
+                opcode: Opcode::Return,
+                args,
+            },
+            Type::INVALID,
+        );
+        f.layout.append_inst(ret, b);
+        (f, [add, mul, ret], [v0, v1, v2, v3])
+    }
+
+    fn opcodes(f: &Function) -> Vec<Opcode> {
+        let b = f.entry_block().unwrap();
+        f.layout
+            .block_insts(b)
+            .map(|i| f.dfg.inst(i).opcode())
+            .collect()
+    }
+
+    #[test]
+    fn queued_insertion_is_placed_and_renumbered() {
+        let (mut f, [add, mul, _], [v0, _, v2, _]) = sample();
+        // Insert `v4 = isub v2, v0` before the multiply and make the multiply use it.
+        let sub = f.make_inst(
+            InstructionData::Binary {
+                opcode: Opcode::Isub,
+                args: [v2, v0],
+            },
+            Type::I32,
+        );
+        let v4 = f.dfg.first_result(sub).unwrap();
+        f.layout.insert_inst(sub, InsertPoint::Before(mul));
+        assert_eq!(opcodes(&f).len(), 3, "queued edits are invisible until compaction");
+        *f.dfg.inst_mut(mul) = InstructionData::Binary {
+            opcode: Opcode::Imul,
+            args: [v4, v4],
+        };
+        assert!(!f.layout.is_compact());
+        f.compact();
+        assert!(f.layout.is_compact());
+        assert_eq!(
+            opcodes(&f),
+            [Opcode::Iadd, Opcode::Isub, Opcode::Imul, Opcode::Return]
+        );
+        // Instructions are numbered in program order and value definitions follow them.
+        let insts: Vec<Inst> = f.layout.block_insts(f.entry_block().unwrap()).collect();
+        assert_eq!(insts, (0..4).map(Inst::from_u32).collect::<Vec<_>>());
+        assert_eq!(f.dfg.value_def(v4), ValueDef::Result(Inst::from_u32(1), 0));
+        assert_eq!(f.dfg.value_def(v2), ValueDef::Result(add, 0));
+    }
+
+    #[test]
+    fn removal_and_alias_resolution() {
+        let (mut f, [_, mul, ret], [_, _, v2, v3]) = sample();
+        // Replace all uses of v3 by v2, then delete the multiply.
+        assert!(f.dfg.change_to_alias(v3, v2));
+        f.layout.remove_inst(mul);
+        assert_eq!(opcodes(&f), [Opcode::Iadd, Opcode::Return]);
+        f.compact();
+        assert_eq!(opcodes(&f), [Opcode::Iadd, Opcode::Return]);
+        let ret = Inst::from_u32(ret.as_u32() - 1);
+        assert_eq!(f.dfg.inst_value_list(ret), &[v2], "operand rewritten");
+        assert_eq!(f.dfg.num_insts(), 2);
+    }
+
+    #[test]
+    fn appends_to_earlier_blocks_are_queued_then_applied() {
+        let (mut f, _, [v0, ..]) = sample();
+        let b0 = f.entry_block().unwrap();
+        let b1 = f.dfg.make_block();
+        f.layout.append_block(b1);
+        let trap = f.make_inst(
+            InstructionData::Trap {
+                opcode: Opcode::Trap,
+                code: crate::immediates::TrapCode::user(1).unwrap(),
+            },
+            Type::INVALID,
+        );
+        f.layout.append_inst(trap, b1);
+        // b0 is no longer last: this append is queued.
+        let neg = f.make_inst(
+            InstructionData::Unary {
+                opcode: Opcode::Ineg,
+                arg: v0,
+            },
+            Type::I32,
+        );
+        f.layout.append_inst(neg, b0);
+        assert!(!f.layout.is_compact());
+        f.compact();
+        assert_eq!(
+            opcodes(&f),
+            [Opcode::Iadd, Opcode::Imul, Opcode::Return, Opcode::Ineg]
+        );
+        assert_eq!(f.layout.block_insts(b1).count(), 1);
+        assert_eq!(f.layout.first_inst(b1), Some(Inst::from_u32(4)));
+    }
+
+    #[test]
+    fn fused_walk_rewrites_while_compacting() {
+        // A tiny strength-reduction pass run as the compaction visitor:
+        // `imul x, x` where x = `iadd a, b` stays, but every iadd gets a `bnot` inserted
+        // before it and the multiply's result is aliased away to the add, then deleted.
+        let (mut f, _, [_, _, v2, _]) = sample();
+        let mut seen = Vec::new();
+        f.compact_with(|c| {
+            seen.push(c.data.opcode());
+            match c.data.opcode() {
+                Opcode::Iadd => {
+                    let arg = c.data.fixed_args()[0];
+                    c.insert_before(
+                        InstructionData::Unary {
+                            opcode: Opcode::Bnot,
+                            arg,
+                        },
+                        &[Type::I32],
+                    );
+                }
+                Opcode::Imul => {
+                    let r = c.results[0];
+                    assert!(c.func.dfg.change_to_alias(r, v2));
+                    c.remove();
+                }
+                _ => {}
+            }
+        });
+        assert_eq!(seen, [Opcode::Iadd, Opcode::Imul, Opcode::Return]);
+        assert_eq!(opcodes(&f), [Opcode::Bnot, Opcode::Iadd, Opcode::Return]);
+        // The return, moved after the alias was made, already reads v2.
+        assert_eq!(f.dfg.inst_value_list(Inst::from_u32(2)), &[v2]);
+        // The inserted instruction's result is defined at its new number.
+        let bnot_result = f.dfg.first_result(Inst::from_u32(0)).unwrap();
+        assert_eq!(f.dfg.value_def(bnot_result), ValueDef::Result(Inst::from_u32(0), 0));
+    }
+
+    #[test]
+    fn pool_garbage_is_dropped() {
+        let (mut f, [_, _, ret], [v0, ..]) = sample();
+        // Grow the return's list repeatedly; each growth may leave garbage.
+        let mut list = f.dfg.inst(ret).value_list().unwrap();
+        for _ in 0..5 {
+            list = f.dfg.pool.push(list, v0);
+            f.dfg.pool.alloc(&[v0]);
+        }
+        *f.dfg.inst_mut(ret).value_list_mut().unwrap() = list;
+        let before = f.dfg.pool.capacity_used();
+        f.compact();
+        assert!(f.dfg.pool.capacity_used() < before);
+        assert_eq!(f.dfg.inst_value_list(ret).len(), 6);
+    }
+}

@@ -1,0 +1,312 @@
+//! The data-flow graph: instructions, values, and block parameters.
+//!
+//! Storage follows Julia's SSA IR (seed 004): instructions are records in one dense array,
+//! values are indices with a definition and a type, operand lists live in one shared pool, and
+//! there are no use-lists. Replacing all uses of a value is done by turning it into an
+//! *alias* of another; readers resolve aliases with [`DataFlowGraph::resolve`], and
+//! compaction rewrites every operand to its resolved value and then drops the aliases' uses.
+//!
+//! Value numbers may be sparse: the parser keeps the numbers written in the text, so entries
+//! never defined are [`ValueDef::Unused`].
+
+use crate::entity::{Block, EntityRef, Inst, PrimaryMap, SecondaryMap, Value};
+use crate::instructions::InstructionData;
+use crate::pool::{ValueList, ValueListPool};
+use crate::types::Type;
+
+/// Where a value comes from.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum ValueDef {
+    /// Result number `n` of an instruction.
+    Result(Inst, u16),
+    /// Parameter number `n` of a block.
+    Param(Block, u16),
+    /// Stands for another value (after a replace-all-uses).
+    Alias(Value),
+    /// A number that was never defined (sparse numbering) or whose definition was deleted.
+    Unused,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct ValueData {
+    pub ty: Type,
+    pub def: ValueDef,
+}
+
+/// Per-block data that is not layout: the parameters.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub struct BlockData {
+    pub params: ValueList,
+    /// Marked `cold` in text.
+    pub cold: bool,
+}
+
+/// Instructions, values, block parameters, and the pool their lists live in.
+#[derive(Clone, Debug, Default)]
+pub struct DataFlowGraph {
+    pub(crate) insts: PrimaryMap<Inst, InstructionData>,
+    pub(crate) results: SecondaryMap<Inst, ValueList>,
+    pub(crate) values: PrimaryMap<Value, ValueData>,
+    pub(crate) blocks: PrimaryMap<Block, BlockData>,
+    pub pool: ValueListPool,
+}
+
+impl DataFlowGraph {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    // ---- Instructions -------------------------------------------------------------------
+
+    /// Add an instruction record (not yet placed in the layout, no results yet).
+    pub fn make_inst(&mut self, data: InstructionData) -> Inst {
+        self.insts.push(data)
+    }
+
+    pub fn num_insts(&self) -> usize {
+        self.insts.len()
+    }
+
+    pub fn inst_is_valid(&self, inst: Inst) -> bool {
+        self.insts.is_valid(inst)
+    }
+
+    #[inline]
+    pub fn inst(&self, inst: Inst) -> &InstructionData {
+        &self.insts[inst]
+    }
+
+    #[inline]
+    pub fn inst_mut(&mut self, inst: Inst) -> &mut InstructionData {
+        &mut self.insts[inst]
+    }
+
+    /// The results of an instruction.
+    #[inline]
+    pub fn inst_results(&self, inst: Inst) -> &[Value] {
+        self.pool.get(self.results[inst])
+    }
+
+    /// The first result, if any.
+    pub fn first_result(&self, inst: Inst) -> Option<Value> {
+        self.inst_results(inst).first().copied()
+    }
+
+    /// Create a new result value of type `ty` for `inst`.
+    pub fn append_result(&mut self, inst: Inst, ty: Type) -> Value {
+        let n = self.results[inst].len() as u16;
+        let v = self.values.push(ValueData {
+            ty,
+            def: ValueDef::Result(inst, n),
+        });
+        self.results[inst] = self.pool.push(self.results[inst], v);
+        v
+    }
+
+    /// Attach an existing (so far unused) value number as the next result of `inst`. The
+    /// parser uses this to keep the numbers written in the text.
+    pub fn attach_result(&mut self, inst: Inst, v: Value, ty: Type) {
+        let n = self.results[inst].len() as u16;
+        self.values[v] = ValueData {
+            ty,
+            def: ValueDef::Result(inst, n),
+        };
+        self.results[inst] = self.pool.push(self.results[inst], v);
+    }
+
+    /// The value operands of `inst` other than branch arguments.
+    pub fn inst_args(&self, inst: Inst) -> impl Iterator<Item = Value> + '_ {
+        self.insts[inst].arguments(&self.pool)
+    }
+
+    /// The variable-length operand list of `inst` as a slice (empty if it has none).
+    pub fn inst_value_list(&self, inst: Inst) -> &[Value] {
+        self.insts[inst]
+            .value_list()
+            .map(|l| self.pool.get(l))
+            .unwrap_or(&[])
+    }
+
+    // ---- Values -------------------------------------------------------------------------
+
+    pub fn num_values(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn value_is_valid(&self, v: Value) -> bool {
+        self.values.is_valid(v)
+    }
+
+    #[inline]
+    pub fn value_type(&self, v: Value) -> Type {
+        self.values[v].ty
+    }
+
+    #[inline]
+    pub fn value_def(&self, v: Value) -> ValueDef {
+        self.values[v].def
+    }
+
+    /// True when `v` is defined (result or parameter), possibly through aliases.
+    pub fn value_is_attached(&self, v: Value) -> bool {
+        !matches!(self.value_def(self.resolve(v)), ValueDef::Unused)
+    }
+
+    /// Make sure value number `v` exists, creating unused placeholders up to it.
+    pub fn ensure_value(&mut self, v: Value) {
+        while self.values.len() <= v.index() {
+            self.values.push(ValueData {
+                ty: Type::INVALID,
+                def: ValueDef::Unused,
+            });
+        }
+    }
+
+    /// Follow aliases to the value that is actually defined.
+    ///
+    /// Alias chains cannot be cyclic: [`Self::change_to_alias`] refuses to create a cycle.
+    #[inline]
+    pub fn resolve(&self, mut v: Value) -> Value {
+        while let ValueDef::Alias(to) = self.values[v].def {
+            v = to;
+        }
+        v
+    }
+
+    /// Replace every use of `v` by `to` (lazily: uses resolve through the alias, and the next
+    /// compaction rewrites them). `v`'s definition is detached: its defining instruction keeps
+    /// a result slot that nothing reads. Returns false (and changes nothing) if that would
+    /// create an alias cycle or the types differ.
+    pub fn change_to_alias(&mut self, v: Value, to: Value) -> bool {
+        let target = self.resolve(to);
+        if target == v || self.value_type(target) != self.value_type(v) {
+            return false;
+        }
+        self.values[v].def = ValueDef::Alias(target);
+        true
+    }
+
+    /// Define value number `v` as an alias of `to` (text syntax `v3 -> v1`).
+    pub fn make_alias_at(&mut self, v: Value, to: Value) -> bool {
+        self.ensure_value(v);
+        if self.resolve(to) == v {
+            return false;
+        }
+        let ty = self.value_type(self.resolve(to));
+        self.values[v] = ValueData {
+            ty,
+            def: ValueDef::Alias(to),
+        };
+        true
+    }
+
+    // ---- Blocks -------------------------------------------------------------------------
+
+    pub fn make_block(&mut self) -> Block {
+        self.blocks.push(BlockData::default())
+    }
+
+    /// Make sure block number `b` exists.
+    pub fn ensure_block(&mut self, b: Block) {
+        while self.blocks.len() <= b.index() {
+            self.blocks.push(BlockData::default());
+        }
+    }
+
+    pub fn num_blocks(&self) -> usize {
+        self.blocks.len()
+    }
+
+    pub fn block_is_valid(&self, b: Block) -> bool {
+        self.blocks.is_valid(b)
+    }
+
+    pub fn block_params(&self, b: Block) -> &[Value] {
+        self.pool.get(self.blocks[b].params)
+    }
+
+    pub fn block_data(&self, b: Block) -> &BlockData {
+        &self.blocks[b]
+    }
+
+    pub fn set_block_cold(&mut self, b: Block, cold: bool) {
+        self.blocks[b].cold = cold;
+    }
+
+    /// Add a parameter of type `ty` to block `b`.
+    pub fn append_block_param(&mut self, b: Block, ty: Type) -> Value {
+        let n = self.blocks[b].params.len() as u16;
+        let v = self.values.push(ValueData {
+            ty,
+            def: ValueDef::Param(b, n),
+        });
+        self.blocks[b].params = self.pool.push(self.blocks[b].params, v);
+        v
+    }
+
+    /// Attach existing value number `v` as the next parameter of `b` (parser).
+    pub fn attach_block_param(&mut self, b: Block, v: Value, ty: Type) {
+        let n = self.blocks[b].params.len() as u16;
+        self.values[v] = ValueData {
+            ty,
+            def: ValueDef::Param(b, n),
+        };
+        self.blocks[b].params = self.pool.push(self.blocks[b].params, v);
+    }
+
+    /// Remove parameter `index` of block `b`; later parameters shift down by one. The removed
+    /// value becomes `Unused` unless it was already turned into an alias.
+    pub fn remove_block_param(&mut self, b: Block, index: usize) {
+        let removed = self.block_params(b)[index];
+        self.blocks[b].params = self.pool.remove(self.blocks[b].params, index);
+        for (i, &p) in self.pool.get(self.blocks[b].params).iter().enumerate() {
+            self.values[p].def = ValueDef::Param(b, i as u16);
+        }
+        if let ValueDef::Param(..) = self.values[removed].def {
+            self.values[removed].def = ValueDef::Unused;
+        }
+    }
+
+    /// Arguments passed by a branch destination.
+    pub fn block_call_args(&self, call: &crate::instructions::BlockCall) -> &[Value] {
+        self.pool.get(call.args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opcode::Opcode;
+
+    #[test]
+    fn aliases_resolve_and_refuse_cycles() {
+        let mut dfg = DataFlowGraph::new();
+        let b = dfg.make_block();
+        let x = dfg.append_block_param(b, Type::I32);
+        let y = dfg.append_block_param(b, Type::I32);
+        let f = dfg.append_block_param(b, Type::F32);
+        assert!(dfg.change_to_alias(y, x));
+        assert_eq!(dfg.resolve(y), x);
+        assert!(!dfg.change_to_alias(x, y), "x -> y -> x would be a cycle");
+        assert!(!dfg.change_to_alias(f, x), "types differ");
+    }
+
+    #[test]
+    fn results_and_params() {
+        let mut dfg = DataFlowGraph::new();
+        let b = dfg.make_block();
+        let p0 = dfg.append_block_param(b, Type::I64);
+        let p1 = dfg.append_block_param(b, Type::I64);
+        let i = dfg.make_inst(InstructionData::Binary {
+            opcode: Opcode::Iadd,
+            args: [p0, p1],
+        });
+        let r = dfg.append_result(i, Type::I64);
+        assert_eq!(dfg.inst_results(i), &[r]);
+        assert_eq!(dfg.value_def(r), ValueDef::Result(i, 0));
+        dfg.remove_block_param(b, 0);
+        assert_eq!(dfg.block_params(b), &[p1]);
+        assert_eq!(dfg.value_def(p1), ValueDef::Param(b, 0));
+        assert_eq!(dfg.value_def(p0), ValueDef::Unused);
+    }
+}

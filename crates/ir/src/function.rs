@@ -1,0 +1,347 @@
+//! A function: signature, preamble entities (stack slots, signatures, external functions,
+//! global values, jump tables), the data-flow graph and the layout.
+
+use std::fmt;
+
+use crate::dfg::DataFlowGraph;
+use crate::entity::{
+    Block, FuncRef, GlobalValue, Inst, JumpTable, PrimaryMap, SecondaryMap, SigRef, StackSlot,
+};
+use crate::instructions::BlockCall;
+use crate::layout::Layout;
+use crate::types::Type;
+
+/// Calling conventions CLIF can name. All parse; which compile is the backend's business.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub enum CallConv {
+    #[default]
+    SystemV,
+    Fast,
+    Cold,
+    Tail,
+    WindowsFastcall,
+    AppleAarch64,
+    Probestack,
+    Winch,
+    Patchable,
+}
+
+impl CallConv {
+    const NAMES: [(CallConv, &'static str); 9] = [
+        (CallConv::SystemV, "system_v"),
+        (CallConv::Fast, "fast"),
+        (CallConv::Cold, "cold"),
+        (CallConv::Tail, "tail"),
+        (CallConv::WindowsFastcall, "windows_fastcall"),
+        (CallConv::AppleAarch64, "apple_aarch64"),
+        (CallConv::Probestack, "probestack"),
+        (CallConv::Winch, "winch"),
+        (CallConv::Patchable, "patchable"),
+    ];
+
+    pub fn from_name(s: &str) -> Option<CallConv> {
+        Self::NAMES.iter().find(|(_, n)| *n == s).map(|(c, _)| *c)
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES.iter().find(|(c, _)| *c == self).unwrap().1
+    }
+}
+
+/// How a parameter or return value narrower than a register is extended.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub enum ArgumentExtension {
+    #[default]
+    None,
+    Uext,
+    Sext,
+}
+
+/// A special role of a parameter.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub enum ArgumentPurpose {
+    #[default]
+    Normal,
+    /// Pointer to memory for returned values (`sret`).
+    StructReturn,
+    /// The VM context pointer (`vmctx`).
+    VMContext,
+}
+
+/// A parameter or return value of a signature.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct AbiParam {
+    pub value_type: Type,
+    pub extension: ArgumentExtension,
+    pub purpose: ArgumentPurpose,
+}
+
+impl AbiParam {
+    pub fn new(value_type: Type) -> Self {
+        AbiParam {
+            value_type,
+            extension: ArgumentExtension::None,
+            purpose: ArgumentPurpose::Normal,
+        }
+    }
+
+    pub fn uext(mut self) -> Self {
+        self.extension = ArgumentExtension::Uext;
+        self
+    }
+
+    pub fn sext(mut self) -> Self {
+        self.extension = ArgumentExtension::Sext;
+        self
+    }
+}
+
+impl fmt::Display for AbiParam {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}", self.value_type)?;
+        match self.extension {
+            ArgumentExtension::None => {}
+            ArgumentExtension::Uext => f.write_str(" uext")?,
+            ArgumentExtension::Sext => f.write_str(" sext")?,
+        }
+        match self.purpose {
+            ArgumentPurpose::Normal => {}
+            ArgumentPurpose::StructReturn => f.write_str(" sret")?,
+            ArgumentPurpose::VMContext => f.write_str(" vmctx")?,
+        }
+        Ok(())
+    }
+}
+
+/// Parameter and return types plus calling convention.
+#[derive(Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Signature {
+    pub params: Vec<AbiParam>,
+    pub returns: Vec<AbiParam>,
+    pub call_conv: CallConv,
+}
+
+impl Signature {
+    pub fn new(call_conv: CallConv) -> Self {
+        Signature {
+            params: Vec::new(),
+            returns: Vec::new(),
+            call_conv,
+        }
+    }
+}
+
+impl fmt::Display for Signature {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("(")?;
+        for (i, p) in self.params.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{p}")?;
+        }
+        f.write_str(")")?;
+        if !self.returns.is_empty() {
+            f.write_str(" -> ")?;
+            for (i, p) in self.returns.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{p}")?;
+            }
+        }
+        write!(f, " {}", self.call_conv.name())
+    }
+}
+
+/// An explicit stack slot.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct StackSlotData {
+    pub size: u32,
+    /// log2 of the alignment in bytes.
+    pub align_shift: u8,
+}
+
+/// A function's name: `%name` or a user name `u1:2`.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum FunctionName {
+    Named(String),
+    User { namespace: u32, index: u32 },
+}
+
+impl Default for FunctionName {
+    fn default() -> Self {
+        FunctionName::Named(String::new())
+    }
+}
+
+impl fmt::Display for FunctionName {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            FunctionName::Named(n) => write!(f, "%{n}"),
+            FunctionName::User { namespace, index } => write!(f, "u{namespace}:{index}"),
+        }
+    }
+}
+
+/// An external function referenced by `call` / `func_addr`.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct ExtFuncData {
+    pub name: FunctionName,
+    pub signature: SigRef,
+    /// Defined in the same module (a near call).
+    pub colocated: bool,
+}
+
+/// A global value definition.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum GlobalValueData {
+    /// The function's `vmctx` parameter.
+    VMContext,
+    /// A load from another global value plus an offset.
+    Load {
+        base: GlobalValue,
+        offset: i32,
+        global_type: Type,
+        flags: crate::immediates::MemFlags,
+    },
+    /// Another global value plus a constant.
+    IAddImm {
+        base: GlobalValue,
+        offset: i64,
+        global_type: Type,
+    },
+}
+
+/// The targets of a `br_table`: a default and one entry per index.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct JumpTableData {
+    pub default: BlockCall,
+    pub entries: Vec<BlockCall>,
+}
+
+impl JumpTableData {
+    /// Default first, then the entries.
+    pub fn all_branches(&self) -> impl Iterator<Item = &BlockCall> {
+        std::iter::once(&self.default).chain(self.entries.iter())
+    }
+
+    pub fn all_branches_mut(&mut self) -> impl Iterator<Item = &mut BlockCall> {
+        std::iter::once(&mut self.default).chain(self.entries.iter_mut())
+    }
+}
+
+/// Line and column (1-based) in the text a function was parsed from.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub struct TextPos {
+    pub line: u32,
+    pub col: u32,
+}
+
+/// Where the entities of a parsed function were written, for error messages.
+#[derive(Clone, Debug, Default)]
+pub struct SourceMap {
+    pub function: TextPos,
+    pub insts: SecondaryMap<Inst, TextPos>,
+    pub blocks: SecondaryMap<Block, TextPos>,
+}
+
+/// A function in SSA form.
+#[derive(Clone, Debug, Default)]
+pub struct Function {
+    pub name: FunctionName,
+    pub signature: Signature,
+    pub stack_slots: PrimaryMap<StackSlot, StackSlotData>,
+    pub global_values: PrimaryMap<GlobalValue, GlobalValueData>,
+    pub signatures: PrimaryMap<SigRef, Signature>,
+    pub ext_funcs: PrimaryMap<FuncRef, ExtFuncData>,
+    pub jump_tables: PrimaryMap<JumpTable, JumpTableData>,
+    pub dfg: DataFlowGraph,
+    pub layout: Layout,
+    /// `@offset` source locations attached in text.
+    pub srclocs: SecondaryMap<Inst, Option<u32>>,
+    /// Present when the function was parsed from text.
+    pub source_map: Option<Box<SourceMap>>,
+}
+
+impl Function {
+    pub fn with_name_signature(name: FunctionName, signature: Signature) -> Self {
+        Function {
+            name,
+            signature,
+            ..Default::default()
+        }
+    }
+
+    /// The entry block (first in layout).
+    pub fn entry_block(&self) -> Option<Block> {
+        self.layout.entry_block()
+    }
+
+    /// Number of placed instructions.
+    pub fn num_placed_insts(&self) -> usize {
+        self.layout
+            .blocks()
+            .iter()
+            .map(|&b| self.layout.block_insts(b).count())
+            .sum()
+    }
+
+    /// Where `inst` was written, if the function came from text.
+    pub fn inst_pos(&self, inst: Inst) -> Option<TextPos> {
+        let sm = self.source_map.as_ref()?;
+        let p = sm.insts[inst];
+        (p.line != 0).then_some(p)
+    }
+
+    /// Where `block`'s header was written, if the function came from text.
+    pub fn block_pos(&self, block: Block) -> Option<TextPos> {
+        let sm = self.source_map.as_ref()?;
+        let p = sm.blocks[block];
+        (p.line != 0).then_some(p)
+    }
+
+    /// The signature a call instruction uses, if `data` is a call.
+    pub fn call_signature(&self, data: &crate::instructions::InstructionData) -> Option<&Signature> {
+        match *data {
+            crate::instructions::InstructionData::Call { func_ref, .. } => {
+                let sig = self.ext_funcs.get(func_ref)?.signature;
+                self.signatures.get(sig)
+            }
+            crate::instructions::InstructionData::CallIndirect { sig_ref, .. } => {
+                self.signatures.get(sig_ref)
+            }
+            _ => None,
+        }
+    }
+
+    /// Create an instruction (not placed in the layout) with fresh result values: for calls
+    /// from the callee's signature, otherwise from the typing rules for controlling type `ctrl`
+    /// (ignored by opcodes that are not polymorphic). The caller checks `ctrl` against
+    /// [`crate::typing::ctrl_type_set`] first.
+    pub fn make_inst(&mut self, data: crate::instructions::InstructionData, ctrl: Type) -> Inst {
+        let inst = self.dfg.make_inst(data);
+        if let Some(sig) = self.call_signature(&data) {
+            let returns: Vec<Type> = sig.returns.iter().map(|p| p.value_type).collect();
+            for ty in returns {
+                self.dfg.append_result(inst, ty);
+            }
+        } else {
+            for &ty in crate::typing::result_types(data.opcode(), ctrl).as_slice() {
+                self.dfg.append_result(inst, ty);
+            }
+        }
+        inst
+    }
+
+    /// The successors of a block's terminator, in order (with repeats), by destination.
+    pub fn branch_destinations(&self, inst: Inst) -> Vec<BlockCall> {
+        let data = self.dfg.inst(inst);
+        match *data {
+            crate::instructions::InstructionData::BranchTable { table, .. } => {
+                self.jump_tables[table].all_branches().copied().collect()
+            }
+            _ => data.branch_destinations().to_vec(),
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! Program order: an explicit block order over one flat instruction array.
+//!
+//! Seed 004's design: the body is a flat vector of instructions in program order and each
+//! block is a contiguous range of it, in the explicit block order. There are no linked lists.
+//!
+//! Invariants (the layout is *compact* when `pending` is empty and nothing is removed):
+//! 1. The blocks of `order` own consecutive, non-overlapping ranges of `insts`, in order, and
+//!    together cover it. A block not in `order` owns nothing.
+//! 2. `inst_block[i]` is the block whose range holds `i`, or `None` for an instruction that
+//!    is not placed (never inserted, queued, or removed).
+//!
+//! Edits that cannot keep (1) cheaply are *queued*: inserting before an instruction, appending
+//! to a block that is not the last one, or inserting a block in the middle. A queued edit is
+//! invisible to iteration until [`crate::Function::compact`] applies it (Julia's insertion
+//! buffer). Removing an instruction leaves a tombstone that iteration skips and compaction
+//! drops. After compaction, instruction `Inst(n)` is the `n`-th instruction in program order.
+
+use crate::entity::{Block, Inst, SecondaryMap};
+
+/// Where a queued instruction goes.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum InsertPoint {
+    /// Immediately before this instruction (which may itself be queued).
+    Before(Inst),
+    /// At the end of this block.
+    AtEnd(Block),
+}
+
+#[derive(Copy, Clone, Default, Debug, PartialEq, Eq)]
+struct Range {
+    start: u32,
+    len: u32,
+}
+
+/// Block order and instruction order of a function.
+#[derive(Clone, Debug, Default)]
+pub struct Layout {
+    order: Vec<Block>,
+    in_order: SecondaryMap<Block, bool>,
+    ranges: SecondaryMap<Block, Range>,
+    insts: Vec<Inst>,
+    inst_block: SecondaryMap<Inst, Option<Block>>,
+    pub(crate) pending_insts: Vec<(InsertPoint, Inst)>,
+    pub(crate) pending_blocks: Vec<(Block, Block)>,
+    pub(crate) removed_blocks: Vec<Block>,
+    removed_insts: usize,
+}
+
+impl Layout {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// True when there are no queued edits and no tombstones.
+    pub fn is_compact(&self) -> bool {
+        self.pending_insts.is_empty()
+            && self.pending_blocks.is_empty()
+            && self.removed_blocks.is_empty()
+            && self.removed_insts == 0
+    }
+
+    // ---- Blocks -------------------------------------------------------------------------
+
+    /// Blocks in program order.
+    pub fn blocks(&self) -> &[Block] {
+        &self.order
+    }
+
+    pub fn entry_block(&self) -> Option<Block> {
+        self.order.first().copied()
+    }
+
+    pub fn last_block(&self) -> Option<Block> {
+        self.order.last().copied()
+    }
+
+    pub fn is_block_inserted(&self, b: Block) -> bool {
+        self.in_order[b]
+    }
+
+    /// Append `b` at the end of the block order.
+    pub fn append_block(&mut self, b: Block) {
+        debug_assert!(!self.in_order[b], "{b} is already in the layout");
+        self.ranges[b] = Range {
+            start: self.insts.len() as u32,
+            len: 0,
+        };
+        // Post-invariant (1): the new last block owns the empty range at the end of `insts`.
+        self.in_order[b] = true;
+        self.order.push(b);
+    }
+
+    /// Queue `new` to be placed right after `after` in the block order.
+    pub fn insert_block_after(&mut self, new: Block, after: Block) {
+        debug_assert!(!self.in_order[new]);
+        self.in_order[new] = true;
+        self.pending_blocks.push((after, new));
+    }
+
+    /// Queue the removal of `b` and of every instruction in it.
+    pub fn remove_block(&mut self, b: Block) {
+        if self.in_order[b] {
+            self.removed_blocks.push(b);
+        }
+    }
+
+    // ---- Instructions -------------------------------------------------------------------
+
+    /// Placed instructions of `b`, in order, skipping removed ones. Queued insertions are not
+    /// visible until compaction.
+    pub fn block_insts(&self, b: Block) -> impl DoubleEndedIterator<Item = Inst> + '_ {
+        let r = self.ranges[b];
+        let slice: &[Inst] = if self.in_order[b] {
+            &self.insts[r.start as usize..(r.start + r.len) as usize]
+        } else {
+            &[]
+        };
+        slice
+            .iter()
+            .copied()
+            .filter(move |&i| self.inst_block[i].is_some())
+    }
+
+    /// The last placed instruction of `b`.
+    pub fn last_inst(&self, b: Block) -> Option<Inst> {
+        self.block_insts(b).next_back()
+    }
+
+    pub fn first_inst(&self, b: Block) -> Option<Inst> {
+        self.block_insts(b).next()
+    }
+
+    /// The block holding `inst`, if it is placed.
+    #[inline]
+    pub fn inst_block(&self, inst: Inst) -> Option<Block> {
+        self.inst_block[inst]
+    }
+
+    /// Number of placed slots in the flat array (tombstones included).
+    pub fn num_slots(&self) -> usize {
+        self.insts.len()
+    }
+
+    /// Append `inst` at the end of `b`. O(1) when `b` is the last block; otherwise queued.
+    pub fn append_inst(&mut self, inst: Inst, b: Block) {
+        debug_assert!(self.in_order[b], "{b} is not in the layout");
+        if self.order.last() == Some(&b) && self.pending_blocks.is_empty() {
+            self.insts.push(inst);
+            self.ranges[b].len += 1;
+            // Post-invariant (1): `b` is last, so its range still ends at the end of `insts`.
+            self.inst_block[inst] = Some(b);
+        } else {
+            self.pending_insts.push((InsertPoint::AtEnd(b), inst));
+        }
+    }
+
+    /// Queue `inst` for insertion at `at`.
+    pub fn insert_inst(&mut self, inst: Inst, at: InsertPoint) {
+        self.pending_insts.push((at, inst));
+    }
+
+    /// Remove a placed instruction (tombstone; dropped by compaction).
+    pub fn remove_inst(&mut self, inst: Inst) {
+        if self.inst_block[inst].take().is_some() {
+            self.removed_insts += 1;
+        }
+    }
+
+    /// Rebuild from a fully ordered description (used by compaction): `blocks` in order, each
+    /// with its instructions already renumbered.
+    pub(crate) fn rebuild(&mut self, blocks: &[(Block, u32)], num_insts: usize) {
+        let mut fresh = Layout::default();
+        let mut next = 0u32;
+        for &(b, len) in blocks {
+            fresh.in_order[b] = true;
+            fresh.order.push(b);
+            fresh.ranges[b] = Range { start: next, len };
+            for i in next..next + len {
+                let inst = Inst::from_u32(i);
+                fresh.insts.push(inst);
+                fresh.inst_block[inst] = Some(b);
+            }
+            next += len;
+        }
+        debug_assert_eq!(next as usize, num_insts);
+        *self = fresh;
+    }
+
+    /// Raw placed slots of `b` including tombstones (compaction reads these).
+    pub(crate) fn block_slots(&self, b: Block) -> &[Inst] {
+        let r = self.ranges[b];
+        &self.insts[r.start as usize..(r.start + r.len) as usize]
+    }
+
+    pub(crate) fn is_removed_or_unplaced(&self, inst: Inst) -> bool {
+        self.inst_block[inst].is_none()
+    }
+}
