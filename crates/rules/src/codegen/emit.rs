@@ -1,0 +1,337 @@
+//! Pieces of generated Rust shared by both backends: an indenting writer, binding
+//! evaluation, enum field binding, right-hand sides and function framing.
+//!
+//! Naming: binding `n` of a term is the Rust local `v{n}`; right-hand side temporaries
+//! are `e{n}`; `let` locals are `l{n}`. Parameters a term never reads are `_arg{i}`.
+
+use super::CodegenOptions;
+use crate::diagnostics::SourceMap;
+use crate::matchtree::rule_uses;
+use crate::program::*;
+
+/// Appends indented lines.
+#[derive(Default)]
+pub struct Writer {
+    out: String,
+    depth: usize,
+}
+
+impl Writer {
+    pub fn line(&mut self, text: &str) {
+        for _ in 0..self.depth {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    pub fn blank(&mut self) {
+        self.out.push('\n');
+    }
+
+    pub fn indent(&mut self) {
+        self.depth += 1;
+    }
+
+    pub fn dedent(&mut self) {
+        self.depth -= 1;
+    }
+
+    pub fn append(&mut self, text: &str) {
+        self.out.push_str(text);
+    }
+
+    pub fn finish(self) -> String {
+        self.out
+    }
+}
+
+/// A DSL name as a Rust identifier (`-` and other symbol characters become `_`).
+pub fn rust_ident(name: &str) -> String {
+    name.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '_' }).collect()
+}
+
+/// Emits one term's function.
+pub struct TermEmitter<'a> {
+    pub program: &'a Program,
+    pub term: TermId,
+    pub set: &'a RuleSet,
+    pub sources: &'a SourceMap,
+    pub options: CodegenOptions,
+    pub w: Writer,
+    next_temp: usize,
+    /// Per rule, the bindings it reads.
+    pub uses: Vec<std::collections::BTreeSet<BindingId>>,
+}
+
+impl<'a> TermEmitter<'a> {
+    pub fn new(program: &'a Program, term: TermId, set: &'a RuleSet, sources: &'a SourceMap, options: CodegenOptions) -> Self {
+        let uses = set.rules.iter().map(|r| rule_uses(set, r)).collect();
+        TermEmitter { program, term, set, sources, options, w: Writer::default(), next_temp: 0, uses }
+    }
+
+    pub fn finish(self) -> String {
+        self.w.finish()
+    }
+
+    pub fn info(&self) -> &'a TermInfo {
+        &self.program.terms[self.term]
+    }
+
+    fn ty(&self, ty: TypeId) -> &'a TypeInfo {
+        &self.program.types[ty]
+    }
+
+    /// The Rust type of a value-shaped binding.
+    fn value_type(&self, b: BindingId) -> Option<TypeId> {
+        match self.set.shapes[b] {
+            Shape::Value(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// An owned copy of a value binding: primitives are `Copy`, enums are cloned.
+    pub fn owned(&self, b: BindingId) -> String {
+        match self.value_type(b) {
+            Some(t) if !self.ty(t).is_copy() => format!("v{b}.clone()"),
+            _ => format!("v{b}"),
+        }
+    }
+
+    /// Which bindings are in scope when the function starts (its used parameters).
+    pub fn initial_scope(&self) -> Vec<bool> {
+        let mut scope = vec![false; self.set.bindings.len()];
+        for (b, binding) in self.set.bindings.iter().enumerate() {
+            if matches!(binding, Binding::Arg(_)) {
+                scope[b] = true;
+            }
+        }
+        scope
+    }
+
+    fn used_anywhere(&self, b: BindingId) -> bool {
+        self.uses.iter().any(|u| u.contains(&b))
+    }
+
+    /// `pub fn constructor_x<C: Context + ?Sized>(ctx: &mut C, …) -> R {`
+    pub fn open_function(&mut self) {
+        let info = self.info();
+        let params: Vec<String> = info
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| {
+                let name = match self.set.interned.get(&Binding::Arg(i)) {
+                    Some(&b) if self.used_anywhere(b) => format!("v{b}"),
+                    _ => format!("_arg{i}"),
+                };
+                format!("{name}: {}", self.ty(a).rust_name())
+            })
+            .collect();
+        let ret = self.ty(info.ret).rust_name();
+        let ret = if info.multi {
+            format!("Vec<{ret}>")
+        } else if info.partial {
+            format!("Option<{ret}>")
+        } else {
+            ret.to_string()
+        };
+        self.w.line(&format!("/// Generated from the rules of `{}`.", info.name));
+        let mut params_text = String::from("ctx: &mut C");
+        for p in params {
+            params_text.push_str(", ");
+            params_text.push_str(&p);
+        }
+        self.w.line(&format!(
+            "pub fn constructor_{}<C: Context + ?Sized>({params_text}) -> {ret} {{",
+            rust_ident(&info.name)
+        ));
+        self.w.indent();
+        if info.multi {
+            self.w.line("let mut results = Vec::new();");
+        }
+    }
+
+    pub fn close_function(&mut self) {
+        let info = self.info();
+        if info.multi {
+            self.w.line("results");
+        } else if info.partial {
+            self.w.line("None");
+        } else {
+            self.w.line(&format!(
+                "panic!(\"no rule matched for term `{}`; should it be declared partial?\")",
+                info.name
+            ));
+        }
+        self.w.dedent();
+        self.w.line("}");
+    }
+
+    /// `let vN = …;` for a binding that needs no test.
+    pub fn let_binding(&mut self, b: BindingId) {
+        let text = match &self.set.bindings[b] {
+            Binding::Arg(_) | Binding::Some(_) | Binding::Field { .. } => return,
+            Binding::Const { ty, value } => format!("let v{b}: {} = {value};", self.ty(*ty).rust_name()),
+            Binding::Extract { term, input } => {
+                let (ext, _) = self.program.terms[*term].extractor.as_ref().expect("extractor term");
+                format!("let v{b} = ctx.{}({});", ext.func, self.owned(*input))
+            }
+            Binding::Construct { term, args } => {
+                let args: Vec<String> = args.iter().map(|&a| self.owned(a)).collect();
+                format!("let v{b} = {};", self.call(*term, &args))
+            }
+            Binding::MakeVariant { ty, variant, args } => {
+                let args: Vec<String> = args.iter().map(|&a| self.owned(a)).collect();
+                format!("let v{b} = {};", self.variant_value(*ty, *variant, &args))
+            }
+            Binding::Tuple { source, index } => {
+                let t = self.value_type(b).expect("tuple element is a value");
+                if self.ty(t).is_copy() {
+                    format!("let v{b} = v{source}.{index};")
+                } else {
+                    format!("let v{b} = v{source}.{index}.clone();")
+                }
+            }
+        };
+        self.w.line(&text);
+    }
+
+    /// A call of a constructor term with already-evaluated arguments.
+    fn call(&self, term: TermId, args: &[String]) -> String {
+        let info = &self.program.terms[term];
+        match &info.constructor {
+            Some(ext) => format!("ctx.{}({})", ext.func, args.join(", ")),
+            None => {
+                let mut all = vec!["ctx".to_string()];
+                all.extend(args.iter().cloned());
+                format!("constructor_{}({})", rust_ident(&info.name), all.join(", "))
+            }
+        }
+    }
+
+    fn variant_value(&self, ty: TypeId, variant: usize, args: &[String]) -> String {
+        let info = self.ty(ty);
+        let v = &info.variants()[variant];
+        if v.fields.is_empty() {
+            return format!("{}::{}", rust_ident(&info.name), v.name);
+        }
+        let fields: Vec<String> = v.fields.iter().zip(args).map(|((f, _), a)| format!("{f}: {a}")).collect();
+        format!("{}::{} {{ {} }}", rust_ident(&info.name), v.name, fields.join(", "))
+    }
+
+    /// The pattern `Ty::V { f: vN, .. }` binding `fields`, for `match &subject`.
+    pub fn variant_pattern(&self, subject: BindingId, variant: usize, fields: &[(usize, BindingId)]) -> String {
+        let ty = self.value_type(subject).expect("enum subject");
+        let info = self.ty(ty);
+        let v = &info.variants()[variant];
+        let mut parts: Vec<String> = fields.iter().map(|&(f, b)| format!("{}: v{b}", v.fields[f].0)).collect();
+        if fields.len() < v.fields.len() {
+            parts.push("..".to_string());
+        }
+        if parts.is_empty() {
+            return format!("{}::{} {{}}", rust_ident(&info.name), v.name);
+        }
+        format!("{}::{} {{ {} }}", rust_ident(&info.name), v.name, parts.join(", "))
+    }
+
+    /// After matching by reference, turns a bound reference into an owned value.
+    pub fn own_bound_ref(&mut self, b: BindingId) {
+        match self.value_type(b) {
+            Some(t) if self.ty(t).is_copy() => self.w.line(&format!("let v{b} = *v{b};")),
+            Some(_) => self.w.line(&format!("let v{b} = v{b}.clone();")),
+            // Tuples stay references; their elements are copied or cloned one by one.
+            None => {}
+        }
+    }
+
+    /// Number of variants of an enum binding's type.
+    pub fn variant_count(&self, b: BindingId) -> usize {
+        self.value_type(b).map_or(0, |t| self.ty(t).variants().len())
+    }
+
+    /// Whether a binding is an enum (matched by reference) rather than a primitive.
+    pub fn is_enum(&self, b: BindingId) -> bool {
+        self.value_type(b).is_some_and(|t| !self.ty(t).is_copy())
+    }
+
+    /// A rule's source location comment and, if enabled, its log call; then its
+    /// right-hand side and the return (or, for `multi`, the push of the result).
+    pub fn leaf(&mut self, rule: usize) {
+        let r = &self.set.rules[rule];
+        let mut at = self.sources.file_line(r.span);
+        if let Some(name) = &r.name {
+            at = format!("{at} {name}");
+        }
+        self.w.line(&format!("// rule at {at}"));
+        if self.options.log {
+            self.w.line(&format!("ctx.log_rule({at:?});"));
+        }
+        let info = self.info();
+        if info.multi {
+            if let RhsExpr::Call { term, args } = &r.rhs {
+                if self.program.terms[*term].multi {
+                    let args: Vec<String> = args.iter().map(|a| self.rhs(a, false)).collect();
+                    let call = self.call(*term, &args);
+                    self.w.line(&format!("results.extend({call});"));
+                    return;
+                }
+            }
+            let value = self.rhs(&r.rhs, true);
+            self.w.line(&format!("results.push({value});"));
+        } else if info.partial {
+            let value = self.rhs(&r.rhs, true);
+            self.w.line(&format!("return Some({value});"));
+        } else {
+            let value = self.rhs(&r.rhs, true);
+            self.w.line(&format!("return {value};"));
+        }
+    }
+
+    /// Emits the statements of a right-hand side; returns the final value's text.
+    /// `top` marks the whole right-hand side, whose outermost call needs no temporary.
+    fn rhs(&mut self, e: &RhsExpr, top: bool) -> String {
+        match e {
+            RhsExpr::Binding(b) => self.owned(*b),
+            RhsExpr::Local(l) => format!("l{l}.clone()"),
+            RhsExpr::Int { value, .. } => value.to_string(),
+            RhsExpr::Call { term, args } => {
+                let args: Vec<String> = args.iter().map(|a| self.rhs(a, false)).collect();
+                let mut call = self.call(*term, &args);
+                if self.program.terms[*term].partial {
+                    // Only partial terms may call partial terms here; failure is theirs.
+                    call.push('?');
+                }
+                if top {
+                    return call;
+                }
+                let t = self.temp();
+                self.w.line(&format!("let {t} = {call};"));
+                t
+            }
+            RhsExpr::Variant { ty, variant, args } => {
+                let args: Vec<String> = args.iter().map(|a| self.rhs(a, false)).collect();
+                let value = self.variant_value(*ty, *variant, &args);
+                if top {
+                    return value;
+                }
+                let t = self.temp();
+                self.w.line(&format!("let {t} = {value};"));
+                t
+            }
+            RhsExpr::Let { locals, body } => {
+                for (id, ty, value) in locals {
+                    let v = self.rhs(value, false);
+                    let rust = self.ty(*ty).rust_name();
+                    self.w.line(&format!("let l{id}: {rust} = {v};"));
+                }
+                self.rhs(body, top)
+            }
+        }
+    }
+
+    fn temp(&mut self) -> String {
+        self.next_temp += 1;
+        format!("e{}", self.next_temp)
+    }
+}

@@ -1,0 +1,86 @@
+//! Naive backend: every rule is tried on its own, in priority order, as a labeled
+//! block that evaluates the rule's tests one after another and breaks out at the first
+//! failure. It shares nothing between rules, so it is a direct reading of the rules'
+//! meaning; tests compare it against the decision-tree backend.
+
+use super::emit::TermEmitter;
+use crate::program::{Binding, Test};
+
+pub fn emit_term(e: &mut TermEmitter) {
+    e.open_function();
+    for rule in 0..e.set.rules.len() {
+        emit_rule(e, rule);
+    }
+    e.close_function();
+}
+
+fn emit_rule(e: &mut TermEmitter, rule: usize) {
+    let tests = e.set.rules[rule].tests.clone();
+    let label = format!("'rule{}", e.set.rules[rule].index);
+    let labeled = !tests.is_empty();
+    e.w.line(&if labeled { format!("{label}: {{") } else { "{".to_string() });
+    e.w.indent();
+    let mut scope = e.initial_scope();
+    for test in &tests {
+        let deps: Vec<usize> = match test {
+            Test::Eq(a, b) => vec![*a, *b],
+            other => vec![other.subject()],
+        };
+        for b in deps {
+            bind(e, b, &mut scope);
+        }
+        match *test {
+            Test::Int(b, value) => e.w.line(&format!("if v{b} != {value} {{ break {label}; }}")),
+            Test::Eq(a, b) => e.w.line(&format!("if v{a} != v{b} {{ break {label}; }}")),
+            Test::Some(b) => {
+                let payload = e.set.interned.get(&Binding::Some(b)).copied();
+                let payload = payload.filter(|p| e.uses[rule].contains(p));
+                let bind_text = payload.map_or("_".to_string(), |p| format!("v{p}"));
+                e.w.line(&format!("let Some({bind_text}) = &v{b} else {{ break {label}; }};"));
+                if let Some(p) = payload {
+                    scope[p] = true;
+                    e.own_bound_ref(p);
+                }
+            }
+            Test::Variant(b, variant) => {
+                let fields: Vec<(usize, usize)> = e.uses[rule]
+                    .iter()
+                    .filter_map(|&f| match e.set.bindings[f] {
+                        Binding::Field { source, variant: v, field } if source == b && v == variant => Some((field, f)),
+                        _ => None,
+                    })
+                    .collect();
+                let pattern = e.variant_pattern(b, variant, &fields);
+                if e.variant_count(b) == 1 {
+                    e.w.line(&format!("let {pattern} = &v{b};"));
+                } else {
+                    e.w.line(&format!("let {pattern} = &v{b} else {{ break {label}; }};"));
+                }
+                for &(_, f) in &fields {
+                    scope[f] = true;
+                    e.own_bound_ref(f);
+                }
+            }
+        }
+    }
+    let mut needed = Vec::new();
+    crate::matchtree::rhs_bindings(&e.set.rules[rule].rhs, &mut needed);
+    for b in needed {
+        bind(e, b, &mut scope);
+    }
+    e.leaf(rule);
+    e.w.dedent();
+    e.w.line("}");
+}
+
+/// Computes `b` (and what it is computed from) if not yet in scope.
+fn bind(e: &mut TermEmitter, b: usize, scope: &mut Vec<bool>) {
+    if scope[b] {
+        return;
+    }
+    for s in e.set.bindings[b].sources() {
+        bind(e, s, scope);
+    }
+    scope[b] = true;
+    e.let_binding(b);
+}

@@ -1,0 +1,68 @@
+//! S-expression reader: tokens to a tree of lists and atoms.
+//!
+//! Contract: accepts any token stream. Unbalanced parentheses are reported (an
+//! unclosed list is closed at end of input, a stray `)` is skipped), so the result is
+//! always a well-formed forest that the parser can walk.
+
+use crate::diagnostics::{Diagnostic, Diagnostics, Span};
+use crate::lexer::{Token, TokenKind};
+
+#[derive(Clone, Debug)]
+pub enum SExpr {
+    Symbol(String, Span),
+    Int(i128, Span),
+    At(Span),
+    List(Vec<SExpr>, Span),
+}
+
+impl SExpr {
+    pub fn span(&self) -> Span {
+        match self {
+            SExpr::Symbol(_, s) | SExpr::Int(_, s) | SExpr::At(s) | SExpr::List(_, s) => *s,
+        }
+    }
+}
+
+/// Reads all top-level forms of one file.
+pub fn read(tokens: Vec<Token>, diags: &mut Diagnostics) -> Vec<SExpr> {
+    // Each open list: its opening span and the items read so far.
+    let mut stack: Vec<(Span, Vec<SExpr>)> = Vec::new();
+    let mut top = Vec::new();
+    for token in tokens {
+        let item = match token.kind {
+            TokenKind::LParen => {
+                stack.push((token.span, Vec::new()));
+                continue;
+            }
+            TokenKind::RParen => match stack.pop() {
+                Some((open, items)) => SExpr::List(items, open.to(token.span)),
+                None => {
+                    diags.push(
+                        Diagnostic::error("unmatched `)`")
+                            .at(token.span, "no `(` opens this list"),
+                    );
+                    continue;
+                }
+            },
+            TokenKind::At => SExpr::At(token.span),
+            TokenKind::Int(v) => SExpr::Int(v, token.span),
+            TokenKind::Symbol(s) => SExpr::Symbol(s, token.span),
+        };
+        match stack.last_mut() {
+            Some((_, items)) => items.push(item),
+            None => top.push(item),
+        }
+    }
+    while let Some((open, items)) = stack.pop() {
+        diags.push(
+            Diagnostic::error("unclosed `(`").at(open, "this list is never closed"),
+        );
+        let end = items.last().map_or(open, |i| i.span());
+        let list = SExpr::List(items, open.to(end));
+        match stack.last_mut() {
+            Some((_, outer)) => outer.push(list),
+            None => top.push(list),
+        }
+    }
+    top
+}
