@@ -152,9 +152,13 @@ impl<'a> TermEmitter<'a> {
         }
     }
 
-    pub fn close_function(&mut self) {
+    /// Closes the function; `falls_through` tells whether control can reach its end
+    /// (it cannot when an unconditional rule returned last).
+    pub fn close_function(&mut self, falls_through: bool) {
         let info = self.info();
-        if info.multi {
+        if !falls_through && !info.multi {
+            // Nothing to add: the last statement already returned.
+        } else if info.multi {
             self.w.line("results");
         } else if info.partial {
             self.w.line("None");

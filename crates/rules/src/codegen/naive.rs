@@ -11,7 +11,8 @@ pub fn emit_term(e: &mut TermEmitter) {
     for rule in 0..e.set.rules.len() {
         emit_rule(e, rule);
     }
-    e.close_function();
+    let falls_through = e.set.rules.last().is_none_or(|r| !r.tests.is_empty());
+    e.close_function(falls_through);
 }
 
 fn emit_rule(e: &mut TermEmitter, rule: usize) {

@@ -10,7 +10,8 @@ pub fn emit_term(e: &mut TermEmitter) {
     let mut tree = matchtree::build_with_scope(e.set, multi, |b| counts[b], e.initial_scope());
     e.open_function();
     emit_block(e, &mut tree);
-    e.close_function();
+    let falls_through = !matches!(tree.steps.last(), Some(Step::Leaf(_)));
+    e.close_function(falls_through);
 }
 
 fn emit_block(e: &mut TermEmitter, block: &mut Block) {
