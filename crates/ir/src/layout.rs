@@ -121,6 +121,17 @@ impl Layout {
             .filter(move |&i| self.inst_block[i].is_some())
     }
 
+    /// The positions of `b`'s slots in the flat array. When the layout is compact these are
+    /// exactly `b`'s instruction numbers, so a reader can walk `Inst(start..end)` directly.
+    pub fn block_range(&self, b: Block) -> std::ops::Range<u32> {
+        let r = self.ranges[b];
+        if self.in_order[b] {
+            r.start..r.start + r.len
+        } else {
+            0..0
+        }
+    }
+
     /// The last placed instruction of `b`.
     pub fn last_inst(&self, b: Block) -> Option<Inst> {
         self.block_insts(b).next_back()

@@ -1,0 +1,108 @@
+//! The subcommands. Each returns the exit code, or an error message for stderr (exit 1).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use kestrel_filetests::directives::{func_name, parse_value};
+use kestrel_filetests::Options;
+use kestrel_interp::{InterpError, Interpreter};
+use kestrel_ir::Function;
+
+/// Read, parse and verify a file; every verifier error of every function is reported.
+fn load(path: &Path) -> Result<Vec<Function>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let funcs = kestrel_ir::text::parse_bytes(&bytes, &path.display().to_string())
+        .map_err(|e| e.to_string())?;
+    let mut errors = Vec::new();
+    for f in &funcs {
+        if let Err(e) = kestrel_ir::verify_function(f) {
+            errors.push(e.to_string());
+        }
+    }
+    if errors.is_empty() {
+        Ok(funcs)
+    } else {
+        Err(format!("{}: verifier errors:\n{}", path.display(), errors.join("\n")))
+    }
+}
+
+pub fn test(paths: &[PathBuf], interpret_only: bool, jobs: usize, verbose: bool) -> Result<ExitCode, String> {
+    let files = kestrel_filetests::collect_files(paths)?;
+    let opts = Options {
+        interpret_only,
+        jobs,
+        verbose,
+    };
+    let summary = kestrel_filetests::run_files(&files, &opts, |r| println!("{}", r.render()));
+    println!("{summary}");
+    Ok(if summary.failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+pub fn run(path: &Path, function: Option<&str>, fuel: u64, args: &[String]) -> Result<ExitCode, String> {
+    let funcs = load(path)?;
+    let index = match function {
+        Some(name) => {
+            let name = name.strip_prefix('%').unwrap_or(name);
+            funcs
+                .iter()
+                .position(|f| func_name(f) == name)
+                .ok_or_else(|| {
+                    let names: Vec<String> = funcs.iter().map(|f| format!("%{}", func_name(f))).collect();
+                    format!("no function %{name} in {}; it has {}", path.display(), names.join(", "))
+                })?
+        }
+        None if funcs.is_empty() => return Err(format!("{} defines no function", path.display())),
+        None => 0,
+    };
+    let sig = &funcs[index].signature;
+    if args.len() != sig.params.len() {
+        return Err(format!(
+            "%{} takes {} argument(s) ({}), {} given",
+            func_name(&funcs[index]),
+            sig.params.len(),
+            sig.params.iter().map(|p| p.value_type.to_string()).collect::<Vec<_>>().join(", "),
+            args.len()
+        ));
+    }
+    let values = args
+        .iter()
+        .zip(&sig.params)
+        .enumerate()
+        .map(|(i, (a, p))| parse_value(a, p.value_type).map_err(|e| format!("argument {}: `{a}`: {e}", i + 1)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut interp = Interpreter::new(&funcs).with_fuel(Some(fuel));
+    match interp.call_index(index, &values) {
+        Ok(results) => {
+            let text: Vec<String> = results.iter().map(|v| v.to_string()).collect();
+            match text.len() {
+                1 => println!("{}", text[0]),
+                _ => println!("[{}]", text.join(", ")),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(InterpError::Trap { code, function, inst }) => {
+            println!("trap: {code} (at {inst} in %{function})");
+            Ok(ExitCode::from(2))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+pub fn print(path: &Path) -> Result<ExitCode, String> {
+    let funcs = load(path)?;
+    for (i, f) in funcs.iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        print!("{f}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn verify(path: &Path) -> Result<ExitCode, String> {
+    load(path).map(|_| ExitCode::SUCCESS)
+}

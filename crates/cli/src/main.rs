@@ -1,0 +1,96 @@
+//! `kestrel`: the command-line tool.
+//!
+//! Exit status: 0 on success; 1 for any error (bad input, failed tests), with the message on
+//! stderr; 2 when `kestrel run`'s program trapped. Never Rust's panic status 101 on bad input.
+
+mod commands;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "kestrel",
+    version,
+    about = "Kestrel: a fast, checkable compiler backend for CLIF (Cranelift's IR)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run test files (`test interpret` / `test run` with `; run:` directives).
+    ///
+    /// Prints one line per file (`PASS path`, `FAIL path: …`, `SKIP path: …`) and ends with
+    /// `N passed, M failed, K skipped`. Exit status 0 exactly when nothing failed.
+    Test {
+        /// Files or directories (searched for `*.clif`).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Run `test run` files in the interpreter too, ignoring targets and ISA flags.
+        #[arg(long)]
+        interpret_only: bool,
+        /// Worker threads (default: one per core).
+        #[arg(short = 'j', long = "jobs", default_value_t = 0)]
+        jobs: usize,
+        /// Print the outcome of every run directive.
+        #[arg(short, long)]
+        verbose: bool,
+    },
+    /// Run a function and print its results in `; run:` literal syntax.
+    ///
+    /// Arguments are CLIF literals typed by the function's signature (`-1`, `0xff`,
+    /// `0x1.8p3`, `NaN`, …). Exit status 2 if the program traps.
+    Run {
+        file: PathBuf,
+        /// The function to run, with or without `%` (default: the file's only function, or
+        /// its first).
+        #[arg(long = "fn", value_name = "NAME")]
+        function: Option<String>,
+        /// Use the interpreter (the only engine until the native backend lands).
+        #[arg(long)]
+        interpret: bool,
+        /// Stop after this many executed instructions.
+        #[arg(long, default_value_t = 1_000_000_000)]
+        fuel: u64,
+        /// Arguments, one per parameter.
+        #[arg(allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Parse and verify a file, then print it in canonical CLIF.
+    Print { file: PathBuf },
+    /// Parse and verify a file; prints nothing on success.
+    Verify { file: PathBuf },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Test {
+            paths,
+            interpret_only,
+            jobs,
+            verbose,
+        } => commands::test(&paths, interpret_only, jobs, verbose),
+        Command::Run {
+            file,
+            function,
+            interpret: _,
+            fuel,
+            args,
+        } => commands::run(&file, function.as_deref(), fuel, &args),
+        Command::Print { file } => commands::print(&file),
+        Command::Verify { file } => commands::verify(&file),
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(1)
+        }
+    }
+}

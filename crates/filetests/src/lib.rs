@@ -1,0 +1,338 @@
+//! Runs test files: `test interpret` and `test run` files with `; run:` directives.
+//!
+//! One result per file: PASS when every part that could run passed, SKIP only when nothing
+//! in it could run, FAIL otherwise. `test interpret` runs in the interpreter; `test run`
+//! runs natively once per `target x86_64` line when a native backend is available, and in
+//! the interpreter under `--interpret-only`. The last line of a report is exactly
+//! `N passed, M failed, K skipped`, counting files.
+
+pub mod directives;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+use directives::{Expectation, Run};
+use kestrel_interp::{DataValue, InterpError, Interpreter};
+use kestrel_ir::Function;
+
+/// Instructions one run line may execute before it is stopped.
+pub const FUEL_PER_RUN: u64 = 200_000_000;
+
+/// `set` flags known to Cranelift that do not change what a program computes, so the
+/// interpreter can ignore them silently. Others get a warning.
+const KNOWN_SETTINGS: &[&str] = &[
+    "opt_level",
+    "enable_verifier",
+    "enable_multi_ret_implicit_sret",
+    "enable_llvm_abi_extensions",
+    "enable_probestack",
+    "probestack_strategy",
+    "probestack_size_log2",
+    "preserve_frame_pointers",
+    "unwind_info",
+    "machine_code_cfg_info",
+    "enable_table_access_spectre_mitigation",
+    "enable_heap_access_spectre_mitigation",
+    "bb_padding_log2_minus_one",
+    "enable_nan_canonicalization",
+    "enable_alias_analysis",
+    "enable_pinned_reg",
+    "regalloc_checker",
+    "regalloc_algorithm",
+    "use_colocated_libcalls",
+    "enable_atomics",
+    "enable_float",
+    "is_pic",
+    "libcall_call_conv",
+    "tls_model",
+    "stack_switch_model",
+    "enable_safepoints",
+    "log2_min_function_alignment",
+];
+
+/// Options of a test run.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Run `test run` files in the interpreter too, ignoring targets.
+    pub interpret_only: bool,
+    /// Worker threads (0 = one per core).
+    pub jobs: usize,
+    /// Print each run line's outcome.
+    pub verbose: bool,
+}
+
+/// The outcome of one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Pass,
+    Fail(Vec<String>),
+    Skip(String),
+}
+
+/// One file's report.
+#[derive(Clone, Debug)]
+pub struct FileReport {
+    pub path: PathBuf,
+    pub outcome: Outcome,
+    /// Warnings and (with `verbose`) per-run details, printed under the result line.
+    pub notes: Vec<String>,
+}
+
+impl FileReport {
+    /// The report's lines: `PASS path`, `FAIL path: why`, or `SKIP path: why`, then notes.
+    pub fn render(&self) -> String {
+        let p = self.path.display();
+        let mut out = match &self.outcome {
+            Outcome::Pass => format!("PASS {p}"),
+            Outcome::Fail(why) => {
+                let mut s = format!("FAIL {p}: {}", why[0]);
+                for more in &why[1..] {
+                    s.push_str(&format!("\n    also: {more}"));
+                }
+                s
+            }
+            Outcome::Skip(why) => format!("SKIP {p}: {why}"),
+        };
+        for n in &self.notes {
+            out.push_str("\n    ");
+            out.push_str(n);
+        }
+        out
+    }
+}
+
+/// Counts over files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(
+            f,
+            "{} passed, {} failed, {} skipped",
+            self.passed, self.failed, self.skipped
+        )
+    }
+}
+
+/// Expand directories into their `.clif` files (sorted); keep files as given.
+pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out).map_err(|e| format!("{}: {e}", p.display()))?;
+        } else if p.exists() {
+            out.push(p.clone());
+        } else {
+            return Err(format!("{}: no such file or directory", p.display()));
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    entries.sort();
+    for e in entries {
+        if e.is_dir() {
+            walk(&e, out)?;
+        } else if e.extension().is_some_and(|x| x == "clif") {
+            out.push(e);
+        }
+    }
+    Ok(())
+}
+
+/// Run every file, printing each report through `emit` as it finishes (in path order) and
+/// returning the summary.
+pub fn run_files(files: &[PathBuf], opts: &Options, mut emit: impl FnMut(&FileReport)) -> Summary {
+    let jobs = match opts.jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .min(files.len().max(1));
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<(usize, FileReport)>();
+    let mut summary = Summary::default();
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            let tx = tx.clone();
+            let next = &next;
+            // Deep recursion in interpreted code needs more than the default thread stack.
+            std::thread::Builder::new()
+                .stack_size(256 << 20)
+                .spawn_scoped(s, move || loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= files.len() || tx.send((i, run_file(&files[i], opts))).is_err() {
+                        break;
+                    }
+                })
+                .expect("spawn a test worker");
+        }
+        drop(tx);
+        // Reports arrive in any order; emit them in path order.
+        let mut waiting = BTreeMap::new();
+        let mut next_to_emit = 0;
+        for (i, report) in rx {
+            waiting.insert(i, report);
+            while let Some(report) = waiting.remove(&next_to_emit) {
+                match report.outcome {
+                    Outcome::Pass => summary.passed += 1,
+                    Outcome::Fail(_) => summary.failed += 1,
+                    Outcome::Skip(_) => summary.skipped += 1,
+                }
+                emit(&report);
+                next_to_emit += 1;
+            }
+        }
+    });
+    summary
+}
+
+/// Run one file.
+pub fn run_file(path: &Path, opts: &Options) -> FileReport {
+    let mut notes = Vec::new();
+    let outcome = match std::fs::read(path) {
+        Err(e) => Outcome::Fail(vec![format!("cannot read: {e}")]),
+        Ok(bytes) => run_bytes(&bytes, &path.display().to_string(), opts, &mut notes),
+    };
+    FileReport {
+        path: path.to_path_buf(),
+        outcome,
+        notes,
+    }
+}
+
+/// Run the text of a test file (`name` is used in messages).
+pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<String>) -> Outcome {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(_) => {
+            return match kestrel_ir::text::parse_bytes(bytes, name) {
+                Err(e) => Outcome::Fail(vec![e.to_string()]),
+                Ok(_) => Outcome::Fail(vec!["file is not UTF-8".into()]),
+            }
+        }
+    };
+    let header = directives::scan(text);
+    for s in &header.settings {
+        if !KNOWN_SETTINGS.contains(&s.name.as_str()) {
+            notes.push(format!(
+                "warning: line {}: unknown setting `{}` ignored",
+                s.line, s.name
+            ));
+        }
+    }
+    let interpret = header.commands.iter().any(|c| c == "interpret");
+    let run = header.commands.iter().any(|c| c == "run");
+    if !interpret && !run {
+        return Outcome::Skip("no `test interpret` or `test run` command".into());
+    }
+    // Native execution of `test run` arrives with the x86-64 backend; until then a `test run`
+    // part runs only under --interpret-only.
+    let interpreted = interpret || (run && opts.interpret_only);
+    if !interpreted {
+        return Outcome::Skip("`test run` needs the native backend (use --interpret-only)".into());
+    }
+    let funcs = match kestrel_ir::parse_functions(text, name) {
+        Ok(f) => f,
+        Err(e) => return Outcome::Fail(vec![e.to_string()]),
+    };
+    let mut failures = Vec::new();
+    for f in &funcs {
+        if let Err(errs) = kestrel_ir::verify_function(f) {
+            failures.push(format!("verifier: {errs}"));
+        }
+    }
+    if !failures.is_empty() {
+        return Outcome::Fail(failures);
+    }
+    if header.runs.is_empty() {
+        return Outcome::Skip("no run directives".into());
+    }
+    let mut interp = Interpreter::new(&funcs).with_fuel(Some(FUEL_PER_RUN));
+    for raw in &header.runs {
+        let preceding = funcs
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| {
+                f.source_map
+                    .as_ref()
+                    .is_some_and(|sm| (sm.function.line as usize) < raw.line)
+            })
+            .map(|(i, _)| i)
+            .next_back();
+        let run = match directives::parse_run(raw, &funcs, preceding) {
+            Ok(r) => r,
+            Err(e) => {
+                failures.push(format!("line {}: {e}", raw.line));
+                continue;
+            }
+        };
+        let result = interp.call(&run.function, &run.args);
+        match judge(&run, &result) {
+            Ok(()) => {
+                if opts.verbose {
+                    notes.push(format!("ok: line {}: %{}", run.line, run.function));
+                }
+            }
+            Err(why) => failures.push(format!("%{}: line {}: {why}", run.function, run.line)),
+        }
+    }
+    if failures.is_empty() {
+        Outcome::Pass
+    } else {
+        Outcome::Fail(failures)
+    }
+}
+
+fn show(values: &[DataValue]) -> String {
+    match values {
+        [one] => one.to_string(),
+        many => format!(
+            "[{}]",
+            many.iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn show_result(r: &Result<Vec<DataValue>, InterpError>) -> String {
+    match r {
+        Ok(v) => show(v),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Compare a run's result with its expectation.
+fn judge(run: &Run, result: &Result<Vec<DataValue>, InterpError>) -> Result<(), String> {
+    match (&run.expect, result) {
+        (Expectation::Equal(want), Ok(got)) if want == got => Ok(()),
+        (Expectation::NotEqual(want), Ok(got)) if want != got => Ok(()),
+        (Expectation::Truthy, Ok(got)) if got.len() == 1 && got[0].is_truthy() => Ok(()),
+        (Expectation::Equal(want), _) => Err(format!(
+            "expected {}, got {}",
+            show(want),
+            show_result(result)
+        )),
+        (Expectation::NotEqual(want), _) => Err(format!(
+            "expected anything but {}, got {}",
+            show(want),
+            show_result(result)
+        )),
+        (Expectation::Truthy, _) => Err(format!(
+            "expected a true (nonzero) result, got {}",
+            show_result(result)
+        )),
+    }
+}

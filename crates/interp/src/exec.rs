@@ -1,0 +1,651 @@
+//! The execution loop: one frame per call, one `match` per instruction.
+//!
+//! A frame's value slots are `regs[base .. base + num_values]`, indexed by value number.
+//! Because the layout is compact, block `b`'s instructions are `Inst(start..end)` and the
+//! program counter is just an instruction number. Branches read all their arguments into
+//! `scratch` before writing any block parameter, which gives block parameters their
+//! simultaneous-assignment semantics (seed 004: phis at block entry read on the edge).
+
+use kestrel_ir::immediates::Endianness;
+use kestrel_ir::{
+    AtomicRmwOp, Block, Function, GlobalValueData, Inst, InstructionData as D, MemFlags, Opcode,
+    TrapCode, Type, Value,
+};
+
+use crate::libcall::Libcall;
+use crate::ops::{self, FloatKind};
+use crate::{Callee, InterpError, Interpreter};
+
+/// Base of the addresses `func_addr` hands out; function `i` is at `FUNC_BASE + 16 * i`.
+const FUNC_BASE: u64 = 0x7f00_0000;
+/// Base of library-call addresses.
+const LIBCALL_BASE: u64 = 0x7e00_0000;
+/// The value `get_return_address` produces (the interpreter has no real return addresses).
+const FAKE_RETURN_ADDRESS: u128 = 0x7d00_0000;
+
+/// Where control goes after an instruction.
+enum Flow {
+    Next,
+    Goto(Block),
+    Return,
+}
+
+fn kind(ty: Type) -> FloatKind {
+    if ty == Type::F64 {
+        FloatKind::F64
+    } else {
+        FloatKind::F32
+    }
+}
+
+fn trap_of(t: ops::Trap) -> TrapCode {
+    match t {
+        ops::Trap::IntegerDivisionByZero => TrapCode::INTEGER_DIVISION_BY_ZERO,
+        ops::Trap::IntegerOverflow => TrapCode::INTEGER_OVERFLOW,
+        ops::Trap::BadConversionToInteger => TrapCode::BAD_CONVERSION_TO_INTEGER,
+    }
+}
+
+fn endian(flags: MemFlags) -> Endianness {
+    flags.endianness.unwrap_or(Endianness::Little)
+}
+
+impl<'f> Interpreter<'f> {
+    /// Run function `index` with `args` (taken by value so the buffer can be recycled);
+    /// its results are left in `ret_buf`.
+    pub(crate) fn invoke(&mut self, index: usize, mut args: Vec<u128>) -> Result<(), InterpError> {
+        let func: &'f Function = self.funcs[index];
+        let name = || crate::name_key(&func.name);
+        if !func.layout.is_compact() {
+            return Err(InterpError::NotCompact { function: name() });
+        }
+        let entry = func.layout.entry_block().ok_or_else(|| InterpError::Invalid {
+            function: name(),
+            inst: Inst::from_u32(0),
+            message: "function has no blocks".into(),
+        })?;
+        self.depth += 1;
+        let mem_mark = self.memory.top();
+        let info = &self.info[index];
+        let frame_addr = match self
+            .memory
+            .push_frame_bytes(info.frame_size as usize, info.frame_align as usize)
+        {
+            Some(a) if self.depth <= crate::MAX_CALL_DEPTH => a,
+            _ => {
+                self.depth -= 1;
+                return Err(InterpError::Trap {
+                    code: TrapCode::STACK_OVERFLOW,
+                    function: name(),
+                    inst: Inst::from_u32(0),
+                });
+            }
+        };
+        let base = self.regs.len();
+        self.regs.resize(base + func.dfg.num_values(), 0);
+        for (&p, &a) in func.dfg.block_params(entry).iter().zip(args.iter()) {
+            self.regs[base + p.as_u32() as usize] = a;
+        }
+        args.clear();
+        self.arg_buf = args;
+
+        let result = self.run_frame(index, func, base, frame_addr, entry);
+        self.regs.truncate(base);
+        self.memory.pop_to(mem_mark);
+        self.depth -= 1;
+        result
+    }
+
+    fn run_frame(
+        &mut self,
+        index: usize,
+        func: &'f Function,
+        base: usize,
+        frame_addr: u64,
+        entry: Block,
+    ) -> Result<(), InterpError> {
+        let mut range = func.layout.block_range(entry);
+        loop {
+            let Some(pc) = range.next() else {
+                return Err(self.invalid(func, Inst::from_u32(range.start), "fell off the end of a block"));
+            };
+            if self.fuel_left == 0 {
+                return Err(InterpError::OutOfFuel {
+                    limit: self.fuel_limit.unwrap_or(u64::MAX),
+                });
+            }
+            self.fuel_left -= 1;
+            let inst = Inst::from_u32(pc);
+            match self.step(index, func, base, frame_addr, inst)? {
+                Flow::Next => {}
+                Flow::Goto(b) => range = func.layout.block_range(b),
+                Flow::Return => return Ok(()),
+            }
+        }
+    }
+
+    fn invalid(&self, func: &Function, inst: Inst, message: &str) -> InterpError {
+        InterpError::Invalid {
+            function: crate::name_key(&func.name),
+            inst,
+            message: message.to_string(),
+        }
+    }
+
+    fn trap(&self, func: &Function, inst: Inst, code: TrapCode) -> InterpError {
+        InterpError::Trap {
+            code,
+            function: crate::name_key(&func.name),
+            inst,
+        }
+    }
+
+    #[inline]
+    fn get(&self, base: usize, v: Value) -> u128 {
+        self.regs[base + v.as_u32() as usize]
+    }
+
+    #[inline]
+    fn set(&mut self, base: usize, v: Value, x: u128) {
+        self.regs[base + v.as_u32() as usize] = x;
+    }
+
+    /// Pass branch arguments to `dest`'s parameters, all reads before any write.
+    fn branch(&mut self, func: &Function, base: usize, dest: &kestrel_ir::BlockCall) -> Flow {
+        let args = func.dfg.block_call_args(dest);
+        self.scratch.clear();
+        for &a in args {
+            let x = self.get(base, a);
+            self.scratch.push(x);
+        }
+        for (i, &p) in func.dfg.block_params(dest.block).iter().enumerate() {
+            let x = self.scratch[i];
+            self.set(base, p, x);
+        }
+        Flow::Goto(dest.block)
+    }
+
+    /// Compute an address operand plus offset, wrapping at the address type's width.
+    fn address(&self, func: &Function, base: usize, p: Value, offset: i32) -> u64 {
+        let width = func.dfg.value_type(p).bits();
+        let sum = self.get(base, p).wrapping_add(offset as i128 as u128);
+        ops::truncate(sum, width.clamp(8, 128)) as u64
+    }
+
+    fn load(&self, func: &Function, inst: Inst, addr: u64, bytes: u32, flags: MemFlags) -> Result<u128, InterpError> {
+        self.memory
+            .load(addr, bytes as usize, endian(flags))
+            .map_err(|_| self.trap(func, inst, flags.trap_code.unwrap_or(TrapCode::HEAP_OUT_OF_BOUNDS)))
+    }
+
+    fn store(
+        &mut self,
+        func: &Function,
+        inst: Inst,
+        addr: u64,
+        bytes: u32,
+        value: u128,
+        flags: MemFlags,
+    ) -> Result<(), InterpError> {
+        self.memory
+            .store(addr, bytes as usize, value, endian(flags))
+            .map_err(|_| self.trap(func, inst, flags.trap_code.unwrap_or(TrapCode::HEAP_OUT_OF_BOUNDS)))
+    }
+
+    fn global_value(
+        &self,
+        index: usize,
+        func: &Function,
+        inst: Inst,
+        base: usize,
+        gv: kestrel_ir::GlobalValue,
+        depth: u32,
+    ) -> Result<u128, InterpError> {
+        let bad = |m: &str| self.invalid(func, inst, m);
+        if depth > 64 {
+            return Err(bad("global values form a cycle"));
+        }
+        let data = func.global_values.get(gv).ok_or_else(|| bad("unknown global value"))?;
+        match *data {
+            GlobalValueData::VMContext => {
+                let index = self.info[index].vmctx_param.ok_or_else(|| bad("function has no vmctx parameter"))?;
+                let entry = func.layout.entry_block().ok_or_else(|| bad("no entry block"))?;
+                let param = func.dfg.block_params(entry)[index];
+                Ok(self.get(base, param))
+            }
+            GlobalValueData::Load { base: b, offset, global_type, flags } => {
+                let addr = self.global_value(index, func, inst, base, b, depth + 1)?;
+                let addr = (addr as u64).wrapping_add(offset as i64 as u64);
+                self.load(func, inst, addr, global_type.bytes(), flags)
+            }
+            GlobalValueData::IAddImm { base: b, offset, global_type } => {
+                let x = self.global_value(index, func, inst, base, b, depth + 1)?;
+                Ok(ops::truncate(x.wrapping_add(offset as i128 as u128), global_type.bits()))
+            }
+        }
+    }
+
+    /// Call `callee` with arguments `args` and write its results to `results`.
+    fn do_call(
+        &mut self,
+        func: &'f Function,
+        inst: Inst,
+        base: usize,
+        callee: Callee,
+        args: &[Value],
+        results: &[Value],
+    ) -> Result<(), InterpError> {
+        match callee {
+            Callee::Local(target) => {
+                let mut buf = std::mem::take(&mut self.arg_buf);
+                buf.clear();
+                for &a in args {
+                    buf.push(self.get(base, a));
+                }
+                let expected = self.funcs[target].signature.params.len();
+                if expected != args.len() || self.funcs[target].signature.returns.len() != results.len() {
+                    return Err(self.invalid(func, inst, "call does not match the callee's signature"));
+                }
+                self.invoke(target, buf)?;
+                for (i, &r) in results.iter().enumerate() {
+                    let x = self.ret_buf[i];
+                    self.set(base, r, x);
+                }
+                Ok(())
+            }
+            Callee::Libcall(lc) => {
+                if args.len() != lc.arity() || results.len() != 1 {
+                    return Err(self.invalid(func, inst, "library call with the wrong signature"));
+                }
+                let mut vals = [0u128; 3];
+                for (i, &a) in args.iter().enumerate() {
+                    vals[i] = self.get(base, a);
+                }
+                let x = lc.apply(&vals[..args.len()]);
+                self.set(base, results[0], x);
+                Ok(())
+            }
+            Callee::Unknown => Err(self.invalid(func, inst, "call to a function that is not in this module")),
+        }
+    }
+
+    fn callee_at_address(&self, addr: u128) -> Callee {
+        let addr = addr as u64;
+        if addr >= FUNC_BASE && (addr - FUNC_BASE) % 16 == 0 {
+            let i = ((addr - FUNC_BASE) / 16) as usize;
+            if i < self.funcs.len() {
+                return Callee::Local(i);
+            }
+        }
+        if addr >= LIBCALL_BASE && addr < FUNC_BASE && (addr - LIBCALL_BASE) % 16 == 0 {
+            if let Some(lc) = LIBCALLS.get(((addr - LIBCALL_BASE) / 16) as usize) {
+                return Callee::Libcall(*lc);
+            }
+        }
+        Callee::Unknown
+    }
+
+    fn address_of_callee(&self, callee: Callee) -> Option<u128> {
+        match callee {
+            Callee::Local(i) => Some((FUNC_BASE + 16 * i as u64) as u128),
+            Callee::Libcall(lc) => LIBCALLS
+                .iter()
+                .position(|&l| l == lc)
+                .map(|i| (LIBCALL_BASE + 16 * i as u64) as u128),
+            Callee::Unknown => None,
+        }
+    }
+
+    /// Execute one instruction.
+    fn step(
+        &mut self,
+        index: usize,
+        func: &'f Function,
+        base: usize,
+        frame_addr: u64,
+        inst: Inst,
+    ) -> Result<Flow, InterpError> {
+        let dfg = &func.dfg;
+        let data = dfg.inst(inst);
+        let results = dfg.inst_results(inst);
+        // The controlling width: of the first result if there is one, else of the first operand.
+        let ty = match results.first() {
+            Some(&r) => dfg.value_type(r),
+            None => data.fixed_args().first().map_or(Type::INVALID, |&a| dfg.value_type(a)),
+        };
+        let w = ty.bits();
+        let op = data.opcode();
+        let trap = |this: &Self, code| Err(this.trap(func, inst, code));
+        match *data {
+            D::Unary { arg, .. } => {
+                let x = self.get(base, arg);
+                let in_ty = dfg.value_type(arg);
+                if op == Opcode::Isplit {
+                    let half = w;
+                    let (lo, hi) = ops::isplit(x, half);
+                    self.set(base, results[0], lo);
+                    self.set(base, results[1], hi);
+                    return Ok(Flow::Next);
+                }
+                let y = match op {
+                    Opcode::Ineg => ops::ineg(x, w),
+                    Opcode::Iabs => ops::iabs(x, w),
+                    Opcode::Bnot => ops::bnot(x, w),
+                    Opcode::Bitrev => ops::bitrev(x, w),
+                    Opcode::Clz => ops::clz(x, w),
+                    Opcode::Cls => ops::cls(x, w),
+                    Opcode::Ctz => ops::ctz(x, w),
+                    Opcode::Bswap => ops::bswap(x, w),
+                    Opcode::Popcnt => ops::popcnt(x),
+                    Opcode::Bmask => ops::bmask(x, w),
+                    Opcode::Uextend => ops::uextend(x),
+                    Opcode::Sextend => ops::sextend(x, in_ty.bits(), w),
+                    Opcode::Ireduce => ops::ireduce(x, w),
+                    Opcode::Sqrt => ops::sqrt(kind(ty), x),
+                    Opcode::Fneg => ops::fneg(kind(ty), x),
+                    Opcode::Fabs => ops::fabs(kind(ty), x),
+                    Opcode::Ceil => ops::ceil(kind(ty), x),
+                    Opcode::Floor => ops::floor(kind(ty), x),
+                    Opcode::Trunc => ops::trunc(kind(ty), x),
+                    Opcode::Nearest => ops::nearest(kind(ty), x),
+                    Opcode::Fpromote => ops::fpromote(x),
+                    Opcode::Fdemote => ops::fdemote(x),
+                    Opcode::FcvtToUint => match ops::fcvt_to_uint(kind(in_ty), x, w) {
+                        Ok(y) => y,
+                        Err(t) => return trap(self, trap_of(t)),
+                    },
+                    Opcode::FcvtToSint => match ops::fcvt_to_sint(kind(in_ty), x, w) {
+                        Ok(y) => y,
+                        Err(t) => return trap(self, trap_of(t)),
+                    },
+                    Opcode::FcvtToUintSat => ops::fcvt_to_uint_sat(kind(in_ty), x, w),
+                    Opcode::FcvtToSintSat => ops::fcvt_to_sint_sat(kind(in_ty), x, w),
+                    Opcode::FcvtFromUint => ops::fcvt_from_uint(kind(ty), x),
+                    Opcode::FcvtFromSint => ops::fcvt_from_sint(kind(ty), x, in_ty.bits()),
+                    _ => return Err(self.invalid(func, inst, "opcode does not fit its format")),
+                };
+                self.set(base, results[0], y);
+            }
+            D::UnaryImm { imm, .. } => {
+                self.set(base, results[0], ops::truncate(imm as i128 as u128, w));
+            }
+            D::UnaryIeee32 { imm, .. } => self.set(base, results[0], imm as u128),
+            D::UnaryIeee64 { imm, .. } => self.set(base, results[0], imm as u128),
+            D::UnaryGlobalValue { global_value, .. } => {
+                let x = self.global_value(index, func, inst, base, global_value, 0)?;
+                self.set(base, results[0], ops::truncate(x, w));
+            }
+            D::Binary { args: [a, b], .. } => {
+                let (x, y) = (self.get(base, a), self.get(base, b));
+                let k = kind(ty);
+                let pair = |(r, f): (u128, u128)| (r, Some(f));
+                let (r, flag) = match op {
+                    Opcode::Iadd => (ops::iadd(x, y, w), None),
+                    Opcode::Isub => (ops::isub(x, y, w), None),
+                    Opcode::Imul => (ops::imul(x, y, w), None),
+                    Opcode::Umulhi => (ops::umulhi(x, y, w), None),
+                    Opcode::Smulhi => (ops::smulhi(x, y, w), None),
+                    Opcode::Udiv | Opcode::Urem | Opcode::Sdiv | Opcode::Srem => {
+                        let r = match op {
+                            Opcode::Udiv => ops::udiv(x, y),
+                            Opcode::Urem => ops::urem(x, y),
+                            Opcode::Sdiv => ops::sdiv(x, y, w),
+                            _ => ops::srem(x, y, w),
+                        };
+                        match r {
+                            Ok(r) => (r, None),
+                            Err(t) => return trap(self, trap_of(t)),
+                        }
+                    }
+                    Opcode::Smin => (ops::smin(x, y, w), None),
+                    Opcode::Umin => (ops::umin(x, y), None),
+                    Opcode::Smax => (ops::smax(x, y, w), None),
+                    Opcode::Umax => (ops::umax(x, y), None),
+                    Opcode::UaddOverflow => pair(ops::uadd_overflow(x, y, w)),
+                    Opcode::SaddOverflow => pair(ops::sadd_overflow(x, y, w)),
+                    Opcode::UsubOverflow => pair(ops::usub_overflow(x, y, w)),
+                    Opcode::SsubOverflow => pair(ops::ssub_overflow(x, y, w)),
+                    Opcode::UmulOverflow => pair(ops::umul_overflow(x, y, w)),
+                    Opcode::SmulOverflow => pair(ops::smul_overflow(x, y, w)),
+                    Opcode::Band => (ops::band(x, y), None),
+                    Opcode::Bor => (ops::bor(x, y), None),
+                    Opcode::Bxor => (ops::bxor(x, y), None),
+                    Opcode::BandNot => (ops::band_not(x, y), None),
+                    Opcode::BorNot => (ops::bor_not(x, y, w), None),
+                    Opcode::BxorNot => (ops::bxor_not(x, y, w), None),
+                    Opcode::Rotl => (ops::rotl(x, y, w), None),
+                    Opcode::Rotr => (ops::rotr(x, y, w), None),
+                    Opcode::Ishl => (ops::ishl(x, y, w), None),
+                    Opcode::Ushr => (ops::ushr(x, y, w), None),
+                    Opcode::Sshr => (ops::sshr(x, y, w), None),
+                    Opcode::Iconcat => {
+                        (ops::iconcat(x, y, dfg.value_type(a).bits()), None)
+                    }
+                    Opcode::Fadd => (ops::fadd(k, x, y), None),
+                    Opcode::Fsub => (ops::fsub(k, x, y), None),
+                    Opcode::Fmul => (ops::fmul(k, x, y), None),
+                    Opcode::Fdiv => (ops::fdiv(k, x, y), None),
+                    Opcode::Fcopysign => (ops::fcopysign(k, x, y), None),
+                    Opcode::Fmin => (ops::fmin(k, x, y), None),
+                    Opcode::Fmax => (ops::fmax(k, x, y), None),
+                    _ => return Err(self.invalid(func, inst, "opcode does not fit its format")),
+                };
+                self.set(base, results[0], r);
+                if let Some(f) = flag {
+                    self.set(base, results[1], f);
+                }
+            }
+            D::Ternary { args: [a, b, c], .. } => {
+                let (x, y, z) = (self.get(base, a), self.get(base, b), self.get(base, c));
+                match op {
+                    Opcode::Select | Opcode::SelectSpectreGuard => {
+                        self.set(base, results[0], ops::select(x, y, z))
+                    }
+                    Opcode::Bitselect => self.set(base, results[0], ops::bitselect(x, y, z)),
+                    Opcode::Fma => self.set(base, results[0], ops::fma(kind(ty), x, y, z)),
+                    Opcode::UaddOverflowCin
+                    | Opcode::SaddOverflowCin
+                    | Opcode::UsubOverflowBin
+                    | Opcode::SsubOverflowBin => {
+                        let (r, f) = match op {
+                            Opcode::UaddOverflowCin => ops::uadd_overflow_cin(x, y, z, w),
+                            Opcode::SaddOverflowCin => ops::sadd_overflow_cin(x, y, z, w),
+                            Opcode::UsubOverflowBin => ops::usub_overflow_bin(x, y, z, w),
+                            _ => ops::ssub_overflow_bin(x, y, z, w),
+                        };
+                        self.set(base, results[0], r);
+                        self.set(base, results[1], f);
+                    }
+                    _ => return Err(self.invalid(func, inst, "opcode does not fit its format")),
+                }
+            }
+            D::IntCompare { cond, args: [a, b], .. } => {
+                let width = dfg.value_type(a).bits();
+                let r = ops::icmp(cond, self.get(base, a), self.get(base, b), width);
+                self.set(base, results[0], r);
+            }
+            D::FloatCompare { cond, args: [a, b], .. } => {
+                let k = kind(dfg.value_type(a));
+                let r = ops::fcmp(cond, k, self.get(base, a), self.get(base, b));
+                self.set(base, results[0], r);
+            }
+            D::MultiAry { args, .. } => {
+                // `return`: the only MultiAry opcode.
+                self.ret_buf.clear();
+                for &v in dfg.pool.get(args) {
+                    let x = self.get(base, v);
+                    self.ret_buf.push(x);
+                }
+                return Ok(Flow::Return);
+            }
+            D::NullAry { .. } => match op {
+                Opcode::GetFramePointer | Opcode::GetStackPointer => {
+                    self.set(base, results[0], ops::truncate(frame_addr as u128, w))
+                }
+                Opcode::GetReturnAddress => {
+                    self.set(base, results[0], ops::truncate(FAKE_RETURN_ADDRESS, w))
+                }
+                // nop, fence, debugtrap, sequence_point: no effect in a single-threaded model.
+                _ => {}
+            },
+            D::Jump { destination, .. } => return Ok(self.branch(func, base, &destination)),
+            D::Brif { arg, blocks, .. } => {
+                let taken = if self.get(base, arg) != 0 { 0 } else { 1 };
+                return Ok(self.branch(func, base, &blocks[taken]));
+            }
+            D::BranchTable { arg, table, .. } => {
+                let jt = &func.jump_tables[table];
+                let i = self.get(base, arg);
+                let dest = usize::try_from(i)
+                    .ok()
+                    .and_then(|i| jt.entries.get(i))
+                    .unwrap_or(&jt.default);
+                return Ok(self.branch(func, base, dest));
+            }
+            D::Call { func_ref, args, .. } => {
+                let callee = self.info[index].callees[func_ref.as_u32() as usize];
+                let args = dfg.pool.get(args);
+                self.do_call(func, inst, base, callee, args, results)?;
+            }
+            D::CallIndirect { args, .. } => {
+                let args = dfg.pool.get(args);
+                let callee = self.callee_at_address(self.get(base, args[0]));
+                self.do_call(func, inst, base, callee, &args[1..], results)?;
+            }
+            D::FuncAddr { func_ref, .. } => {
+                let callee = self.info[index].callees[func_ref.as_u32() as usize];
+                let addr = self
+                    .address_of_callee(callee)
+                    .ok_or_else(|| self.invalid(func, inst, "address of a function not in this module"))?;
+                self.set(base, results[0], ops::truncate(addr, w));
+            }
+            D::Load { flags, arg, offset, .. } => {
+                let addr = self.address(func, base, arg, offset);
+                let (bytes, signed) = match op {
+                    Opcode::Uload8 => (1, false),
+                    Opcode::Sload8 => (1, true),
+                    Opcode::Uload16 => (2, false),
+                    Opcode::Sload16 => (2, true),
+                    Opcode::Uload32 => (4, false),
+                    Opcode::Sload32 => (4, true),
+                    _ => (ty.bytes(), false),
+                };
+                let x = self.load(func, inst, addr, bytes, flags)?;
+                let x = if signed { ops::sextend(x, bytes * 8, w) } else { x };
+                self.set(base, results[0], x);
+            }
+            D::Store { flags, args: [v, p], offset, .. } => {
+                let addr = self.address(func, base, p, offset);
+                let bytes = match op {
+                    Opcode::Istore8 => 1,
+                    Opcode::Istore16 => 2,
+                    Opcode::Istore32 => 4,
+                    _ => dfg.value_type(v).bytes(),
+                };
+                let x = self.get(base, v);
+                self.store(func, inst, addr, bytes, x, flags)?;
+            }
+            D::LoadNoOffset { flags, arg, .. } => {
+                let x = self.get(base, arg);
+                match op {
+                    Opcode::Bitcast => self.set(base, results[0], ops::bitcast(x)),
+                    _ => {
+                        let addr = self.address(func, base, arg, 0);
+                        let x = self.load(func, inst, addr, ty.bytes(), flags)?;
+                        self.set(base, results[0], x);
+                    }
+                }
+            }
+            D::StoreNoOffset { flags, args: [v, p], .. } => {
+                let addr = self.address(func, base, p, 0);
+                let x = self.get(base, v);
+                self.store(func, inst, addr, dfg.value_type(v).bytes(), x, flags)?;
+            }
+            D::AtomicRmw { flags, op: rmw, args: [p, v], .. } => {
+                let addr = self.address(func, base, p, 0);
+                let old = self.load(func, inst, addr, ty.bytes(), flags)?;
+                let x = self.get(base, v);
+                let new = match rmw {
+                    AtomicRmwOp::Add => ops::iadd(old, x, w),
+                    AtomicRmwOp::Sub => ops::isub(old, x, w),
+                    AtomicRmwOp::And => ops::band(old, x),
+                    AtomicRmwOp::Nand => ops::bnot(ops::band(old, x), w),
+                    AtomicRmwOp::Or => ops::bor(old, x),
+                    AtomicRmwOp::Xor => ops::bxor(old, x),
+                    AtomicRmwOp::Xchg => x,
+                    AtomicRmwOp::Umin => ops::umin(old, x),
+                    AtomicRmwOp::Umax => ops::umax(old, x),
+                    AtomicRmwOp::Smin => ops::smin(old, x, w),
+                    AtomicRmwOp::Smax => ops::smax(old, x, w),
+                };
+                self.store(func, inst, addr, ty.bytes(), new, flags)?;
+                self.set(base, results[0], old);
+            }
+            D::AtomicCas { flags, args: [p, e, r], .. } => {
+                let addr = self.address(func, base, p, 0);
+                let old = self.load(func, inst, addr, ty.bytes(), flags)?;
+                if old == self.get(base, e) {
+                    let x = self.get(base, r);
+                    self.store(func, inst, addr, ty.bytes(), x, flags)?;
+                }
+                self.set(base, results[0], old);
+            }
+            D::StackLoad { stack_slot, offset, .. } => {
+                let slot_offset = self.info[index]
+                    .slot_offsets
+                    .get(stack_slot.as_u32() as usize)
+                    .copied()
+                    .ok_or_else(|| self.invalid(func, inst, "unknown stack slot"))?;
+                let addr = (frame_addr + slot_offset as u64).wrapping_add(offset as i64 as u64);
+                if op == Opcode::StackAddr {
+                    self.set(base, results[0], ops::truncate(addr as u128, w));
+                } else {
+                    let x = self.load(func, inst, addr, ty.bytes(), MemFlags::trusted())?;
+                    self.set(base, results[0], x);
+                }
+            }
+            D::StackStore { arg, stack_slot, offset, .. } => {
+                let slot_offset = self.info[index]
+                    .slot_offsets
+                    .get(stack_slot.as_u32() as usize)
+                    .copied()
+                    .ok_or_else(|| self.invalid(func, inst, "unknown stack slot"))?;
+                let addr = (frame_addr + slot_offset as u64).wrapping_add(offset as i64 as u64);
+                let x = self.get(base, arg);
+                let bytes = dfg.value_type(arg).bytes();
+                self.store(func, inst, addr, bytes, x, MemFlags::trusted())?;
+            }
+            D::Trap { code, .. } => return trap(self, code),
+            D::CondTrap { arg, code, .. } => {
+                let nonzero = self.get(base, arg) != 0;
+                if (op == Opcode::Trapnz) == nonzero {
+                    return trap(self, code);
+                }
+            }
+            D::IntAddTrap { args: [a, b], code, .. } => {
+                match ops::uadd_overflow_trap(self.get(base, a), self.get(base, b), w) {
+                    Some(r) => self.set(base, results[0], r),
+                    None => return trap(self, code),
+                }
+            }
+        }
+        Ok(Flow::Next)
+    }
+}
+
+/// Library calls in address order (for `func_addr` of a libcall).
+const LIBCALLS: [Libcall; 10] = {
+    use FloatKind::{F32, F64};
+    [
+        Libcall::Ceil(F32),
+        Libcall::Ceil(F64),
+        Libcall::Floor(F32),
+        Libcall::Floor(F64),
+        Libcall::Trunc(F32),
+        Libcall::Trunc(F64),
+        Libcall::Nearest(F32),
+        Libcall::Nearest(F64),
+        Libcall::Fma(F32),
+        Libcall::Fma(F64),
+    ]
+};
