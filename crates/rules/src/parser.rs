@@ -279,7 +279,7 @@ fn parse_clause(e: &SExpr) -> PResult<Clause> {
         Some("if-let") if items.len() >= 3 => {
             Ok(Clause::IfLet {
                 pat: parse_pattern_one(&items[1..items.len() - 1])?,
-                expr: parse_expr(&items[2])?,
+                expr: parse_expr(&items[items.len() - 1])?,
                 span: e.span(),
             })
         }
@@ -320,24 +320,31 @@ fn parse_extractor(items: &[SExpr], span: Span) -> PResult<ExtractorMacro> {
     })
 }
 
-/// Parses a sequence of patterns, where `name @ pat` spans three items.
+/// Parses a sequence of patterns, where `name @ pat` spans three items (and chains:
+/// `a @ b @ pat` binds both names).
 fn parse_patterns(items: &[SExpr]) -> PResult<Vec<Pattern>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < items.len() {
-        if let Some(SExpr::At(at)) = items.get(i + 1) {
-            let var = ident(&items[i], "a variable before `@`")?;
-            let sub = items
-                .get(i + 2)
-                .ok_or_else(|| err(*at, "missing pattern after `@`", "expected a pattern"))?;
-            out.push(Pattern::Bind(var, Box::new(parse_pattern(sub)?)));
-            i += 3;
-        } else {
-            out.push(parse_pattern(&items[i])?);
-            i += 1;
-        }
+        out.push(parse_pattern_at(items, &mut i)?);
     }
     Ok(out)
+}
+
+/// Parses the pattern starting at `items[*i]`, advancing `*i` past it.
+fn parse_pattern_at(items: &[SExpr], i: &mut usize) -> PResult<Pattern> {
+    if let Some(SExpr::At(at)) = items.get(*i + 1) {
+        let var = ident(&items[*i], "a variable before `@`")?;
+        if *i + 2 >= items.len() {
+            return Err(err(*at, "missing pattern after `@`", "expected a pattern"));
+        }
+        *i += 2;
+        let sub = parse_pattern_at(items, i)?;
+        return Ok(Pattern::Bind(var, Box::new(sub)));
+    }
+    let pat = parse_pattern(&items[*i])?;
+    *i += 1;
+    Ok(pat)
 }
 
 fn parse_pattern_one(items: &[SExpr]) -> PResult<Pattern> {

@@ -19,11 +19,21 @@ use crate::program::{Program, Rule};
 pub fn check(program: &Program, diags: &mut Diagnostics) {
     for (term, set) in &program.rulesets {
         let info = &program.terms[*term];
-        if info.multi {
-            continue;
-        }
         // Rules are sorted by priority, highest first, then by source order.
         for (j, lower) in set.rules.iter().enumerate() {
+            if lower.disjoint(lower) {
+                diags.push(
+                    Diagnostic::error(format!(
+                        "rule {} can never match: its patterns require one value to be two different things",
+                        describe(lower, diags)
+                    ))
+                    .at(lower.span, "this rule never fires"),
+                );
+                continue;
+            }
+            if info.multi {
+                continue; // all matching rules fire: overlap and order are intended
+            }
             if let Some(higher) = set.rules[..j]
                 .iter()
                 .find(|h| h.prio > lower.prio && subsumes(h, lower))
@@ -57,9 +67,9 @@ fn shadowed(lower: &Rule, higher: &Rule, diags: &Diagnostics) -> Diagnostic {
             higher.span,
             format!("priority {} rule matches everything it matches", higher.prio),
         )
-        .note(format!("shadowed by: {at} (priority {})", higher.prio))
+        .note(format!("note: shadowed by: {at} (priority {})", higher.prio))
         .note(format!(
-            "give this rule a priority above {}, or remove it",
+            "help: give this rule a priority above {}, or remove it",
             higher.prio
         ))
 }
@@ -74,8 +84,8 @@ fn overlapping(first: &Rule, second: &Rule, term: &str, diags: &Diagnostics) -> 
     ))
     .at(second.span, "this rule")
     .also(first.span, "and this rule can match the same input")
-    .note(format!("also matches: {at}"))
-    .note("give one of them a higher priority to say which one wins")
+    .note(format!("note: also matches: {at}"))
+    .note("help: give one of them a higher priority to say which one wins")
 }
 
 /// Names a rule in a message: by its name if it has one, always by its location.

@@ -36,8 +36,8 @@ pub fn check(program: &Program, diags: &mut Diagnostics) {
                 diags.push(
                     Diagnostic::error(format!("term `{}` is recursive but not declared `rec`", info.name))
                         .at(info.span, "declared here")
-                        .note(format!("call cycle through: {}", names.join(", ")))
-                        .note("write `(decl rec …)` if the recursion is intended"),
+                        .note(format!("note: call cycle through: {}", names.join(", ")))
+                        .note("help: write `(decl rec …)` if the recursion is intended"),
                 );
             }
         }

@@ -241,7 +241,7 @@ fn declare_extern(
             Diagnostic::error(format!("Rust function `{}` is bound twice", e.func.name))
                 .at(e.func.span, "bound again here")
                 .also(first, format!("already bound to `{}` here", program.terms[other].name))
-                .note("each extern term needs its own `Context` method"),
+                .note("note: each extern term needs its own `Context` method"),
         );
         return;
     }

@@ -162,8 +162,15 @@ impl Lowerer<'_> {
                         None => self.poison(std::slice::from_ref(pat)),
                     }
                 }
-                Clause::If { expr, .. } => {
-                    self.operand(expr, None);
+                Clause::If { expr, span } => {
+                    let before = self.tests.len();
+                    if self.operand(expr, None).is_some() && self.tests.len() == before {
+                        self.diags.push(
+                            Diagnostic::warning("this `if` always succeeds")
+                                .at(*span, "the expression cannot fail")
+                                .note("note: `if` is for partial terms; this clause has no effect"),
+                        );
+                    }
                 }
             }
         }
@@ -174,16 +181,6 @@ impl Lowerer<'_> {
         tests.retain(|t| !matches!(t, Test::Eq(a, b) if a == b));
         tests.sort_by_key(|t| (test_key(t), t.clone()));
         tests.dedup();
-        let conflict = tests.iter().enumerate().find_map(|(i, a)| {
-            tests[i + 1..].iter().find(|b| a.excludes(b)).map(|_| a)
-        });
-        if conflict.is_some() {
-            self.error(
-                Diagnostic::error("rule can never match: its patterns require one value to be two different things")
-                    .at(rule.span, "this rule never fires"),
-            );
-            return None;
-        }
         Some(Rule {
             index,
             name: rule.name.as_ref().map(|n| n.name.clone()),
@@ -259,7 +256,7 @@ impl Lowerer<'_> {
                     self.type_name(natural),
                     self.type_name(ty)
                 );
-                let note = format!("no `(convert {} {} …)` is declared", self.type_name(natural), self.type_name(ty));
+                let note = format!("note: no `(convert {} {} …)` is declared", self.type_name(natural), self.type_name(ty));
                 self.error(Diagnostic::error(msg).at(span, "wrong type here").note(note));
                 self.poison(args);
                 return;
@@ -336,6 +333,7 @@ impl Lowerer<'_> {
         if self.macro_depth >= MAX_MACRO_DEPTH {
             let msg = format!("extractor `{}` expands into itself", def.term.name);
             self.error(Diagnostic::error(msg).at(span, "recursive extractor macro"));
+            self.poison(args);
             return;
         }
         let mut problems = Vec::new();
@@ -577,7 +575,7 @@ fn mismatch(program: &Program, got: TypeId, want: TypeId, span: Span) -> Diagnos
     let (g, w) = (&program.types[got].name, &program.types[want].name);
     Diagnostic::error(format!("type mismatch: expression has type `{g}` but `{w}` is expected"))
         .at(span, "wrong type here")
-        .note(format!("no `(convert {g} {w} …)` is declared"))
+        .note(format!("note: no `(convert {g} {w} …)` is declared"))
 }
 
 /// Replaces macro parameters by the call's argument patterns.
