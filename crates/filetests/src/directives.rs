@@ -102,7 +102,10 @@ pub enum Expectation {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Run {
     pub line: usize,
+    /// The function that runs: the one the directive is attached to.
     pub function: String,
+    /// The name written in the directive (may differ; the runner warns).
+    pub written_name: String,
     pub args: Vec<DataValue>,
     pub expect: Expectation,
 }
@@ -115,6 +118,7 @@ pub fn parse_run(raw: &RawRun, funcs: &[Function], preceding: Option<usize>) -> 
         return Ok(Run {
             line: raw.line,
             function: func_name(&funcs[index]),
+            written_name: func_name(&funcs[index]),
             args: Vec::new(),
             expect: Expectation::Truthy,
         });
@@ -126,10 +130,15 @@ pub fn parse_run(raw: &RawRun, funcs: &[Function], preceding: Option<usize>) -> 
     let close = matching_paren(name_start, open).ok_or("unbalanced parentheses")?;
     let args_text = &name_start[open + 1..close];
     let rest = name_start[close + 1..].trim();
-    let func = funcs
-        .iter()
-        .find(|f| func_name(f) == name)
-        .ok_or_else(|| format!("no function named %{name} in this file"))?;
+    // Like Cranelift, a directive runs the function it is attached to (the one defined just
+    // before it); the name it writes is only checked, and a mismatch is a warning.
+    let func = match preceding {
+        Some(i) => &funcs[i],
+        None => funcs
+            .iter()
+            .find(|f| func_name(f) == name)
+            .ok_or_else(|| format!("no function named %{name} in this file"))?,
+    };
     let param_types: Vec<Type> = func.signature.params.iter().map(|p| p.value_type).collect();
     let return_types: Vec<Type> = func.signature.returns.iter().map(|p| p.value_type).collect();
     let args = parse_values(args_text, &param_types, "argument")?;
@@ -161,7 +170,8 @@ pub fn parse_run(raw: &RawRun, funcs: &[Function], preceding: Option<usize>) -> 
     };
     Ok(Run {
         line: raw.line,
-        function: name.to_string(),
+        function: func_name(func),
+        written_name: name.to_string(),
         args,
         expect,
     })

@@ -15,7 +15,6 @@ use std::sync::mpsc;
 
 use directives::{Expectation, Run};
 use kestrel_interp::{DataValue, InterpError, Interpreter};
-use kestrel_ir::Function;
 
 /// Instructions one run line may execute before it is stopped.
 pub const FUEL_PER_RUN: u64 = 200_000_000;
@@ -277,6 +276,12 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
                 continue;
             }
         };
+        if run.written_name != run.function {
+            notes.push(format!(
+                "warning: line {}: the directive names %{} but follows %{}; running %{} as Cranelift does",
+                run.line, run.written_name, run.function, run.function
+            ));
+        }
         let result = interp.call(&run.function, &run.args);
         match judge(&run, &result) {
             Ok(()) => {

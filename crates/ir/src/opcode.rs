@@ -136,7 +136,7 @@ opcodes! {
     Trapnz "trapnz" CondTrap Op(0), [CAN_TRAP | SIDE_EFFECTS];
     Debugtrap "debugtrap" NullAry NO, [SIDE_EFFECTS];
     Call "call" Call NO, [CALL | CAN_TRAP | LOADS | STORES | SIDE_EFFECTS];
-    CallIndirect "call_indirect" CallIndirect NO, [CALL | CAN_TRAP | LOADS | STORES | SIDE_EFFECTS];
+    CallIndirect "call_indirect" CallIndirect Op(0), [CALL | CAN_TRAP | LOADS | STORES | SIDE_EFFECTS];
     FuncAddr "func_addr" FuncAddr Sfx, [];
 
     // Constants.

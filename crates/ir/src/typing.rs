@@ -54,10 +54,10 @@ impl TypeSet {
 pub fn ctrl_type_set(op: Opcode) -> TypeSet {
     use Opcode::*;
     match op {
-        Jump | BrTable | Return | Trap | Debugtrap | Call | CallIndirect | Nop | Fence
+        Jump | BrTable | Return | Trap | Debugtrap | Call | Nop | Fence
         | SequencePoint | F32const | F64const => TypeSet::Nothing,
         Brif | Trapz | Trapnz => TypeSet::Int,
-        FuncAddr | StackAddr | GetFramePointer | GetStackPointer | GetReturnAddress => {
+        CallIndirect | FuncAddr | StackAddr | GetFramePointer | GetStackPointer | GetReturnAddress => {
             TypeSet::IntRange(32, 64)
         }
         GlobalValue => TypeSet::Any,

@@ -1,0 +1,3 @@
+//! Target instruction sets.
+
+pub mod x64;

@@ -1,0 +1,8 @@
+//! Kestrel's code generator.
+//!
+//! `machinst` holds the target-independent machinery (block order, VCode, the MachBuffer);
+//! `isa` holds one directory per target with the same file shape.
+
+pub mod chaos;
+pub mod isa;
+pub mod machinst;

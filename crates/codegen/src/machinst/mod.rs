@@ -1,0 +1,3 @@
+//! Target-independent machine-code machinery.
+
+pub mod buffer;
