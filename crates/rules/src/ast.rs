@@ -90,7 +90,11 @@ pub struct Rule {
 #[derive(Clone, Debug)]
 pub enum Clause {
     /// `(if-let pat expr)`: evaluate `expr`, continue if it matches `pat`.
-    IfLet { pat: Pattern, expr: Expr, span: Span },
+    IfLet {
+        pat: Pattern,
+        expr: Expr,
+        span: Span,
+    },
     /// `(if expr)`: continue if the (partial) expression succeeds.
     If { expr: Expr, span: Span },
 }

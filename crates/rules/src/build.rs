@@ -37,7 +37,12 @@ impl std::fmt::Display for BuildError {
 impl std::error::Error for BuildError {}
 
 /// Compiles `files` into `dir/out_name`; returns the path written.
-pub fn compile_to<P: AsRef<Path>>(files: &[P], dir: &Path, out_name: &str, options: &Options) -> Result<PathBuf, BuildError> {
+pub fn compile_to<P: AsRef<Path>>(
+    files: &[P],
+    dir: &Path,
+    out_name: &str,
+    options: &Options,
+) -> Result<PathBuf, BuildError> {
     let sources = read_sources(files).map_err(BuildError::Io)?;
     let compiled = compile(&sources, options).map_err(|d| BuildError::Rules(d.render()))?;
     if !compiled.diagnostics.list.is_empty() {
@@ -57,7 +62,11 @@ pub fn compile_to<P: AsRef<Path>>(files: &[P], dir: &Path, out_name: &str, optio
 }
 
 /// Compiles `files` into `$OUT_DIR/out_name`, asking Cargo to rerun when they change.
-pub fn try_compile_rules<P: AsRef<Path>>(files: &[P], out_name: &str, options: &Options) -> Result<PathBuf, BuildError> {
+pub fn try_compile_rules<P: AsRef<Path>>(
+    files: &[P],
+    out_name: &str,
+    options: &Options,
+) -> Result<PathBuf, BuildError> {
     for f in files {
         println!("cargo:rerun-if-changed={}", f.as_ref().display());
     }

@@ -247,11 +247,7 @@ impl Diagnostics {
         let errors = self.error_count();
         let warnings = self.list.len() - errors;
         if errors + warnings > 0 {
-            let _ = writeln!(
-                out,
-                "{} error(s), {} warning(s)",
-                errors, warnings
-            );
+            let _ = writeln!(out, "{} error(s), {} warning(s)", errors, warnings);
         }
     }
 }

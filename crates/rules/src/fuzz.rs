@@ -70,9 +70,32 @@ impl Rng {
 /// token-ish snippet, or splice in part of another corpus entry.
 pub fn mutate(data: &mut Vec<u8>, other: &[u8], rng: &mut Rng) {
     const SNIPPETS: &[&str] = &[
-        "(", ")", " _ ", " x ", " @ ", " 0 ", " -1 ", "(and ", "(rule ", "(decl ", "(if-let ",
-        "(if ", "(let ((", " partial ", " multi ", " rec ", " pure ", "(convert ", "(extractor (",
-        "(type T (enum (A) (B (f u32))))", " extern ", " infallible ", ".", "\0", ";", "\n",
+        "(",
+        ")",
+        " _ ",
+        " x ",
+        " @ ",
+        " 0 ",
+        " -1 ",
+        "(and ",
+        "(rule ",
+        "(decl ",
+        "(if-let ",
+        "(if ",
+        "(let ((",
+        " partial ",
+        " multi ",
+        " rec ",
+        " pure ",
+        "(convert ",
+        "(extractor (",
+        "(type T (enum (A) (B (f u32))))",
+        " extern ",
+        " infallible ",
+        ".",
+        "\0",
+        ";",
+        "\n",
     ];
     let len = data.len();
     let pos = if len == 0 { 0 } else { rng.below(len + 1) };

@@ -55,7 +55,11 @@ impl RuleGen<'_> {
             }
             2 | 3 => self.rng.below(4).to_string(),
             4 => format!("(odd {})", self.u8_pat(depth - 1)),
-            5 => format!("(split {} {})", self.u8_pat(depth - 1), self.u8_pat(depth - 1)),
+            5 => format!(
+                "(split {} {})",
+                self.u8_pat(depth - 1),
+                self.u8_pat(depth - 1)
+            ),
             _ => {
                 let v = self.fresh();
                 self.u8_vars.push(v.clone());
@@ -91,7 +95,9 @@ impl RuleGen<'_> {
     fn u8_expr(&mut self, depth: usize, allow_sub: bool) -> String {
         match self.rng.below(if depth == 0 { 2 } else { 4 }) {
             0 => self.rng.below(50).to_string(),
-            1 if !self.u8_vars.is_empty() => self.u8_vars[self.rng.below(self.u8_vars.len())].clone(),
+            1 if !self.u8_vars.is_empty() => {
+                self.u8_vars[self.rng.below(self.u8_vars.len())].clone()
+            }
             1 => "7".into(),
             2 if allow_sub && !self.s_vars.is_empty() => {
                 format!("(sub {})", self.s_vars[self.rng.below(self.s_vars.len())])
@@ -138,7 +144,10 @@ pub fn random_program(seed: u64, rules: usize) -> String {
             g.clauses(&mut clauses);
             let rhs = g.u8_expr(2, allow_sub);
             let prio = g.rng.below(5) as i64 - 2;
-            let _ = writeln!(out, "(rule {term}_{i} {prio} ({term} {t} {n}){clauses} (mk {i} {rhs}))");
+            let _ = writeln!(
+                out,
+                "(rule {term}_{i} {prio} ({term} {t} {n}){clauses} (mk {i} {rhs}))"
+            );
         }
     }
     for i in 0..4 {
@@ -161,7 +170,9 @@ pub fn random_program(seed: u64, rules: usize) -> String {
 pub fn bench_program(terms: usize, rules_per_term: usize) -> String {
     let variants = 8;
     let mut out = String::new();
-    out.push_str("(type u32 (primitive u32))\n(type Val (primitive Val))\n(type Reg (primitive Reg))\n");
+    out.push_str(
+        "(type u32 (primitive u32))\n(type Val (primitive Val))\n(type Reg (primitive Reg))\n",
+    );
     out.push_str("(type Op extern (enum");
     for v in 0..variants {
         let _ = write!(out, " (V{v} (a Val) (k u32))");

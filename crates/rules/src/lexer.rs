@@ -56,8 +56,10 @@ pub fn lex(file: FileId, text: &str, diags: &mut Diagnostics) -> Vec<Token> {
         if !is_symbol_char(c) {
             chars.next();
             diags.push(
-                Diagnostic::error(format!("unexpected character `{}`", c.escape_default()))
-                    .at(Span::new(file, start, start + c.len_utf8()), "not valid here"),
+                Diagnostic::error(format!("unexpected character `{}`", c.escape_default())).at(
+                    Span::new(file, start, start + c.len_utf8()),
+                    "not valid here",
+                ),
             );
             continue;
         }

@@ -46,7 +46,12 @@ enum Command {
 fn main() -> ExitCode {
     let (files, output, options) = match Cli::parse().command {
         Command::Check { files } => (files, None, None),
-        Command::Compile { files, output, naive, log } => {
+        Command::Compile {
+            files,
+            output,
+            naive,
+            log,
+        } => {
             let mut options = Options::default();
             options.codegen.log = log;
             if naive {

@@ -187,7 +187,10 @@ impl Builder<'_> {
         let first = &rows[0];
         let ready = first.remaining.iter().filter(|t| self.test_ready(t, scope));
         let best = ready.max_by_key(|t| {
-            let sharing = rows.iter().filter(|r| r.remaining.iter().any(|u| same_switch(t, u))).count();
+            let sharing = rows
+                .iter()
+                .filter(|r| r.remaining.iter().any(|u| same_switch(t, u)))
+                .count();
             // Prefer earlier tests on ties (max_by_key keeps the last maximum).
             (sharing, std::cmp::Reverse(t.subject()))
         });
@@ -204,7 +207,12 @@ impl Builder<'_> {
     }
 
     fn binding_ready(&self, b: BindingId, scope: &[bool]) -> bool {
-        scope[b] || (!self.set.bindings[b].is_guarded() && self.set.bindings[b].sources().iter().all(|&s| self.binding_ready(s, scope)))
+        scope[b]
+            || (!self.set.bindings[b].is_guarded()
+                && self.set.bindings[b]
+                    .sources()
+                    .iter()
+                    .all(|&s| self.binding_ready(s, scope)))
     }
 
     /// Splits rows into the group that shares `test`'s switch and the rest.
@@ -227,7 +235,10 @@ impl Builder<'_> {
         if scope[b] {
             return;
         }
-        debug_assert!(!self.set.bindings[b].is_guarded(), "guarded binding used outside its test");
+        debug_assert!(
+            !self.set.bindings[b].is_guarded(),
+            "guarded binding used outside its test"
+        );
         for s in self.set.bindings[b].sources() {
             self.ensure_bound(s, scope, steps);
         }
@@ -235,7 +246,13 @@ impl Builder<'_> {
         steps.push(Step::Let(b));
     }
 
-    fn switch(&self, test: &Test, group: Vec<Row>, scope: &mut Vec<bool>, lets: &mut Vec<Step>) -> Step {
+    fn switch(
+        &self,
+        test: &Test,
+        group: Vec<Row>,
+        scope: &mut Vec<bool>,
+        lets: &mut Vec<Step>,
+    ) -> Step {
         match test {
             Test::Eq(a, b) => {
                 self.ensure_bound(*a, scope, lets);
@@ -248,13 +265,18 @@ impl Builder<'_> {
                 self.ensure_bound(*subject, scope, lets);
                 let rows = remove_test(group, test);
                 let payload = self.set.interned.get(&Binding::Some(*subject)).copied();
-                let payload = payload.filter(|p| rows.iter().any(|r| self.uses[r.rule].contains(p)));
+                let payload =
+                    payload.filter(|p| rows.iter().any(|r| self.uses[r.rule].contains(p)));
                 let mut inner = scope.clone();
                 if let Some(p) = payload {
                     inner[p] = true;
                 }
                 let body = self.block(rows, &mut inner);
-                Step::IfSome { subject: *subject, payload, body }
+                Step::IfSome {
+                    subject: *subject,
+                    payload,
+                    body,
+                }
             }
             Test::Variant(subject, _) | Test::Int(subject, _) => {
                 self.ensure_bound(*subject, scope, lets);
@@ -276,7 +298,8 @@ impl Builder<'_> {
                         None => arms.push((t, value, vec![row])),
                     }
                 }
-                let exhaustive = matches!(test, Test::Variant(..)) && arms.len() == (self.variant_count)(*subject);
+                let exhaustive = matches!(test, Test::Variant(..))
+                    && arms.len() == (self.variant_count)(*subject);
                 let arms = arms
                     .into_iter()
                     .map(|(t, value, rows)| {
@@ -286,10 +309,18 @@ impl Builder<'_> {
                             inner[f] = true;
                         }
                         let body = self.block(rows, &mut inner);
-                        Arm { value, fields, body }
+                        Arm {
+                            value,
+                            fields,
+                            body,
+                        }
                     })
                     .collect();
-                Step::Match { subject: *subject, arms, exhaustive }
+                Step::Match {
+                    subject: *subject,
+                    arms,
+                    exhaustive,
+                }
             }
         }
     }
@@ -302,7 +333,12 @@ impl Builder<'_> {
         let mut fields: Vec<(usize, BindingId)> = Vec::new();
         for row in rows {
             for &b in &self.uses[row.rule] {
-                if let Binding::Field { source, variant: v, field } = self.set.bindings[b] {
+                if let Binding::Field {
+                    source,
+                    variant: v,
+                    field,
+                } = self.set.bindings[b]
+                {
                     if source == subject && v == variant && !fields.contains(&(field, b)) {
                         fields.push((field, b));
                     }
@@ -321,4 +357,61 @@ fn remove_test(rows: Vec<Row>, test: &Test) -> Vec<Row> {
             remaining: row.remaining.into_iter().filter(|t| t != test).collect(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostics::{Diagnostics, SourceMap};
+    use crate::program::Program;
+
+    fn analyze(text: &str) -> Program {
+        let mut sources = SourceMap::new();
+        sources.add("t.rules", text);
+        let mut diags = Diagnostics::new(sources);
+        let tokens = crate::lexer::lex(0, text, &mut diags);
+        let forms = crate::sexpr::read(tokens, &mut diags);
+        let defs = crate::parser::parse(&forms, &mut diags);
+        let program = crate::sema::analyze(&[defs], &mut diags);
+        assert!(!diags.has_errors(), "{}", diags.render());
+        program
+    }
+
+    fn leaves(block: &Block, out: &mut Vec<usize>) {
+        for step in &block.steps {
+            match step {
+                Step::Leaf(r) => out.push(*r),
+                Step::Let(_) => {}
+                Step::IfSome { body, .. } | Step::IfEq { body, .. } => leaves(body, out),
+                Step::Match { arms, .. } => arms.iter().for_each(|a| leaves(&a.body, out)),
+            }
+        }
+    }
+
+    #[test]
+    fn every_rule_is_one_leaf_and_shared_tests_are_merged() {
+        let program = analyze(
+            "(type u32 (primitive u32))
+             (type E (enum (A (x u32)) (B (x u32)) (C)))
+             (decl f (E u32) u32)
+             (rule 3 (f (E.A 1) _) 1)
+             (rule 2 (f (E.A 2) _) 2)
+             (rule 2 (f (E.B x) x) 3)
+             (rule 1 (f (E.A _) 5) 4)
+             (rule 0 (f _ _) 5)",
+        );
+        let (_, set) = &program.rulesets[0];
+        let block = build_with_scope(set, false, |_| 3, vec![true; set.bindings.len()]);
+        let mut found = Vec::new();
+        leaves(&block, &mut found);
+        found.sort_unstable();
+        assert_eq!(found, vec![0, 1, 2, 3, 4]);
+        // One top-level switch on the enum holds the three variant rules.
+        let top_matches = block
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::Match { .. }))
+            .count();
+        assert_eq!(top_matches, 1);
+    }
 }

@@ -63,7 +63,11 @@ fn expect_len(items: &[SExpr], span: Span, n: usize, form: &str) -> PResult<()> 
         return Err(err(
             span,
             format!("malformed `{form}`"),
-            format!("`{form}` takes {} item(s), found {}", n - 1, items.len() - 1),
+            format!(
+                "`{form}` takes {} item(s), found {}",
+                n - 1,
+                items.len() - 1
+            ),
         ));
     }
     Ok(())
@@ -73,7 +77,11 @@ fn parse_def(form: &SExpr) -> PResult<Def> {
     let span = form.span();
     let items = list(form, "a top-level form such as `(rule …)`")?;
     let Some(head) = items.first() else {
-        return Err(err(span, "empty form", "expected `type`, `decl`, `rule`, …"));
+        return Err(err(
+            span,
+            "empty form",
+            "expected `type`, `decl`, `rule`, …",
+        ));
     };
     match keyword(head) {
         Some("type") => parse_type(items, span).map(Def::Type),
@@ -99,7 +107,10 @@ fn parse_def(form: &SExpr) -> PResult<Def> {
 }
 
 fn parse_type(items: &[SExpr], span: Span) -> PResult<TypeDef> {
-    let name = ident(items.get(1).ok_or_else(|| missing(span, "a type name"))?, "a type name")?;
+    let name = ident(
+        items.get(1).ok_or_else(|| missing(span, "a type name"))?,
+        "a type name",
+    )?;
     let mut rest = &items[2..];
     let is_extern = matches!(rest.first().and_then(keyword), Some("extern"));
     if is_extern {
@@ -143,7 +154,9 @@ fn parse_type(items: &[SExpr], span: Span) -> PResult<TypeDef> {
 fn parse_variant(e: &SExpr) -> PResult<Variant> {
     let items = list(e, "an enum variant `(Name (field Type) …)`")?;
     let name = ident(
-        items.first().ok_or_else(|| missing(e.span(), "a variant name"))?,
+        items
+            .first()
+            .ok_or_else(|| missing(e.span(), "a variant name"))?,
         "a variant name",
     )?;
     let fields = items[1..]
@@ -246,7 +259,8 @@ fn parse_rule(items: &[SExpr], span: Span) -> PResult<Rule> {
     }
     let mut prio = 0;
     if let Some(SExpr::Int(v, s)) = items.get(i) {
-        prio = i64::try_from(*v).map_err(|_| err(*s, "priority out of range", "must fit in 64 bits"))?;
+        prio = i64::try_from(*v)
+            .map_err(|_| err(*s, "priority out of range", "must fit in 64 bits"))?;
         i += 1;
     }
     if items.len() < i + 2 {
@@ -276,13 +290,11 @@ fn parse_rule(items: &[SExpr], span: Span) -> PResult<Rule> {
 fn parse_clause(e: &SExpr) -> PResult<Clause> {
     let items = list(e, "an `(if-let pat expr)` or `(if expr)` clause")?;
     match items.first().and_then(keyword) {
-        Some("if-let") if items.len() >= 3 => {
-            Ok(Clause::IfLet {
-                pat: parse_pattern_one(&items[1..items.len() - 1])?,
-                expr: parse_expr(&items[items.len() - 1])?,
-                span: e.span(),
-            })
-        }
+        Some("if-let") if items.len() >= 3 => Ok(Clause::IfLet {
+            pat: parse_pattern_one(&items[1..items.len() - 1])?,
+            expr: parse_expr(&items[items.len() - 1])?,
+            span: e.span(),
+        }),
         Some("if") => {
             expect_len(items, e.span(), 2, "if")?;
             Ok(Clause::If {
@@ -300,11 +312,16 @@ fn parse_clause(e: &SExpr) -> PResult<Clause> {
 
 fn parse_extractor(items: &[SExpr], span: Span) -> PResult<ExtractorMacro> {
     if items.len() < 3 {
-        return Err(err(span, "malformed `extractor`", "expected `(extractor (name params…) pattern)`"));
+        return Err(err(
+            span,
+            "malformed `extractor`",
+            "expected `(extractor (name params…) pattern)`",
+        ));
     }
     let head = list(&items[1], "`(name params…)`")?;
     let term = ident(
-        head.first().ok_or_else(|| missing(items[1].span(), "a term name"))?,
+        head.first()
+            .ok_or_else(|| missing(items[1].span(), "a term name"))?,
         "a term name",
     )?;
     let params = head[1..]

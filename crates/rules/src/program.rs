@@ -148,7 +148,9 @@ impl Binding {
             Binding::Arg(_) | Binding::Const { .. } => vec![],
             Binding::Extract { input, .. } => vec![*input],
             Binding::Construct { args, .. } | Binding::MakeVariant { args, .. } => args.clone(),
-            Binding::Some(s) | Binding::Field { source: s, .. } | Binding::Tuple { source: s, .. } => {
+            Binding::Some(s)
+            | Binding::Field { source: s, .. }
+            | Binding::Tuple { source: s, .. } => {
                 vec![*s]
             }
         }
@@ -205,8 +207,14 @@ impl Test {
 pub enum RhsExpr {
     Binding(BindingId),
     Local(LocalId),
-    Int { ty: TypeId, value: i128 },
-    Call { term: TermId, args: Vec<RhsExpr> },
+    Int {
+        ty: TypeId,
+        value: i128,
+    },
+    Call {
+        term: TermId,
+        args: Vec<RhsExpr>,
+    },
     Variant {
         ty: TypeId,
         variant: usize,

@@ -38,8 +38,7 @@ pub fn read(tokens: Vec<Token>, diags: &mut Diagnostics) -> Vec<SExpr> {
                 Some((open, items)) => SExpr::List(items, open.to(token.span)),
                 None => {
                     diags.push(
-                        Diagnostic::error("unmatched `)`")
-                            .at(token.span, "no `(` opens this list"),
+                        Diagnostic::error("unmatched `)`").at(token.span, "no `(` opens this list"),
                     );
                     continue;
                 }
@@ -54,9 +53,7 @@ pub fn read(tokens: Vec<Token>, diags: &mut Diagnostics) -> Vec<SExpr> {
         }
     }
     while let Some((open, items)) = stack.pop() {
-        diags.push(
-            Diagnostic::error("unclosed `(`").at(open, "this list is never closed"),
-        );
+        diags.push(Diagnostic::error("unclosed `(`").at(open, "this list is never closed"));
         let end = items.last().map_or(open, |i| i.span());
         let list = SExpr::List(items, open.to(end));
         match stack.last_mut() {

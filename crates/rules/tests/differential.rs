@@ -110,20 +110,35 @@ fn tree_and_naive_backends_agree_on_random_programs() {
             };
             options.codegen.backend = backend;
             options.codegen.log = true;
-            let compiled = compile(&sources, &options)
-                .unwrap_or_else(|d| panic!("generated program {p} is invalid:\n{}\n{text}", d.render()));
+            let compiled = compile(&sources, &options).unwrap_or_else(|d| {
+                panic!("generated program {p} is invalid:\n{}\n{text}", d.render())
+            });
             std::fs::write(work.join(format!("p{p}_{name}.rs")), compiled.code).unwrap();
         }
     }
     std::fs::write(work.join("driver.rs"), driver(PROGRAMS)).unwrap();
     let exe = work.join("driver");
     let status = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
-        .args(["--edition", "2021", "-A", "warnings", "-C", "debuginfo=0", "-C", "opt-level=1", "-o"])
+        .args([
+            "--edition",
+            "2021",
+            "-A",
+            "warnings",
+            "-C",
+            "debuginfo=0",
+            "-C",
+            "opt-level=1",
+            "-o",
+        ])
         .arg(&exe)
         .arg(work.join("driver.rs"))
         .status()
         .expect("run rustc");
-    assert!(status.success(), "generated code does not compile (see {})", work.display());
+    assert!(
+        status.success(),
+        "generated code does not compile (see {})",
+        work.display()
+    );
     let out = Command::new(&exe).output().expect("run driver");
     assert!(
         out.status.success(),

@@ -13,7 +13,9 @@ fn golden_path(case: &Path) -> PathBuf {
 }
 
 fn dir(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(name)
 }
 
 #[test]
@@ -28,7 +30,12 @@ fn pass_cases_compile() {
             let first = compile(&sources, &options)
                 .unwrap_or_else(|d| panic!("{} should compile:\n{}", case.display(), d.render()));
             let second = compile(&sources, &options).ok().unwrap();
-            assert_eq!(first.code, second.code, "{}: output is not deterministic", case.display());
+            assert_eq!(
+                first.code,
+                second.code,
+                "{}: output is not deterministic",
+                case.display()
+            );
             let golden = golden_path(&case);
             let rendered = first.diagnostics.render();
             if rendered.is_empty() && !golden.exists() {

@@ -10,10 +10,15 @@ use std::process::Command;
 
 fn run_case(dir: &Path) {
     let name = dir.file_name().unwrap().to_string_lossy().to_string();
-    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("run").join(&name);
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("run")
+        .join(&name);
     std::fs::create_dir_all(&work).unwrap();
     let sources = common::load_dir_sources(dir);
-    for (backend, file) in [(kestrel_rules::Backend::Tree, "tree.rs"), (kestrel_rules::Backend::Naive, "naive.rs")] {
+    for (backend, file) in [
+        (kestrel_rules::Backend::Tree, "tree.rs"),
+        (kestrel_rules::Backend::Naive, "naive.rs"),
+    ] {
         let mut options = kestrel_rules::Options::default();
         options.codegen.backend = backend;
         options.codegen.log = true;
@@ -24,12 +29,24 @@ fn run_case(dir: &Path) {
     std::fs::copy(dir.join("driver.rs"), work.join("driver.rs")).unwrap();
     let exe = work.join("driver");
     let status = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
-        .args(["--edition", "2021", "-D", "warnings", "-C", "debuginfo=0", "-o"])
+        .args([
+            "--edition",
+            "2021",
+            "-D",
+            "warnings",
+            "-C",
+            "debuginfo=0",
+            "-o",
+        ])
         .arg(&exe)
         .arg(work.join("driver.rs"))
         .status()
         .expect("run rustc");
-    assert!(status.success(), "{name}: generated code does not compile (see {})", work.display());
+    assert!(
+        status.success(),
+        "{name}: generated code does not compile (see {})",
+        work.display()
+    );
     let out = Command::new(&exe).output().expect("run driver");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -43,7 +60,11 @@ fn run_case(dir: &Path) {
 #[test]
 fn run_tests() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run");
-    let mut dirs: Vec<_> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
     dirs.sort();
     assert!(dirs.len() >= 2);
     for dir in dirs {

@@ -58,16 +58,19 @@ fn subsumes(higher: &Rule, lower: &Rule) -> bool {
 
 fn shadowed(lower: &Rule, higher: &Rule, diags: &Diagnostics) -> Diagnostic {
     let at = diags.sources.location(higher.span);
-    Diagnostic::error(format!(
-        "rule {} can never fire",
-        describe(lower, diags)
-    ))
+    Diagnostic::error(format!("rule {} can never fire", describe(lower, diags)))
         .at(lower.span, "this rule is shadowed")
         .also(
             higher.span,
-            format!("priority {} rule matches everything it matches", higher.prio),
+            format!(
+                "priority {} rule matches everything it matches",
+                higher.prio
+            ),
         )
-        .note(format!("note: shadowed by: {at} (priority {})", higher.prio))
+        .note(format!(
+            "note: shadowed by: {at} (priority {})",
+            higher.prio
+        ))
         .note(format!(
             "help: give this rule a priority above {}, or remove it",
             higher.prio

@@ -15,9 +15,7 @@ pub fn check(program: &Program, diags: &mut Diagnostics) {
         for rule in &set.rules {
             rhs_calls(&rule.rhs, &mut edges[*term]);
             for test in &rule.tests {
-                for b in [test.subject()] {
-                    collect_binding_calls(&set.bindings, b, &mut edges[*term]);
-                }
+                collect_binding_calls(&set.bindings, test.subject(), &mut edges[*term]);
                 if let crate::program::Test::Eq(_, b) = test {
                     collect_binding_calls(&set.bindings, *b, &mut edges[*term]);
                 }
@@ -29,15 +27,21 @@ pub fn check(program: &Program, diags: &mut Diagnostics) {
         if !cyclic {
             continue;
         }
-        let names: Vec<&str> = component.iter().map(|&t| program.terms[t].name.as_str()).collect();
+        let names: Vec<&str> = component
+            .iter()
+            .map(|&t| program.terms[t].name.as_str())
+            .collect();
         for &t in &component {
             let info = &program.terms[t];
             if !info.rec {
                 diags.push(
-                    Diagnostic::error(format!("term `{}` is recursive but not declared `rec`", info.name))
-                        .at(info.span, "declared here")
-                        .note(format!("note: call cycle through: {}", names.join(", ")))
-                        .note("help: write `(decl rec …)` if the recursion is intended"),
+                    Diagnostic::error(format!(
+                        "term `{}` is recursive but not declared `rec`",
+                        info.name
+                    ))
+                    .at(info.span, "declared here")
+                    .note(format!("note: call cycle through: {}", names.join(", ")))
+                    .note("help: write `(decl rec …)` if the recursion is intended"),
                 );
             }
         }

@@ -48,7 +48,15 @@ impl Writer {
 
 /// A DSL name as a Rust identifier (`-` and other symbol characters become `_`).
 pub fn rust_ident(name: &str) -> String {
-    name.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '_' }).collect()
+    name.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// Emits one term's function.
@@ -65,9 +73,24 @@ pub struct TermEmitter<'a> {
 }
 
 impl<'a> TermEmitter<'a> {
-    pub fn new(program: &'a Program, term: TermId, set: &'a RuleSet, sources: &'a SourceMap, options: CodegenOptions) -> Self {
+    pub fn new(
+        program: &'a Program,
+        term: TermId,
+        set: &'a RuleSet,
+        sources: &'a SourceMap,
+        options: CodegenOptions,
+    ) -> Self {
         let uses = set.rules.iter().map(|r| rule_uses(set, r)).collect();
-        TermEmitter { program, term, set, sources, options, w: Writer::default(), next_temp: 0, uses }
+        TermEmitter {
+            program,
+            term,
+            set,
+            sources,
+            options,
+            w: Writer::default(),
+            next_temp: 0,
+            uses,
+        }
     }
 
     pub fn finish(self) -> String {
@@ -136,7 +159,8 @@ impl<'a> TermEmitter<'a> {
         } else {
             ret.to_string()
         };
-        self.w.line(&format!("/// Generated from the rules of `{}`.", info.name));
+        self.w
+            .line(&format!("/// Generated from the rules of `{}`.", info.name));
         let mut params_text = String::from("ctx: &mut C");
         for p in params {
             params_text.push_str(", ");
@@ -176,9 +200,14 @@ impl<'a> TermEmitter<'a> {
     pub fn let_binding(&mut self, b: BindingId) {
         let text = match &self.set.bindings[b] {
             Binding::Arg(_) | Binding::Some(_) | Binding::Field { .. } => return,
-            Binding::Const { ty, value } => format!("let v{b}: {} = {value};", self.ty(*ty).rust_name()),
+            Binding::Const { ty, value } => {
+                format!("let v{b}: {} = {value};", self.ty(*ty).rust_name())
+            }
             Binding::Extract { term, input } => {
-                let (ext, _) = self.program.terms[*term].extractor.as_ref().expect("extractor term");
+                let (ext, _) = self.program.terms[*term]
+                    .extractor
+                    .as_ref()
+                    .expect("extractor term");
                 format!("let v{b} = ctx.{}({});", ext.func, self.owned(*input))
             }
             Binding::Construct { term, args } => {
@@ -220,23 +249,46 @@ impl<'a> TermEmitter<'a> {
         if v.fields.is_empty() {
             return format!("{}::{}", rust_ident(&info.name), v.name);
         }
-        let fields: Vec<String> = v.fields.iter().zip(args).map(|((f, _), a)| format!("{f}: {a}")).collect();
-        format!("{}::{} {{ {} }}", rust_ident(&info.name), v.name, fields.join(", "))
+        let fields: Vec<String> = v
+            .fields
+            .iter()
+            .zip(args)
+            .map(|((f, _), a)| format!("{f}: {a}"))
+            .collect();
+        format!(
+            "{}::{} {{ {} }}",
+            rust_ident(&info.name),
+            v.name,
+            fields.join(", ")
+        )
     }
 
     /// The pattern `Ty::V { f: vN, .. }` binding `fields`, for `match &subject`.
-    pub fn variant_pattern(&self, subject: BindingId, variant: usize, fields: &[(usize, BindingId)]) -> String {
+    pub fn variant_pattern(
+        &self,
+        subject: BindingId,
+        variant: usize,
+        fields: &[(usize, BindingId)],
+    ) -> String {
         let ty = self.value_type(subject).expect("enum subject");
         let info = self.ty(ty);
         let v = &info.variants()[variant];
-        let mut parts: Vec<String> = fields.iter().map(|&(f, b)| format!("{}: v{b}", v.fields[f].0)).collect();
+        let mut parts: Vec<String> = fields
+            .iter()
+            .map(|&(f, b)| format!("{}: v{b}", v.fields[f].0))
+            .collect();
         if fields.len() < v.fields.len() {
             parts.push("..".to_string());
         }
         if parts.is_empty() {
             return format!("{}::{} {{}}", rust_ident(&info.name), v.name);
         }
-        format!("{}::{} {{ {} }}", rust_ident(&info.name), v.name, parts.join(", "))
+        format!(
+            "{}::{} {{ {} }}",
+            rust_ident(&info.name),
+            v.name,
+            parts.join(", ")
+        )
     }
 
     /// After matching by reference, turns a bound reference into an owned value.
@@ -251,7 +303,8 @@ impl<'a> TermEmitter<'a> {
 
     /// Number of variants of an enum binding's type.
     pub fn variant_count(&self, b: BindingId) -> usize {
-        self.value_type(b).map_or(0, |t| self.ty(t).variants().len())
+        self.value_type(b)
+            .map_or(0, |t| self.ty(t).variants().len())
     }
 
     /// Whether a binding is an enum (matched by reference) rather than a primitive.

@@ -88,7 +88,14 @@ fn context_trait(program: &Program, options: CodegenOptions, w: &mut Writer) {
                 ret = format!("Option<{ret}>");
             }
             w.line(&format!("/// Constructor for `{}`.", term.name));
-            w.line(&format!("fn {}(&mut self, {}) -> {ret};", ctor.func, params.join(", ")).replace(", )", ")"));
+            w.line(
+                &format!(
+                    "fn {}(&mut self, {}) -> {ret};",
+                    ctor.func,
+                    params.join(", ")
+                )
+                .replace(", )", ")"),
+            );
         }
         if let Some((ext, infallible)) = &term.extractor {
             let outs: Vec<String> = term.args.iter().map(|&a| ty(a)).collect();
@@ -100,7 +107,11 @@ fn context_trait(program: &Program, options: CodegenOptions, w: &mut Writer) {
                 ret = format!("Option<{ret}>");
             }
             w.line(&format!("/// Extractor for `{}`.", term.name));
-            w.line(&format!("fn {}(&mut self, arg0: {}) -> {ret};", ext.func, ty(term.ret)));
+            w.line(&format!(
+                "fn {}(&mut self, arg0: {}) -> {ret};",
+                ext.func,
+                ty(term.ret)
+            ));
         }
     }
     if options.log {
@@ -113,7 +124,11 @@ fn context_trait(program: &Program, options: CodegenOptions, w: &mut Writer) {
 
 fn enums(program: &Program, w: &mut Writer) {
     for ty in &program.types {
-        let TypeKind::Enum { variants, is_extern: false } = &ty.kind else {
+        let TypeKind::Enum {
+            variants,
+            is_extern: false,
+        } = &ty.kind
+        else {
             continue;
         };
         w.blank();

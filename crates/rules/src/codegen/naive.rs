@@ -19,7 +19,11 @@ fn emit_rule(e: &mut TermEmitter, rule: usize) {
     let tests = e.set.rules[rule].tests.clone();
     let label = format!("'rule{}", e.set.rules[rule].index);
     let labeled = !tests.is_empty();
-    e.w.line(&if labeled { format!("{label}: {{") } else { "{".to_string() });
+    e.w.line(&if labeled {
+        format!("{label}: {{")
+    } else {
+        "{".to_string()
+    });
     e.w.indent();
     let mut scope = e.initial_scope();
     for test in &tests {
@@ -31,13 +35,17 @@ fn emit_rule(e: &mut TermEmitter, rule: usize) {
             bind(e, b, &mut scope);
         }
         match *test {
-            Test::Int(b, value) => e.w.line(&format!("if v{b} != {value} {{ break {label}; }}")),
+            Test::Int(b, value) => {
+                e.w.line(&format!("if v{b} != {value} {{ break {label}; }}"))
+            }
             Test::Eq(a, b) => e.w.line(&format!("if v{a} != v{b} {{ break {label}; }}")),
             Test::Some(b) => {
                 let payload = e.set.interned.get(&Binding::Some(b)).copied();
                 let payload = payload.filter(|p| e.uses[rule].contains(p));
                 let bind_text = payload.map_or("_".to_string(), |p| format!("v{p}"));
-                e.w.line(&format!("let Some({bind_text}) = &v{b} else {{ break {label}; }};"));
+                e.w.line(&format!(
+                    "let Some({bind_text}) = &v{b} else {{ break {label}; }};"
+                ));
                 if let Some(p) = payload {
                     scope[p] = true;
                     e.own_bound_ref(p);
@@ -47,7 +55,11 @@ fn emit_rule(e: &mut TermEmitter, rule: usize) {
                 let fields: Vec<(usize, usize)> = e.uses[rule]
                     .iter()
                     .filter_map(|&f| match e.set.bindings[f] {
-                        Binding::Field { source, variant: v, field } if source == b && v == variant => Some((field, f)),
+                        Binding::Field {
+                            source,
+                            variant: v,
+                            field,
+                        } if source == b && v == variant => Some((field, f)),
                         _ => None,
                     })
                     .collect();

@@ -6,7 +6,9 @@ use crate::matchtree::{self, ArmValue, Block, Step};
 
 pub fn emit_term(e: &mut TermEmitter) {
     let multi = e.info().multi;
-    let counts: Vec<usize> = (0..e.set.bindings.len()).map(|b| e.variant_count(b)).collect();
+    let counts: Vec<usize> = (0..e.set.bindings.len())
+        .map(|b| e.variant_count(b))
+        .collect();
     let mut tree = matchtree::build_with_scope(e.set, multi, |b| counts[b], e.initial_scope());
     e.open_function();
     emit_block(e, &mut tree);
@@ -26,7 +28,11 @@ fn emit_block(e: &mut TermEmitter, block: &mut Block) {
                 e.w.dedent();
                 e.w.line("}");
             }
-            Step::IfSome { subject, payload, body } => {
+            Step::IfSome {
+                subject,
+                payload,
+                body,
+            } => {
                 let bind = payload.map_or("_".to_string(), |p| format!("v{p}"));
                 e.w.line(&format!("if let Some({bind}) = &v{subject} {{"));
                 e.w.indent();
@@ -37,14 +43,23 @@ fn emit_block(e: &mut TermEmitter, block: &mut Block) {
                 e.w.dedent();
                 e.w.line("}");
             }
-            Step::Match { subject, arms, exhaustive } => {
+            Step::Match {
+                subject,
+                arms,
+                exhaustive,
+            } => {
                 let subject = *subject;
                 let by_ref = e.is_enum(subject);
-                e.w.line(&format!("match {}v{subject} {{", if by_ref { "&" } else { "" }));
+                e.w.line(&format!(
+                    "match {}v{subject} {{",
+                    if by_ref { "&" } else { "" }
+                ));
                 e.w.indent();
                 for arm in arms.iter_mut() {
                     let pattern = match arm.value {
-                        ArmValue::Variant(variant) => e.variant_pattern(subject, variant, &arm.fields),
+                        ArmValue::Variant(variant) => {
+                            e.variant_pattern(subject, variant, &arm.fields)
+                        }
                         ArmValue::Int(value) => value.to_string(),
                     };
                     e.w.line(&format!("{pattern} => {{"));

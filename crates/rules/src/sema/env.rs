@@ -62,7 +62,12 @@ pub fn declare_types(
     // First the names, so enum fields may refer to any type.
     for t in &typedefs {
         if let Some(&first) = names.types.get(&t.name.name) {
-            diags.push(duplicate("type", &t.name.name, t.name.span, program.types[first].span));
+            diags.push(duplicate(
+                "type",
+                &t.name.name,
+                t.name.span,
+                program.types[first].span,
+            ));
             continue;
         }
         names.types.insert(t.name.name.clone(), program.types.len());
@@ -122,8 +127,7 @@ pub fn declare_types(
 }
 
 pub fn unknown_type(name: &str, span: Span) -> Diagnostic {
-    Diagnostic::error(format!("unknown type `{name}`"))
-        .at(span, "no `(type …)` defines this")
+    Diagnostic::error(format!("unknown type `{name}`")).at(span, "no `(type …)` defines this")
 }
 
 pub fn declare_terms(
@@ -135,7 +139,12 @@ pub fn declare_terms(
     for def in defs {
         let Def::Decl(d) = def else { continue };
         if let Some(&first) = names.terms.get(&d.name.name) {
-            diags.push(duplicate("term", &d.name.name, d.name.span, program.terms[first].span));
+            diags.push(duplicate(
+                "term",
+                &d.name.name,
+                d.name.span,
+                program.terms[first].span,
+            ));
             continue;
         }
         let mut ok = true;
@@ -240,7 +249,10 @@ fn declare_extern(
         diags.push(
             Diagnostic::error(format!("Rust function `{}` is bound twice", e.func.name))
                 .at(e.func.span, "bound again here")
-                .also(first, format!("already bound to `{}` here", program.terms[other].name))
+                .also(
+                    first,
+                    format!("already bound to `{}` here", program.terms[other].name),
+                )
                 .note("note: each extern term needs its own `Context` method"),
         );
         return;
@@ -307,7 +319,13 @@ fn declare_convert(
                 "conversion term `{}` has the wrong signature",
                 info.name
             ))
-            .at(c.term.span, format!("must be declared `({} ({}) {})`", info.name, c.from.name, c.to.name))
+            .at(
+                c.term.span,
+                format!(
+                    "must be declared `({} ({}) {})`",
+                    info.name, c.from.name, c.to.name
+                ),
+            )
             .also(info.span, "declared here"),
         );
         return;
@@ -318,7 +336,10 @@ fn declare_convert(
                 "duplicate conversion from `{}` to `{}`",
                 c.from.name, c.to.name
             ))
-            .at(c.span, format!("`{}` already converts these", program.terms[first].name)),
+            .at(
+                c.span,
+                format!("`{}` already converts these", program.terms[first].name),
+            ),
         );
         return;
     }

@@ -16,7 +16,12 @@ use crate::sema::env::{unknown_term, Callee, Names};
 /// Deepest nesting of extractor macros before expansion is declared recursive.
 const MAX_MACRO_DEPTH: usize = 32;
 
-pub fn lower_rules(defs: &[&ast::Def], program: &mut Program, names: &Names, diags: &mut Diagnostics) {
+pub fn lower_rules(
+    defs: &[&ast::Def],
+    program: &mut Program,
+    names: &Names,
+    diags: &mut Diagnostics,
+) {
     let mut sets: Vec<Option<RuleSet>> = vec![None; program.terms.len()];
     let rules = defs.iter().filter_map(|d| match d {
         ast::Def::Rule(r) => Some(r),
@@ -47,14 +52,20 @@ pub fn lower_rules(defs: &[&ast::Def], program: &mut Program, names: &Names, dia
     }
     for (term, set) in sets.into_iter().enumerate() {
         if let Some(mut set) = set {
-            set.rules.sort_by_key(|r| (std::cmp::Reverse(r.prio), r.index));
+            set.rules
+                .sort_by_key(|r| (std::cmp::Reverse(r.prio), r.index));
             program.rulesets.push((term, set));
         }
     }
 }
 
 /// The term a rule defines, if its left-hand side names a term that may have rules.
-fn root_term(rule: &ast::Rule, program: &Program, names: &Names, diags: &mut Diagnostics) -> Option<TermId> {
+fn root_term(
+    rule: &ast::Rule,
+    program: &Program,
+    names: &Names,
+    diags: &mut Diagnostics,
+) -> Option<TermId> {
     let Pattern::Term { name, .. } = &rule.lhs else {
         diags.push(
             Diagnostic::error("a rule's left-hand side must be a term application")
@@ -67,8 +78,11 @@ fn root_term(rule: &ast::Rule, program: &Program, names: &Names, diags: &mut Dia
             let info = &program.terms[t];
             if info.constructor.is_some() {
                 diags.push(
-                    Diagnostic::error(format!("term `{}` is an extern constructor; it cannot have rules", info.name))
-                        .at(name.span, "rule for an extern term"),
+                    Diagnostic::error(format!(
+                        "term `{}` is an extern constructor; it cannot have rules",
+                        info.name
+                    ))
+                    .at(name.span, "rule for an extern term"),
                 );
                 return None;
             }
@@ -156,12 +170,10 @@ impl Lowerer<'_> {
         }
         for clause in &rule.clauses {
             match clause {
-                Clause::IfLet { pat, expr, .. } => {
-                    match self.operand(expr, None) {
-                        Some((b, ty)) => self.pattern(pat, ty, b),
-                        None => self.poison(std::slice::from_ref(pat)),
-                    }
-                }
+                Clause::IfLet { pat, expr, .. } => match self.operand(expr, None) {
+                    Some((b, ty)) => self.pattern(pat, ty, b),
+                    None => self.poison(std::slice::from_ref(pat)),
+                },
                 Clause::If { expr, span } => {
                     let before = self.tests.len();
                     if self.operand(expr, None).is_some() && self.tests.len() == before {
@@ -207,7 +219,10 @@ impl Lowerer<'_> {
                 if self.program.types[ty].is_copy() {
                     self.tests.push(Test::Int(b, *v));
                 } else {
-                    let msg = format!("integer pattern where a value of enum type `{}` is expected", self.type_name(ty));
+                    let msg = format!(
+                        "integer pattern where a value of enum type `{}` is expected",
+                        self.type_name(ty)
+                    );
                     self.error(Diagnostic::error(msg).at(*span, "match a variant instead"));
                 }
             }
@@ -229,7 +244,9 @@ impl Lowerer<'_> {
                     self.type_name(ty),
                     self.type_name(first_ty)
                 );
-                self.error(Diagnostic::error(msg).at(id.span, "repeated variables must have one type"));
+                self.error(
+                    Diagnostic::error(msg).at(id.span, "repeated variables must have one type"),
+                );
                 return;
             }
             self.tests.push(Test::Eq(first.min(b), first.max(b)));
@@ -238,7 +255,14 @@ impl Lowerer<'_> {
         self.vars.push((id.name.clone(), b, ty));
     }
 
-    fn term_pattern(&mut self, name: &Ident, args: &[Pattern], span: Span, ty: TypeId, b: BindingId) {
+    fn term_pattern(
+        &mut self,
+        name: &Ident,
+        args: &[Pattern],
+        span: Span,
+        ty: TypeId,
+        b: BindingId,
+    ) {
         let Some(callee) = self.names.resolve(self.program, &name.name) else {
             self.error(unknown_term(&name.name, name.span));
             self.poison(args);
@@ -256,13 +280,28 @@ impl Lowerer<'_> {
                     self.type_name(natural),
                     self.type_name(ty)
                 );
-                let note = format!("note: no `(convert {} {} …)` is declared", self.type_name(natural), self.type_name(ty));
-                self.error(Diagnostic::error(msg).at(span, "wrong type here").note(note));
+                let note = format!(
+                    "note: no `(convert {} {} …)` is declared",
+                    self.type_name(natural),
+                    self.type_name(ty)
+                );
+                self.error(
+                    Diagnostic::error(msg)
+                        .at(span, "wrong type here")
+                        .note(note),
+                );
                 self.poison(args);
                 return;
             };
-            let inner = Pattern::Term { name: name.clone(), args: args.to_vec(), span };
-            let conv_name = Ident { name: self.program.terms[conv].name.clone(), span: name.span };
+            let inner = Pattern::Term {
+                name: name.clone(),
+                args: args.to_vec(),
+                span,
+            };
+            let conv_name = Ident {
+                name: self.program.terms[conv].name.clone(),
+                span: name.span,
+            };
             self.term_pattern(&conv_name, &[inner], span, ty, b);
             return;
         }
@@ -276,7 +315,14 @@ impl Lowerer<'_> {
                 }
                 self.tests.push(Test::Variant(b, variant));
                 for (field, (arg, (_, fty))) in args.iter().zip(&fields).enumerate() {
-                    let fb = self.set.intern(Binding::Field { source: b, variant, field }, Shape::Value(*fty));
+                    let fb = self.set.intern(
+                        Binding::Field {
+                            source: b,
+                            variant,
+                            field,
+                        },
+                        Shape::Value(*fty),
+                    );
                     self.pattern(arg, *fty, fb);
                 }
             }
@@ -284,7 +330,14 @@ impl Lowerer<'_> {
         }
     }
 
-    fn extractor_pattern(&mut self, t: TermId, name: &Ident, args: &[Pattern], span: Span, b: BindingId) {
+    fn extractor_pattern(
+        &mut self,
+        t: TermId,
+        name: &Ident,
+        args: &[Pattern],
+        span: Span,
+        b: BindingId,
+    ) {
         let info = &self.program.terms[t];
         if args.len() != info.args.len() {
             self.error(arity(&info.name, info.args.len(), args.len(), span));
@@ -296,8 +349,14 @@ impl Lowerer<'_> {
             return;
         }
         let Some((_, infallible)) = info.extractor else {
-            let msg = format!("term `{}` has no extractor, so it cannot be used in a pattern", info.name);
-            let label = format!("declare `(extern extractor {} …)` or `(extractor ({} …) …)`", info.name, info.name);
+            let msg = format!(
+                "term `{}` has no extractor, so it cannot be used in a pattern",
+                info.name
+            );
+            let label = format!(
+                "declare `(extern extractor {} …)` or `(extractor ({} …) …)`",
+                info.name, info.name
+            );
             self.error(Diagnostic::error(msg).at(name.span, label));
             self.poison(args);
             return;
@@ -308,7 +367,10 @@ impl Lowerer<'_> {
             many => Shape::Tuple(many.to_vec()),
         };
         let payload = if infallible {
-            self.set.intern(Binding::Extract { term: t, input: b }, payload_shape.clone())
+            self.set.intern(
+                Binding::Extract { term: t, input: b },
+                payload_shape.clone(),
+            )
         } else {
             let call = self.set.intern(
                 Binding::Extract { term: t, input: b },
@@ -321,7 +383,13 @@ impl Lowerer<'_> {
             [one] => self.pattern(&args[0], *one, payload),
             many => {
                 for (index, (arg, &aty)) in args.iter().zip(many).enumerate() {
-                    let eb = self.set.intern(Binding::Tuple { source: payload, index }, Shape::Value(aty));
+                    let eb = self.set.intern(
+                        Binding::Tuple {
+                            source: payload,
+                            index,
+                        },
+                        Shape::Value(aty),
+                    );
                     self.pattern(arg, aty, eb);
                 }
             }
@@ -339,8 +407,13 @@ impl Lowerer<'_> {
         let mut problems = Vec::new();
         let body = substitute(&def.body, &def.params, args, &mut problems);
         for (var, at) in problems {
-            let msg = format!("variable `{var}` in extractor `{}` is not one of its parameters", def.term.name);
-            self.error(Diagnostic::error(msg).at(at, "extractor bodies may only bind their parameters"));
+            let msg = format!(
+                "variable `{var}` in extractor `{}` is not one of its parameters",
+                def.term.name
+            );
+            self.error(
+                Diagnostic::error(msg).at(at, "extractor bodies may only bind their parameters"),
+            );
         }
         self.macro_depth += 1;
         self.pattern(&body, ty, b);
@@ -367,10 +440,17 @@ impl Lowerer<'_> {
                     );
                     return None;
                 };
-                (self.set.intern(Binding::Const { ty, value: *value }, Shape::Value(ty)), ty)
+                (
+                    self.set
+                        .intern(Binding::Const { ty, value: *value }, Shape::Value(ty)),
+                    ty,
+                )
             }
             Expr::Let { span, .. } => {
-                self.error(Diagnostic::error("`let` is not allowed in a clause").at(*span, "move it to the right-hand side"));
+                self.error(
+                    Diagnostic::error("`let` is not allowed in a clause")
+                        .at(*span, "move it to the right-hand side"),
+                );
                 return None;
             }
             Expr::Call { name, args, span } => self.operand_call(name, args, *span)?,
@@ -388,14 +468,23 @@ impl Lowerer<'_> {
         }
     }
 
-    fn operand_call(&mut self, name: &Ident, args: &[Expr], span: Span) -> Option<(BindingId, TypeId)> {
+    fn operand_call(
+        &mut self,
+        name: &Ident,
+        args: &[Expr],
+        span: Span,
+    ) -> Option<(BindingId, TypeId)> {
         let Some(callee) = self.names.resolve(self.program, &name.name) else {
             self.error(unknown_term(&name.name, name.span));
             return None;
         };
         let params = match callee {
             Callee::Term(t) => self.program.terms[t].args.clone(),
-            Callee::Variant(ty, v) => self.program.types[ty].variants()[v].fields.iter().map(|f| f.1).collect(),
+            Callee::Variant(ty, v) => self.program.types[ty].variants()[v]
+                .fields
+                .iter()
+                .map(|f| f.1)
+                .collect(),
         };
         if params.len() != args.len() {
             self.error(arity(&name.name, params.len(), args.len(), span));
@@ -408,7 +497,14 @@ impl Lowerer<'_> {
         let arg_bindings: Vec<BindingId> = arg_bindings.into_iter().collect::<Option<_>>()?;
         match callee {
             Callee::Variant(ty, variant) => Some((
-                self.set.intern(Binding::MakeVariant { ty, variant, args: arg_bindings }, Shape::Value(ty)),
+                self.set.intern(
+                    Binding::MakeVariant {
+                        ty,
+                        variant,
+                        args: arg_bindings,
+                    },
+                    Shape::Value(ty),
+                ),
                 ty,
             )),
             Callee::Term(t) => {
@@ -420,14 +516,28 @@ impl Lowerer<'_> {
 
     /// A constructor call in a clause: must be pure and single-valued; a partial call
     /// adds a test that it succeeds.
-    fn construct_binding(&mut self, t: TermId, args: Vec<BindingId>, span: Span) -> Option<BindingId> {
+    fn construct_binding(
+        &mut self,
+        t: TermId,
+        args: Vec<BindingId>,
+        span: Span,
+    ) -> Option<BindingId> {
         let info = &self.program.terms[t];
         let problem = if !info.can_construct() {
-            Some(format!("term `{}` has no constructor (no rules and no extern constructor)", info.name))
+            Some(format!(
+                "term `{}` has no constructor (no rules and no extern constructor)",
+                info.name
+            ))
         } else if info.multi {
-            Some(format!("`multi` term `{}` cannot be called in a clause", info.name))
+            Some(format!(
+                "`multi` term `{}` cannot be called in a clause",
+                info.name
+            ))
         } else if !info.pure {
-            Some(format!("clauses may only call pure terms; declare `{}` with `(decl pure …)`", info.name))
+            Some(format!(
+                "clauses may only call pure terms; declare `{}` with `(decl pure …)`",
+                info.name
+            ))
         } else {
             None
         };
@@ -437,7 +547,10 @@ impl Lowerer<'_> {
         }
         let ret = Shape::Value(info.ret);
         if info.partial {
-            let call = self.set.intern(Binding::Construct { term: t, args }, Shape::Option(Box::new(ret.clone())));
+            let call = self.set.intern(
+                Binding::Construct { term: t, args },
+                Shape::Option(Box::new(ret.clone())),
+            );
             self.tests.push(Test::Some(call));
             Some(self.set.intern(Binding::Some(call), ret))
         } else {
@@ -463,11 +576,20 @@ impl Lowerer<'_> {
             }
             Expr::Int(value, span) => {
                 if !self.program.types[expected].is_copy() {
-                    let msg = format!("integer where a value of enum type `{}` is expected", self.type_name(expected));
+                    let msg = format!(
+                        "integer where a value of enum type `{}` is expected",
+                        self.type_name(expected)
+                    );
                     self.error(Diagnostic::error(msg).at(*span, "not an integer type"));
                     return None;
                 }
-                (RhsExpr::Int { ty: expected, value: *value }, expected)
+                (
+                    RhsExpr::Int {
+                        ty: expected,
+                        value: *value,
+                    },
+                    expected,
+                )
             }
             Expr::Let { bindings, body, .. } => {
                 let mut locals = Vec::new();
@@ -486,9 +608,14 @@ impl Lowerer<'_> {
                 }
                 let body = self.expr(body, expected, whole);
                 self.locals.truncate(depth);
-                return Some(RhsExpr::Let { locals, body: Box::new(body?) });
+                return Some(RhsExpr::Let {
+                    locals,
+                    body: Box::new(body?),
+                });
             }
-            Expr::Call { name, args, span } => self.call_expr(name, args, *span, expected, whole)?,
+            Expr::Call { name, args, span } => {
+                self.call_expr(name, args, *span, expected, whole)?
+            }
         };
         if ty == expected {
             return Some(lowered);
@@ -498,10 +625,20 @@ impl Lowerer<'_> {
             return None;
         };
         self.check_callable(conv, expr.span(), false)?;
-        Some(RhsExpr::Call { term: conv, args: vec![lowered] })
+        Some(RhsExpr::Call {
+            term: conv,
+            args: vec![lowered],
+        })
     }
 
-    fn call_expr(&mut self, name: &Ident, args: &[Expr], span: Span, expected: TypeId, whole: bool) -> Option<(RhsExpr, TypeId)> {
+    fn call_expr(
+        &mut self,
+        name: &Ident,
+        args: &[Expr],
+        span: Span,
+        expected: TypeId,
+        whole: bool,
+    ) -> Option<(RhsExpr, TypeId)> {
         let Some(callee) = self.names.resolve(self.program, &name.name) else {
             self.error(unknown_term(&name.name, name.span));
             return None;
@@ -509,15 +646,29 @@ impl Lowerer<'_> {
         let (params, ret) = match callee {
             Callee::Term(t) => {
                 self.check_callable(t, name.span, whole && self.program.terms[t].ret == expected)?;
-                (self.program.terms[t].args.clone(), self.program.terms[t].ret)
+                (
+                    self.program.terms[t].args.clone(),
+                    self.program.terms[t].ret,
+                )
             }
-            Callee::Variant(ty, v) => (self.program.types[ty].variants()[v].fields.iter().map(|f| f.1).collect(), ty),
+            Callee::Variant(ty, v) => (
+                self.program.types[ty].variants()[v]
+                    .fields
+                    .iter()
+                    .map(|f| f.1)
+                    .collect(),
+                ty,
+            ),
         };
         if params.len() != args.len() {
             self.error(arity(&name.name, params.len(), args.len(), span));
             return None;
         }
-        let lowered: Vec<Option<RhsExpr>> = args.iter().zip(&params).map(|(a, &p)| self.expr(a, p, false)).collect();
+        let lowered: Vec<Option<RhsExpr>> = args
+            .iter()
+            .zip(&params)
+            .map(|(a, &p)| self.expr(a, p, false))
+            .collect();
         let args: Vec<RhsExpr> = lowered.into_iter().collect::<Option<_>>()?;
         Some(match callee {
             Callee::Term(term) => (RhsExpr::Call { term, args }, ret),
@@ -530,7 +681,10 @@ impl Lowerer<'_> {
         let info = &self.program.terms[t];
         let current = &self.program.terms[self.term];
         let problem = if !info.can_construct() {
-            Some(format!("term `{}` has no constructor (no rules and no extern constructor)", info.name))
+            Some(format!(
+                "term `{}` has no constructor (no rules and no extern constructor)",
+                info.name
+            ))
         } else if info.multi && !(whole_multi_ok && current.multi) {
             Some(format!(
                 "`multi` term `{}` may only be called as the whole right-hand side of a `multi` term's rule",
@@ -564,23 +718,39 @@ fn test_key(t: &Test) -> BindingId {
 }
 
 fn arity(name: &str, want: usize, got: usize, span: Span) -> Diagnostic {
-    Diagnostic::error(format!("`{name}` takes {want} argument(s) but {got} were given")).at(span, "wrong number of arguments")
+    Diagnostic::error(format!(
+        "`{name}` takes {want} argument(s) but {got} were given"
+    ))
+    .at(span, "wrong number of arguments")
 }
 
 fn unbound(id: &Ident) -> Diagnostic {
-    Diagnostic::error(format!("unbound variable `{}`", id.name)).at(id.span, "not bound by the pattern or a `let`")
+    Diagnostic::error(format!("unbound variable `{}`", id.name))
+        .at(id.span, "not bound by the pattern or a `let`")
 }
 
 fn mismatch(program: &Program, got: TypeId, want: TypeId, span: Span) -> Diagnostic {
     let (g, w) = (&program.types[got].name, &program.types[want].name);
-    Diagnostic::error(format!("type mismatch: expression has type `{g}` but `{w}` is expected"))
-        .at(span, "wrong type here")
-        .note(format!("note: no `(convert {g} {w} …)` is declared"))
+    Diagnostic::error(format!(
+        "type mismatch: expression has type `{g}` but `{w}` is expected"
+    ))
+    .at(span, "wrong type here")
+    .note(format!("note: no `(convert {g} {w} …)` is declared"))
 }
 
 /// Replaces macro parameters by the call's argument patterns.
-fn substitute(body: &Pattern, params: &[Ident], args: &[Pattern], problems: &mut Vec<(String, Span)>) -> Pattern {
-    let lookup = |id: &Ident| params.iter().position(|p| p.name == id.name).map(|i| args[i].clone());
+fn substitute(
+    body: &Pattern,
+    params: &[Ident],
+    args: &[Pattern],
+    problems: &mut Vec<(String, Span)>,
+) -> Pattern {
+    let lookup = |id: &Ident| {
+        params
+            .iter()
+            .position(|p| p.name == id.name)
+            .map(|i| args[i].clone())
+    };
     match body {
         Pattern::Var(id) => lookup(id).unwrap_or_else(|| {
             problems.push((id.name.clone(), id.span));
@@ -596,10 +766,22 @@ fn substitute(body: &Pattern, params: &[Ident], args: &[Pattern], problems: &mut
                 }
             }
         }
-        Pattern::And(ps, s) => Pattern::And(ps.iter().map(|p| substitute(p, params, args, problems)).collect(), *s),
-        Pattern::Term { name, args: sub, span } => Pattern::Term {
+        Pattern::And(ps, s) => Pattern::And(
+            ps.iter()
+                .map(|p| substitute(p, params, args, problems))
+                .collect(),
+            *s,
+        ),
+        Pattern::Term {
+            name,
+            args: sub,
+            span,
+        } => Pattern::Term {
             name: name.clone(),
-            args: sub.iter().map(|p| substitute(p, params, args, problems)).collect(),
+            args: sub
+                .iter()
+                .map(|p| substitute(p, params, args, problems))
+                .collect(),
             span: *span,
         },
         Pattern::Wildcard(_) | Pattern::Int(..) => body.clone(),

@@ -15,8 +15,12 @@ pub fn golden(path: &Path, actual: &str) {
         std::fs::write(path, actual).unwrap();
         return;
     }
-    let expected = std::fs::read_to_string(path)
-        .unwrap_or_else(|_| panic!("missing golden file {} (run with BLESS=1 to create it)", path.display()));
+    let expected = std::fs::read_to_string(path).unwrap_or_else(|_| {
+        panic!(
+            "missing golden file {} (run with BLESS=1 to create it)",
+            path.display()
+        )
+    });
     if expected != actual {
         panic!(
             "{} differs from the output (run with BLESS=1 to update)\n{}",
@@ -56,7 +60,10 @@ pub fn load_dir_sources(dir: &Path) -> SourceMap {
     files.sort();
     let mut sources = SourceMap::new();
     for f in files {
-        sources.add(f.file_name().unwrap().to_string_lossy(), std::fs::read_to_string(&f).unwrap());
+        sources.add(
+            f.file_name().unwrap().to_string_lossy(),
+            std::fs::read_to_string(&f).unwrap(),
+        );
     }
     sources
 }
@@ -64,7 +71,10 @@ pub fn load_dir_sources(dir: &Path) -> SourceMap {
 /// One `.rules` file (named by its file name) as a program.
 pub fn load_file_source(path: &Path) -> SourceMap {
     let mut sources = SourceMap::new();
-    sources.add(path.file_name().unwrap().to_string_lossy(), std::fs::read_to_string(path).unwrap());
+    sources.add(
+        path.file_name().unwrap().to_string_lossy(),
+        std::fs::read_to_string(path).unwrap(),
+    );
     sources
 }
 
