@@ -1,0 +1,132 @@
+//! The `kestrel` binary end to end: outputs, exit statuses, and errors for bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn kestrel(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args(args)
+        .output()
+        .expect("run kestrel")
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn scratch(name: &str, contents: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kestrel-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, contents).unwrap();
+    p
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn run_prints_results_in_run_line_syntax() {
+    let fib = repo().join("examples/fib.clif");
+    let o = kestrel(&["run", fib.to_str().unwrap(), "--fn", "%fib", "10"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "55\n");
+    let o = kestrel(&["run", fib.to_str().unwrap(), "--fn", "fib", "0x5a"]);
+    assert_eq!(stdout(&o), "2880067194370816120\n");
+}
+
+#[test]
+fn run_reports_traps_with_status_2() {
+    let p = scratch(
+        "div.clif",
+        b"function %d(i32, i32) -> i32 {\nblock0(v0: i32, v1: i32):\n    v2 = udiv v0, v1\n    return v2\n}\n",
+    );
+    let o = kestrel(&["run", p.to_str().unwrap(), "7", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).starts_with("trap: int_divz"), "{}", stdout(&o));
+    let o = kestrel(&["run", p.to_str().unwrap(), "-7", "2"]);
+    assert_eq!(stdout(&o), "2147483644\n", "udiv of 0xfffffff9 by 2");
+}
+
+#[test]
+fn bad_input_is_an_error_with_status_1_never_a_panic() {
+    let cases: Vec<(&str, &[u8], &str)> = vec![
+        ("empty.clif", b"", "empty.clif:1:1"),
+        ("nul.clif", b"function %f() {\0}", "nul.clif:1:"),
+        ("utf8.clif", b"function %f() {\n  \xff\n}", "utf8.clif:2:3"),
+        (
+            "undefined.clif",
+            b"function %f() -> i32 {\nblock0:\n    return v9\n}\n",
+            "undefined.clif:3:",
+        ),
+    ];
+    for (name, contents, location) in cases {
+        let p = scratch(name, contents);
+        for cmd in ["verify", "print", "run"] {
+            let o = kestrel(&[cmd, p.to_str().unwrap()]);
+            assert_eq!(o.status.code(), Some(1), "{cmd} {name}: {}", stderr(&o));
+            assert!(stderr(&o).contains(location), "{cmd} {name}: {}", stderr(&o));
+        }
+    }
+    let fib = repo().join("examples/fib.clif");
+    for args in [
+        vec!["run", fib.to_str().unwrap(), "--fn", "nope"],
+        vec!["run", fib.to_str().unwrap(), "1", "2"],
+        vec!["run", fib.to_str().unwrap(), "zz"],
+        vec!["run", "/no/such/file.clif"],
+        vec!["test", "/no/such/dir"],
+    ] {
+        let o = kestrel(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).starts_with("error: "), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn verifier_errors_name_the_place() {
+    let p = scratch(
+        "types.clif",
+        b"function %f(i32, i64) -> i32 {\nblock0(v0: i32, v1: i64):\n    v2 = iadd v0, v1\n    return v2\n}\n",
+    );
+    let o = kestrel(&["verify", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("3:"), "the line of the bad iadd: {err}");
+    assert!(err.contains("%f"), "the function: {err}");
+}
+
+#[test]
+fn test_command_summarizes_and_sets_status() {
+    let good = scratch(
+        "good.clif",
+        b"test interpret\nfunction %f(i8) -> i8 {\nblock0(v0: i8):\n    v1 = iadd v0, v0\n    return v1\n}\n; run: %f(100) == -56\n",
+    );
+    let bad = scratch(
+        "bad.clif",
+        b"test interpret\nfunction %f(i8) -> i8 {\nblock0(v0: i8):\n    return v0\n}\n; run: %f(1) == 2\n",
+    );
+    let skip = scratch("skip.clif", b"test compile\nfunction %f() {\nblock0:\n    return\n}\n");
+    let o = kestrel(&["test", good.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert_eq!(stdout(&o).lines().last(), Some("1 passed, 0 failed, 0 skipped"));
+    let o = kestrel(&["test", good.to_str().unwrap(), bad.to_str().unwrap(), skip.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("FAIL") && out.contains("line 6: expected 2, got 1"), "{out}");
+    assert!(out.contains("SKIP"), "{out}");
+    assert_eq!(out.lines().last(), Some("1 passed, 1 failed, 1 skipped"));
+}
+
+#[test]
+fn help_explains_each_command() {
+    for cmd in ["test", "run", "print", "verify"] {
+        let o = kestrel(&[cmd, "--help"]);
+        assert!(o.status.success());
+        assert!(stdout(&o).contains("Usage"), "{cmd}");
+    }
+}
