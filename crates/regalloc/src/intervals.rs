@@ -1,0 +1,374 @@
+//! Live intervals with lifetime holes, use positions and hints; fixed-register reservations.
+//!
+//! Requires: validated function, liveness.
+//! Guarantees: one [`Interval`] per vreg that has a live range, its `ranges` sorted,
+//! disjoint and non-adjacent (holes between them), its `uses` sorted by position; one sorted
+//! list of [`Reservation`]s per allocatable physical register.
+//!
+//! Positions are those of [`crate::validate`] (`4i` gap, `4i+1` early, `4i+2` late).
+//!
+//! - A use at early(i) makes the range reach `4i+2` (exclusive), so a late def of `i` may
+//!   take the same register; a late use reaches `4i+3`.
+//! - A late def starts its interval at `4i+2`, an early def at `4i+1`.
+//! - A def with a *reuse* constraint starts at `4i+1`: it must not share a register with the
+//!   instruction's other inputs, because its register receives a copy of the reused input
+//!   before the instruction. The exception (when the reused input dies at `i` and sits in a
+//!   register) is the *steal* case of the scan: the def takes that very register.
+//! - A def *pinned* to a fixed register or to the stack is written there by the instruction;
+//!   its interval starts at the next gap, `4(i+1)`, where the resolver copies the value from
+//!   the pinned location into the interval's location (a no-op when the hint is honoured).
+//! - Fixed uses and fixed defs reserve their register around the instruction (uses
+//!   `[4i, 4i+2)` or `[4i, 4i+3)` if late; defs `[4i+2, 4i+4)` or `[4i+1, 4i+4)` if early),
+//!   tagged with the vreg so that the vreg's own interval may sit there; clobbers reserve
+//!   `[4i+2, 4i+3)` untagged. Every reservation is at most 3 positions long, which the
+//!   scan's conflict search relies on.
+
+use crate::liveness::Liveness;
+use crate::validate::{early, gap, late, Cfg};
+use crate::{
+    Allocation, Block, Function, Inst, MachineEnv, OperandConstraint, OperandKind, OperandPos,
+    PReg, PRegSet, VReg,
+};
+
+/// A half-open range of positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Range {
+    pub from: u32,
+    pub to: u32,
+}
+
+/// A position where an interval's value is read or written.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UsePos {
+    pub pos: u32,
+    /// The operand's allocation is the interval's and must be a register.
+    pub requires_reg: bool,
+}
+
+/// A live interval (or, after splitting, a piece of one vreg's lifetime).
+#[derive(Clone, Debug)]
+pub(crate) struct Interval {
+    pub vreg: VReg,
+    pub ranges: Vec<Range>,
+    pub uses: Vec<UsePos>,
+    pub alloc: Option<Allocation>,
+    /// Preferred register.
+    pub hint_reg: Option<PReg>,
+    /// Prefer the register `vreg` occupies at `pos` (moves, reuse inputs).
+    pub hint_vreg: Option<(VReg, u32)>,
+    /// Reused input that may share the def's register at the def's start (see module doc).
+    pub steal: Option<VReg>,
+    /// Whether this interval is a block parameter (hinted from the predecessors' arguments).
+    pub is_param: bool,
+}
+
+impl Interval {
+    pub fn start(&self) -> u32 {
+        self.ranges[0].from
+    }
+
+    pub fn end(&self) -> u32 {
+        self.ranges[self.ranges.len() - 1].to
+    }
+
+    /// Whether `pos` lies in one of the ranges.
+    pub fn covers(&self, pos: u32) -> bool {
+        let k = self.ranges.partition_point(|r| r.to <= pos);
+        k < self.ranges.len() && self.ranges[k].from <= pos
+    }
+
+    /// First register-requiring use at or after `pos`.
+    pub fn next_reg_use(&self, pos: u32) -> Option<u32> {
+        let k = self.uses.partition_point(|u| u.pos < pos);
+        self.uses[k..]
+            .iter()
+            .find(|u| u.requires_reg)
+            .map(|u| u.pos)
+    }
+
+    /// Whether a register-requiring use lies in `[from, to)`.
+    pub fn has_reg_use_in(&self, from: u32, to: u32) -> bool {
+        let k = self.uses.partition_point(|u| u.pos < from);
+        self.uses[k..]
+            .iter()
+            .take_while(|u| u.pos < to)
+            .any(|u| u.requires_reg)
+    }
+
+    /// First position where `self` and `other` both are live, if any.
+    pub fn first_intersection(&self, other: &Interval) -> Option<u32> {
+        let (a, b) = (&self.ranges, &other.ranges);
+        let mut i = a.partition_point(|r| r.to <= b[0].from);
+        let mut j = 0;
+        while i < a.len() && j < b.len() {
+            let lo = a[i].from.max(b[j].from);
+            let hi = a[i].to.min(b[j].to);
+            if lo < hi {
+                return Some(lo);
+            }
+            if a[i].to <= b[j].to {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+        None
+    }
+}
+
+/// A stretch of positions where a physical register is unavailable to every interval
+/// except those of `owner` (if any).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Reservation {
+    pub from: u32,
+    pub to: u32,
+    pub owner: Option<VReg>,
+}
+
+/// Longest reservation; the conflict search starts this far before an interval's start.
+pub(crate) const MAX_RESERVATION_LEN: u32 = 3;
+
+/// Intervals and reservations.
+pub(crate) struct Built {
+    /// All intervals; the scan appends split children.
+    pub intervals: Vec<Interval>,
+    /// Per vreg, its pieces (indices into `intervals`) sorted by start.
+    pub pieces: Vec<Vec<u32>>,
+    /// Per physical register index, its reservations sorted by `from`.
+    pub reservations: Vec<Vec<Reservation>>,
+    /// Per vreg, the end of its whole lifetime (0 if it has no interval).
+    pub vreg_end: Vec<u32>,
+    /// Per vreg, whether an operand pins it to its spill slot (it gets a slot of its own).
+    pub needs_slot: Vec<bool>,
+    /// Per vreg index, the vreg (with its class) if any operand or parameter names it.
+    pub vregs: Vec<Option<VReg>>,
+}
+
+impl Built {
+    /// Index of the piece of `vreg` covering `pos`, if any.
+    pub fn piece_at(&self, vreg: VReg, pos: u32) -> Option<u32> {
+        let pieces = &self.pieces[vreg.index()];
+        let k = pieces.partition_point(|&p| self.intervals[p as usize].start() <= pos);
+        let piece = *pieces.get(k.checked_sub(1)?)?;
+        self.intervals[piece as usize].covers(pos).then_some(piece)
+    }
+
+    /// Location of `vreg` at `pos`, if a piece covering it is allocated.
+    pub fn loc_at(&self, vreg: VReg, pos: u32) -> Option<Allocation> {
+        self.intervals[self.piece_at(vreg, pos)? as usize].alloc
+    }
+}
+
+fn pinned(constraint: OperandConstraint) -> bool {
+    matches!(
+        constraint,
+        OperandConstraint::FixedReg(_) | OperandConstraint::Stack
+    )
+}
+
+/// Builds intervals for every vreg of `func`.
+pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &MachineEnv) -> Built {
+    let nv = func.num_vregs();
+    // Ranges and uses are collected backwards (descending) and reversed at the end.
+    let mut ranges_rev: Vec<Vec<Range>> = vec![Vec::new(); nv];
+    let mut uses_rev: Vec<Vec<UsePos>> = vec![Vec::new(); nv];
+    let mut hint_reg: Vec<Option<PReg>> = vec![None; nv];
+    let mut hint_vreg: Vec<Option<(VReg, u32)>> = vec![None; nv];
+    let mut steal: Vec<Option<VReg>> = vec![None; nv];
+    let mut class_of: Vec<Option<VReg>> = vec![None; nv];
+    let mut is_param = vec![false; nv];
+    let mut needs_slot = vec![false; nv];
+    let mut reservations: Vec<Vec<Reservation>> = vec![Vec::new(); 128];
+    let mut allocatable = PRegSet::empty();
+    for regs in &env.allocatable {
+        for &r in regs {
+            allocatable.add(r);
+        }
+    }
+
+    // Adds [from, to) to v's ranges. Post-invariant: ranges_rev[v] stays descending and
+    // non-adjacent, because calls come in non-increasing `from` order within a block and
+    // blocks are visited backwards, so a new range either merges with the last one or lies
+    // entirely before it.
+    fn add_range(ranges: &mut Vec<Range>, from: u32, to: u32) {
+        debug_assert!(from < to);
+        if let Some(last) = ranges.last_mut() {
+            if last.from <= to {
+                last.from = last.from.min(from);
+                last.to = last.to.max(to);
+                return;
+            }
+        }
+        ranges.push(Range { from, to });
+    }
+
+    let mut live_now = crate::liveness::BitSet::new(nv);
+    for b in (0..func.num_blocks()).rev() {
+        let block = Block(b as u32);
+        let bstart = cfg.block_start_pos(b);
+        let bend = cfg.block_end_pos(b);
+        live_now.clone_from(&live.live_out[b]);
+        for v in live_now.iter() {
+            add_range(&mut ranges_rev[v], bstart, bend);
+        }
+        for i in (cfg.block_first[b]..cfg.block_end[b]).rev() {
+            let inst = Inst(i);
+            let ops = func.inst_operands(inst);
+            let move_src = func.is_move(inst).map(|(_, src)| src.vreg());
+            for op in ops.iter().filter(|op| op.is_def()) {
+                let v = op.vreg();
+                class_of[v.index()] = Some(v);
+                let constraint = op.constraint();
+                let start = match constraint {
+                    _ if pinned(constraint) => gap(i + 1),
+                    OperandConstraint::Reuse(_) => early(i),
+                    _ if op.pos() == OperandPos::Early => early(i),
+                    _ => late(i),
+                };
+                if let OperandConstraint::FixedReg(r) = constraint {
+                    if allocatable.contains(r) {
+                        let from = if op.pos() == OperandPos::Early {
+                            early(i)
+                        } else {
+                            late(i)
+                        };
+                        reservations[r.index()].push(Reservation {
+                            from,
+                            to: gap(i + 1),
+                            owner: Some(v),
+                        });
+                    }
+                    hint_reg[v.index()] = Some(r);
+                }
+                if constraint == OperandConstraint::Stack {
+                    needs_slot[v.index()] = true;
+                }
+                if let OperandConstraint::Reuse(n) = constraint {
+                    let input = ops[n].vreg();
+                    steal[v.index()] = Some(input);
+                    hint_vreg[v.index()] = Some((input, early(i)));
+                }
+                if let Some(src) = move_src {
+                    hint_vreg[v.index()] = Some((src, early(i)));
+                }
+                if live_now.contains(v.index()) {
+                    let first = ranges_rev[v.index()]
+                        .last_mut()
+                        .expect("live vreg has a range");
+                    debug_assert!(first.from <= start && start < first.to);
+                    first.from = start;
+                    live_now.remove(v.index());
+                } else if !pinned(constraint) {
+                    // A dead def still occupies its location at the def point.
+                    add_range(&mut ranges_rev[v.index()], start, start + 1);
+                }
+                if !pinned(constraint) {
+                    let requires_reg = !matches!(constraint, OperandConstraint::RegOrStack);
+                    uses_rev[v.index()].push(UsePos {
+                        pos: start,
+                        requires_reg,
+                    });
+                }
+            }
+            for r in func.inst_clobbers(inst).iter() {
+                let fixed_def_here = ops
+                    .iter()
+                    .any(|op| op.is_def() && op.constraint() == OperandConstraint::FixedReg(r));
+                if allocatable.contains(r) && !fixed_def_here {
+                    reservations[r.index()].push(Reservation {
+                        from: late(i),
+                        to: late(i) + 1,
+                        owner: None,
+                    });
+                }
+            }
+            for (k, op) in ops.iter().enumerate().filter(|(_, op)| op.is_use()) {
+                let v = op.vreg();
+                class_of[v.index()] = Some(v);
+                let (pos, end) = match op.pos() {
+                    OperandPos::Early => (early(i), early(i) + 1),
+                    OperandPos::Late => (late(i), late(i) + 1),
+                };
+                add_range(&mut ranges_rev[v.index()], cfg.block_start_pos(b), end);
+                live_now.insert(v.index());
+                let reused = ops.iter().any(|d| {
+                    d.kind() == OperandKind::Def && d.constraint() == OperandConstraint::Reuse(k)
+                });
+                let requires_reg = op.constraint() == OperandConstraint::Reg && !reused;
+                match op.constraint() {
+                    OperandConstraint::FixedReg(r) => {
+                        if allocatable.contains(r) {
+                            reservations[r.index()].push(Reservation {
+                                from: gap(i),
+                                to: end,
+                                owner: Some(v),
+                            });
+                        }
+                        if hint_reg[v.index()].is_none() {
+                            hint_reg[v.index()] = Some(r);
+                        }
+                    }
+                    OperandConstraint::Stack => needs_slot[v.index()] = true,
+                    _ => {}
+                }
+                uses_rev[v.index()].push(UsePos { pos, requires_reg });
+            }
+        }
+        for &p in func.block_params(block) {
+            class_of[p.index()] = Some(p);
+            is_param[p.index()] = true;
+            if live_now.contains(p.index()) {
+                let first = ranges_rev[p.index()]
+                    .last_mut()
+                    .expect("live param has a range");
+                first.from = bstart;
+                live_now.remove(p.index());
+            } else {
+                add_range(&mut ranges_rev[p.index()], bstart, bstart + 1);
+            }
+        }
+        debug_assert!(
+            b != func.entry_block().index() || live_now.iter().next().is_none(),
+            "validated SSA: nothing is live into the entry block"
+        );
+    }
+
+    let mut intervals = Vec::new();
+    let mut pieces = vec![Vec::new(); nv];
+    let mut vreg_end = vec![0u32; nv];
+    for v in 0..nv {
+        if ranges_rev[v].is_empty() {
+            continue;
+        }
+        let mut ranges = std::mem::take(&mut ranges_rev[v]);
+        ranges.reverse();
+        let mut uses = std::mem::take(&mut uses_rev[v]);
+        uses.reverse();
+        // Several operands of one instruction may name v; the list stays sorted.
+        uses.sort_by_key(|u| u.pos);
+        let vreg = class_of[v].expect("a vreg with ranges was seen");
+        vreg_end[v] = ranges[ranges.len() - 1].to;
+        pieces[v].push(intervals.len() as u32);
+        intervals.push(Interval {
+            vreg,
+            ranges,
+            uses,
+            alloc: None,
+            hint_reg: hint_reg[v],
+            hint_vreg: hint_vreg[v],
+            steal: steal[v],
+            is_param: is_param[v],
+        });
+    }
+    for list in &mut reservations {
+        list.sort_by_key(|r| r.from);
+    }
+    Built {
+        intervals,
+        pieces,
+        reservations,
+        vreg_end,
+        needs_slot,
+        vregs: class_of,
+    }
+}

@@ -1,0 +1,270 @@
+//! `kestrel-regalloc`: an SSA linear-scan register allocator with lifetime holes, interval
+//! splitting, register hints and operand constraints, after Wimmer & Mössenböck (2005) and
+//! Wimmer & Franz (2010), plus a symbolic checker that proves each allocation correct.
+//!
+//! # Contract
+//!
+//! Requires: a [`Function`] in SSA form whose blocks are listed in emission order, whose
+//! entry block has no parameters, every block reachable from the entry, every block ending
+//! in exactly one terminator (its last instruction), and **no critical edges** (an edge from
+//! a block with several successors to a block with several predecessors). The client splits
+//! critical edges before allocation; a violation is reported as
+//! [`RegAllocError::CriticalEdge`]. Branches (terminators with successors) define nothing
+//! and clobber nothing; a branch to a single successor has no operands.
+//!
+//! Keeps: the function. The allocator never mutates its input; it returns an [`Output`]:
+//! one [`Allocation`] per operand, [`Edit`]s (moves, spills, reloads) at [`ProgPoint`]s, the
+//! number of spill slots and statistics.
+//!
+//! # Pipeline
+//!
+//! [`allocate`] reads as the pipeline: validate → liveness → intervals → linear scan →
+//! resolve (operand allocations, split moves, edge moves, parallel-move sequencing) →
+//! optionally the checker.
+
+mod types;
+
+pub mod checker;
+pub mod exec;
+pub mod fuzzing;
+pub mod gen;
+mod intervals;
+mod liveness;
+pub mod moves;
+mod resolve;
+mod scan;
+pub mod stress;
+mod validate;
+
+pub use types::*;
+
+/// What the allocator needs to know about a function. Dense indices throughout.
+pub trait Function {
+    /// Number of instructions.
+    fn num_insts(&self) -> usize;
+    /// Number of blocks.
+    fn num_blocks(&self) -> usize;
+    /// The entry block.
+    fn entry_block(&self) -> Block;
+    /// The instructions of `block`; consecutive blocks own consecutive ranges.
+    fn block_insns(&self, block: Block) -> InstRange;
+    /// Successors of `block`, in the order of its branch's targets.
+    fn block_succs(&self, block: Block) -> &[Block];
+    /// Predecessors of `block`.
+    fn block_preds(&self, block: Block) -> &[Block];
+    /// Parameters of `block` (each defined by the incoming edge).
+    fn block_params(&self, block: Block) -> &[VReg];
+    /// Arguments that `block`'s terminator passes to its `succ_idx`-th successor.
+    fn branch_blockparams(&self, block: Block, succ_idx: usize) -> &[VReg];
+    /// Operands of `inst`.
+    fn inst_operands(&self, inst: Inst) -> &[Operand];
+    /// Physical registers `inst` overwrites (calls); written at its late point.
+    fn inst_clobbers(&self, inst: Inst) -> PRegSet;
+    /// `Some((dst, src))` if `inst` is a plain register copy (used only as a hint).
+    fn is_move(&self, inst: Inst) -> Option<(Operand, Operand)>;
+    /// Number of virtual registers (an upper bound on their indices).
+    fn num_vregs(&self) -> usize;
+}
+
+/// The machine: which registers the allocator may use.
+#[derive(Clone, Debug)]
+pub struct MachineEnv {
+    /// Allocatable registers per class, in order of preference.
+    pub allocatable: [Vec<PReg>; NUM_CLASSES],
+    /// Registers a call clobbers (informational for clients; the clobbers themselves come
+    /// from [`Function::inst_clobbers`]).
+    pub caller_saved: PRegSet,
+    /// A register per class that the resolver may use freely to break move cycles and to
+    /// move between two spill slots. Must not be allocatable nor used by fixed constraints.
+    /// When `None`, the resolver looks for a register free at that point, and failing that
+    /// borrows one through an emergency spill slot.
+    pub scratch: [Option<PReg>; NUM_CLASSES],
+}
+
+/// Options for [`allocate`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Run the checker on the result and fail with [`RegAllocError::Checker`] on a bug.
+    pub check: bool,
+}
+
+/// Counters describing one allocation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Number of live intervals built (one per live vreg).
+    pub intervals: usize,
+    /// Number of interval splits performed by the scan.
+    pub splits: usize,
+    /// Register-to-register moves inserted.
+    pub moves: usize,
+    /// Register-to-slot moves inserted.
+    pub spills: usize,
+    /// Slot-to-register moves inserted.
+    pub reloads: usize,
+    /// Slot-to-slot moves inserted (only through the scratch; counted apart).
+    pub stack_moves: usize,
+}
+
+impl std::ops::AddAssign for Stats {
+    fn add_assign(&mut self, other: Stats) {
+        self.intervals += other.intervals;
+        self.splits += other.splits;
+        self.moves += other.moves;
+        self.spills += other.spills;
+        self.reloads += other.reloads;
+        self.stack_moves += other.stack_moves;
+    }
+}
+
+/// The result of allocation.
+#[derive(Clone, Debug)]
+pub struct Output {
+    /// Allocation of every operand, instruction after instruction.
+    pub allocs: Vec<Allocation>,
+    /// `allocs[inst_alloc_offsets[i]..]` are the allocations of instruction `i`'s operands.
+    pub inst_alloc_offsets: Vec<u32>,
+    /// Edits in execution order (sorted by program point; edits at one point run in order).
+    pub edits: Vec<(ProgPoint, Edit)>,
+    /// Number of spill slots used (slots are `0..num_spillslots`).
+    pub num_spillslots: usize,
+    /// Statistics.
+    pub stats: Stats,
+}
+
+impl Output {
+    /// The allocations of `inst`'s operands, in operand order.
+    pub fn inst_allocs(&self, inst: Inst) -> &[Allocation] {
+        let start = self.inst_alloc_offsets[inst.index()] as usize;
+        let end = self
+            .inst_alloc_offsets
+            .get(inst.index() + 1)
+            .map_or(self.allocs.len(), |&e| e as usize);
+        &self.allocs[start..end]
+    }
+
+    /// Recomputes move/spill/reload counters from the edits (after a client changed them).
+    pub fn count_edits(edits: &[(ProgPoint, Edit)], stats: &mut Stats) {
+        stats.moves = 0;
+        stats.spills = 0;
+        stats.reloads = 0;
+        stats.stack_moves = 0;
+        for (_, edit) in edits {
+            match (edit.from.is_stack(), edit.to.is_stack()) {
+                (false, false) => stats.moves += 1,
+                (false, true) => stats.spills += 1,
+                (true, false) => stats.reloads += 1,
+                (true, true) => stats.stack_moves += 1,
+            }
+        }
+    }
+}
+
+/// What the client did wrong (or, for `Internal`, what the allocator could not do).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RegAllocError {
+    /// The function's shape is inconsistent (ranges, successor/predecessor lists, counts).
+    #[error("malformed function: {0}")]
+    Malformed(String),
+    /// An edge from a block with several successors to one with several predecessors.
+    #[error("critical edge block{from} -> block{to}: split it before allocation (insert an empty block on the edge)")]
+    CriticalEdge {
+        /// Source block.
+        from: u32,
+        /// Destination block.
+        to: u32,
+    },
+    /// A block not reachable from the entry.
+    #[error("block{0} is unreachable from the entry block; remove it before allocation")]
+    Unreachable(u32),
+    /// The entry block has parameters (define function arguments with fixed-register defs instead).
+    #[error("the entry block has parameters; define incoming arguments with fixed-register defs on an instruction instead")]
+    EntryParams,
+    /// A vreg is defined more than once.
+    #[error("{vreg} is defined more than once (at {first} and at {second}): the function is not in SSA form")]
+    NotSsa {
+        /// The vreg.
+        vreg: VReg,
+        /// Where it was first defined.
+        first: String,
+        /// Where it was defined again.
+        second: String,
+    },
+    /// A use that its def does not dominate (or a use of a vreg that is never defined).
+    #[error("{vreg} used at inst{inst} is not defined on every path to it (its def does not dominate the use)")]
+    UseNotDominated {
+        /// The vreg.
+        vreg: VReg,
+        /// The using instruction.
+        inst: u32,
+    },
+    /// An operand's constraint cannot be satisfied or is inconsistent.
+    #[error("inst{inst} operand {operand}: {reason}")]
+    BadOperand {
+        /// The instruction.
+        inst: u32,
+        /// Operand index.
+        operand: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An instruction needs more registers of a class at once than the machine has.
+    #[error(
+        "inst{inst} needs {needed} {class:?} registers at once but only {available} can hold them"
+    )]
+    TooManyRegisters {
+        /// The instruction.
+        inst: u32,
+        /// The class.
+        class: RegClass,
+        /// Registers required simultaneously.
+        needed: usize,
+        /// Registers available.
+        available: usize,
+    },
+    /// The checker found the allocation wrong (an allocator bug); only with `Options::check`.
+    #[error("checker: {0}")]
+    Checker(#[from] checker::CheckError),
+    /// The allocator gave up (internal limit); a bug to report with the input.
+    #[error("internal allocator failure: {0}")]
+    Internal(String),
+}
+
+/// Allocates registers for `func` on machine `env`.
+pub fn allocate<F: Function>(
+    func: &F,
+    env: &MachineEnv,
+    options: Options,
+) -> Result<Output, RegAllocError> {
+    let cfg = validate::validate(func, env)?;
+    let live = liveness::compute(func, &cfg);
+    let mut built = intervals::build(func, &cfg, &live, env);
+    let scanned = scan::run(func, env, &cfg, &mut built)?;
+    let output = resolve::resolve(func, env, &cfg, &live, &built, scanned)?;
+    if options.check {
+        checker::check(func, env, &output)?;
+    }
+    Ok(output)
+}
+
+/// Loop depth of each block, from back edges in emission order: a back edge `b -> h` with
+/// `h <= b` marks blocks `h..=b` as one loop level deeper. Used for split placement and for
+/// weighting costs; exact for reducible CFGs whose loops are laid out contiguously.
+pub fn loop_depths<F: Function>(func: &F) -> Vec<u32> {
+    let n = func.num_blocks();
+    let mut delta = vec![0i64; n + 1];
+    for b in 0..n {
+        for &s in func.block_succs(Block(b as u32)) {
+            if s.index() <= b {
+                delta[s.index()] += 1;
+                delta[b + 1] -= 1;
+            }
+        }
+    }
+    let mut depth = 0i64;
+    (0..n)
+        .map(|b| {
+            depth += delta[b];
+            depth as u32
+        })
+        .collect()
+}

@@ -1,0 +1,391 @@
+//! Resolution: from allocated intervals to operand allocations and edits.
+//!
+//! Requires: every interval allocated by the scan (its guarantees hold).
+//! Guarantees: an [`Output`] whose edits, executed with the instructions, deliver every
+//! vreg to every operand's allocation; the checker verifies exactly this.
+//!
+//! Edits at one program point form up to four *groups*, each one parallel move, run in
+//! this order (positions as in [`crate::validate`], `g = 4i` is the gap before inst `i`):
+//!
+//! 0. **Edge moves into a block** (at its first instruction) for an edge from a block
+//!    with several successors: such an edge is the block's only incoming edge (no
+//!    critical edges), so the moves run on that edge alone (seed 001, case 2).
+//! 1. **Split and pinned-def moves** at `g`: for a vreg split at `g` inside a live range,
+//!    parent location → child location; for a def of inst `i - 1` pinned to a register or
+//!    slot, that location → the vreg's interval location. One parallel move: sources are
+//!    locations at `g - 1`, destinations at `g`.
+//! 2. **Operand copies** for inst `i`: a fixed-register or stack use receives a copy of the
+//!    vreg's location at `g`; a reused input is copied into the def's register. The
+//!    destinations are reserved for this purpose (reservations, or the reuse def's own
+//!    interval starting at `4i + 1`), so nothing live is overwritten.
+//! 3. **Edge moves out of a block** (before its terminator) for an edge from a block with a
+//!    single successor (cases 1 and 3). The terminator then has no operands, so the moves
+//!    may overwrite anything not live into the successor.
+//!
+//! On each CFG edge, a vreg live into the successor moves from its location at the
+//! predecessor's last position to its location at the successor's first; a block parameter
+//! receives the location of the matching branch argument. Each group is sequenced by
+//! [`crate::moves`] per class with the class's scratch register, or a register free at that
+//! point, or failing both a borrowed register and emergency slots.
+
+use crate::intervals::Built;
+use crate::liveness::Liveness;
+use crate::moves::{self, Scratch};
+use crate::scan::Scanned;
+use crate::validate::{gap, Cfg};
+use crate::{
+    Allocation, Block, Edit, Function, Inst, MachineEnv, OperandConstraint, OperandPos, Output,
+    PReg, ProgPoint, RegAllocError, RegClass, SpillSlot, Stats, VReg,
+};
+
+/// A move waiting to be sequenced with the others of its point and group.
+#[derive(Clone, Copy)]
+struct PendingMove {
+    point: ProgPoint,
+    group: u8,
+    class: RegClass,
+    from: Allocation,
+    to: Allocation,
+}
+
+struct Resolver<'a, F: Function> {
+    func: &'a F,
+    env: &'a MachineEnv,
+    cfg: &'a Cfg,
+    built: &'a Built,
+    vreg_slot: &'a [Option<SpillSlot>],
+    pending: Vec<PendingMove>,
+    /// Per register index, ranges occupied by allocated pieces (sorted); built on demand.
+    occupancy: Option<Vec<Vec<(u32, u32)>>>,
+    emergency_base: u32,
+    used_emergency: bool,
+}
+
+fn internal(msg: String) -> RegAllocError {
+    RegAllocError::Internal(msg)
+}
+
+/// Computes operand allocations and edits.
+pub(crate) fn resolve<F: Function>(
+    func: &F,
+    env: &MachineEnv,
+    cfg: &Cfg,
+    live: &Liveness,
+    built: &Built,
+    scanned: Scanned,
+) -> Result<Output, RegAllocError> {
+    let mut r = Resolver {
+        func,
+        env,
+        cfg,
+        built,
+        vreg_slot: &scanned.vreg_slot,
+        pending: Vec::new(),
+        occupancy: None,
+        emergency_base: scanned.num_slots,
+        used_emergency: false,
+    };
+    let (allocs, inst_alloc_offsets) = r.operand_allocations()?;
+    r.split_moves();
+    r.edge_moves(live)?;
+    let edits = r.sequence_all();
+    let mut stats = Stats {
+        intervals: built.pieces.iter().filter(|p| !p.is_empty()).count(),
+        splits: scanned.splits,
+        ..Stats::default()
+    };
+    Output::count_edits(&edits, &mut stats);
+    let num_spillslots = scanned.num_slots as usize + if r.used_emergency { 3 } else { 0 };
+    Ok(Output {
+        allocs,
+        inst_alloc_offsets,
+        edits,
+        num_spillslots,
+        stats,
+    })
+}
+
+impl<F: Function> Resolver<'_, F> {
+    fn loc(&self, vreg: VReg, pos: u32) -> Result<Allocation, RegAllocError> {
+        self.built
+            .loc_at(vreg, pos)
+            .ok_or_else(|| internal(format!("{vreg} has no location at position {pos}")))
+    }
+
+    fn slot(&self, vreg: VReg) -> Result<Allocation, RegAllocError> {
+        self.vreg_slot[vreg.index()]
+            .map(Allocation::Stack)
+            .ok_or_else(|| internal(format!("{vreg} is pinned to the stack but has no slot")))
+    }
+
+    fn add(
+        &mut self,
+        point: ProgPoint,
+        group: u8,
+        class: RegClass,
+        from: Allocation,
+        to: Allocation,
+    ) {
+        if from != to {
+            self.pending.push(PendingMove {
+                point,
+                group,
+                class,
+                from,
+                to,
+            });
+        }
+    }
+
+    fn operand_allocations(&mut self) -> Result<(Vec<Allocation>, Vec<u32>), RegAllocError> {
+        let func = self.func;
+        let mut allocs = Vec::new();
+        let mut offsets = Vec::with_capacity(func.num_insts());
+        for i in 0..func.num_insts() as u32 {
+            let inst = Inst(i);
+            let ops = func.inst_operands(inst);
+            let base = allocs.len();
+            offsets.push(base as u32);
+            let g = gap(i);
+            for op in ops {
+                let v = op.vreg();
+                let class = op.class();
+                let alloc = match (op.is_use(), op.constraint()) {
+                    (true, OperandConstraint::FixedReg(r)) => {
+                        let from = self.loc(v, g)?;
+                        self.add(ProgPoint::before(inst), 2, class, from, Allocation::Reg(r));
+                        Allocation::Reg(r)
+                    }
+                    (true, OperandConstraint::Stack) => {
+                        let slot = self.slot(v)?;
+                        let from = self.loc(v, g)?;
+                        self.add(ProgPoint::before(inst), 2, class, from, slot);
+                        slot
+                    }
+                    (true, _) => {
+                        let pos = if op.pos() == OperandPos::Early {
+                            g + 1
+                        } else {
+                            g + 2
+                        };
+                        self.loc(v, pos)?
+                    }
+                    (false, OperandConstraint::FixedReg(r)) => {
+                        if let Some(to) = self.built.loc_at(v, gap(i + 1)) {
+                            self.add(
+                                ProgPoint::before(Inst(i + 1)),
+                                1,
+                                class,
+                                Allocation::Reg(r),
+                                to,
+                            );
+                        }
+                        Allocation::Reg(r)
+                    }
+                    (false, OperandConstraint::Stack) => {
+                        let slot = self.slot(v)?;
+                        if let Some(to) = self.built.loc_at(v, gap(i + 1)) {
+                            self.add(ProgPoint::before(Inst(i + 1)), 1, class, slot, to);
+                        }
+                        slot
+                    }
+                    (false, OperandConstraint::Reuse(_)) => self.loc(v, g + 1)?,
+                    (false, _) => {
+                        let pos = if op.pos() == OperandPos::Early {
+                            g + 1
+                        } else {
+                            g + 2
+                        };
+                        self.loc(v, pos)?
+                    }
+                };
+                allocs.push(alloc);
+            }
+            for (k, op) in ops.iter().enumerate() {
+                if let OperandConstraint::Reuse(n) = op.constraint() {
+                    let target = allocs[base + k];
+                    debug_assert!(
+                        target.as_reg().is_some(),
+                        "a reuse def is allocated a register"
+                    );
+                    let input = ops[n].vreg();
+                    let from = self.loc(input, g)?;
+                    self.add(ProgPoint::before(inst), 2, op.class(), from, target);
+                    allocs[base + n] = target;
+                }
+            }
+        }
+        Ok((allocs, offsets))
+    }
+
+    /// Moves where a vreg was split inside a live range (not at a block boundary, where the
+    /// edge moves take over).
+    fn split_moves(&mut self) {
+        for pieces in &self.built.pieces {
+            for w in pieces.windows(2) {
+                let a = &self.built.intervals[w[0] as usize];
+                let b = &self.built.intervals[w[1] as usize];
+                let p = b.start();
+                if self.cfg.is_block_start_pos(p) || !a.covers(p - 1) {
+                    continue;
+                }
+                debug_assert_eq!(p % 4, 0);
+                let (from, to) = (a.alloc.expect("allocated"), b.alloc.expect("allocated"));
+                self.add(ProgPoint::before(Inst(p / 4)), 1, a.vreg.class(), from, to);
+            }
+        }
+    }
+
+    fn edge_moves(&mut self, live: &Liveness) -> Result<(), RegAllocError> {
+        let func = self.func;
+        for b in 0..func.num_blocks() {
+            let block = Block(b as u32);
+            let succs = func.block_succs(block);
+            let pred_last = self.cfg.block_end_pos(b) - 1;
+            for (k, &s) in succs.iter().enumerate() {
+                let succ_first = self.cfg.block_start_pos(s.index());
+                let (point, group) = if succs.len() == 1 {
+                    (ProgPoint::before(Inst(self.cfg.block_end[b] - 1)), 3)
+                } else {
+                    (ProgPoint::before(Inst(self.cfg.block_first[s.index()])), 0)
+                };
+                for v in live.live_in[s.index()].iter() {
+                    let vreg = self.built.vregs[v]
+                        .ok_or_else(|| internal(format!("live vreg {v} never named")))?;
+                    let from = self.loc(vreg, pred_last)?;
+                    let to = self.loc(vreg, succ_first)?;
+                    self.add(point, group, vreg.class(), from, to);
+                }
+                let args = func.branch_blockparams(block, k);
+                for (&a, &p) in args.iter().zip(func.block_params(s)) {
+                    let from = self.loc(a, pred_last)?;
+                    let to = self.loc(p, succ_first)?;
+                    self.add(point, group, a.class(), from, to);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn occupancy(&mut self) -> &Vec<Vec<(u32, u32)>> {
+        if self.occupancy.is_none() {
+            let mut occ = vec![Vec::new(); 128];
+            for iv in &self.built.intervals {
+                if let Some(Allocation::Reg(r)) = iv.alloc {
+                    occ[r.index()].extend(iv.ranges.iter().map(|rg| (rg.from, rg.to)));
+                }
+            }
+            for (r, list) in self.built.reservations.iter().enumerate() {
+                occ[r].extend(list.iter().map(|rv| (rv.from, rv.to)));
+            }
+            for list in &mut occ {
+                list.sort_unstable();
+            }
+            self.occupancy = Some(occ);
+        }
+        self.occupancy.as_ref().expect("just built")
+    }
+
+    /// A register of `class` holding nothing live around gap `g` and not named by `moves`.
+    fn free_reg(
+        &mut self,
+        class: RegClass,
+        g: u32,
+        moves: &[(Allocation, Allocation)],
+    ) -> Option<PReg> {
+        let candidates = self.env.allocatable[class.index()].clone();
+        let occ = self.occupancy();
+        candidates.into_iter().find(|&r| {
+            let a = Allocation::Reg(r);
+            if moves.iter().any(|&(s, d)| s == a || d == a) {
+                return false;
+            }
+            let list = &occ[r.index()];
+            let lo = g.saturating_sub(1);
+            let hi = g + 2;
+            // Any occupied range meeting [lo, hi)?
+            let k = list.partition_point(|&(from, _)| from < hi);
+            !list[..k].iter().any(|&(_, to)| to > lo)
+        })
+    }
+
+    fn sequence_all(&mut self) -> Vec<(ProgPoint, Edit)> {
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.sort_by_key(|m| (m.point, m.group, m.class));
+        let mut edits = Vec::with_capacity(pending.len());
+        let mut group_moves = Vec::new();
+        let mut seq = Vec::new();
+        let mut k = 0;
+        while k < pending.len() {
+            let head = pending[k];
+            let mut end = k;
+            group_moves.clear();
+            while end < pending.len()
+                && (pending[end].point, pending[end].group, pending[end].class)
+                    == (head.point, head.group, head.class)
+            {
+                group_moves.push((pending[end].from, pending[end].to));
+                end += 1;
+            }
+            seq.clear();
+            let simple = group_moves.len() == 1
+                && !(group_moves[0].0.is_stack() && group_moves[0].1.is_stack());
+            if simple {
+                seq.push(group_moves[0]);
+            } else {
+                let scratch = self.scratch_for(head.class, head.point, &group_moves);
+                moves::resolve_parallel(&group_moves, scratch, &mut seq);
+            }
+            for &(from, to) in &seq {
+                edits.push((
+                    head.point,
+                    Edit {
+                        from,
+                        to,
+                        class: head.class,
+                    },
+                ));
+            }
+            k = end;
+        }
+        edits
+    }
+
+    fn scratch_for(
+        &mut self,
+        class: RegClass,
+        point: ProgPoint,
+        moves: &[(Allocation, Allocation)],
+    ) -> Scratch {
+        let base = self.emergency_base;
+        let slot = SpillSlot(base + 2);
+        if let Some(reg) = self.env.scratch[class.index()] {
+            self.note_emergency_if_cyclic(moves);
+            return Scratch::Free { reg, slot };
+        }
+        let g = gap(point.inst().0);
+        if let Some(reg) = self.free_reg(class, g, moves) {
+            self.note_emergency_if_cyclic(moves);
+            return Scratch::Free { reg, slot };
+        }
+        self.used_emergency = true;
+        let reg = self.env.allocatable[class.index()][0];
+        Scratch::Borrow {
+            reg,
+            save: SpillSlot(base),
+            new_value: SpillSlot(base + 1),
+            cycle: slot,
+        }
+    }
+
+    /// The cycle slot may be used by any parallel move with a cycle; reserve the emergency
+    /// slots whenever one might be needed (cheap: three slots per function at most).
+    fn note_emergency_if_cyclic(&mut self, moves: &[(Allocation, Allocation)]) {
+        if moves
+            .iter()
+            .any(|&(s, _)| moves.iter().any(|&(_, d)| d == s))
+        {
+            self.used_emergency = true;
+        }
+    }
+}

@@ -1,0 +1,587 @@
+//! The linear scan: assigns a register or a spill slot to every interval, splitting
+//! intervals where a register is available only for part of their lifetime.
+//!
+//! Requires: intervals and reservations from [`crate::intervals`].
+//! Guarantees: every interval (including the split children created here) has an
+//! allocation; no two intervals with the same register overlap, except the *steal* case
+//! (a reuse def and its dying input share the input's register at the def's first
+//! position, which only the instruction itself reads); no interval sits in a register at a
+//! position reserved for another vreg; every register-requiring use lies in an interval
+//! with a register; every split is at a gap position strictly inside the interval.
+//!
+//! Algorithm (Wimmer & Mössenböck 2005, on SSA after Wimmer & Franz 2010), one pass per
+//! register class over intervals in order of increasing start:
+//!
+//! - `active` holds the intervals in a register that cover the current position,
+//!   `inactive` those in a register that are in a lifetime hole there.
+//! - *try_allocate_free*: "free until" per register from active, inactive and
+//!   reservations; take the hint if it is free for the whole interval, else the register
+//!   free longest; if it is free only for a prefix, split at the best position in it.
+//! - *allocate_blocked*: "next use" per register; if every register is needed before the
+//!   current interval's first register use, spill the current interval up to that use;
+//!   otherwise take the register whose next use is farthest, and spill the parts of the
+//!   intervals occupying it (split at the current position, reloaded before their next use).
+//! - Split positions prefer block boundaries of the least loop depth between the two
+//!   limits (moves land on edges outside loops), else the latest gap.
+//! - Spill slots are per vreg and shared between vregs whose lifetimes do not overlap: a
+//!   slot is reused once the previous owner's whole lifetime has ended.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::intervals::{Built, Interval, Range, MAX_RESERVATION_LEN};
+use crate::validate::{gap_floor, Cfg};
+use crate::{
+    Allocation, Block, Function, MachineEnv, PReg, RegAllocError, RegClass, SpillSlot, VReg,
+};
+
+/// What the scan produces besides the allocations stored in the intervals.
+pub(crate) struct Scanned {
+    /// Spill slot of each vreg that has one.
+    pub vreg_slot: Vec<Option<SpillSlot>>,
+    /// Number of slots handed out.
+    pub num_slots: u32,
+    /// Number of splits.
+    pub splits: usize,
+}
+
+struct Scan<'a, F: Function> {
+    func: &'a F,
+    cfg: &'a Cfg,
+    built: &'a mut Built,
+    regs: &'a [PReg],
+    /// Index of a register within `regs`, by `PReg::index()`.
+    reg_slot: [u8; 128],
+    unhandled: BinaryHeap<Reverse<(u32, u32)>>,
+    active: Vec<u32>,
+    inactive: Vec<u32>,
+    vreg_slot: Vec<Option<SpillSlot>>,
+    slot_busy_until: Vec<u32>,
+    /// Class of the values each slot holds.
+    slot_class: Vec<RegClass>,
+    param_of: Vec<Option<(Block, u32)>>,
+    splits: usize,
+    split_budget: usize,
+    free_until: Vec<u32>,
+    use_pos: Vec<u32>,
+    block_pos: Vec<u32>,
+}
+
+/// Runs the scan for every class.
+pub(crate) fn run<F: Function>(
+    func: &F,
+    env: &MachineEnv,
+    cfg: &Cfg,
+    built: &mut Built,
+) -> Result<Scanned, RegAllocError> {
+    let nv = func.num_vregs();
+    let mut param_of = vec![None; nv];
+    for b in 0..func.num_blocks() {
+        for (k, p) in func.block_params(Block(b as u32)).iter().enumerate() {
+            param_of[p.index()] = Some((Block(b as u32), k as u32));
+        }
+    }
+    let mut vreg_slot = vec![None; nv];
+    let mut slot_busy_until = Vec::new();
+    let mut slot_class = Vec::new();
+    // Vregs pinned to their slot by an operand get a slot of their own up front.
+    for (v, slot) in vreg_slot.iter_mut().enumerate() {
+        if built.needs_slot[v] {
+            *slot = Some(SpillSlot(slot_busy_until.len() as u32));
+            slot_busy_until.push(u32::MAX);
+            slot_class.push(built.vregs[v].map_or(RegClass::Int, |vreg| vreg.class()));
+        }
+    }
+    let split_budget = 64 + 16 * (built.intervals.len() + 4 * func.num_insts());
+    let mut scanned = Scanned {
+        vreg_slot,
+        num_slots: 0,
+        splits: 0,
+    };
+    for class in RegClass::ALL {
+        let regs = &env.allocatable[class.index()];
+        let mut reg_slot = [u8::MAX; 128];
+        for (k, r) in regs.iter().enumerate() {
+            reg_slot[r.index()] = k as u8;
+        }
+        let mut unhandled = BinaryHeap::new();
+        for (idx, iv) in built.intervals.iter().enumerate() {
+            if iv.vreg.class() == class {
+                unhandled.push(Reverse((iv.start(), idx as u32)));
+            }
+        }
+        let mut scan = Scan {
+            func,
+            cfg,
+            built: &mut *built,
+            regs,
+            reg_slot,
+            unhandled,
+            active: Vec::new(),
+            inactive: Vec::new(),
+            vreg_slot: std::mem::take(&mut scanned.vreg_slot),
+            slot_busy_until: std::mem::take(&mut slot_busy_until),
+            slot_class: std::mem::take(&mut slot_class),
+            param_of: std::mem::take(&mut param_of),
+            splits: scanned.splits,
+            split_budget,
+            free_until: vec![0; regs.len()],
+            use_pos: vec![0; regs.len()],
+            block_pos: vec![0; regs.len()],
+        };
+        scan.run()?;
+        scanned.vreg_slot = scan.vreg_slot;
+        scanned.splits = scan.splits;
+        slot_busy_until = scan.slot_busy_until;
+        slot_class = scan.slot_class;
+        param_of = scan.param_of;
+    }
+    scanned.num_slots = slot_busy_until.len() as u32;
+    Ok(scanned)
+}
+
+impl<F: Function> Scan<'_, F> {
+    fn iv(&self, idx: u32) -> &Interval {
+        &self.built.intervals[idx as usize]
+    }
+
+    fn reg_of(&self, idx: u32) -> usize {
+        match self.iv(idx).alloc {
+            Some(Allocation::Reg(r)) => self.reg_slot[r.index()] as usize,
+            _ => unreachable!("active and inactive intervals hold registers"),
+        }
+    }
+
+    fn run(&mut self) -> Result<(), RegAllocError> {
+        while let Some(Reverse((start, cur))) = self.unhandled.pop() {
+            if self.splits > self.split_budget {
+                return Err(RegAllocError::Internal("split budget exhausted".into()));
+            }
+            debug_assert_eq!(start, self.iv(cur).start());
+            debug_assert!(self.iv(cur).alloc.is_none());
+            self.advance(start);
+            if !self.try_allocate_free(cur) {
+                self.allocate_blocked(cur)?;
+            }
+            if matches!(self.iv(cur).alloc, Some(Allocation::Reg(_))) {
+                self.active.push(cur);
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves intervals between active, inactive and handled for position `pos`.
+    fn advance(&mut self, pos: u32) {
+        let mut k = 0;
+        while k < self.active.len() {
+            let iv = self.iv(self.active[k]);
+            if iv.end() <= pos {
+                self.active.swap_remove(k);
+            } else if !iv.covers(pos) {
+                let idx = self.active.swap_remove(k);
+                self.inactive.push(idx);
+            } else {
+                k += 1;
+            }
+        }
+        let mut k = 0;
+        while k < self.inactive.len() {
+            let iv = self.iv(self.inactive[k]);
+            if iv.end() <= pos {
+                self.inactive.swap_remove(k);
+            } else if iv.covers(pos) {
+                let idx = self.inactive.swap_remove(k);
+                self.active.push(idx);
+            } else {
+                k += 1;
+            }
+        }
+    }
+
+    /// First position where `iv` meets a reservation of `reg` owned by another vreg.
+    fn reservation_conflict(&self, reg: PReg, iv: &Interval) -> Option<u32> {
+        let list = &self.built.reservations[reg.index()];
+        let from = iv.start().saturating_sub(MAX_RESERVATION_LEN);
+        let mut k = list.partition_point(|r| r.from < from);
+        let mut j = 0;
+        let ranges = &iv.ranges;
+        while k < list.len() && j < ranges.len() {
+            let r = list[k];
+            if r.owner == Some(iv.vreg) || r.to <= ranges[j].from {
+                k += 1;
+                continue;
+            }
+            if ranges[j].to <= r.from {
+                j += 1;
+                continue;
+            }
+            return Some(r.from.max(ranges[j].from));
+        }
+        None
+    }
+
+    fn loc_at(&self, vreg: VReg, pos: u32) -> Option<Allocation> {
+        self.built.loc_at(vreg, pos)
+    }
+
+    fn hint_for(&self, cur: u32) -> Option<usize> {
+        let iv = self.iv(cur);
+        let reg = |alloc: Option<Allocation>| match alloc {
+            Some(Allocation::Reg(r)) if self.reg_slot[r.index()] != u8::MAX => {
+                Some(self.reg_slot[r.index()] as usize)
+            }
+            _ => None,
+        };
+        if let Some((v, pos)) = iv.hint_vreg {
+            if let Some(r) = reg(self.loc_at(v, pos)) {
+                return Some(r);
+            }
+        }
+        if iv.is_param {
+            if let Some((block, k)) = self.param_of[iv.vreg.index()] {
+                if self.cfg.block_start_pos(block.index()) == iv.start() {
+                    for &pred in self.func.block_preds(block) {
+                        let end = self.cfg.block_end_pos(pred.index());
+                        if end > iv.start() {
+                            continue;
+                        }
+                        let succ_idx = self.func.block_succs(pred).iter().position(|&s| s == block);
+                        let Some(succ_idx) = succ_idx else { continue };
+                        let arg = self.func.branch_blockparams(pred, succ_idx)[k as usize];
+                        if let Some(r) = reg(self.loc_at(arg, end - 1)) {
+                            return Some(r);
+                        }
+                    }
+                }
+            }
+        }
+        iv.hint_reg.and_then(|r| reg(Some(Allocation::Reg(r))))
+    }
+
+    fn try_allocate_free(&mut self, cur: u32) -> bool {
+        let n = self.regs.len();
+        if n == 0 {
+            return false;
+        }
+        let mut free_until = std::mem::take(&mut self.free_until);
+        free_until.fill(u32::MAX);
+        let iv = self.iv(cur);
+        let start = iv.start();
+        let end = iv.end();
+        for &a in &self.active {
+            let other = self.iv(a);
+            // Steal: the dying reused input may share its register with the def.
+            if iv.steal == Some(other.vreg) && other.end() == start + 1 {
+                continue;
+            }
+            free_until[self.reg_of(a)] = 0;
+        }
+        for &a in &self.inactive {
+            let r = self.reg_of(a);
+            if free_until[r] == 0 {
+                continue;
+            }
+            if let Some(x) = self.iv(a).first_intersection(iv) {
+                free_until[r] = free_until[r].min(x);
+            }
+        }
+        for (k, until) in free_until.iter_mut().enumerate() {
+            if *until > start {
+                if let Some(x) = self.reservation_conflict(self.regs[k], iv) {
+                    *until = (*until).min(x);
+                }
+            }
+        }
+        let hint = self.hint_for(cur);
+        let mut best = 0;
+        for k in 1..n {
+            if free_until[k] > free_until[best] {
+                best = k;
+            }
+        }
+        let chosen = match hint {
+            Some(h) if free_until[h] >= end => Some(h),
+            _ if free_until[best] >= end => Some(best),
+            _ => None,
+        };
+        let result = if let Some(r) = chosen {
+            self.assign_reg(cur, r);
+            true
+        } else if free_until[best] > start {
+            // Free for a prefix only: split inside it.
+            let limit = free_until[best].min(end - 1);
+            match self.best_split(start, limit) {
+                Some(split) => {
+                    let r = match hint {
+                        Some(h) if free_until[h] >= split => h,
+                        _ => best,
+                    };
+                    self.assign_reg(cur, r);
+                    let child = self.split(cur, split);
+                    self.push_unhandled(child);
+                    true
+                }
+                None => false,
+            }
+        } else {
+            false
+        };
+        self.free_until = free_until;
+        result
+    }
+
+    fn assign_reg(&mut self, idx: u32, reg_index: usize) {
+        self.built.intervals[idx as usize].alloc = Some(Allocation::Reg(self.regs[reg_index]));
+    }
+
+    /// How soon the register of active interval `a` is needed again, if `a` were evicted at
+    /// `pos`; 0 if it cannot be evicted there (a register use too close to move around).
+    fn eviction_use_pos(&self, a: u32, pos: u32) -> u32 {
+        let iv = self.iv(a);
+        let split = gap_floor(pos);
+        if iv.has_reg_use_in(split.max(iv.start()), pos) {
+            return 0;
+        }
+        match iv.next_reg_use(pos) {
+            Some(u) if gap_floor(u) <= pos => 0,
+            Some(u) => u,
+            None => u32::MAX,
+        }
+    }
+
+    fn allocate_blocked(&mut self, cur: u32) -> Result<(), RegAllocError> {
+        let n = self.regs.len();
+        let mut use_pos = std::mem::take(&mut self.use_pos);
+        let mut block_pos = std::mem::take(&mut self.block_pos);
+        use_pos.fill(u32::MAX);
+        block_pos.fill(u32::MAX);
+        let iv = self.iv(cur);
+        let start = iv.start();
+        for &a in &self.active {
+            let r = self.reg_of(a);
+            use_pos[r] = use_pos[r].min(self.eviction_use_pos(a, start));
+        }
+        for &a in &self.inactive {
+            let r = self.reg_of(a);
+            if self.iv(a).first_intersection(iv).is_some() {
+                let next = self.iv(a).next_reg_use(start).unwrap_or(u32::MAX);
+                use_pos[r] = use_pos[r].min(next);
+            }
+        }
+        for k in 0..n {
+            if let Some(x) = self.reservation_conflict(self.regs[k], iv) {
+                block_pos[k] = block_pos[k].min(x);
+                use_pos[k] = use_pos[k].min(x);
+            }
+        }
+        let hint = self.hint_for(cur);
+        let mut reg = 0;
+        for k in 1..n {
+            if use_pos[k] > use_pos[reg] {
+                reg = k;
+            }
+        }
+        if let Some(h) = hint {
+            if n > 0 && use_pos[h] == use_pos[reg] {
+                reg = h;
+            }
+        }
+        let first_use = iv.next_reg_use(start);
+        let can_spill_cur = first_use.is_none_or(|u| gap_floor(u) > start);
+        let others_sooner = n == 0 || first_use.is_none_or(|u| use_pos[reg] < u);
+        let result = if others_sooner && can_spill_cur {
+            self.spill_current(cur, first_use)
+        } else if n == 0 || use_pos[reg] <= start || block_pos[reg] <= start {
+            Err(RegAllocError::Internal(format!(
+                "no register of class {:?} for {} at position {start}",
+                iv.vreg.class(),
+                iv.vreg
+            )))
+        } else {
+            self.take_register(cur, reg, block_pos[reg])
+        };
+        self.use_pos = use_pos;
+        self.block_pos = block_pos;
+        result
+    }
+
+    fn spill_current(&mut self, cur: u32, first_use: Option<u32>) -> Result<(), RegAllocError> {
+        let start = self.iv(cur).start();
+        let slot = self.slot_for(self.iv(cur).vreg, start);
+        self.built.intervals[cur as usize].alloc = Some(Allocation::Stack(slot));
+        if let Some(u) = first_use {
+            let split = self
+                .best_split(start, gap_floor(u))
+                .ok_or_else(|| RegAllocError::Internal("no split position before a use".into()))?;
+            let child = self.split(cur, split);
+            self.push_unhandled(child);
+        }
+        Ok(())
+    }
+
+    fn take_register(&mut self, cur: u32, reg: usize, block_pos: u32) -> Result<(), RegAllocError> {
+        let start = self.iv(cur).start();
+        self.assign_reg(cur, reg);
+        if block_pos < self.iv(cur).end() {
+            // The register is reserved later: keep it only up to there.
+            let split = self
+                .best_split(start, gap_floor(block_pos))
+                .ok_or_else(|| {
+                    RegAllocError::Internal(format!(
+                        "cannot split {} before a reservation",
+                        self.iv(cur).vreg
+                    ))
+                })?;
+            let child = self.split(cur, split);
+            self.push_unhandled(child);
+        }
+        // Evict the active intervals in the register: split at the current position, the tail
+        // goes to the stack and is reloaded before its next register use.
+        let victims: Vec<u32> = self
+            .active
+            .iter()
+            .copied()
+            .filter(|&a| self.reg_of(a) == reg)
+            .collect();
+        for a in victims {
+            self.active.retain(|&x| x != a);
+            self.evict_active(a, start)?;
+        }
+        let victims: Vec<u32> = self
+            .inactive
+            .iter()
+            .copied()
+            .filter(|&a| self.reg_of(a) == reg)
+            .collect();
+        for a in victims {
+            if let Some(x) = self.iv(a).first_intersection(self.iv(cur)) {
+                let split = gap_floor(x);
+                if split <= self.iv(a).start() {
+                    return Err(RegAllocError::Internal(
+                        "inactive interval split at its start".into(),
+                    ));
+                }
+                let child = self.split(a, split);
+                self.push_unhandled(child);
+            }
+        }
+        Ok(())
+    }
+
+    fn evict_active(&mut self, a: u32, pos: u32) -> Result<(), RegAllocError> {
+        let split = gap_floor(pos);
+        let tail = if split <= self.iv(a).start() {
+            a
+        } else {
+            self.split(a, split)
+        };
+        let vreg = self.iv(tail).vreg;
+        let slot = self.slot_for(vreg, split);
+        self.built.intervals[tail as usize].alloc = Some(Allocation::Stack(slot));
+        if let Some(u) = self.iv(tail).next_reg_use(pos) {
+            let from = pos.max(self.iv(tail).start());
+            let reload = self.best_split(from, gap_floor(u)).ok_or_else(|| {
+                RegAllocError::Internal(format!("cannot reload {vreg} before its use"))
+            })?;
+            let child = self.split(tail, reload);
+            self.push_unhandled(child);
+        }
+        Ok(())
+    }
+
+    fn push_unhandled(&mut self, idx: u32) {
+        self.unhandled.push(Reverse((self.iv(idx).start(), idx)));
+    }
+
+    /// The slot of `vreg`, handing out one free from `from` on if it has none.
+    fn slot_for(&mut self, vreg: VReg, from: u32) -> SpillSlot {
+        if let Some(slot) = self.vreg_slot[vreg.index()] {
+            return slot;
+        }
+        let end = self.built.vreg_end[vreg.index()];
+        let class = vreg.class();
+        let reusable = self
+            .slot_busy_until
+            .iter()
+            .zip(&self.slot_class)
+            .position(|(&busy, &c)| busy <= from && c == class);
+        let k = match reusable {
+            Some(k) => k,
+            None => {
+                self.slot_busy_until.push(0);
+                self.slot_class.push(class);
+                self.slot_busy_until.len() - 1
+            }
+        };
+        // Post-invariant: the previous owner's whole lifetime ended at or before `from`, and
+        // this vreg touches the slot only at positions >= `from` (it had no slot before).
+        // Slots are shared within a class only: the resolver sequences each class's moves
+        // on its own, which is a valid split of a parallel move only if no location is
+        // written in one class and read in another.
+        self.slot_busy_until[k] = end;
+        let slot = SpillSlot(k as u32);
+        self.vreg_slot[vreg.index()] = Some(slot);
+        slot
+    }
+
+    /// Best gap position in `(min_excl, max_incl]`: the start of the least-deep block
+    /// boundary between them (latest on ties), else the latest gap.
+    fn best_split(&self, min_excl: u32, max_incl: u32) -> Option<u32> {
+        let hi = gap_floor(max_incl);
+        if hi <= min_excl {
+            return None;
+        }
+        let lo_block = self.cfg.block_of_pos(min_excl);
+        let hi_block = self.cfg.block_of_pos(hi);
+        let mut best = hi;
+        let mut best_depth = self.cfg.loop_depth[hi_block];
+        for b in (lo_block + 1..=hi_block).rev() {
+            if self.cfg.loop_depth[b] < best_depth {
+                best_depth = self.cfg.loop_depth[b];
+                best = self.cfg.block_start_pos(b);
+            }
+        }
+        Some(best)
+    }
+
+    /// Splits interval `idx` at gap `pos`; returns the new child covering `[pos, end)`.
+    fn split(&mut self, idx: u32, pos: u32) -> u32 {
+        self.splits += 1;
+        let parent = &mut self.built.intervals[idx as usize];
+        debug_assert!(pos % 4 == 0 && parent.start() < pos && pos < parent.end());
+        let k = parent.ranges.partition_point(|r| r.to <= pos);
+        let mut child_ranges: Vec<Range> = parent.ranges.split_off(k);
+        if child_ranges[0].from < pos {
+            parent.ranges.push(Range {
+                from: child_ranges[0].from,
+                to: pos,
+            });
+            child_ranges[0].from = pos;
+        }
+        let u = parent.uses.partition_point(|u| u.pos < pos);
+        let child_uses = parent.uses.split_off(u);
+        let hint_reg = match parent.alloc {
+            Some(Allocation::Reg(r)) => Some(r),
+            _ => parent.hint_reg,
+        };
+        let child = Interval {
+            vreg: parent.vreg,
+            ranges: child_ranges,
+            uses: child_uses,
+            alloc: None,
+            hint_reg,
+            hint_vreg: None,
+            steal: None,
+            is_param: false,
+        };
+        let child_start = child.start();
+        let vreg = child.vreg;
+        let child_idx = self.built.intervals.len() as u32;
+        self.built.intervals.push(child);
+        let pieces = &mut self.built.pieces[vreg.index()];
+        let at =
+            pieces.partition_point(|&p| self.built.intervals[p as usize].start() < child_start);
+        pieces.insert(at, child_idx);
+        child_idx
+    }
+}

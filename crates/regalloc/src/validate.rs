@@ -1,0 +1,577 @@
+//! Input validation and the CFG facts every later pass shares.
+//!
+//! Requires: nothing (any value of a type implementing [`Function`]).
+//! Guarantees on `Ok`: the contract of the crate root holds (shape, SSA with dominating
+//! defs, no critical edges, reachable blocks, operand constraints that can be met at each
+//! instruction on their own). Everything later may assert these facts instead of checking
+//! them. On `Err`, a [`RegAllocError`] naming what the client did wrong.
+//!
+//! Positions: every instruction `i` owns four positions, `4i` (the *gap* before it, where
+//! edits run), `4i + 1` (early: uses read, early defs written), `4i + 2` (late: defs
+//! written, late uses read) and `4i + 3` (unused, keeps the arithmetic a shift). A block
+//! covers `[4 * first, 4 * end)`. Only gap positions are split points.
+
+use crate::{
+    Block, Function, Inst, MachineEnv, OperandConstraint, OperandKind, OperandPos, PRegSet,
+    RegAllocError, RegClass, VReg, NUM_CLASSES,
+};
+
+/// Gap position before `inst`.
+pub(crate) fn gap(inst: u32) -> u32 {
+    inst * 4
+}
+
+/// Early position of `inst`.
+pub(crate) fn early(inst: u32) -> u32 {
+    inst * 4 + 1
+}
+
+/// Late position of `inst`.
+pub(crate) fn late(inst: u32) -> u32 {
+    inst * 4 + 2
+}
+
+/// The greatest gap position `<= pos`.
+pub(crate) fn gap_floor(pos: u32) -> u32 {
+    pos & !3
+}
+
+/// CFG facts computed once.
+pub(crate) struct Cfg {
+    /// First instruction of each block.
+    pub block_first: Vec<u32>,
+    /// One past the last instruction of each block.
+    pub block_end: Vec<u32>,
+    /// Block of each instruction.
+    pub inst_block: Vec<u32>,
+    /// Reachable blocks in postorder.
+    pub postorder: Vec<Block>,
+    /// Loop depth per block ([`crate::loop_depths`]).
+    pub loop_depth: Vec<u32>,
+    /// Whether each instruction starts a block.
+    pub is_block_start: Vec<bool>,
+}
+
+impl Cfg {
+    /// Position where `block` begins.
+    pub fn block_start_pos(&self, block: usize) -> u32 {
+        gap(self.block_first[block])
+    }
+
+    /// Position just past `block`'s end.
+    pub fn block_end_pos(&self, block: usize) -> u32 {
+        gap(self.block_end[block])
+    }
+
+    /// Block containing position `pos`.
+    pub fn block_of_pos(&self, pos: u32) -> usize {
+        self.inst_block[(pos / 4) as usize] as usize
+    }
+
+    /// Whether `pos` is the first position of a block.
+    pub fn is_block_start_pos(&self, pos: u32) -> bool {
+        pos % 4 == 0 && self.is_block_start.get((pos / 4) as usize) == Some(&true)
+    }
+}
+
+fn malformed(msg: String) -> RegAllocError {
+    RegAllocError::Malformed(msg)
+}
+
+/// Validates `func` against `env` and computes the shared CFG facts.
+pub(crate) fn validate<F: Function>(func: &F, env: &MachineEnv) -> Result<Cfg, RegAllocError> {
+    let cfg = check_shape(func)?;
+    check_edges(func, &cfg)?;
+    check_operands(func, env, &cfg)?;
+    check_ssa(func, &cfg)?;
+    Ok(cfg)
+}
+
+fn check_shape<F: Function>(func: &F) -> Result<Cfg, RegAllocError> {
+    let num_blocks = func.num_blocks();
+    let num_insts = func.num_insts();
+    if num_blocks == 0 {
+        return Err(malformed("the function has no blocks".into()));
+    }
+    if num_insts >= (u32::MAX / 4 - 4) as usize {
+        return Err(malformed(format!("too many instructions ({num_insts})")));
+    }
+    let entry = func.entry_block();
+    if entry.index() >= num_blocks {
+        return Err(malformed(format!("entry block{} out of range", entry.0)));
+    }
+    let mut block_first = Vec::with_capacity(num_blocks);
+    let mut block_end = Vec::with_capacity(num_blocks);
+    let mut inst_block = vec![0u32; num_insts];
+    let mut is_block_start = vec![false; num_insts];
+    let mut next = 0u32;
+    for b in 0..num_blocks {
+        let range = func.block_insns(Block(b as u32));
+        if range.start.0 != next || range.is_empty() || range.end.0 as usize > num_insts {
+            return Err(malformed(format!(
+                "block{b} must own a non-empty instruction range starting at inst{next} (blocks are contiguous, in emission order); it has {:?}",
+                range
+            )));
+        }
+        block_first.push(range.start.0);
+        block_end.push(range.end.0);
+        is_block_start[range.start.index()] = true;
+        for i in range.iter() {
+            inst_block[i.index()] = b as u32;
+        }
+        next = range.end.0;
+    }
+    if next as usize != num_insts {
+        return Err(malformed(format!(
+            "blocks cover {next} instructions but the function has {num_insts}"
+        )));
+    }
+    if !func.block_params(entry).is_empty() {
+        return Err(RegAllocError::EntryParams);
+    }
+    // Successor/predecessor lists must describe the same multiset of edges.
+    let mut succ_edges = Vec::new();
+    let mut pred_edges = Vec::new();
+    for b in 0..num_blocks {
+        let block = Block(b as u32);
+        for &s in func.block_succs(block) {
+            if s.index() >= num_blocks {
+                return Err(malformed(format!(
+                    "block{b} has successor block{} out of range",
+                    s.0
+                )));
+            }
+            succ_edges.push((b as u32, s.0));
+        }
+        for &p in func.block_preds(block) {
+            if p.index() >= num_blocks {
+                return Err(malformed(format!(
+                    "block{b} has predecessor block{} out of range",
+                    p.0
+                )));
+            }
+            pred_edges.push((p.0, b as u32));
+        }
+    }
+    succ_edges.sort_unstable();
+    pred_edges.sort_unstable();
+    if succ_edges != pred_edges {
+        return Err(malformed(
+            "successor and predecessor lists disagree (every edge must appear in both)".into(),
+        ));
+    }
+    // Postorder by an explicit-stack DFS from the entry.
+    let mut visited = vec![false; num_blocks];
+    let mut postorder = Vec::with_capacity(num_blocks);
+    let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
+    visited[entry.index()] = true;
+    while let Some(&mut (block, ref mut next_succ)) = stack.last_mut() {
+        let succs = func.block_succs(block);
+        if *next_succ < succs.len() {
+            let s = succs[*next_succ];
+            *next_succ += 1;
+            if !visited[s.index()] {
+                visited[s.index()] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            postorder.push(block);
+            stack.pop();
+        }
+    }
+    if let Some(b) = visited.iter().position(|v| !v) {
+        return Err(RegAllocError::Unreachable(b as u32));
+    }
+    let loop_depth = crate::loop_depths(func);
+    Ok(Cfg {
+        block_first,
+        block_end,
+        inst_block,
+        postorder,
+        loop_depth,
+        is_block_start,
+    })
+}
+
+fn check_edges<F: Function>(func: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
+    for b in 0..func.num_blocks() {
+        let block = Block(b as u32);
+        let succs = func.block_succs(block);
+        if succs.len() > 1 {
+            for &s in succs {
+                if func.block_preds(s).len() > 1 {
+                    return Err(RegAllocError::CriticalEdge {
+                        from: b as u32,
+                        to: s.0,
+                    });
+                }
+            }
+        }
+        for (k, &s) in succs.iter().enumerate() {
+            let args = func.branch_blockparams(block, k);
+            let params = func.block_params(s);
+            if args.len() != params.len() {
+                return Err(malformed(format!(
+                    "block{b} passes {} arguments to block{} which has {} parameters",
+                    args.len(),
+                    s.0,
+                    params.len()
+                )));
+            }
+            for (a, p) in args.iter().zip(params) {
+                if a.class() != p.class() {
+                    return Err(malformed(format!(
+                        "block{b} passes {a} ({:?}) to parameter {p} ({:?}) of block{}",
+                        a.class(),
+                        p.class(),
+                        s.0
+                    )));
+                }
+            }
+        }
+        let term = Inst(cfg.block_end[b] - 1);
+        let ops = func.inst_operands(term);
+        if ops.iter().any(|op| op.is_def()) {
+            return Err(RegAllocError::BadOperand {
+                inst: term.0,
+                operand: ops.iter().position(|op| op.is_def()).unwrap_or(0),
+                reason: "the last instruction of a block (its terminator) may not define values"
+                    .into(),
+            });
+        }
+        if !succs.is_empty() && !func.inst_clobbers(term).is_empty() {
+            return Err(malformed(format!(
+                "branch inst{} may not clobber registers",
+                term.0
+            )));
+        }
+        if succs.len() == 1 && !ops.is_empty() {
+            return Err(RegAllocError::BadOperand {
+                inst: term.0,
+                operand: 0,
+                reason: "a branch to a single successor may not have operands (edge moves are placed before it)".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn is_allocatable(env: &MachineEnv, class: RegClass, reg: crate::PReg) -> bool {
+    env.allocatable[class.index()].contains(&reg)
+}
+
+fn check_operands<F: Function>(func: &F, env: &MachineEnv, cfg: &Cfg) -> Result<(), RegAllocError> {
+    let mut scratch = PRegSet::empty();
+    for class in RegClass::ALL {
+        if let Some(s) = env.scratch[class.index()] {
+            scratch.add(s);
+            if is_allocatable(env, class, s) {
+                return Err(malformed(format!(
+                    "scratch register {s} is also allocatable"
+                )));
+            }
+        }
+    }
+    let num_vregs = func.num_vregs();
+    for i in 0..func.num_insts() {
+        let inst = Inst(i as u32);
+        let ops = func.inst_operands(inst);
+        let bad = |operand: usize, reason: String| RegAllocError::BadOperand {
+            inst: i as u32,
+            operand,
+            reason,
+        };
+        let mut fixed_early = PRegSet::empty();
+        let mut fixed_late = PRegSet::empty();
+        let mut fixed_early_owner = [u32::MAX; 128];
+        let mut fixed_late_owner = [u32::MAX; 128];
+        for (k, op) in ops.iter().enumerate() {
+            let v = op.vreg();
+            if v.index() >= num_vregs {
+                return Err(bad(
+                    k,
+                    format!("{v} is out of range (num_vregs = {num_vregs})"),
+                ));
+            }
+            match op.constraint() {
+                OperandConstraint::FixedReg(r) => {
+                    if scratch.contains(r) {
+                        return Err(bad(
+                            k,
+                            format!("fixed register {r} is the scratch register"),
+                        ));
+                    }
+                    // A fixed use occupies its register up to its read; a fixed def from its write.
+                    let (set, owner) = match (op.kind(), op.pos()) {
+                        (OperandKind::Use, _) | (OperandKind::Def, OperandPos::Early) => {
+                            (&mut fixed_early, &mut fixed_early_owner)
+                        }
+                        (OperandKind::Def, OperandPos::Late) => {
+                            (&mut fixed_late, &mut fixed_late_owner)
+                        }
+                    };
+                    let tag = (v.index() as u32) << 1 | op.is_def() as u32;
+                    if set.contains(r) && owner[r.index()] != tag {
+                        return Err(bad(
+                            k,
+                            format!("{r} is required by two different operands at once"),
+                        ));
+                    }
+                    set.add(r);
+                    owner[r.index()] = tag;
+                }
+                OperandConstraint::Reuse(n) => {
+                    if op.is_use() {
+                        return Err(bad(k, "a use cannot have a reuse constraint".into()));
+                    }
+                    let Some(input) = ops.get(n) else {
+                        return Err(bad(k, format!("reuses input {n}, which does not exist")));
+                    };
+                    let ok_constraint = matches!(
+                        input.constraint(),
+                        OperandConstraint::Reg | OperandConstraint::RegOrStack
+                    );
+                    if !input.is_use() || input.pos() != OperandPos::Early || !ok_constraint {
+                        return Err(bad(
+                            k,
+                            format!("reuses operand {n}, which must be an early use with a Reg or RegOrStack constraint"),
+                        ));
+                    }
+                    if input.class() != op.class() {
+                        return Err(bad(k, format!("reuses operand {n} of another class")));
+                    }
+                }
+                _ => {}
+            }
+            if op.is_def() && ops[..k].iter().any(|o| o.is_def() && o.vreg() == v) {
+                return Err(bad(k, format!("{v} is defined twice by one instruction")));
+            }
+        }
+        check_demand(func, env, inst, cfg)?;
+    }
+    Ok(())
+}
+
+/// Counts, per class, the registers an instruction needs at its early and late points, and
+/// rejects an instruction that needs more than the machine has.
+fn check_demand<F: Function>(
+    func: &F,
+    env: &MachineEnv,
+    inst: Inst,
+    _cfg: &Cfg,
+) -> Result<(), RegAllocError> {
+    let ops = func.inst_operands(inst);
+    let clobbers = func.inst_clobbers(inst);
+    for class in RegClass::ALL {
+        let avail = env.allocatable[class.index()].len();
+        let mut early_vregs: Vec<VReg> = Vec::new();
+        let mut late_vregs: Vec<VReg> = Vec::new();
+        let mut early_n = 0usize;
+        let mut late_n = 0usize;
+        let mut early_fixed = PRegSet::empty();
+        let mut late_fixed = PRegSet::empty();
+        for op in ops.iter().filter(|o| o.class() == class) {
+            let v = op.vreg();
+            match (op.kind(), op.pos(), op.constraint()) {
+                (_, _, OperandConstraint::FixedReg(r)) if is_allocatable(env, class, r) => {
+                    if op.is_use() || op.pos() == OperandPos::Early {
+                        early_fixed.add(r);
+                    }
+                    if op.is_def() || op.pos() == OperandPos::Late {
+                        late_fixed.add(r);
+                    }
+                }
+                (OperandKind::Use, pos, OperandConstraint::Reg) => {
+                    if !early_vregs.contains(&v) {
+                        early_vregs.push(v);
+                    }
+                    if pos == OperandPos::Late && !late_vregs.contains(&v) {
+                        late_vregs.push(v);
+                    }
+                }
+                (OperandKind::Def, _, OperandConstraint::Reuse(_)) => {
+                    early_n += 1;
+                    late_n += 1;
+                }
+                (OperandKind::Def, OperandPos::Early, OperandConstraint::Reg) => {
+                    early_n += 1;
+                    late_n += 1;
+                }
+                (OperandKind::Def, OperandPos::Late, OperandConstraint::Reg) => late_n += 1,
+                _ => {}
+            }
+        }
+        for r in clobbers.iter().filter(|r| r.class() == class) {
+            if is_allocatable(env, class, r) {
+                late_fixed.add(r);
+            }
+        }
+        let early_need = early_vregs.len() + early_n + early_fixed.iter().count();
+        let late_need = late_vregs.len() + late_n + late_fixed.iter().count();
+        let needed = early_need.max(late_need);
+        if needed > avail {
+            return Err(RegAllocError::TooManyRegisters {
+                inst: inst.0,
+                class,
+                needed,
+                available: avail,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Where a vreg is defined.
+#[derive(Clone, Copy)]
+enum DefSite {
+    None,
+    Param(u32),
+    Inst(u32),
+}
+
+fn describe(site: DefSite) -> String {
+    match site {
+        DefSite::None => "nowhere".into(),
+        DefSite::Param(b) => format!("block{b} parameters"),
+        DefSite::Inst(i) => format!("inst{i}"),
+    }
+}
+
+/// Immediate dominators (Cooper, Harvey & Kennedy) over the reachable CFG.
+pub(crate) fn dominators<F: Function>(func: &F, postorder: &[Block]) -> Vec<u32> {
+    let n = func.num_blocks();
+    let mut po_index = vec![u32::MAX; n];
+    for (k, b) in postorder.iter().enumerate() {
+        po_index[b.index()] = k as u32;
+    }
+    let entry = func.entry_block().index();
+    let mut idom = vec![u32::MAX; n];
+    idom[entry] = entry as u32;
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in postorder.iter().rev() {
+            if b.index() == entry {
+                continue;
+            }
+            let mut new_idom = u32::MAX;
+            for &p in func.block_preds(b) {
+                if idom[p.index()] == u32::MAX {
+                    continue;
+                }
+                new_idom = if new_idom == u32::MAX {
+                    p.0
+                } else {
+                    intersect(&idom, &po_index, p.0, new_idom)
+                };
+            }
+            if new_idom != idom[b.index()] {
+                idom[b.index()] = new_idom;
+                changed = true;
+            }
+        }
+    }
+    idom
+}
+
+fn intersect(idom: &[u32], po_index: &[u32], mut a: u32, mut b: u32) -> u32 {
+    while a != b {
+        while po_index[a as usize] < po_index[b as usize] {
+            a = idom[a as usize];
+        }
+        while po_index[b as usize] < po_index[a as usize] {
+            b = idom[b as usize];
+        }
+    }
+    a
+}
+
+fn dominates(idom: &[u32], a: u32, mut b: u32) -> bool {
+    loop {
+        if a == b {
+            return true;
+        }
+        let up = idom[b as usize];
+        if up == b || up == u32::MAX {
+            return false;
+        }
+        b = up;
+    }
+}
+
+fn check_ssa<F: Function>(func: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
+    let mut def = vec![DefSite::None; func.num_vregs()];
+    let mut set_def = |v: VReg, site: DefSite| -> Result<(), RegAllocError> {
+        let slot = &mut def[v.index()];
+        if !matches!(slot, DefSite::None) {
+            return Err(RegAllocError::NotSsa {
+                vreg: v,
+                first: describe(*slot),
+                second: describe(site),
+            });
+        }
+        *slot = site;
+        Ok(())
+    };
+    for b in 0..func.num_blocks() {
+        for &p in func.block_params(Block(b as u32)) {
+            if p.index() >= func.num_vregs() {
+                return Err(malformed(format!("block{b} parameter {p} out of range")));
+            }
+            set_def(p, DefSite::Param(b as u32))?;
+        }
+        for i in cfg.block_first[b]..cfg.block_end[b] {
+            for op in func.inst_operands(Inst(i)) {
+                if op.is_def() {
+                    set_def(op.vreg(), DefSite::Inst(i))?;
+                }
+            }
+        }
+    }
+    let idom = dominators(func, &cfg.postorder);
+    let check_use = |v: VReg, use_block: u32, use_inst: u32| -> Result<(), RegAllocError> {
+        let ok = match def.get(v.index()).copied().unwrap_or(DefSite::None) {
+            DefSite::None => false,
+            DefSite::Param(b) => dominates(&idom, b, use_block),
+            DefSite::Inst(i) => {
+                let b = cfg.inst_block[i as usize];
+                if b == use_block {
+                    i < use_inst
+                } else {
+                    dominates(&idom, b, use_block)
+                }
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(RegAllocError::UseNotDominated {
+                vreg: v,
+                inst: use_inst,
+            })
+        }
+    };
+    for b in 0..func.num_blocks() {
+        let block = Block(b as u32);
+        for i in cfg.block_first[b]..cfg.block_end[b] {
+            for op in func.inst_operands(Inst(i)) {
+                if op.is_use() {
+                    check_use(op.vreg(), b as u32, i)?;
+                }
+            }
+        }
+        let term = cfg.block_end[b] - 1;
+        for k in 0..func.block_succs(block).len() {
+            for &a in func.branch_blockparams(block, k) {
+                if a.index() >= func.num_vregs() {
+                    return Err(malformed(format!(
+                        "block{b} branch argument {a} out of range"
+                    )));
+                }
+                check_use(a, b as u32, term)?;
+            }
+        }
+    }
+    let _ = NUM_CLASSES;
+    Ok(())
+}
