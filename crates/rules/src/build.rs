@@ -1,6 +1,6 @@
 //! Build-script integration: compile rule files from `build.rs` into `OUT_DIR`.
 //!
-//! ```ignore
+//! ```text
 //! // build.rs
 //! fn main() {
 //!     kestrel_rules::build::compile_rules(&["src/lower.rules"], "lower.rs");

@@ -121,7 +121,7 @@ pub fn rule_uses(set: &RuleSet, rule: &Rule) -> BTreeSet<BindingId> {
 pub fn rhs_bindings(e: &RhsExpr, out: &mut Vec<BindingId>) {
     match e {
         RhsExpr::Binding(b) => out.push(*b),
-        RhsExpr::Local(_) | RhsExpr::Int { .. } => {}
+        RhsExpr::Local(..) | RhsExpr::Int { .. } => {}
         RhsExpr::Call { args, .. } | RhsExpr::Variant { args, .. } => {
             args.iter().for_each(|a| rhs_bindings(a, out))
         }

@@ -206,7 +206,7 @@ impl Test {
 #[derive(Clone, Debug)]
 pub enum RhsExpr {
     Binding(BindingId),
-    Local(LocalId),
+    Local(LocalId, TypeId),
     Int {
         ty: TypeId,
         value: i128,

@@ -28,7 +28,8 @@ fn run_case(dir: &Path) {
     }
     std::fs::copy(dir.join("driver.rs"), work.join("driver.rs")).unwrap();
     let exe = work.join("driver");
-    let status = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+    // Under clippy-driver when available, so generated code is held to clippy too.
+    let status = Command::new(compiler())
         .args([
             "--edition",
             "2021",
@@ -55,6 +56,15 @@ fn run_case(dir: &Path) {
         String::from_utf8_lossy(&out.stderr)
     );
     common::golden(&dir.join("expected.stdout"), &stdout);
+}
+
+/// `clippy-driver` if it runs here (it accepts rustc's arguments), else `rustc`.
+fn compiler() -> String {
+    let clippy = Command::new("clippy-driver").arg("--version").output();
+    if clippy.is_ok_and(|o| o.status.success()) {
+        return "clippy-driver".into();
+    }
+    std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into())
 }
 
 #[test]

@@ -50,7 +50,7 @@ pub fn check(program: &Program, diags: &mut Diagnostics) {
 
 fn rhs_calls(e: &RhsExpr, out: &mut BTreeSet<TermId>) {
     match e {
-        RhsExpr::Binding(_) | RhsExpr::Local(_) | RhsExpr::Int { .. } => {}
+        RhsExpr::Binding(_) | RhsExpr::Local(..) | RhsExpr::Int { .. } => {}
         RhsExpr::Call { term, args } => {
             out.insert(*term);
             args.iter().for_each(|a| rhs_calls(a, out));

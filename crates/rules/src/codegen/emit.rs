@@ -314,7 +314,8 @@ impl<'a> TermEmitter<'a> {
 
     /// A rule's source location comment and, if enabled, its log call; then its
     /// right-hand side and the return (or, for `multi`, the push of the result).
-    pub fn leaf(&mut self, rule: usize) {
+    /// `tail` marks the function's last statement, which yields its value directly.
+    pub fn leaf(&mut self, rule: usize, tail: bool) {
         let r = &self.set.rules[rule];
         let mut at = self.sources.file_line(r.span);
         if let Some(name) = &r.name {
@@ -336,12 +337,16 @@ impl<'a> TermEmitter<'a> {
             }
             let value = self.rhs(&r.rhs, true);
             self.w.line(&format!("results.push({value});"));
-        } else if info.partial {
-            let value = self.rhs(&r.rhs, true);
-            self.w.line(&format!("return Some({value});"));
         } else {
-            let value = self.rhs(&r.rhs, true);
-            self.w.line(&format!("return {value};"));
+            let mut value = self.rhs(&r.rhs, true);
+            if info.partial {
+                value = format!("Some({value})");
+            }
+            if tail {
+                self.w.line(&value);
+            } else {
+                self.w.line(&format!("return {value};"));
+            }
         }
     }
 
@@ -350,7 +355,8 @@ impl<'a> TermEmitter<'a> {
     fn rhs(&mut self, e: &RhsExpr, top: bool) -> String {
         match e {
             RhsExpr::Binding(b) => self.owned(*b),
-            RhsExpr::Local(l) => format!("l{l}.clone()"),
+            RhsExpr::Local(l, ty) if self.ty(*ty).is_copy() => format!("l{l}"),
+            RhsExpr::Local(l, _) => format!("l{l}.clone()"),
             RhsExpr::Int { value, .. } => value.to_string(),
             RhsExpr::Call { term, args } => {
                 let args: Vec<String> = args.iter().map(|a| self.rhs(a, false)).collect();

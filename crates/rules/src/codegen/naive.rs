@@ -8,23 +8,29 @@ use crate::program::{Binding, Test};
 
 pub fn emit_term(e: &mut TermEmitter) {
     e.open_function();
-    for rule in 0..e.set.rules.len() {
-        emit_rule(e, rule);
+    let count = e.set.rules.len();
+    for rule in 0..count {
+        emit_rule(e, rule, rule + 1 == count);
     }
     let falls_through = e.set.rules.last().is_none_or(|r| !r.tests.is_empty());
     e.close_function(falls_through);
 }
 
-fn emit_rule(e: &mut TermEmitter, rule: usize) {
+/// Emits one rule; `last` marks the function's final rule, which, if it has no tests,
+/// is written as the function's tail rather than as a block.
+fn emit_rule(e: &mut TermEmitter, rule: usize, last: bool) {
     let tests = e.set.rules[rule].tests.clone();
     let label = format!("'rule{}", e.set.rules[rule].index);
     let labeled = !tests.is_empty();
-    e.w.line(&if labeled {
-        format!("{label}: {{")
-    } else {
-        "{".to_string()
-    });
-    e.w.indent();
+    let tail = last && !labeled && !e.info().multi;
+    if !tail {
+        e.w.line(&if labeled {
+            format!("{label}: {{")
+        } else {
+            "{".to_string()
+        });
+        e.w.indent();
+    }
     let mut scope = e.initial_scope();
     for test in &tests {
         let deps: Vec<usize> = match test {
@@ -42,10 +48,12 @@ fn emit_rule(e: &mut TermEmitter, rule: usize) {
             Test::Some(b) => {
                 let payload = e.set.interned.get(&Binding::Some(b)).copied();
                 let payload = payload.filter(|p| e.uses[rule].contains(p));
-                let bind_text = payload.map_or("_".to_string(), |p| format!("v{p}"));
-                e.w.line(&format!(
-                    "let Some({bind_text}) = &v{b} else {{ break {label}; }};"
-                ));
+                match payload {
+                    Some(p) => e.w.line(&format!(
+                        "let Some(v{p}) = &v{b} else {{ break {label}; }};"
+                    )),
+                    None => e.w.line(&format!("if v{b}.is_none() {{ break {label}; }}")),
+                }
                 if let Some(p) = payload {
                     scope[p] = true;
                     e.own_bound_ref(p);
@@ -81,9 +89,11 @@ fn emit_rule(e: &mut TermEmitter, rule: usize) {
     for b in needed {
         bind(e, b, &mut scope);
     }
-    e.leaf(rule);
-    e.w.dedent();
-    e.w.line("}");
+    e.leaf(rule, tail);
+    if !tail {
+        e.w.dedent();
+        e.w.line("}");
+    }
 }
 
 /// Computes `b` (and what it is computed from) if not yet in scope.

@@ -2,7 +2,7 @@
 //! `if let` and `if` statements.
 
 use super::emit::TermEmitter;
-use crate::matchtree::{self, ArmValue, Block, Step};
+use crate::matchtree::{self, Arm, ArmValue, Block, Step};
 
 pub fn emit_term(e: &mut TermEmitter) {
     let multi = e.info().multi;
@@ -11,20 +11,24 @@ pub fn emit_term(e: &mut TermEmitter) {
         .collect();
     let mut tree = matchtree::build_with_scope(e.set, multi, |b| counts[b], e.initial_scope());
     e.open_function();
-    emit_block(e, &mut tree);
+    emit_block(e, &mut tree, true);
     let falls_through = !matches!(tree.steps.last(), Some(Step::Leaf(_)));
     e.close_function(falls_through);
 }
 
-fn emit_block(e: &mut TermEmitter, block: &mut Block) {
-    for step in &mut block.steps {
+/// Emits a block; `tail` is true when nothing follows it in the function, so that a
+/// final leaf is written as the function's tail expression.
+fn emit_block(e: &mut TermEmitter, block: &mut Block, tail: bool) {
+    let count = block.steps.len();
+    for (i, step) in block.steps.iter_mut().enumerate() {
+        let tail = tail && i + 1 == count;
         match step {
             Step::Let(b) => e.let_binding(*b),
-            Step::Leaf(rule) => e.leaf(*rule),
+            Step::Leaf(rule) => e.leaf(*rule, tail),
             Step::IfEq { a, b, body } => {
                 e.w.line(&format!("if v{a} == v{b} {{"));
                 e.w.indent();
-                emit_block(e, body);
+                emit_block(e, body, false);
                 e.w.dedent();
                 e.w.line("}");
             }
@@ -33,13 +37,15 @@ fn emit_block(e: &mut TermEmitter, block: &mut Block) {
                 payload,
                 body,
             } => {
-                let bind = payload.map_or("_".to_string(), |p| format!("v{p}"));
-                e.w.line(&format!("if let Some({bind}) = &v{subject} {{"));
+                e.w.line(&match payload {
+                    Some(p) => format!("if let Some(v{p}) = &v{subject} {{"),
+                    None => format!("if v{subject}.is_some() {{"),
+                });
                 e.w.indent();
                 if let Some(p) = payload {
                     e.own_bound_ref(*p);
                 }
-                emit_block(e, body);
+                emit_block(e, body, false);
                 e.w.dedent();
                 e.w.line("}");
             }
@@ -47,36 +53,49 @@ fn emit_block(e: &mut TermEmitter, block: &mut Block) {
                 subject,
                 arms,
                 exhaustive,
-            } => {
-                let subject = *subject;
-                let by_ref = e.is_enum(subject);
-                e.w.line(&format!(
-                    "match {}v{subject} {{",
-                    if by_ref { "&" } else { "" }
-                ));
-                e.w.indent();
-                for arm in arms.iter_mut() {
-                    let pattern = match arm.value {
-                        ArmValue::Variant(variant) => {
-                            e.variant_pattern(subject, variant, &arm.fields)
-                        }
-                        ArmValue::Int(value) => value.to_string(),
-                    };
-                    e.w.line(&format!("{pattern} => {{"));
-                    e.w.indent();
-                    for &(_, f) in &arm.fields {
-                        e.own_bound_ref(f);
-                    }
-                    emit_block(e, &mut arm.body);
-                    e.w.dedent();
-                    e.w.line("}");
-                }
-                if !*exhaustive {
-                    e.w.line("_ => {}");
-                }
-                e.w.dedent();
-                e.w.line("}");
-            }
+            } => emit_match(e, *subject, arms, *exhaustive),
         }
     }
+}
+
+/// A switch: `if let` (or `if`) for a single arm that may fail, `match` otherwise.
+fn emit_match(e: &mut TermEmitter, subject: usize, arms: &mut [Arm], exhaustive: bool) {
+    let pattern = |e: &TermEmitter, arm: &Arm| match arm.value {
+        ArmValue::Variant(variant) => e.variant_pattern(subject, variant, &arm.fields),
+        ArmValue::Int(value) => value.to_string(),
+    };
+    if let [arm] = arms {
+        if !exhaustive {
+            let head = match arm.value {
+                ArmValue::Variant(_) => format!("if let {} = &v{subject} {{", pattern(e, arm)),
+                ArmValue::Int(value) => format!("if v{subject} == {value} {{"),
+            };
+            e.w.line(&head);
+            emit_arm_body(e, arm);
+            e.w.line("}");
+            return;
+        }
+    }
+    let by_ref = if e.is_enum(subject) { "&" } else { "" };
+    e.w.line(&format!("match {by_ref}v{subject} {{"));
+    e.w.indent();
+    for arm in arms.iter_mut() {
+        e.w.line(&format!("{} => {{", pattern(e, arm)));
+        emit_arm_body(e, arm);
+        e.w.line("}");
+    }
+    if !exhaustive {
+        e.w.line("_ => {}");
+    }
+    e.w.dedent();
+    e.w.line("}");
+}
+
+fn emit_arm_body(e: &mut TermEmitter, arm: &mut Arm) {
+    e.w.indent();
+    for &(_, f) in &arm.fields {
+        e.own_bound_ref(f);
+    }
+    emit_block(e, &mut arm.body, false);
+    e.w.dedent();
 }

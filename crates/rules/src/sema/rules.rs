@@ -127,6 +127,29 @@ impl Lowerer<'_> {
         self.ok = false;
     }
 
+    /// Reports an integer that does not fit its primitive type, when that type is one
+    /// of Rust's integer types (other primitives are left to the Rust compiler).
+    fn check_int_range(&mut self, value: i128, ty: TypeId, span: Span) {
+        let TypeKind::Primitive { rust } = &self.program.types[ty].kind else {
+            return;
+        };
+        let range: Option<(i128, i128)> = match rust.as_str() {
+            "u8" => Some((0, u8::MAX.into())),
+            "u16" => Some((0, u16::MAX.into())),
+            "u32" => Some((0, u32::MAX.into())),
+            "u64" | "usize" => Some((0, u64::MAX.into())),
+            "i8" => Some((i8::MIN.into(), i8::MAX.into())),
+            "i16" => Some((i16::MIN.into(), i16::MAX.into())),
+            "i32" => Some((i32::MIN.into(), i32::MAX.into())),
+            "i64" | "isize" => Some((i64::MIN.into(), i64::MAX.into())),
+            _ => None,
+        };
+        if let Some((lo, hi)) = range.filter(|(lo, hi)| value < *lo || value > *hi) {
+            let msg = format!("integer {value} does not fit in `{rust}`");
+            self.error(Diagnostic::error(msg).at(span, format!("must be within {lo}..={hi}")));
+        }
+    }
+
     /// Records the variables of patterns that could not be checked.
     fn poison(&mut self, pats: &[Pattern]) {
         for p in pats {
@@ -217,6 +240,7 @@ impl Lowerer<'_> {
             }
             Pattern::Int(v, span) => {
                 if self.program.types[ty].is_copy() {
+                    self.check_int_range(*v, ty, *span);
                     self.tests.push(Test::Int(b, *v));
                 } else {
                     let msg = format!(
@@ -566,7 +590,7 @@ impl Lowerer<'_> {
         let (lowered, ty) = match expr {
             Expr::Var(id) => {
                 if let Some(&(_, local, ty)) = self.locals.iter().rev().find(|l| l.0 == id.name) {
-                    (RhsExpr::Local(local), ty)
+                    (RhsExpr::Local(local, ty), ty)
                 } else if let Some(&(_, b, ty)) = self.vars.iter().find(|v| v.0 == id.name) {
                     (RhsExpr::Binding(b), ty)
                 } else {
@@ -690,7 +714,7 @@ impl Lowerer<'_> {
                 "`multi` term `{}` may only be called as the whole right-hand side of a `multi` term's rule",
                 info.name
             ))
-        } else if info.partial && !current.partial {
+        } else if info.partial && (!current.partial || current.multi) {
             Some(format!(
                 "partial term `{}` can fail; call it from an `if-let`, or declare `{}` partial",
                 info.name, current.name
