@@ -106,3 +106,23 @@ pub fn print(path: &Path) -> Result<ExitCode, String> {
 pub fn verify(path: &Path) -> Result<ExitCode, String> {
     load(path).map(|_| ExitCode::SUCCESS)
 }
+
+pub fn regalloc_stress(seed: u64, count: usize, inject_faults: bool) -> Result<ExitCode, String> {
+    let options = kestrel_regalloc::stress::StressOptions {
+        seed,
+        count,
+        inject_faults,
+    };
+    let mut out = std::io::stdout().lock();
+    let summary = kestrel_regalloc::stress::run(&options, &mut out).map_err(|e| e.to_string())?;
+    let uncaught = summary
+        .faults
+        .iter()
+        .any(|f| f.changed_and_caught < f.changed);
+    let wrong = summary.checker_failures > 0 || summary.executor_mismatches > 0;
+    Ok(if wrong || uncaught {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
