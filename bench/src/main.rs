@@ -1,0 +1,43 @@
+//! `kestrel-bench SUBCOMMAND [ARGS]`: side-by-side measurements against Kestrel's peers.
+//!
+//! Each subcommand lives in its own module with a `run(args) -> Result<(), String>`;
+//! `main` only dispatches.
+
+mod regalloc;
+
+type Subcommand = fn(&[String]) -> Result<(), String>;
+
+/// (name, what it measures, entry point)
+const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[(
+    "regalloc",
+    "Kestrel's allocator vs regalloc2 0.15.2 (ion and fastalloc) on generated functions",
+    regalloc::run,
+)];
+
+fn usage() -> String {
+    let mut text = String::from("usage: kestrel-bench <subcommand> [options]\n\nsubcommands:\n");
+    for (name, what, _) in SUBCOMMANDS {
+        text.push_str(&format!("  {name:<14} {what}\n"));
+    }
+    text
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(name) = args.first() else {
+        eprint!("{}", usage());
+        std::process::exit(2);
+    };
+    match SUBCOMMANDS.iter().find(|(n, _, _)| n == name) {
+        Some((_, _, run)) => {
+            if let Err(err) = run(&args[1..]) {
+                eprintln!("kestrel-bench {name}: {err}");
+                std::process::exit(1);
+            }
+        }
+        None => {
+            eprint!("unknown subcommand `{name}`\n\n{}", usage());
+            std::process::exit(2);
+        }
+    }
+}
