@@ -120,10 +120,73 @@ pub enum Severity {
     Warning,
 }
 
+/// What kind of problem a diagnostic reports, so embedders and tests can match on it
+/// without parsing messages. Rendered as `error[name]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Code {
+    /// Malformed text: bad characters or literals, unbalanced parentheses, bad forms.
+    Syntax,
+    /// A type, term or enum variant that is not defined.
+    UnknownName,
+    /// A type, term, variant, field, extractor, conversion or Rust binding defined twice.
+    Duplicate,
+    /// Wrong number of arguments or parameters.
+    Arity,
+    /// A value of one type where another is expected, with no conversion declared.
+    TypeMismatch,
+    /// A `(convert …)` whose term has the wrong signature.
+    InvalidConversion,
+    /// An `extern` that conflicts with the term's other definitions.
+    InvalidExtern,
+    /// A term used in a pattern that has no extractor.
+    NoExtractor,
+    /// A call not allowed where it is: impure or multi in a clause, partial in a total
+    /// term, a term without constructor.
+    InvalidCall,
+    /// A variable used but never bound.
+    UnboundVariable,
+    /// An integer that does not fit its type.
+    IntRange,
+    /// Recursion not declared `rec`, or a recursive extractor macro.
+    Recursion,
+    /// Two rules at the same priority that can match the same input.
+    Overlap,
+    /// A rule that higher-priority rules always pre-empt.
+    Shadowed,
+    /// A rule whose own patterns contradict each other.
+    NeverMatches,
+    /// A clause that cannot fail (warning).
+    UselessClause,
+}
+
+impl Code {
+    pub fn name(self) -> &'static str {
+        match self {
+            Code::Syntax => "syntax",
+            Code::UnknownName => "unknown-name",
+            Code::Duplicate => "duplicate",
+            Code::Arity => "arity",
+            Code::TypeMismatch => "type-mismatch",
+            Code::InvalidConversion => "invalid-conversion",
+            Code::InvalidExtern => "invalid-extern",
+            Code::NoExtractor => "no-extractor",
+            Code::InvalidCall => "invalid-call",
+            Code::UnboundVariable => "unbound-variable",
+            Code::IntRange => "int-range",
+            Code::Recursion => "recursion",
+            Code::Overlap => "overlap",
+            Code::Shadowed => "shadowed",
+            Code::NeverMatches => "never-matches",
+            Code::UselessClause => "useless-clause",
+        }
+    }
+}
+
 /// One problem found in the input.
 #[derive(Clone, Debug)]
 pub struct Diagnostic {
     pub severity: Severity,
+    pub code: Code,
     pub message: String,
     pub primary: Option<(Span, String)>,
     pub secondary: Vec<(Span, String)>,
@@ -131,9 +194,10 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(message: impl Into<String>) -> Diagnostic {
+    pub fn error(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
+            code,
             message: message.into(),
             primary: None,
             secondary: Vec::new(),
@@ -141,10 +205,10 @@ impl Diagnostic {
         }
     }
 
-    pub fn warning(message: impl Into<String>) -> Diagnostic {
+    pub fn warning(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Warning,
-            ..Diagnostic::error(message)
+            ..Diagnostic::error(code, message)
         }
     }
 
@@ -224,7 +288,8 @@ impl Diagnostics {
                 Severity::Error => cs::Diagnostic::error(),
                 Severity::Warning => cs::Diagnostic::warning(),
             }
-            .with_message(&d.message);
+            .with_message(&d.message)
+            .with_code(d.code.name());
             let mut labels = Vec::new();
             let mut notes = Vec::new();
             if let Some((span, label)) = &d.primary {

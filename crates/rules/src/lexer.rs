@@ -5,7 +5,7 @@
 //! token and integers that do not fit in 128 bits are reported and skipped, so the
 //! token stream is always well formed.
 
-use crate::diagnostics::{Diagnostic, Diagnostics, FileId, Span};
+use crate::diagnostics::{Code, Diagnostic, Diagnostics, FileId, Span};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TokenKind {
@@ -56,7 +56,11 @@ pub fn lex(file: FileId, text: &str, diags: &mut Diagnostics) -> Vec<Token> {
         if !is_symbol_char(c) {
             chars.next();
             diags.push(
-                Diagnostic::error(format!("unexpected character `{}`", c.escape_default())).at(
+                Diagnostic::error(
+                    Code::Syntax,
+                    format!("unexpected character `{}`", c.escape_default()),
+                )
+                .at(
                     Span::new(file, start, start + c.len_utf8()),
                     "not valid here",
                 ),
@@ -74,7 +78,7 @@ pub fn lex(file: FileId, text: &str, diags: &mut Diagnostics) -> Vec<Token> {
             IntLex::Int(v) => TokenKind::Int(v),
             IntLex::Bad => {
                 diags.push(
-                    Diagnostic::error(format!("invalid integer literal `{word}`"))
+                    Diagnostic::error(Code::Syntax, format!("invalid integer literal `{word}`"))
                         .at(span, "not a valid 128-bit integer"),
                 );
                 TokenKind::Int(0)

@@ -21,7 +21,7 @@ pub mod sema;
 pub mod sexpr;
 
 pub use codegen::{Backend, CodegenOptions};
-pub use diagnostics::{Diagnostic, Diagnostics, Severity, SourceMap, Span};
+pub use diagnostics::{Code, Diagnostic, Diagnostics, Severity, SourceMap, Span};
 
 /// Compiler options.
 #[derive(Clone, Copy, Debug)]

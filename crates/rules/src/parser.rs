@@ -5,7 +5,7 @@
 //! still parsed, so one typo does not hide the rest of the file's errors.
 
 use crate::ast::*;
-use crate::diagnostics::{Diagnostic, Diagnostics, Span};
+use crate::diagnostics::{Code, Diagnostic, Diagnostics, Span};
 use crate::sexpr::SExpr;
 
 type PResult<T> = Result<T, Diagnostic>;
@@ -23,7 +23,7 @@ pub fn parse(forms: &[SExpr], diags: &mut Diagnostics) -> Vec<Def> {
 }
 
 fn err(span: Span, message: impl Into<String>, label: impl Into<String>) -> Diagnostic {
-    Diagnostic::error(message).at(span, label)
+    Diagnostic::error(Code::Syntax, message).at(span, label)
 }
 
 fn ident(e: &SExpr, what: &str) -> PResult<Ident> {

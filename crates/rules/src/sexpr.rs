@@ -4,7 +4,7 @@
 //! unclosed list is closed at end of input, a stray `)` is skipped), so the result is
 //! always a well-formed forest that the parser can walk.
 
-use crate::diagnostics::{Diagnostic, Diagnostics, Span};
+use crate::diagnostics::{Code, Diagnostic, Diagnostics, Span};
 use crate::lexer::{Token, TokenKind};
 
 #[derive(Clone, Debug)]
@@ -38,7 +38,8 @@ pub fn read(tokens: Vec<Token>, diags: &mut Diagnostics) -> Vec<SExpr> {
                 Some((open, items)) => SExpr::List(items, open.to(token.span)),
                 None => {
                     diags.push(
-                        Diagnostic::error("unmatched `)`").at(token.span, "no `(` opens this list"),
+                        Diagnostic::error(Code::Syntax, "unmatched `)`")
+                            .at(token.span, "no `(` opens this list"),
                     );
                     continue;
                 }
@@ -53,7 +54,9 @@ pub fn read(tokens: Vec<Token>, diags: &mut Diagnostics) -> Vec<SExpr> {
         }
     }
     while let Some((open, items)) = stack.pop() {
-        diags.push(Diagnostic::error("unclosed `(`").at(open, "this list is never closed"));
+        diags.push(
+            Diagnostic::error(Code::Syntax, "unclosed `(`").at(open, "this list is never closed"),
+        );
         let end = items.last().map_or(open, |i| i.span());
         let list = SExpr::List(items, open.to(end));
         match stack.last_mut() {

@@ -77,7 +77,8 @@ fn warnings_do_not_change_exit_status() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("warning: this `if` always succeeds"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("warning[useless-clause]: this `if` always succeeds"));
 }
 
 #[test]

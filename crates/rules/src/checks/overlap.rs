@@ -13,7 +13,7 @@
 //!
 //! `multi` terms are exempt: all of their matching rules fire.
 
-use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Code, Diagnostic, Diagnostics};
 use crate::program::{Program, Rule};
 
 pub fn check(program: &Program, diags: &mut Diagnostics) {
@@ -23,7 +23,7 @@ pub fn check(program: &Program, diags: &mut Diagnostics) {
         for (j, lower) in set.rules.iter().enumerate() {
             if lower.disjoint(lower) {
                 diags.push(
-                    Diagnostic::error(format!(
+                    Diagnostic::error(Code::NeverMatches, format!(
                         "rule {} can never match: its patterns require one value to be two different things",
                         describe(lower, diags)
                     ))
@@ -58,33 +58,39 @@ fn subsumes(higher: &Rule, lower: &Rule) -> bool {
 
 fn shadowed(lower: &Rule, higher: &Rule, diags: &Diagnostics) -> Diagnostic {
     let at = diags.sources.location(higher.span);
-    Diagnostic::error(format!("rule {} can never fire", describe(lower, diags)))
-        .at(lower.span, "this rule is shadowed")
-        .also(
-            higher.span,
-            format!(
-                "priority {} rule matches everything it matches",
-                higher.prio
-            ),
-        )
-        .note(format!(
-            "note: shadowed by: {at} (priority {})",
+    Diagnostic::error(
+        Code::Shadowed,
+        format!("rule {} can never fire", describe(lower, diags)),
+    )
+    .at(lower.span, "this rule is shadowed")
+    .also(
+        higher.span,
+        format!(
+            "priority {} rule matches everything it matches",
             higher.prio
-        ))
-        .note(format!(
-            "help: give this rule a priority above {}, or remove it",
-            higher.prio
-        ))
+        ),
+    )
+    .note(format!(
+        "note: shadowed by: {at} (priority {})",
+        higher.prio
+    ))
+    .note(format!(
+        "help: give this rule a priority above {}, or remove it",
+        higher.prio
+    ))
 }
 
 fn overlapping(first: &Rule, second: &Rule, term: &str, diags: &Diagnostics) -> Diagnostic {
     let at = diags.sources.location(first.span);
-    Diagnostic::error(format!(
-        "rules {} and {} of `{term}` overlap at priority {}",
-        describe(second, diags),
-        describe(first, diags),
-        first.prio
-    ))
+    Diagnostic::error(
+        Code::Overlap,
+        format!(
+            "rules {} and {} of `{term}` overlap at priority {}",
+            describe(second, diags),
+            describe(first, diags),
+            first.prio
+        ),
+    )
     .at(second.span, "this rule")
     .also(first.span, "and this rule can match the same input")
     .note(format!("note: also matches: {at}"))

@@ -4,7 +4,7 @@
 //! Edges of the call graph come from each rule's right-hand side and the constructor
 //! calls in its clauses. Cycles are found with Tarjan's strongly connected components.
 
-use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Code, Diagnostic, Diagnostics};
 use crate::program::{Binding, Program, RhsExpr, TermId};
 use std::collections::BTreeSet;
 
@@ -35,10 +35,10 @@ pub fn check(program: &Program, diags: &mut Diagnostics) {
             let info = &program.terms[t];
             if !info.rec {
                 diags.push(
-                    Diagnostic::error(format!(
-                        "term `{}` is recursive but not declared `rec`",
-                        info.name
-                    ))
+                    Diagnostic::error(
+                        Code::Recursion,
+                        format!("term `{}` is recursive but not declared `rec`", info.name),
+                    )
                     .at(info.span, "declared here")
                     .note(format!("note: call cycle through: {}", names.join(", ")))
                     .note("help: write `(decl rec …)` if the recursion is intended"),

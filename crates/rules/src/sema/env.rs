@@ -6,7 +6,7 @@
 //! Each enum variant is also reachable as the term-like name `Type.Variant`.
 
 use crate::ast::{Def, ExternKind, TypeValue};
-use crate::diagnostics::{Diagnostic, Diagnostics, Span};
+use crate::diagnostics::{Code, Diagnostic, Diagnostics, SourceMap, Span};
 use crate::program::*;
 use std::collections::HashMap;
 
@@ -40,10 +40,14 @@ impl Names {
     }
 }
 
-fn duplicate(what: &str, name: &str, span: Span, first: Span) -> Diagnostic {
-    Diagnostic::error(format!("duplicate {what} `{name}`"))
+fn duplicate(what: &str, name: &str, span: Span, first: Span, sources: &SourceMap) -> Diagnostic {
+    Diagnostic::error(Code::Duplicate, format!("duplicate {what} `{name}`"))
         .at(span, "defined again here")
         .also(first, "first defined here")
+        .note(format!(
+            "note: first defined at {}",
+            sources.location(first)
+        ))
 }
 
 pub fn declare_types(
@@ -67,6 +71,7 @@ pub fn declare_types(
                 &t.name.name,
                 t.name.span,
                 program.types[first].span,
+                &diags.sources,
             ));
             continue;
         }
@@ -93,8 +98,11 @@ pub fn declare_types(
                 for v in variants {
                     if infos.iter().any(|i| i.name == v.name.name) {
                         diags.push(
-                            Diagnostic::error(format!("duplicate variant `{}`", v.name.name))
-                                .at(v.name.span, "already a variant of this enum"),
+                            Diagnostic::error(
+                                Code::Duplicate,
+                                format!("duplicate variant `{}`", v.name.name),
+                            )
+                            .at(v.name.span, "already a variant of this enum"),
                         );
                         continue;
                     }
@@ -102,8 +110,11 @@ pub fn declare_types(
                     for f in &v.fields {
                         if fields.iter().any(|(n, _)| *n == f.name.name) {
                             diags.push(
-                                Diagnostic::error(format!("duplicate field `{}`", f.name.name))
-                                    .at(f.name.span, "already a field of this variant"),
+                                Diagnostic::error(
+                                    Code::Duplicate,
+                                    format!("duplicate field `{}`", f.name.name),
+                                )
+                                .at(f.name.span, "already a field of this variant"),
                             );
                             continue;
                         }
@@ -127,7 +138,8 @@ pub fn declare_types(
 }
 
 pub fn unknown_type(name: &str, span: Span) -> Diagnostic {
-    Diagnostic::error(format!("unknown type `{name}`")).at(span, "no `(type …)` defines this")
+    Diagnostic::error(Code::UnknownName, format!("unknown type `{name}`"))
+        .at(span, "no `(type …)` defines this")
 }
 
 pub fn declare_terms(
@@ -144,6 +156,7 @@ pub fn declare_terms(
                 &d.name.name,
                 d.name.span,
                 program.terms[first].span,
+                &diags.sources,
             ));
             continue;
         }
@@ -205,19 +218,25 @@ pub fn declare_externs(
                 let term = &program.terms[t];
                 if term.macro_def.is_some() || term.extractor.is_some() {
                     diags.push(
-                        Diagnostic::error(format!("term `{}` already has an extractor", term.name))
-                            .at(m.term.span, "second extractor defined here"),
+                        Diagnostic::error(
+                            Code::Duplicate,
+                            format!("term `{}` already has an extractor", term.name),
+                        )
+                        .at(m.term.span, "second extractor defined here"),
                     );
                     continue;
                 }
                 if m.params.len() != term.args.len() {
                     diags.push(
-                        Diagnostic::error(format!(
-                            "extractor `{}` has {} parameter(s) but the term takes {}",
-                            term.name,
-                            m.params.len(),
-                            term.args.len()
-                        ))
+                        Diagnostic::error(
+                            Code::Arity,
+                            format!(
+                                "extractor `{}` has {} parameter(s) but the term takes {}",
+                                term.name,
+                                m.params.len(),
+                                term.args.len()
+                            ),
+                        )
                         .at(m.span, "parameter count differs from the `decl`"),
                     );
                     continue;
@@ -232,7 +251,8 @@ pub fn declare_externs(
 }
 
 pub fn unknown_term(name: &str, span: Span) -> Diagnostic {
-    Diagnostic::error(format!("unknown term `{name}`")).at(span, "no `(decl …)` declares this")
+    Diagnostic::error(Code::UnknownName, format!("unknown term `{name}`"))
+        .at(span, "no `(decl …)` declares this")
 }
 
 fn declare_extern(
@@ -247,13 +267,16 @@ fn declare_extern(
     };
     if let Some(&(other, first)) = names.rust_fns.get(&e.func.name) {
         diags.push(
-            Diagnostic::error(format!("Rust function `{}` is bound twice", e.func.name))
-                .at(e.func.span, "bound again here")
-                .also(
-                    first,
-                    format!("already bound to `{}` here", program.terms[other].name),
-                )
-                .note("note: each extern term needs its own `Context` method"),
+            Diagnostic::error(
+                Code::Duplicate,
+                format!("Rust function `{}` is bound twice", e.func.name),
+            )
+            .at(e.func.span, "bound again here")
+            .also(
+                first,
+                format!("already bound to `{}` here", program.terms[other].name),
+            )
+            .note("note: each extern term needs its own `Context` method"),
         );
         return;
     }
@@ -278,8 +301,11 @@ fn declare_extern(
     };
     if let Some(problem) = problem {
         diags.push(
-            Diagnostic::error(format!("invalid extern for term `{}`", term.name))
-                .at(e.span, problem),
+            Diagnostic::error(
+                Code::InvalidExtern,
+                format!("invalid extern for term `{}`", term.name),
+            )
+            .at(e.span, problem),
         );
         return;
     }
@@ -315,10 +341,10 @@ fn declare_convert(
     let info = &program.terms[term];
     if info.args != [from] || info.ret != to {
         diags.push(
-            Diagnostic::error(format!(
-                "conversion term `{}` has the wrong signature",
-                info.name
-            ))
+            Diagnostic::error(
+                Code::InvalidConversion,
+                format!("conversion term `{}` has the wrong signature", info.name),
+            )
             .at(
                 c.term.span,
                 format!(
@@ -332,10 +358,13 @@ fn declare_convert(
     }
     if let Some(&first) = program.converters.get(&(from, to)) {
         diags.push(
-            Diagnostic::error(format!(
-                "duplicate conversion from `{}` to `{}`",
-                c.from.name, c.to.name
-            ))
+            Diagnostic::error(
+                Code::Duplicate,
+                format!(
+                    "duplicate conversion from `{}` to `{}`",
+                    c.from.name, c.to.name
+                ),
+            )
             .at(
                 c.span,
                 format!("`{}` already converts these", program.terms[first].name),

@@ -9,7 +9,7 @@
 //! a constructor. Extractor macros are expanded here too.
 
 use crate::ast::{self, Clause, Expr, Ident, Pattern};
-use crate::diagnostics::{Diagnostic, Diagnostics, Span};
+use crate::diagnostics::{Code, Diagnostic, Diagnostics, Span};
 use crate::program::*;
 use crate::sema::env::{unknown_term, Callee, Names};
 
@@ -68,8 +68,11 @@ fn root_term(
 ) -> Option<TermId> {
     let Pattern::Term { name, .. } = &rule.lhs else {
         diags.push(
-            Diagnostic::error("a rule's left-hand side must be a term application")
-                .at(rule.lhs.span(), "expected `(term pats…)`"),
+            Diagnostic::error(
+                Code::Syntax,
+                "a rule's left-hand side must be a term application",
+            )
+            .at(rule.lhs.span(), "expected `(term pats…)`"),
         );
         return None;
     };
@@ -78,10 +81,13 @@ fn root_term(
             let info = &program.terms[t];
             if info.constructor.is_some() {
                 diags.push(
-                    Diagnostic::error(format!(
-                        "term `{}` is an extern constructor; it cannot have rules",
-                        info.name
-                    ))
+                    Diagnostic::error(
+                        Code::InvalidExtern,
+                        format!(
+                            "term `{}` is an extern constructor; it cannot have rules",
+                            info.name
+                        ),
+                    )
                     .at(name.span, "rule for an extern term"),
                 );
                 return None;
@@ -90,7 +96,7 @@ fn root_term(
         }
         Some(Callee::Variant(..)) => {
             diags.push(
-                Diagnostic::error("rules define terms, not enum variants")
+                Diagnostic::error(Code::UnknownName, "rules define terms, not enum variants")
                     .at(name.span, "an enum variant cannot have rules"),
             );
             None
@@ -146,7 +152,10 @@ impl Lowerer<'_> {
         };
         if let Some((lo, hi)) = range.filter(|(lo, hi)| value < *lo || value > *hi) {
             let msg = format!("integer {value} does not fit in `{rust}`");
-            self.error(Diagnostic::error(msg).at(span, format!("must be within {lo}..={hi}")));
+            self.error(
+                Diagnostic::error(Code::IntRange, msg)
+                    .at(span, format!("must be within {lo}..={hi}")),
+            );
         }
     }
 
@@ -201,7 +210,7 @@ impl Lowerer<'_> {
                     let before = self.tests.len();
                     if self.operand(expr, None).is_some() && self.tests.len() == before {
                         self.diags.push(
-                            Diagnostic::warning("this `if` always succeeds")
+                            Diagnostic::warning(Code::UselessClause, "this `if` always succeeds")
                                 .at(*span, "the expression cannot fail")
                                 .note("note: `if` is for partial terms; this clause has no effect"),
                         );
@@ -247,7 +256,10 @@ impl Lowerer<'_> {
                         "integer pattern where a value of enum type `{}` is expected",
                         self.type_name(ty)
                     );
-                    self.error(Diagnostic::error(msg).at(*span, "match a variant instead"));
+                    self.error(
+                        Diagnostic::error(Code::TypeMismatch, msg)
+                            .at(*span, "match a variant instead"),
+                    );
                 }
             }
             Pattern::And(pats, _) => {
@@ -269,7 +281,8 @@ impl Lowerer<'_> {
                     self.type_name(first_ty)
                 );
                 self.error(
-                    Diagnostic::error(msg).at(id.span, "repeated variables must have one type"),
+                    Diagnostic::error(Code::TypeMismatch, msg)
+                        .at(id.span, "repeated variables must have one type"),
                 );
                 return;
             }
@@ -310,7 +323,7 @@ impl Lowerer<'_> {
                     self.type_name(ty)
                 );
                 self.error(
-                    Diagnostic::error(msg)
+                    Diagnostic::error(Code::TypeMismatch, msg)
                         .at(span, "wrong type here")
                         .note(note),
                 );
@@ -381,7 +394,7 @@ impl Lowerer<'_> {
                 "declare `(extern extractor {} …)` or `(extractor ({} …) …)`",
                 info.name, info.name
             );
-            self.error(Diagnostic::error(msg).at(name.span, label));
+            self.error(Diagnostic::error(Code::NoExtractor, msg).at(name.span, label));
             self.poison(args);
             return;
         };
@@ -424,7 +437,9 @@ impl Lowerer<'_> {
         let def = &self.program.macros[m];
         if self.macro_depth >= MAX_MACRO_DEPTH {
             let msg = format!("extractor `{}` expands into itself", def.term.name);
-            self.error(Diagnostic::error(msg).at(span, "recursive extractor macro"));
+            self.error(
+                Diagnostic::error(Code::Recursion, msg).at(span, "recursive extractor macro"),
+            );
             self.poison(args);
             return;
         }
@@ -436,7 +451,8 @@ impl Lowerer<'_> {
                 def.term.name
             );
             self.error(
-                Diagnostic::error(msg).at(at, "extractor bodies may only bind their parameters"),
+                Diagnostic::error(Code::UnboundVariable, msg)
+                    .at(at, "extractor bodies may only bind their parameters"),
             );
         }
         self.macro_depth += 1;
@@ -459,8 +475,11 @@ impl Lowerer<'_> {
             Expr::Int(value, span) => {
                 let Some(ty) = expected.filter(|&t| self.program.types[t].is_copy()) else {
                     self.error(
-                        Diagnostic::error("cannot tell the type of this integer")
-                            .at(*span, "use it where a primitive type is expected"),
+                        Diagnostic::error(
+                            Code::TypeMismatch,
+                            "cannot tell the type of this integer",
+                        )
+                        .at(*span, "use it where a primitive type is expected"),
                     );
                     return None;
                 };
@@ -472,7 +491,7 @@ impl Lowerer<'_> {
             }
             Expr::Let { span, .. } => {
                 self.error(
-                    Diagnostic::error("`let` is not allowed in a clause")
+                    Diagnostic::error(Code::Syntax, "`let` is not allowed in a clause")
                         .at(*span, "move it to the right-hand side"),
                 );
                 return None;
@@ -566,7 +585,7 @@ impl Lowerer<'_> {
             None
         };
         if let Some(problem) = problem {
-            self.error(Diagnostic::error(problem).at(span, "called here"));
+            self.error(Diagnostic::error(Code::InvalidCall, problem).at(span, "called here"));
             return None;
         }
         let ret = Shape::Value(info.ret);
@@ -604,7 +623,9 @@ impl Lowerer<'_> {
                         "integer where a value of enum type `{}` is expected",
                         self.type_name(expected)
                     );
-                    self.error(Diagnostic::error(msg).at(*span, "not an integer type"));
+                    self.error(
+                        Diagnostic::error(Code::TypeMismatch, msg).at(*span, "not an integer type"),
+                    );
                     return None;
                 }
                 (
@@ -724,7 +745,7 @@ impl Lowerer<'_> {
         };
         match problem {
             Some(p) => {
-                self.error(Diagnostic::error(p).at(span, "called here"));
+                self.error(Diagnostic::error(Code::InvalidCall, p).at(span, "called here"));
                 None
             }
             None => Some(()),
@@ -742,22 +763,27 @@ fn test_key(t: &Test) -> BindingId {
 }
 
 fn arity(name: &str, want: usize, got: usize, span: Span) -> Diagnostic {
-    Diagnostic::error(format!(
-        "`{name}` takes {want} argument(s) but {got} were given"
-    ))
+    Diagnostic::error(
+        Code::Arity,
+        format!("`{name}` takes {want} argument(s) but {got} were given"),
+    )
     .at(span, "wrong number of arguments")
 }
 
 fn unbound(id: &Ident) -> Diagnostic {
-    Diagnostic::error(format!("unbound variable `{}`", id.name))
-        .at(id.span, "not bound by the pattern or a `let`")
+    Diagnostic::error(
+        Code::UnboundVariable,
+        format!("unbound variable `{}`", id.name),
+    )
+    .at(id.span, "not bound by the pattern or a `let`")
 }
 
 fn mismatch(program: &Program, got: TypeId, want: TypeId, span: Span) -> Diagnostic {
     let (g, w) = (&program.types[got].name, &program.types[want].name);
-    Diagnostic::error(format!(
-        "type mismatch: expression has type `{g}` but `{w}` is expected"
-    ))
+    Diagnostic::error(
+        Code::TypeMismatch,
+        format!("type mismatch: expression has type `{g}` but `{w}` is expected"),
+    )
     .at(span, "wrong type here")
     .note(format!("note: no `(convert {g} {w} …)` is declared"))
 }
