@@ -27,7 +27,16 @@ fn generate(funcs: usize, blocks: usize) -> (String, usize) {
             writeln!(s, "    v{} = imul v{}, v{x}", v + 3, v + 2).unwrap();
             writeln!(s, "    v{} = bxor v{}, v{y}", v + 4, v + 3).unwrap();
             writeln!(s, "    v{} = icmp ult v{}, v{y}", v + 5, v + 4).unwrap();
-            writeln!(s, "    brif v{}, block{}(v{}), block{}(v{})", v + 5, head + 1, v + 4, head + 2, v + 3).unwrap();
+            writeln!(
+                s,
+                "    brif v{}, block{}(v{}), block{}(v{})",
+                v + 5,
+                head + 1,
+                v + 4,
+                head + 2,
+                v + 3
+            )
+            .unwrap();
             writeln!(s, "block{}(v{}: i64):", head + 1, v + 6).unwrap();
             writeln!(s, "    v{} = ishl v{}, v{y}", v + 7, v + 6).unwrap();
             writeln!(s, "    jump block{}(v{}, v{x})", head + 3, v + 7).unwrap();
@@ -80,7 +89,9 @@ fn main() {
     kestrel_ir::verify_function(&funcs[0]).expect("verifies");
     let mut interp = Interpreter::new(&funcs);
     let start = Instant::now();
-    let out = interp.call("collatz_total", &[DataValue::I64(30_000)]).expect("runs");
+    let out = interp
+        .call("collatz_total", &[DataValue::I64(30_000)])
+        .expect("runs");
     let secs = start.elapsed().as_secs_f64();
     let executed = interp.fuel_used();
     println!(

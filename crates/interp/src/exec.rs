@@ -59,11 +59,14 @@ impl<'f> Interpreter<'f> {
         if !func.layout.is_compact() {
             return Err(InterpError::NotCompact { function: name() });
         }
-        let entry = func.layout.entry_block().ok_or_else(|| InterpError::Invalid {
-            function: name(),
-            inst: Inst::from_u32(0),
-            message: "function has no blocks".into(),
-        })?;
+        let entry = func
+            .layout
+            .entry_block()
+            .ok_or_else(|| InterpError::Invalid {
+                function: name(),
+                inst: Inst::from_u32(0),
+                message: "function has no blocks".into(),
+            })?;
         self.depth += 1;
         let mem_mark = self.memory.top();
         let info = &self.info[index];
@@ -107,7 +110,11 @@ impl<'f> Interpreter<'f> {
         let mut range = func.layout.block_range(entry);
         loop {
             let Some(pc) = range.next() else {
-                return Err(self.invalid(func, Inst::from_u32(range.start), "fell off the end of a block"));
+                return Err(self.invalid(
+                    func,
+                    Inst::from_u32(range.start),
+                    "fell off the end of a block",
+                ));
             };
             if self.fuel_left == 0 {
                 return Err(InterpError::OutOfFuel {
@@ -172,10 +179,23 @@ impl<'f> Interpreter<'f> {
         ops::truncate(sum, width.clamp(8, 128)) as u64
     }
 
-    fn load(&self, func: &Function, inst: Inst, addr: u64, bytes: u32, flags: MemFlags) -> Result<u128, InterpError> {
+    fn load(
+        &self,
+        func: &Function,
+        inst: Inst,
+        addr: u64,
+        bytes: u32,
+        flags: MemFlags,
+    ) -> Result<u128, InterpError> {
         self.memory
             .load(addr, bytes as usize, endian(flags))
-            .map_err(|_| self.trap(func, inst, flags.trap_code.unwrap_or(TrapCode::HEAP_OUT_OF_BOUNDS)))
+            .map_err(|_| {
+                self.trap(
+                    func,
+                    inst,
+                    flags.trap_code.unwrap_or(TrapCode::HEAP_OUT_OF_BOUNDS),
+                )
+            })
     }
 
     fn store(
@@ -189,7 +209,13 @@ impl<'f> Interpreter<'f> {
     ) -> Result<(), InterpError> {
         self.memory
             .store(addr, bytes as usize, value, endian(flags))
-            .map_err(|_| self.trap(func, inst, flags.trap_code.unwrap_or(TrapCode::HEAP_OUT_OF_BOUNDS)))
+            .map_err(|_| {
+                self.trap(
+                    func,
+                    inst,
+                    flags.trap_code.unwrap_or(TrapCode::HEAP_OUT_OF_BOUNDS),
+                )
+            })
     }
 
     fn global_value(
@@ -205,22 +231,42 @@ impl<'f> Interpreter<'f> {
         if depth > 64 {
             return Err(bad("global values form a cycle"));
         }
-        let data = func.global_values.get(gv).ok_or_else(|| bad("unknown global value"))?;
+        let data = func
+            .global_values
+            .get(gv)
+            .ok_or_else(|| bad("unknown global value"))?;
         match *data {
             GlobalValueData::VMContext => {
-                let index = self.info[index].vmctx_param.ok_or_else(|| bad("function has no vmctx parameter"))?;
-                let entry = func.layout.entry_block().ok_or_else(|| bad("no entry block"))?;
+                let index = self.info[index]
+                    .vmctx_param
+                    .ok_or_else(|| bad("function has no vmctx parameter"))?;
+                let entry = func
+                    .layout
+                    .entry_block()
+                    .ok_or_else(|| bad("no entry block"))?;
                 let param = func.dfg.block_params(entry)[index];
                 Ok(self.get(base, param))
             }
-            GlobalValueData::Load { base: b, offset, global_type, flags } => {
+            GlobalValueData::Load {
+                base: b,
+                offset,
+                global_type,
+                flags,
+            } => {
                 let addr = self.global_value(index, func, inst, base, b, depth + 1)?;
                 let addr = (addr as u64).wrapping_add(offset as i64 as u64);
                 self.load(func, inst, addr, global_type.bytes(), flags)
             }
-            GlobalValueData::IAddImm { base: b, offset, global_type } => {
+            GlobalValueData::IAddImm {
+                base: b,
+                offset,
+                global_type,
+            } => {
                 let x = self.global_value(index, func, inst, base, b, depth + 1)?;
-                Ok(ops::truncate(x.wrapping_add(offset as i128 as u128), global_type.bits()))
+                Ok(ops::truncate(
+                    x.wrapping_add(offset as i128 as u128),
+                    global_type.bits(),
+                ))
             }
         }
     }
@@ -243,8 +289,14 @@ impl<'f> Interpreter<'f> {
                     buf.push(self.get(base, a));
                 }
                 let expected = self.funcs[target].signature.params.len();
-                if expected != args.len() || self.funcs[target].signature.returns.len() != results.len() {
-                    return Err(self.invalid(func, inst, "call does not match the callee's signature"));
+                if expected != args.len()
+                    || self.funcs[target].signature.returns.len() != results.len()
+                {
+                    return Err(self.invalid(
+                        func,
+                        inst,
+                        "call does not match the callee's signature",
+                    ));
                 }
                 self.invoke(target, buf)?;
                 for (i, &r) in results.iter().enumerate() {
@@ -265,7 +317,9 @@ impl<'f> Interpreter<'f> {
                 self.set(base, results[0], x);
                 Ok(())
             }
-            Callee::Unknown => Err(self.invalid(func, inst, "call to a function that is not in this module")),
+            Callee::Unknown => {
+                Err(self.invalid(func, inst, "call to a function that is not in this module"))
+            }
         }
     }
 
@@ -277,7 +331,7 @@ impl<'f> Interpreter<'f> {
                 return Callee::Local(i);
             }
         }
-        if addr >= LIBCALL_BASE && addr < FUNC_BASE && (addr - LIBCALL_BASE) % 16 == 0 {
+        if (LIBCALL_BASE..FUNC_BASE).contains(&addr) && (addr - LIBCALL_BASE) % 16 == 0 {
             if let Some(lc) = LIBCALLS.get(((addr - LIBCALL_BASE) / 16) as usize) {
                 return Callee::Libcall(*lc);
             }
@@ -311,7 +365,10 @@ impl<'f> Interpreter<'f> {
         // The controlling width: of the first result if there is one, else of the first operand.
         let ty = match results.first() {
             Some(&r) => dfg.value_type(r),
-            None => data.fixed_args().first().map_or(Type::INVALID, |&a| dfg.value_type(a)),
+            None => data
+                .fixed_args()
+                .first()
+                .map_or(Type::INVALID, |&a| dfg.value_type(a)),
         };
         let w = ty.bits();
         let op = data.opcode();
@@ -418,9 +475,7 @@ impl<'f> Interpreter<'f> {
                     Opcode::Ishl => (ops::ishl(x, y, w), None),
                     Opcode::Ushr => (ops::ushr(x, y, w), None),
                     Opcode::Sshr => (ops::sshr(x, y, w), None),
-                    Opcode::Iconcat => {
-                        (ops::iconcat(x, y, dfg.value_type(a).bits()), None)
-                    }
+                    Opcode::Iconcat => (ops::iconcat(x, y, dfg.value_type(a).bits()), None),
                     Opcode::Fadd => (ops::fadd(k, x, y), None),
                     Opcode::Fsub => (ops::fsub(k, x, y), None),
                     Opcode::Fmul => (ops::fmul(k, x, y), None),
@@ -435,7 +490,9 @@ impl<'f> Interpreter<'f> {
                     self.set(base, results[1], f);
                 }
             }
-            D::Ternary { args: [a, b, c], .. } => {
+            D::Ternary {
+                args: [a, b, c], ..
+            } => {
                 let (x, y, z) = (self.get(base, a), self.get(base, b), self.get(base, c));
                 match op {
                     Opcode::Select | Opcode::SelectSpectreGuard => {
@@ -459,12 +516,16 @@ impl<'f> Interpreter<'f> {
                     _ => return Err(self.invalid(func, inst, "opcode does not fit its format")),
                 }
             }
-            D::IntCompare { cond, args: [a, b], .. } => {
+            D::IntCompare {
+                cond, args: [a, b], ..
+            } => {
                 let width = dfg.value_type(a).bits();
                 let r = ops::icmp(cond, self.get(base, a), self.get(base, b), width);
                 self.set(base, results[0], r);
             }
-            D::FloatCompare { cond, args: [a, b], .. } => {
+            D::FloatCompare {
+                cond, args: [a, b], ..
+            } => {
                 let k = kind(dfg.value_type(a));
                 let r = ops::fcmp(cond, k, self.get(base, a), self.get(base, b));
                 self.set(base, results[0], r);
@@ -514,12 +575,14 @@ impl<'f> Interpreter<'f> {
             }
             D::FuncAddr { func_ref, .. } => {
                 let callee = self.info[index].callees[func_ref.as_u32() as usize];
-                let addr = self
-                    .address_of_callee(callee)
-                    .ok_or_else(|| self.invalid(func, inst, "address of a function not in this module"))?;
+                let addr = self.address_of_callee(callee).ok_or_else(|| {
+                    self.invalid(func, inst, "address of a function not in this module")
+                })?;
                 self.set(base, results[0], ops::truncate(addr, w));
             }
-            D::Load { flags, arg, offset, .. } => {
+            D::Load {
+                flags, arg, offset, ..
+            } => {
                 let addr = self.address(func, base, arg, offset);
                 let (bytes, signed) = match op {
                     Opcode::Uload8 => (1, false),
@@ -531,10 +594,19 @@ impl<'f> Interpreter<'f> {
                     _ => (ty.bytes(), false),
                 };
                 let x = self.load(func, inst, addr, bytes, flags)?;
-                let x = if signed { ops::sextend(x, bytes * 8, w) } else { x };
+                let x = if signed {
+                    ops::sextend(x, bytes * 8, w)
+                } else {
+                    x
+                };
                 self.set(base, results[0], x);
             }
-            D::Store { flags, args: [v, p], offset, .. } => {
+            D::Store {
+                flags,
+                args: [v, p],
+                offset,
+                ..
+            } => {
                 let addr = self.address(func, base, p, offset);
                 let bytes = match op {
                     Opcode::Istore8 => 1,
@@ -556,12 +628,21 @@ impl<'f> Interpreter<'f> {
                     }
                 }
             }
-            D::StoreNoOffset { flags, args: [v, p], .. } => {
+            D::StoreNoOffset {
+                flags,
+                args: [v, p],
+                ..
+            } => {
                 let addr = self.address(func, base, p, 0);
                 let x = self.get(base, v);
                 self.store(func, inst, addr, dfg.value_type(v).bytes(), x, flags)?;
             }
-            D::AtomicRmw { flags, op: rmw, args: [p, v], .. } => {
+            D::AtomicRmw {
+                flags,
+                op: rmw,
+                args: [p, v],
+                ..
+            } => {
                 let addr = self.address(func, base, p, 0);
                 let old = self.load(func, inst, addr, ty.bytes(), flags)?;
                 let x = self.get(base, v);
@@ -581,7 +662,11 @@ impl<'f> Interpreter<'f> {
                 self.store(func, inst, addr, ty.bytes(), new, flags)?;
                 self.set(base, results[0], old);
             }
-            D::AtomicCas { flags, args: [p, e, r], .. } => {
+            D::AtomicCas {
+                flags,
+                args: [p, e, r],
+                ..
+            } => {
                 let addr = self.address(func, base, p, 0);
                 let old = self.load(func, inst, addr, ty.bytes(), flags)?;
                 if old == self.get(base, e) {
@@ -590,7 +675,9 @@ impl<'f> Interpreter<'f> {
                 }
                 self.set(base, results[0], old);
             }
-            D::StackLoad { stack_slot, offset, .. } => {
+            D::StackLoad {
+                stack_slot, offset, ..
+            } => {
                 let slot_offset = self.info[index]
                     .slot_offsets
                     .get(stack_slot.as_u32() as usize)
@@ -604,7 +691,12 @@ impl<'f> Interpreter<'f> {
                     self.set(base, results[0], x);
                 }
             }
-            D::StackStore { arg, stack_slot, offset, .. } => {
+            D::StackStore {
+                arg,
+                stack_slot,
+                offset,
+                ..
+            } => {
                 let slot_offset = self.info[index]
                     .slot_offsets
                     .get(stack_slot.as_u32() as usize)
@@ -622,12 +714,12 @@ impl<'f> Interpreter<'f> {
                     return trap(self, code);
                 }
             }
-            D::IntAddTrap { args: [a, b], code, .. } => {
-                match ops::uadd_overflow_trap(self.get(base, a), self.get(base, b), w) {
-                    Some(r) => self.set(base, results[0], r),
-                    None => return trap(self, code),
-                }
-            }
+            D::IntAddTrap {
+                args: [a, b], code, ..
+            } => match ops::uadd_overflow_trap(self.get(base, a), self.get(base, b), w) {
+                Some(r) => self.set(base, results[0], r),
+                None => return trap(self, code),
+            },
         }
         Ok(Flow::Next)
     }

@@ -8,7 +8,9 @@ fn run(text: &str, name: &str, args: &[DataValue]) -> Result<Vec<DataValue>, Int
     for f in &funcs {
         kestrel_ir::verify_function(f).expect("verifies");
     }
-    Interpreter::new(&funcs).with_fuel(Some(1_000_000)).call(name, args)
+    Interpreter::new(&funcs)
+        .with_fuel(Some(1_000_000))
+        .call(name, args)
 }
 
 fn binary(op: &str, ty: &str) -> String {
@@ -25,38 +27,65 @@ use DataValue::{I32, I64, I8};
 fn division_traps() {
     for op in ["udiv", "sdiv", "urem", "srem"] {
         let r = run(&binary(op, "i32"), "f", &[I32(7), I32(0)]);
-        assert_eq!(trap_code(r), Some(TrapCode::INTEGER_DIVISION_BY_ZERO), "{op} by zero");
+        assert_eq!(
+            trap_code(r),
+            Some(TrapCode::INTEGER_DIVISION_BY_ZERO),
+            "{op} by zero"
+        );
     }
     let r = run(&binary("sdiv", "i8"), "f", &[I8(i8::MIN), I8(-1)]);
     assert_eq!(trap_code(r), Some(TrapCode::INTEGER_OVERFLOW));
     // srem MIN, -1 is defined: 0.
-    assert_eq!(run(&binary("srem", "i8"), "f", &[I8(i8::MIN), I8(-1)]), Ok(vec![I8(0)]));
+    assert_eq!(
+        run(&binary("srem", "i8"), "f", &[I8(i8::MIN), I8(-1)]),
+        Ok(vec![I8(0)])
+    );
 }
 
 #[test]
 fn conversion_traps() {
     let text = "function %f(f64) -> i32 {\nblock0(v0: f64):\n    v1 = fcvt_to_sint.i32 v0\n    return v1\n}\n";
     let nan = DataValue::F64(f64::NAN.to_bits());
-    assert_eq!(trap_code(run(text, "f", &[nan])), Some(TrapCode::BAD_CONVERSION_TO_INTEGER));
+    assert_eq!(
+        trap_code(run(text, "f", &[nan])),
+        Some(TrapCode::BAD_CONVERSION_TO_INTEGER)
+    );
     let big = DataValue::F64(3e9f64.to_bits());
-    assert_eq!(trap_code(run(text, "f", &[big])), Some(TrapCode::INTEGER_OVERFLOW));
+    assert_eq!(
+        trap_code(run(text, "f", &[big])),
+        Some(TrapCode::INTEGER_OVERFLOW)
+    );
     let edge = DataValue::F64((-2147483648.9f64).to_bits());
-    assert_eq!(run(text, "f", &[edge]), Ok(vec![I32(i32::MIN)]), "truncation first");
+    assert_eq!(
+        run(text, "f", &[edge]),
+        Ok(vec![I32(i32::MIN)]),
+        "truncation first"
+    );
 }
 
 #[test]
 fn explicit_traps_report_their_code_and_instruction() {
     let text = "function %f(i32) -> i32 {\nblock0(v0: i32):\n    trapz v0, user7\n    v1 = uadd_overflow_trap v0, v0, user9\n    trapnz v1, int_ovf\n    return v1\n}\n";
     match run(text, "f", &[I32(0)]) {
-        Err(InterpError::Trap { code, inst, function }) => {
+        Err(InterpError::Trap {
+            code,
+            inst,
+            function,
+        }) => {
             assert_eq!(code, TrapCode::user(7).unwrap());
             assert_eq!(inst.as_u32(), 0);
             assert_eq!(function, "f");
         }
         other => panic!("expected a trap, got {other:?}"),
     }
-    assert_eq!(trap_code(run(text, "f", &[I32(i32::MIN)])), TrapCode::user(9));
-    assert_eq!(trap_code(run(text, "f", &[I32(1)])), Some(TrapCode::INTEGER_OVERFLOW));
+    assert_eq!(
+        trap_code(run(text, "f", &[I32(i32::MIN)])),
+        TrapCode::user(9)
+    );
+    assert_eq!(
+        trap_code(run(text, "f", &[I32(1)])),
+        Some(TrapCode::INTEGER_OVERFLOW)
+    );
     let text = "function %g() {\nblock0:\n    trap user1\n}\n";
     assert_eq!(trap_code(run(text, "g", &[])), TrapCode::user(1));
 }
@@ -64,18 +93,28 @@ fn explicit_traps_report_their_code_and_instruction() {
 #[test]
 fn out_of_bounds_memory_traps_with_the_access_code() {
     let text = "function %f(i64) -> i32 {\n    ss0 = explicit_slot 4\nblock0(v0: i64):\n    v1 = stack_addr.i64 ss0\n    v2 = iadd v1, v0\n    v3 = load.i32 v2\n    v4 = load.i32 int_divz v2+4\n    return v3\n}\n";
-    assert_eq!(run(text, "f", &[I64(0)]).map(|_| ()), Err(InterpError::Trap {
-        code: TrapCode::INTEGER_DIVISION_BY_ZERO,
-        function: "f".into(),
-        inst: kestrel_ir::Inst::from_u32(3),
-    }).map(|_: Vec<DataValue>| ()));
-    assert_eq!(trap_code(run(text, "f", &[I64(-1_000_000)])), Some(TrapCode::HEAP_OUT_OF_BOUNDS));
+    assert_eq!(
+        run(text, "f", &[I64(0)]).map(|_| ()),
+        Err(InterpError::Trap {
+            code: TrapCode::INTEGER_DIVISION_BY_ZERO,
+            function: "f".into(),
+            inst: kestrel_ir::Inst::from_u32(3),
+        })
+        .map(|_: Vec<DataValue>| ())
+    );
+    assert_eq!(
+        trap_code(run(text, "f", &[I64(-1_000_000)])),
+        Some(TrapCode::HEAP_OUT_OF_BOUNDS)
+    );
 }
 
 #[test]
 fn runaway_loops_run_out_of_fuel() {
     let text = "function %spin() {\nblock0:\n    jump block0\n}\n";
-    assert_eq!(run(text, "spin", &[]), Err(InterpError::OutOfFuel { limit: 1_000_000 }));
+    assert_eq!(
+        run(text, "spin", &[]),
+        Err(InterpError::OutOfFuel { limit: 1_000_000 })
+    );
 }
 
 #[test]
@@ -94,14 +133,26 @@ fn unbounded_recursion_traps_with_stack_overflow() {
 #[test]
 fn bad_calls_are_errors_not_panics() {
     let text = binary("iadd", "i32");
-    assert!(matches!(run(&text, "nope", &[]), Err(InterpError::UnknownFunction(_))));
-    assert!(matches!(run(&text, "f", &[I32(1)]), Err(InterpError::BadArguments { .. })));
-    assert!(matches!(run(&text, "%f", &[I64(1), I32(1)]), Err(InterpError::BadArguments { .. })));
+    assert!(matches!(
+        run(&text, "nope", &[]),
+        Err(InterpError::UnknownFunction(_))
+    ));
+    assert!(matches!(
+        run(&text, "f", &[I32(1)]),
+        Err(InterpError::BadArguments { .. })
+    ));
+    assert!(matches!(
+        run(&text, "%f", &[I64(1), I32(1)]),
+        Err(InterpError::BadArguments { .. })
+    ));
 }
 
 #[test]
 fn block_parameters_are_assigned_simultaneously() {
     // Swap two values across a back edge three times: (1, 2) -> (2, 1) -> (1, 2) -> (2, 1).
     let text = "function %swap(i32, i32) -> i32, i32 {\nblock0(v0: i32, v1: i32):\n    v2 = iconst.i32 3\n    jump block1(v0, v1, v2)\nblock1(v3: i32, v4: i32, v5: i32):\n    brif v5, block2, block3\nblock2:\n    v6 = iconst.i32 1\n    v7 = isub v5, v6\n    jump block1(v4, v3, v7)\nblock3:\n    return v3, v4\n}\n";
-    assert_eq!(run(text, "swap", &[I32(1), I32(2)]), Ok(vec![I32(2), I32(1)]));
+    assert_eq!(
+        run(text, "swap", &[I32(1), I32(2)]),
+        Ok(vec![I32(2), I32(1)])
+    );
 }

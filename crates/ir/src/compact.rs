@@ -143,7 +143,13 @@ impl Function {
     }
 
     /// Put `data` at the next instruction number with `results` as its results.
-    fn place(&mut self, data: InstructionData, results: &[Value], srcloc: Option<u32>, pos: TextPos) {
+    fn place(
+        &mut self,
+        data: InstructionData,
+        results: &[Value],
+        srcloc: Option<u32>,
+        pos: TextPos,
+    ) {
         let new = self.dfg.insts.push(data);
         for (n, &r) in results.iter().enumerate() {
             // A result aliased away by an earlier edit keeps its alias.
@@ -190,7 +196,10 @@ impl Function {
             if removed_blocks.contains(&b) {
                 continue;
             }
-            out.push(Slot { old: None, block: b });
+            out.push(Slot {
+                old: None,
+                block: b,
+            });
             let placed: Vec<Inst> = if layout.is_block_inserted(b) {
                 layout
                     .block_slots(b)
@@ -349,7 +358,11 @@ mod tests {
         );
         let v4 = f.dfg.first_result(sub).unwrap();
         f.layout.insert_inst(sub, InsertPoint::Before(mul));
-        assert_eq!(opcodes(&f).len(), 3, "queued edits are invisible until compaction");
+        assert_eq!(
+            opcodes(&f).len(),
+            3,
+            "queued edits are invisible until compaction"
+        );
         *f.dfg.inst_mut(mul) = InstructionData::Binary {
             opcode: Opcode::Imul,
             args: [v4, v4],
@@ -449,7 +462,10 @@ mod tests {
         assert_eq!(f.dfg.inst_value_list(Inst::from_u32(2)), &[v2]);
         // The inserted instruction's result is defined at its new number.
         let bnot_result = f.dfg.first_result(Inst::from_u32(0)).unwrap();
-        assert_eq!(f.dfg.value_def(bnot_result), ValueDef::Result(Inst::from_u32(0), 0));
+        assert_eq!(
+            f.dfg.value_def(bnot_result),
+            ValueDef::Result(Inst::from_u32(0), 0)
+        );
     }
 
     #[test]

@@ -114,6 +114,17 @@ impl DataFlowGraph {
         self.results[inst] = self.pool.push(self.results[inst], v);
     }
 
+    /// Give up on an instruction that will never be placed: its results become `Unused` and
+    /// it has none. (Compaction only renumbers placed instructions, so a stale
+    /// `ValueDef::Result` would otherwise name whichever instruction takes its number.)
+    pub fn detach_results(&mut self, inst: Inst) {
+        let results = std::mem::take(&mut self.results[inst]);
+        for i in 0..results.len() {
+            let r = self.pool.get(results)[i];
+            self.values[r].def = ValueDef::Unused;
+        }
+    }
+
     /// The value operands of `inst` other than branch arguments.
     pub fn inst_args(&self, inst: Inst) -> impl Iterator<Item = Value> + '_ {
         self.insts[inst].arguments(&self.pool)

@@ -302,7 +302,10 @@ impl Function {
     }
 
     /// The signature a call instruction uses, if `data` is a call.
-    pub fn call_signature(&self, data: &crate::instructions::InstructionData) -> Option<&Signature> {
+    pub fn call_signature(
+        &self,
+        data: &crate::instructions::InstructionData,
+    ) -> Option<&Signature> {
         match *data {
             crate::instructions::InstructionData::Call { func_ref, .. } => {
                 let sig = self.ext_funcs.get(func_ref)?.signature;

@@ -28,39 +28,142 @@ impl BlockCall {
 /// The operands of one instruction.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum InstructionData {
-    Unary { opcode: Opcode, arg: Value },
-    UnaryImm { opcode: Opcode, imm: i64 },
-    UnaryIeee32 { opcode: Opcode, imm: u32 },
-    UnaryIeee64 { opcode: Opcode, imm: u64 },
-    UnaryGlobalValue { opcode: Opcode, global_value: GlobalValue },
-    Binary { opcode: Opcode, args: [Value; 2] },
-    Ternary { opcode: Opcode, args: [Value; 3] },
-    MultiAry { opcode: Opcode, args: ValueList },
-    NullAry { opcode: Opcode },
-    IntCompare { opcode: Opcode, cond: IntCC, args: [Value; 2] },
-    FloatCompare { opcode: Opcode, cond: FloatCC, args: [Value; 2] },
-    Jump { opcode: Opcode, destination: BlockCall },
-    Brif { opcode: Opcode, arg: Value, blocks: [BlockCall; 2] },
-    BranchTable { opcode: Opcode, arg: Value, table: JumpTable },
-    Call { opcode: Opcode, func_ref: FuncRef, args: ValueList },
+    Unary {
+        opcode: Opcode,
+        arg: Value,
+    },
+    UnaryImm {
+        opcode: Opcode,
+        imm: i64,
+    },
+    UnaryIeee32 {
+        opcode: Opcode,
+        imm: u32,
+    },
+    UnaryIeee64 {
+        opcode: Opcode,
+        imm: u64,
+    },
+    UnaryGlobalValue {
+        opcode: Opcode,
+        global_value: GlobalValue,
+    },
+    Binary {
+        opcode: Opcode,
+        args: [Value; 2],
+    },
+    Ternary {
+        opcode: Opcode,
+        args: [Value; 3],
+    },
+    MultiAry {
+        opcode: Opcode,
+        args: ValueList,
+    },
+    NullAry {
+        opcode: Opcode,
+    },
+    IntCompare {
+        opcode: Opcode,
+        cond: IntCC,
+        args: [Value; 2],
+    },
+    FloatCompare {
+        opcode: Opcode,
+        cond: FloatCC,
+        args: [Value; 2],
+    },
+    Jump {
+        opcode: Opcode,
+        destination: BlockCall,
+    },
+    Brif {
+        opcode: Opcode,
+        arg: Value,
+        blocks: [BlockCall; 2],
+    },
+    BranchTable {
+        opcode: Opcode,
+        arg: Value,
+        table: JumpTable,
+    },
+    Call {
+        opcode: Opcode,
+        func_ref: FuncRef,
+        args: ValueList,
+    },
     /// `args[0]` is the callee address, the rest are the arguments.
-    CallIndirect { opcode: Opcode, sig_ref: SigRef, args: ValueList },
-    FuncAddr { opcode: Opcode, func_ref: FuncRef },
-    Load { opcode: Opcode, flags: MemFlags, arg: Value, offset: i32 },
+    CallIndirect {
+        opcode: Opcode,
+        sig_ref: SigRef,
+        args: ValueList,
+    },
+    FuncAddr {
+        opcode: Opcode,
+        func_ref: FuncRef,
+    },
+    Load {
+        opcode: Opcode,
+        flags: MemFlags,
+        arg: Value,
+        offset: i32,
+    },
     /// `args` = [stored value, address].
-    Store { opcode: Opcode, flags: MemFlags, args: [Value; 2], offset: i32 },
-    LoadNoOffset { opcode: Opcode, flags: MemFlags, arg: Value },
+    Store {
+        opcode: Opcode,
+        flags: MemFlags,
+        args: [Value; 2],
+        offset: i32,
+    },
+    LoadNoOffset {
+        opcode: Opcode,
+        flags: MemFlags,
+        arg: Value,
+    },
     /// `args` = [stored value, address].
-    StoreNoOffset { opcode: Opcode, flags: MemFlags, args: [Value; 2] },
+    StoreNoOffset {
+        opcode: Opcode,
+        flags: MemFlags,
+        args: [Value; 2],
+    },
     /// `args` = [address, operand].
-    AtomicRmw { opcode: Opcode, flags: MemFlags, op: AtomicRmwOp, args: [Value; 2] },
+    AtomicRmw {
+        opcode: Opcode,
+        flags: MemFlags,
+        op: AtomicRmwOp,
+        args: [Value; 2],
+    },
     /// `args` = [address, expected, replacement].
-    AtomicCas { opcode: Opcode, flags: MemFlags, args: [Value; 3] },
-    StackLoad { opcode: Opcode, stack_slot: StackSlot, offset: i32 },
-    StackStore { opcode: Opcode, arg: Value, stack_slot: StackSlot, offset: i32 },
-    Trap { opcode: Opcode, code: TrapCode },
-    CondTrap { opcode: Opcode, arg: Value, code: TrapCode },
-    IntAddTrap { opcode: Opcode, args: [Value; 2], code: TrapCode },
+    AtomicCas {
+        opcode: Opcode,
+        flags: MemFlags,
+        args: [Value; 3],
+    },
+    StackLoad {
+        opcode: Opcode,
+        stack_slot: StackSlot,
+        offset: i32,
+    },
+    StackStore {
+        opcode: Opcode,
+        arg: Value,
+        stack_slot: StackSlot,
+        offset: i32,
+    },
+    Trap {
+        opcode: Opcode,
+        code: TrapCode,
+    },
+    CondTrap {
+        opcode: Opcode,
+        arg: Value,
+        code: TrapCode,
+    },
+    IntAddTrap {
+        opcode: Opcode,
+        args: [Value; 2],
+        code: TrapCode,
+    },
 }
 
 impl InstructionData {
@@ -268,7 +371,10 @@ mod tests {
             sig_ref: SigRef::from_u32(0),
             args: pool.alloc(&[v(1), v(2), v(3)]),
         };
-        assert_eq!(call.arguments(&pool).collect::<Vec<_>>(), [v(1), v(2), v(3)]);
+        assert_eq!(
+            call.arguments(&pool).collect::<Vec<_>>(),
+            [v(1), v(2), v(3)]
+        );
         let store = InstructionData::Store {
             opcode: Opcode::Store,
             flags: MemFlags::new(),

@@ -6,18 +6,24 @@
 //! CLIF ([`parse_functions`], [`Function`]'s `Display`), checked by [`verify_function`], and
 //! built programmatically with [`builder::FunctionBuilder`].
 
+pub mod builder;
+pub mod cfg;
 pub mod compact;
 pub mod dfg;
+pub mod domtree;
 pub mod entity;
 pub mod function;
+pub mod fuzzing;
 pub mod immediates;
 pub mod instructions;
 pub mod layout;
 pub mod literal;
 pub mod opcode;
 pub mod pool;
+pub mod text;
 pub mod types;
 pub mod typing;
+pub mod verifier;
 
 pub use dfg::{DataFlowGraph, ValueDef};
 pub use entity::{Block, FuncRef, GlobalValue, Inst, JumpTable, SigRef, StackSlot, Value};
@@ -28,4 +34,6 @@ pub use function::{
 pub use immediates::{AtomicRmwOp, FloatCC, IntCC, MemFlags, TrapCode};
 pub use instructions::{BlockCall, InstructionData};
 pub use opcode::Opcode;
+pub use text::{parse_functions, ParseError};
 pub use types::Type;
+pub use verifier::{verify_function, VerifierErrors};

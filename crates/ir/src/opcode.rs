@@ -83,7 +83,6 @@ bitflags_lite! {
     }
 }
 
-
 macro_rules! opcodes {
     ($($variant:ident $name:literal $format:ident $ctrl:expr, [$($flag:ident)|*];)*) => {
         /// An instruction's operation.

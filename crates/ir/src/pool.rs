@@ -80,7 +80,8 @@ impl ValueListPool {
         if list.end() != self.data.len() {
             // Move the list to the end so it can grow in place. The old slots become garbage.
             let start = self.data.len();
-            self.data.extend_from_within(list.start as usize..list.end());
+            self.data
+                .extend_from_within(list.start as usize..list.end());
             let moved = ValueList {
                 start: start as u32,
                 len: list.len,

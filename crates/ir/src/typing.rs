@@ -54,22 +54,20 @@ impl TypeSet {
 pub fn ctrl_type_set(op: Opcode) -> TypeSet {
     use Opcode::*;
     match op {
-        Jump | BrTable | Return | Trap | Debugtrap | Call | Nop | Fence
-        | SequencePoint | F32const | F64const => TypeSet::Nothing,
+        Jump | BrTable | Return | Trap | Debugtrap | Call | Nop | Fence | SequencePoint
+        | F32const | F64const => TypeSet::Nothing,
         Brif | Trapz | Trapnz => TypeSet::Int,
-        CallIndirect | FuncAddr | StackAddr | GetFramePointer | GetStackPointer | GetReturnAddress => {
-            TypeSet::IntRange(32, 64)
-        }
+        CallIndirect | FuncAddr | StackAddr | GetFramePointer | GetStackPointer
+        | GetReturnAddress => TypeSet::IntRange(32, 64),
         GlobalValue => TypeSet::Any,
         Iconst => TypeSet::IntRange(8, 64),
         Select | SelectSpectreGuard | Bitselect | Bitcast => TypeSet::Any,
         Band | Bor | Bxor | Bnot | BandNot | BorNot | BxorNot => TypeSet::Any,
         Icmp | Iadd | Isub | Ineg | Iabs | Imul | Umulhi | Smulhi | Udiv | Sdiv | Urem | Srem
-        | Smin | Umin | Smax | Umax | UaddOverflow | SaddOverflow | UsubOverflow
-        | SsubOverflow | UaddOverflowCin | SaddOverflowCin | UsubOverflowBin | SsubOverflowBin
-        | Rotl | Rotr | Ishl | Ushr | Sshr | Bitrev | Clz | Cls | Ctz | Popcnt | Bmask
-        | Uextend | Sextend | Ireduce | FcvtToUint | FcvtToSint | FcvtToUintSat
-        | FcvtToSintSat => TypeSet::Int,
+        | Smin | Umin | Smax | Umax | UaddOverflow | SaddOverflow | UsubOverflow | SsubOverflow
+        | UaddOverflowCin | SaddOverflowCin | UsubOverflowBin | SsubOverflowBin | Rotl | Rotr
+        | Ishl | Ushr | Sshr | Bitrev | Clz | Cls | Ctz | Popcnt | Bmask | Uextend | Sextend
+        | Ireduce | FcvtToUint | FcvtToSint | FcvtToUintSat | FcvtToSintSat => TypeSet::Int,
         UmulOverflow | SmulOverflow => TypeSet::IntRange(8, 64),
         UaddOverflowTrap => TypeSet::IntRange(32, 64),
         Bswap => TypeSet::IntRange(16, 128),
@@ -98,9 +96,10 @@ pub fn result_types(op: Opcode, ctrl: Type) -> ResultTypes {
         F32const => ResultTypes::one(Type::F32),
         F64const => ResultTypes::one(Type::F64),
         Icmp | Fcmp => ResultTypes::one(Type::I8),
-        UaddOverflow | SaddOverflow | UsubOverflow | SsubOverflow | UmulOverflow
-        | SmulOverflow | UaddOverflowCin | SaddOverflowCin | UsubOverflowBin
-        | SsubOverflowBin => ResultTypes::two(ctrl, Type::I8),
+        UaddOverflow | SaddOverflow | UsubOverflow | SsubOverflow | UmulOverflow | SmulOverflow
+        | UaddOverflowCin | SaddOverflowCin | UsubOverflowBin | SsubOverflowBin => {
+            ResultTypes::two(ctrl, Type::I8)
+        }
         Iconcat => ResultTypes::one(ctrl.double_width().unwrap_or(Type::INVALID)),
         Isplit => {
             let half = ctrl.half_width().unwrap_or(Type::INVALID);
@@ -160,7 +159,10 @@ mod tests {
 
     #[test]
     fn results() {
-        assert_eq!(result_types(Opcode::Icmp, Type::I64).as_slice(), &[Type::I8]);
+        assert_eq!(
+            result_types(Opcode::Icmp, Type::I64).as_slice(),
+            &[Type::I8]
+        );
         assert_eq!(
             result_types(Opcode::Isplit, Type::I128).as_slice(),
             &[Type::I64, Type::I64]

@@ -13,7 +13,10 @@ fn corpus() -> Vec<Vec<u8>> {
     files.sort();
     let mut corpus: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
     // Always include a few inputs of our own, so the smoke has a corpus on any checkout.
-    corpus.push(b"function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iadd v0, v0\n    return v1\n}\n".to_vec());
+    corpus.push(
+        b"function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iadd v0, v0\n    return v1\n}\n"
+            .to_vec(),
+    );
     corpus.push(
         b"function %g(i64) -> i64 {\n    ss0 = explicit_slot 8\nblock0(v0: i64):\n    stack_store v0, ss0\n    v1 = stack_load.i64 ss0\n    brif v1, block1(v1), block2\nblock1(v2: i64):\n    return v2\nblock2:\n    v3 = iconst.i64 -1\n    return v3\n}\n"
             .to_vec(),
@@ -37,7 +40,7 @@ fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 
 #[test]
 fn parse_verify_smoke() {
-    kestrel_ir::fuzzing::smoke(0x6b65_7374_7265_6c, 20_000, &corpus());
+    kestrel_ir::fuzzing::smoke(0x006b_6573_7472_656c, 20_000, &corpus());
 }
 
 #[test]

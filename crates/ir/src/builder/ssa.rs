@@ -1,0 +1,278 @@
+//! On-the-fly SSA construction after Braun, Buchwald, Hack, Leißa, Mallon and Zwinkau,
+//! "Simple and Efficient Construction of SSA Form" (CC 2013).
+//!
+//! The paper's pieces map onto the IR as follows:
+//! - `writeVariable` / `readVariable`: `defs[var][block]`, read through dfg aliases;
+//! - a phi is a block parameter; its operands are the arguments the predecessors' branches
+//!   pass for it, appended in place to their `BlockCall` lists in the pool (or jump tables);
+//! - incomplete phis of unsealed blocks are recorded in `BlockState::incomplete` and get their
+//!   operands in `seal_block`;
+//! - `tryRemoveTrivialPhi`: a phi whose operands are all one value `w` (or itself) is turned
+//!   into an alias of `w`, its parameter removed and the matching argument removed from every
+//!   predecessor branch; then the phis that used it are retried (a worklist, using the
+//!   `phi_users` lists recorded when operands are added).
+//!
+//! The paper's recursion is run on an explicit stack (`Step`) so deep CFGs cannot overflow
+//! the native stack. Reading a variable whose definition is missing on some path ends in a
+//! sealed block without predecessors: that is [`BuilderError::UndefinedVariable`], and the
+//! builder is poisoned (see the module docs of `builder`).
+
+use super::{BuilderError, FunctionBuilder, Variable};
+use crate::dfg::ValueDef;
+use crate::entity::{Block, Inst, Value};
+use crate::instructions::InstructionData;
+use crate::pool::{ValueList, ValueListPool};
+
+/// One pending piece of the paper's recursion.
+enum Step {
+    /// Push the value of the variable at the end of the block onto the result stack.
+    Read(Block),
+    /// Record the value on top of the result stack as the variable's value in the block (the
+    /// single-predecessor case).
+    Record(Block),
+    /// Pop one value per predecessor of the block and make them the operands of its phi;
+    /// push what the phi resolves to (itself, or the value it was trivially equal to).
+    Finish(Block, Value),
+}
+
+impl FunctionBuilder {
+    /// `readVariable(var, block)`.
+    pub(super) fn read_variable(
+        &mut self,
+        var: Variable,
+        block: Block,
+    ) -> Result<Value, BuilderError> {
+        self.run(var, vec![Step::Read(block)])
+    }
+
+    /// Seal `block`: all its predecessors are known. Gives its incomplete phis their
+    /// operands. Sealing a sealed block does nothing.
+    pub fn seal_block(&mut self, block: Block) -> Result<(), BuilderError> {
+        self.check_block(block)?;
+        if self.blocks[block].sealed {
+            return Ok(());
+        }
+        let incomplete = std::mem::take(&mut self.blocks[block].incomplete);
+        // Post-invariant 3: sealed from here on; no new predecessors, no new incomplete phis.
+        self.blocks[block].sealed = true;
+        for (var, phi) in incomplete {
+            // Invariant 2: the phis are finished in parameter order, so each appended operand
+            // lands at the phi's index (earlier removals shift both lists alike).
+            let mut steps = vec![Step::Finish(block, phi)];
+            let preds: Vec<Block> = self.blocks[block].preds.iter().map(|p| p.block).collect();
+            steps.extend(preds.into_iter().rev().map(Step::Read));
+            self.run(var, steps)?;
+        }
+        Ok(())
+    }
+
+    /// Seal every block not sealed yet.
+    pub fn seal_all_blocks(&mut self) -> Result<(), BuilderError> {
+        for n in 0..self.func.dfg.num_blocks() {
+            let b = Block::from_u32(n as u32);
+            if self.blocks[b].created {
+                self.seal_block(b)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The variable's known value at the end of `block`, through aliases.
+    fn known_def(&self, var: Variable, block: Block) -> Option<Value> {
+        self.defs[var][block].map(|v| self.func.dfg.resolve(v))
+    }
+
+    /// Run the explicit-stack recursion for `var`; returns the last value produced.
+    fn run(&mut self, var: Variable, mut steps: Vec<Step>) -> Result<Value, BuilderError> {
+        let ty = self.var_type(var)?;
+        let mut results: Vec<Value> = Vec::new();
+        // Blocks waiting for a `Record`: meeting one again means a cycle of single-predecessor
+        // blocks, which is only possible in unreachable code where nothing defines `var`.
+        let mut chain: Vec<Block> = Vec::new();
+        while let Some(step) = steps.pop() {
+            match step {
+                Step::Read(b) => {
+                    if let Some(v) = self.known_def(var, b) {
+                        results.push(v);
+                        continue;
+                    }
+                    let st = &self.blocks[b];
+                    let (sealed, preds) = (st.sealed, st.preds.clone());
+                    if !sealed {
+                        // Incomplete phi; invariant 2: it is the last parameter and unfinished.
+                        let phi = self.new_phi(b, ty);
+                        self.blocks[b].incomplete.push((var, phi));
+                        self.defs[var][b] = Some(phi);
+                        results.push(phi);
+                    } else if preds.len() == 1 && !chain.contains(&b) {
+                        let p = preds[0].block;
+                        chain.push(b);
+                        steps.push(Step::Record(b));
+                        steps.push(Step::Read(p));
+                    } else if preds.is_empty() || chain.contains(&b) {
+                        let err = BuilderError::UndefinedVariable { var, block: b };
+                        self.poisoned = Some(err.clone());
+                        return Err(err);
+                    } else {
+                        // Break cycles first: reads reaching `b` again see the phi.
+                        let phi = self.new_phi(b, ty);
+                        self.defs[var][b] = Some(phi);
+                        steps.push(Step::Finish(b, phi));
+                        steps.extend(preds.iter().rev().map(|p| Step::Read(p.block)));
+                    }
+                }
+                Step::Record(b) => {
+                    chain.retain(|&c| c != b);
+                    if let Some(&v) = results.last() {
+                        self.defs[var][b] = Some(v);
+                    }
+                }
+                Step::Finish(b, phi) => {
+                    let preds = self.blocks[b].preds.clone();
+                    let split = results.len().saturating_sub(preds.len());
+                    let operands = results.split_off(split);
+                    for (pred, &v) in preds.iter().zip(&operands) {
+                        self.append_phi_arg(pred.inst, b, v);
+                        let r = self.func.dfg.resolve(v);
+                        if self.is_phi[r] && r != phi {
+                            self.phi_users[r].push(phi);
+                        }
+                    }
+                    let v = self.try_remove_trivial_phi(phi);
+                    results.push(v);
+                }
+            }
+        }
+        results.pop().ok_or(BuilderError::UndefinedVariable {
+            var,
+            block: Block::from_u32(0),
+        })
+    }
+
+    fn new_phi(&mut self, b: Block, ty: crate::types::Type) -> Value {
+        let phi = self.func.dfg.append_block_param(b, ty);
+        self.is_phi[phi] = true;
+        phi
+    }
+
+    /// Remove `phi` if it is trivial, then retry the phis that used it; returns what `phi`
+    /// now stands for.
+    fn try_remove_trivial_phi(&mut self, phi: Value) -> Value {
+        let mut work = vec![phi];
+        while let Some(p) = work.pop() {
+            if !self.is_phi[p] {
+                continue; // already removed
+            }
+            let ValueDef::Param(b, idx) = self.func.dfg.value_def(p) else {
+                continue;
+            };
+            let idx = idx as usize;
+            let Some(same) = self.trivial_value(p, b, idx) else {
+                continue;
+            };
+            // Replace `p` by `same`: alias first, so removing the parameter keeps the alias
+            // (readers and compaction resolve through it).
+            let aliased = self.func.dfg.change_to_alias(p, same);
+            debug_assert!(
+                aliased,
+                "a phi and its operands share a type and `same != p`"
+            );
+            if !aliased {
+                continue;
+            }
+            self.func.dfg.remove_block_param(b, idx);
+            // Post-invariant 2: the argument at `idx` goes from every predecessor edge, so
+            // arguments stay aligned with the remaining parameters.
+            let preds = self.blocks[b].preds.clone();
+            for pred in &preds {
+                edit_calls_to(&mut self.func, pred.inst, b, |pool, list| {
+                    if idx < list.len() {
+                        pool.remove(list, idx)
+                    } else {
+                        list
+                    }
+                });
+            }
+            self.is_phi[p] = false;
+            let users = std::mem::take(&mut self.phi_users[p]);
+            if self.is_phi[same] {
+                self.phi_users[same].extend(users.iter().copied().filter(|&u| u != same));
+            }
+            work.extend(users);
+        }
+        self.func.dfg.resolve(phi)
+    }
+
+    /// If every operand of phi `p` (parameter `idx` of `b`) is `p` itself or one value `w`,
+    /// return `w`. A phi with a missing operand, or only itself as operand, is kept.
+    fn trivial_value(&self, p: Value, b: Block, idx: usize) -> Option<Value> {
+        let mut same: Option<Value> = None;
+        for pred in &self.blocks[b].preds {
+            let arg = phi_operand(&self.func, pred.inst, b, idx)?;
+            let a = self.func.dfg.resolve(arg);
+            if a == p || Some(a) == same {
+                continue;
+            }
+            if same.is_some() {
+                return None;
+            }
+            same = Some(a);
+        }
+        same
+    }
+
+    /// Append `v` to every argument list of branch `inst` that targets `dest`.
+    fn append_phi_arg(&mut self, inst: Inst, dest: Block, v: Value) {
+        edit_calls_to(&mut self.func, inst, dest, |pool, list| pool.push(list, v));
+    }
+}
+
+/// Apply `edit` to the argument list of every destination of branch `inst` that is `dest`,
+/// storing back the (possibly moved) list.
+fn edit_calls_to(
+    func: &mut crate::function::Function,
+    inst: Inst,
+    dest: Block,
+    mut edit: impl FnMut(&mut ValueListPool, ValueList) -> ValueList,
+) {
+    let mut data = *func.dfg.inst(inst);
+    if let InstructionData::BranchTable { table, .. } = data {
+        if func.jump_tables.is_valid(table) {
+            let jt = &mut func.jump_tables[table];
+            for call in jt.all_branches_mut().filter(|c| c.block == dest) {
+                call.args = edit(&mut func.dfg.pool, call.args);
+            }
+        }
+        return;
+    }
+    for call in data.branch_destinations_mut() {
+        if call.block == dest {
+            call.args = edit(&mut func.dfg.pool, call.args);
+        }
+    }
+    *func.dfg.inst_mut(inst) = data;
+}
+
+/// The argument branch `inst` passes for parameter `idx` of `dest`.
+fn phi_operand(
+    func: &crate::function::Function,
+    inst: Inst,
+    dest: Block,
+    idx: usize,
+) -> Option<Value> {
+    let data = func.dfg.inst(inst);
+    let call = match *data {
+        InstructionData::BranchTable { table, .. } => func
+            .jump_tables
+            .get(table)?
+            .all_branches()
+            .find(|c| c.block == dest)
+            .copied(),
+        _ => data
+            .branch_destinations()
+            .iter()
+            .find(|c| c.block == dest)
+            .copied(),
+    }?;
+    func.dfg.block_call_args(&call).get(idx).copied()
+}

@@ -1,0 +1,145 @@
+//! The control-flow graph: successors and predecessors of every block.
+//!
+//! Contract. Requires nothing beyond a [`Function`] a parser or builder could produce: entity
+//! references may dangle and the layout may hold queued edits. Guarantees:
+//! - only blocks in the layout are nodes; an edge `a -> b` exists when the *last* placed
+//!   instruction of `a` is a branch (`jump`, `brif`, `br_table`, the latter through its jump
+//!   table) naming `b`, and `b` is a valid block in the layout. Dangling destinations, missing
+//!   jump tables and branches in the middle of a block are ignored here (the verifier reports
+//!   them);
+//! - each edge appears once however many times the branch names the destination (`brif v,
+//!   block1, block1` gives one edge), successors in the order the branch first names them,
+//!   predecessors in layout order of the predecessor block;
+//! - queries on any block number, valid or not, answer (an empty list) instead of panicking.
+//!
+//! Storage is dense: both directions are compressed-sparse-row arrays indexed by block number,
+//! built with one counting sort; no hashing. The graph is a snapshot: recompute it after
+//! editing branches.
+
+use crate::entity::{Block, EntityRef, Inst};
+use crate::function::Function;
+use crate::instructions::InstructionData;
+
+/// A predecessor edge: the block and its branch instruction.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub struct BlockPredecessor {
+    pub block: Block,
+    pub inst: Inst,
+}
+
+/// Successors and predecessors of every block, as compressed rows.
+#[derive(Clone, Debug, Default)]
+pub struct ControlFlowGraph {
+    /// `succs[succ_start[b]..succ_start[b + 1]]` are the successors of block `b`.
+    succ_start: Vec<u32>,
+    succs: Vec<Block>,
+    /// `preds[pred_start[b]..pred_start[b + 1]]` are the predecessors of block `b`.
+    pred_start: Vec<u32>,
+    preds: Vec<BlockPredecessor>,
+}
+
+impl ControlFlowGraph {
+    /// Compute the graph of `func` (see the module contract).
+    pub fn compute(func: &Function) -> Self {
+        let num_blocks = func.dfg.num_blocks();
+        // Edges in layout order of their source block: (from, to, branch).
+        let mut edges: Vec<(Block, Block, Inst)> = Vec::new();
+        // `seen[b] == stamp` when `b` is already a successor of the current block.
+        let mut seen: Vec<u32> = vec![0; num_blocks];
+        let mut stamp = 0u32;
+        for &b in func.layout.blocks() {
+            if b.index() >= num_blocks {
+                continue;
+            }
+            let Some(inst) = func.layout.last_inst(b) else {
+                continue;
+            };
+            if !func.dfg.inst_is_valid(inst) || !func.dfg.inst(inst).opcode().is_branch() {
+                continue;
+            }
+            stamp += 1;
+            for_each_destination(func, inst, |dest| {
+                let ok = dest.index() < num_blocks && func.layout.is_block_inserted(dest);
+                if ok && seen[dest.index()] != stamp {
+                    seen[dest.index()] = stamp;
+                    edges.push((b, dest, inst));
+                }
+            });
+        }
+
+        // Counting sort by source, then by destination; both keep layout order within a row.
+        let succ_start = row_starts(num_blocks, edges.iter().map(|e| e.0));
+        let pred_start = row_starts(num_blocks, edges.iter().map(|e| e.1));
+        let mut succs = vec![Block::from_u32(0); edges.len()];
+        let mut preds = vec![
+            BlockPredecessor {
+                block: Block::from_u32(0),
+                inst: Inst::from_u32(0),
+            };
+            edges.len()
+        ];
+        let mut next_succ = succ_start.clone();
+        let mut next_pred = pred_start.clone();
+        for &(from, to, inst) in &edges {
+            let s = &mut next_succ[from.index()];
+            succs[*s as usize] = to;
+            *s += 1;
+            let p = &mut next_pred[to.index()];
+            preds[*p as usize] = BlockPredecessor { block: from, inst };
+            *p += 1;
+        }
+        ControlFlowGraph {
+            succ_start,
+            succs,
+            pred_start,
+            preds,
+        }
+    }
+
+    /// The distinct successors of `b`.
+    pub fn successors(&self, b: Block) -> &[Block] {
+        row(&self.succ_start, &self.succs, b)
+    }
+
+    /// The predecessor edges of `b`.
+    pub fn predecessors(&self, b: Block) -> &[BlockPredecessor] {
+        row(&self.pred_start, &self.preds, b)
+    }
+
+    /// Number of block numbers the graph covers.
+    pub fn num_blocks(&self) -> usize {
+        self.succ_start.len().saturating_sub(1)
+    }
+}
+
+/// Call `f` on every destination block named by branch `inst`, with repeats, skipping a
+/// `br_table` whose jump table does not exist.
+pub(crate) fn for_each_destination(func: &Function, inst: Inst, mut f: impl FnMut(Block)) {
+    match *func.dfg.inst(inst) {
+        InstructionData::BranchTable { table, .. } => {
+            if let Some(jt) = func.jump_tables.get(table) {
+                jt.all_branches().for_each(|c| f(c.block));
+            }
+        }
+        ref data => data.branch_destinations().iter().for_each(|c| f(c.block)),
+    }
+}
+
+/// Row offsets (length `n + 1`) for a counting sort of `keys`.
+fn row_starts(n: usize, keys: impl Iterator<Item = Block>) -> Vec<u32> {
+    let mut start = vec![0u32; n + 1];
+    for k in keys {
+        start[k.index() + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    start
+}
+
+fn row<'a, T>(start: &[u32], items: &'a [T], b: Block) -> &'a [T] {
+    match (start.get(b.index()), start.get(b.index() + 1)) {
+        (Some(&lo), Some(&hi)) => &items[lo as usize..hi as usize],
+        _ => &[],
+    }
+}

@@ -1,0 +1,361 @@
+//! The dominator tree, after Cooper, Harvey and Kennedy ("A Simple, Fast Dominance
+//! Algorithm", 2001): iterate `idom(b) = intersect(processed preds of b)` in reverse postorder
+//! until nothing changes.
+//!
+//! Contract. Requires a [`ControlFlowGraph`] computed from the same function. Guarantees:
+//! - reachability: a block is reachable when a path of CFG edges leads to it from the entry
+//!   block (the first block in the layout); the others have no immediate dominator;
+//! - `idom(b)` is the immediate dominator of every reachable block but the entry;
+//! - [`DominatorTree::dominates`] is *non-strict* (everything dominates itself). Between
+//!   instructions of the same block it compares layout positions recorded when the tree was
+//!   computed; a block dominates every instruction it contains. An unreachable block is
+//!   dominated only by itself (the verifier does not ask about unreachable code);
+//! - queries on block or instruction numbers the function does not have answer `false` /
+//!   `None` instead of panicking.
+//!
+//! Invariant used by `intersect`: along `idom` links RPO numbers strictly decrease, so walking
+//! the larger-numbered finger upwards meets the common dominator.
+
+use crate::cfg::ControlFlowGraph;
+use crate::entity::{Block, EntityRef, Inst};
+use crate::function::Function;
+use crate::layout::Layout;
+
+/// A block or an instruction: something that can dominate or be dominated.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum ProgramPoint {
+    Block(Block),
+    Inst(Inst),
+}
+
+impl From<Block> for ProgramPoint {
+    fn from(b: Block) -> Self {
+        ProgramPoint::Block(b)
+    }
+}
+
+impl From<Inst> for ProgramPoint {
+    fn from(i: Inst) -> Self {
+        ProgramPoint::Inst(i)
+    }
+}
+
+const UNREACHABLE: u32 = 0;
+
+/// Immediate dominators and reverse postorder of a function's blocks.
+#[derive(Clone, Debug, Default)]
+pub struct DominatorTree {
+    /// Reachable blocks in reverse postorder; `rpo[0]` is the entry.
+    rpo: Vec<Block>,
+    /// Per block number: 1 + its index in `rpo`, or `UNREACHABLE`.
+    rpo_num: Vec<u32>,
+    /// Per block number: the immediate dominator (none for the entry and unreachable blocks).
+    idom: Vec<Option<Block>>,
+    /// Per instruction number: its position in layout order when the tree was computed.
+    inst_seq: Vec<u32>,
+}
+
+impl DominatorTree {
+    /// Compute the tree for `func` with its control-flow graph `cfg`.
+    pub fn compute(func: &Function, cfg: &ControlFlowGraph) -> Self {
+        let n = func.dfg.num_blocks();
+        let mut tree = DominatorTree {
+            rpo: Vec::new(),
+            rpo_num: vec![UNREACHABLE; n],
+            idom: vec![None; n],
+            inst_seq: vec![0; func.dfg.num_insts()],
+        };
+        let mut seq = 0u32;
+        for &b in func.layout.blocks() {
+            for i in func.layout.block_insts(b) {
+                if let Some(slot) = tree.inst_seq.get_mut(i.index()) {
+                    *slot = seq;
+                }
+                seq += 1;
+            }
+        }
+        let Some(entry) = func.layout.entry_block().filter(|e| e.index() < n) else {
+            return tree;
+        };
+        tree.compute_rpo(entry, cfg);
+        tree.compute_idoms(cfg);
+        tree
+    }
+
+    /// Depth-first search from the entry; postorder reversed.
+    fn compute_rpo(&mut self, entry: Block, cfg: &ControlFlowGraph) {
+        let mut visited = vec![false; self.rpo_num.len()];
+        let mut post = Vec::new();
+        // (block, index of the next successor to visit)
+        let mut stack = vec![(entry, 0usize)];
+        visited[entry.index()] = true;
+        while let Some(top) = stack.last_mut() {
+            let (b, next) = *top;
+            if let Some(&s) = cfg.successors(b).get(next) {
+                top.1 += 1;
+                if s.index() < visited.len() && !visited[s.index()] {
+                    visited[s.index()] = true;
+                    stack.push((s, 0));
+                }
+            } else {
+                post.push(b);
+                stack.pop();
+            }
+        }
+        post.reverse();
+        for (i, &b) in post.iter().enumerate() {
+            self.rpo_num[b.index()] = i as u32 + 1;
+        }
+        self.rpo = post;
+    }
+
+    /// Cooper-Harvey-Kennedy fixpoint over the reverse postorder.
+    fn compute_idoms(&mut self, cfg: &ControlFlowGraph) {
+        // Work on RPO indices: `doms[i]` is the RPO index of the idom of `rpo[i]`.
+        let len = self.rpo.len();
+        let mut doms: Vec<Option<usize>> = vec![None; len];
+        doms[0] = Some(0);
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for i in 1..len {
+                let mut new_idom: Option<usize> = None;
+                for p in cfg.predecessors(self.rpo[i]) {
+                    let Some(pi) = self.rpo_index(p.block) else {
+                        continue; // unreachable predecessors do not constrain dominance
+                    };
+                    if doms[pi].is_none() {
+                        continue; // not processed yet in this sweep
+                    }
+                    new_idom = Some(match new_idom {
+                        None => pi,
+                        Some(cur) => intersect(&doms, pi, cur),
+                    });
+                }
+                if new_idom.is_some() && doms[i] != new_idom {
+                    doms[i] = new_idom;
+                    changed = true;
+                }
+            }
+        }
+        for (&b, d) in self.rpo.iter().zip(&doms).skip(1) {
+            if let Some(d) = *d {
+                self.idom[b.index()] = Some(self.rpo[d]);
+            }
+        }
+    }
+
+    fn rpo_index(&self, b: Block) -> Option<usize> {
+        match self.rpo_num.get(b.index()) {
+            Some(&n) if n != UNREACHABLE => Some(n as usize - 1),
+            _ => None,
+        }
+    }
+
+    /// Reachable blocks in reverse postorder, entry first.
+    pub fn rpo(&self) -> &[Block] {
+        &self.rpo
+    }
+
+    pub fn is_reachable(&self, b: Block) -> bool {
+        self.rpo_index(b).is_some()
+    }
+
+    /// The immediate dominator of `b` (none for the entry and for unreachable blocks).
+    pub fn idom(&self, b: Block) -> Option<Block> {
+        self.idom.get(b.index()).copied().flatten()
+    }
+
+    /// Does block `a` dominate block `b`? (Non-strict.)
+    pub fn block_dominates(&self, a: Block, mut b: Block) -> bool {
+        if a == b {
+            return true;
+        }
+        let (Some(ra), Some(mut rb)) = (self.rpo_index(a), self.rpo_index(b)) else {
+            return false;
+        };
+        // idom links strictly decrease the RPO index, so climb until we are at or above `a`.
+        while rb > ra {
+            match self.idom(b) {
+                Some(d) => {
+                    b = d;
+                    rb = self.rpo_index(d).unwrap_or(0);
+                }
+                None => return false,
+            }
+        }
+        a == b
+    }
+
+    /// Does `a` dominate `b`? (Non-strict; see the module contract.) `layout` must be the one
+    /// the tree was computed from.
+    pub fn dominates(
+        &self,
+        a: impl Into<ProgramPoint>,
+        b: impl Into<ProgramPoint>,
+        layout: &Layout,
+    ) -> bool {
+        let (a, b) = (a.into(), b.into());
+        let (Some(ba), Some(bb)) = (point_block(a, layout), point_block(b, layout)) else {
+            return false;
+        };
+        if ba != bb {
+            return self.block_dominates(ba, bb);
+        }
+        match (a, b) {
+            (ProgramPoint::Block(_), _) => true,
+            (ProgramPoint::Inst(_), ProgramPoint::Block(_)) => false,
+            (ProgramPoint::Inst(x), ProgramPoint::Inst(y)) => self.seq(x) <= self.seq(y),
+        }
+    }
+
+    fn seq(&self, i: Inst) -> u32 {
+        self.inst_seq.get(i.index()).copied().unwrap_or(u32::MAX)
+    }
+}
+
+fn point_block(p: ProgramPoint, layout: &Layout) -> Option<Block> {
+    match p {
+        ProgramPoint::Block(b) => layout.is_block_inserted(b).then_some(b),
+        ProgramPoint::Inst(i) => layout.inst_block(i),
+    }
+}
+
+/// The nearest common dominator of RPO indices `a` and `b`.
+fn intersect(doms: &[Option<usize>], mut a: usize, mut b: usize) -> usize {
+    while a != b {
+        while a > b {
+            a = doms[a].unwrap_or(0);
+        }
+        while b > a {
+            b = doms[b].unwrap_or(0);
+        }
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entity::Value;
+    use crate::instructions::{BlockCall, InstructionData};
+    use crate::opcode::Opcode;
+    use crate::pool::ValueList;
+    use crate::types::Type;
+
+    /// A function whose blocks are `0..n` in layout order with the given terminators:
+    /// `edges[b]` lists the successors of block `b` (0 → return, 1 → jump, 2 → brif).
+    fn shape(edges: &[&[u32]]) -> Function {
+        let mut f = Function::default();
+        let blocks: Vec<Block> = edges.iter().map(|_| f.dfg.make_block()).collect();
+        let cond = f.dfg.append_block_param(blocks[0], Type::I32);
+        for (b, succ) in edges.iter().enumerate() {
+            f.layout.append_block(blocks[b]);
+            let call = |s: u32| BlockCall {
+                block: Block::from_u32(s),
+                args: ValueList::EMPTY,
+            };
+            let data = match succ {
+                [] => InstructionData::MultiAry {
+                    opcode: Opcode::Return,
+                    args: ValueList::EMPTY,
+                },
+                [s] => InstructionData::Jump {
+                    opcode: Opcode::Jump,
+                    destination: call(*s),
+                },
+                [s, t, ..] => InstructionData::Brif {
+                    opcode: Opcode::Brif,
+                    arg: cond,
+                    blocks: [call(*s), call(*t)],
+                },
+            };
+            let i = f.make_inst(data, Type::INVALID);
+            f.layout.append_inst(i, blocks[b]);
+        }
+        f
+    }
+
+    fn b(n: u32) -> Block {
+        Block::from_u32(n)
+    }
+
+    #[test]
+    fn diamond_and_loop() {
+        // 0 -> {1, 2}; 1 -> 3; 2 -> 3; 3 -> {4, 1}; 4 returns; 5 unreachable -> 3.
+        let f = shape(&[&[1, 2], &[3], &[3], &[4, 1], &[], &[3]]);
+        let cfg = ControlFlowGraph::compute(&f);
+        assert_eq!(cfg.successors(b(0)), &[b(1), b(2)]);
+        let preds: Vec<Block> = cfg.predecessors(b(3)).iter().map(|p| p.block).collect();
+        assert_eq!(preds, [b(1), b(2), b(5)]);
+        let dt = DominatorTree::compute(&f, &cfg);
+        assert_eq!(dt.rpo()[0], b(0));
+        assert_eq!(dt.idom(b(3)), Some(b(0)));
+        assert_eq!(dt.idom(b(1)), Some(b(0)));
+        assert_eq!(dt.idom(b(4)), Some(b(3)));
+        assert_eq!(dt.idom(b(0)), None);
+        assert!(!dt.is_reachable(b(5)));
+        assert_eq!(dt.idom(b(5)), None);
+        assert!(dt.block_dominates(b(0), b(4)));
+        assert!(dt.block_dominates(b(3), b(4)));
+        assert!(!dt.block_dominates(b(1), b(3)));
+        assert!(!dt.block_dominates(b(5), b(3)));
+        assert!(dt.block_dominates(b(5), b(5)));
+        assert!(!dt.block_dominates(b(0), b(5)));
+        // Out-of-range queries answer instead of panicking.
+        assert!(!dt.block_dominates(b(0), b(99)));
+        assert_eq!(dt.idom(b(99)), None);
+        assert!(cfg.successors(b(99)).is_empty());
+    }
+
+    #[test]
+    fn instructions_within_a_block() {
+        let mut f = shape(&[&[]]);
+        let entry = b(0);
+        // Put two more instructions before the return by rebuilding block 0.
+        let mut g = Function::default();
+        let blk = g.dfg.make_block();
+        g.layout.append_block(blk);
+        let c = g.make_inst(
+            InstructionData::UnaryImm {
+                opcode: Opcode::Iconst,
+                imm: 1,
+            },
+            Type::I32,
+        );
+        g.layout.append_inst(c, blk);
+        let v: Value = g.dfg.first_result(c).unwrap();
+        let add = g.make_inst(
+            InstructionData::Binary {
+                opcode: Opcode::Iadd,
+                args: [v, v],
+            },
+            Type::I32,
+        );
+        g.layout.append_inst(add, blk);
+        let cfg = ControlFlowGraph::compute(&g);
+        let dt = DominatorTree::compute(&g, &cfg);
+        assert!(dt.dominates(c, add, &g.layout));
+        assert!(!dt.dominates(add, c, &g.layout));
+        assert!(dt.dominates(c, c, &g.layout));
+        assert!(dt.dominates(blk, add, &g.layout));
+        assert!(!dt.dominates(add, blk, &g.layout));
+        assert!(!dt.dominates(Inst::from_u32(77), add, &g.layout));
+        // A function with no blocks has an empty tree.
+        f.layout = Layout::new();
+        let cfg = ControlFlowGraph::compute(&f);
+        let dt = DominatorTree::compute(&f, &cfg);
+        assert!(dt.rpo().is_empty() && !dt.is_reachable(entry));
+    }
+
+    #[test]
+    fn irreducible_graph_converges() {
+        // 0 -> {1, 2}; 1 -> 2; 2 -> 1: neither 1 nor 2 dominates the other.
+        let f = shape(&[&[1, 2], &[2], &[1]]);
+        let cfg = ControlFlowGraph::compute(&f);
+        let dt = DominatorTree::compute(&f, &cfg);
+        assert_eq!(dt.idom(b(1)), Some(b(0)));
+        assert_eq!(dt.idom(b(2)), Some(b(0)));
+        assert!(!dt.block_dominates(b(1), b(2)));
+    }
+}

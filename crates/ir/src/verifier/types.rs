@@ -1,0 +1,316 @@
+//! Type checks: controlling type, results and operands per opcode, calls against their
+//! signature, `return` against the function's signature, branch arguments against the
+//! destination's parameters.
+//!
+//! The controlling type comes from [`Opcode::ctrl`]: an operand's type, or the first result's
+//! type for opcodes whose type is written as a suffix. It must lie in
+//! [`typing::ctrl_type_set`], the results must be [`typing::result_types`], and each operand
+//! must satisfy the opcode's operand constraint ([`operand_wants`]). The builder runs the same
+//! checks on each instruction it emits, so these functions assume nothing about reference
+//! validity: a value that does not exist is skipped (the entity checks report it).
+
+use super::Verifier;
+use crate::entity::{Inst, Value};
+use crate::function::{AbiParam, Function, GlobalValueData};
+use crate::instructions::InstructionData;
+use crate::opcode::{Ctrl, Opcode};
+use crate::types::Type;
+use crate::typing::{ctrl_type_set, result_types};
+
+impl Verifier<'_> {
+    pub(super) fn check_types(&mut self, inst: Inst) {
+        let mut msgs = Vec::new();
+        inst_type_errors(self.func, inst, &mut msgs);
+        for m in msgs {
+            self.report_inst(inst, m);
+        }
+    }
+
+    pub(super) fn check_branch_args(&mut self, inst: Inst) {
+        let mut msgs = Vec::new();
+        branch_arg_errors(self.func, inst, &mut msgs);
+        for m in msgs {
+            self.report_inst(inst, m);
+        }
+    }
+}
+
+/// What an operand must be.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Want {
+    Exactly(Type),
+    Int,
+    Float,
+    /// An address: `i32` or `i64`.
+    Addr,
+    /// An integer strictly narrower than the given type.
+    IntNarrowerThan(Type),
+    /// An integer strictly wider than the given type.
+    IntWiderThan(Type),
+    /// Any scalar of this many bits.
+    Bits(u32),
+}
+
+impl Want {
+    fn accepts(self, t: Type) -> bool {
+        match self {
+            Want::Exactly(w) => t == w,
+            Want::Int => t.is_int(),
+            Want::Float => t.is_float(),
+            Want::Addr => t == Type::I32 || t == Type::I64,
+            Want::IntNarrowerThan(w) => t.is_int() && t.bits() < w.bits(),
+            Want::IntWiderThan(w) => t.is_int() && t.bits() > w.bits(),
+            Want::Bits(b) => (t.is_int() || t.is_float()) && t.bits() == b,
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            Want::Exactly(t) => t.to_string(),
+            Want::Int => "an integer type".into(),
+            Want::Float => "f32 or f64".into(),
+            Want::Addr => "an address type (i32 or i64)".into(),
+            Want::IntNarrowerThan(t) => format!("an integer type narrower than {t}"),
+            Want::IntWiderThan(t) => format!("an integer type wider than {t}"),
+            Want::Bits(b) => format!("a {b}-bit type"),
+        }
+    }
+}
+
+fn value_type(func: &Function, v: Value) -> Option<Type> {
+    func.dfg.value_is_valid(v).then(|| func.dfg.value_type(v))
+}
+
+fn list_types(func: &Function, vals: &[Value]) -> String {
+    let tys: Vec<String> = vals
+        .iter()
+        .map(|&v| value_type(func, v).map_or_else(|| "?".to_string(), |t| t.to_string()))
+        .collect();
+    format!("({})", tys.join(", "))
+}
+
+fn abi_types(params: &[AbiParam]) -> String {
+    let tys: Vec<String> = params.iter().map(|p| p.value_type.to_string()).collect();
+    format!("({})", tys.join(", "))
+}
+
+/// The controlling type of `inst`: `None` when it cannot be determined (a missing operand or
+/// result), `Some(Type::INVALID)` for opcodes that are not polymorphic.
+fn controlling_type(func: &Function, inst: Inst) -> Option<Type> {
+    let data = func.dfg.inst(inst);
+    match data.opcode().ctrl() {
+        Ctrl::None => Some(Type::INVALID),
+        Ctrl::Operand(n) | Ctrl::OperandPrinted(n) => {
+            let v = *data.fixed_args().get(n as usize)?;
+            value_type(func, v)
+        }
+        Ctrl::Suffix => value_type(func, func.dfg.first_result(inst)?),
+    }
+}
+
+/// The constraints on the fixed operands of a non-call instruction with controlling type
+/// `ctrl`, one per operand (same order as `fixed_args`).
+fn operand_wants(data: &InstructionData, ctrl: Type) -> Vec<Want> {
+    use Opcode::*;
+    let same = Want::Exactly(ctrl);
+    let n = data.fixed_args().len();
+    match data.opcode() {
+        Uextend | Sextend => vec![Want::IntNarrowerThan(ctrl)],
+        Ireduce => vec![Want::IntWiderThan(ctrl)],
+        Bmask => vec![Want::Int],
+        Fpromote => vec![Want::Exactly(Type::F32)],
+        Fdemote => vec![Want::Exactly(Type::F64)],
+        FcvtToUint | FcvtToSint | FcvtToUintSat | FcvtToSintSat => vec![Want::Float],
+        FcvtFromUint | FcvtFromSint => vec![Want::Int],
+        Bitcast => vec![Want::Bits(ctrl.bits())],
+        Ishl | Ushr | Sshr | Rotl | Rotr => vec![same, Want::Int],
+        Select | SelectSpectreGuard => vec![Want::Int, same, same],
+        UaddOverflowCin | SaddOverflowCin | UsubOverflowBin | SsubOverflowBin => {
+            vec![same, same, Want::Exactly(Type::I8)]
+        }
+        Brif | Trapz | Trapnz => vec![Want::Int],
+        BrTable => vec![Want::Exactly(Type::I32)],
+        Load | Uload8 | Sload8 | Uload16 | Sload16 | Uload32 | Sload32 | AtomicLoad => {
+            vec![Want::Addr]
+        }
+        Store | Istore8 | Istore16 | Istore32 | AtomicStore => vec![same, Want::Addr],
+        AtomicRmw => vec![Want::Addr, same],
+        AtomicCas => vec![Want::Addr, same, same],
+        // Everything else takes operands of the controlling type (iadd, icmp, fma, …).
+        _ => vec![same; n],
+    }
+}
+
+/// Type errors of `inst` other than branch arguments, as messages.
+pub(crate) fn inst_type_errors(func: &Function, inst: Inst, out: &mut Vec<String>) {
+    let data = func.dfg.inst(inst);
+    let op = data.opcode();
+    if op.is_call() {
+        call_type_errors(func, inst, out);
+        return;
+    }
+    let Some(ctrl) = controlling_type(func, inst) else {
+        if op.ctrl() == Ctrl::Suffix {
+            out.push(format!("`{op}` needs a result to carry its type"));
+        }
+        return;
+    };
+    let set = ctrl_type_set(op);
+    if !set.contains(ctrl) {
+        out.push(format!(
+            "`{op}` cannot have controlling type {ctrl}; it needs {}",
+            set.describe()
+        ));
+        return;
+    }
+    let results = func.dfg.inst_results(inst);
+    let want = result_types(op, ctrl);
+    let want = want.as_slice();
+    let results_ok = results.len() == want.len()
+        && results
+            .iter()
+            .zip(want)
+            .all(|(&r, &t)| value_type(func, r).is_none_or(|rt| rt == t));
+    if !results_ok {
+        let want: Vec<String> = want.iter().map(|t| t.to_string()).collect();
+        out.push(format!(
+            "`{op}` with controlling type {ctrl} produces ({}), but the results are {}",
+            want.join(", "),
+            list_types(func, results)
+        ));
+    }
+    let wants = operand_wants(data, ctrl);
+    for (i, (&v, w)) in data.fixed_args().iter().zip(wants).enumerate() {
+        if let Some(t) = value_type(func, v) {
+            if !w.accepts(t) {
+                out.push(format!(
+                    "operand {i} ({v}) of `{op}` has type {t}; it needs {}",
+                    w.describe()
+                ));
+            }
+        }
+    }
+    match *data {
+        InstructionData::MultiAry {
+            opcode: Opcode::Return,
+            args,
+        } => {
+            let vals = func.dfg.pool.get(args);
+            let sig = &func.signature.returns;
+            if !types_match(func, vals, sig) {
+                out.push(format!(
+                    "`return` passes {} but the function returns {}",
+                    list_types(func, vals),
+                    abi_types(sig)
+                ));
+            }
+        }
+        InstructionData::UnaryGlobalValue { global_value, .. } => {
+            match func.global_values.get(global_value) {
+                Some(GlobalValueData::VMContext) if !Want::Addr.accepts(ctrl) => {
+                    out.push(format!(
+                        "{global_value} is the vmctx pointer; `global_value` must be i32 or i64, not {ctrl}"
+                    ));
+                }
+                Some(
+                    GlobalValueData::Load { global_type, .. }
+                    | GlobalValueData::IAddImm { global_type, .. },
+                ) if *global_type != ctrl => {
+                    out.push(format!(
+                        "{global_value} has type {global_type}, but `global_value` produces {ctrl}"
+                    ));
+                }
+                _ => {}
+            }
+        }
+        _ => {}
+    }
+}
+
+fn types_match(func: &Function, vals: &[Value], params: &[AbiParam]) -> bool {
+    vals.len() == params.len()
+        && vals
+            .iter()
+            .zip(params)
+            .all(|(&v, p)| value_type(func, v).is_none_or(|t| t == p.value_type))
+}
+
+/// Call arguments and results against the callee's signature.
+fn call_type_errors(func: &Function, inst: Inst, out: &mut Vec<String>) {
+    let data = func.dfg.inst(inst);
+    let op = data.opcode();
+    let Some(sig) = func.call_signature(data) else {
+        return; // a dangling reference, reported by the entity checks
+    };
+    let list = func.dfg.inst_value_list(inst);
+    let args = match data {
+        InstructionData::CallIndirect { .. } => {
+            let Some((&callee, rest)) = list.split_first() else {
+                out.push("`call_indirect` needs a callee address operand".into());
+                return;
+            };
+            if let Some(t) = value_type(func, callee) {
+                if !Want::Addr.accepts(t) {
+                    out.push(format!(
+                        "the callee address {callee} has type {t}; it needs {}",
+                        Want::Addr.describe()
+                    ));
+                }
+            }
+            rest
+        }
+        _ => list,
+    };
+    if !types_match(func, args, &sig.params) {
+        out.push(format!(
+            "`{op}` passes {} but the signature takes {}",
+            list_types(func, args),
+            abi_types(&sig.params)
+        ));
+    }
+    let results = func.dfg.inst_results(inst);
+    if !types_match(func, results, &sig.returns) {
+        out.push(format!(
+            "`{op}` has results {} but the signature returns {}",
+            list_types(func, results),
+            abi_types(&sig.returns)
+        ));
+    }
+}
+
+/// Branch arguments against the destinations' parameters (count and types).
+pub(crate) fn branch_arg_errors(func: &Function, inst: Inst, out: &mut Vec<String>) {
+    let data = func.dfg.inst(inst);
+    let calls: Vec<_> = match *data {
+        InstructionData::BranchTable { table, .. } => match func.jump_tables.get(table) {
+            Some(jt) => jt.all_branches().copied().collect(),
+            None => return,
+        },
+        _ => data.branch_destinations().to_vec(),
+    };
+    for call in calls {
+        let dest = call.block;
+        if !func.dfg.block_is_valid(dest) {
+            continue;
+        }
+        let args = func.dfg.block_call_args(&call);
+        let params = func.dfg.block_params(dest);
+        if args.len() != params.len() {
+            out.push(format!(
+                "branch to {dest} passes {} argument(s), but {dest} has {} parameter(s)",
+                args.len(),
+                params.len()
+            ));
+            continue;
+        }
+        for (i, (&a, &p)) in args.iter().zip(params).enumerate() {
+            if let (Some(at), Some(pt)) = (value_type(func, a), value_type(func, p)) {
+                if at != pt {
+                    out.push(format!(
+                        "branch to {dest} passes {a} of type {at} as parameter {i} ({p}), which has type {pt}"
+                    ));
+                }
+            }
+        }
+    }
+}

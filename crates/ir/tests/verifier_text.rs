@@ -1,0 +1,75 @@
+//! Verifier errors on functions parsed from text: messages carry the source `line:col`.
+
+use kestrel_ir::{parse_functions, verify_function};
+
+fn verify_text(text: &str) -> Result<(), String> {
+    let funcs = parse_functions(text, "t.clif").map_err(|e| format!("parse: {e}"))?;
+    let mut out = String::new();
+    for f in &funcs {
+        if let Err(e) = verify_function(f) {
+            out.push_str(&e.to_string());
+        }
+    }
+    if out.is_empty() {
+        Ok(())
+    } else {
+        Err(out)
+    }
+}
+
+#[test]
+fn valid_loop_passes() {
+    let text = "function %sum(i32) -> i32 {
+block0(v0: i32):
+    v1 = iconst.i32 0
+    jump block1(v1, v1)
+
+block1(v2: i32, v3: i32):
+    v4 = icmp slt v2, v0
+    brif v4, block2, block3
+
+block2:
+    v5 = iadd v3, v2
+    v6 = iconst.i32 1
+    v7 = iadd v2, v6
+    jump block1(v7, v5)
+
+block3:
+    return v3
+}
+";
+    assert_eq!(verify_text(text), Ok(()));
+}
+
+#[test]
+fn errors_carry_source_positions() {
+    let text = "function %f(i32) -> i32 {
+block0(v0: i32):
+    brif v0, block1, block2
+
+block1:
+    v1 = iconst.i32 1
+    jump block2
+
+block2:
+    v2 = iconst.i64 2
+    v3 = iadd v0, v2
+    return v1
+}
+";
+    let err = verify_text(text).unwrap_err();
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].starts_with("11:")
+            && lines[0].contains("%f, block2")
+            && lines[0].contains("(iadd): operand 1 (v2) of `iadd` has type i64; it needs i32"),
+        "{err}"
+    );
+    assert!(
+        lines[1].starts_with("12:")
+            && lines[1].contains("(return): uses v1, but its definition")
+            && lines[1].contains("does not dominate this use"),
+        "{err}"
+    );
+}
