@@ -22,11 +22,20 @@ fn load(path: &Path) -> Result<Vec<Function>, String> {
     if errors.is_empty() {
         Ok(funcs)
     } else {
-        Err(format!("{}: verifier errors:\n{}", path.display(), errors.join("\n")))
+        Err(format!(
+            "{}: verifier errors:\n{}",
+            path.display(),
+            errors.join("\n")
+        ))
     }
 }
 
-pub fn test(paths: &[PathBuf], interpret_only: bool, jobs: usize, verbose: bool) -> Result<ExitCode, String> {
+pub fn test(
+    paths: &[PathBuf],
+    interpret_only: bool,
+    jobs: usize,
+    verbose: bool,
+) -> Result<ExitCode, String> {
     let files = kestrel_filetests::collect_files(paths)?;
     let opts = Options {
         interpret_only,
@@ -42,7 +51,12 @@ pub fn test(paths: &[PathBuf], interpret_only: bool, jobs: usize, verbose: bool)
     })
 }
 
-pub fn run(path: &Path, function: Option<&str>, fuel: u64, args: &[String]) -> Result<ExitCode, String> {
+pub fn run(
+    path: &Path,
+    function: Option<&str>,
+    fuel: u64,
+    args: &[String],
+) -> Result<ExitCode, String> {
     let funcs = load(path)?;
     let index = match function {
         Some(name) => {
@@ -51,8 +65,13 @@ pub fn run(path: &Path, function: Option<&str>, fuel: u64, args: &[String]) -> R
                 .iter()
                 .position(|f| func_name(f) == name)
                 .ok_or_else(|| {
-                    let names: Vec<String> = funcs.iter().map(|f| format!("%{}", func_name(f))).collect();
-                    format!("no function %{name} in {}; it has {}", path.display(), names.join(", "))
+                    let names: Vec<String> =
+                        funcs.iter().map(|f| format!("%{}", func_name(f))).collect();
+                    format!(
+                        "no function %{name} in {}; it has {}",
+                        path.display(),
+                        names.join(", ")
+                    )
                 })?
         }
         None if funcs.is_empty() => return Err(format!("{} defines no function", path.display())),
@@ -64,7 +83,11 @@ pub fn run(path: &Path, function: Option<&str>, fuel: u64, args: &[String]) -> R
             "%{} takes {} argument(s) ({}), {} given",
             func_name(&funcs[index]),
             sig.params.len(),
-            sig.params.iter().map(|p| p.value_type.to_string()).collect::<Vec<_>>().join(", "),
+            sig.params
+                .iter()
+                .map(|p| p.value_type.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
             args.len()
         ));
     }
@@ -72,7 +95,9 @@ pub fn run(path: &Path, function: Option<&str>, fuel: u64, args: &[String]) -> R
         .iter()
         .zip(&sig.params)
         .enumerate()
-        .map(|(i, (a, p))| parse_value(a, p.value_type).map_err(|e| format!("argument {}: `{a}`: {e}", i + 1)))
+        .map(|(i, (a, p))| {
+            parse_value(a, p.value_type).map_err(|e| format!("argument {}: `{a}`: {e}", i + 1))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let mut interp = Interpreter::new(&funcs).with_fuel(Some(fuel));
     match interp.call_index(index, &values) {
@@ -84,7 +109,11 @@ pub fn run(path: &Path, function: Option<&str>, fuel: u64, args: &[String]) -> R
             }
             Ok(ExitCode::SUCCESS)
         }
-        Err(InterpError::Trap { code, function, inst }) => {
+        Err(InterpError::Trap {
+            code,
+            function,
+            inst,
+        }) => {
             println!("trap: {code} (at {inst} in %{function})");
             Ok(ExitCode::from(2))
         }

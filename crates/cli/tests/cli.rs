@@ -70,7 +70,11 @@ fn bad_input_is_an_error_with_status_1_never_a_panic() {
         for cmd in ["verify", "print", "run"] {
             let o = kestrel(&[cmd, p.to_str().unwrap()]);
             assert_eq!(o.status.code(), Some(1), "{cmd} {name}: {}", stderr(&o));
-            assert!(stderr(&o).contains(location), "{cmd} {name}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains(location),
+                "{cmd} {name}: {}",
+                stderr(&o)
+            );
         }
     }
     let fib = repo().join("examples/fib.clif");
@@ -83,7 +87,11 @@ fn bad_input_is_an_error_with_status_1_never_a_panic() {
     ] {
         let o = kestrel(&args);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
-        assert!(stderr(&o).starts_with("error: "), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("error: "),
+            "{args:?}: {}",
+            stderr(&o)
+        );
     }
 }
 
@@ -110,14 +118,28 @@ fn test_command_summarizes_and_sets_status() {
         "bad.clif",
         b"test interpret\nfunction %f(i8) -> i8 {\nblock0(v0: i8):\n    return v0\n}\n; run: %f(1) == 2\n",
     );
-    let skip = scratch("skip.clif", b"test compile\nfunction %f() {\nblock0:\n    return\n}\n");
+    let skip = scratch(
+        "skip.clif",
+        b"test compile\nfunction %f() {\nblock0:\n    return\n}\n",
+    );
     let o = kestrel(&["test", good.to_str().unwrap()]);
     assert!(o.status.success());
-    assert_eq!(stdout(&o).lines().last(), Some("1 passed, 0 failed, 0 skipped"));
-    let o = kestrel(&["test", good.to_str().unwrap(), bad.to_str().unwrap(), skip.to_str().unwrap()]);
+    assert_eq!(
+        stdout(&o).lines().last(),
+        Some("1 passed, 0 failed, 0 skipped")
+    );
+    let o = kestrel(&[
+        "test",
+        good.to_str().unwrap(),
+        bad.to_str().unwrap(),
+        skip.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);
-    assert!(out.contains("FAIL") && out.contains("line 6: expected 2, got 1"), "{out}");
+    assert!(
+        out.contains("FAIL") && out.contains("line 6: expected 2, got 1"),
+        "{out}"
+    );
     assert!(out.contains("SKIP"), "{out}");
     assert_eq!(out.lines().last(), Some("1 passed, 1 failed, 1 skipped"));
 }

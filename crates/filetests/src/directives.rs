@@ -6,9 +6,9 @@
 //! `; run` calls the function defined just before it with no arguments. Literals are typed by
 //! the function's signature and use CLIF's literal syntax.
 
+use kestrel_interp::DataValue;
 use kestrel_ir::literal::{parse_f32, parse_f64, parse_int_bits};
 use kestrel_ir::{Function, Type};
-use kestrel_interp::DataValue;
 
 /// A `set name[=value]` line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,7 +112,11 @@ pub struct Run {
 
 /// Type a raw directive against the file's functions. `preceding` is the function defined
 /// just before the directive (for the bare `; run`).
-pub fn parse_run(raw: &RawRun, funcs: &[Function], preceding: Option<usize>) -> Result<Run, String> {
+pub fn parse_run(
+    raw: &RawRun,
+    funcs: &[Function],
+    preceding: Option<usize>,
+) -> Result<Run, String> {
     if raw.text.is_empty() {
         let index = preceding.ok_or("`; run` must follow a function")?;
         return Ok(Run {
@@ -124,8 +128,12 @@ pub fn parse_run(raw: &RawRun, funcs: &[Function], preceding: Option<usize>) -> 
         });
     }
     let text = raw.text.as_str();
-    let name_start = text.strip_prefix('%').ok_or("expected `%name(` after `run:`")?;
-    let open = name_start.find('(').ok_or("expected `(` after the function name")?;
+    let name_start = text
+        .strip_prefix('%')
+        .ok_or("expected `%name(` after `run:`")?;
+    let open = name_start
+        .find('(')
+        .ok_or("expected `(` after the function name")?;
     let name = &name_start[..open];
     let close = matching_paren(name_start, open).ok_or("unbalanced parentheses")?;
     let args_text = &name_start[open + 1..close];
@@ -140,7 +148,12 @@ pub fn parse_run(raw: &RawRun, funcs: &[Function], preceding: Option<usize>) -> 
             .ok_or_else(|| format!("no function named %{name} in this file"))?,
     };
     let param_types: Vec<Type> = func.signature.params.iter().map(|p| p.value_type).collect();
-    let return_types: Vec<Type> = func.signature.returns.iter().map(|p| p.value_type).collect();
+    let return_types: Vec<Type> = func
+        .signature
+        .returns
+        .iter()
+        .map(|p| p.value_type)
+        .collect();
     let args = parse_values(args_text, &param_types, "argument")?;
     let expect = if rest.is_empty() {
         if return_types.len() != 1 || !return_types[0].is_int() {
@@ -153,7 +166,9 @@ pub fn parse_run(raw: &RawRun, funcs: &[Function], preceding: Option<usize>) -> 
         } else if let Some(e) = rest.strip_prefix("!=") {
             (true, e.trim())
         } else {
-            return Err(format!("expected `==` or `!=` after the call, found `{rest}`"));
+            return Err(format!(
+                "expected `==` or `!=` after the call, found `{rest}`"
+            ));
         };
         let list = match expected.strip_prefix('[') {
             Some(inner) => inner
