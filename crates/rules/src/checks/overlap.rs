@@ -102,6 +102,6 @@ fn describe(rule: &Rule, diags: &Diagnostics) -> String {
     let at = diags.sources.location(rule.span);
     match &rule.name {
         Some(name) => format!("`{name}` ({at})"),
-        None => format!("at {at}"),
+        None => at,
     }
 }
