@@ -23,15 +23,37 @@ impl SExpr {
     }
 }
 
+/// Deepest list nesting accepted; deeper parentheses are reported and flattened, so
+/// later (recursive) phases never see unbounded depth.
+pub const MAX_DEPTH: usize = 128;
+
 /// Reads all top-level forms of one file.
 pub fn read(tokens: Vec<Token>, diags: &mut Diagnostics) -> Vec<SExpr> {
     // Each open list: its opening span and the items read so far.
     let mut stack: Vec<(Span, Vec<SExpr>)> = Vec::new();
     let mut top = Vec::new();
+    // Parentheses opened beyond `MAX_DEPTH` and not yet closed.
+    let mut flattened = 0usize;
     for token in tokens {
         let item = match token.kind {
+            TokenKind::LParen if stack.len() >= MAX_DEPTH => {
+                if flattened == 0 {
+                    diags.push(
+                        Diagnostic::error(Code::Syntax, "lists nested too deeply").at(
+                            token.span,
+                            format!("more than {MAX_DEPTH} levels of parentheses"),
+                        ),
+                    );
+                }
+                flattened += 1;
+                continue;
+            }
             TokenKind::LParen => {
                 stack.push((token.span, Vec::new()));
+                continue;
+            }
+            TokenKind::RParen if flattened > 0 => {
+                flattened -= 1;
                 continue;
             }
             TokenKind::RParen => match stack.pop() {
@@ -53,10 +75,14 @@ pub fn read(tokens: Vec<Token>, diags: &mut Diagnostics) -> Vec<SExpr> {
             None => top.push(item),
         }
     }
-    while let Some((open, items)) = stack.pop() {
+    if let Some(&(outermost, _)) = stack.first() {
+        // One report for the outermost unclosed list; the inner ones close with it.
         diags.push(
-            Diagnostic::error(Code::Syntax, "unclosed `(`").at(open, "this list is never closed"),
+            Diagnostic::error(Code::Syntax, "unclosed `(`")
+                .at(outermost, "this list is never closed"),
         );
+    }
+    while let Some((open, items)) = stack.pop() {
         let end = items.last().map_or(open, |i| i.span());
         let list = SExpr::List(items, open.to(end));
         match stack.last_mut() {

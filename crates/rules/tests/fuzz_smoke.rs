@@ -56,4 +56,13 @@ fn fuzz_edge_inputs() {
     ] {
         kestrel_rules::fuzz::check_no_panic(input);
     }
+    // Deep nesting is reported, not a stack overflow.
+    let deep = format!(
+        "(rule (f {}x{}) 1)",
+        "(g ".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    kestrel_rules::fuzz::check_no_panic(deep.as_bytes());
+    let deep_and = format!("(rule (f {}) 1)", "(and ".repeat(20_000));
+    kestrel_rules::fuzz::check_no_panic(deep_and.as_bytes());
 }

@@ -12,6 +12,7 @@ use crate::ast::{self, Clause, Expr, Ident, Pattern};
 use crate::diagnostics::{Code, Diagnostic, Diagnostics, Span};
 use crate::program::*;
 use crate::sema::env::{unknown_term, Callee, Names};
+use std::collections::{HashMap, HashSet};
 
 /// Deepest nesting of extractor macros before expansion is declared recursive.
 const MAX_MACRO_DEPTH: usize = 32;
@@ -38,13 +39,13 @@ pub fn lower_rules(
             set,
             diags,
             term,
-            vars: Vec::new(),
+            vars: HashMap::new(),
             locals: Vec::new(),
             next_local: 0,
             tests: Vec::new(),
             ok: true,
             macro_depth: 0,
-            poisoned: Vec::new(),
+            poisoned: HashSet::new(),
         };
         if let Some(lowered) = lowerer.lower(rule, index) {
             set.rules.push(lowered);
@@ -116,7 +117,7 @@ struct Lowerer<'a> {
     /// The term whose rule this is.
     term: TermId,
     /// Pattern variables in scope: name, binding, type.
-    vars: Vec<(String, BindingId, TypeId)>,
+    vars: HashMap<String, (BindingId, TypeId)>,
     /// Right-hand side `let` locals in scope (innermost last).
     locals: Vec<(String, LocalId, TypeId)>,
     next_local: LocalId,
@@ -124,7 +125,7 @@ struct Lowerer<'a> {
     ok: bool,
     macro_depth: usize,
     /// Variables of patterns that failed to check; their uses are not reported again.
-    poisoned: Vec<String>,
+    poisoned: HashSet<String>,
 }
 
 impl Lowerer<'_> {
@@ -163,9 +164,11 @@ impl Lowerer<'_> {
     fn poison(&mut self, pats: &[Pattern]) {
         for p in pats {
             match p {
-                Pattern::Var(id) => self.poisoned.push(id.name.clone()),
+                Pattern::Var(id) => {
+                    self.poisoned.insert(id.name.clone());
+                }
                 Pattern::Bind(id, sub) => {
-                    self.poisoned.push(id.name.clone());
+                    self.poisoned.insert(id.name.clone());
                     self.poison(std::slice::from_ref(sub));
                 }
                 Pattern::And(ps, _) | Pattern::Term { args: ps, .. } => self.poison(ps),
@@ -272,7 +275,7 @@ impl Lowerer<'_> {
     }
 
     fn bind_var(&mut self, id: &Ident, ty: TypeId, b: BindingId) {
-        if let Some(&(_, first, first_ty)) = self.vars.iter().find(|v| v.0 == id.name) {
+        if let Some(&(first, first_ty)) = self.vars.get(&id.name) {
             if first_ty != ty {
                 let msg = format!(
                     "variable `{}` is used with type `{}` here but `{}` before",
@@ -289,7 +292,7 @@ impl Lowerer<'_> {
             self.tests.push(Test::Eq(first.min(b), first.max(b)));
             return;
         }
-        self.vars.push((id.name.clone(), b, ty));
+        self.vars.insert(id.name.clone(), (b, ty));
     }
 
     fn term_pattern(
@@ -465,8 +468,8 @@ impl Lowerer<'_> {
     /// Lowers an `if-let`/`if` operand to a binding; returns it and its type.
     fn operand(&mut self, expr: &Expr, expected: Option<TypeId>) -> Option<(BindingId, TypeId)> {
         let (b, ty) = match expr {
-            Expr::Var(id) => match self.vars.iter().find(|v| v.0 == id.name) {
-                Some(&(_, b, ty)) => (b, ty),
+            Expr::Var(id) => match self.vars.get(&id.name) {
+                Some(&(b, ty)) => (b, ty),
                 None => {
                     self.unbound(id);
                     return None;
@@ -610,7 +613,7 @@ impl Lowerer<'_> {
             Expr::Var(id) => {
                 if let Some(&(_, local, ty)) = self.locals.iter().rev().find(|l| l.0 == id.name) {
                     (RhsExpr::Local(local, ty), ty)
-                } else if let Some(&(_, b, ty)) = self.vars.iter().find(|v| v.0 == id.name) {
+                } else if let Some(&(b, ty)) = self.vars.get(&id.name) {
                     (RhsExpr::Binding(b), ty)
                 } else {
                     self.unbound(id);
