@@ -26,6 +26,25 @@
 //!   [`sse`], [`bits`], [`misc`].
 //!
 //! Every form is cross-checked against the iced-x86 decoder in the `tests` module.
+//!
+//! # Example
+//!
+//! ```
+//! use kestrel_codegen::isa::x64::asm::alu::{alu_r_rm, AluOp};
+//! use kestrel_codegen::isa::x64::asm::setcc_cmov_jcc::{jcc_rel32, Cc};
+//! use kestrel_codegen::isa::x64::asm::{Amode, Gpr, GprMem, Size};
+//!
+//! let mut code: Vec<u8> = Vec::new();
+//! // add rax, r9
+//! alu_r_rm(&mut code, AluOp::Add, Size::S64, Gpr::RAX, &GprMem::Reg(Gpr::R9));
+//! // add ecx, [rip + constant], patched later
+//! let load = alu_r_rm(&mut code, AluOp::Add, Size::S32, Gpr::RCX, &GprMem::Mem(Amode::rip(0)));
+//! // jne <label>, patched later
+//! let jump = jcc_rel32(&mut code, Cc::NE, 0);
+//! assert_eq!(code[..3], [0x49, 0x03, 0xC1]);
+//! assert_eq!(load.map(|f| (f.at, f.end)), Some((5, 9)));
+//! assert_eq!((jump.at, jump.end), (11, 15));
+//! ```
 
 pub mod alu;
 pub mod bits;
