@@ -136,6 +136,8 @@ pub(crate) struct Built {
     pub pieces: Vec<Vec<u32>>,
     /// Per physical register index, its reservations sorted by `from`.
     pub reservations: Vec<Vec<Reservation>>,
+    /// Per vreg, the start of its whole lifetime (0 if it has no interval).
+    pub vreg_start: Vec<u32>,
     /// Per vreg, the end of its whole lifetime (0 if it has no interval).
     pub vreg_end: Vec<u32>,
     /// Per vreg, whether an operand pins it to its spill slot (it gets a slot of its own).
@@ -336,6 +338,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
     let mut intervals = Vec::new();
     let mut pieces = vec![Vec::new(); nv];
     let mut vreg_end = vec![0u32; nv];
+    let mut vreg_start = vec![0u32; nv];
     for v in 0..nv {
         if ranges_rev[v].is_empty() {
             continue;
@@ -348,6 +351,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         uses.sort_by_key(|u| u.pos);
         let vreg = class_of[v].expect("a vreg with ranges was seen");
         vreg_end[v] = ranges[ranges.len() - 1].to;
+        vreg_start[v] = ranges[0].from;
         pieces[v].push(intervals.len() as u32);
         intervals.push(Interval {
             vreg,
@@ -367,6 +371,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         intervals,
         pieces,
         reservations,
+        vreg_start,
         vreg_end,
         needs_slot,
         vregs: class_of,

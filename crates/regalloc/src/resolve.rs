@@ -46,6 +46,11 @@ struct PendingMove {
     class: RegClass,
     from: Allocation,
     to: Allocation,
+    /// The vreg moved.
+    vreg: VReg,
+    /// Whether the move gives `vreg` its value (a def's store, a parameter binding), as
+    /// opposed to copying a value it already has.
+    defines: bool,
 }
 
 struct Resolver<'a, F: Function> {
@@ -59,6 +64,8 @@ struct Resolver<'a, F: Function> {
     occupancy: Option<Vec<Vec<(u32, u32)>>>,
     emergency_base: u32,
     used_emergency: bool,
+    /// Per vreg defined by an instruction: the instruction and the def's constraint.
+    def_site: Vec<Option<(u32, OperandConstraint)>>,
 }
 
 fn internal(msg: String) -> RegAllocError {
@@ -84,10 +91,12 @@ pub(crate) fn resolve<F: Function>(
         occupancy: None,
         emergency_base: scanned.num_slots,
         used_emergency: false,
+        def_site: vec![None; func.num_vregs()],
     };
     let (allocs, inst_alloc_offsets) = r.operand_allocations()?;
     r.split_moves();
     r.edge_moves(live)?;
+    r.def_stores();
     let edits = r.sequence_all();
     let mut stats = Stats {
         intervals: built.pieces.iter().filter(|p| !p.is_empty()).count(),
@@ -118,21 +127,29 @@ impl<F: Function> Resolver<'_, F> {
             .ok_or_else(|| internal(format!("{vreg} is pinned to the stack but has no slot")))
     }
 
-    fn add(
+    fn add(&mut self, point: ProgPoint, group: u8, vreg: VReg, from: Allocation, to: Allocation) {
+        self.add_move(point, group, vreg, from, to, false);
+    }
+
+    fn add_move(
         &mut self,
         point: ProgPoint,
         group: u8,
-        class: RegClass,
+        vreg: VReg,
         from: Allocation,
         to: Allocation,
+        defines: bool,
     ) {
         if from != to {
+            let class = vreg.class();
             self.pending.push(PendingMove {
                 point,
                 group,
                 class,
                 from,
                 to,
+                vreg,
+                defines,
             });
         }
     }
@@ -149,17 +166,19 @@ impl<F: Function> Resolver<'_, F> {
             let g = gap(i);
             for op in ops {
                 let v = op.vreg();
-                let class = op.class();
+                if op.is_def() {
+                    self.def_site[v.index()] = Some((i, op.constraint()));
+                }
                 let alloc = match (op.is_use(), op.constraint()) {
                     (true, OperandConstraint::FixedReg(r)) => {
                         let from = self.loc(v, g)?;
-                        self.add(ProgPoint::before(inst), 2, class, from, Allocation::Reg(r));
+                        self.add(ProgPoint::before(inst), 2, v, from, Allocation::Reg(r));
                         Allocation::Reg(r)
                     }
                     (true, OperandConstraint::Stack) => {
                         let slot = self.slot(v)?;
                         let from = self.loc(v, g)?;
-                        self.add(ProgPoint::before(inst), 2, class, from, slot);
+                        self.add(ProgPoint::before(inst), 2, v, from, slot);
                         slot
                     }
                     (true, _) => {
@@ -172,12 +191,13 @@ impl<F: Function> Resolver<'_, F> {
                     }
                     (false, OperandConstraint::FixedReg(r)) => {
                         if let Some(to) = self.built.loc_at(v, gap(i + 1)) {
-                            self.add(
+                            self.add_move(
                                 ProgPoint::before(Inst(i + 1)),
                                 1,
-                                class,
+                                v,
                                 Allocation::Reg(r),
                                 to,
+                                true,
                             );
                         }
                         Allocation::Reg(r)
@@ -185,7 +205,7 @@ impl<F: Function> Resolver<'_, F> {
                     (false, OperandConstraint::Stack) => {
                         let slot = self.slot(v)?;
                         if let Some(to) = self.built.loc_at(v, gap(i + 1)) {
-                            self.add(ProgPoint::before(Inst(i + 1)), 1, class, slot, to);
+                            self.add_move(ProgPoint::before(Inst(i + 1)), 1, v, slot, to, true);
                         }
                         slot
                     }
@@ -210,7 +230,7 @@ impl<F: Function> Resolver<'_, F> {
                     );
                     let input = ops[n].vreg();
                     let from = self.loc(input, g)?;
-                    self.add(ProgPoint::before(inst), 2, op.class(), from, target);
+                    self.add(ProgPoint::before(inst), 2, input, from, target);
                     allocs[base + n] = target;
                 }
             }
@@ -231,7 +251,8 @@ impl<F: Function> Resolver<'_, F> {
                 }
                 debug_assert_eq!(p % 4, 0);
                 let (from, to) = (a.alloc.expect("allocated"), b.alloc.expect("allocated"));
-                self.add(ProgPoint::before(Inst(p / 4)), 1, a.vreg.class(), from, to);
+                let vreg = a.vreg;
+                self.add(ProgPoint::before(Inst(p / 4)), 1, vreg, from, to);
             }
         }
     }
@@ -254,17 +275,59 @@ impl<F: Function> Resolver<'_, F> {
                         .ok_or_else(|| internal(format!("live vreg {v} never named")))?;
                     let from = self.loc(vreg, pred_last)?;
                     let to = self.loc(vreg, succ_first)?;
-                    self.add(point, group, vreg.class(), from, to);
+                    self.add(point, group, vreg, from, to);
                 }
                 let args = func.branch_blockparams(block, k);
                 for (&a, &p) in args.iter().zip(func.block_params(s)) {
                     let from = self.loc(a, pred_last)?;
                     let to = self.loc(p, succ_first)?;
-                    self.add(point, group, a.class(), from, to);
+                    self.add_move(point, group, p, from, to, true);
                 }
             }
         }
         Ok(())
+    }
+
+    /// Stores every vreg that has a spill slot into it once, right after its def (or at
+    /// the start of its block for a parameter), unless the def writes the slot itself.
+    ///
+    /// Post-invariant: from its def on, a vreg's slot holds the vreg on every path (the def
+    /// dominates the vreg's lifetime, values never change in SSA, and the scan gives the
+    /// slot to no other vreg during this lifetime). Every other move of the vreg from a
+    /// register into its slot is therefore redundant and dropped by `sequence_all`.
+    fn def_stores(&mut self) {
+        for v in 0..self.func.num_vregs() {
+            let (Some(slot), Some(&first)) = (self.vreg_slot[v], self.built.pieces[v].first())
+            else {
+                continue;
+            };
+            let piece = &self.built.intervals[first as usize];
+            let Some(Allocation::Reg(reg)) = piece.alloc else {
+                continue; // the def (or the parameter binding) writes the slot
+            };
+            let vreg = piece.vreg;
+            let start = piece.start();
+            let (point, from) = match self.def_site[v] {
+                None => {
+                    // A block parameter: bound by the edge moves at its block's start.
+                    (ProgPoint::before(Inst(start / 4)), Allocation::Reg(reg))
+                }
+                Some((i, OperandConstraint::FixedReg(fixed))) => {
+                    (ProgPoint::before(Inst(i + 1)), Allocation::Reg(fixed))
+                }
+                Some((_, OperandConstraint::Stack)) => continue,
+                Some((i, _)) => (ProgPoint::before(Inst(i + 1)), Allocation::Reg(reg)),
+            };
+            self.add_move(point, 1, vreg, from, Allocation::Stack(slot), true);
+        }
+    }
+
+    /// Whether `m` copies a vreg from a register into the vreg's own slot, which already
+    /// holds it (see `def_stores`).
+    fn is_redundant_store(&self, m: &PendingMove) -> bool {
+        !m.defines
+            && !m.from.is_stack()
+            && Some(m.to) == self.vreg_slot[m.vreg.index()].map(Allocation::Stack)
     }
 
     fn occupancy(&mut self) -> &Vec<Vec<(u32, u32)>> {
@@ -311,6 +374,7 @@ impl<F: Function> Resolver<'_, F> {
 
     fn sequence_all(&mut self) -> Vec<(ProgPoint, Edit)> {
         let mut pending = std::mem::take(&mut self.pending);
+        pending.retain(|m| !self.is_redundant_store(m));
         pending.sort_by_key(|m| (m.point, m.group, m.class));
         let mut edits = Vec::with_capacity(pending.len());
         let mut group_moves = Vec::new();

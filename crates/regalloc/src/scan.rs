@@ -407,7 +407,7 @@ impl<F: Function> Scan<'_, F> {
 
     fn spill_current(&mut self, cur: u32, first_use: Option<u32>) -> Result<(), RegAllocError> {
         let start = self.iv(cur).start();
-        let slot = self.slot_for(self.iv(cur).vreg, start);
+        let slot = self.slot_for(self.iv(cur).vreg);
         self.built.intervals[cur as usize].alloc = Some(Allocation::Stack(slot));
         if let Some(u) = first_use {
             let split = self
@@ -476,7 +476,7 @@ impl<F: Function> Scan<'_, F> {
             self.split(a, split)
         };
         let vreg = self.iv(tail).vreg;
-        let slot = self.slot_for(vreg, split);
+        let slot = self.slot_for(vreg);
         self.built.intervals[tail as usize].alloc = Some(Allocation::Stack(slot));
         if let Some(u) = self.iv(tail).next_reg_use(pos) {
             let from = pos.max(self.iv(tail).start());
@@ -493,11 +493,16 @@ impl<F: Function> Scan<'_, F> {
         self.unhandled.push(Reverse((self.iv(idx).start(), idx)));
     }
 
-    /// The slot of `vreg`, handing out one free from `from` on if it has none.
-    fn slot_for(&mut self, vreg: VReg, from: u32) -> SpillSlot {
+    /// The slot of `vreg`, handing out one free for its whole lifetime if it has none.
+    ///
+    /// The resolver stores a spilled vreg once, right after its def, and then treats the
+    /// slot as holding it for the rest of its lifetime (SSA values never change), so the
+    /// slot belongs to the vreg from its def to its last use.
+    fn slot_for(&mut self, vreg: VReg) -> SpillSlot {
         if let Some(slot) = self.vreg_slot[vreg.index()] {
             return slot;
         }
+        let from = self.built.vreg_start[vreg.index()];
         let end = self.built.vreg_end[vreg.index()];
         let class = vreg.class();
         let reusable = self
@@ -513,8 +518,8 @@ impl<F: Function> Scan<'_, F> {
                 self.slot_busy_until.len() - 1
             }
         };
-        // Post-invariant: the previous owner's whole lifetime ended at or before `from`, and
-        // this vreg touches the slot only at positions >= `from` (it had no slot before).
+        // Post-invariant: the previous owner's whole lifetime ended at or before `from`, the
+        // start of this vreg's lifetime; owners of a slot form a chain of disjoint lifetimes.
         // Slots are shared within a class only: the resolver sequences each class's moves
         // on its own, which is a valid split of a parallel move only if no location is
         // written in one class and read in another.
