@@ -24,7 +24,7 @@ pub const DIFF_PRELUDE: &str = "\
 (extern constructor mk mk)
 (decl partial top (T u8) u8)
 (decl multi many (T u8) u8)
-(decl partial sub (S) u8)
+(decl pure partial sub (S) u8)
 ";
 
 struct RuleGen<'a> {
@@ -112,6 +112,13 @@ impl RuleGen<'_> {
 
     fn clauses(&mut self, out: &mut String) {
         for _ in 0..self.rng.below(3) {
+            if !self.s_vars.is_empty() && self.rng.chance(30) {
+                // A pure internal partial term in a clause.
+                let s = self.s_vars[self.rng.below(self.s_vars.len())].clone();
+                let pat = self.u8_pat(1);
+                let _ = write!(out, " (if-let {pat} (sub {s}))");
+                continue;
+            }
             if self.u8_vars.is_empty() {
                 return;
             }

@@ -96,17 +96,8 @@ pub struct TermInfo {
 }
 
 impl TermInfo {
-    pub fn is_internal(&self) -> bool {
-        self.has_rules
-    }
-
     pub fn can_construct(&self) -> bool {
         self.has_rules || self.constructor.is_some()
-    }
-
-    /// Whether calling it as a constructor may fail.
-    pub fn is_fallible(&self) -> bool {
-        self.partial
     }
 }
 

@@ -88,14 +88,8 @@ fn context_trait(program: &Program, options: CodegenOptions, w: &mut Writer) {
                 ret = format!("Option<{ret}>");
             }
             w.line(&format!("/// Constructor for `{}`.", term.name));
-            w.line(
-                &format!(
-                    "fn {}(&mut self, {}) -> {ret};",
-                    ctor.func,
-                    params.join(", ")
-                )
-                .replace(", )", ")"),
-            );
+            let params: String = params.iter().map(|p| format!(", {p}")).collect();
+            w.line(&format!("fn {}(&mut self{params}) -> {ret};", ctor.func));
         }
         if let Some((ext, infallible)) = &term.extractor {
             let outs: Vec<String> = term.args.iter().map(|&a| ty(a)).collect();
