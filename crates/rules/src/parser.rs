@@ -66,7 +66,7 @@ fn expect_len(items: &[SExpr], span: Span, n: usize, form: &str) -> PResult<()> 
             format!(
                 "`{form}` takes {} item(s), found {}",
                 n - 1,
-                items.len() - 1
+                items.len().saturating_sub(1)
             ),
         ));
     }
