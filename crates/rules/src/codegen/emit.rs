@@ -340,7 +340,11 @@ impl<'a> TermEmitter<'a> {
         } else {
             let mut value = self.rhs(&r.rhs, true);
             if info.partial {
-                value = format!("Some({value})");
+                // `Some(f(…)?)` is just `f(…)` when the outermost call is partial.
+                value = match value.strip_suffix('?') {
+                    Some(call) if self.ends_in_partial_call(&r.rhs) => call.to_string(),
+                    _ => format!("Some({value})"),
+                };
             }
             if tail {
                 self.w.line(&value);
@@ -390,6 +394,15 @@ impl<'a> TermEmitter<'a> {
                 }
                 self.rhs(body, top)
             }
+        }
+    }
+
+    /// Whether the value of `e` is the result of a partial term call.
+    fn ends_in_partial_call(&self, e: &RhsExpr) -> bool {
+        match e {
+            RhsExpr::Call { term, .. } => self.program.terms[*term].partial,
+            RhsExpr::Let { body, .. } => self.ends_in_partial_call(body),
+            _ => false,
         }
     }
 
