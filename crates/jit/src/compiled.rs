@@ -1,0 +1,96 @@
+//! The JIT's input: machine code for one function plus the metadata needed to place it.
+//!
+//! This is deliberately independent of how the code was produced. The code generator's
+//! `MachBuffer` output maps onto it one to one (bytes, relocations, trap sites); tests build it
+//! from hand-assembled bytes.
+
+use kestrel_ir::{FunctionName, Signature, TrapCode};
+
+/// Machine code for one function, position-independent except for its relocations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompiledFunction {
+    /// The instruction bytes; execution starts at offset 0.
+    pub code: Vec<u8>,
+    /// Places in `code` to patch with addresses once they are known.
+    pub relocs: Vec<Reloc>,
+    /// Instructions that may fault on purpose (`ud2`, `div`, a checked load), by offset.
+    pub traps: Vec<TrapSite>,
+    /// The signature the code implements; must equal the declared one.
+    pub signature: Signature,
+}
+
+impl CompiledFunction {
+    /// Code without relocations or trap sites.
+    pub fn new(code: Vec<u8>, signature: Signature) -> Self {
+        CompiledFunction {
+            code,
+            relocs: Vec::new(),
+            traps: Vec::new(),
+            signature,
+        }
+    }
+}
+
+/// How a relocation patches its bytes. The names match the code generator's `RelocKind`.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum RelocKind {
+    /// 4-byte absolute address (`S + A`); the address must fit in 32 bits unsigned.
+    Abs4,
+    /// 8-byte absolute address (`S + A`), e.g. for `func_addr` or a `movabs` call.
+    Abs8,
+    /// 4-byte PC-relative displacement (`S + A - P`), e.g. a RIP-relative `lea`.
+    /// The target must be within ±2 GiB; no stub can help a data reference.
+    PcRel4,
+    /// 4-byte PC-relative call displacement (`S + A - P`) of an x86 `call rel32`.
+    /// A target out of rel32 reach is called through an absolute-address stub.
+    CallPcRel4,
+}
+
+impl RelocKind {
+    /// Bytes the relocation rewrites.
+    pub fn size(self) -> usize {
+        match self {
+            RelocKind::Abs8 => 8,
+            RelocKind::Abs4 | RelocKind::PcRel4 | RelocKind::CallPcRel4 => 4,
+        }
+    }
+}
+
+/// What a relocation refers to.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum RelocTarget {
+    /// A function declared in the module (local or imported), by its declared name.
+    Function(String),
+    /// A raw symbol that is not declared in the module (a libcall such as `fmod`),
+    /// resolved like an import: the builder's symbol table first, then the process.
+    Symbol(String),
+}
+
+impl From<&FunctionName> for RelocTarget {
+    /// A function reference from the IR: `%name` becomes `name`, a user name `u1:2` stays
+    /// `u1:2`. Declare module functions under the same spelling.
+    fn from(name: &FunctionName) -> Self {
+        match name {
+            FunctionName::Named(n) => RelocTarget::Function(n.clone()),
+            FunctionName::User { .. } => RelocTarget::Function(name.to_string()),
+        }
+    }
+}
+
+/// Patch `kind` at `offset` (from the function's start) with the address of `target` plus
+/// `addend`. PC-relative kinds subtract the address of the patched bytes, so a `call rel32`
+/// carries the usual addend of -4.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Reloc {
+    pub offset: u32,
+    pub kind: RelocKind,
+    pub target: RelocTarget,
+    pub addend: i64,
+}
+
+/// The instruction starting at `offset` may fault, and a fault there means `code`.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct TrapSite {
+    pub offset: u32,
+    pub code: TrapCode,
+}

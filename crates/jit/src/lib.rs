@@ -1,0 +1,45 @@
+//! Kestrel's in-process JIT: loads machine code into memory, links it, and runs it.
+//!
+//! Independent of how the code was produced: the input is a [`CompiledFunction`] (bytes,
+//! relocations, trap sites, signature). The flow is the one Cranelift users know:
+//!
+//! ```text
+//! let mut module = JitModule::new();                  // or JitBuilder::new().symbol(..).build()
+//! let f = module.declare_function("f", Linkage::Local, &sig)?;
+//! module.define_function(f, compiled)?;
+//! module.finalize_definitions()?;                     // resolve, place, patch, RX, traps
+//! let results = unsafe { module.call(f, &[Value::I32(1)]) }?;   // or get_finalized_function
+//! ```
+//!
+//! Guarantees:
+//! - **W^X.** Code is written into a fresh read-write mapping, then the mapping becomes
+//!   read-execute and is never written again. There is no double mapping.
+//! - **Linking.** Imports resolve from the builder's symbol table, then the process
+//!   (`dlsym`); a missing one is [`JitError::UndefinedSymbol`]. Calls between module
+//!   functions are direct rel32 calls (through a stub only when a target is out of reach).
+//! - **Traps.** A fault (SIGILL from `ud2`, SIGFPE from `div`/`idiv`, SIGSEGV/SIGBUS from a
+//!   load) at a registered trap site during [`JitModule::call`] makes the call return
+//!   [`CallError::Trap`]; the process and the thread continue. Faults anywhere else go to the
+//!   handler that was installed before ours. See [`traps`](crate::traps) and
+//!   [`trampoline`](crate::trampoline) for how.
+//!
+//! x86-64 Linux only (System V; the handler reads the Linux `ucontext_t`).
+
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+compile_error!("kestrel-jit supports x86-64 Linux only");
+
+pub mod abi;
+mod compiled;
+mod error;
+mod link;
+mod memory;
+mod module;
+mod symbols;
+pub mod trampoline;
+pub mod traps;
+mod value;
+
+pub use compiled::{CompiledFunction, Reloc, RelocKind, RelocTarget, TrapSite};
+pub use error::{CallError, JitError, Trap};
+pub use module::{FuncId, JitBuilder, JitModule, Linkage};
+pub use value::Value;

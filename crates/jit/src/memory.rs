@@ -1,0 +1,104 @@
+//! Code memory with W^X: a region is mapped read-write, filled, then switched to read-execute
+//! once and for all. It is never writable and executable at the same time, and never mapped
+//! twice.
+
+use std::io;
+use std::ptr;
+
+/// The system page size.
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if size > 0 {
+        size as usize
+    } else {
+        4096
+    }
+}
+
+/// A private anonymous mapping that holds code, unmapped on drop.
+///
+/// States: writable (`executable == false`, `bytes_mut` allowed) → executable (read-execute,
+/// immutable). The address is kept as an integer so the owner stays `Send + Sync`; the
+/// mapping is only written through `&mut self` while writable.
+pub(crate) struct CodeRegion {
+    base: usize,
+    len: usize,
+    executable: bool,
+}
+
+impl CodeRegion {
+    /// Map at least `size` bytes (rounded up to whole pages) read-write.
+    pub(crate) fn new_writable(size: usize) -> io::Result<CodeRegion> {
+        let page = page_size();
+        let len = size.max(1).div_ceil(page) * page;
+        // SAFETY: a fresh private anonymous mapping; it aliases nothing.
+        let base = unsafe {
+            libc::mmap(
+                ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(CodeRegion {
+            base: base as usize,
+            len,
+            executable: false,
+        })
+    }
+
+    /// Start address.
+    pub(crate) fn base(&self) -> usize {
+        self.base
+    }
+
+    /// Mapped length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The whole region, for filling it. Only while it is still writable.
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
+        assert!(
+            !self.executable,
+            "code region written after it became executable"
+        );
+        // SAFETY: the mapping is `len` bytes, readable and writable in this state, owned by
+        // `self` alone, and the borrow of `self` keeps it mapped.
+        unsafe { std::slice::from_raw_parts_mut(self.base as *mut u8, self.len) }
+    }
+
+    /// Switch the region to read-execute. After this, nothing writes it again.
+    pub(crate) fn make_executable(&mut self) -> io::Result<()> {
+        // SAFETY: the range is exactly our mapping; no references into it outlive the
+        // `bytes_mut` borrows that ended before this `&mut self` call.
+        let rc = unsafe {
+            libc::mprotect(
+                self.base as *mut libc::c_void,
+                self.len,
+                libc::PROT_READ | libc::PROT_EXEC,
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        self.executable = true;
+        Ok(())
+    }
+}
+
+impl Drop for CodeRegion {
+    fn drop(&mut self) {
+        // SAFETY: we own the mapping; the module unregisters its trap sites first, and its
+        // contract forbids running its code after it is dropped.
+        unsafe {
+            libc::munmap(self.base as *mut libc::c_void, self.len);
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! The process-wide table of finalized code regions and their trap sites, read by the signal
+//! handler.
+//!
+//! Contract: [`lookup`] is async-signal-safe — it takes no lock, allocates nothing and only
+//! reads memory that cannot be freed while it runs. [`register`] and dropping a
+//! [`Registration`] are ordinary code, serialised by a mutex the handler never touches.
+//!
+//! Invariants:
+//! - `SLOTS[i]` is null or points to a live, immutable `RegionInfo` owned by the registry;
+//!   only writers (holding `WRITER`) change a slot, and only from or to null.
+//! - A `RegionInfo` is freed only after its slot was cleared *and* `READERS` was seen at zero
+//!   afterwards. With sequentially consistent operations, any reader that incremented
+//!   `READERS` before that zero was observed has already decremented it, and any reader that
+//!   increments later loads the cleared slot; so no reader can hold a pointer to freed memory.
+//! - `HIGH` bounds the slots ever used, so lookups scan only that prefix.
+
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::SeqCst};
+use std::sync::Mutex;
+
+use kestrel_ir::TrapCode;
+
+/// Live regions at most; each `finalize_definitions` with new code uses one.
+pub(crate) const MAX_REGIONS: usize = 4096;
+
+static SLOTS: [AtomicPtr<RegionInfo>; MAX_REGIONS] =
+    [const { AtomicPtr::new(ptr::null_mut()) }; MAX_REGIONS];
+static HIGH: AtomicUsize = AtomicUsize::new(0);
+static READERS: AtomicUsize = AtomicUsize::new(0);
+static WRITER: Mutex<()> = Mutex::new(());
+
+/// One trap site, by its offset in the region.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct TrapEntry {
+    pub region_offset: u32,
+    pub func: u32,
+    pub func_offset: u32,
+    pub code: TrapCode,
+}
+
+/// A finalized code region: `[start, start + len)` and its trap sites sorted by offset.
+pub(crate) struct RegionInfo {
+    pub start: usize,
+    pub len: usize,
+    pub traps: Box<[TrapEntry]>,
+}
+
+/// Keeps a region in the registry; dropping it removes the region (before its code is
+/// unmapped, by field order in the owner).
+pub(crate) struct Registration {
+    slot: usize,
+}
+
+/// Publish `info` so faults inside it are recognised. Returns `None` when every slot is taken.
+pub(crate) fn register(info: RegionInfo) -> Option<Registration> {
+    debug_assert!(info
+        .traps
+        .windows(2)
+        .all(|w| w[0].region_offset < w[1].region_offset));
+    let _guard = WRITER.lock().unwrap_or_else(|e| e.into_inner());
+    let slot = SLOTS.iter().position(|s| s.load(SeqCst).is_null())?;
+    // Publish the bound first, so a reader that sees the slot also scans it.
+    HIGH.fetch_max(slot + 1, SeqCst);
+    SLOTS[slot].store(Box::into_raw(Box::new(info)), SeqCst);
+    Some(Registration { slot })
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let _guard = WRITER.lock().unwrap_or_else(|e| e.into_inner());
+        let info = SLOTS[self.slot].swap(ptr::null_mut(), SeqCst);
+        // Wait out readers that may have loaded the pointer before the swap. Readers never
+        // block, so this ends; a handler interrupting this very thread finishes first.
+        while READERS.load(SeqCst) != 0 {
+            std::hint::spin_loop();
+        }
+        debug_assert!(!info.is_null());
+        // SAFETY: `info` came from `Box::into_raw` in `register`, was removed from its slot
+        // above, and no reader still holds it (see the module invariants).
+        drop(unsafe { Box::from_raw(info) });
+    }
+}
+
+/// The trap site at address `pc`, if `pc` is a registered trap site. Async-signal-safe.
+pub(crate) fn lookup(pc: usize) -> Option<TrapEntry> {
+    READERS.fetch_add(1, SeqCst);
+    let mut found = None;
+    let high = HIGH.load(SeqCst);
+    for slot in &SLOTS[..high] {
+        let info = slot.load(SeqCst);
+        if info.is_null() {
+            continue;
+        }
+        // SAFETY: non-null slots point to live `RegionInfo`s, which stay alive while
+        // `READERS` is non-zero (module invariants).
+        let info = unsafe { &*info };
+        if pc < info.start || pc - info.start >= info.len {
+            continue;
+        }
+        let offset = pc - info.start;
+        if let Ok(i) = info
+            .traps
+            .binary_search_by(|t| (t.region_offset as usize).cmp(&offset))
+        {
+            found = Some(info.traps[i]);
+        }
+        break;
+    }
+    READERS.fetch_sub(1, SeqCst);
+    found
+}
