@@ -1,3 +1,4 @@
 //! Target-independent machine-code machinery.
 
+pub mod blockorder;
 pub mod buffer;

@@ -1,0 +1,336 @@
+//! `BlockLoweringOrder`: the final block layout, chosen before lowering (seed 000).
+//!
+//! # Contract
+//!
+//! Requires a verified [`Function`] (every branch destination is a block in the layout) whose
+//! layout has no queued edits (they are invisible until `Function::compact`).
+//! Computes, in one pass over the blocks and one depth-first search, the order in which
+//! lowering emits blocks; nothing reorders the code afterwards.
+//!
+//! The search runs over a *virtual* graph that is never built: its nodes are the IR blocks
+//! plus one *edge block* per critical edge, and its successor function is
+//! "block `b`'s `i`-th branch destination, through its edge block if that edge is critical".
+//! An edge is identified by its branch slot (`brif v, block1, block1` has two edges), and is
+//! critical when its source has more than one slot and its destination more than one incoming
+//! slot (the function entry counts as one). Every other edge needs no block of its own, since
+//! fixup code for it can go at the end of its source or the start of its destination.
+//!
+//! Guarantees:
+//! - the order lists each block reachable from the entry exactly once (unreachable blocks are
+//!   left out, so never lowered), the entry first, and one edge block per critical edge out of
+//!   a reachable block;
+//! - it is the reverse postorder of the search, which visits a block's destinations so that
+//!   its first destination tends to come right after it; so without cold blocks every block
+//!   comes after its dominators;
+//! - blocks marked cold (`dfg.block_data(b).cold`), and edge blocks into or out of them, are
+//!   moved to the end keeping their relative order, unless the chaos control skips
+//!   [`Decision::ColdBlockSinking`]. A hot block can then come after a cold block that
+//!   dominates it, so lowering must count value uses before it walks the blocks;
+//! - successor lists (per lowered block, in branch-slot order, in lowered indices) and
+//!   predecessor lists are recorded as the order is built; the lowered graph has no critical
+//!   edges, and an edge block has exactly one predecessor and one successor.
+
+use kestrel_ir::entity::EntityRef;
+use kestrel_ir::{Block, Function};
+
+use crate::chaos::{Chaos, Decision};
+
+/// A block of the lowered code: an IR block, or the block of a split critical edge.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum LoweredBlock {
+    /// An IR block.
+    Orig(Block),
+    /// The critical edge `from`'s destination slot `succ_index`, going to `to`.
+    Edge {
+        from: Block,
+        succ_index: u32,
+        to: Block,
+    },
+}
+
+impl LoweredBlock {
+    /// The IR block, if this is not an edge block.
+    pub fn orig_block(self) -> Option<Block> {
+        match self {
+            LoweredBlock::Orig(b) => Some(b),
+            LoweredBlock::Edge { .. } => None,
+        }
+    }
+}
+
+/// The index of a block in the lowered order.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct LoweredIndex(u32);
+
+impl LoweredIndex {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The final block order with its successor and predecessor lists.
+#[derive(Clone, Debug)]
+pub struct BlockLoweringOrder {
+    order: Vec<LoweredBlock>,
+    /// `succs[succ_start[i]..succ_start[i + 1]]` are lowered block `i`'s successors.
+    succ_start: Vec<u32>,
+    succs: Vec<LoweredIndex>,
+    /// `preds[pred_start[i]..pred_start[i + 1]]` are its predecessors.
+    pred_start: Vec<u32>,
+    preds: Vec<LoweredIndex>,
+    cold: Vec<bool>,
+    /// Lowered index of each IR block, by block number (`None`: unreachable).
+    orig_index: Vec<Option<LoweredIndex>>,
+}
+
+/// The branch slots of every block, as compressed rows: slot `s` of block `b` is
+/// `to[start[b] + s]`.
+struct Slots {
+    start: Vec<u32>,
+    to: Vec<Block>,
+    /// Incoming slots per block (plus one for the entry).
+    incoming: Vec<u32>,
+}
+
+impl Slots {
+    fn compute(func: &Function) -> Slots {
+        let n = func.dfg.num_blocks();
+        let mut start = Vec::with_capacity(n + 1);
+        let mut to = Vec::new();
+        let mut incoming = vec![0u32; n];
+        for i in 0..n {
+            start.push(to.len() as u32);
+            let b = Block::new(i);
+            if !func.layout.is_block_inserted(b) {
+                continue;
+            }
+            let Some(inst) = func.layout.last_inst(b) else {
+                continue;
+            };
+            if !func.dfg.inst(inst).opcode().is_branch() {
+                continue;
+            }
+            for call in func.branch_destinations(inst) {
+                assert!(
+                    func.layout.is_block_inserted(call.block),
+                    "{b} branches to {}, which is not in the layout",
+                    call.block
+                );
+                incoming[call.block.index()] += 1;
+                to.push(call.block);
+            }
+        }
+        start.push(to.len() as u32);
+        if let Some(entry) = func.layout.entry_block() {
+            incoming[entry.index()] += 1;
+        }
+        Slots {
+            start,
+            to,
+            incoming,
+        }
+    }
+
+    fn range(&self, b: Block) -> std::ops::Range<usize> {
+        self.start[b.index()] as usize..self.start[b.index() + 1] as usize
+    }
+
+    /// Is global slot `s`, out of `b`, a critical edge?
+    fn is_critical(&self, b: Block, s: usize) -> bool {
+        self.range(b).len() > 1 && self.incoming[self.to[s].index()] > 1
+    }
+}
+
+/// A node of the virtual graph: an IR block, or the edge block of global slot `s`.
+#[derive(Copy, Clone, Debug)]
+enum Node {
+    Block(Block),
+    Edge(Block, usize),
+}
+
+impl BlockLoweringOrder {
+    /// Compute the order for `func` (see the module contract).
+    pub fn new(func: &Function, chaos: &mut Chaos) -> Self {
+        let slots = Slots::compute(func);
+        let mut postorder = Self::search(func, &slots);
+        postorder.reverse();
+        let mut order = postorder;
+
+        let is_cold = |node: &Node| match *node {
+            Node::Block(b) => func.dfg.block_data(b).cold,
+            Node::Edge(from, s) => {
+                func.dfg.block_data(from).cold || func.dfg.block_data(slots.to[s]).cold
+            }
+        };
+        let mut cold: Vec<bool> = order.iter().map(is_cold).collect();
+        if cold.iter().any(|&c| c) && !chaos.should_skip(Decision::ColdBlockSinking) {
+            // Stable partition: hot blocks keep their order, then the cold ones.
+            let (hot, sunk): (Vec<_>, Vec<_>) = order.into_iter().partition(|n| !is_cold(n));
+            cold = vec![false; hot.len()];
+            cold.resize(hot.len() + sunk.len(), true);
+            order = hot;
+            order.extend(sunk);
+        }
+        Self::index(func, &slots, &order, cold)
+    }
+
+    /// Depth-first search of the virtual graph from the entry; returns the postorder.
+    fn search(func: &Function, slots: &Slots) -> Vec<Node> {
+        let mut postorder = Vec::new();
+        let Some(entry) = func.layout.entry_block() else {
+            return postorder;
+        };
+        let mut visited = vec![false; func.dfg.num_blocks()];
+        // (node, number of its virtual successors not yet visited). A block's successors are
+        // taken from its last slot down, so the first slot is finished last and ends up
+        // right after the block in reverse postorder.
+        let mut stack: Vec<(Node, usize)> = Vec::new();
+        visited[entry.index()] = true;
+        stack.push((Node::Block(entry), slots.range(entry).len()));
+        while let Some(top) = stack.last_mut() {
+            let (node, remaining) = *top;
+            if remaining == 0 {
+                postorder.push(node);
+                stack.pop();
+                continue;
+            }
+            top.1 -= 1;
+            let next = match node {
+                Node::Block(b) => {
+                    let s = slots.range(b).start + remaining - 1;
+                    if slots.is_critical(b, s) {
+                        // An edge block has one predecessor (this slot): never seen before.
+                        Node::Edge(b, s)
+                    } else {
+                        Node::Block(slots.to[s])
+                    }
+                }
+                Node::Edge(_, s) => Node::Block(slots.to[s]),
+            };
+            match next {
+                Node::Block(b) if visited[b.index()] => {}
+                Node::Block(b) => {
+                    visited[b.index()] = true;
+                    stack.push((next, slots.range(b).len()));
+                }
+                Node::Edge(..) => stack.push((next, 1)),
+            }
+        }
+        postorder
+    }
+
+    /// Number the nodes of `order` and record successors and predecessors.
+    fn index(func: &Function, slots: &Slots, order: &[Node], cold: Vec<bool>) -> Self {
+        let mut orig_index = vec![None; func.dfg.num_blocks()];
+        let mut edge_index = vec![LoweredIndex(u32::MAX); slots.to.len()];
+        for (i, node) in order.iter().enumerate() {
+            let li = LoweredIndex(i as u32);
+            match *node {
+                Node::Block(b) => orig_index[b.index()] = Some(li),
+                Node::Edge(_, s) => edge_index[s] = li,
+            }
+        }
+        let reached = |b: Block| orig_index[b.index()].expect("successor of a reached block");
+        let mut succ_start = Vec::with_capacity(order.len() + 1);
+        let mut succs = Vec::new();
+        let mut lowered = Vec::with_capacity(order.len());
+        for node in order {
+            succ_start.push(succs.len() as u32);
+            match *node {
+                Node::Block(b) => {
+                    lowered.push(LoweredBlock::Orig(b));
+                    for s in slots.range(b) {
+                        succs.push(if slots.is_critical(b, s) {
+                            edge_index[s]
+                        } else {
+                            reached(slots.to[s])
+                        });
+                    }
+                }
+                Node::Edge(from, s) => {
+                    let to = slots.to[s];
+                    lowered.push(LoweredBlock::Edge {
+                        from,
+                        succ_index: (s - slots.range(from).start) as u32,
+                        to,
+                    });
+                    succs.push(reached(to));
+                }
+            }
+        }
+        succ_start.push(succs.len() as u32);
+
+        // Predecessors: a counting sort of the successor lists by destination.
+        let mut pred_start = vec![0u32; order.len() + 1];
+        for s in &succs {
+            pred_start[s.index() + 1] += 1;
+        }
+        for i in 0..order.len() {
+            pred_start[i + 1] += pred_start[i];
+        }
+        let mut fill = pred_start.clone();
+        let mut preds = vec![LoweredIndex(0); succs.len()];
+        for from in 0..order.len() {
+            for &to in &succs[succ_start[from] as usize..succ_start[from + 1] as usize] {
+                preds[fill[to.index()] as usize] = LoweredIndex(from as u32);
+                fill[to.index()] += 1;
+            }
+        }
+        BlockLoweringOrder {
+            order: lowered,
+            succ_start,
+            succs,
+            pred_start,
+            preds,
+            cold,
+            orig_index,
+        }
+    }
+
+    /// The blocks in final order.
+    pub fn lowered_order(&self) -> &[LoweredBlock] {
+        &self.order
+    }
+
+    /// Number of lowered blocks.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// True for a function without blocks.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// Successors of lowered block `i`, one per branch slot, in slot order.
+    pub fn succ_indices(&self, i: LoweredIndex) -> &[LoweredIndex] {
+        &self.succs[self.succ_start[i.index()] as usize..self.succ_start[i.index() + 1] as usize]
+    }
+
+    /// Predecessors of lowered block `i` (one per incoming slot), in lowered order.
+    pub fn pred_indices(&self, i: LoweredIndex) -> &[LoweredIndex] {
+        &self.preds[self.pred_start[i.index()] as usize..self.pred_start[i.index() + 1] as usize]
+    }
+
+    /// Is lowered block `i` cold (a cold block, or an edge into or out of one)? Cold blocks
+    /// form the end of the order unless sinking was skipped.
+    pub fn is_cold(&self, i: LoweredIndex) -> bool {
+        self.cold[i.index()]
+    }
+
+    /// The lowered index of IR block `b`, or `None` if it is unreachable.
+    pub fn lowered_index_for_block(&self, b: Block) -> Option<LoweredIndex> {
+        self.orig_index.get(b.index()).copied().flatten()
+    }
+
+    /// Iterate `(index, block)` in final order.
+    pub fn iter(&self) -> impl Iterator<Item = (LoweredIndex, LoweredBlock)> + '_ {
+        self.order
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| (LoweredIndex(i as u32), b))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,235 @@
+//! Deadlines, islands, veneers, the constant pool and `finish`.
+//!
+//! A label use is patched only once its label's offset is final (I5): at an island or at the
+//! end. Until then it counts towards the buffer's *deadline*, the earliest offset some pending
+//! use can still reach forward. The backend asks [`MachBuffer::island_needed`] before each
+//! instruction (with `distance` at least the bytes it may emit before asking again); when the
+//! worst-case island would end past the deadline it jumps around and calls
+//! [`MachBuffer::emit_island`]. The island
+//!
+//! 1. patches every use whose label is final and in range (or, for an out-of-range backward
+//!    use, or when the chaos control skips the direct patch, sends it through a veneer);
+//! 2. sends each use whose label is still unknown through a veneer if its deadline falls
+//!    before the island's worst-case end plus `distance` (earliest deadline first);
+//! 3. emits the pending constants, binding their labels, and patches the uses of them.
+//!
+//! A veneer's own use (a longer-range kind) is a new fixup, resolved the same way later.
+
+use std::mem;
+
+use super::types::{BufferError, Fixup, MachBufferFinalized, PendingConstant, UNBOUND};
+use super::{Label, LabelUse, MachBuffer};
+use crate::chaos::{Chaos, Decision};
+
+impl<U: LabelUse> MachBuffer<U> {
+    /// Register `bytes` (aligned to `align`, a power of two) in the constant pool; it is
+    /// emitted at the next island or at the end, where the returned label is bound.
+    pub fn add_constant(&mut self, bytes: &[u8], align: u32) -> Label {
+        assert!(!bytes.is_empty(), "empty constant");
+        assert!(align.is_power_of_two(), "constant alignment {align}");
+        let label = self.get_label();
+        let c = PendingConstant {
+            label,
+            align,
+            bytes: bytes.to_vec(),
+        };
+        self.pending_constants_size = self
+            .pending_constants_size
+            .saturating_add(c.worst_case_size());
+        self.pending_constants.push(c);
+        // Post-invariant: I4, the size bound grew by the constant's worst case and its label
+        // is fresh, hence unbound.
+        label
+    }
+
+    /// The largest island that could be emitted now: a veneer (plus alignment) for every
+    /// unpatched use, and every pending constant.
+    fn worst_case_island_size(&self) -> u32 {
+        let uses = (self.pending_fixups.len() + self.deferred_fixups.len()) as u32;
+        uses.saturating_mul(U::MAX_VENEER_SIZE + U::ALIGN - 1)
+            .saturating_add(self.pending_constants_size)
+    }
+
+    /// Must an island be emitted before `distance` more bytes, so that every pending label
+    /// use can still be reached?
+    pub fn island_needed(&self, distance: u32) -> bool {
+        self.fixup_deadline != u32::MAX
+            && self
+                .cur_offset()
+                .saturating_add(distance)
+                .saturating_add(self.worst_case_island_size())
+                > self.fixup_deadline
+    }
+
+    /// Emit an island here: veneers for uses that cannot wait and the pending constants. The
+    /// caller guarantees control never falls into it (it jumps around it), and passes the same
+    /// `distance` as to `island_needed`.
+    pub fn emit_island(&mut self, distance: u32, chaos: &mut Chaos) {
+        self.latest_branches.clear();
+        // Post-invariant: I3 holds for the empty window; from here on I5 makes every label
+        // resolving below `cur_offset` final.
+        let start = self.cur_offset();
+        let threshold = start
+            .saturating_add(distance)
+            .saturating_add(self.worst_case_island_size());
+        let mut work = mem::take(&mut self.pending_fixups);
+        work.append(&mut self.deferred_fixups);
+        let kept = self.resolve_fixups(work, start, threshold, chaos);
+        self.emit_pending_constants();
+        // Labels bound in the island (or at its start, now that bytes follow) are final too.
+        let end = self.cur_offset();
+        let kept = self.resolve_fixups(kept, end, 0, chaos);
+        self.fixup_deadline = kept.iter().map(Fixup::deadline).min().unwrap_or(u32::MAX);
+        self.deferred_fixups = kept;
+        // Post-invariant: I4, the deadline is recomputed over exactly the remaining fixups
+        // (pending is empty) and the constants are gone.
+        #[cfg(any(test, debug_assertions))]
+        self.assert_invariants();
+    }
+
+    /// Resolve every label use, emit the constant pool, and return the finished code.
+    pub fn finish(mut self, chaos: &mut Chaos) -> Result<MachBufferFinalized, BufferError> {
+        self.latest_branches.clear();
+        // Post-invariant: I3 holds for the empty window; no code follows, so every bound label
+        // is final.
+        let mut work = mem::take(&mut self.pending_fixups);
+        work.append(&mut self.deferred_fixups);
+        work = self.resolve_fixups(work, u32::MAX, 0, chaos);
+        self.emit_pending_constants();
+        // Each round patches what it can; a veneer adds a use of a kind that reaches further
+        // (a `LabelUse` requirement), so a few rounds end it.
+        // `LabelUse` requires a veneer's kind to reach further than the use it forwards, so
+        // chains are short; the bound only guards against a target that breaks that rule.
+        let mut rounds = 0;
+        while !work.is_empty() {
+            // Every label that will ever be bound is bound now.
+            if let Some(f) = work.iter().find(|f| self.label_offset(f.label).is_none()) {
+                return Err(BufferError::UnboundLabel(f.label));
+            }
+            work = self.resolve_fixups(work, u32::MAX, 0, chaos);
+            rounds += 1;
+            assert!(rounds < 64, "veneer chain does not end");
+        }
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let label_offsets = (0..self.num_labels())
+            .map(|i| self.label_offset(Label(i as u32)))
+            .collect();
+        self.relocs.sort_by_key(|r| r.offset);
+        self.traps.sort_by_key(|t| t.offset);
+        Ok(MachBufferFinalized {
+            data: self.data,
+            relocs: self.relocs,
+            traps: self.traps,
+            label_offsets,
+        })
+    }
+
+    /// Patch or veneer each use in `work` whose label resolves below `final_below` (final by
+    /// I5); veneer a use of an unknown label whose deadline is before `threshold`; return the
+    /// rest, plus the veneers' own uses.
+    fn resolve_fixups(
+        &mut self,
+        mut work: Vec<Fixup<U>>,
+        final_below: u32,
+        threshold: u32,
+        chaos: &mut Chaos,
+    ) -> Vec<Fixup<U>> {
+        // Earliest deadline first, so the most urgent veneers sit nearest.
+        work.sort_by_key(Fixup::deadline);
+        let mut kept = Vec::new();
+        for f in work {
+            let target = self.resolved_offset(f.label);
+            let next = if target != UNBOUND && target < final_below {
+                self.patch_or_veneer(f, target, chaos)
+            } else if f.kind.supports_veneer() && f.deadline() < threshold {
+                self.emit_veneer(f)
+            } else {
+                Some(f)
+            };
+            kept.extend(next);
+        }
+        kept
+    }
+
+    /// Patch `f` to `target` when in range, else forward it through a veneer. Returns the
+    /// veneer's use, if one was emitted.
+    fn patch_or_veneer(&mut self, f: Fixup<U>, target: u32, chaos: &mut Chaos) -> Option<Fixup<U>> {
+        let in_range = if target >= f.offset {
+            target - f.offset <= f.kind.max_pos_range()
+        } else {
+            f.offset - target <= f.kind.max_neg_range()
+        };
+        let veneer_reachable = f.kind.supports_veneer() && self.veneer_in_reach(&f);
+        if in_range && !(veneer_reachable && chaos.should_skip(Decision::DirectPatch)) {
+            let at = f.offset as usize;
+            let bytes = &mut self.data[at..at + f.kind.patch_size() as usize];
+            f.kind.patch(bytes, f.offset, target);
+            // Post-invariant: only bytes of a final use changed; no structure changed.
+            None
+        } else if f.kind.supports_veneer() {
+            self.emit_veneer(f)
+        } else {
+            self.record_error(BufferError::OutOfRange {
+                offset: f.offset,
+                label: f.label,
+                target,
+            });
+            None
+        }
+    }
+
+    /// Would a veneer emitted now be reachable from `f`?
+    fn veneer_in_reach(&self, f: &Fixup<U>) -> bool {
+        let at = self.cur_offset().next_multiple_of(U::ALIGN);
+        at >= f.offset && at - f.offset <= f.kind.max_pos_range()
+    }
+
+    /// Emit a veneer for `f` at the tail, point `f` at it, and return the veneer's own use.
+    fn emit_veneer(&mut self, f: Fixup<U>) -> Option<Fixup<U>> {
+        if !self.veneer_in_reach(&f) {
+            self.record_error(BufferError::OutOfRange {
+                offset: f.offset,
+                label: f.label,
+                target: self.cur_offset(),
+            });
+            return None;
+        }
+        self.align_to(U::ALIGN);
+        let at = self.cur_offset();
+        let size = f.kind.veneer_size();
+        self.data.resize((at + size) as usize, 0);
+        let (use_offset, kind) = f.kind.generate_veneer(&mut self.data[at as usize..], at);
+        let start = f.offset as usize;
+        f.kind.patch(
+            &mut self.data[start..start + f.kind.patch_size() as usize],
+            f.offset,
+            at,
+        );
+        // Post-invariant: the window is empty (islands and `finish` clear it), so appending
+        // keeps I2/I3 as `put*` does; the new use is returned to the caller's work list, which
+        // feeds `deferred_fixups` and the recomputed deadline (I4).
+        Some(Fixup {
+            label: f.label,
+            offset: use_offset,
+            kind,
+        })
+    }
+
+    /// Emit every pending constant, binding its label where it lands.
+    fn emit_pending_constants(&mut self) {
+        for c in mem::take(&mut self.pending_constants) {
+            self.align_to(c.align);
+            self.bind_label_here(c.label);
+            self.put_data(&c.bytes);
+        }
+        self.pending_constants_size = 0;
+        // Post-invariant: I4, no constant is pending. Each constant label is bound below
+        // `cur_offset` (constants are never empty), so it is final (I5).
+    }
+
+    fn record_error(&mut self, e: BufferError) {
+        self.error.get_or_insert(e);
+    }
+}
