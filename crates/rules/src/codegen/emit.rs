@@ -46,7 +46,27 @@ impl Writer {
     }
 }
 
-/// A DSL name as a Rust identifier (`-` and other symbol characters become `_`).
+/// Rust keywords that are valid as raw identifiers (`r#type`).
+const RAW_KEYWORDS: &[&str] = &[
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "do", "dyn",
+    "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in", "let",
+    "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref", "return",
+    "static", "struct", "trait", "true", "try", "type", "typeof", "unsafe", "unsized", "use",
+    "virtual", "where", "while", "yield",
+];
+
+/// A DSL name used whole as a Rust name (type, variant, field): sanitized, and a
+/// keyword written as a raw identifier.
+pub fn name_ident(name: &str) -> String {
+    let ident = rust_ident(name);
+    if RAW_KEYWORDS.contains(&ident.as_str()) {
+        format!("r#{ident}")
+    } else {
+        ident
+    }
+}
+
+/// A DSL name as part of a Rust identifier (`-` and other symbol characters become `_`).
 pub fn rust_ident(name: &str) -> String {
     name.chars()
         .map(|c| {
@@ -247,18 +267,18 @@ impl<'a> TermEmitter<'a> {
         let info = self.ty(ty);
         let v = &info.variants()[variant];
         if v.fields.is_empty() {
-            return format!("{}::{}", rust_ident(&info.name), v.name);
+            return format!("{}::{}", name_ident(&info.name), name_ident(&v.name));
         }
         let fields: Vec<String> = v
             .fields
             .iter()
             .zip(args)
-            .map(|((f, _), a)| format!("{f}: {a}"))
+            .map(|((f, _), a)| format!("{}: {a}", name_ident(f)))
             .collect();
         format!(
             "{}::{} {{ {} }}",
-            rust_ident(&info.name),
-            v.name,
+            name_ident(&info.name),
+            name_ident(&v.name),
             fields.join(", ")
         )
     }
@@ -275,18 +295,18 @@ impl<'a> TermEmitter<'a> {
         let v = &info.variants()[variant];
         let mut parts: Vec<String> = fields
             .iter()
-            .map(|&(f, b)| format!("{}: v{b}", v.fields[f].0))
+            .map(|&(f, b)| format!("{}: v{b}", name_ident(&v.fields[f].0)))
             .collect();
         if fields.len() < v.fields.len() {
             parts.push("..".to_string());
         }
         if parts.is_empty() {
-            return format!("{}::{} {{}}", rust_ident(&info.name), v.name);
+            return format!("{}::{} {{}}", name_ident(&info.name), name_ident(&v.name));
         }
         format!(
             "{}::{} {{ {} }}",
-            rust_ident(&info.name),
-            v.name,
+            name_ident(&info.name),
+            name_ident(&v.name),
             parts.join(", ")
         )
     }

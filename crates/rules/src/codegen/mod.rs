@@ -23,7 +23,7 @@ mod tree;
 
 use crate::diagnostics::SourceMap;
 use crate::program::{Program, TypeKind};
-use emit::{rust_ident, Writer};
+use emit::{name_ident, Writer};
 
 /// Which matcher to generate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -127,17 +127,21 @@ fn enums(program: &Program, w: &mut Writer) {
         };
         w.blank();
         w.line("#[derive(Clone, Debug, PartialEq)]");
-        w.line(&format!("pub enum {} {{", rust_ident(&ty.name)));
+        w.line(&format!("pub enum {} {{", name_ident(&ty.name)));
         w.indent();
         for v in variants {
             if v.fields.is_empty() {
-                w.line(&format!("{},", v.name));
+                w.line(&format!("{},", name_ident(&v.name)));
                 continue;
             }
-            w.line(&format!("{} {{", v.name));
+            w.line(&format!("{} {{", name_ident(&v.name)));
             w.indent();
             for (name, fty) in &v.fields {
-                w.line(&format!("{}: {},", name, program.types[*fty].rust_name()));
+                w.line(&format!(
+                    "{}: {},",
+                    name_ident(name),
+                    program.types[*fty].rust_name()
+                ));
             }
             w.dedent();
             w.line("},");
