@@ -319,3 +319,43 @@ fn finalized_code_is_not_writable() {
     let perms = line.split_whitespace().nth(1).unwrap();
     assert_eq!(&perms[..3], "r-x", "{line}");
 }
+
+/// A call to a target out of rel32 reach (the test binary's code is usually far from the
+/// mapped code) goes through a `movabs r11; jmp r11` stub; a near one is direct.
+#[test]
+fn far_calls_go_through_a_stub() {
+    let mut b = JitBuilder::new();
+    b.symbol("host_square_minus", host_square_minus as *const u8);
+    let mut m = b.build();
+    m.declare_function("host_square_minus", Linkage::Import, &i64_fn())
+        .unwrap();
+    let f = define(
+        &mut m,
+        "f",
+        call_then(
+            RelocTarget::Function("host_square_minus".into()),
+            i64_fn(),
+            plus_one,
+        ),
+    );
+    m.finalize_definitions().unwrap();
+    // `call_then` starts with `push rax` (one byte), then the 5-byte call.
+    let call_at = m.get_finalized_function(f).unwrap() as usize + 1;
+    // SAFETY: finalized code is mapped readable; the call's 5 bytes are inside it.
+    let call = unsafe { std::slice::from_raw_parts(call_at as *const u8, 5) };
+    assert_eq!(call[0], 0xe8);
+    let disp = i32::from_le_bytes(call[1..5].try_into().unwrap());
+    let dest = (call_at + 5).wrapping_add_signed(disp as isize);
+    let host = host_square_minus as *const u8 as usize;
+    if dest != host {
+        // SAFETY: `dest` is inside the region (a rel32 from it), where stubs are 16 bytes.
+        let stub = unsafe { std::slice::from_raw_parts(dest as *const u8, 13) };
+        assert_eq!(stub[..2], [0x49, 0xbb]);
+        assert_eq!(stub[2..10], (host as u64).to_le_bytes());
+        assert_eq!(stub[10..13], [0x41, 0xff, 0xe3]);
+    }
+    assert_eq!(
+        unsafe { m.call(f, &[Value::I64(-4)]) }.unwrap(),
+        [Value::I64(16)]
+    );
+}

@@ -238,3 +238,87 @@ fn modules_come_and_go() {
         expect_trap(unsafe { m.call(id, &[Value::I64(0)]) });
     }
 }
+
+/// A trap restores every callee-saved register the JIT code clobbered before faulting.
+#[test]
+fn trap_restores_callee_saved_registers() {
+    let asm = assemble(|a| {
+        for r in [rbx, rbp, r12, r13, r14, r15] {
+            a.mov(r, -1i64)?;
+        }
+        let trap = here(a)?;
+        a.ud2()?;
+        Ok(vec![trap])
+    });
+    let f = CompiledFunction {
+        traps: vec![TrapSite {
+            offset: asm.labels[0],
+            code: TrapCode::user(1).unwrap(),
+        }],
+        ..CompiledFunction::new(asm.code, sig(&[], &[]))
+    };
+    let (m, id) = single(f);
+    let mut live = [0u64; 8];
+    for (i, slot) in live.iter_mut().enumerate() {
+        *slot = std::hint::black_box(i as u64 * 0x1111);
+        expect_trap(unsafe { m.call(id, &[]) });
+    }
+    let expected: Vec<u64> = (0..8).map(|i| i * 0x1111).collect();
+    assert_eq!(live.to_vec(), expected);
+}
+
+std::thread_local! {
+    static INNER: std::cell::Cell<Option<(*const JitModule, kestrel_jit::FuncId)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Host code called from JIT code calls JIT code again, which traps: the inner call
+/// returns the trap, and the outer call completes.
+extern "C" fn reenter(x: i64) -> i64 {
+    let Some((m, id)) = INNER.with(|c| c.get()) else {
+        return -1;
+    };
+    // SAFETY: the test keeps the module alive during the outer call.
+    let r = unsafe { (*m).call(id, &[Value::I64(0)]) };
+    match r {
+        Err(CallError::Trap(_)) => 100 + x,
+        _ => -2,
+    }
+}
+
+#[test]
+fn nested_host_calls_trap_independently() {
+    let mut b = kestrel_jit::JitBuilder::new();
+    b.symbol("reenter", reenter as *const u8);
+    let mut m = b.build();
+    let s = sig(&[Type::I64], &[Type::I64]);
+    m.declare_function("reenter", kestrel_jit::Linkage::Import, &s)
+        .unwrap();
+    let asm = assemble(|a| {
+        a.push(rax)?;
+        let call = here(a)?;
+        a.db(&[0xe8, 0, 0, 0, 0])?;
+        a.add(rax, 1)?;
+        a.pop(rcx)?;
+        a.ret()?;
+        Ok(vec![call])
+    });
+    let outer = CompiledFunction {
+        relocs: vec![Reloc {
+            offset: asm.labels[0] + 1,
+            kind: RelocKind::CallPcRel4,
+            target: RelocTarget::Function("reenter".into()),
+            addend: -4,
+        }],
+        ..CompiledFunction::new(asm.code, s)
+    };
+    let outer = define(&mut m, "outer", outer);
+    let inner = define(&mut m, "inner", trap_if_zero().0);
+    m.finalize_definitions().unwrap();
+    INNER.with(|c| c.set(Some((&m as *const JitModule, inner))));
+    for x in 0..10 {
+        let r = unsafe { m.call(outer, &[Value::I64(x)]) }.unwrap();
+        assert_eq!(r, [Value::I64(101 + x)]);
+    }
+    INNER.with(|c| c.set(None));
+}
