@@ -94,3 +94,25 @@ pub struct TrapSite {
     pub offset: u32,
     pub code: TrapCode,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ir_names_map_to_declared_names() {
+        let named = FunctionName::Named("callee".into());
+        assert_eq!(
+            RelocTarget::from(&named),
+            RelocTarget::Function("callee".into())
+        );
+        let user = FunctionName::User {
+            namespace: 1,
+            index: 2,
+        };
+        assert_eq!(
+            RelocTarget::from(&user),
+            RelocTarget::Function("u1:2".into())
+        );
+    }
+}

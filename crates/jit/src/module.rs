@@ -105,6 +105,15 @@ pub struct JitModule {
     pub(crate) regions: Vec<LiveRegion>,
 }
 
+impl std::fmt::Debug for JitModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JitModule")
+            .field("functions", &self.names.len())
+            .field("regions", &self.regions.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Default for JitModule {
     fn default() -> Self {
         Self::new()

@@ -72,7 +72,7 @@ impl Drop for Registration {
         // Wait out readers that may have loaded the pointer before the swap. Readers never
         // block, so this ends; a handler interrupting this very thread finishes first.
         while READERS.load(SeqCst) != 0 {
-            std::hint::spin_loop();
+            std::thread::yield_now();
         }
         debug_assert!(!info.is_null());
         // SAFETY: `info` came from `Box::into_raw` in `register`, was removed from its slot

@@ -322,3 +322,27 @@ fn nested_host_calls_trap_independently() {
     }
     INNER.with(|c| c.set(None));
 }
+
+/// Modules are created, trapped in and dropped on several threads at once, so trap-table
+/// registration and removal race with the handler's lookups.
+#[test]
+fn concurrent_module_churn() {
+    let threads: Vec<_> = (0..3)
+        .map(|_| {
+            std::thread::spawn(|| {
+                for _ in 0..40 {
+                    let (f, site) = trap_if_zero();
+                    let (m, id) = single(f);
+                    assert_eq!(
+                        expect_trap(unsafe { m.call(id, &[Value::I64(0)]) }).offset,
+                        site
+                    );
+                    drop(m);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}
