@@ -110,7 +110,7 @@ pub(crate) fn compute<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
     }
     // Args read at the end of the block count as uses unless defined in it.
     for b in 0..n {
-        for v in args_out[b].clone().iter() {
+        for v in args_out[b].iter() {
             if !kill[b].contains(v) {
                 gen[b].insert(v);
             }
@@ -126,8 +126,7 @@ pub(crate) fn compute<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
         let b = block.index();
         queued[b] = false;
         for &s in func.block_succs(block) {
-            let succ_in = live_in[s.index()].clone();
-            live_out[b].union_with(&succ_in);
+            live_out[b].union_with(&live_in[s.index()]);
         }
         scratch.words.copy_from_slice(&live_out[b].words);
         for (w, (&g, &k)) in scratch

@@ -266,7 +266,10 @@ impl<F: Function> Resolver<'_, F> {
             for (k, &s) in succs.iter().enumerate() {
                 let succ_first = self.cfg.block_start_pos(s.index());
                 let (point, group) = if succs.len() == 1 {
-                    (ProgPoint::before(Inst(self.cfg.block_end[b] - 1)), 3)
+                    (
+                        ProgPoint::before(Inst(self.cfg.block_end[b] - 1)),
+                        3,
+                    )
                 } else {
                     (ProgPoint::before(Inst(self.cfg.block_first[s.index()])), 0)
                 };
@@ -392,13 +395,33 @@ impl<F: Function> Resolver<'_, F> {
                 end += 1;
             }
             seq.clear();
-            let simple = group_moves.len() == 1
-                && !(group_moves[0].0.is_stack() && group_moves[0].1.is_stack());
-            if simple {
-                seq.push(group_moves[0]);
-            } else {
+            // Most groups need no temporary: sequence them directly, and look for a free
+            // register only when a cycle or a slot-to-slot copy needs one.
+            let ordered = moves::sequence(&group_moves);
+            let needs_temp = ordered.iter().any(|&(s, d)| {
+                s == moves::Loc::Temp
+                    || d == moves::Loc::Temp
+                    || (matches!(s, moves::Loc::At(Allocation::Stack(_)))
+                        && matches!(d, moves::Loc::At(Allocation::Stack(_))))
+            });
+            if needs_temp {
                 let scratch = self.scratch_for(head.class, head.point, &group_moves);
                 moves::resolve_parallel(&group_moves, scratch, &mut seq);
+            } else {
+                seq.extend(ordered.iter().map(|&(s, d)| match (s, d) {
+                    (moves::Loc::At(s), moves::Loc::At(d)) => (s, d),
+                    _ => unreachable!("no temporary in this sequence"),
+                }));
+            }
+            for &(from, to) in &seq {
+                    eprintln!(
+                        "TRACE {} {} {} {}",
+                        head.group,
+                        depth.min(4),
+                        from.is_stack() as u8,
+                        to.is_stack() as u8
+                    );
+                }
             }
             for &(from, to) in &seq {
                 edits.push((

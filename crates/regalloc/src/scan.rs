@@ -469,7 +469,21 @@ impl<F: Function> Scan<'_, F> {
     }
 
     fn evict_active(&mut self, a: u32, pos: u32) -> Result<(), RegAllocError> {
-        let split = gap_floor(pos);
+        // Give the register up as early as possible after the last use before `pos`,
+        // preferring a boundary outside loops: the value is already in its slot (stored
+        // at its def), so the earlier split costs nothing, and a loop the value only
+        // passes through then holds it on the stack instead of reloading it on the back
+        // edge.
+        let iv = self.iv(a);
+        let k = iv.uses.partition_point(|u| u.pos < pos);
+        let last_use = if k > 0 {
+            iv.uses[k - 1].pos
+        } else {
+            iv.start()
+        };
+        let split = self
+            .best_split(last_use.max(iv.start()), pos)
+            .unwrap_or(gap_floor(pos));
         let tail = if split <= self.iv(a).start() {
             a
         } else {

@@ -281,10 +281,13 @@ fn check_operands<F: Function>(func: &F, env: &MachineEnv, cfg: &Cfg) -> Result<
             operand,
             reason,
         };
-        let mut fixed_early = PRegSet::empty();
-        let mut fixed_late = PRegSet::empty();
-        let mut fixed_early_owner = [u32::MAX; 128];
-        let mut fixed_late_owner = [u32::MAX; 128];
+        // Fixed registers are claimed at the early point (uses, early defs) or the late
+        // point (late defs); one register may not be claimed twice at one point by
+        // different operands (a vreg may name it in several uses).
+        let claim = |op: &crate::Operand| match (op.kind(), op.pos()) {
+            (OperandKind::Def, OperandPos::Late) => 1,
+            _ => 0,
+        };
         for (k, op) in ops.iter().enumerate() {
             let v = op.vreg();
             if v.index() >= num_vregs {
@@ -301,24 +304,17 @@ fn check_operands<F: Function>(func: &F, env: &MachineEnv, cfg: &Cfg) -> Result<
                             format!("fixed register {r} is the scratch register"),
                         ));
                     }
-                    // A fixed use occupies its register up to its read; a fixed def from its write.
-                    let (set, owner) = match (op.kind(), op.pos()) {
-                        (OperandKind::Use, _) | (OperandKind::Def, OperandPos::Early) => {
-                            (&mut fixed_early, &mut fixed_early_owner)
-                        }
-                        (OperandKind::Def, OperandPos::Late) => {
-                            (&mut fixed_late, &mut fixed_late_owner)
-                        }
-                    };
-                    let tag = (v.index() as u32) << 1 | op.is_def() as u32;
-                    if set.contains(r) && owner[r.index()] != tag {
+                    let clash = ops[..k].iter().any(|o| {
+                        o.constraint() == OperandConstraint::FixedReg(r)
+                            && claim(o) == claim(op)
+                            && (o.vreg() != v || o.kind() != op.kind())
+                    });
+                    if clash {
                         return Err(bad(
                             k,
                             format!("{r} is required by two different operands at once"),
                         ));
                     }
-                    set.add(r);
-                    owner[r.index()] = tag;
                 }
                 OperandConstraint::Reuse(n) => {
                     if op.is_use() {
@@ -364,13 +360,11 @@ fn check_demand<F: Function>(
     let clobbers = func.inst_clobbers(inst);
     for class in RegClass::ALL {
         let avail = env.allocatable[class.index()].len();
-        let mut early_vregs: Vec<VReg> = Vec::new();
-        let mut late_vregs: Vec<VReg> = Vec::new();
         let mut early_n = 0usize;
         let mut late_n = 0usize;
         let mut early_fixed = PRegSet::empty();
         let mut late_fixed = PRegSet::empty();
-        for op in ops.iter().filter(|o| o.class() == class) {
+        for (k, op) in ops.iter().enumerate().filter(|(_, o)| o.class() == class) {
             let v = op.vreg();
             match (op.kind(), op.pos(), op.constraint()) {
                 (_, _, OperandConstraint::FixedReg(r)) if is_allocatable(env, class, r) => {
@@ -382,18 +376,24 @@ fn check_demand<F: Function>(
                     }
                 }
                 (OperandKind::Use, pos, OperandConstraint::Reg) => {
-                    if !early_vregs.contains(&v) {
-                        early_vregs.push(v);
+                    // A vreg read by several operands needs one register.
+                    let seen = |p: Option<OperandPos>| {
+                        ops[..k].iter().any(|o| {
+                            o.is_use()
+                                && o.vreg() == v
+                                && o.constraint() == OperandConstraint::Reg
+                                && p.is_none_or(|p| o.pos() == p)
+                        })
+                    };
+                    if !seen(None) {
+                        early_n += 1;
                     }
-                    if pos == OperandPos::Late && !late_vregs.contains(&v) {
-                        late_vregs.push(v);
+                    if pos == OperandPos::Late && !seen(Some(OperandPos::Late)) {
+                        late_n += 1;
                     }
                 }
-                (OperandKind::Def, _, OperandConstraint::Reuse(_)) => {
-                    early_n += 1;
-                    late_n += 1;
-                }
-                (OperandKind::Def, OperandPos::Early, OperandConstraint::Reg) => {
+                (OperandKind::Def, _, OperandConstraint::Reuse(_))
+                | (OperandKind::Def, OperandPos::Early, OperandConstraint::Reg) => {
                     early_n += 1;
                     late_n += 1;
                 }
@@ -406,8 +406,8 @@ fn check_demand<F: Function>(
                 late_fixed.add(r);
             }
         }
-        let early_need = early_vregs.len() + early_n + early_fixed.iter().count();
-        let late_need = late_vregs.len() + late_n + late_fixed.iter().count();
+        let early_need = early_n + early_fixed.iter().count();
+        let late_need = late_n + late_fixed.iter().count();
         let needed = early_need.max(late_need);
         if needed > avail {
             return Err(RegAllocError::TooManyRegisters {
