@@ -266,10 +266,7 @@ impl<F: Function> Resolver<'_, F> {
             for (k, &s) in succs.iter().enumerate() {
                 let succ_first = self.cfg.block_start_pos(s.index());
                 let (point, group) = if succs.len() == 1 {
-                    (
-                        ProgPoint::before(Inst(self.cfg.block_end[b] - 1)),
-                        3,
-                    )
+                    (ProgPoint::before(Inst(self.cfg.block_end[b] - 1)), 3)
                 } else {
                     (ProgPoint::before(Inst(self.cfg.block_first[s.index()])), 0)
                 };
@@ -412,16 +409,6 @@ impl<F: Function> Resolver<'_, F> {
                     (moves::Loc::At(s), moves::Loc::At(d)) => (s, d),
                     _ => unreachable!("no temporary in this sequence"),
                 }));
-            }
-            for &(from, to) in &seq {
-                    eprintln!(
-                        "TRACE {} {} {} {}",
-                        head.group,
-                        depth.min(4),
-                        from.is_stack() as u8,
-                        to.is_stack() as u8
-                    );
-                }
             }
             for &(from, to) in &seq {
                 edits.push((
