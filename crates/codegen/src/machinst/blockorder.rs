@@ -63,8 +63,17 @@ impl LoweredBlock {
 pub struct LoweredIndex(u32);
 
 impl LoweredIndex {
+    /// The index of the `index`-th lowered block.
+    pub fn new(index: usize) -> Self {
+        LoweredIndex(u32::try_from(index).expect("lowered block index fits in u32"))
+    }
+
     pub fn index(self) -> usize {
         self.0 as usize
+    }
+
+    pub fn as_u32(self) -> u32 {
+        self.0
     }
 }
 

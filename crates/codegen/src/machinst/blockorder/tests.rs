@@ -261,3 +261,146 @@ fn random_cfgs_satisfy_the_contract() {
         assert_eq!(order.len(), unsunk.len());
     }
 }
+
+fn parse(text: &str) -> Function {
+    let mut funcs = kestrel_ir::parse_functions(text, "test.clif").expect("parses");
+    let f = funcs.pop().expect("one function");
+    kestrel_ir::verify_function(&f).expect("verifies");
+    f
+}
+
+#[test]
+fn clif_loop_with_an_if_inside() {
+    let f = parse(
+        "function %f(i32) -> i32 {
+         block0(v0: i32):
+             jump block1(v0)
+         block1(v1: i32):
+             brif v1, block2, block3
+         block2:
+             v9 = iconst.i32 1
+             v2 = isub v1, v9
+             brif v2, block1(v2), block4
+         block3:
+             return v1
+         block4:
+             v3 = iconst.i32 7
+             return v3
+         }",
+    );
+    let order = compute(&f);
+    // block1 has two incoming slots and block2 two outgoing ones: the back edge is split.
+    assert_eq!(describe(&order), ["b0", "b1", "b2", "e2.0", "b4", "b3"]);
+    let e = order.lowered_order()[3];
+    assert_eq!(
+        e,
+        LoweredBlock::Edge {
+            from: Block::new(2),
+            succ_index: 0,
+            to: Block::new(1)
+        }
+    );
+    assert_eq!(succs(&order, 3), [1]);
+}
+
+#[test]
+fn clif_cold_block_and_br_table() {
+    let f = parse(
+        "function %g(i32) -> i32 {
+         block0(v0: i32):
+             br_table v0, block3, [block1, block2, block1]
+         block1:
+             jump block4
+         block2 cold:
+             trap user1
+         block3:
+             jump block4
+         block4:
+             return v0
+         }",
+    );
+    let order = compute(&f);
+    assert_eq!(*describe(&order).last().unwrap(), "b2");
+    assert!(order.is_cold(order.lowered_index_for_block(Block::new(2)).unwrap()));
+    // Slots 1 and 3 both go to block1, which therefore has two incoming slots: both split.
+    let b0 = order.lowered_index_for_block(Block::new(0)).unwrap();
+    let kinds: Vec<bool> = order
+        .succ_indices(b0)
+        .iter()
+        .map(|s| order.lowered_order()[s.index()].orig_block().is_none())
+        .collect();
+    assert_eq!(kinds, [false, true, false, true]);
+}
+
+/// Emit toy code for `f` in lowered order (a mark per IR block, naive two-target branches,
+/// a jump per edge block) under `chaos`.
+fn emit_toy(f: &Function, chaos: &mut Chaos) -> crate::machinst::buffer::MachBufferFinalized {
+    use crate::machinst::buffer::toy::{self, ToyBuffer};
+    let order = BlockLoweringOrder::new(f, chaos);
+    let mut buf = ToyBuffer::new();
+    let labels: Vec<_> = (0..order.len()).map(|_| buf.get_label()).collect();
+    for (i, lb) in order.iter() {
+        buf.bind_label(labels[i.index()], chaos);
+        let succ: Vec<_> = order
+            .succ_indices(i)
+            .iter()
+            .map(|s| labels[s.index()])
+            .collect();
+        if let LoweredBlock::Orig(b) = lb {
+            toy::mark(&mut buf, b.index() as u8);
+        }
+        match succ[..] {
+            [] => buf.put1(toy::HALT),
+            [to] => toy::jmp(&mut buf, to, false),
+            [taken, not_taken] => toy::brif(&mut buf, i.index() as u8, taken, not_taken, false),
+            _ => panic!("toy lowering has no br_table"),
+        }
+    }
+    buf.finish(chaos).expect("finish")
+}
+
+#[test]
+fn lowered_diamond_and_loop_have_no_jump_to_next() {
+    use crate::machinst::buffer::toy;
+    let f = parse(
+        "function %h(i32) -> i32 {
+         block0(v0: i32):
+             brif v0, block1, block2
+         block1:
+             jump block3(v0)
+         block2:
+             v1 = iconst.i32 1
+             jump block3(v1)
+         block3(v2: i32):
+             brif v2, block3(v2), block4
+         block4:
+             return v2
+         }",
+    );
+    let opt = emit_toy(&f, &mut Chaos::disabled());
+    let naive = emit_toy(&f, &mut Chaos::skip_all());
+    for events in 0..12 {
+        assert_eq!(toy::run(&opt, events), toy::run(&naive, events));
+    }
+    // Walk the optimized code: no branch targets the instruction right after it.
+    let (mut at, mut branches) = (0, 0);
+    while at < opt.data.len() {
+        let (len, target) = match opt.data[at] {
+            toy::MARK => (2, None),
+            toy::HALT => (1, None),
+            toy::JMP => (5, Some(1)),
+            toy::BRT | toy::BRF => (6, Some(2)),
+            op => panic!("unexpected opcode {op:#x} at {at}"),
+        };
+        if let Some(field) = target {
+            let d = i32::from_le_bytes(opt.data[at + field..at + len].try_into().unwrap());
+            assert_ne!(d, 0, "branch at {at} jumps to the next instruction");
+            branches += 1;
+        }
+        at += len;
+    }
+    // Naive: two per brif, one per jump and per edge block, 7 in all. Optimized: block0's
+    // inverted branch, block1's jump over block2, and block3's loop branch, whose edge block
+    // is threaded away.
+    assert_eq!(branches, 3, "{:02x?}", opt.data);
+}

@@ -56,8 +56,10 @@
 //!   a conditional branch's `inverted` bytes have its length. Every trap site and relocation
 //!   lies before the first window branch.
 //! - **I4 (deadlines).** `fixup_deadline` is at most the deadline of every pending or deferred
-//!   fixup; `pending_constants_size` bounds the bytes (with alignment padding) the pending
-//!   constants need; their labels are unbound.
+//!   fixup (a bound, not the minimum: a fixup deleted with its branch leaves it lower, which
+//!   can only make an island come early; each island recomputes it exactly);
+//!   `pending_constants_size` bounds the bytes (with alignment padding) the pending constants
+//!   need; their labels are unbound.
 //! - **I5 (finality).** With the window empty, a label resolving to an offset below
 //!   `cur_offset` never changes its resolution again; only such labels are ever patched.
 //!
