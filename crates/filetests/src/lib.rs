@@ -7,6 +7,7 @@
 //! `N passed, M failed, K skipped`, counting files.
 
 pub mod directives;
+pub mod native;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use directives::{Expectation, Run};
-use kestrel_interp::{DataValue, InterpError, Interpreter};
+use kestrel_interp::{DataValue, Interpreter};
 
 /// Instructions one run line may execute before it is stopped.
 pub const FUEL_PER_RUN: u64 = 200_000_000;
@@ -235,11 +236,13 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
     if !interpret && !run {
         return Outcome::Skip("no `test interpret` or `test run` command".into());
     }
-    // Native execution of `test run` arrives with the x86-64 backend; until then a `test run`
-    // part runs only under --interpret-only.
+    // `test run` runs natively once per `target x86_64` line (under --interpret-only, in the
+    // interpreter instead); `test interpret` runs in the interpreter.
+    let native_targets = header.targets.iter().filter(|t| t.isa == "x86_64").count();
+    let native = run && !opts.interpret_only && native_targets > 0;
     let interpreted = interpret || (run && opts.interpret_only);
-    if !interpreted {
-        return Outcome::Skip("`test run` needs the native backend (use --interpret-only)".into());
+    if !interpreted && !native {
+        return Outcome::Skip("`test run` without a `target x86_64` line (use --interpret-only)".into());
     }
     let funcs = match kestrel_ir::parse_functions(text, name) {
         Ok(f) => f,
@@ -257,7 +260,46 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
     if header.runs.is_empty() {
         return Outcome::Skip("no run directives".into());
     }
-    let mut interp = Interpreter::new(&funcs).with_fuel(Some(FUEL_PER_RUN));
+    let mut warn = true;
+    if interpreted {
+        let mut interp = Interpreter::new(&funcs).with_fuel(Some(FUEL_PER_RUN));
+        let mut call = |f: &str, args: &[DataValue]| interp.call(f, args).map_err(|e| e.to_string());
+        run_directives(&header, &funcs, opts, notes, warn, &mut call, &mut failures);
+        warn = false;
+    }
+    if native {
+        match native::NativeModule::compile(&funcs) {
+            Ok(module) => {
+                for _ in 0..native_targets {
+                    let mut call = |f: &str, args: &[DataValue]| module.call(f, args);
+                    run_directives(&header, &funcs, opts, notes, warn, &mut call, &mut failures);
+                    warn = false;
+                }
+            }
+            Err(errors) => failures.extend(errors),
+        }
+    }
+    if failures.is_empty() {
+        Outcome::Pass
+    } else {
+        Outcome::Fail(failures)
+    }
+}
+
+/// How a run directive calls a function: the interpreter or native code.
+type Caller<'a> = dyn FnMut(&str, &[DataValue]) -> Result<Vec<DataValue>, String> + 'a;
+
+/// Run every directive of the file through `call`, adding failures (and, when `warn`, the
+/// directive warnings) to the report.
+fn run_directives(
+    header: &directives::Header,
+    funcs: &[kestrel_ir::Function],
+    opts: &Options,
+    notes: &mut Vec<String>,
+    warn: bool,
+    call: &mut Caller<'_>,
+    failures: &mut Vec<String>,
+) {
     for raw in &header.runs {
         let preceding = funcs
             .iter()
@@ -269,20 +311,20 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
             })
             .map(|(i, _)| i)
             .next_back();
-        let run = match directives::parse_run(raw, &funcs, preceding) {
+        let run = match directives::parse_run(raw, funcs, preceding) {
             Ok(r) => r,
             Err(e) => {
                 failures.push(format!("line {}: {e}", raw.line));
                 continue;
             }
         };
-        if run.written_name != run.function {
+        if warn && run.written_name != run.function {
             notes.push(format!(
                 "warning: line {}: the directive names %{} but follows %{}; running %{} as Cranelift does",
                 run.line, run.written_name, run.function, run.function
             ));
         }
-        let result = interp.call(&run.function, &run.args);
+        let result = call(&run.function, &run.args);
         match judge(&run, &result) {
             Ok(()) => {
                 if opts.verbose {
@@ -291,11 +333,6 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
             }
             Err(why) => failures.push(format!("%{}: line {}: {why}", run.function, run.line)),
         }
-    }
-    if failures.is_empty() {
-        Outcome::Pass
-    } else {
-        Outcome::Fail(failures)
     }
 }
 
@@ -312,15 +349,15 @@ fn show(values: &[DataValue]) -> String {
     }
 }
 
-fn show_result(r: &Result<Vec<DataValue>, InterpError>) -> String {
+fn show_result(r: &Result<Vec<DataValue>, String>) -> String {
     match r {
         Ok(v) => show(v),
-        Err(e) => e.to_string(),
+        Err(e) => e.clone(),
     }
 }
 
 /// Compare a run's result with its expectation.
-fn judge(run: &Run, result: &Result<Vec<DataValue>, InterpError>) -> Result<(), String> {
+fn judge(run: &Run, result: &Result<Vec<DataValue>, String>) -> Result<(), String> {
     match (&run.expect, result) {
         (Expectation::Equal(want), Ok(got)) if want == got => Ok(()),
         (Expectation::NotEqual(want), Ok(got)) if want != got => Ok(()),

@@ -1,3 +1,100 @@
-//! x86-64.
+//! The x86-64 backend: System V ABI, rule-based lowering, encoding through `asm`.
+//!
+//! [`X64Backend::compile_function`] is the entry point; it verifies the function and runs
+//! the shared pipeline (`machinst::compile`) with this ISA's pieces: `inst` (the
+//! instruction enum and its operands), `lower.rules` + `lower` (selection), `emit`
+//! (encoding, frame, edits) and `abi` (calling convention and frame layout).
 
+pub mod abi;
 pub mod asm;
+pub mod emit;
+pub mod inst;
+pub mod lower;
+
+use kestrel_ir::{Function, Inst as IrInst, Type, Value};
+use kestrel_regalloc::{MachineEnv, Output, RegClass, VReg};
+
+use crate::chaos::Chaos;
+use crate::machinst::compile::{compile, Backend, CompileOptions};
+use crate::machinst::lower::{Lower, LowerBackend};
+use crate::machinst::vcode::VCode;
+use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
+use emit::Frame;
+use inst::Inst;
+
+/// Compilation settings.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Flags {
+    /// Run the register-allocation checker on every compile.
+    pub check_regalloc: bool,
+    /// Keep the printed VCode (before and after allocation) in the result.
+    pub keep_text: bool,
+}
+
+/// The x86-64 (System V) backend.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct X64Backend;
+
+impl X64Backend {
+    /// Compile `f` to machine code.
+    pub fn compile_function(&self, f: &Function, flags: &Flags) -> Result<CompiledCode, CodegenError> {
+        self.compile_function_with_chaos(f, flags, &mut Chaos::disabled())
+    }
+
+    /// Compile `f`, asking `chaos` before each optional optimization.
+    pub fn compile_function_with_chaos(
+        &self,
+        f: &Function,
+        flags: &Flags,
+        chaos: &mut Chaos,
+    ) -> Result<CompiledCode, CodegenError> {
+        if let Err(errors) = kestrel_ir::verify_function(f) {
+            return Err(CodegenError::Verifier(errors.to_string()));
+        }
+        let options = CompileOptions {
+            check_regalloc: flags.check_regalloc,
+            keep_text: flags.keep_text,
+        };
+        compile(self, f, options, chaos)
+    }
+}
+
+impl LowerBackend for X64Backend {
+    type MInst = Inst;
+
+    fn lower_inst(
+        &self,
+        ctx: &mut Lower<'_, Inst>,
+        inst: IrInst,
+    ) -> Result<Option<Vec<VReg>>, CodegenError> {
+        lower::lower_inst(ctx, inst)
+    }
+
+    fn lower_branch(&self, ctx: &mut Lower<'_, Inst>, inst: IrInst, targets: &[BlockIndex]) -> Option<()> {
+        lower::lower_branch(ctx, inst, targets)
+    }
+
+    fn gen_args(&self, ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
+        abi::gen_args(ctx, params)
+    }
+
+    fn reg_class(&self, ty: Type) -> Option<RegClass> {
+        if ty.is_int() && ty.bits() <= 64 {
+            Some(RegClass::Int)
+        } else if ty == Type::F32 || ty == Type::F64 {
+            Some(RegClass::Float)
+        } else {
+            None
+        }
+    }
+}
+
+impl Backend for X64Backend {
+    fn machine_env(&self) -> &MachineEnv {
+        abi::machine_env()
+    }
+
+    fn compute_frame(&self, f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
+        abi::compute_frame(f, vcode, ra)
+    }
+}

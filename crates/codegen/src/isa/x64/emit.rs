@@ -1,0 +1,432 @@
+//! Encoding of [`Inst`] into the `MachBuffer`, with the frame and the allocator's edits.
+//!
+//! # Contract
+//!
+//! Requires an allocation in which every operand is a register (see `inst.rs`), and a
+//! [`Frame`] computed from the same allocation. Each instruction reads its registers from
+//! `allocs` by operand position. Branches are emitted naively (`jcc taken; jmp not_taken`)
+//! and described to the buffer, which turns them into their final form; every other label
+//! reference is an in-instruction `rel8` over a fixed sequence whose length is measured by
+//! encoding it first. Trap sites are recorded at the faulting instruction's offset.
+//!
+//! Frame layout (the stack grows down; `rsp` is 16-byte aligned after the prologue):
+//!
+//! ```text
+//! [rbp + 16 + 8*i]    incoming stack argument i
+//! [rbp + 8]           return address
+//! [rbp]               caller's rbp
+//! [rbp - 8*(i+1)]     callee-saved register i (saved only when allocated)
+//! ...                 padding to 16 bytes
+//! [rsp + slot_off]    explicit stack slots
+//! [rsp + spill_base + 8*i]  spill slot i
+//! ```
+
+use kestrel_ir::TrapCode;
+use kestrel_regalloc::{Allocation, Edit, RegClass};
+
+use super::asm::alu::{self, AluOp, UnaryOp};
+use super::asm::misc;
+use super::asm::moves::{self, ExtMode};
+use super::asm::mul_div::{self, MulDivOp};
+use super::asm::setcc_cmov_jcc::{self as cc_ops, Cc};
+use super::asm::shift;
+use super::asm::sse::{self, SseOp, SseStore};
+use super::asm::{Amode, CodeSink, Gpr, GprMem, Size, Xmm, XmmMem};
+use super::inst::{Cond, Inst, RegImm};
+use crate::machinst::buffer::{LabelUse, MachBuffer, RelocKind};
+use crate::machinst::{BlockIndex, EmitCtx, MachInst, PRegSet, VReg};
+
+/// x86-64 label references: a 32-bit displacement relative to the end of its field.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum X64LabelUse {
+    /// `jmp`/`jcc rel32`, RIP-relative operands without a trailing immediate.
+    Rel32,
+}
+
+impl LabelUse for X64LabelUse {
+    const ALIGN: u32 = 1;
+    const MAX_VENEER_SIZE: u32 = 0;
+
+    fn max_pos_range(self) -> u32 {
+        i32::MAX as u32
+    }
+    fn max_neg_range(self) -> u32 {
+        1 << 31
+    }
+    fn patch_size(self) -> u32 {
+        4
+    }
+    fn patch(self, bytes: &mut [u8], use_offset: u32, label_offset: u32) {
+        let addend = i32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        let disp = i64::from(label_offset) - (i64::from(use_offset) + 4) + i64::from(addend);
+        bytes[..4].copy_from_slice(&(disp as i32).to_le_bytes());
+    }
+    fn supports_veneer(self) -> bool {
+        false
+    }
+    fn veneer_size(self) -> u32 {
+        0
+    }
+    fn generate_veneer(self, _bytes: &mut [u8], _veneer_offset: u32) -> (u32, Self) {
+        // `supports_veneer` is false and rel32 reaches the whole code, so the buffer never
+        // asks for a veneer.
+        panic!("x86-64 rel32 label uses never need a veneer")
+    }
+}
+
+impl<U: LabelUse> CodeSink for MachBuffer<U> {
+    fn put1(&mut self, byte: u8) {
+        MachBuffer::put1(self, byte);
+    }
+    fn put4(&mut self, value: u32) {
+        MachBuffer::put4(self, value);
+    }
+    fn current_offset(&self) -> u32 {
+        self.cur_offset()
+    }
+}
+
+/// The frame of one function (see the module doc).
+#[derive(Clone, Debug, Default)]
+pub struct Frame {
+    /// Bytes the prologue subtracts from `rsp` after pushing `rbp`.
+    pub size: u32,
+    /// Callee-saved registers to save, at `[rbp - 8*(i+1)]`.
+    pub saved: Vec<Gpr>,
+    /// Offset of spill slot 0 from `rsp`.
+    pub spill_base: i32,
+    /// Offset of each explicit stack slot from `rsp`.
+    pub slot_offsets: Vec<i32>,
+}
+
+impl Frame {
+    fn slot_amode(&self, alloc: Allocation) -> Option<Amode> {
+        match alloc {
+            Allocation::Stack(s) => Some(Amode::base_disp(
+                Gpr::RSP,
+                self.spill_base + 8 * s.0 as i32,
+            )),
+            Allocation::Reg(_) => None,
+        }
+    }
+}
+
+type Buf = MachBuffer<X64LabelUse>;
+type Ctx<'a, 'b> = EmitCtx<'a, Frame>;
+
+fn gpr(a: Allocation) -> Gpr {
+    let r = a.as_reg().expect("operands are allocated to registers");
+    debug_assert_eq!(r.class(), RegClass::Int);
+    Gpr::new(r.hw_enc() as u8)
+}
+
+fn xmm(a: Allocation) -> Xmm {
+    let r = a.as_reg().expect("operands are allocated to registers");
+    debug_assert_eq!(r.class(), RegClass::Float);
+    Xmm::new(r.hw_enc() as u8)
+}
+
+/// Emit the flag-setting part of `cond` (its operands start at `allocs[0]`).
+fn emit_test(cond: &Cond, allocs: &[Allocation], buf: &mut impl CodeSink) {
+    match *cond {
+        Cond::Cmp { size, b, .. } => {
+            let a = GprMem::Reg(gpr(allocs[0]));
+            match b {
+                RegImm::Reg(_) => alu::alu_rm_r(buf, AluOp::Cmp, size, &a, gpr(allocs[1])),
+                RegImm::Imm(k) => alu::alu_rm_imm(buf, AluOp::Cmp, size, &a, k),
+            };
+        }
+        Cond::Test { size, .. } => {
+            let a = gpr(allocs[0]);
+            alu::test_rm_r(buf, size, &GprMem::Reg(a), a);
+        }
+    }
+}
+
+fn bytes(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut v = Vec::new();
+    f(&mut v);
+    v
+}
+
+/// `ud2` as a trap site with `code`.
+fn trap(buf: &mut Buf, code: TrapCode) {
+    buf.add_trap(code);
+    misc::ud2(buf);
+}
+
+/// `jcc` over a `ud2` trap: traps with `code` unless `cc_skip` holds.
+fn trap_unless(buf: &mut Buf, cc_skip: Cc, code: TrapCode) {
+    cc_ops::jcc_rel8(buf, cc_skip, 2);
+    trap(buf, code);
+}
+
+fn uncond_branch(buf: &mut Buf, ctx: &Ctx<'_, '_>, target: BlockIndex) {
+    let label = ctx.block_labels[target.index()];
+    let start = buf.cur_offset();
+    let fix = cc_ops::jmp_rel32(buf, 0);
+    buf.use_label_at_offset(fix.at, label, X64LabelUse::Rel32);
+    buf.add_uncond_branch(start, buf.cur_offset(), label);
+}
+
+fn emit_div(inst: &Inst, allocs: &[Allocation], buf: &mut Buf) {
+    let Inst::Div {
+        size,
+        narrow,
+        signed,
+        rem,
+        ..
+    } = *inst
+    else {
+        unreachable!("emit_div on another instruction")
+    };
+    let d = gpr(allocs[1]);
+    let dm = GprMem::Reg(d);
+    debug_assert_eq!(gpr(allocs[0]), Gpr::RAX);
+    alu::test_rm_r(buf, size, &dm, d);
+    trap_unless(buf, Cc::NE, TrapCode::INTEGER_DIVISION_BY_ZERO);
+    let rdx_to_rax = bytes(|b| {
+        moves::mov_rm_r(b, Size::S64, &GprMem::Reg(Gpr::RAX), Gpr::RDX);
+    });
+    if !signed {
+        alu::alu_rm_r(buf, AluOp::Xor, Size::S32, &GprMem::Reg(Gpr::RDX), Gpr::RDX);
+        mul_div::mul_div_rm(buf, MulDivOp::Div, size, &dm);
+        if rem {
+            buf.put_data(&rdx_to_rax);
+        }
+        return;
+    }
+    let mut div = bytes(|b| {
+        mul_div::sign_extend_rdx(b, size);
+        mul_div::mul_div_rm(b, MulDivOp::Idiv, size, &dm);
+    });
+    alu::alu_rm_imm(buf, AluOp::Cmp, size, &dm, -1);
+    if rem {
+        // x % -1 == 0 for every x (and idiv would fault on MIN % -1).
+        div.extend_from_slice(&rdx_to_rax);
+        let zero = bytes(|b| {
+            alu::alu_rm_r(b, AluOp::Xor, Size::S32, &GprMem::Reg(Gpr::RAX), Gpr::RAX);
+        });
+        cc_ops::jcc_rel8(buf, Cc::NE, (zero.len() + 2) as i8);
+        buf.put_data(&zero);
+        cc_ops::jmp_rel8(buf, div.len() as i8);
+        buf.put_data(&div);
+    } else {
+        // x / -1 == -x, which overflows exactly when x is the narrow type's MIN: `neg` at that
+        // width sets OF then.
+        let neg = bytes(|b| {
+            alu::unary_rm(b, UnaryOp::Neg, narrow, &GprMem::Reg(Gpr::RAX));
+        });
+        cc_ops::jcc_rel8(buf, Cc::NE, (neg.len() + 2 + 2) as i8);
+        buf.put_data(&neg);
+        cc_ops::jcc_rel8(buf, Cc::NO, (2 + div.len()) as i8);
+        trap(buf, TrapCode::INTEGER_OVERFLOW);
+        buf.put_data(&div);
+    }
+}
+
+impl MachInst for Inst {
+    type LabelUse = X64LabelUse;
+    type Frame = Frame;
+
+    fn collect_operands(&self, out: &mut Vec<kestrel_regalloc::Operand>) {
+        Inst::collect_operands(self, out)
+    }
+
+    fn clobbers(&self) -> PRegSet {
+        Inst::clobbers(self)
+    }
+
+    fn is_move(&self) -> Option<(VReg, VReg)> {
+        match *self {
+            Inst::Mov { dst, src } => Some((dst, src)),
+            _ => None,
+        }
+    }
+
+    fn is_term(&self) -> bool {
+        matches!(
+            self,
+            Inst::Jmp { .. } | Inst::CondBr { .. } | Inst::Ret { .. } | Inst::Ud2 { .. }
+        )
+    }
+
+    fn gen_jump(target: BlockIndex) -> Self {
+        Inst::Jmp { target }
+    }
+
+    fn emit(&self, allocs: &[Allocation], ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
+        match self {
+            Inst::Args { .. } => {}
+            Inst::StackArg { offset, .. } => {
+                let m = GprMem::Mem(Amode::base_disp(Gpr::RBP, *offset));
+                moves::mov_r_rm(buf, Size::S64, gpr(allocs[0]), &m);
+            }
+            Inst::MovImm { imm, .. } => moves::mov_r_imm64(buf, gpr(allocs[0]), *imm),
+            Inst::Mov { .. } => {
+                let (src, dst) = (gpr(allocs[0]), gpr(allocs[1]));
+                if src != dst {
+                    moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(dst), src);
+                }
+            }
+            Inst::Alu { op, size, b, .. } => {
+                let dst = GprMem::Reg(gpr(allocs[0]));
+                debug_assert_eq!(allocs[0], *allocs.last().expect("dst"));
+                match b {
+                    RegImm::Reg(_) => alu::alu_rm_r(buf, *op, *size, &dst, gpr(allocs[1])),
+                    RegImm::Imm(k) => alu::alu_rm_imm(buf, *op, *size, &dst, *k),
+                };
+            }
+            Inst::Imul { size, b, .. } => {
+                let dst = gpr(allocs[0]);
+                match b {
+                    RegImm::Reg(_) => {
+                        mul_div::imul_r_rm(buf, *size, dst, &GprMem::Reg(gpr(allocs[1])))
+                    }
+                    RegImm::Imm(k) => {
+                        mul_div::imul_r_rm_imm(buf, *size, dst, &GprMem::Reg(dst), *k)
+                    }
+                };
+            }
+            Inst::Unary { op, size, .. } => {
+                alu::unary_rm(buf, *op, *size, &GprMem::Reg(gpr(allocs[0])));
+            }
+            Inst::ShiftCl { op, size, .. } => {
+                debug_assert_eq!(gpr(allocs[1]), Gpr::RCX);
+                shift::shift_rm_cl(buf, *op, *size, &GprMem::Reg(gpr(allocs[0])));
+            }
+            Inst::ShiftImm { op, size, imm, .. } => {
+                shift::shift_rm_imm(buf, *op, *size, &GprMem::Reg(gpr(allocs[0])), *imm);
+            }
+            Inst::Ext { mode, signed, .. } => {
+                let (src, dst) = (GprMem::Reg(gpr(allocs[0])), gpr(allocs[1]));
+                if *signed {
+                    moves::movsx(buf, *mode, dst, &src);
+                } else {
+                    moves::movzx(buf, *mode, dst, &src);
+                }
+            }
+            Inst::Setcc { cond, .. } => {
+                emit_test(cond, allocs, buf);
+                let dst = gpr(allocs[cond.num_operands()]);
+                cc_ops::setcc(buf, cond.cc(), &GprMem::Reg(dst));
+                moves::movzx(buf, ExtMode::BL, dst, &GprMem::Reg(dst));
+            }
+            Inst::Cmov { cond, .. } => {
+                let n = cond.num_operands();
+                let (t, dst) = (gpr(allocs[n]), gpr(allocs[n + 2]));
+                debug_assert_eq!(allocs[n + 1], allocs[n + 2]);
+                emit_test(cond, allocs, buf);
+                cc_ops::cmov(buf, cond.cc(), Size::S64, dst, &GprMem::Reg(t));
+            }
+            Inst::Div { .. } => emit_div(self, allocs, buf),
+            Inst::Jmp { target } => uncond_branch(buf, ctx, *target),
+            Inst::CondBr {
+                cond,
+                taken,
+                not_taken,
+            } => {
+                emit_test(cond, allocs, buf);
+                let label = ctx.block_labels[taken.index()];
+                let start = buf.cur_offset();
+                let fix = cc_ops::jcc_rel32(buf, cond.cc(), 0);
+                buf.use_label_at_offset(fix.at, label, X64LabelUse::Rel32);
+                let inverted = bytes(|b| {
+                    cc_ops::jcc_rel32(b, cond.cc().invert(), 0);
+                });
+                buf.add_cond_branch(start, buf.cur_offset(), label, &inverted);
+                uncond_branch(buf, ctx, *not_taken);
+            }
+            Inst::Ret { .. } => {
+                for (i, &r) in ctx.frame.saved.iter().enumerate() {
+                    let m = GprMem::Mem(Amode::base_disp(Gpr::RBP, -8 * (i as i32 + 1)));
+                    moves::mov_r_rm(buf, Size::S64, r, &m);
+                }
+                moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(Gpr::RSP), Gpr::RBP);
+                misc::pop_r(buf, Gpr::RBP);
+                misc::ret(buf);
+            }
+            Inst::Ud2 { code } => trap(buf, *code),
+            Inst::TrapIf { cond, code } => {
+                emit_test(cond, allocs, buf);
+                trap_unless(buf, cond.cc().invert(), *code);
+            }
+            Inst::Call { callee, .. } => {
+                let fix = misc::call_rel32(buf, 0);
+                buf.add_reloc(fix.at, RelocKind::CallPcRel4, callee.clone(), -4);
+            }
+        }
+    }
+
+    fn emit_edit(edit: &Edit, ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
+        let frame = ctx.frame;
+        match edit.class {
+            RegClass::Int => match (frame.slot_amode(edit.from), frame.slot_amode(edit.to)) {
+                (None, None) => {
+                    let (from, to) = (gpr(edit.from), gpr(edit.to));
+                    if from != to {
+                        moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(to), from);
+                    }
+                }
+                (None, Some(to)) => {
+                    moves::mov_rm_r(buf, Size::S64, &GprMem::Mem(to), gpr(edit.from));
+                }
+                (Some(from), None) => {
+                    moves::mov_r_rm(buf, Size::S64, gpr(edit.to), &GprMem::Mem(from));
+                }
+                (Some(from), Some(to)) => {
+                    // r11 is the reserved integer scratch register (never allocated).
+                    moves::mov_r_rm(buf, Size::S64, Gpr::R11, &GprMem::Mem(from));
+                    moves::mov_rm_r(buf, Size::S64, &GprMem::Mem(to), Gpr::R11);
+                }
+            },
+            RegClass::Float => match (frame.slot_amode(edit.from), frame.slot_amode(edit.to)) {
+                (None, None) => {
+                    let (from, to) = (xmm(edit.from), xmm(edit.to));
+                    if from != to {
+                        sse::sse_r_rm(buf, SseOp::Movaps, to, &XmmMem::Reg(from));
+                    }
+                }
+                (None, Some(to)) => {
+                    sse::sse_store(buf, SseStore::Movsd, &to, xmm(edit.from));
+                }
+                (Some(from), None) => {
+                    sse::sse_r_rm(buf, SseOp::Movsd, xmm(edit.to), &XmmMem::Mem(from));
+                }
+                (Some(from), Some(to)) => {
+                    // xmm15 is the reserved float scratch register.
+                    let s = Xmm::new(15);
+                    sse::sse_r_rm(buf, SseOp::Movsd, s, &XmmMem::Mem(from));
+                    sse::sse_store(buf, SseStore::Movsd, &to, s);
+                }
+            },
+        }
+    }
+
+    fn emit_prologue(ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
+        let frame = ctx.frame;
+        misc::push_r(buf, Gpr::RBP);
+        moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(Gpr::RBP), Gpr::RSP);
+        if frame.size > 0 {
+            alu::alu_rm_imm(buf, AluOp::Sub, Size::S64, &GprMem::Reg(Gpr::RSP), frame.size as i32);
+        }
+        for (i, &r) in frame.saved.iter().enumerate() {
+            let m = GprMem::Mem(Amode::base_disp(Gpr::RBP, -8 * (i as i32 + 1)));
+            moves::mov_rm_r(buf, Size::S64, &m, r);
+        }
+    }
+
+    fn pretty(&self, ops: &[String]) -> String {
+        Inst::pretty(self, ops)
+    }
+
+    fn alloc_name(alloc: Allocation) -> String {
+        match alloc {
+            Allocation::Reg(r) if r.class() == RegClass::Int => {
+                Gpr::new(r.hw_enc() as u8).name(Size::S64).to_string()
+            }
+            Allocation::Reg(r) => Xmm::new(r.hw_enc() as u8).name().to_string(),
+            Allocation::Stack(s) => format!("stack{}", s.0),
+        }
+    }
+}

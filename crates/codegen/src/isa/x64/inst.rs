@@ -1,0 +1,338 @@
+//! x86-64 machine instructions over virtual registers, and their operands.
+//!
+//! # Contract
+//!
+//! Each [`Inst`] variant documents its operand list (the order [`Inst::collect_operands`]
+//! reports and the order `emit` reads allocations in). Every operand has a register
+//! constraint (any, fixed or reuse), never a stack one, so every allocation `emit` sees is a
+//! register; values live in spill slots only between instructions, moved by the allocator's
+//! edits.
+//!
+//! Integer values narrower than 64 bits live in the low bits of a 64-bit register; the upper
+//! bits are unspecified. An instruction whose result depends on them (compares, right shifts,
+//! division, extension) works at the value's exact width or extends first.
+
+use kestrel_ir::{FunctionName, TrapCode};
+use kestrel_regalloc::{Operand, OperandConstraint, OperandKind, OperandPos, PReg, PRegSet, RegClass, VReg};
+
+use super::asm::alu::{AluOp, UnaryOp};
+use super::asm::moves::ExtMode;
+use super::asm::setcc_cmov_jcc::Cc;
+use super::asm::shift::ShiftOp;
+use super::asm::{Gpr, Size};
+use crate::machinst::BlockIndex;
+
+/// The hardware register `gpr` as an allocator register.
+pub fn gpr_preg(gpr: Gpr) -> PReg {
+    PReg::new(usize::from(gpr.enc()), RegClass::Int)
+}
+
+/// A register operand or a 32-bit immediate (sign-extended to the operation size).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegImm {
+    Reg(VReg),
+    Imm(i32),
+}
+
+/// A flag-setting test and the condition read from it; fused into the instruction that
+/// consumes the flags, so nothing can come between the two.
+///
+/// Operands: `Cmp`: `[a, b]` (`b` only when a register); `Test`: `[a]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cond {
+    /// `cmp a, b` at `size`; true when `cc` holds.
+    Cmp { size: Size, cc: Cc, a: VReg, b: RegImm },
+    /// `test a, a` at `size`; `cc` is `NE` (nonzero) or `E` (zero).
+    Test { size: Size, cc: Cc, a: VReg },
+}
+
+impl Cond {
+    /// The same test with the opposite condition.
+    pub fn invert(self) -> Cond {
+        match self {
+            Cond::Cmp { size, cc, a, b } => Cond::Cmp {
+                size,
+                cc: cc.invert(),
+                a,
+                b,
+            },
+            Cond::Test { size, cc, a } => Cond::Test {
+                size,
+                cc: cc.invert(),
+                a,
+            },
+        }
+    }
+
+    pub(crate) fn cc(self) -> Cc {
+        match self {
+            Cond::Cmp { cc, .. } | Cond::Test { cc, .. } => cc,
+        }
+    }
+
+    fn collect(&self, out: &mut Vec<Operand>) {
+        match *self {
+            Cond::Cmp { a, b, .. } => {
+                out.push(Operand::reg_use(a));
+                if let RegImm::Reg(b) = b {
+                    out.push(Operand::reg_use(b));
+                }
+            }
+            Cond::Test { a, .. } => out.push(Operand::reg_use(a)),
+        }
+    }
+
+    /// Number of operands `collect` reports.
+    pub(crate) fn num_operands(&self) -> usize {
+        match self {
+            Cond::Cmp {
+                b: RegImm::Reg(_), ..
+            } => 2,
+            _ => 1,
+        }
+    }
+
+    fn pretty(&self, ops: &[String]) -> String {
+        match *self {
+            Cond::Cmp { size, cc, b, .. } => {
+                let b = match b {
+                    RegImm::Reg(_) => ops[1].clone(),
+                    RegImm::Imm(i) => i.to_string(),
+                };
+                format!("cmp{} {}, {b} ?{cc:?}", size.bits(), ops[0])
+            }
+            Cond::Test { size, cc, .. } => format!("test{} {} ?{cc:?}", size.bits(), ops[0]),
+        }
+    }
+}
+
+/// One x86-64 instruction (or a short fixed sequence) over virtual registers.
+#[derive(Clone, Debug)]
+pub enum Inst {
+    /// Entry pseudo-instruction: defines the register arguments. Operands: one late def per
+    /// argument, fixed to its register.
+    Args { args: Vec<(VReg, PReg)> },
+    /// Load an incoming stack argument from `[rbp + offset]`. Operands: `[dst def]`.
+    StackArg { dst: VReg, offset: i32 },
+    /// `dst = imm` (the shortest `mov`). Operands: `[dst def]`.
+    MovImm { dst: VReg, imm: u64 },
+    /// `dst = src`, 64 bits. Operands: `[src use, dst def]`.
+    Mov { dst: VReg, src: VReg },
+    /// `dst = a op b` (two-address). Operands: `[a use, b use?, dst def reusing a]`.
+    Alu { op: AluOp, size: Size, dst: VReg, a: VReg, b: RegImm },
+    /// `dst = a * b`, truncated. Operands as `Alu`.
+    Imul { size: Size, dst: VReg, a: VReg, b: RegImm },
+    /// `dst = op a` (`neg`, `not`). Operands: `[a use, dst def reusing a]`.
+    Unary { op: UnaryOp, size: Size, dst: VReg, a: VReg },
+    /// `dst = a op cl`. Operands: `[a use, amt use in rcx, dst def reusing a]`.
+    ShiftCl { op: ShiftOp, size: Size, dst: VReg, a: VReg, amt: VReg },
+    /// `dst = a op imm`. Operands: `[a use, dst def reusing a]`.
+    ShiftImm { op: ShiftOp, size: Size, dst: VReg, a: VReg, imm: u8 },
+    /// Zero or sign extension. Operands: `[src use, dst def]`.
+    Ext { mode: ExtMode, signed: bool, dst: VReg, src: VReg },
+    /// `dst = cond ? 1 : 0`. Operands: `[cond…, dst def]`.
+    Setcc { cond: Cond, dst: VReg },
+    /// `dst = cond ? t : f` (64-bit `cmov`). Operands: `[cond…, t use, f use, dst def reusing f]`.
+    Cmov { cond: Cond, t: VReg, f: VReg, dst: VReg },
+    /// Division of `dividend` by `divisor` at `size` (32 or 64; narrower types arrive
+    /// extended), with the divide-by-zero trap and, for signed division, the overflow trap
+    /// (`narrow` is the IR type's width, whose `MIN / -1` overflows). The remainder is left in
+    /// `dst` when `rem`. Operands: `[dividend use in rax, divisor use, tmp early def in rdx,
+    /// dst def in rax]`.
+    Div {
+        size: Size,
+        narrow: Size,
+        signed: bool,
+        rem: bool,
+        dividend: VReg,
+        divisor: VReg,
+        tmp: VReg,
+        dst: VReg,
+    },
+    /// `jmp target`. No operands.
+    Jmp { target: BlockIndex },
+    /// `jcc taken; jmp not_taken` after the test. Operands: `[cond…]`.
+    CondBr { cond: Cond, taken: BlockIndex, not_taken: BlockIndex },
+    /// Epilogue and `ret`. Operands: one use per returned value, fixed to its register.
+    Ret { rets: Vec<(VReg, PReg)> },
+    /// `ud2`, recorded as a trap site with `code`. No operands.
+    Ud2 { code: TrapCode },
+    /// Trap with `code` when `cond` holds. Operands: `[cond…]`.
+    TrapIf { cond: Cond, code: TrapCode },
+    /// `call callee` (by relocation). Operands: argument uses fixed to their registers, then
+    /// result defs fixed to theirs; clobbers the caller-saved registers that are not results.
+    Call {
+        callee: FunctionName,
+        uses: Vec<(VReg, PReg)>,
+        defs: Vec<(VReg, PReg)>,
+        clobbers: PRegSet,
+    },
+}
+
+fn fixed_use(v: VReg, r: PReg) -> Operand {
+    Operand::new(v, OperandKind::Use, OperandPos::Early, OperandConstraint::FixedReg(r))
+}
+
+fn fixed_def(v: VReg, r: PReg, pos: OperandPos) -> Operand {
+    Operand::new(v, OperandKind::Def, pos, OperandConstraint::FixedReg(r))
+}
+
+fn reuse_def(v: VReg, input: usize) -> Operand {
+    Operand::new(v, OperandKind::Def, OperandPos::Late, OperandConstraint::Reuse(input))
+}
+
+impl Inst {
+    /// See each variant for the order.
+    pub fn collect_operands(&self, out: &mut Vec<Operand>) {
+        // `out` may already hold other instructions' operands; reuse indices count from here.
+        let base = out.len();
+        match self {
+            Inst::Args { args } => {
+                for &(v, r) in args {
+                    out.push(fixed_def(v, r, OperandPos::Late));
+                }
+            }
+            Inst::StackArg { dst, .. } | Inst::MovImm { dst, .. } => {
+                out.push(Operand::reg_def(*dst))
+            }
+            Inst::Mov { dst, src } | Inst::Ext { dst, src, .. } => {
+                out.push(Operand::reg_use(*src));
+                out.push(Operand::reg_def(*dst));
+            }
+            Inst::Alu { dst, a, b, .. } | Inst::Imul { dst, a, b, .. } => {
+                out.push(Operand::reg_use(*a));
+                if let RegImm::Reg(b) = b {
+                    out.push(Operand::reg_use(*b));
+                }
+                out.push(reuse_def(*dst, 0));
+            }
+            Inst::Unary { dst, a, .. } | Inst::ShiftImm { dst, a, .. } => {
+                out.push(Operand::reg_use(*a));
+                out.push(reuse_def(*dst, 0));
+            }
+            Inst::ShiftCl { dst, a, amt, .. } => {
+                out.push(Operand::reg_use(*a));
+                out.push(fixed_use(*amt, gpr_preg(Gpr::RCX)));
+                out.push(reuse_def(*dst, 0));
+            }
+            Inst::Setcc { cond, dst } => {
+                cond.collect(out);
+                out.push(Operand::reg_def(*dst));
+            }
+            Inst::Cmov { cond, t, f, dst } => {
+                cond.collect(out);
+                out.push(Operand::reg_use(*t));
+                let f_index = out.len() - base;
+                out.push(Operand::reg_use(*f));
+                out.push(reuse_def(*dst, f_index));
+            }
+            Inst::Div {
+                dividend,
+                divisor,
+                tmp,
+                dst,
+                ..
+            } => {
+                out.push(fixed_use(*dividend, gpr_preg(Gpr::RAX)));
+                out.push(Operand::reg_use(*divisor));
+                out.push(fixed_def(*tmp, gpr_preg(Gpr::RDX), OperandPos::Early));
+                out.push(fixed_def(*dst, gpr_preg(Gpr::RAX), OperandPos::Late));
+            }
+            Inst::Jmp { .. } | Inst::Ud2 { .. } => {}
+            Inst::CondBr { cond, .. } | Inst::TrapIf { cond, .. } => cond.collect(out),
+            Inst::Ret { rets } => {
+                for &(v, r) in rets {
+                    out.push(fixed_use(v, r));
+                }
+            }
+            Inst::Call { uses, defs, .. } => {
+                for &(v, r) in uses {
+                    out.push(fixed_use(v, r));
+                }
+                for &(v, r) in defs {
+                    out.push(fixed_def(v, r, OperandPos::Late));
+                }
+            }
+        }
+    }
+
+    /// Registers overwritten beyond the defs.
+    pub fn clobbers(&self) -> PRegSet {
+        match self {
+            Inst::Call { clobbers, .. } => *clobbers,
+            _ => PRegSet::empty(),
+        }
+    }
+
+    /// Printed form, operands named by `ops` (in operand order).
+    pub fn pretty(&self, ops: &[String]) -> String {
+        let ri = |b: &RegImm, i: usize| match b {
+            RegImm::Reg(_) => ops[i].clone(),
+            RegImm::Imm(k) => k.to_string(),
+        };
+        match self {
+            Inst::Args { .. } => format!("args {}", ops.join(", ")),
+            Inst::StackArg { offset, .. } => format!("{} = stack_arg [rbp+{offset}]", ops[0]),
+            Inst::MovImm { imm, .. } => format!("{} = mov {:#x}", ops[0], imm),
+            Inst::Mov { .. } => format!("{} = mov {}", ops[1], ops[0]),
+            Inst::Alu { op, size, b, .. } => {
+                let d = ops.len() - 1;
+                format!("{} = {op:?}{} {}, {}", ops[d], size.bits(), ops[0], ri(b, 1)).to_lowercase()
+            }
+            Inst::Imul { size, b, .. } => {
+                let d = ops.len() - 1;
+                format!("{} = imul{} {}, {}", ops[d], size.bits(), ops[0], ri(b, 1))
+            }
+            Inst::Unary { op, size, .. } => {
+                format!("{} = {op:?}{} {}", ops[1], size.bits(), ops[0]).to_lowercase()
+            }
+            Inst::ShiftCl { op, size, .. } => {
+                format!("{} = {op:?}{} {}, {}", ops[2], size.bits(), ops[0], ops[1]).to_lowercase()
+            }
+            Inst::ShiftImm { op, size, imm, .. } => {
+                format!("{} = {op:?}{} {}, {imm}", ops[1], size.bits(), ops[0]).to_lowercase()
+            }
+            Inst::Ext { mode, signed, .. } => {
+                let k = if *signed { "movsx" } else { "movzx" };
+                format!("{} = {k}.{mode:?} {}", ops[1], ops[0])
+            }
+            Inst::Setcc { cond, .. } => {
+                let n = cond.num_operands();
+                format!("{} = set {}", ops[n], cond.pretty(ops))
+            }
+            Inst::Cmov { cond, .. } => {
+                let n = cond.num_operands();
+                format!("{} = cmov {} ? {} : {}", ops[n + 2], cond.pretty(ops), ops[n], ops[n + 1])
+            }
+            Inst::Div {
+                size, signed, rem, ..
+            } => {
+                let k = match (signed, rem) {
+                    (false, false) => "udiv",
+                    (true, false) => "sdiv",
+                    (false, true) => "urem",
+                    (true, true) => "srem",
+                };
+                format!("{} = {k}{} {}, {} (clobbers {})", ops[3], size.bits(), ops[0], ops[1], ops[2])
+            }
+            Inst::Jmp { target } => format!("jmp block{}", target.0),
+            Inst::CondBr {
+                cond,
+                taken,
+                not_taken,
+            } => format!(
+                "br {}, block{}, block{}",
+                cond.pretty(ops),
+                taken.0,
+                not_taken.0
+            ),
+            Inst::Ret { .. } => format!("ret {}", ops.join(", ")),
+            Inst::Ud2 { code } => format!("ud2 {code}"),
+            Inst::TrapIf { cond, code } => format!("trap_if {}, {code}", cond.pretty(ops)),
+            Inst::Call { callee, uses, .. } => {
+                let (args, rets) = ops.split_at(uses.len());
+                format!("{} = call {callee}({})", rets.join(", "), args.join(", "))
+            }
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! The compile driver: one function from IR to machine code.
+//!
+//! # Contract
+//!
+//! Requires a function the verifier accepts. Reads as the pipeline:
+//! block order → lower → register allocation (with the checker when asked) → frame layout →
+//! emission (prologue, each instruction with the allocator's edits around it) →
+//! `MachBuffer::finish`. Returns the code with its relocations and trap sites, or the first
+//! error: an unsupported feature, an allocation failure, a buffer failure. Never panics on a
+//! verified function; a panic is a backend bug.
+
+use kestrel_ir::Function;
+use kestrel_regalloc::{Function as _, MachineEnv, Output, ProgPoint};
+
+use super::blockorder::BlockLoweringOrder;
+use super::buffer::MachBuffer;
+use super::lower::{lower, LowerBackend};
+use super::vcode::VCode;
+use super::{CodegenError, CompiledCode, EmitCtx, MachInst};
+use crate::chaos::Chaos;
+
+/// What the driver needs from an ISA beyond lowering.
+pub trait Backend: LowerBackend {
+    /// The registers the allocator may use.
+    fn machine_env(&self) -> &MachineEnv;
+    /// The frame of `f` once allocation is known (spill slots, callee-saved registers).
+    fn compute_frame(
+        &self,
+        f: &Function,
+        vcode: &VCode<Self::MInst>,
+        ra: &Output,
+    ) -> <Self::MInst as MachInst>::Frame;
+}
+
+/// Knobs of one compilation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CompileOptions {
+    /// Run the register-allocation checker (an allocator bug becomes an error).
+    pub check_regalloc: bool,
+    /// Also print the VCode before and after allocation into the result.
+    pub keep_text: bool,
+}
+
+/// Compile `f` with `backend`.
+pub fn compile<B: Backend>(
+    backend: &B,
+    f: &Function,
+    options: CompileOptions,
+    chaos: &mut Chaos,
+) -> Result<CompiledCode, CodegenError> {
+    let order = BlockLoweringOrder::new(f, chaos);
+    let vcode = lower(backend, f, &order)?;
+    let ra_options = kestrel_regalloc::Options {
+        check: options.check_regalloc,
+    };
+    let ra = kestrel_regalloc::allocate(&vcode, backend.machine_env(), ra_options)?;
+    let frame = backend.compute_frame(f, &vcode, &ra);
+    let mut buf = emit(&vcode, &ra, &frame, chaos);
+    let code_size_without_constants = buf.cur_offset();
+    let (vcode_text, regalloc_text) = if options.keep_text {
+        (vcode.pretty(None), vcode.pretty(Some(&ra)))
+    } else {
+        (String::new(), String::new())
+    };
+    let done = std::mem::take(&mut buf).finish(chaos)?;
+    Ok(CompiledCode {
+        code: done.data,
+        relocs: done.relocs,
+        traps: done.traps,
+        vcode_text,
+        regalloc_text,
+        code_size_without_constants,
+    })
+}
+
+/// Emit the prologue and every block in order, with the allocator's edits.
+///
+/// Edits are sorted by program point (the allocator's guarantee), so one cursor walks them
+/// alongside the instructions: those before instruction `i`, then `i`, then those after it.
+fn emit<I: MachInst>(
+    vcode: &VCode<I>,
+    ra: &Output,
+    frame: &I::Frame,
+    chaos: &mut Chaos,
+) -> MachBuffer<I::LabelUse> {
+    let mut buf = MachBuffer::new();
+    let labels: Vec<_> = (0..vcode.num_blocks()).map(|_| buf.get_label()).collect();
+    let mut ctx = EmitCtx {
+        frame,
+        block_labels: &labels,
+        chaos,
+    };
+    I::emit_prologue(&mut ctx, &mut buf);
+    let mut edits = ra.edits.iter().peekable();
+    for b in 0..vcode.num_blocks() {
+        buf.bind_label(labels[b], ctx.chaos);
+        let range = vcode.block_insns(kestrel_regalloc::Block(b as u32));
+        for i in range.iter() {
+            while let Some((_, e)) = edits.next_if(|(pt, _)| *pt == ProgPoint::before(i)) {
+                I::emit_edit(e, &mut ctx, &mut buf);
+            }
+            vcode.insts()[i.index()].emit(ra.inst_allocs(i), &mut ctx, &mut buf);
+            while let Some((_, e)) = edits.next_if(|(pt, _)| *pt == ProgPoint::after(i)) {
+                I::emit_edit(e, &mut ctx, &mut buf);
+            }
+        }
+    }
+    debug_assert!(edits.next().is_none(), "edits past the last instruction");
+    buf
+}

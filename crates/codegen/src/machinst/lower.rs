@@ -1,0 +1,403 @@
+//! The Lower driver: IR → [`VCode`], in the final block order.
+//!
+//! # Contract
+//!
+//! Requires a verified [`Function`] and its [`BlockLoweringOrder`]. Walks the lowered blocks
+//! in that order; an IR block's instructions are visited bottom-up (terminator first), an
+//! edge block gets a single jump that carries the edge's arguments. The ISA
+//! ([`LowerBackend`]) turns each IR instruction into machine instructions.
+//!
+//! Guarantees: the VCode is in final order with one VCode block per lowered block and the
+//! same successor lists; every IR value that some emitted instruction reads has exactly one
+//! definition (an instruction's def, a block parameter, or the entry's argument
+//! definitions); values that need no code produce none.
+//!
+//! # Merging producers into users
+//!
+//! Uses of each value are counted over the whole function before any block is lowered
+//! (the block order may put a user before its producer). A user may *merge* a value's
+//! producer — fold an `iconst` into an immediate, an `icmp` into a branch — by calling
+//! [`Lower::merge`], which removes one use. When the walk reaches an instruction without side
+//! effects whose results have no uses left, it emits nothing. This is sound whatever order
+//! blocks are visited in: a use only disappears once its user has really absorbed it, and an
+//! instruction is skipped only when every remaining consumer has done so.
+//!
+//! Merging is legal ([`Lower::mergeable_inst`]) when the producer is in the current block,
+//! the merged value has this single use, and the producer has no side effects and cannot
+//! trap; a producer that reads memory must also see no side-effecting instruction between
+//! itself and the user (the *color* of both must match).
+//!
+//! # Output registers
+//!
+//! Each IR value has one vreg, created on first mention. An ISA lowering returns the vregs
+//! holding the results; the driver makes each result's vreg an *alias* of the returned one,
+//! and [`Lower::finish`] rewrites every operand, parameter and branch argument through the
+//! aliases, so results cost no copies.
+
+use kestrel_ir::entity::EntityRef;
+use kestrel_ir::{Block, Function, Inst, InstructionData, Opcode, Type, Value, ValueDef};
+use kestrel_regalloc::{Operand, RegClass, VReg};
+
+use super::blockorder::{BlockLoweringOrder, LoweredBlock};
+use super::vcode::{VCode, VCodeBuilder};
+use super::{BlockIndex, CodegenError, MachInst};
+
+/// What an ISA provides to the driver.
+pub trait LowerBackend {
+    /// The ISA's machine instruction.
+    type MInst: MachInst;
+
+    /// Lower a non-branch instruction; return its results' vregs (one per result), or
+    /// `Ok(None)` when no rule covers it.
+    fn lower_inst(
+        &self,
+        ctx: &mut Lower<'_, Self::MInst>,
+        inst: Inst,
+    ) -> Result<Option<Vec<VReg>>, CodegenError>;
+
+    /// Lower a block terminator (`jump`, `brif`, `br_table`) whose branch slots go to
+    /// `targets`; `None` when no rule covers it.
+    fn lower_branch(
+        &self,
+        ctx: &mut Lower<'_, Self::MInst>,
+        inst: Inst,
+        targets: &[BlockIndex],
+    ) -> Option<()>;
+
+    /// Define the entry block's parameters `params` (the function's incoming arguments).
+    fn gen_args(&self, ctx: &mut Lower<'_, Self::MInst>, params: &[Value]) -> Result<(), CodegenError>;
+
+    /// Register class for values of `ty`, or `None` when the ISA cannot hold them.
+    fn reg_class(&self, ty: Type) -> Option<RegClass>;
+}
+
+/// Lowering state for one function.
+pub struct Lower<'f, I: MachInst> {
+    /// The function being lowered.
+    pub f: &'f Function,
+    builder: VCodeBuilder<I>,
+    /// Vreg of each value (by value index), created lazily.
+    value_vregs: Vec<Option<VReg>>,
+    /// Alias target of each vreg (`None`: not an alias).
+    aliases: Vec<Option<VReg>>,
+    /// Uses not yet merged away, by value index.
+    uses: Vec<u32>,
+    /// Side-effect color of each instruction (by instruction index).
+    colors: Vec<u32>,
+    /// The IR block being lowered.
+    cur_block: Option<Block>,
+    /// Machine instructions of the IR instruction being lowered, in program order.
+    cur_insts: Vec<I>,
+}
+
+impl<'f, I: MachInst> Lower<'f, I> {
+    fn new(f: &'f Function) -> Self {
+        let num_values = f.dfg.num_values();
+        let mut uses = vec![0u32; num_values];
+        let mut colors = vec![0u32; f.dfg.num_insts()];
+        let mut color = 0;
+        for &b in f.layout.blocks() {
+            for inst in f.layout.block_insts(b) {
+                let data = f.dfg.inst(inst);
+                for v in data.arguments(&f.dfg.pool) {
+                    uses[f.dfg.resolve(v).index()] += 1;
+                }
+                for call in f.branch_destinations(inst) {
+                    for &v in f.dfg.block_call_args(&call) {
+                        uses[f.dfg.resolve(v).index()] += 1;
+                    }
+                }
+                colors[inst.index()] = color;
+                if data.opcode().has_side_effects() || data.opcode().can_load() {
+                    color += 1;
+                }
+            }
+        }
+        Lower {
+            f,
+            builder: VCodeBuilder::new(),
+            value_vregs: vec![None; num_values],
+            aliases: Vec::new(),
+            uses,
+            colors,
+            cur_block: None,
+            cur_insts: Vec::new(),
+        }
+    }
+
+    /// A fresh vreg of `class`.
+    pub fn alloc_vreg(&mut self, class: RegClass) -> VReg {
+        let v = VReg::new(self.aliases.len(), class);
+        self.aliases.push(None);
+        v
+    }
+
+    /// The vreg holding `value` (after alias resolution in the IR).
+    pub fn value_vreg(&mut self, value: Value) -> VReg {
+        let value = self.f.dfg.resolve(value);
+        if let Some(v) = self.value_vregs[value.index()] {
+            return v;
+        }
+        let ty = self.f.dfg.value_type(value);
+        let class = if ty.is_float() {
+            RegClass::Float
+        } else {
+            RegClass::Int
+        };
+        let v = self.alloc_vreg(class);
+        self.value_vregs[value.index()] = Some(v);
+        v
+    }
+
+    /// The type of `value`.
+    pub fn value_type(&self, value: Value) -> Type {
+        self.f.dfg.value_type(value)
+    }
+
+    /// The instruction data of `inst`.
+    pub fn data(&self, inst: Inst) -> &'f InstructionData {
+        self.f.dfg.inst(inst)
+    }
+
+    /// The defining instruction of `value` if it is a result.
+    pub fn def_inst(&self, value: Value) -> Option<Inst> {
+        match self.f.dfg.value_def(self.f.dfg.resolve(value)) {
+            ValueDef::Result(inst, _) => Some(inst),
+            _ => None,
+        }
+    }
+
+    /// The constant `value` is defined to be (by an `iconst`, anywhere), sign-extended from
+    /// its type.
+    pub fn const_value(&self, value: Value) -> Option<i64> {
+        let inst = self.def_inst(value)?;
+        match *self.data(inst) {
+            InstructionData::UnaryImm {
+                opcode: Opcode::Iconst,
+                imm,
+            } => {
+                let bits = self.value_type(value).bits();
+                Some(if bits >= 64 {
+                    imm
+                } else {
+                    (imm << (64 - bits)) >> (64 - bits)
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The producer of `value` if the current user may merge it (see the module doc): same
+    /// block, this single use, no side effects, no trap; for a load, nothing with side effects
+    /// in between (`user` is the merging instruction).
+    pub fn mergeable_inst(&self, value: Value, user: Inst) -> Option<Inst> {
+        let value = self.f.dfg.resolve(value);
+        let inst = self.def_inst(value)?;
+        let op = self.data(inst).opcode();
+        let ok = self.f.layout.inst_block(inst) == self.cur_block
+            && self.uses[value.index()] == 1
+            && !op.has_side_effects()
+            && !op.can_trap()
+            && (!op.can_load() || self.colors[inst.index()] + 1 == self.colors[user.index()]);
+        ok.then_some(inst)
+    }
+
+    /// Record that the current user absorbed one use of `value` (its producer was merged).
+    pub fn merge(&mut self, value: Value) {
+        let value = self.f.dfg.resolve(value);
+        debug_assert!(self.uses[value.index()] > 0, "merged more uses than exist");
+        self.uses[value.index()] -= 1;
+    }
+
+    /// Append a machine instruction for the IR instruction being lowered.
+    pub fn emit(&mut self, inst: I) {
+        self.cur_insts.push(inst);
+    }
+
+    /// The function's signature.
+    pub fn signature(&self) -> &'f kestrel_ir::Signature {
+        &self.f.signature
+    }
+
+    /// Flush the current IR instruction's machine instructions into the block (bottom-up).
+    fn flush(&mut self) {
+        while let Some(i) = self.cur_insts.pop() {
+            self.builder.push_rev(i);
+        }
+    }
+
+    fn resolve(&self, mut v: VReg) -> VReg {
+        while let Some(t) = self.aliases[v.index()] {
+            v = t;
+        }
+        v
+    }
+
+    /// Make `value`'s vreg an alias of `reg` (which holds the result).
+    fn set_result(&mut self, value: Value, reg: VReg) -> Result<(), CodegenError> {
+        let v = self.value_vreg(value);
+        if self.resolve(reg) == v {
+            return Ok(());
+        }
+        if v.class() != reg.class() {
+            return Err(CodegenError::unsupported(format!(
+                "result {value} in a register of the wrong class"
+            )));
+        }
+        self.aliases[v.index()] = Some(reg);
+        Ok(())
+    }
+
+    fn finish(self) -> VCode<I> {
+        let mut code = self.builder.finish(self.aliases.len());
+        let aliases = &self.aliases;
+        let resolve = |mut v: VReg| {
+            while let Some(t) = aliases[v.index()] {
+                v = t;
+            }
+            v
+        };
+        code.rewrite_vregs(&mut |op: Operand| {
+            Operand::new(resolve(op.vreg()), op.kind(), op.pos(), op.constraint())
+        }, &resolve);
+        code
+    }
+}
+
+fn unsupported_inst(f: &Function, inst: Inst, why: &str) -> CodegenError {
+    let data = f.dfg.inst(inst);
+    let ty = f
+        .dfg
+        .first_result(inst)
+        .map(|v| f.dfg.value_type(v))
+        .or_else(|| data.arguments(&f.dfg.pool).next().map(|v| f.dfg.value_type(v)));
+    let at = f
+        .inst_pos(inst)
+        .map(|p| format!(" (line {})", p.line))
+        .unwrap_or_default();
+    CodegenError::Unsupported {
+        opcode: Some(data.opcode()),
+        ty,
+        what: format!("{why} in {}{at}", f.name),
+    }
+}
+
+/// Lower `f` into VCode in `order`.
+pub fn lower<B: LowerBackend>(
+    backend: &B,
+    f: &Function,
+    order: &BlockLoweringOrder,
+) -> Result<VCode<B::MInst>, CodegenError> {
+    // Every value must fit a register class before anything is emitted.
+    for &b in f.layout.blocks() {
+        for &p in f.dfg.block_params(b) {
+            let ty = f.dfg.value_type(p);
+            if backend.reg_class(ty).is_none() {
+                return Err(CodegenError::Unsupported {
+                    opcode: None,
+                    ty: Some(ty),
+                    what: format!("block parameter {p} in {}", f.name),
+                });
+            }
+        }
+        for inst in f.layout.block_insts(b) {
+            for &r in f.dfg.inst_results(inst) {
+                if backend.reg_class(f.dfg.value_type(r)).is_none() {
+                    return Err(unsupported_inst(f, inst, "result type"));
+                }
+            }
+        }
+    }
+
+    let mut ctx = Lower::new(f);
+    let entry = f.entry_block();
+    for (index, lb) in order.iter() {
+        let succs: Vec<BlockIndex> = order
+            .succ_indices(index)
+            .iter()
+            .map(|s| kestrel_regalloc::Block(s.index() as u32))
+            .collect();
+        match lb {
+            LoweredBlock::Edge { from, succ_index, to } => {
+                // The edge's arguments travel with this block's jump.
+                let branch = f.layout.last_inst(from).expect("edge source has a branch");
+                let call = f.branch_destinations(branch)[succ_index as usize];
+                debug_assert_eq!(call.block, to);
+                let args = f
+                    .dfg
+                    .block_call_args(&call)
+                    .iter()
+                    .map(|&v| ctx.value_vreg(v))
+                    .collect();
+                ctx.builder.push_rev(B::MInst::gen_jump(succs[0]));
+                ctx.builder.add_succ(succs[0], args);
+            }
+            LoweredBlock::Orig(b) => {
+                ctx.cur_block = Some(b);
+                let mut insts = f.layout.block_insts(b).rev().peekable();
+                let term = *insts.peek().expect("verified blocks are not empty");
+                if f.dfg.inst(term).opcode().is_branch() {
+                    insts.next();
+                    backend
+                        .lower_branch(&mut ctx, term, &succs)
+                        .ok_or_else(|| unsupported_inst(f, term, "branch"))?;
+                    ctx.flush();
+                    for (slot, call) in f.branch_destinations(term).iter().enumerate() {
+                        let to_edge = matches!(
+                            order.lowered_order()[succs[slot].index()],
+                            LoweredBlock::Edge { .. }
+                        );
+                        let args = if to_edge {
+                            Vec::new()
+                        } else {
+                            f.dfg
+                                .block_call_args(call)
+                                .iter()
+                                .map(|&v| ctx.value_vreg(v))
+                                .collect()
+                        };
+                        ctx.builder.add_succ(succs[slot], args);
+                    }
+                }
+                for inst in insts {
+                    let data = f.dfg.inst(inst);
+                    let op = data.opcode();
+                    let needed = op.has_side_effects()
+                        || op.can_trap()
+                        || op.is_terminator()
+                        || f
+                            .dfg
+                            .inst_results(inst)
+                            .iter()
+                            .any(|r| ctx.uses[r.index()] > 0);
+                    if !needed {
+                        continue;
+                    }
+                    let outs = backend
+                        .lower_inst(&mut ctx, inst)?
+                        .ok_or_else(|| unsupported_inst(f, inst, "instruction"))?;
+                    for (&r, &o) in f.dfg.inst_results(inst).iter().zip(&outs) {
+                        ctx.set_result(r, o)?;
+                    }
+                    ctx.flush();
+                }
+                if Some(b) == entry {
+                    let params = f.dfg.block_params(b).to_vec();
+                    backend.gen_args(&mut ctx, &params)?;
+                    ctx.flush();
+                } else {
+                    let params = f
+                        .dfg
+                        .block_params(b)
+                        .iter()
+                        .map(|&p| ctx.value_vreg(p))
+                        .collect();
+                    ctx.builder.set_params(params);
+                }
+                ctx.cur_block = None;
+            }
+        }
+        ctx.builder.end_block();
+    }
+    Ok(ctx.finish())
+}

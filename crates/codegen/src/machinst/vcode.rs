@@ -1,0 +1,297 @@
+//! `VCode`: machine instructions over virtual registers, in final block order.
+//!
+//! # Contract
+//!
+//! Requires (from the lowering that builds it through [`VCodeBuilder`]): blocks are added in
+//! the final layout order chosen by the block order, each block's instructions in program
+//! order, its terminator last; successor lists name blocks of this VCode; block 0 is the
+//! entry and has no parameters (incoming arguments are defined by an instruction with
+//! fixed-register defs); no critical edges (the block order split them into blocks of their
+//! own).
+//!
+//! Guarantees: after [`VCodeBuilder::finish`] the VCode is immutable. Its operands are
+//! flattened once into one array, so [`kestrel_regalloc::Function`] queries are slice
+//! lookups; predecessor lists are derived from successor lists (in block order, one entry per
+//! edge). Register allocation reads it and returns allocations and edits beside it; emission
+//! walks it in order.
+
+use std::fmt::Write as _;
+
+use kestrel_regalloc::{Block, Function, Inst as RInst, InstRange, Operand, Output, PRegSet, VReg};
+
+use super::{BlockIndex, MachInst};
+
+/// Machine code over virtual registers for one function (see the module contract).
+#[derive(Clone, Debug)]
+pub struct VCode<I: MachInst> {
+    insts: Vec<I>,
+    /// `operands[operand_ranges[i].0..operand_ranges[i].1]` are instruction `i`'s operands.
+    operands: Vec<Operand>,
+    operand_ranges: Vec<(u32, u32)>,
+    clobbers: Vec<PRegSet>,
+    block_ranges: Vec<InstRange>,
+    succs: Vec<Block>,
+    succ_ranges: Vec<(u32, u32)>,
+    preds: Vec<Block>,
+    pred_ranges: Vec<(u32, u32)>,
+    params: Vec<VReg>,
+    param_ranges: Vec<(u32, u32)>,
+    /// Branch arguments of block `b` to its `i`-th successor:
+    /// `branch_args[branch_arg_ranges[succ_ranges[b].0 + i]]`.
+    branch_args: Vec<VReg>,
+    branch_arg_ranges: Vec<(u32, u32)>,
+    num_vregs: usize,
+}
+
+fn slice<T>(v: &[T], r: (u32, u32)) -> &[T] {
+    &v[r.0 as usize..r.1 as usize]
+}
+
+impl<I: MachInst> VCode<I> {
+    /// The instructions in final order.
+    pub fn insts(&self) -> &[I] {
+        &self.insts
+    }
+
+    /// Number of blocks.
+    pub fn num_blocks(&self) -> usize {
+        self.block_ranges.len()
+    }
+
+    /// Instructions of `block`.
+    pub fn block_range(&self, block: BlockIndex) -> InstRange {
+        self.block_ranges[block.index()]
+    }
+
+    /// Rewrite every vreg (operands, block parameters, branch arguments); lowering uses this
+    /// once, to resolve result aliases. Keeps the structure.
+    pub(crate) fn rewrite_vregs(
+        &mut self,
+        op: &mut dyn FnMut(Operand) -> Operand,
+        vreg: &dyn Fn(VReg) -> VReg,
+    ) {
+        for o in &mut self.operands {
+            *o = op(*o);
+        }
+        for v in self.params.iter_mut().chain(self.branch_args.iter_mut()) {
+            *v = vreg(*v);
+        }
+    }
+
+    /// Print the VCode, optionally with the allocator's result (allocations and edits).
+    pub fn pretty(&self, ra: Option<&Output>) -> String {
+        let mut s = String::new();
+        let mut edits = ra.map(|o| o.edits.iter().peekable());
+        for b in 0..self.num_blocks() {
+            let block = Block(b as u32);
+            let params = self.block_params(block);
+            let _ = write!(s, "block{b}");
+            if !params.is_empty() && ra.is_none() {
+                let p: Vec<String> = params.iter().map(|v| v.to_string()).collect();
+                let _ = write!(s, "({})", p.join(", "));
+            }
+            let succ: Vec<String> = self
+                .block_succs(block)
+                .iter()
+                .enumerate()
+                .map(|(i, sb)| {
+                    let args = self.branch_blockparams(block, i);
+                    if args.is_empty() || ra.is_some() {
+                        format!("block{}", sb.0)
+                    } else {
+                        let a: Vec<String> = args.iter().map(|v| v.to_string()).collect();
+                        format!("block{}({})", sb.0, a.join(", "))
+                    }
+                })
+                .collect();
+            if !succ.is_empty() {
+                let _ = write!(s, " -> {}", succ.join(", "));
+            }
+            s.push_str(":\n");
+            for i in self.block_range(block).iter() {
+                if let Some(edits) = edits.as_mut() {
+                    while let Some((pt, e)) = edits.next_if(|(pt, _)| pt.inst() == i && !pt.is_after()) {
+                        let _ = pt;
+                        let _ = writeln!(s, "  move {} <- {}", I::alloc_name(e.to), I::alloc_name(e.from));
+                    }
+                }
+                let names: Vec<String> = match ra {
+                    Some(o) => o.inst_allocs(i).iter().map(|&a| I::alloc_name(a)).collect(),
+                    None => self.inst_operands(i).iter().map(|o| o.vreg().to_string()).collect(),
+                };
+                let _ = writeln!(s, "  {}", self.insts[i.index()].pretty(&names));
+                if let Some(edits) = edits.as_mut() {
+                    while let Some((_, e)) = edits.next_if(|(pt, _)| pt.inst() == i) {
+                        let _ = writeln!(s, "  move {} <- {}", I::alloc_name(e.to), I::alloc_name(e.from));
+                    }
+                }
+            }
+        }
+        s
+    }
+}
+
+impl<I: MachInst> Function for VCode<I> {
+    fn num_insts(&self) -> usize {
+        self.insts.len()
+    }
+    fn num_blocks(&self) -> usize {
+        self.block_ranges.len()
+    }
+    fn entry_block(&self) -> Block {
+        Block(0)
+    }
+    fn block_insns(&self, block: Block) -> InstRange {
+        self.block_ranges[block.index()]
+    }
+    fn block_succs(&self, block: Block) -> &[Block] {
+        slice(&self.succs, self.succ_ranges[block.index()])
+    }
+    fn block_preds(&self, block: Block) -> &[Block] {
+        slice(&self.preds, self.pred_ranges[block.index()])
+    }
+    fn block_params(&self, block: Block) -> &[VReg] {
+        slice(&self.params, self.param_ranges[block.index()])
+    }
+    fn branch_blockparams(&self, block: Block, succ_idx: usize) -> &[VReg] {
+        let edge = self.succ_ranges[block.index()].0 as usize + succ_idx;
+        slice(&self.branch_args, self.branch_arg_ranges[edge])
+    }
+    fn inst_operands(&self, inst: RInst) -> &[Operand] {
+        slice(&self.operands, self.operand_ranges[inst.index()])
+    }
+    fn inst_clobbers(&self, inst: RInst) -> PRegSet {
+        self.clobbers[inst.index()]
+    }
+    fn is_move(&self, inst: RInst) -> Option<(Operand, Operand)> {
+        self.insts[inst.index()].is_move()?;
+        let ops = self.inst_operands(inst);
+        let def = ops.iter().find(|o| o.is_def())?;
+        let src = ops.iter().find(|o| o.is_use())?;
+        Some((*def, *src))
+    }
+    fn num_vregs(&self) -> usize {
+        self.num_vregs
+    }
+}
+
+/// Builds a [`VCode`] block by block in final order.
+///
+/// Lowering walks a block's IR bottom-up, so instructions of the *current* block are pushed
+/// in reverse ([`VCodeBuilder::push_rev`]) and put in program order by
+/// [`VCodeBuilder::end_block`].
+pub struct VCodeBuilder<I: MachInst> {
+    code: VCode<I>,
+    /// Instructions of the block being built, last first.
+    pending: Vec<I>,
+    /// The block's successor edges: (target, args).
+    pending_succs: Vec<(BlockIndex, Vec<VReg>)>,
+    pending_params: Vec<VReg>,
+}
+
+impl<I: MachInst> Default for VCodeBuilder<I> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<I: MachInst> VCodeBuilder<I> {
+    /// An empty builder.
+    pub fn new() -> Self {
+        VCodeBuilder {
+            code: VCode {
+                insts: Vec::new(),
+                operands: Vec::new(),
+                operand_ranges: Vec::new(),
+                clobbers: Vec::new(),
+                block_ranges: Vec::new(),
+                succs: Vec::new(),
+                succ_ranges: Vec::new(),
+                preds: Vec::new(),
+                pred_ranges: Vec::new(),
+                params: Vec::new(),
+                param_ranges: Vec::new(),
+                branch_args: Vec::new(),
+                branch_arg_ranges: Vec::new(),
+                num_vregs: 0,
+            },
+            pending: Vec::new(),
+            pending_succs: Vec::new(),
+            pending_params: Vec::new(),
+        }
+    }
+
+    /// Push an instruction *before* those already pushed for the current block.
+    pub fn push_rev(&mut self, inst: I) {
+        self.pending.push(inst);
+    }
+
+    /// Record an edge of the current block (in its terminator's target order).
+    pub fn add_succ(&mut self, target: BlockIndex, args: Vec<VReg>) {
+        self.pending_succs.push((target, args));
+    }
+
+    /// Set the current block's parameters.
+    pub fn set_params(&mut self, params: Vec<VReg>) {
+        self.pending_params = params;
+    }
+
+    /// Close the current block: its instructions go in program order after the previous
+    /// block's.
+    pub fn end_block(&mut self) {
+        let c = &mut self.code;
+        let start = c.insts.len() as u32;
+        while let Some(inst) = self.pending.pop() {
+            let op_start = c.operands.len() as u32;
+            inst.collect_operands(&mut c.operands);
+            c.operand_ranges.push((op_start, c.operands.len() as u32));
+            c.clobbers.push(inst.clobbers());
+            c.insts.push(inst);
+        }
+        let end = c.insts.len() as u32;
+        debug_assert!(end > start, "a block needs a terminator");
+        debug_assert!(c.insts.last().is_some_and(|i| i.is_term()), "block must end in a terminator");
+        c.block_ranges.push(InstRange {
+            start: RInst(start),
+            end: RInst(end),
+        });
+        let s_start = c.succs.len() as u32;
+        for (target, args) in self.pending_succs.drain(..) {
+            c.succs.push(target);
+            let a_start = c.branch_args.len() as u32;
+            c.branch_args.extend(args);
+            c.branch_arg_ranges.push((a_start, c.branch_args.len() as u32));
+        }
+        c.succ_ranges.push((s_start, c.succs.len() as u32));
+        let p_start = c.params.len() as u32;
+        c.params.append(&mut self.pending_params);
+        c.param_ranges.push((p_start, c.params.len() as u32));
+    }
+
+    /// Finish: derive predecessors and freeze. `num_vregs` bounds every vreg index used.
+    pub fn finish(mut self, num_vregs: usize) -> VCode<I> {
+        let c = &mut self.code;
+        debug_assert!(self.pending.is_empty(), "unfinished block");
+        let n = c.block_ranges.len();
+        // Counting sort of edges by target: predecessors in source-block order.
+        let mut count = vec![0u32; n + 1];
+        for s in &c.succs {
+            count[s.index() + 1] += 1;
+        }
+        for i in 0..n {
+            count[i + 1] += count[i];
+        }
+        c.pred_ranges = (0..n).map(|b| (count[b], count[b + 1])).collect();
+        let mut fill = count.clone();
+        c.preds = vec![Block(0); c.succs.len()];
+        for b in 0..n {
+            let (s0, s1) = c.succ_ranges[b];
+            for s in &c.succs[s0 as usize..s1 as usize] {
+                c.preds[fill[s.index()] as usize] = Block(b as u32);
+                fill[s.index()] += 1;
+            }
+        }
+        c.num_vregs = num_vregs;
+        self.code
+    }
+}

@@ -1,0 +1,131 @@
+//! Golden tests (`test compile precise-output` style): each function in
+//! `tests/golden/*.clif` is followed by its expected VCode, allocated code and disassembly
+//! as `;` comments. `BLESS=1 cargo test -p kestrel-codegen --test golden` rewrites them;
+//! otherwise a mismatch fails with a line diff.
+
+use std::path::Path;
+
+use iced_x86::{Decoder, DecoderOptions, Formatter, Instruction, IntelFormatter};
+use kestrel_codegen::isa::x64::{Flags, X64Backend};
+
+/// `OFFSET: BYTES  ASM` lines for `code` (instructions only, up to `len`).
+fn disassemble(code: &[u8], len: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut decoder = Decoder::with_ip(64, &code[..len], 0, DecoderOptions::NONE);
+    let mut formatter = IntelFormatter::new();
+    let mut inst = Instruction::default();
+    while decoder.can_decode() {
+        decoder.decode_out(&mut inst);
+        let start = inst.ip() as usize;
+        let bytes: String = code[start..start + inst.len()]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let mut text = String::new();
+        formatter.format(&inst, &mut text);
+        out.push(format!("{start:x}: {bytes}  {text}"));
+    }
+    if len < code.len() {
+        let data: String = code[len..].iter().map(|b| format!("{b:02x}")).collect();
+        out.push(format!("{len:x}: {data}  (constants)"));
+    }
+    out
+}
+
+/// The expected comment block for one compiled function.
+fn expectation(f: &kestrel_ir::Function) -> Vec<String> {
+    let flags = Flags {
+        check_regalloc: true,
+        keep_text: true,
+    };
+    let mut out = Vec::new();
+    match X64Backend.compile_function(f, &flags) {
+        Err(e) => out.push(format!("error: {e}")),
+        Ok(code) => {
+            out.push("VCode:".into());
+            out.extend(code.vcode_text.lines().map(|l| format!("  {l}")));
+            out.push("Allocated:".into());
+            out.extend(code.regalloc_text.lines().map(|l| format!("  {l}")));
+            out.push("Disassembly:".into());
+            let len = code.code_size_without_constants as usize;
+            out.extend(disassemble(&code.code, len).into_iter().map(|l| format!("  {l}")));
+            for t in &code.traps {
+                out.push(format!("  trap {:#x}: {}", t.offset, t.code));
+            }
+            for r in &code.relocs {
+                out.push(format!("  reloc {:#x}: {:?} {} {}", r.offset, r.kind, r.target, r.addend));
+            }
+        }
+    }
+    out
+}
+
+/// Rebuild a golden file: its text with each function's comment block replaced.
+fn render(text: &str, name: &str) -> String {
+    let funcs = kestrel_ir::parse_functions(text, name).expect("golden input parses");
+    let mut out = String::new();
+    let mut funcs = funcs.iter();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        out.push_str(line);
+        out.push('\n');
+        if line == "}" {
+            // Drop the old expectation, then write the new one.
+            while lines.next_if(|l| l.starts_with(';') || l.is_empty()).is_some() {}
+            let f = funcs.next().expect("one parsed function per closing brace");
+            out.push('\n');
+            for e in expectation(f) {
+                out.push_str(&format!("; {e}").trim_end().to_string());
+                out.push('\n');
+            }
+            if lines.peek().is_some() {
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+fn diff(want: &str, got: &str) -> String {
+    let (w, g): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
+    let mut s = String::new();
+    for i in 0..w.len().max(g.len()) {
+        match (w.get(i), g.get(i)) {
+            (Some(a), Some(b)) if a == b => {}
+            (a, b) => {
+                s.push_str(&format!("line {}:\n- {}\n+ {}\n", i + 1, a.unwrap_or(&""), b.unwrap_or(&"")));
+            }
+        }
+    }
+    s
+}
+
+#[test]
+fn golden() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let bless = std::env::var_os("BLESS").is_some();
+    let mut failures = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/golden exists")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "clif"))
+        .collect();
+    entries.sort();
+    assert!(!entries.is_empty(), "no golden files");
+    for path in entries {
+        let text = std::fs::read_to_string(&path).expect("read golden file");
+        let got = render(&text, &path.display().to_string());
+        if got != text {
+            if bless {
+                std::fs::write(&path, &got).expect("write golden file");
+            } else {
+                failures.push(format!("{}:\n{}", path.display(), diff(&text, &got)));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "golden mismatches (rerun with BLESS=1 to accept):\n{}",
+        failures.join("\n")
+    );
+}

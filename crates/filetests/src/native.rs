@@ -1,0 +1,162 @@
+//! Native execution of `test run` files: compile every function of a file with the x86-64
+//! backend (register-allocation checker on), load them into one JIT module, and call them.
+//!
+//! A function the backend cannot compile makes the whole file fail with the backend's error
+//! (native execution never falls back to the interpreter). A native trap is reported like
+//! the interpreter's: `trap CODE …`.
+
+use std::collections::HashMap;
+
+use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_interp::DataValue;
+use kestrel_ir::{Function, FunctionName};
+use kestrel_jit::{CompiledFunction, FuncId, JitModule, Linkage, Reloc, RelocKind, RelocTarget, TrapSite, Value};
+
+/// The functions of one file, compiled and loaded.
+pub struct NativeModule {
+    module: JitModule,
+    ids: HashMap<String, FuncId>,
+}
+
+fn jit_name(name: &FunctionName) -> String {
+    match name {
+        FunctionName::Named(n) => n.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn reloc_kind(kind: kestrel_codegen::machinst::buffer::RelocKind) -> RelocKind {
+    use kestrel_codegen::machinst::buffer::RelocKind as K;
+    match kind {
+        K::Abs4 => RelocKind::Abs4,
+        K::Abs8 => RelocKind::Abs8,
+        K::PcRel4 => RelocKind::PcRel4,
+        K::CallPcRel4 => RelocKind::CallPcRel4,
+    }
+}
+
+impl NativeModule {
+    /// Compile and load `funcs`; the errors name each function that failed.
+    pub fn compile(funcs: &[Function]) -> Result<NativeModule, Vec<String>> {
+        let flags = Flags {
+            check_regalloc: true,
+            keep_text: false,
+        };
+        let mut module = JitModule::new();
+        let mut ids = HashMap::new();
+        let mut errors = Vec::new();
+        for f in funcs {
+            let name = jit_name(&f.name);
+            match module.declare_function(&name, Linkage::Local, &f.signature) {
+                Ok(id) => {
+                    ids.insert(name, id);
+                }
+                Err(e) => errors.push(format!("%{name}: {e}")),
+            }
+        }
+        for f in funcs {
+            for ext in f.ext_funcs.values() {
+                let name = jit_name(&ext.name);
+                if ids.contains_key(&name) {
+                    continue;
+                }
+                let sig = &f.signatures[ext.signature];
+                if let Err(e) = module.declare_function(&name, Linkage::Import, sig) {
+                    errors.push(format!("%{name}: {e}"));
+                }
+            }
+        }
+        for f in funcs {
+            let name = jit_name(&f.name);
+            let code = match X64Backend.compile_function(f, &flags) {
+                Ok(c) => c,
+                Err(e) => {
+                    errors.push(format!("%{name}: {e}"));
+                    continue;
+                }
+            };
+            let compiled = CompiledFunction {
+                code: code.code,
+                relocs: code
+                    .relocs
+                    .iter()
+                    .map(|r| Reloc {
+                        offset: r.offset,
+                        kind: reloc_kind(r.kind),
+                        target: RelocTarget::Function(jit_name(&r.target)),
+                        addend: r.addend,
+                    })
+                    .collect(),
+                traps: code
+                    .traps
+                    .iter()
+                    .map(|t| TrapSite {
+                        offset: t.offset,
+                        code: t.code,
+                    })
+                    .collect(),
+                signature: f.signature.clone(),
+            };
+            if let Some(&id) = ids.get(&name) {
+                if let Err(e) = module.define_function(id, compiled) {
+                    errors.push(format!("%{name}: {e}"));
+                }
+            }
+        }
+        if errors.is_empty() {
+            if let Err(e) = module.finalize_definitions() {
+                errors.push(e.to_string());
+            }
+        }
+        if errors.is_empty() {
+            Ok(NativeModule { module, ids })
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Call `%name` with `args`; a trap becomes an error message like the interpreter's.
+    pub fn call(&self, name: &str, args: &[DataValue]) -> Result<Vec<DataValue>, String> {
+        let id = *self
+            .ids
+            .get(name)
+            .ok_or_else(|| format!("no function named %{name} in this module"))?;
+        let args: Vec<Value> = args.iter().map(|&a| to_jit(a)).collect();
+        // SAFETY: the code was produced by the backend from this very function, whose
+        // signature the module checked, and it is memory-safe for any arguments because run
+        // tests only use scalar values (memory operations are rejected as unsupported or
+        // address the function's own stack).
+        let results = unsafe { self.module.call(id, &args) };
+        match results {
+            Ok(vals) => Ok(vals.into_iter().map(from_jit).collect()),
+            Err(e) => match e.trap() {
+                Some(t) => Err(format!("trap {} at offset {:#x} in %{name}", t.code, t.offset)),
+                None => Err(e.to_string()),
+            },
+        }
+    }
+}
+
+fn to_jit(v: DataValue) -> Value {
+    match v {
+        DataValue::I8(x) => Value::I8(x),
+        DataValue::I16(x) => Value::I16(x),
+        DataValue::I32(x) => Value::I32(x),
+        DataValue::I64(x) => Value::I64(x),
+        DataValue::I128(x) => Value::I128(x),
+        DataValue::F32(b) => Value::F32(f32::from_bits(b)),
+        DataValue::F64(b) => Value::F64(f64::from_bits(b)),
+    }
+}
+
+fn from_jit(v: Value) -> DataValue {
+    match v {
+        Value::I8(x) => DataValue::I8(x),
+        Value::I16(x) => DataValue::I16(x),
+        Value::I32(x) => DataValue::I32(x),
+        Value::I64(x) => DataValue::I64(x),
+        Value::I128(x) => DataValue::I128(x),
+        Value::F32(x) => DataValue::F32(x.to_bits()),
+        Value::F64(x) => DataValue::F64(x.to_bits()),
+    }
+}
