@@ -2,11 +2,12 @@
 //!
 //! Bytes decode into a program: label binds, marks, padding, short and long jumps, naive
 //! two-target branches, single conditional branches, calls, constant loads, traps and halts.
-//! The program is emitted three times — with every optional transformation skipped (the
-//! naive baseline), with none skipped, and with a chaos control deciding each one — with
-//! islands whenever the buffer asks for one. All three must finish and, run on the toy
-//! interpreter, produce the same events and the same ending. The buffer's invariants are
-//! checked after every bind and island along the way.
+//! The program is emitted four times, with islands whenever the buffer asks for one: with
+//! every optional transformation skipped (the naive baseline), with none skipped, and under
+//! two chaos controls (seeded from the bytes, and reading the input's last bytes as
+//! decisions). All four must finish and, run on the toy interpreter, produce the same events
+//! and the same ending. The buffer's invariants are checked after every bind and island
+//! along the way (debug builds) and before every `finish`.
 
 use kestrel_ir::TrapCode;
 
@@ -159,8 +160,8 @@ impl Program {
     }
 }
 
-/// Decode `bytes` into a toy program, emit it naively, optimized and under a chaos control
-/// derived from the bytes, and check that all three behave the same. Panics on a difference.
+/// Decode `bytes` into a toy program, emit it naively, optimized and under chaos controls
+/// derived from the bytes, and check that all builds behave the same. Panics on a difference.
 pub fn check_random_sequence(bytes: &[u8]) {
     let program = Program::decode(bytes);
     let naive = program.build(&mut Chaos::skip_all());
@@ -169,6 +170,10 @@ pub fn check_random_sequence(bytes: &[u8]) {
         (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
     });
     let mixed = program.build(&mut Chaos::from_seed(seed));
+    // Decisions the fuzzer can steer directly: one bit per question, from the input's end.
+    let steered = program.build(&mut Chaos::from_bytes(
+        &bytes[bytes.len().saturating_sub(32)..],
+    ));
 
     let expected = toy::run(&naive, MAX_EVENTS);
     let check = |name: &str, code: &MachBufferFinalized| {
@@ -182,6 +187,7 @@ pub fn check_random_sequence(bytes: &[u8]) {
     };
     check("optimized", &optimized);
     check("chaos", &mixed);
+    check("steered", &steered);
     assert!(
         matches!(
             expected.end,

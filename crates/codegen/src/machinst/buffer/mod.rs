@@ -49,19 +49,23 @@
 //!   `(labels_at_tail_off, cur_offset]`; every window branch ends at or before
 //!   `labels_at_tail_off`.
 //! - **I3 (window).** `latest_branches` are contiguous and increasing (`b[i].end ==
-//!   b[i+1].start`, `start < end <= cur_offset`); branch `b` owns `pending_fixups[b.fixup]`, a
-//!   use of `b.target` inside `b.start..b.end`, and the window's fixups are exactly the tail of
-//!   `pending_fixups` starting at the first branch's; `b.labels_here` is exactly the set of
-//!   bound labels whose offset is `b.start`, and no bound label lies strictly inside a branch;
-//!   a conditional branch's `inverted` bytes have its length. Every trap site and relocation
-//!   lies before the first window branch.
+//!   b[i+1].start`, `start < end <= cur_offset`). Branch `b` owns `pending_fixups[b.fixup]`, a
+//!   use of `b.target` inside `b.start..b.end`; the branches' fixups are consecutive, and when
+//!   the window is *live* (its last branch ends at `cur_offset`) they are the tail of
+//!   `pending_fixups`. `b.labels_here` is exactly the set of bound labels whose offset is
+//!   `b.start`, and no bound label lies strictly inside a branch. A conditional branch's
+//!   `inverted` bytes have its length. Every trap site and relocation lies before the first
+//!   window branch.
 //! - **I4 (deadlines).** `fixup_deadline` is at most the deadline of every pending or deferred
 //!   fixup (a bound, not the minimum: a fixup deleted with its branch leaves it lower, which
 //!   can only make an island come early; each island recomputes it exactly);
 //!   `pending_constants_size` bounds the bytes (with alignment padding) the pending constants
 //!   need; their labels are unbound.
-//! - **I5 (finality).** With the window empty, a label resolving to an offset below
-//!   `cur_offset` never changes its resolution again; only such labels are ever patched.
+//! - **I5 (finality).** A label resolving to an offset below the window's start (below
+//!   `cur_offset` when the window is empty) never changes its resolution again: only labels
+//!   at window branch starts become aliases and only labels at or after them move. Label
+//!   uses are patched only against such final offsets (islands and `finish` empty the window
+//!   first).
 //!
 //! Semantics are preserved because an edit only deletes or rewrites branch bytes at the tail
 //! and moves the labels bound there to where the same control flow now begins.
