@@ -43,6 +43,8 @@ pub(crate) struct UsePos {
     pub pos: u32,
     /// The operand's allocation is the interval's and must be a register.
     pub requires_reg: bool,
+    /// The register the operand is fixed to, if any (a hint for the interval).
+    pub hint: Option<PReg>,
 }
 
 /// A live interval (or, after splitting, a piece of one vreg's lifetime).
@@ -60,6 +62,8 @@ pub(crate) struct Interval {
     pub steal: Option<VReg>,
     /// Whether this interval is a block parameter (hinted from the predecessors' arguments).
     pub is_param: bool,
+    /// Whether this interval was split off another (its `hint_reg` is the parent's register).
+    pub is_child: bool,
 }
 
 impl Interval {
@@ -269,6 +273,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
                     uses_rev[v.index()].push(UsePos {
                         pos: start,
                         requires_reg,
+                        hint: None,
                     });
                 }
             }
@@ -306,14 +311,19 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
                                 owner: Some(v),
                             });
                         }
-                        if hint_reg[v.index()].is_none() {
-                            hint_reg[v.index()] = Some(r);
-                        }
                     }
                     OperandConstraint::Stack => needs_slot[v.index()] = true,
                     _ => {}
                 }
-                uses_rev[v.index()].push(UsePos { pos, requires_reg });
+                let hint = match op.constraint() {
+                    OperandConstraint::FixedReg(r) => Some(r),
+                    _ => None,
+                };
+                uses_rev[v.index()].push(UsePos {
+                    pos,
+                    requires_reg,
+                    hint,
+                });
             }
         }
         for &p in func.block_params(block) {
@@ -362,6 +372,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
             hint_vreg: hint_vreg[v],
             steal: steal[v],
             is_param: is_param[v],
+            is_child: false,
         });
     }
     for list in &mut reservations {

@@ -60,6 +60,8 @@ struct Scan<'a, F: Function> {
     /// Class of the values each slot holds.
     slot_class: Vec<RegClass>,
     param_of: Vec<Option<(Block, u32)>>,
+    /// Per vreg, the (successor, parameter index) pairs it is passed to as a branch argument.
+    arg_of: Vec<Vec<(Block, u32)>>,
     splits: usize,
     split_budget: usize,
     free_until: Vec<u32>,
@@ -79,6 +81,18 @@ pub(crate) fn run<F: Function>(
     for b in 0..func.num_blocks() {
         for (k, p) in func.block_params(Block(b as u32)).iter().enumerate() {
             param_of[p.index()] = Some((Block(b as u32), k as u32));
+        }
+    }
+    let mut arg_of = vec![Vec::new(); nv];
+    for b in 0..func.num_blocks() {
+        for (k, &succ) in func.block_succs(Block(b as u32)).iter().enumerate() {
+            for (j, a) in func
+                .branch_blockparams(Block(b as u32), k)
+                .iter()
+                .enumerate()
+            {
+                arg_of[a.index()].push((succ, j as u32));
+            }
         }
     }
     let mut vreg_slot = vec![None; nv];
@@ -123,6 +137,7 @@ pub(crate) fn run<F: Function>(
             slot_busy_until: std::mem::take(&mut slot_busy_until),
             slot_class: std::mem::take(&mut slot_class),
             param_of: std::mem::take(&mut param_of),
+            arg_of: std::mem::take(&mut arg_of),
             splits: scanned.splits,
             split_budget,
             free_until: vec![0; regs.len()],
@@ -135,6 +150,7 @@ pub(crate) fn run<F: Function>(
         slot_busy_until = scan.slot_busy_until;
         slot_class = scan.slot_class;
         param_of = scan.param_of;
+        arg_of = scan.arg_of;
     }
     scanned.num_slots = slot_busy_until.len() as u32;
     Ok(scanned)
@@ -255,7 +271,32 @@ impl<F: Function> Scan<'_, F> {
                 }
             }
         }
-        iv.hint_reg.and_then(|r| reg(Some(Allocation::Reg(r))))
+        let fixed_use = || {
+            iv.uses
+                .iter()
+                .find_map(|u| u.hint)
+                .and_then(|r| reg(Some(Allocation::Reg(r))))
+        };
+        let static_hint = || iv.hint_reg.and_then(|r| reg(Some(Allocation::Reg(r))));
+        let from_use = if iv.is_child {
+            static_hint().or_else(fixed_use)
+        } else {
+            fixed_use().or_else(static_hint)
+        };
+        if from_use.is_some() {
+            return from_use;
+        }
+        // An argument on a back edge: the parameter it feeds is allocated already.
+        for &(succ, k) in &self.arg_of[iv.vreg.index()] {
+            let start = self.cfg.block_start_pos(succ.index());
+            if start < iv.start() {
+                let param = self.func.block_params(succ)[k as usize];
+                if let Some(r) = reg(self.loc_at(param, start)) {
+                    return Some(r);
+                }
+            }
+        }
+        None
     }
 
     fn try_allocate_free(&mut self, cur: u32) -> bool {
@@ -580,6 +621,7 @@ impl<F: Function> Scan<'_, F> {
             hint_vreg: None,
             steal: None,
             is_param: false,
+            is_child: true,
         };
         let child_start = child.start();
         let vreg = child.vreg;
