@@ -237,6 +237,11 @@ pub fn allocate<F: Function>(
 ) -> Result<Output, RegAllocError> {
     let cfg = validate::validate(func, env)?;
     let live = liveness::compute(func, &cfg);
+    if let Some(v) = live.live_in[func.entry_block().index()].iter().next() {
+        // Something is read on a path from the entry that does not pass its def.
+        let vreg = VReg::new(v, RegClass::Int);
+        return Err(validate::explain_undominated_use(func, &cfg, vreg));
+    }
     let mut built = intervals::build(func, &cfg, &live, env);
     let scanned = scan::run(func, env, &cfg, &mut built)?;
     let output = resolve::resolve(func, env, &cfg, &live, &built, scanned)?;

@@ -66,6 +66,8 @@ struct Resolver<'a, F: Function> {
     used_emergency: bool,
     /// Per vreg defined by an instruction: the instruction and the def's constraint.
     def_site: Vec<Option<(u32, OperandConstraint)>>,
+    /// Per vreg, the index of the piece the last lookup found (see `loc`).
+    cursor: Vec<u32>,
 }
 
 fn internal(msg: String) -> RegAllocError {
@@ -92,6 +94,7 @@ pub(crate) fn resolve<F: Function>(
         emergency_base: scanned.num_slots,
         used_emergency: false,
         def_site: vec![None; func.num_vregs()],
+        cursor: vec![0; func.num_vregs()],
     };
     let (allocs, inst_alloc_offsets) = r.operand_allocations()?;
     r.split_moves();
@@ -115,7 +118,23 @@ pub(crate) fn resolve<F: Function>(
 }
 
 impl<F: Function> Resolver<'_, F> {
-    fn loc(&self, vreg: VReg, pos: u32) -> Result<Allocation, RegAllocError> {
+    fn loc(&mut self, vreg: VReg, pos: u32) -> Result<Allocation, RegAllocError> {
+        // Operands are resolved in program order, so each vreg's lookups mostly move
+        // forward through its pieces: try the piece under a per-vreg cursor first.
+        let pieces = &self.built.pieces[vreg.index()];
+        let mut k = self.cursor[vreg.index()] as usize;
+        while k + 1 < pieces.len() && self.built.intervals[pieces[k + 1] as usize].start() <= pos {
+            k += 1;
+        }
+        if let Some(&p) = pieces.get(k) {
+            let piece = &self.built.intervals[p as usize];
+            if piece.covers(pos) {
+                self.cursor[vreg.index()] = k as u32;
+                if let Some(alloc) = piece.alloc {
+                    return Ok(alloc);
+                }
+            }
+        }
         self.built
             .loc_at(vreg, pos)
             .ok_or_else(|| internal(format!("{vreg} has no location at position {pos}")))

@@ -13,7 +13,7 @@
 
 use crate::{
     Block, Function, Inst, MachineEnv, OperandConstraint, OperandKind, OperandPos, PRegSet,
-    RegAllocError, RegClass, VReg, NUM_CLASSES,
+    RegAllocError, RegClass, VReg,
 };
 
 /// Gap position before `inst`.
@@ -83,7 +83,7 @@ pub(crate) fn validate<F: Function>(func: &F, env: &MachineEnv) -> Result<Cfg, R
     let cfg = check_shape(func)?;
     check_edges(func, &cfg)?;
     check_operands(func, env, &cfg)?;
-    check_ssa(func, &cfg)?;
+    check_single_defs(func, &cfg)?;
     Ok(cfg)
 }
 
@@ -499,7 +499,22 @@ fn dominates(idom: &[u32], a: u32, mut b: u32) -> bool {
     }
 }
 
-fn check_ssa<F: Function>(func: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
+/// SSA, first half: every vreg defined at most once, branch arguments in range. Whether
+/// every use is dominated by its def is decided after liveness (nothing may be live into
+/// the entry block), and explained by [`explain_undominated_use`] if not.
+fn check_single_defs<F: Function>(func: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
+    for b in 0..func.num_blocks() {
+        let block = Block(b as u32);
+        for k in 0..func.block_succs(block).len() {
+            for &a in func.branch_blockparams(block, k) {
+                if a.index() >= func.num_vregs() {
+                    return Err(malformed(format!(
+                        "block{b} branch argument {a} out of range"
+                    )));
+                }
+            }
+        }
+    }
     let mut def = vec![DefSite::None; func.num_vregs()];
     let mut set_def = |v: VReg, site: DefSite| -> Result<(), RegAllocError> {
         let slot = &mut def[v.index()];
@@ -528,6 +543,30 @@ fn check_ssa<F: Function>(func: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
             }
         }
     }
+    Ok(())
+}
+
+/// SSA, second half, run only when liveness found `live_into_entry` (a vreg live into the
+/// entry block, which happens exactly when some use is not dominated by its def): finds
+/// the offending use with a dominator tree.
+pub(crate) fn explain_undominated_use<F: Function>(
+    func: &F,
+    cfg: &Cfg,
+    live_into_entry: VReg,
+) -> RegAllocError {
+    let mut def = vec![DefSite::None; func.num_vregs()];
+    for b in 0..func.num_blocks() {
+        for &p in func.block_params(Block(b as u32)) {
+            def[p.index()] = DefSite::Param(b as u32);
+        }
+        for i in cfg.block_first[b]..cfg.block_end[b] {
+            for op in func.inst_operands(Inst(i)) {
+                if op.is_def() {
+                    def[op.vreg().index()] = DefSite::Inst(i);
+                }
+            }
+        }
+    }
     let idom = dominators(func, &cfg.postorder);
     let check_use = |v: VReg, use_block: u32, use_inst: u32| -> Result<(), RegAllocError> {
         let ok = match def.get(v.index()).copied().unwrap_or(DefSite::None) {
@@ -551,27 +590,31 @@ fn check_ssa<F: Function>(func: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
             })
         }
     };
-    for b in 0..func.num_blocks() {
-        let block = Block(b as u32);
-        for i in cfg.block_first[b]..cfg.block_end[b] {
-            for op in func.inst_operands(Inst(i)) {
-                if op.is_use() {
-                    check_use(op.vreg(), b as u32, i)?;
+    let scan = || -> Result<(), RegAllocError> {
+        for b in 0..func.num_blocks() {
+            let block = Block(b as u32);
+            for i in cfg.block_first[b]..cfg.block_end[b] {
+                for op in func.inst_operands(Inst(i)) {
+                    if op.is_use() {
+                        check_use(op.vreg(), b as u32, i)?;
+                    }
+                }
+            }
+            let term = cfg.block_end[b] - 1;
+            for k in 0..func.block_succs(block).len() {
+                for &a in func.branch_blockparams(block, k) {
+                    check_use(a, b as u32, term)?;
                 }
             }
         }
-        let term = cfg.block_end[b] - 1;
-        for k in 0..func.block_succs(block).len() {
-            for &a in func.branch_blockparams(block, k) {
-                if a.index() >= func.num_vregs() {
-                    return Err(malformed(format!(
-                        "block{b} branch argument {a} out of range"
-                    )));
-                }
-                check_use(a, b as u32, term)?;
-            }
-        }
+        Ok(())
+    };
+    match scan() {
+        Err(err) => err,
+        // Unreachable for a correct liveness; still name the vreg rather than panic.
+        Ok(()) => RegAllocError::UseNotDominated {
+            vreg: live_into_entry,
+            inst: 0,
+        },
     }
-    let _ = NUM_CLASSES;
-    Ok(())
 }
