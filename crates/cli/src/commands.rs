@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use kestrel_filetests::directives::{func_name, parse_value};
+use kestrel_filetests::native::{NativeError, NativeModule};
 use kestrel_filetests::Options;
 use kestrel_interp::{InterpError, Interpreter};
 use kestrel_ir::Function;
@@ -54,6 +55,7 @@ pub fn test(
 pub fn run(
     path: &Path,
     function: Option<&str>,
+    interpret: bool,
     fuel: u64,
     args: &[String],
 ) -> Result<ExitCode, String> {
@@ -99,14 +101,32 @@ pub fn run(
             parse_value(a, p.value_type).map_err(|e| format!("argument {}: `{a}`: {e}", i + 1))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let print_results = |results: &[kestrel_interp::DataValue]| {
+        let text: Vec<String> = results.iter().map(|v| v.to_string()).collect();
+        match text.len() {
+            1 => println!("{}", text[0]),
+            _ => println!("[{}]", text.join(", ")),
+        }
+    };
+    if !interpret {
+        let module = NativeModule::compile(&funcs).map_err(|e| e.join("\n"))?;
+        let name = func_name(&funcs[index]);
+        return match module.call_raw(&name, &values) {
+            Ok(results) => {
+                print_results(&results);
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(NativeError::Trap(t)) => {
+                println!("trap: {} (at offset {:#x} in %{name})", t.code, t.offset);
+                Ok(ExitCode::from(2))
+            }
+            Err(NativeError::Other(e)) => Err(e),
+        };
+    }
     let mut interp = Interpreter::new(&funcs).with_fuel(Some(fuel));
     match interp.call_index(index, &values) {
         Ok(results) => {
-            let text: Vec<String> = results.iter().map(|v| v.to_string()).collect();
-            match text.len() {
-                1 => println!("{}", text[0]),
-                _ => println!("[{}]", text.join(", ")),
-            }
+            print_results(&results);
             Ok(ExitCode::SUCCESS)
         }
         Err(InterpError::Trap {

@@ -51,10 +51,10 @@ enum Command {
         /// its first).
         #[arg(long = "fn", value_name = "NAME")]
         function: Option<String>,
-        /// Use the interpreter (the only engine until the native backend lands).
+        /// Use the interpreter instead of compiling to native code.
         #[arg(long)]
         interpret: bool,
-        /// Stop after this many executed instructions.
+        /// Stop after this many executed instructions (interpreter only).
         #[arg(long, default_value_t = 1_000_000_000)]
         fuel: u64,
         /// Arguments, one per parameter.
@@ -94,10 +94,10 @@ fn main() -> ExitCode {
         Command::Run {
             file,
             function,
-            interpret: _,
+            interpret,
             fuel,
             args,
-        } => commands::run(&file, function.as_deref(), fuel, &args),
+        } => commands::run(&file, function.as_deref(), interpret, fuel, &args),
         Command::RegallocStress {
             seed,
             count,

@@ -48,12 +48,19 @@ fn expectation(f: &kestrel_ir::Function) -> Vec<String> {
             out.extend(code.regalloc_text.lines().map(|l| format!("  {l}")));
             out.push("Disassembly:".into());
             let len = code.code_size_without_constants as usize;
-            out.extend(disassemble(&code.code, len).into_iter().map(|l| format!("  {l}")));
+            out.extend(
+                disassemble(&code.code, len)
+                    .into_iter()
+                    .map(|l| format!("  {l}")),
+            );
             for t in &code.traps {
                 out.push(format!("  trap {:#x}: {}", t.offset, t.code));
             }
             for r in &code.relocs {
-                out.push(format!("  reloc {:#x}: {:?} {} {}", r.offset, r.kind, r.target, r.addend));
+                out.push(format!(
+                    "  reloc {:#x}: {:?} {} {}",
+                    r.offset, r.kind, r.target, r.addend
+                ));
             }
         }
     }
@@ -71,11 +78,14 @@ fn render(text: &str, name: &str) -> String {
         out.push('\n');
         if line == "}" {
             // Drop the old expectation, then write the new one.
-            while lines.next_if(|l| l.starts_with(';') || l.is_empty()).is_some() {}
+            while lines
+                .next_if(|l| l.starts_with(';') || l.is_empty())
+                .is_some()
+            {}
             let f = funcs.next().expect("one parsed function per closing brace");
             out.push('\n');
             for e in expectation(f) {
-                out.push_str(&format!("; {e}").trim_end().to_string());
+                out.push_str(format!("; {e}").trim_end());
                 out.push('\n');
             }
             if lines.peek().is_some() {
@@ -93,7 +103,12 @@ fn diff(want: &str, got: &str) -> String {
         match (w.get(i), g.get(i)) {
             (Some(a), Some(b)) if a == b => {}
             (a, b) => {
-                s.push_str(&format!("line {}:\n- {}\n+ {}\n", i + 1, a.unwrap_or(&""), b.unwrap_or(&"")));
+                s.push_str(&format!(
+                    "line {}:\n- {}\n+ {}\n",
+                    i + 1,
+                    a.unwrap_or(&""),
+                    b.unwrap_or(&"")
+                ));
             }
         }
     }

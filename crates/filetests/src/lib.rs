@@ -242,7 +242,9 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
     let native = run && !opts.interpret_only && native_targets > 0;
     let interpreted = interpret || (run && opts.interpret_only);
     if !interpreted && !native {
-        return Outcome::Skip("`test run` without a `target x86_64` line (use --interpret-only)".into());
+        return Outcome::Skip(
+            "`test run` without a `target x86_64` line (use --interpret-only)".into(),
+        );
     }
     let funcs = match kestrel_ir::parse_functions(text, name) {
         Ok(f) => f,
@@ -263,7 +265,8 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
     let mut warn = true;
     if interpreted {
         let mut interp = Interpreter::new(&funcs).with_fuel(Some(FUEL_PER_RUN));
-        let mut call = |f: &str, args: &[DataValue]| interp.call(f, args).map_err(|e| e.to_string());
+        let mut call =
+            |f: &str, args: &[DataValue]| interp.call(f, args).map_err(|e| e.to_string());
         run_directives(&header, &funcs, opts, notes, warn, &mut call, &mut failures);
         warn = false;
     }

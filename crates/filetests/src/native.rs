@@ -10,7 +10,18 @@ use std::collections::HashMap;
 use kestrel_codegen::isa::x64::{Flags, X64Backend};
 use kestrel_interp::DataValue;
 use kestrel_ir::{Function, FunctionName};
-use kestrel_jit::{CompiledFunction, FuncId, JitModule, Linkage, Reloc, RelocKind, RelocTarget, TrapSite, Value};
+use kestrel_jit::{
+    CompiledFunction, FuncId, JitModule, Linkage, Reloc, RelocKind, RelocTarget, TrapSite, Value,
+};
+
+/// Why a native call produced no results.
+#[derive(Debug)]
+pub enum NativeError {
+    /// The code trapped at a registered trap site.
+    Trap(kestrel_jit::Trap),
+    /// Anything else (unknown function, signature the trampoline cannot call, …).
+    Other(String),
+}
 
 /// The functions of one file, compiled and loaded.
 pub struct NativeModule {
@@ -117,21 +128,27 @@ impl NativeModule {
 
     /// Call `%name` with `args`; a trap becomes an error message like the interpreter's.
     pub fn call(&self, name: &str, args: &[DataValue]) -> Result<Vec<DataValue>, String> {
-        let id = *self
-            .ids
-            .get(name)
-            .ok_or_else(|| format!("no function named %{name} in this module"))?;
+        self.call_raw(name, args).map_err(|e| match e {
+            NativeError::Trap(t) => format!("trap {} at offset {:#x} in %{name}", t.code, t.offset),
+            NativeError::Other(e) => e,
+        })
+    }
+
+    /// Call `%name` with `args`, keeping a trap apart from other failures.
+    pub fn call_raw(&self, name: &str, args: &[DataValue]) -> Result<Vec<DataValue>, NativeError> {
+        let id = *self.ids.get(name).ok_or_else(|| {
+            NativeError::Other(format!("no function named %{name} in this module"))
+        })?;
         let args: Vec<Value> = args.iter().map(|&a| to_jit(a)).collect();
         // SAFETY: the code was produced by the backend from this very function, whose
-        // signature the module checked, and it is memory-safe for any arguments because run
-        // tests only use scalar values (memory operations are rejected as unsupported or
-        // address the function's own stack).
+        // signature the module checked; scalar arguments cannot make it touch memory other
+        // than its own frame.
         let results = unsafe { self.module.call(id, &args) };
         match results {
             Ok(vals) => Ok(vals.into_iter().map(from_jit).collect()),
             Err(e) => match e.trap() {
-                Some(t) => Err(format!("trap {} at offset {:#x} in %{name}", t.code, t.offset)),
-                None => Err(e.to_string()),
+                Some(t) => Err(NativeError::Trap(t)),
+                None => Err(NativeError::Other(e.to_string())),
             },
         }
     }

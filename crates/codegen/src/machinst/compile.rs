@@ -92,8 +92,8 @@ fn emit<I: MachInst>(
     };
     I::emit_prologue(&mut ctx, &mut buf);
     let mut edits = ra.edits.iter().peekable();
-    for b in 0..vcode.num_blocks() {
-        buf.bind_label(labels[b], ctx.chaos);
+    for (b, &label) in labels.iter().enumerate() {
+        buf.bind_label(label, ctx.chaos);
         let range = vcode.block_insns(kestrel_regalloc::Block(b as u32));
         for i in range.iter() {
             while let Some((_, e)) = edits.next_if(|(pt, _)| *pt == ProgPoint::before(i)) {

@@ -65,7 +65,11 @@ pub trait LowerBackend {
     ) -> Option<()>;
 
     /// Define the entry block's parameters `params` (the function's incoming arguments).
-    fn gen_args(&self, ctx: &mut Lower<'_, Self::MInst>, params: &[Value]) -> Result<(), CodegenError>;
+    fn gen_args(
+        &self,
+        ctx: &mut Lower<'_, Self::MInst>,
+        params: &[Value],
+    ) -> Result<(), CodegenError>;
 
     /// Register class for values of `ty`, or `None` when the ISA cannot hold them.
     fn reg_class(&self, ty: Type) -> Option<RegClass>;
@@ -257,9 +261,12 @@ impl<'f, I: MachInst> Lower<'f, I> {
             }
             v
         };
-        code.rewrite_vregs(&mut |op: Operand| {
-            Operand::new(resolve(op.vreg()), op.kind(), op.pos(), op.constraint())
-        }, &resolve);
+        code.rewrite_vregs(
+            &mut |op: Operand| {
+                Operand::new(resolve(op.vreg()), op.kind(), op.pos(), op.constraint())
+            },
+            &resolve,
+        );
         code
     }
 }
@@ -270,7 +277,11 @@ fn unsupported_inst(f: &Function, inst: Inst, why: &str) -> CodegenError {
         .dfg
         .first_result(inst)
         .map(|v| f.dfg.value_type(v))
-        .or_else(|| data.arguments(&f.dfg.pool).next().map(|v| f.dfg.value_type(v)));
+        .or_else(|| {
+            data.arguments(&f.dfg.pool)
+                .next()
+                .map(|v| f.dfg.value_type(v))
+        });
     let at = f
         .inst_pos(inst)
         .map(|p| format!(" (line {})", p.line))
@@ -318,7 +329,11 @@ pub fn lower<B: LowerBackend>(
             .map(|s| kestrel_regalloc::Block(s.index() as u32))
             .collect();
         match lb {
-            LoweredBlock::Edge { from, succ_index, to } => {
+            LoweredBlock::Edge {
+                from,
+                succ_index,
+                to,
+            } => {
                 // The edge's arguments travel with this block's jump.
                 let branch = f.layout.last_inst(from).expect("edge source has a branch");
                 let call = f.branch_destinations(branch)[succ_index as usize];
@@ -365,8 +380,7 @@ pub fn lower<B: LowerBackend>(
                     let needed = op.has_side_effects()
                         || op.can_trap()
                         || op.is_terminator()
-                        || f
-                            .dfg
+                        || f.dfg
                             .inst_results(inst)
                             .iter()
                             .any(|r| ctx.uses[r.index()] > 0);

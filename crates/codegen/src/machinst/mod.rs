@@ -48,9 +48,18 @@ pub trait MachInst: Clone + fmt::Debug {
     /// An unconditional jump to `target` (used for critical-edge blocks).
     fn gen_jump(target: BlockIndex) -> Self;
     /// Encode the instruction with its operands' `allocs`.
-    fn emit(&self, allocs: &[Allocation], ctx: &mut EmitCtx<'_, Self::Frame>, buf: &mut MachBuffer<Self::LabelUse>);
+    fn emit(
+        &self,
+        allocs: &[Allocation],
+        ctx: &mut EmitCtx<'_, Self::Frame>,
+        buf: &mut MachBuffer<Self::LabelUse>,
+    );
     /// Encode one allocator edit (a move between registers and spill slots).
-    fn emit_edit(edit: &Edit, ctx: &mut EmitCtx<'_, Self::Frame>, buf: &mut MachBuffer<Self::LabelUse>);
+    fn emit_edit(
+        edit: &Edit,
+        ctx: &mut EmitCtx<'_, Self::Frame>,
+        buf: &mut MachBuffer<Self::LabelUse>,
+    );
     /// Encode the prologue (runs before the entry block).
     fn emit_prologue(ctx: &mut EmitCtx<'_, Self::Frame>, buf: &mut MachBuffer<Self::LabelUse>);
     /// Human-readable form; `ops` names the operands, in operand order (vregs before

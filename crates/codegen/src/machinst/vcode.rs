@@ -110,19 +110,35 @@ impl<I: MachInst> VCode<I> {
             s.push_str(":\n");
             for i in self.block_range(block).iter() {
                 if let Some(edits) = edits.as_mut() {
-                    while let Some((pt, e)) = edits.next_if(|(pt, _)| pt.inst() == i && !pt.is_after()) {
+                    while let Some((pt, e)) =
+                        edits.next_if(|(pt, _)| pt.inst() == i && !pt.is_after())
+                    {
                         let _ = pt;
-                        let _ = writeln!(s, "  move {} <- {}", I::alloc_name(e.to), I::alloc_name(e.from));
+                        let _ = writeln!(
+                            s,
+                            "  move {} <- {}",
+                            I::alloc_name(e.to),
+                            I::alloc_name(e.from)
+                        );
                     }
                 }
                 let names: Vec<String> = match ra {
                     Some(o) => o.inst_allocs(i).iter().map(|&a| I::alloc_name(a)).collect(),
-                    None => self.inst_operands(i).iter().map(|o| o.vreg().to_string()).collect(),
+                    None => self
+                        .inst_operands(i)
+                        .iter()
+                        .map(|o| o.vreg().to_string())
+                        .collect(),
                 };
                 let _ = writeln!(s, "  {}", self.insts[i.index()].pretty(&names));
                 if let Some(edits) = edits.as_mut() {
                     while let Some((_, e)) = edits.next_if(|(pt, _)| pt.inst() == i) {
-                        let _ = writeln!(s, "  move {} <- {}", I::alloc_name(e.to), I::alloc_name(e.from));
+                        let _ = writeln!(
+                            s,
+                            "  move {} <- {}",
+                            I::alloc_name(e.to),
+                            I::alloc_name(e.from)
+                        );
                     }
                 }
             }
@@ -250,7 +266,10 @@ impl<I: MachInst> VCodeBuilder<I> {
         }
         let end = c.insts.len() as u32;
         debug_assert!(end > start, "a block needs a terminator");
-        debug_assert!(c.insts.last().is_some_and(|i| i.is_term()), "block must end in a terminator");
+        debug_assert!(
+            c.insts.last().is_some_and(|i| i.is_term()),
+            "block must end in a terminator"
+        );
         c.block_ranges.push(InstRange {
             start: RInst(start),
             end: RInst(end),
@@ -260,7 +279,8 @@ impl<I: MachInst> VCodeBuilder<I> {
             c.succs.push(target);
             let a_start = c.branch_args.len() as u32;
             c.branch_args.extend(args);
-            c.branch_arg_ranges.push((a_start, c.branch_args.len() as u32));
+            c.branch_arg_ranges
+                .push((a_start, c.branch_args.len() as u32));
         }
         c.succ_ranges.push((s_start, c.succs.len() as u32));
         let p_start = c.params.len() as u32;

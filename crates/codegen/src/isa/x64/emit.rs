@@ -102,10 +102,9 @@ pub struct Frame {
 impl Frame {
     fn slot_amode(&self, alloc: Allocation) -> Option<Amode> {
         match alloc {
-            Allocation::Stack(s) => Some(Amode::base_disp(
-                Gpr::RSP,
-                self.spill_base + 8 * s.0 as i32,
-            )),
+            Allocation::Stack(s) => {
+                Some(Amode::base_disp(Gpr::RSP, self.spill_base + 8 * s.0 as i32))
+            }
             Allocation::Reg(_) => None,
         }
     }
@@ -408,7 +407,13 @@ impl MachInst for Inst {
         misc::push_r(buf, Gpr::RBP);
         moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(Gpr::RBP), Gpr::RSP);
         if frame.size > 0 {
-            alu::alu_rm_imm(buf, AluOp::Sub, Size::S64, &GprMem::Reg(Gpr::RSP), frame.size as i32);
+            alu::alu_rm_imm(
+                buf,
+                AluOp::Sub,
+                Size::S64,
+                &GprMem::Reg(Gpr::RSP),
+                frame.size as i32,
+            );
         }
         for (i, &r) in frame.saved.iter().enumerate() {
             let m = GprMem::Mem(Amode::base_disp(Gpr::RBP, -8 * (i as i32 + 1)));

@@ -13,7 +13,9 @@
 //! division, extension) works at the value's exact width or extends first.
 
 use kestrel_ir::{FunctionName, TrapCode};
-use kestrel_regalloc::{Operand, OperandConstraint, OperandKind, OperandPos, PReg, PRegSet, RegClass, VReg};
+use kestrel_regalloc::{
+    Operand, OperandConstraint, OperandKind, OperandPos, PReg, PRegSet, RegClass, VReg,
+};
 
 use super::asm::alu::{AluOp, UnaryOp};
 use super::asm::moves::ExtMode;
@@ -41,7 +43,12 @@ pub enum RegImm {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cond {
     /// `cmp a, b` at `size`; true when `cc` holds.
-    Cmp { size: Size, cc: Cc, a: VReg, b: RegImm },
+    Cmp {
+        size: Size,
+        cc: Cc,
+        a: VReg,
+        b: RegImm,
+    },
     /// `test a, a` at `size`; `cc` is `NE` (nonzero) or `E` (zero).
     Test { size: Size, cc: Cc, a: VReg },
 }
@@ -119,21 +126,59 @@ pub enum Inst {
     /// `dst = src`, 64 bits. Operands: `[src use, dst def]`.
     Mov { dst: VReg, src: VReg },
     /// `dst = a op b` (two-address). Operands: `[a use, b use?, dst def reusing a]`.
-    Alu { op: AluOp, size: Size, dst: VReg, a: VReg, b: RegImm },
+    Alu {
+        op: AluOp,
+        size: Size,
+        dst: VReg,
+        a: VReg,
+        b: RegImm,
+    },
     /// `dst = a * b`, truncated. Operands as `Alu`.
-    Imul { size: Size, dst: VReg, a: VReg, b: RegImm },
+    Imul {
+        size: Size,
+        dst: VReg,
+        a: VReg,
+        b: RegImm,
+    },
     /// `dst = op a` (`neg`, `not`). Operands: `[a use, dst def reusing a]`.
-    Unary { op: UnaryOp, size: Size, dst: VReg, a: VReg },
+    Unary {
+        op: UnaryOp,
+        size: Size,
+        dst: VReg,
+        a: VReg,
+    },
     /// `dst = a op cl`. Operands: `[a use, amt use in rcx, dst def reusing a]`.
-    ShiftCl { op: ShiftOp, size: Size, dst: VReg, a: VReg, amt: VReg },
+    ShiftCl {
+        op: ShiftOp,
+        size: Size,
+        dst: VReg,
+        a: VReg,
+        amt: VReg,
+    },
     /// `dst = a op imm`. Operands: `[a use, dst def reusing a]`.
-    ShiftImm { op: ShiftOp, size: Size, dst: VReg, a: VReg, imm: u8 },
+    ShiftImm {
+        op: ShiftOp,
+        size: Size,
+        dst: VReg,
+        a: VReg,
+        imm: u8,
+    },
     /// Zero or sign extension. Operands: `[src use, dst def]`.
-    Ext { mode: ExtMode, signed: bool, dst: VReg, src: VReg },
+    Ext {
+        mode: ExtMode,
+        signed: bool,
+        dst: VReg,
+        src: VReg,
+    },
     /// `dst = cond ? 1 : 0`. Operands: `[cond…, dst def]`.
     Setcc { cond: Cond, dst: VReg },
     /// `dst = cond ? t : f` (64-bit `cmov`). Operands: `[cond…, t use, f use, dst def reusing f]`.
-    Cmov { cond: Cond, t: VReg, f: VReg, dst: VReg },
+    Cmov {
+        cond: Cond,
+        t: VReg,
+        f: VReg,
+        dst: VReg,
+    },
     /// Division of `dividend` by `divisor` at `size` (32 or 64; narrower types arrive
     /// extended), with the divide-by-zero trap and, for signed division, the overflow trap
     /// (`narrow` is the IR type's width, whose `MIN / -1` overflows). The remainder is left in
@@ -152,7 +197,11 @@ pub enum Inst {
     /// `jmp target`. No operands.
     Jmp { target: BlockIndex },
     /// `jcc taken; jmp not_taken` after the test. Operands: `[cond…]`.
-    CondBr { cond: Cond, taken: BlockIndex, not_taken: BlockIndex },
+    CondBr {
+        cond: Cond,
+        taken: BlockIndex,
+        not_taken: BlockIndex,
+    },
     /// Epilogue and `ret`. Operands: one use per returned value, fixed to its register.
     Ret { rets: Vec<(VReg, PReg)> },
     /// `ud2`, recorded as a trap site with `code`. No operands.
@@ -170,7 +219,12 @@ pub enum Inst {
 }
 
 fn fixed_use(v: VReg, r: PReg) -> Operand {
-    Operand::new(v, OperandKind::Use, OperandPos::Early, OperandConstraint::FixedReg(r))
+    Operand::new(
+        v,
+        OperandKind::Use,
+        OperandPos::Early,
+        OperandConstraint::FixedReg(r),
+    )
 }
 
 fn fixed_def(v: VReg, r: PReg, pos: OperandPos) -> Operand {
@@ -178,7 +232,12 @@ fn fixed_def(v: VReg, r: PReg, pos: OperandPos) -> Operand {
 }
 
 fn reuse_def(v: VReg, input: usize) -> Operand {
-    Operand::new(v, OperandKind::Def, OperandPos::Late, OperandConstraint::Reuse(input))
+    Operand::new(
+        v,
+        OperandKind::Def,
+        OperandPos::Late,
+        OperandConstraint::Reuse(input),
+    )
 }
 
 impl Inst {
@@ -277,7 +336,14 @@ impl Inst {
             Inst::Mov { .. } => format!("{} = mov {}", ops[1], ops[0]),
             Inst::Alu { op, size, b, .. } => {
                 let d = ops.len() - 1;
-                format!("{} = {op:?}{} {}, {}", ops[d], size.bits(), ops[0], ri(b, 1)).to_lowercase()
+                format!(
+                    "{} = {op:?}{} {}, {}",
+                    ops[d],
+                    size.bits(),
+                    ops[0],
+                    ri(b, 1)
+                )
+                .to_lowercase()
             }
             Inst::Imul { size, b, .. } => {
                 let d = ops.len() - 1;
@@ -302,7 +368,13 @@ impl Inst {
             }
             Inst::Cmov { cond, .. } => {
                 let n = cond.num_operands();
-                format!("{} = cmov {} ? {} : {}", ops[n + 2], cond.pretty(ops), ops[n], ops[n + 1])
+                format!(
+                    "{} = cmov {} ? {} : {}",
+                    ops[n + 2],
+                    cond.pretty(ops),
+                    ops[n],
+                    ops[n + 1]
+                )
             }
             Inst::Div {
                 size, signed, rem, ..
@@ -313,7 +385,14 @@ impl Inst {
                     (false, true) => "urem",
                     (true, true) => "srem",
                 };
-                format!("{} = {k}{} {}, {} (clobbers {})", ops[3], size.bits(), ops[0], ops[1], ops[2])
+                format!(
+                    "{} = {k}{} {}, {} (clobbers {})",
+                    ops[3],
+                    size.bits(),
+                    ops[0],
+                    ops[1],
+                    ops[2]
+                )
             }
             Inst::Jmp { target } => format!("jmp block{}", target.0),
             Inst::CondBr {

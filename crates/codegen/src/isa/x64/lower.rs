@@ -55,8 +55,8 @@ pub enum Op {
     Trapz { c: Value, code: TrapCode },
     Trapnz { c: Value, code: TrapCode },
     Brif { c: Value },
-    Jump,
-    Other,
+    Jump {},
+    Other {},
 }
 
 /// Which division.
@@ -173,7 +173,10 @@ impl generated::Context for IselCtx<'_, '_> {
                 opcode: Opcode::Iconst,
                 imm,
             } => Op::Iconst { imm },
-            D::Binary { opcode, args: [a, b] } => match opcode {
+            D::Binary {
+                opcode,
+                args: [a, b],
+            } => match opcode {
                 Opcode::Iadd => Op::Iadd { a, b },
                 Opcode::Isub => Op::Isub { a, b },
                 Opcode::Imul => Op::Imul { a, b },
@@ -187,7 +190,7 @@ impl generated::Context for IselCtx<'_, '_> {
                 Opcode::Sdiv => Op::Sdiv { a, b },
                 Opcode::Urem => Op::Urem { a, b },
                 Opcode::Srem => Op::Srem { a, b },
-                _ => Op::Other,
+                _ => Op::Other {},
             },
             D::Unary { opcode, arg: a } => match opcode {
                 Opcode::Bnot => Op::Bnot { a },
@@ -195,7 +198,7 @@ impl generated::Context for IselCtx<'_, '_> {
                 Opcode::Uextend => Op::Uextend { a },
                 Opcode::Sextend => Op::Sextend { a },
                 Opcode::Ireduce => Op::Ireduce { a },
-                _ => Op::Other,
+                _ => Op::Other {},
             },
             D::IntCompare {
                 opcode: Opcode::Icmp,
@@ -213,11 +216,11 @@ impl generated::Context for IselCtx<'_, '_> {
             D::CondTrap { opcode, arg, code } => match opcode {
                 Opcode::Trapz => Op::Trapz { c: arg, code },
                 Opcode::Trapnz => Op::Trapnz { c: arg, code },
-                _ => Op::Other,
+                _ => Op::Other {},
             },
             D::Brif { arg, .. } => Op::Brif { c: arg },
-            D::Jump { .. } => Op::Jump,
-            _ => Op::Other,
+            D::Jump { .. } => Op::Jump {},
+            _ => Op::Other {},
         }
     }
 
@@ -455,7 +458,11 @@ impl generated::Context for IselCtx<'_, '_> {
     fn cmp_cond(&mut self, cc: IntCC, a: Value, b: Value) -> Cond {
         let size = exact_size(self.lower.value_type(a));
         let a = self.lower.value_vreg(a);
-        let b = match self.lower.const_value(b).and_then(|k| i32::try_from(k).ok()) {
+        let b = match self
+            .lower
+            .const_value(b)
+            .and_then(|k| i32::try_from(k).ok())
+        {
             Some(k) => {
                 self.lower.merge(b);
                 RegImm::Imm(k)
@@ -490,7 +497,10 @@ impl generated::Context for IselCtx<'_, '_> {
 
 /// Lower one non-branch IR instruction (calls and returns through the ABI, the rest by the
 /// rules).
-pub fn lower_inst(lower: &mut Lower<'_, Inst>, inst: IrInst) -> Result<Option<Vec<VReg>>, CodegenError> {
+pub fn lower_inst(
+    lower: &mut Lower<'_, Inst>,
+    inst: IrInst,
+) -> Result<Option<Vec<VReg>>, CodegenError> {
     let f = lower.f;
     match *f.dfg.inst(inst) {
         InstructionData::MultiAry {
@@ -517,7 +527,11 @@ pub fn lower_inst(lower: &mut Lower<'_, Inst>, inst: IrInst) -> Result<Option<Ve
 }
 
 /// Lower a block terminator with its lowered successors.
-pub fn lower_branch(lower: &mut Lower<'_, Inst>, inst: IrInst, targets: &[BlockIndex]) -> Option<()> {
+pub fn lower_branch(
+    lower: &mut Lower<'_, Inst>,
+    inst: IrInst,
+    targets: &[BlockIndex],
+) -> Option<()> {
     let mut ctx = IselCtx {
         lower,
         inst,

@@ -37,7 +37,11 @@ pub struct X64Backend;
 
 impl X64Backend {
     /// Compile `f` to machine code.
-    pub fn compile_function(&self, f: &Function, flags: &Flags) -> Result<CompiledCode, CodegenError> {
+    pub fn compile_function(
+        &self,
+        f: &Function,
+        flags: &Flags,
+    ) -> Result<CompiledCode, CodegenError> {
         self.compile_function_with_chaos(f, flags, &mut Chaos::disabled())
     }
 
@@ -70,7 +74,12 @@ impl LowerBackend for X64Backend {
         lower::lower_inst(ctx, inst)
     }
 
-    fn lower_branch(&self, ctx: &mut Lower<'_, Inst>, inst: IrInst, targets: &[BlockIndex]) -> Option<()> {
+    fn lower_branch(
+        &self,
+        ctx: &mut Lower<'_, Inst>,
+        inst: IrInst,
+        targets: &[BlockIndex],
+    ) -> Option<()> {
         lower::lower_branch(ctx, inst, targets)
     }
 

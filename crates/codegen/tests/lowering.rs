@@ -1,0 +1,181 @@
+//! Unit tests of the Lower driver and VCode: structure (final order, split critical edges,
+//! predecessor lists), merging (compares into branches, constants into immediates), dead
+//! pure values, and typed errors for unsupported input.
+
+use kestrel_codegen::chaos::Chaos;
+use kestrel_codegen::isa::x64::inst::Inst;
+use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_codegen::machinst::blockorder::BlockLoweringOrder;
+use kestrel_codegen::machinst::lower::lower;
+use kestrel_codegen::machinst::vcode::VCode;
+use kestrel_codegen::machinst::{CodegenError, MachInst};
+use kestrel_ir::Opcode;
+use kestrel_regalloc::{Block, Function as _};
+
+fn parse(text: &str) -> kestrel_ir::Function {
+    let mut funcs = kestrel_ir::parse_functions(text, "test").expect("parses");
+    funcs.remove(0)
+}
+
+fn vcode(text: &str) -> VCode<Inst> {
+    let f = parse(text);
+    let order = BlockLoweringOrder::new(&f, &mut Chaos::disabled());
+    lower(&X64Backend, &f, &order).expect("lowers")
+}
+
+fn vcode_text(text: &str) -> String {
+    vcode(text).pretty(None)
+}
+
+/// Every block ends in a terminator, successor and predecessor lists mirror each other, and
+/// no edge is critical.
+fn check_shape(code: &VCode<Inst>) {
+    for b in 0..code.num_blocks() {
+        let b = Block(b as u32);
+        let range = code.block_insns(b);
+        assert!(!range.is_empty());
+        assert!(code.insts()[range.last().index()].is_term());
+        for &s in code.block_succs(b) {
+            assert!(
+                code.block_preds(s).contains(&b),
+                "{b:?} -> {s:?} not mirrored"
+            );
+            assert!(
+                code.block_succs(b).len() == 1 || code.block_preds(s).len() == 1,
+                "critical edge {b:?} -> {s:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn compare_merges_into_branch_and_constant_into_immediate() {
+    let text = vcode_text(
+        "function %f(i32) -> i32 {
+         block0(v0: i32):
+             v1 = iconst.i32 10
+             v2 = icmp slt v0, v1
+             brif v2, block1, block2
+         block1:
+             return v0
+         block2:
+             v3 = iconst.i32 7
+             v4 = iadd v0, v3
+             return v4
+         }",
+    );
+    assert!(text.contains("br cmp32 v0, 10 ?L"), "{text}");
+    assert!(
+        !text.contains("set "),
+        "the compare must not be materialized:\n{text}"
+    );
+    assert!(!text.contains("mov 0x"), "constants must fold:\n{text}");
+    assert!(text.contains("add32 v0, 7"), "{text}");
+}
+
+#[test]
+fn compare_with_two_uses_is_materialized() {
+    let text = vcode_text(
+        "function %f(i32) -> i8 {
+         block0(v0: i32):
+             v1 = iconst.i32 10
+             v2 = icmp slt v0, v1
+             brif v2, block1, block2
+         block1:
+             return v2
+         block2:
+             return v2
+         }",
+    );
+    assert!(text.contains("set cmp32"), "{text}");
+    assert!(text.contains("test8"), "{text}");
+}
+
+#[test]
+fn dead_pure_values_produce_no_code() {
+    let code = vcode(
+        "function %f(i64) -> i64 {
+         block0(v0: i64):
+             v1 = imul v0, v0
+             v2 = iconst.i64 99
+             return v0
+         }",
+    );
+    // args, ret.
+    assert_eq!(code.insts().len(), 2, "{}", code.pretty(None));
+}
+
+#[test]
+fn critical_edges_become_jump_blocks_with_the_arguments() {
+    let code = vcode(
+        "function %f(i32) -> i32 {
+         block0(v0: i32):
+             brif v0, block1(v0), block2
+         block1(v1: i32):
+             return v1
+         block2:
+             brif v0, block1(v0), block3
+         block3:
+             return v0
+         }",
+    );
+    check_shape(&code);
+    let text = code.pretty(None);
+    // block1 has two predecessors and both sources branch two ways: each edge gets a block
+    // whose jump carries the argument.
+    assert_eq!(text.matches("jmp block").count(), 2, "{text}");
+}
+
+#[test]
+fn loops_keep_final_order_and_block_params() {
+    let code = vcode(
+        "function %f(i32) -> i32 {
+         block0(v0: i32):
+             v1 = iconst.i32 0
+             jump block1(v0, v1)
+         block1(v2: i32, v3: i32):
+             v4 = iadd v3, v2
+             v5 = iconst.i32 1
+             v6 = isub v2, v5
+             brif v6, block1(v6, v4), block2
+         block2:
+             return v4
+         }",
+    );
+    check_shape(&code);
+    assert_eq!(code.block_params(Block(1)).len(), 2);
+    assert!(code.block_params(Block(0)).is_empty());
+}
+
+#[test]
+fn unsupported_instruction_is_a_typed_error() {
+    let f = parse(
+        "function %f(i64) -> i64 {
+         block0(v0: i64):
+             v1 = atomic_rmw.i64 add v0, v0
+             return v1
+         }",
+    );
+    match X64Backend.compile_function(&f, &Flags::default()) {
+        Err(CodegenError::Unsupported {
+            opcode: Some(Opcode::AtomicRmw),
+            ..
+        }) => {}
+        other => panic!("expected Unsupported(atomic_rmw), got {other:?}"),
+    }
+}
+
+#[test]
+fn unsupported_type_is_a_typed_error() {
+    let f = parse(
+        "function %f(i128) -> i128 {
+         block0(v0: i128):
+             return v0
+         }",
+    );
+    let err = X64Backend
+        .compile_function(&f, &Flags::default())
+        .unwrap_err();
+    assert!(matches!(err, CodegenError::Unsupported { .. }), "{err}");
+    assert!(err.to_string().contains("i128"), "{err}");
+}

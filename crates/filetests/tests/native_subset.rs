@@ -1,0 +1,133 @@
+//! Runs the project's own `tests/` files natively, function by function, for the subset the
+//! x86-64 backend supports, and compares every result with the interpreter's (values, or the
+//! trap code). Functions the backend rejects as unsupported are counted and skipped here
+//! (`kestrel test` reports them as failures); any other compile error, and any difference
+//! from the interpreter, fails the test.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_codegen::machinst::CodegenError;
+use kestrel_filetests::directives::{self, func_name};
+use kestrel_filetests::native::{NativeError, NativeModule};
+use kestrel_interp::{InterpError, Interpreter};
+use kestrel_ir::{Function, FunctionName};
+
+fn callee_name(name: &FunctionName) -> String {
+    match name {
+        FunctionName::Named(n) => n.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Names of the functions that compile, and whose callees in the file compile too.
+fn supported(
+    funcs: &[Function],
+    problems: &mut Vec<String>,
+    unsupported: &mut usize,
+) -> HashSet<String> {
+    let flags = Flags {
+        check_regalloc: true,
+        keep_text: false,
+    };
+    let mut ok: HashSet<String> = HashSet::new();
+    for f in funcs {
+        match X64Backend.compile_function(f, &flags) {
+            Ok(_) => {
+                ok.insert(func_name(f));
+            }
+            Err(CodegenError::Unsupported { .. }) => *unsupported += 1,
+            Err(e) => problems.push(format!("%{}: {e}", func_name(f))),
+        }
+    }
+    // Drop callers of functions that did not compile, until nothing changes.
+    loop {
+        let before = ok.len();
+        ok = funcs
+            .iter()
+            .filter(|f| ok.contains(&func_name(f)))
+            .filter(|f| {
+                f.ext_funcs
+                    .values()
+                    .all(|e| ok.contains(&callee_name(&e.name)))
+            })
+            .map(func_name)
+            .collect();
+        if ok.len() == before {
+            return ok;
+        }
+    }
+}
+
+#[test]
+fn repo_tests_run_natively() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests");
+    let files = kestrel_filetests::collect_files(&[root]).expect("tests/ exists");
+    let (mut ran, mut unsupported) = (0usize, 0usize);
+    let mut problems = Vec::new();
+    for path in files {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(&path).expect("read test file");
+        let header = directives::scan(&text);
+        let Ok(funcs) = kestrel_ir::parse_functions(&text, &name) else {
+            continue;
+        };
+        let ok = supported(&funcs, &mut problems, &mut unsupported);
+        let subset: Vec<Function> = funcs
+            .iter()
+            .filter(|f| ok.contains(&func_name(f)))
+            .cloned()
+            .collect();
+        if subset.is_empty() {
+            continue;
+        }
+        let module = match NativeModule::compile(&subset) {
+            Ok(m) => m,
+            Err(e) => {
+                problems.push(format!("{name}: {}", e.join("; ")));
+                continue;
+            }
+        };
+        let mut interp = Interpreter::new(&funcs).with_fuel(Some(kestrel_filetests::FUEL_PER_RUN));
+        for raw in &header.runs {
+            let preceding = funcs
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| {
+                    f.source_map
+                        .as_ref()
+                        .is_some_and(|sm| (sm.function.line as usize) < raw.line)
+                })
+                .map(|(i, _)| i)
+                .next_back();
+            let Ok(run) = directives::parse_run(raw, &funcs, preceding) else {
+                continue;
+            };
+            if !ok.contains(&run.function) {
+                continue;
+            }
+            let want = interp.call(&run.function, &run.args);
+            let got = module.call_raw(&run.function, &run.args);
+            let same = match (&want, &got) {
+                (Ok(a), Ok(b)) => a == b,
+                (Err(InterpError::Trap { code, .. }), Err(NativeError::Trap(t))) => *code == t.code,
+                _ => false,
+            };
+            if !same {
+                problems.push(format!(
+                    "{name}: line {}: %{}: interpreter {want:?}, native {got:?}",
+                    raw.line, run.function
+                ));
+            }
+            ran += 1;
+        }
+    }
+    println!("{ran} run lines natively; {unsupported} functions unsupported");
+    assert!(
+        problems.is_empty(),
+        "native differences:\n{}",
+        problems.join("\n")
+    );
+    assert!(ran > 0, "no run line of tests/ ran natively");
+}
