@@ -23,6 +23,8 @@
 //!   `[4i+2, 4i+3)` untagged. Every reservation is at most 3 positions long, which the
 //!   scan's conflict search relies on.
 
+use smallvec::SmallVec;
+
 use crate::liveness::Liveness;
 use crate::validate::{early, gap, late, Cfg};
 use crate::{
@@ -47,12 +49,18 @@ pub(crate) struct UsePos {
     pub hint: Option<PReg>,
 }
 
+/// Ranges of an interval; most intervals have few, kept inline.
+pub(crate) type Ranges = SmallVec<[Range; 4]>;
+
+/// Use positions of an interval; most intervals have few, kept inline.
+pub(crate) type Uses = SmallVec<[UsePos; 4]>;
+
 /// A live interval (or, after splitting, a piece of one vreg's lifetime).
 #[derive(Clone, Debug)]
 pub(crate) struct Interval {
     pub vreg: VReg,
-    pub ranges: Vec<Range>,
-    pub uses: Vec<UsePos>,
+    pub ranges: Ranges,
+    pub uses: Uses,
     pub alloc: Option<Allocation>,
     /// Preferred register.
     pub hint_reg: Option<PReg>,
@@ -176,8 +184,8 @@ fn pinned(constraint: OperandConstraint) -> bool {
 pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &MachineEnv) -> Built {
     let nv = func.num_vregs();
     // Ranges and uses are collected backwards (descending) and reversed at the end.
-    let mut ranges_rev: Vec<Vec<Range>> = vec![Vec::new(); nv];
-    let mut uses_rev: Vec<Vec<UsePos>> = vec![Vec::new(); nv];
+    let mut ranges_rev: Vec<Ranges> = vec![Ranges::new(); nv];
+    let mut uses_rev: Vec<Uses> = vec![Uses::new(); nv];
     let mut hint_reg: Vec<Option<PReg>> = vec![None; nv];
     let mut hint_vreg: Vec<Option<(VReg, u32)>> = vec![None; nv];
     let mut steal: Vec<Option<VReg>> = vec![None; nv];
@@ -196,7 +204,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
     // non-adjacent, because calls come in non-increasing `from` order within a block and
     // blocks are visited backwards, so a new range either merges with the last one or lies
     // entirely before it.
-    fn add_range(ranges: &mut Vec<Range>, from: u32, to: u32) {
+    fn add_range(ranges: &mut Ranges, from: u32, to: u32) {
         debug_assert!(from < to);
         if let Some(last) = ranges.last_mut() {
             if last.from <= to {

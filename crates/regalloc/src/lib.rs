@@ -273,3 +273,21 @@ pub fn loop_depths<F: Function>(func: &F) -> Vec<u32> {
         })
         .collect()
 }
+
+/// Time spent in each pass (validate, liveness, intervals, scan, resolve), for profiling.
+#[doc(hidden)]
+pub fn pass_times<F: Function>(func: &F, env: &MachineEnv) -> [std::time::Duration; 5] {
+    use std::time::Instant;
+    let t0 = Instant::now();
+    let cfg = validate::validate(func, env).expect("valid");
+    let t1 = Instant::now();
+    let live = liveness::compute(func, &cfg);
+    let t2 = Instant::now();
+    let mut built = intervals::build(func, &cfg, &live, env);
+    let t3 = Instant::now();
+    let scanned = scan::run(func, env, &cfg, &mut built).expect("scan");
+    let t4 = Instant::now();
+    let _ = resolve::resolve(func, env, &cfg, &live, &built, scanned).expect("resolve");
+    let t5 = Instant::now();
+    [t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4]
+}

@@ -290,6 +290,9 @@ impl<F: Function> Resolver<'_, F> {
                     (ProgPoint::before(Inst(self.cfg.block_first[s.index()])), 0)
                 };
                 for v in live.live_in[s.index()].iter() {
+                    if self.built.pieces[v].len() == 1 {
+                        continue; // one location for the whole lifetime
+                    }
                     let vreg = self.built.vregs[v]
                         .ok_or_else(|| internal(format!("live vreg {v} never named")))?;
                     let from = self.loc(vreg, pred_last)?;
@@ -411,6 +414,20 @@ impl<F: Function> Resolver<'_, F> {
                 end += 1;
             }
             seq.clear();
+            if let [(from, to)] = group_moves[..] {
+                if !(from.is_stack() && to.is_stack()) {
+                    edits.push((
+                        head.point,
+                        Edit {
+                            from,
+                            to,
+                            class: head.class,
+                        },
+                    ));
+                    k = end;
+                    continue;
+                }
+            }
             // Most groups need no temporary: sequence them directly, and look for a free
             // register only when a cycle or a slot-to-slot copy needs one.
             let ordered = moves::sequence(&group_moves);

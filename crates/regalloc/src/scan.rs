@@ -26,10 +26,11 @@
 //! - Spill slots are per vreg and shared between vregs whose lifetimes do not overlap: a
 //!   slot is reused once the previous owner's whole lifetime has ended.
 
+use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::intervals::{Built, Interval, Range, MAX_RESERVATION_LEN};
+use crate::intervals::{Built, Interval, Range, Ranges, Uses, MAX_RESERVATION_LEN};
 use crate::validate::{gap_floor, Cfg};
 use crate::{
     Allocation, Block, Function, MachineEnv, PReg, RegAllocError, RegClass, SpillSlot, VReg,
@@ -64,9 +65,11 @@ struct Scan<'a, F: Function> {
     arg_of: Vec<Vec<(Block, u32)>>,
     splits: usize,
     split_budget: usize,
-    free_until: Vec<u32>,
     use_pos: Vec<u32>,
     block_pos: Vec<u32>,
+    /// Per register index, the first reservation that may still matter (see
+    /// `reservation_conflict`).
+    resv_cursor: Vec<Cell<u32>>,
 }
 
 /// Runs the scan for every class.
@@ -140,9 +143,9 @@ pub(crate) fn run<F: Function>(
             arg_of: std::mem::take(&mut arg_of),
             splits: scanned.splits,
             split_budget,
-            free_until: vec![0; regs.len()],
             use_pos: vec![0; regs.len()],
             block_pos: vec![0; regs.len()],
+            resv_cursor: vec![Cell::new(0); 128],
         };
         scan.run()?;
         scanned.vreg_slot = scan.vreg_slot;
@@ -217,8 +220,16 @@ impl<F: Function> Scan<'_, F> {
     /// First position where `iv` meets a reservation of `reg` owned by another vreg.
     fn reservation_conflict(&self, reg: PReg, iv: &Interval) -> Option<u32> {
         let list = &self.built.reservations[reg.index()];
+        // Intervals are queried in order of increasing start, so reservations that end
+        // before the current start are never relevant again: a per-register cursor skips
+        // them. (Reservations are sorted by `from` and at most MAX_RESERVATION_LEN long.)
+        let cursor = &self.resv_cursor[reg.index()];
+        let mut k = cursor.get() as usize;
         let from = iv.start().saturating_sub(MAX_RESERVATION_LEN);
-        let mut k = list.partition_point(|r| r.from < from);
+        while k < list.len() && list[k].from < from {
+            k += 1;
+        }
+        cursor.set(k as u32);
         let mut j = 0;
         let ranges = &iv.ranges;
         while k < list.len() && j < ranges.len() {
@@ -228,7 +239,7 @@ impl<F: Function> Scan<'_, F> {
                 continue;
             }
             if ranges[j].to <= r.from {
-                j += 1;
+                j += ranges[j..].partition_point(|rg| rg.to <= r.from);
                 continue;
             }
             return Some(r.from.max(ranges[j].from));
@@ -299,64 +310,49 @@ impl<F: Function> Scan<'_, F> {
         None
     }
 
+    /// Takes a register free for the whole of `cur`: the hint if it is, else the first in
+    /// preference order. A register free for only part of the interval is not taken (Wimmer
+    /// splits there): measured on the generated functions, evicting the occupant with the
+    /// farthest next use, or spilling up to the first use, costs clearly fewer moves and
+    /// reloads than a split whose tail needs another register right away.
     fn try_allocate_free(&mut self, cur: u32) -> bool {
         let n = self.regs.len();
         if n == 0 {
             return false;
         }
-        let mut free_until = std::mem::take(&mut self.free_until);
-        free_until.fill(u32::MAX);
         let iv = self.iv(cur);
         let start = iv.start();
-        let end = iv.end();
+        // Registers held by active intervals (bit k: `regs[k]`), and those whose inactive
+        // intervals come back while `cur` is live.
+        let mut busy = 0u64;
         for &a in &self.active {
             let other = self.iv(a);
             // Steal: the dying reused input may share its register with the def.
             if iv.steal == Some(other.vreg) && other.end() == start + 1 {
                 continue;
             }
-            free_until[self.reg_of(a)] = 0;
+            busy |= 1 << self.reg_of(a);
         }
         for &a in &self.inactive {
             let r = self.reg_of(a);
-            if free_until[r] == 0 {
-                continue;
-            }
-            if let Some(x) = self.iv(a).first_intersection(iv) {
-                free_until[r] = free_until[r].min(x);
+            if busy & (1 << r) == 0 && self.iv(a).first_intersection(iv).is_some() {
+                busy |= 1 << r;
             }
         }
-        for (k, until) in free_until.iter_mut().enumerate() {
-            if *until > start {
-                if let Some(x) = self.reservation_conflict(self.regs[k], iv) {
-                    *until = (*until).min(x);
-                }
-            }
-        }
-        let hint = self.hint_for(cur);
-        let mut best = 0;
-        for k in 1..n {
-            if free_until[k] > free_until[best] {
-                best = k;
-            }
-        }
-        let chosen = match hint {
-            Some(h) if free_until[h] >= end => Some(h),
-            _ if free_until[best] >= end => Some(best),
-            _ => None,
+        let free = |k: usize| {
+            busy & (1 << k) == 0 && self.reservation_conflict(self.regs[k], iv).is_none()
         };
-        // A register free for only part of the interval is not taken here (Wimmer splits
-        // there): measured on the generated functions, evicting the occupant with the
-        // farthest next use, or spilling up to the first use, costs clearly fewer moves and
-        // reloads than a split whose tail needs another register right away.
-        let result = if let Some(r) = chosen {
-            self.assign_reg(cur, r);
-            true
-        } else {
-            false
+        let chosen = match self.hint_for(cur) {
+            Some(h) if free(h) => Some(h),
+            _ => (0..n).find(|&k| free(k)),
         };
-        self.free_until = free_until;
-        result
+        match chosen {
+            Some(r) => {
+                self.assign_reg(cur, r);
+                true
+            }
+            None => false,
+        }
     }
 
     fn assign_reg(&mut self, idx: u32, reg_index: usize) {
@@ -598,7 +594,7 @@ impl<F: Function> Scan<'_, F> {
         let parent = &mut self.built.intervals[idx as usize];
         debug_assert!(pos % 4 == 0 && parent.start() < pos && pos < parent.end());
         let k = parent.ranges.partition_point(|r| r.to <= pos);
-        let mut child_ranges: Vec<Range> = parent.ranges.split_off(k);
+        let mut child_ranges: Ranges = parent.ranges.drain(k..).collect();
         if child_ranges[0].from < pos {
             parent.ranges.push(Range {
                 from: child_ranges[0].from,
@@ -607,7 +603,7 @@ impl<F: Function> Scan<'_, F> {
             child_ranges[0].from = pos;
         }
         let u = parent.uses.partition_point(|u| u.pos < pos);
-        let child_uses = parent.uses.split_off(u);
+        let child_uses: Uses = parent.uses.drain(u..).collect();
         let hint_reg = match parent.alloc {
             Some(Allocation::Reg(r)) => Some(r),
             _ => parent.hint_reg,

@@ -358,6 +358,10 @@ fn check_demand<F: Function>(
 ) -> Result<(), RegAllocError> {
     let ops = func.inst_operands(inst);
     let clobbers = func.inst_clobbers(inst);
+    let min_avail = env.allocatable.iter().map(Vec::len).min().unwrap_or(0);
+    if clobbers.is_empty() && ops.len() <= min_avail {
+        return Ok(()); // each operand needs at most one register
+    }
     for class in RegClass::ALL {
         let avail = env.allocatable[class.index()].len();
         let mut early_n = 0usize;
