@@ -25,11 +25,13 @@ use kestrel_ir::TrapCode;
 use kestrel_regalloc::{Allocation, Edit, RegClass};
 
 use super::asm::alu::{self, AluOp, UnaryOp};
+use super::asm::bits;
 use super::asm::misc;
 use super::asm::moves::{self, ExtMode};
 use super::asm::mul_div::{self, MulDivOp};
 use super::asm::setcc_cmov_jcc::{self as cc_ops, Cc};
 use super::asm::shift;
+use super::asm::sse::FloatSize;
 use super::asm::sse::{self, SseOp, SseStore};
 use super::asm::{Amode, CodeSink, Gpr, GprMem, Size, Xmm, XmmMem};
 use super::inst::{Cond, Inst, RegImm};
@@ -224,6 +226,72 @@ fn emit_div(inst: &Inst, allocs: &[Allocation], buf: &mut Buf) {
     }
 }
 
+/// `fmin`/`fmax` (operands `[a, b, dst]`, `dst` = `a`): unordered gives a NaN (`a + b`),
+/// equal values combine sign bits (`or` for min so `-0` wins, `and` for max so `+0` wins),
+/// anything else is `minss`/`maxss`.
+fn emit_fminmax(size: FloatSize, max: bool, allocs: &[Allocation], buf: &mut Buf) {
+    let (dst, b) = (xmm(allocs[0]), XmmMem::Reg(xmm(allocs[1])));
+    let f32 = size == FloatSize::F32;
+    let pick = |s, d| if f32 { s } else { d };
+    let eq_op = if max {
+        pick(SseOp::Andps, SseOp::Andpd)
+    } else {
+        pick(SseOp::Orps, SseOp::Orpd)
+    };
+    let mm_op = if max {
+        pick(SseOp::Maxss, SseOp::Maxsd)
+    } else {
+        pick(SseOp::Minss, SseOp::Minsd)
+    };
+    let eq = bytes(|s| {
+        sse::sse_r_rm(s, eq_op, dst, &b);
+    });
+    let nan = bytes(|s| {
+        sse::sse_r_rm(s, pick(SseOp::Addss, SseOp::Addsd), dst, &b);
+    });
+    let mm = bytes(|s| {
+        sse::sse_r_rm(s, mm_op, dst, &b);
+    });
+    sse::sse_r_rm(buf, pick(SseOp::Ucomiss, SseOp::Ucomisd), dst, &b);
+    cc_ops::jcc_rel8(buf, Cc::P, (2 + eq.len() + 2) as i8);
+    cc_ops::jcc_rel8(buf, Cc::NE, (eq.len() + 2 + nan.len() + 2) as i8);
+    buf.put_data(&eq);
+    cc_ops::jmp_rel8(buf, (nan.len() + 2 + mm.len()) as i8);
+    buf.put_data(&nan);
+    cc_ops::jmp_rel8(buf, mm.len() as i8);
+    buf.put_data(&mm);
+}
+
+/// Unsigned 64-bit to float (operands `[src, dst]`): non-negative values convert directly;
+/// others are halved with the lost bit kept sticky (`(x >> 1) | (x & 1)`), converted, and
+/// doubled, which rounds like a direct conversion.
+fn emit_cvt_u64(fsize: FloatSize, allocs: &[Allocation], buf: &mut Buf) {
+    let (src, dst) = (gpr(allocs[0]), xmm(allocs[1]));
+    let small = bytes(|s| {
+        sse::cvt_int_to_float(s, fsize, Size::S64, dst, &GprMem::Reg(src));
+    });
+    let or1 = bytes(|s| {
+        alu::alu_rm_imm(s, AluOp::Or, Size::S64, &GprMem::Reg(Gpr::R11), 1);
+    });
+    let add = match fsize {
+        FloatSize::F32 => SseOp::Addss,
+        FloatSize::F64 => SseOp::Addsd,
+    };
+    let big = bytes(|s| {
+        moves::mov_rm_r(s, Size::S64, &GprMem::Reg(Gpr::R11), src);
+        shift::shift_rm_imm(s, shift::ShiftOp::Shr, Size::S64, &GprMem::Reg(Gpr::R11), 1);
+        cc_ops::jcc_rel8(s, Cc::AE, or1.len() as i8);
+        s.extend_from_slice(&or1);
+        sse::cvt_int_to_float(s, fsize, Size::S64, dst, &GprMem::Reg(Gpr::R11));
+        sse::sse_r_rm(s, add, dst, &XmmMem::Reg(dst));
+    });
+    alu::test_rm_r(buf, Size::S64, &GprMem::Reg(src), src);
+    cc_ops::jcc_rel8(buf, Cc::S, (small.len() + 2) as i8);
+    buf.put_data(&small);
+    cc_ops::jmp_rel8(buf, big.len() as i8);
+    buf.put_data(&big);
+}
+
 impl MachInst for Inst {
     type LabelUse = X64LabelUse;
     type Frame = Frame;
@@ -350,6 +418,129 @@ impl MachInst for Inst {
                 emit_test(cond, allocs, buf);
                 trap_unless(buf, cond.cc().invert(), *code);
             }
+            Inst::BitCount { op, size, .. } => {
+                bits::bit_count(
+                    buf,
+                    *op,
+                    *size,
+                    gpr(allocs[1]),
+                    &GprMem::Reg(gpr(allocs[0])),
+                );
+            }
+            Inst::Bswap { size, .. } => {
+                let r = gpr(allocs[0]);
+                if *size == Size::S16 {
+                    shift::shift_rm_imm(buf, shift::ShiftOp::Rol, Size::S16, &GprMem::Reg(r), 8);
+                } else {
+                    bits::bswap(buf, *size, r);
+                }
+            }
+            Inst::MulHi { size, signed, .. } => {
+                let op = if *signed {
+                    MulDivOp::Imul
+                } else {
+                    MulDivOp::Mul
+                };
+                mul_div::mul_div_rm(buf, op, *size, &GprMem::Reg(gpr(allocs[1])));
+            }
+            Inst::AluFlags {
+                op, size, b, cc, ..
+            } => {
+                let dst = GprMem::Reg(gpr(allocs[0]));
+                match b {
+                    RegImm::Reg(_) => alu::alu_rm_r(buf, *op, *size, &dst, gpr(allocs[1])),
+                    RegImm::Imm(k) => alu::alu_rm_imm(buf, *op, *size, &dst, *k),
+                };
+                let flag = gpr(*allocs.last().expect("flag"));
+                cc_ops::setcc(buf, *cc, &GprMem::Reg(flag));
+                moves::movzx(buf, ExtMode::BL, flag, &GprMem::Reg(flag));
+            }
+            Inst::AluTrap {
+                op,
+                size,
+                b,
+                cc,
+                code,
+                ..
+            } => {
+                let dst = GprMem::Reg(gpr(allocs[0]));
+                match b {
+                    RegImm::Reg(_) => alu::alu_rm_r(buf, *op, *size, &dst, gpr(allocs[1])),
+                    RegImm::Imm(k) => alu::alu_rm_imm(buf, *op, *size, &dst, *k),
+                };
+                trap_unless(buf, cc.invert(), *code);
+            }
+            Inst::XmmConst { size, bits, .. } => {
+                let dst = xmm(allocs[0]);
+                if *bits == 0 {
+                    sse::sse_r_rm(buf, SseOp::Xorps, dst, &XmmMem::Reg(dst));
+                } else {
+                    let (data, op) = match size {
+                        FloatSize::F32 => ((*bits as u32).to_le_bytes().to_vec(), SseOp::Movss),
+                        FloatSize::F64 => (bits.to_le_bytes().to_vec(), SseOp::Movsd),
+                    };
+                    let label = buf.add_constant(&data, size.bytes());
+                    let fix = sse::sse_r_rm(buf, op, dst, &XmmMem::Mem(Amode::rip(0)))
+                        .expect("a RIP-relative operand has a fixup");
+                    debug_assert_eq!(fix.bias(), 4);
+                    buf.use_label_at_offset(fix.at, label, X64LabelUse::Rel32);
+                }
+            }
+            Inst::XmmRmR { op, .. } => {
+                sse::sse_r_rm(buf, *op, xmm(allocs[0]), &XmmMem::Reg(xmm(allocs[1])));
+            }
+            Inst::XmmUnary { op, .. } => {
+                sse::sse_r_rm(buf, *op, xmm(allocs[1]), &XmmMem::Reg(xmm(allocs[0])));
+            }
+            Inst::XmmRound { size, mode, .. } => {
+                sse::round(
+                    buf,
+                    *size,
+                    xmm(allocs[1]),
+                    &XmmMem::Reg(xmm(allocs[0])),
+                    *mode,
+                );
+            }
+            Inst::FSetcc {
+                size, cc, second, ..
+            } => {
+                let op = match size {
+                    FloatSize::F32 => SseOp::Ucomiss,
+                    FloatSize::F64 => SseOp::Ucomisd,
+                };
+                sse::sse_r_rm(buf, op, xmm(allocs[0]), &XmmMem::Reg(xmm(allocs[1])));
+                let dst = gpr(allocs[2]);
+                cc_ops::setcc(buf, *cc, &GprMem::Reg(dst));
+                if let Some((cc2, and)) = second {
+                    // r11 is free inside an instruction (only edits use it, between them).
+                    cc_ops::setcc(buf, *cc2, &GprMem::Reg(Gpr::R11));
+                    let op = if *and { AluOp::And } else { AluOp::Or };
+                    alu::alu_rm_r(buf, op, Size::S8, &GprMem::Reg(dst), Gpr::R11);
+                }
+                moves::movzx(buf, ExtMode::BL, dst, &GprMem::Reg(dst));
+            }
+            Inst::XmmSelect { cond, .. } => {
+                let n = cond.num_operands();
+                let (t, dst) = (xmm(allocs[n]), xmm(allocs[n + 2]));
+                emit_test(cond, allocs, buf);
+                let mov = bytes(|b| {
+                    sse::sse_r_rm(b, SseOp::Movaps, dst, &XmmMem::Reg(t));
+                });
+                cc_ops::jcc_rel8(buf, cond.cc().invert(), mov.len() as i8);
+                buf.put_data(&mov);
+            }
+            Inst::FMinMax { size, max, .. } => emit_fminmax(*size, *max, allocs, buf),
+            Inst::MovToXmm { size, .. } => {
+                sse::movd_to_xmm(buf, *size, xmm(allocs[1]), &GprMem::Reg(gpr(allocs[0])));
+            }
+            Inst::MovFromXmm { size, .. } => {
+                sse::movd_from_xmm(buf, *size, &GprMem::Reg(gpr(allocs[1])), xmm(allocs[0]));
+            }
+            Inst::CvtIntToFloat { fsize, isize, .. } => {
+                let (src, dst) = (gpr(allocs[0]), xmm(allocs[1]));
+                sse::cvt_int_to_float(buf, *fsize, *isize, dst, &GprMem::Reg(src));
+            }
+            Inst::CvtU64ToFloat { fsize, .. } => emit_cvt_u64(*fsize, allocs, buf),
             Inst::Call { callee, .. } => {
                 let fix = misc::call_rel32(buf, 0);
                 buf.add_reloc(fix.at, RelocKind::CallPcRel4, callee.clone(), -4);

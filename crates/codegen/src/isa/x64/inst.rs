@@ -18,9 +18,11 @@ use kestrel_regalloc::{
 };
 
 use super::asm::alu::{AluOp, UnaryOp};
+use super::asm::bits::BitCount;
 use super::asm::moves::ExtMode;
 use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::ShiftOp;
+use super::asm::sse::{FloatSize, RoundMode, SseOp};
 use super::asm::{Gpr, Size};
 use crate::machinst::BlockIndex;
 
@@ -208,6 +210,111 @@ pub enum Inst {
     Ud2 { code: TrapCode },
     /// Trap with `code` when `cond` holds. Operands: `[cond…]`.
     TrapIf { cond: Cond, code: TrapCode },
+    /// `dst = op src`: lzcnt, tzcnt, popcnt. Operands: `[src use, dst def]`.
+    BitCount {
+        op: BitCount,
+        size: Size,
+        dst: VReg,
+        src: VReg,
+    },
+    /// Byte swap (`bswap`, or `rol r16, 8`). Operands: `[a use, dst def reusing a]`.
+    Bswap { size: Size, dst: VReg, a: VReg },
+    /// High half of the product (`mul`/`imul` into `rdx:rax`). Operands: `[a use in rax, b use,
+    /// dst def in rdx, tmp def in rax]`.
+    MulHi {
+        size: Size,
+        signed: bool,
+        a: VReg,
+        b: VReg,
+        dst: VReg,
+        tmp: VReg,
+    },
+    /// `dst = a op b` at `size` and `flag = cc` of the flags it set (overflow/carry out).
+    /// Operands: `[a use, b use?, dst def reusing a, flag def]`.
+    AluFlags {
+        op: AluOp,
+        size: Size,
+        dst: VReg,
+        a: VReg,
+        b: RegImm,
+        cc: Cc,
+        flag: VReg,
+    },
+    /// `dst = a op b`, trapping with `code` when `cc` holds afterwards. Operands as `Alu`.
+    AluTrap {
+        op: AluOp,
+        size: Size,
+        dst: VReg,
+        a: VReg,
+        b: RegImm,
+        cc: Cc,
+        code: TrapCode,
+    },
+    /// A float constant (`xorps` for +0, else a constant-pool load). Operands: `[dst def]`.
+    XmmConst {
+        size: FloatSize,
+        dst: VReg,
+        bits: u64,
+    },
+    /// `dst = a op b`, two-address SSE. Operands: `[a use, b use, dst def reusing a]`.
+    XmmRmR {
+        op: SseOp,
+        dst: VReg,
+        a: VReg,
+        b: VReg,
+    },
+    /// `dst = op src` (sqrt, conversions between widths). Operands: `[src use, dst def]`.
+    XmmUnary { op: SseOp, dst: VReg, src: VReg },
+    /// `dst = round(src)` (SSE4.1). Operands: `[src use, dst def]`.
+    XmmRound {
+        size: FloatSize,
+        mode: RoundMode,
+        dst: VReg,
+        src: VReg,
+    },
+    /// `dst = a <cc> b` for floats after `ucomis a, b`; `second` combines another condition
+    /// (`true`: and, `false`: or). Operands: `[a use, b use, dst def]`.
+    FSetcc {
+        size: FloatSize,
+        a: VReg,
+        b: VReg,
+        cc: Cc,
+        second: Option<(Cc, bool)>,
+        dst: VReg,
+    },
+    /// Float `dst = cond ? t : f`. Operands: `[cond…, t use, f use, dst def reusing f]`.
+    XmmSelect {
+        cond: Cond,
+        t: VReg,
+        f: VReg,
+        dst: VReg,
+    },
+    /// `fmin`/`fmax`: NaN if either is NaN, `-0 < +0`. Operands: `[a use, b use, dst def reusing a]`.
+    FMinMax {
+        size: FloatSize,
+        max: bool,
+        dst: VReg,
+        a: VReg,
+        b: VReg,
+    },
+    /// Bits of a GPR into an XMM register (`movd`/`movq`). Operands: `[src use, dst def]`.
+    MovToXmm { size: Size, dst: VReg, src: VReg },
+    /// Bits of an XMM register into a GPR. Operands: `[src use, dst def]`.
+    MovFromXmm { size: Size, dst: VReg, src: VReg },
+    /// Signed integer to float (`cvtsi2ss/sd`). Operands: `[src use, dst def]`.
+    CvtIntToFloat {
+        fsize: FloatSize,
+        isize: Size,
+        dst: VReg,
+        src: VReg,
+    },
+    /// Unsigned 64-bit integer to float. Operands: `[src use, dst def]` (early def: written
+    /// while `src` is still read).
+    CvtU64ToFloat {
+        fsize: FloatSize,
+        dst: VReg,
+        src: VReg,
+    },
     /// `call callee` (by relocation). Operands: argument uses fixed to their registers, then
     /// result defs fixed to theirs; clobbers the caller-saved registers that are not results.
     Call {
@@ -296,6 +403,69 @@ impl Inst {
                 out.push(Operand::reg_use(*divisor));
                 out.push(fixed_def(*tmp, gpr_preg(Gpr::RDX), OperandPos::Early));
                 out.push(fixed_def(*dst, gpr_preg(Gpr::RAX), OperandPos::Late));
+            }
+            Inst::BitCount { dst, src, .. }
+            | Inst::XmmUnary { dst, src, .. }
+            | Inst::XmmRound { dst, src, .. }
+            | Inst::MovToXmm { dst, src, .. }
+            | Inst::MovFromXmm { dst, src, .. }
+            | Inst::CvtIntToFloat { dst, src, .. } => {
+                out.push(Operand::reg_use(*src));
+                out.push(Operand::reg_def(*dst));
+            }
+            Inst::CvtU64ToFloat { dst, src, .. } => {
+                out.push(Operand::reg_use(*src));
+                out.push(Operand::new(
+                    *dst,
+                    OperandKind::Def,
+                    OperandPos::Early,
+                    OperandConstraint::Reg,
+                ));
+            }
+            Inst::Bswap { dst, a, .. } => {
+                out.push(Operand::reg_use(*a));
+                out.push(reuse_def(*dst, 0));
+            }
+            Inst::MulHi { a, b, dst, tmp, .. } => {
+                out.push(fixed_use(*a, gpr_preg(Gpr::RAX)));
+                out.push(Operand::reg_use(*b));
+                out.push(fixed_def(*dst, gpr_preg(Gpr::RDX), OperandPos::Late));
+                out.push(fixed_def(*tmp, gpr_preg(Gpr::RAX), OperandPos::Late));
+            }
+            Inst::AluFlags {
+                dst, a, b, flag, ..
+            } => {
+                out.push(Operand::reg_use(*a));
+                if let RegImm::Reg(b) = b {
+                    out.push(Operand::reg_use(*b));
+                }
+                out.push(reuse_def(*dst, 0));
+                out.push(Operand::reg_def(*flag));
+            }
+            Inst::AluTrap { dst, a, b, .. } => {
+                out.push(Operand::reg_use(*a));
+                if let RegImm::Reg(b) = b {
+                    out.push(Operand::reg_use(*b));
+                }
+                out.push(reuse_def(*dst, 0));
+            }
+            Inst::XmmConst { dst, .. } => out.push(Operand::reg_def(*dst)),
+            Inst::XmmRmR { dst, a, b, .. } | Inst::FMinMax { dst, a, b, .. } => {
+                out.push(Operand::reg_use(*a));
+                out.push(Operand::reg_use(*b));
+                out.push(reuse_def(*dst, 0));
+            }
+            Inst::FSetcc { a, b, dst, .. } => {
+                out.push(Operand::reg_use(*a));
+                out.push(Operand::reg_use(*b));
+                out.push(Operand::reg_def(*dst));
+            }
+            Inst::XmmSelect { cond, t, f, dst } => {
+                cond.collect(out);
+                out.push(Operand::reg_use(*t));
+                let f_index = out.len() - base;
+                out.push(Operand::reg_use(*f));
+                out.push(reuse_def(*dst, f_index));
             }
             Inst::Jmp { .. } | Inst::Ud2 { .. } => {}
             Inst::CondBr { cond, .. } | Inst::TrapIf { cond, .. } => cond.collect(out),
@@ -394,6 +564,91 @@ impl Inst {
                     ops[2]
                 )
             }
+            Inst::BitCount { op, size, .. } => {
+                format!("{} = {op:?}{} {}", ops[1], size.bits(), ops[0]).to_lowercase()
+            }
+            Inst::Bswap { size, .. } => format!("{} = bswap{} {}", ops[1], size.bits(), ops[0]),
+            Inst::MulHi { size, signed, .. } => {
+                let k = if *signed { "smulhi" } else { "umulhi" };
+                format!(
+                    "{} = {k}{} {}, {} (clobbers {})",
+                    ops[2],
+                    size.bits(),
+                    ops[0],
+                    ops[1],
+                    ops[3]
+                )
+            }
+            Inst::AluFlags {
+                op, size, b, cc, ..
+            } => {
+                let d = ops.len() - 2;
+                format!(
+                    "{}, {} = {op:?}{} {}, {} ?{cc:?}",
+                    ops[d],
+                    ops[d + 1],
+                    size.bits(),
+                    ops[0],
+                    ri(b, 1)
+                )
+                .to_lowercase()
+            }
+            Inst::AluTrap {
+                op,
+                size,
+                b,
+                cc,
+                code,
+                ..
+            } => {
+                let d = ops.len() - 1;
+                format!(
+                    "{} = {op:?}{} {}, {} trap ?{cc:?} {code}",
+                    ops[d],
+                    size.bits(),
+                    ops[0],
+                    ri(b, 1)
+                )
+                .to_lowercase()
+            }
+            Inst::XmmConst { bits, .. } => format!("{} = fconst {bits:#x}", ops[0]),
+            Inst::XmmRmR { op, .. } => {
+                format!("{} = {op:?} {}, {}", ops[2], ops[0], ops[1]).to_lowercase()
+            }
+            Inst::XmmUnary { op, .. } => format!("{} = {op:?} {}", ops[1], ops[0]).to_lowercase(),
+            Inst::XmmRound { mode, .. } => format!("{} = round.{mode:?} {}", ops[1], ops[0]),
+            Inst::FSetcc { cc, second, .. } => {
+                let extra = match second {
+                    Some((c2, true)) => format!(" & {c2:?}"),
+                    Some((c2, false)) => format!(" | {c2:?}"),
+                    None => String::new(),
+                };
+                format!(
+                    "{} = fset ucomi {}, {} ?{cc:?}{extra}",
+                    ops[2], ops[0], ops[1]
+                )
+            }
+            Inst::XmmSelect { cond, .. } => {
+                let n = cond.num_operands();
+                format!(
+                    "{} = fselect {} ? {} : {}",
+                    ops[n + 2],
+                    cond.pretty(ops),
+                    ops[n],
+                    ops[n + 1]
+                )
+            }
+            Inst::FMinMax { max, .. } => {
+                let k = if *max { "fmax" } else { "fmin" };
+                format!("{} = {k} {}, {}", ops[2], ops[0], ops[1])
+            }
+            Inst::MovToXmm { .. } | Inst::MovFromXmm { .. } => {
+                format!("{} = movq {}", ops[1], ops[0])
+            }
+            Inst::CvtIntToFloat { isize, .. } => {
+                format!("{} = cvtsi2f.{} {}", ops[1], isize.bits(), ops[0])
+            }
+            Inst::CvtU64ToFloat { .. } => format!("{} = cvtu64 {}", ops[1], ops[0]),
             Inst::Jmp { target } => format!("jmp block{}", target.0),
             Inst::CondBr {
                 cond,

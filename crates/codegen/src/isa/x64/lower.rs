@@ -9,14 +9,16 @@
 //! `shift_imm`, `cond_of`, and `cmp_cond` for an immediate operand), so a failed rule leaves
 //! the use counts untouched. Calls and returns are lowered here directly through the ABI.
 
-use kestrel_ir::{Inst as IrInst, InstructionData, IntCC, Opcode, TrapCode, Type, Value};
+use kestrel_ir::{FloatCC, Inst as IrInst, InstructionData, IntCC, Opcode, TrapCode, Type, Value};
 use kestrel_regalloc::{RegClass, VReg};
 
 use super::abi;
 use super::asm::alu::{AluOp, UnaryOp};
+use super::asm::bits::BitCount;
 use super::asm::moves::ExtMode;
 use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::ShiftOp;
+use super::asm::sse::{FloatSize, RoundMode, SseOp};
 use super::asm::Size;
 use super::inst::{Cond, Inst, RegImm};
 use crate::machinst::lower::Lower;
@@ -54,6 +56,51 @@ pub enum Op {
     Trap { code: TrapCode },
     Trapz { c: Value, code: TrapCode },
     Trapnz { c: Value, code: TrapCode },
+    Fconst { bits: u64 },
+    Fadd { a: Value, b: Value },
+    Fsub { a: Value, b: Value },
+    Fmul { a: Value, b: Value },
+    Fdiv { a: Value, b: Value },
+    Fmin { a: Value, b: Value },
+    Fmax { a: Value, b: Value },
+    Fcopysign { a: Value, b: Value },
+    Sqrt { a: Value },
+    Fneg { a: Value },
+    Fabs { a: Value },
+    Ceil { a: Value },
+    Floor { a: Value },
+    Trunc { a: Value },
+    Nearest { a: Value },
+    Fcmp { cc: FloatCC, a: Value, b: Value },
+    Fpromote { a: Value },
+    Fdemote { a: Value },
+    FcvtFromSint { a: Value },
+    FcvtFromUint { a: Value },
+    Bitcast { a: Value },
+    Rotl { a: Value, b: Value },
+    Rotr { a: Value, b: Value },
+    Clz { a: Value },
+    Ctz { a: Value },
+    Cls { a: Value },
+    Popcnt { a: Value },
+    Bswap { a: Value },
+    Iabs { a: Value },
+    Bmask { a: Value },
+    Smin { a: Value, b: Value },
+    Smax { a: Value, b: Value },
+    Umin { a: Value, b: Value },
+    Umax { a: Value, b: Value },
+    Umulhi { a: Value, b: Value },
+    Smulhi { a: Value, b: Value },
+    BandNot { a: Value, b: Value },
+    BorNot { a: Value, b: Value },
+    BxorNot { a: Value, b: Value },
+    Bitselect { c: Value, t: Value, f: Value },
+    UaddOverflow { a: Value, b: Value },
+    SaddOverflow { a: Value, b: Value },
+    UsubOverflow { a: Value, b: Value },
+    SsubOverflow { a: Value, b: Value },
+    UaddOverflowTrap { a: Value, b: Value, code: TrapCode },
     Brif { c: Value },
     Jump {},
     Other {},
@@ -84,9 +131,34 @@ pub struct Cmp {
     b: Value,
 }
 
-/// The registers an IR instruction's result lives in (none for side effects).
+/// The registers an IR instruction's results live in (none for side effects).
 #[derive(Clone, Copy, Debug)]
-pub struct Out(Option<VReg>);
+pub struct Out([Option<VReg>; 2]);
+
+/// Float arithmetic selected by `fbinop`.
+#[derive(Clone, Copy, Debug)]
+pub enum FloatOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+fn float_size(ty: Type) -> FloatSize {
+    if ty == Type::F32 {
+        FloatSize::F32
+    } else {
+        FloatSize::F64
+    }
+}
+
+/// The scalar SSE operation for `ty`: `ss` for f32, `sd` for f64.
+fn sse_for(ty: Type, single: SseOp, double: SseOp) -> SseOp {
+    match float_size(ty) {
+        FloatSize::F32 => single,
+        FloatSize::F64 => double,
+    }
+}
 
 /// Selection state for one IR instruction.
 pub struct IselCtx<'a, 'f> {
@@ -113,6 +185,20 @@ fn exact_size(ty: Type) -> Size {
         16 => Size::S16,
         32 => Size::S32,
         _ => Size::S64,
+    }
+}
+
+/// The sign bit of a float type's bits.
+fn sign_bit(ty: Type) -> u64 {
+    1 << (ty.bits() - 1)
+}
+
+/// All bits of a float type.
+fn width_mask(ty: Type) -> u64 {
+    if ty.bits() == 64 {
+        u64::MAX
+    } else {
+        (1 << ty.bits()) - 1
     }
 }
 
@@ -158,6 +244,41 @@ impl IselCtx<'_, '_> {
         dst
     }
 
+    fn xmm_rmr(&mut self, op: SseOp, a: VReg, b: VReg) -> VReg {
+        let dst = self.lower.alloc_vreg(RegClass::Float);
+        self.lower.emit(Inst::XmmRmR { op, dst, a, b });
+        dst
+    }
+
+    fn xmm_unary(&mut self, op: SseOp, src: VReg) -> VReg {
+        let dst = self.lower.alloc_vreg(RegClass::Float);
+        self.lower.emit(Inst::XmmUnary { op, dst, src });
+        dst
+    }
+
+    fn minmax(&mut self, ty: Type, max: bool, a: VReg, b: VReg) -> VReg {
+        let dst = self.lower.alloc_vreg(RegClass::Float);
+        self.lower.emit(Inst::FMinMax {
+            size: float_size(ty),
+            max,
+            dst,
+            a,
+            b,
+        });
+        dst
+    }
+
+    fn cvt_int(&mut self, ty: Type, isize: Size, src: VReg) -> VReg {
+        let dst = self.lower.alloc_vreg(RegClass::Float);
+        self.lower.emit(Inst::CvtIntToFloat {
+            fsize: float_size(ty),
+            isize,
+            dst,
+            src,
+        });
+        dst
+    }
+
     fn test(&mut self, c: Value, cc: Cc) -> Cond {
         let size = exact_size(self.lower.value_type(c));
         let a = self.lower.value_vreg(c);
@@ -190,6 +311,28 @@ impl generated::Context for IselCtx<'_, '_> {
                 Opcode::Sdiv => Op::Sdiv { a, b },
                 Opcode::Urem => Op::Urem { a, b },
                 Opcode::Srem => Op::Srem { a, b },
+                Opcode::Fadd => Op::Fadd { a, b },
+                Opcode::Fsub => Op::Fsub { a, b },
+                Opcode::Fmul => Op::Fmul { a, b },
+                Opcode::Fdiv => Op::Fdiv { a, b },
+                Opcode::Fmin => Op::Fmin { a, b },
+                Opcode::Fmax => Op::Fmax { a, b },
+                Opcode::Fcopysign => Op::Fcopysign { a, b },
+                Opcode::Rotl => Op::Rotl { a, b },
+                Opcode::Rotr => Op::Rotr { a, b },
+                Opcode::Smin => Op::Smin { a, b },
+                Opcode::Smax => Op::Smax { a, b },
+                Opcode::Umin => Op::Umin { a, b },
+                Opcode::Umax => Op::Umax { a, b },
+                Opcode::Umulhi => Op::Umulhi { a, b },
+                Opcode::Smulhi => Op::Smulhi { a, b },
+                Opcode::BandNot => Op::BandNot { a, b },
+                Opcode::BorNot => Op::BorNot { a, b },
+                Opcode::BxorNot => Op::BxorNot { a, b },
+                Opcode::UaddOverflow => Op::UaddOverflow { a, b },
+                Opcode::SaddOverflow => Op::SaddOverflow { a, b },
+                Opcode::UsubOverflow => Op::UsubOverflow { a, b },
+                Opcode::SsubOverflow => Op::SsubOverflow { a, b },
                 _ => Op::Other {},
             },
             D::Unary { opcode, arg: a } => match opcode {
@@ -198,6 +341,24 @@ impl generated::Context for IselCtx<'_, '_> {
                 Opcode::Uextend => Op::Uextend { a },
                 Opcode::Sextend => Op::Sextend { a },
                 Opcode::Ireduce => Op::Ireduce { a },
+                Opcode::Sqrt => Op::Sqrt { a },
+                Opcode::Fneg => Op::Fneg { a },
+                Opcode::Fabs => Op::Fabs { a },
+                Opcode::Ceil => Op::Ceil { a },
+                Opcode::Floor => Op::Floor { a },
+                Opcode::Trunc => Op::Trunc { a },
+                Opcode::Nearest => Op::Nearest { a },
+                Opcode::Fpromote => Op::Fpromote { a },
+                Opcode::Fdemote => Op::Fdemote { a },
+                Opcode::FcvtFromSint => Op::FcvtFromSint { a },
+                Opcode::FcvtFromUint => Op::FcvtFromUint { a },
+                Opcode::Clz => Op::Clz { a },
+                Opcode::Ctz => Op::Ctz { a },
+                Opcode::Cls => Op::Cls { a },
+                Opcode::Popcnt => Op::Popcnt { a },
+                Opcode::Bswap => Op::Bswap { a },
+                Opcode::Iabs => Op::Iabs { a },
+                Opcode::Bmask => Op::Bmask { a },
                 _ => Op::Other {},
             },
             D::IntCompare {
@@ -206,9 +367,30 @@ impl generated::Context for IselCtx<'_, '_> {
                 args: [a, b],
             } => Op::Icmp { cc: cond, a, b },
             D::Ternary {
-                opcode: Opcode::Select,
+                opcode: Opcode::Select | Opcode::SelectSpectreGuard,
                 args: [c, t, f],
             } => Op::Select { c, t, f },
+            D::Ternary {
+                opcode: Opcode::Bitselect,
+                args: [c, t, f],
+            } => Op::Bitselect { c, t, f },
+            D::UnaryIeee32 { imm, .. } => Op::Fconst { bits: imm.into() },
+            D::UnaryIeee64 { imm, .. } => Op::Fconst { bits: imm },
+            D::FloatCompare {
+                opcode: Opcode::Fcmp,
+                cond,
+                args: [a, b],
+            } => Op::Fcmp { cc: cond, a, b },
+            D::LoadNoOffset {
+                opcode: Opcode::Bitcast,
+                arg,
+                ..
+            } => Op::Bitcast { a: arg },
+            D::IntAddTrap {
+                opcode: Opcode::UaddOverflowTrap,
+                args: [a, b],
+                code,
+            } => Op::UaddOverflowTrap { a, b, code },
             D::Trap {
                 opcode: Opcode::Trap,
                 code,
@@ -231,6 +413,10 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn int_ty(&mut self, ty: Type) -> Option<Type> {
         (ty.is_int() && ty.bits() <= 64).then_some(ty)
+    }
+
+    fn float_ty(&mut self, ty: Type) -> Option<Type> {
+        (ty == Type::F32 || ty == Type::F64).then_some(ty)
     }
 
     fn imm32(&mut self, v: Value) -> Option<Imm> {
@@ -261,7 +447,7 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn out_reg(&mut self, r: VReg) -> Out {
-        Out(Some(r))
+        Out([Some(r), None])
     }
 
     fn mov_imm(&mut self, ty: Type, n: i64) -> VReg {
@@ -337,8 +523,10 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn shift(&mut self, ty: Type, op: ShiftOp, a: VReg, amt: VReg) -> VReg {
         let bits = ty.bits();
-        // The hardware masks the count to 5 (6) bits; narrower types need their own mask.
-        let amt = if bits < 32 {
+        let rotate = matches!(op, ShiftOp::Rol | ShiftOp::Ror);
+        // The hardware masks the count to 5 (6) bits; narrower shifts need their own mask (a
+        // rotate by the masked count is already right modulo the width).
+        let amt = if bits < 32 && !rotate {
             let masked = self.int();
             self.lower.emit(Inst::Alu {
                 op: AluOp::And,
@@ -386,6 +574,352 @@ impl generated::Context for IselCtx<'_, '_> {
         dst
     }
 
+    fn cmp_zero(&mut self, cc: IntCC, a: Value) -> Cond {
+        let size = exact_size(self.lower.value_type(a));
+        let a = self.lower.value_vreg(a);
+        Cond::Cmp {
+            size,
+            cc: int_cc(cc),
+            a,
+            b: RegImm::Imm(0),
+        }
+    }
+
+    fn fconst(&mut self, ty: Type, bits: u64) -> VReg {
+        let dst = self.lower.alloc_vreg(RegClass::Float);
+        self.lower.emit(Inst::XmmConst {
+            size: float_size(ty),
+            dst,
+            bits,
+        });
+        dst
+    }
+
+    fn fbinop(&mut self, ty: Type, op: FloatOp, a: VReg, b: VReg) -> VReg {
+        let op = match op {
+            FloatOp::Add => sse_for(ty, SseOp::Addss, SseOp::Addsd),
+            FloatOp::Sub => sse_for(ty, SseOp::Subss, SseOp::Subsd),
+            FloatOp::Mul => sse_for(ty, SseOp::Mulss, SseOp::Mulsd),
+            FloatOp::Div => sse_for(ty, SseOp::Divss, SseOp::Divsd),
+        };
+        self.xmm_rmr(op, a, b)
+    }
+
+    fn fmin(&mut self, ty: Type, a: VReg, b: VReg) -> VReg {
+        self.minmax(ty, false, a, b)
+    }
+
+    fn fmax(&mut self, ty: Type, a: VReg, b: VReg) -> VReg {
+        self.minmax(ty, true, a, b)
+    }
+
+    fn fsqrt(&mut self, ty: Type, a: VReg) -> VReg {
+        self.xmm_unary(sse_for(ty, SseOp::Sqrtss, SseOp::Sqrtsd), a)
+    }
+
+    fn fneg(&mut self, ty: Type, a: VReg) -> VReg {
+        let mask = self.fconst(ty, sign_bit(ty));
+        self.xmm_rmr(SseOp::Xorps, a, mask)
+    }
+
+    fn fabs(&mut self, ty: Type, a: VReg) -> VReg {
+        let mask = self.fconst(ty, !sign_bit(ty) & width_mask(ty));
+        self.xmm_rmr(SseOp::Andps, a, mask)
+    }
+
+    fn fcopysign(&mut self, ty: Type, a: VReg, b: VReg) -> VReg {
+        let magnitude = self.fabs(ty, a);
+        let sign_mask = self.fconst(ty, sign_bit(ty));
+        let sign = self.xmm_rmr(SseOp::Andps, b, sign_mask);
+        self.xmm_rmr(SseOp::Orps, magnitude, sign)
+    }
+
+    fn fround(&mut self, ty: Type, mode: RoundMode, a: VReg) -> VReg {
+        let dst = self.lower.alloc_vreg(RegClass::Float);
+        self.lower.emit(Inst::XmmRound {
+            size: float_size(ty),
+            mode,
+            dst,
+            src: a,
+        });
+        dst
+    }
+
+    fn fcmp(&mut self, cc: FloatCC, a: Value, b: Value) -> VReg {
+        use FloatCC::*;
+        let size = float_size(self.lower.value_type(a));
+        let (mut x, mut y) = (self.lower.value_vreg(a), self.lower.value_vreg(b));
+        // `ucomis x, y`: unordered sets ZF, PF and CF; `x < y` sets CF; equal sets ZF.
+        let (swap, cc, second) = match cc {
+            Ordered => (false, Cc::NP, None),
+            Unordered => (false, Cc::P, None),
+            Equal => (false, Cc::E, Some((Cc::NP, true))),
+            NotEqual => (false, Cc::NE, Some((Cc::P, false))),
+            OrderedNotEqual => (false, Cc::NE, None),
+            UnorderedOrEqual => (false, Cc::E, None),
+            GreaterThan => (false, Cc::A, None),
+            GreaterThanOrEqual => (false, Cc::AE, None),
+            LessThan => (true, Cc::A, None),
+            LessThanOrEqual => (true, Cc::AE, None),
+            UnorderedOrLessThan => (false, Cc::B, None),
+            UnorderedOrLessThanOrEqual => (false, Cc::BE, None),
+            UnorderedOrGreaterThan => (true, Cc::B, None),
+            UnorderedOrGreaterThanOrEqual => (true, Cc::BE, None),
+        };
+        if swap {
+            std::mem::swap(&mut x, &mut y);
+        }
+        let dst = self.int();
+        self.lower.emit(Inst::FSetcc {
+            size,
+            a: x,
+            b: y,
+            cc,
+            second,
+            dst,
+        });
+        dst
+    }
+
+    fn fcvt_width(&mut self, ty: Type, a: VReg) -> VReg {
+        self.xmm_unary(sse_for(ty, SseOp::Cvtsd2ss, SseOp::Cvtss2sd), a)
+    }
+
+    fn fcvt_from_sint(&mut self, ty: Type, a: Value) -> VReg {
+        let bits = self.lower.value_type(a).bits();
+        let (src, isize) = match bits {
+            8 | 16 => (self.ext(true, a, 32), Size::S32),
+            32 => (self.lower.value_vreg(a), Size::S32),
+            _ => (self.lower.value_vreg(a), Size::S64),
+        };
+        self.cvt_int(ty, isize, src)
+    }
+
+    fn fcvt_from_uint(&mut self, ty: Type, a: Value) -> VReg {
+        let bits = self.lower.value_type(a).bits();
+        if bits == 64 {
+            let src = self.lower.value_vreg(a);
+            let dst = self.lower.alloc_vreg(RegClass::Float);
+            self.lower.emit(Inst::CvtU64ToFloat {
+                fsize: float_size(ty),
+                dst,
+                src,
+            });
+            return dst;
+        }
+        // Zero-extended to 64 bits the value is non-negative, so the signed conversion is
+        // exact.
+        let src = self.ext(false, a, 64);
+        self.cvt_int(ty, Size::S64, src)
+    }
+
+    fn bitcast(&mut self, ty: Type, a: Value) -> VReg {
+        let from = self.lower.value_type(a);
+        let src = self.lower.value_vreg(a);
+        let size = if ty.bits() == 64 {
+            Size::S64
+        } else {
+            Size::S32
+        };
+        match (from.is_float(), ty.is_float()) {
+            (false, true) => {
+                let dst = self.lower.alloc_vreg(RegClass::Float);
+                self.lower.emit(Inst::MovToXmm { size, dst, src });
+                dst
+            }
+            (true, false) => {
+                let dst = self.int();
+                self.lower.emit(Inst::MovFromXmm { size, dst, src });
+                dst
+            }
+            _ => src,
+        }
+    }
+
+    fn xmm_select(&mut self, cond: Cond, t: VReg, f: VReg) -> VReg {
+        let dst = self.lower.alloc_vreg(RegClass::Float);
+        self.lower.emit(Inst::XmmSelect { cond, t, f, dst });
+        dst
+    }
+
+    fn bit_count(&mut self, ty: Type, op: BitCount, a: Value) -> VReg {
+        let bits = ty.bits();
+        let size = op_size(ty);
+        let src = match (bits, op) {
+            (64 | 32, _) => self.lower.value_vreg(a),
+            // A marker bit just above the value stops tzcnt at the width.
+            (_, BitCount::Tzcnt) => {
+                let v = self.lower.value_vreg(a);
+                let dst = self.int();
+                self.lower.emit(Inst::Alu {
+                    op: AluOp::Or,
+                    size: Size::S32,
+                    dst,
+                    a: v,
+                    b: RegImm::Imm(1 << bits),
+                });
+                dst
+            }
+            _ => self.ext(false, a, 32),
+        };
+        let dst = self.int();
+        self.lower.emit(Inst::BitCount { op, size, dst, src });
+        if op == BitCount::Lzcnt && bits < 32 {
+            // Counted over 32 bits: the extension added 32 - bits leading zeros.
+            let adj = self.int();
+            self.lower.emit(Inst::Alu {
+                op: AluOp::Sub,
+                size: Size::S32,
+                dst: adj,
+                a: dst,
+                b: RegImm::Imm(32 - bits as i32),
+            });
+            return adj;
+        }
+        dst
+    }
+
+    fn cls(&mut self, ty: Type, a: Value) -> VReg {
+        // cls(x) = clz(x ^ (x >> 63)) - 1 - (64 - bits), on x sign-extended to 64 bits.
+        let bits = ty.bits();
+        let x = if bits == 64 {
+            self.lower.value_vreg(a)
+        } else {
+            self.ext(true, a, 64)
+        };
+        let s = self.int();
+        self.lower.emit(Inst::ShiftImm {
+            op: ShiftOp::Sar,
+            size: Size::S64,
+            dst: s,
+            a: x,
+            imm: 63,
+        });
+        let u = self.int();
+        self.lower.emit(Inst::Alu {
+            op: AluOp::Xor,
+            size: Size::S64,
+            dst: u,
+            a: s,
+            b: RegImm::Reg(x),
+        });
+        let z = self.int();
+        self.lower.emit(Inst::BitCount {
+            op: BitCount::Lzcnt,
+            size: Size::S64,
+            dst: z,
+            src: u,
+        });
+        let r = self.int();
+        self.lower.emit(Inst::Alu {
+            op: AluOp::Sub,
+            size: Size::S64,
+            dst: r,
+            a: z,
+            b: RegImm::Imm(64 - bits as i32 + 1),
+        });
+        r
+    }
+
+    fn bswap(&mut self, ty: Type, a: VReg) -> VReg {
+        if ty.bits() == 8 {
+            return a;
+        }
+        let dst = self.int();
+        self.lower.emit(Inst::Bswap {
+            size: exact_size(ty),
+            dst,
+            a,
+        });
+        dst
+    }
+
+    fn mulhi(&mut self, ty: Type, signed: bool, a: Value, b: Value) -> VReg {
+        let bits = ty.bits();
+        if bits == 64 {
+            let (a, b) = (self.lower.value_vreg(a), self.lower.value_vreg(b));
+            let (dst, tmp) = (self.int(), self.int());
+            self.lower.emit(Inst::MulHi {
+                size: Size::S64,
+                signed,
+                a,
+                b,
+                dst,
+                tmp,
+            });
+            return dst;
+        }
+        // Narrower: the full product fits 64 bits; take its upper half.
+        let (x, y) = (self.ext(signed, a, 64), self.ext(signed, b, 64));
+        let p = self.int();
+        self.lower.emit(Inst::Imul {
+            size: Size::S64,
+            dst: p,
+            a: x,
+            b: RegImm::Reg(y),
+        });
+        let dst = self.int();
+        self.lower.emit(Inst::ShiftImm {
+            op: if signed { ShiftOp::Sar } else { ShiftOp::Shr },
+            size: Size::S64,
+            dst,
+            a: p,
+            imm: bits as u8,
+        });
+        dst
+    }
+
+    fn bmask(&mut self, ty: Type, a: Value) -> VReg {
+        let cond = self.test(a, Cc::NE);
+        let flag = self.int();
+        self.lower.emit(Inst::Setcc { cond, dst: flag });
+        let dst = self.int();
+        self.lower.emit(Inst::Unary {
+            op: UnaryOp::Neg,
+            size: op_size(ty),
+            dst,
+            a: flag,
+        });
+        dst
+    }
+
+    fn overflow(&mut self, ty: Type, op: AluOp, signed: bool, a: Value, b: Value) -> Out {
+        let (a, b) = (self.lower.value_vreg(a), self.lower.value_vreg(b));
+        let (dst, flag) = (self.int(), self.int());
+        self.lower.emit(Inst::AluFlags {
+            op,
+            size: exact_size(ty),
+            dst,
+            a,
+            b: RegImm::Reg(b),
+            cc: if signed { Cc::O } else { Cc::B },
+            flag,
+        });
+        Out([Some(dst), Some(flag)])
+    }
+
+    fn alu_trap(&mut self, ty: Type, a: VReg, b: VReg, code: TrapCode) -> VReg {
+        let dst = self.int();
+        self.lower.emit(Inst::AluTrap {
+            op: AluOp::Add,
+            size: exact_size(ty),
+            dst,
+            a,
+            b: RegImm::Reg(b),
+            cc: Cc::B,
+            code,
+        });
+        dst
+    }
+
+    fn bool_true(&mut self) -> bool {
+        true
+    }
+
+    fn bool_false(&mut self) -> bool {
+        false
+    }
+
     fn uext(&mut self, a: Value, ty: Type) -> VReg {
         self.ext(false, a, ty.bits())
     }
@@ -431,12 +965,12 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn trap(&mut self, code: TrapCode) -> Out {
         self.lower.emit(Inst::Ud2 { code });
-        Out(None)
+        Out([None, None])
     }
 
     fn trap_if(&mut self, cond: Cond, code: TrapCode) -> Out {
         self.lower.emit(Inst::TrapIf { cond, code });
-        Out(None)
+        Out([None, None])
     }
 
     fn branch(&mut self, cond: Cond) -> Out {
@@ -445,14 +979,14 @@ impl generated::Context for IselCtx<'_, '_> {
             taken: self.targets[0],
             not_taken: self.targets[1],
         });
-        Out(None)
+        Out([None, None])
     }
 
     fn jump(&mut self) -> Out {
         self.lower.emit(Inst::Jmp {
             target: self.targets[0],
         });
-        Out(None)
+        Out([None, None])
     }
 
     fn cmp_cond(&mut self, cc: IntCC, a: Value, b: Value) -> Cond {
@@ -523,7 +1057,7 @@ pub fn lower_inst(
         inst,
         targets: &[],
     };
-    Ok(generated::constructor_lower(&mut ctx, inst).map(|o| o.0.into_iter().collect()))
+    Ok(generated::constructor_lower(&mut ctx, inst).map(|o| o.0.into_iter().flatten().collect()))
 }
 
 /// Lower a block terminator with its lowered successors.
