@@ -912,6 +912,22 @@ impl generated::Context for IselCtx<'_, '_> {
         dst
     }
 
+    fn cc_slt(&mut self) -> IntCC {
+        IntCC::SignedLessThan
+    }
+
+    fn cc_sgt(&mut self) -> IntCC {
+        IntCC::SignedGreaterThan
+    }
+
+    fn cc_ult(&mut self) -> IntCC {
+        IntCC::UnsignedLessThan
+    }
+
+    fn cc_ugt(&mut self) -> IntCC {
+        IntCC::UnsignedGreaterThan
+    }
+
     fn bool_true(&mut self) -> bool {
         true
     }
