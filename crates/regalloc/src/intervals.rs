@@ -29,7 +29,7 @@ use crate::liveness::Liveness;
 use crate::validate::{early, gap, late, Cfg};
 use crate::{
     Allocation, Block, Function, Inst, MachineEnv, OperandConstraint, OperandKind, OperandPos,
-    PReg, PRegSet, VReg,
+    PReg, PRegSet, RegClass, VReg,
 };
 
 /// A half-open range of positions.
@@ -184,13 +184,22 @@ fn pinned(constraint: OperandConstraint) -> bool {
 pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &MachineEnv) -> Built {
     let nv = func.num_vregs();
     // Ranges and uses are collected backwards (descending) and reversed at the end.
-    let mut ranges_rev: Vec<Ranges> = vec![Ranges::new(); nv];
-    let mut uses_rev: Vec<Uses> = vec![Uses::new(); nv];
-    let mut hint_reg: Vec<Option<PReg>> = vec![None; nv];
-    let mut hint_vreg: Vec<Option<(VReg, u32)>> = vec![None; nv];
-    let mut steal: Vec<Option<VReg>> = vec![None; nv];
+    // Interval `v` is vreg `v`'s; ranges and uses are collected backwards (descending)
+    // and reversed at the end. Vregs without ranges keep an empty interval, never queued.
+    let mut intervals: Vec<Interval> = (0..nv)
+        .map(|v| Interval {
+            vreg: VReg::new(v, RegClass::Int),
+            ranges: Ranges::new(),
+            uses: Uses::new(),
+            alloc: None,
+            hint_reg: None,
+            hint_vreg: None,
+            steal: None,
+            is_param: false,
+            is_child: false,
+        })
+        .collect();
     let mut class_of: Vec<Option<VReg>> = vec![None; nv];
-    let mut is_param = vec![false; nv];
     let mut needs_slot = vec![false; nv];
     let mut reservations: Vec<Vec<Reservation>> = vec![Vec::new(); 128];
     let mut allocatable = PRegSet::empty();
@@ -200,7 +209,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         }
     }
 
-    // Adds [from, to) to v's ranges. Post-invariant: ranges_rev[v] stays descending and
+    // Adds [from, to) to v's ranges. Post-invariant: intervals[v].ranges stays descending and
     // non-adjacent, because calls come in non-increasing `from` order within a block and
     // blocks are visited backwards, so a new range either merges with the last one or lies
     // entirely before it.
@@ -221,9 +230,9 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         let block = Block(b as u32);
         let bstart = cfg.block_start_pos(b);
         let bend = cfg.block_end_pos(b);
-        live_now.clone_from(&live.live_out[b]);
+        live_now.copy_from(live.live_out.get(b));
         for v in live_now.iter() {
-            add_range(&mut ranges_rev[v], bstart, bend);
+            add_range(&mut intervals[v].ranges, bstart, bend);
         }
         for i in (cfg.block_first[b]..cfg.block_end[b]).rev() {
             let inst = Inst(i);
@@ -252,21 +261,22 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
                             owner: Some(v),
                         });
                     }
-                    hint_reg[v.index()] = Some(r);
+                    intervals[v.index()].hint_reg = Some(r);
                 }
                 if constraint == OperandConstraint::Stack {
                     needs_slot[v.index()] = true;
                 }
                 if let OperandConstraint::Reuse(n) = constraint {
                     let input = ops[n].vreg();
-                    steal[v.index()] = Some(input);
-                    hint_vreg[v.index()] = Some((input, early(i)));
+                    intervals[v.index()].steal = Some(input);
+                    intervals[v.index()].hint_vreg = Some((input, early(i)));
                 }
                 if let Some(src) = move_src {
-                    hint_vreg[v.index()] = Some((src, early(i)));
+                    intervals[v.index()].hint_vreg = Some((src, early(i)));
                 }
                 if live_now.contains(v.index()) {
-                    let first = ranges_rev[v.index()]
+                    let first = intervals[v.index()]
+                        .ranges
                         .last_mut()
                         .expect("live vreg has a range");
                     debug_assert!(first.from <= start && start < first.to);
@@ -274,11 +284,11 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
                     live_now.remove(v.index());
                 } else if !pinned(constraint) {
                     // A dead def still occupies its location at the def point.
-                    add_range(&mut ranges_rev[v.index()], start, start + 1);
+                    add_range(&mut intervals[v.index()].ranges, start, start + 1);
                 }
                 if !pinned(constraint) {
                     let requires_reg = !matches!(constraint, OperandConstraint::RegOrStack);
-                    uses_rev[v.index()].push(UsePos {
+                    intervals[v.index()].uses.push(UsePos {
                         pos: start,
                         requires_reg,
                         hint: None,
@@ -304,7 +314,11 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
                     OperandPos::Early => (early(i), early(i) + 1),
                     OperandPos::Late => (late(i), late(i) + 1),
                 };
-                add_range(&mut ranges_rev[v.index()], cfg.block_start_pos(b), end);
+                add_range(
+                    &mut intervals[v.index()].ranges,
+                    cfg.block_start_pos(b),
+                    end,
+                );
                 live_now.insert(v.index());
                 let reused = ops.iter().any(|d| {
                     d.kind() == OperandKind::Def && d.constraint() == OperandConstraint::Reuse(k)
@@ -327,7 +341,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
                     OperandConstraint::FixedReg(r) => Some(r),
                     _ => None,
                 };
-                uses_rev[v.index()].push(UsePos {
+                intervals[v.index()].uses.push(UsePos {
                     pos,
                     requires_reg,
                     hint,
@@ -336,15 +350,16 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         }
         for &p in func.block_params(block) {
             class_of[p.index()] = Some(p);
-            is_param[p.index()] = true;
+            intervals[p.index()].is_param = true;
             if live_now.contains(p.index()) {
-                let first = ranges_rev[p.index()]
+                let first = intervals[p.index()]
+                    .ranges
                     .last_mut()
                     .expect("live param has a range");
                 first.from = bstart;
                 live_now.remove(p.index());
             } else {
-                add_range(&mut ranges_rev[p.index()], bstart, bstart + 1);
+                add_range(&mut intervals[p.index()].ranges, bstart, bstart + 1);
             }
         }
         debug_assert!(
@@ -353,35 +368,23 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         );
     }
 
-    let mut intervals = Vec::new();
     let mut pieces = vec![Vec::new(); nv];
     let mut vreg_end = vec![0u32; nv];
     let mut vreg_start = vec![0u32; nv];
-    for v in 0..nv {
-        if ranges_rev[v].is_empty() {
+    for (v, iv) in intervals.iter_mut().enumerate() {
+        if iv.ranges.is_empty() {
             continue;
         }
-        let mut ranges = std::mem::take(&mut ranges_rev[v]);
-        ranges.reverse();
-        let mut uses = std::mem::take(&mut uses_rev[v]);
-        uses.reverse();
-        // Several operands of one instruction may name v; the list stays sorted.
-        uses.sort_by_key(|u| u.pos);
-        let vreg = class_of[v].expect("a vreg with ranges was seen");
-        vreg_end[v] = ranges[ranges.len() - 1].to;
-        vreg_start[v] = ranges[0].from;
-        pieces[v].push(intervals.len() as u32);
-        intervals.push(Interval {
-            vreg,
-            ranges,
-            uses,
-            alloc: None,
-            hint_reg: hint_reg[v],
-            hint_vreg: hint_vreg[v],
-            steal: steal[v],
-            is_param: is_param[v],
-            is_child: false,
-        });
+        iv.ranges.reverse();
+        iv.uses.reverse();
+        // Several operands of one instruction may name v; keep the list sorted.
+        if !iv.uses.windows(2).all(|w| w[0].pos <= w[1].pos) {
+            iv.uses.sort_by_key(|u| u.pos);
+        }
+        iv.vreg = class_of[v].expect("a vreg with ranges was seen");
+        vreg_end[v] = iv.end();
+        vreg_start[v] = iv.start();
+        pieces[v].push(v as u32);
     }
     for list in &mut reservations {
         list.sort_by_key(|r| r.from);

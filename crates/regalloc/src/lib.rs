@@ -237,7 +237,7 @@ pub fn allocate<F: Function>(
 ) -> Result<Output, RegAllocError> {
     let cfg = validate::validate(func, env)?;
     let live = liveness::compute(func, &cfg);
-    if let Some(v) = live.live_in[func.entry_block().index()].iter().next() {
+    if let Some(v) = liveness::iter_bits(live.live_in.get(func.entry_block().index())).next() {
         // Something is read on a path from the entry that does not pass its def.
         let vreg = VReg::new(v, RegClass::Int);
         return Err(validate::explain_undominated_use(func, &cfg, vreg));

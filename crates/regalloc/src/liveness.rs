@@ -39,15 +39,9 @@ impl BitSet {
         self.words[bit / 64] & (1 << (bit % 64)) != 0
     }
 
-    /// `self |= other`; returns whether `self` changed.
-    pub fn union_with(&mut self, other: &BitSet) -> bool {
-        let mut changed = false;
-        for (a, b) in self.words.iter_mut().zip(&other.words) {
-            let new = *a | *b;
-            changed |= new != *a;
-            *a = new;
-        }
-        changed
+    /// Overwrites the set with `words` (same length).
+    pub fn copy_from(&mut self, words: &[u64]) {
+        self.words.copy_from_slice(words);
     }
 
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
@@ -65,79 +59,134 @@ impl BitSet {
     }
 }
 
+/// The set bits of a bitset given as words.
+pub(crate) fn iter_bits(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    words.iter().enumerate().flat_map(|(w, &word)| {
+        let mut bits = word;
+        std::iter::from_fn(move || {
+            if bits == 0 {
+                return None;
+            }
+            let b = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            Some(w * 64 + b)
+        })
+    })
+}
+
+/// One bitset over vregs per block, stored flat (one allocation for all blocks).
+pub(crate) struct BlockSets {
+    words: usize,
+    data: Vec<u64>,
+}
+
+impl BlockSets {
+    fn new(blocks: usize, bits: usize) -> BlockSets {
+        let words = bits.div_ceil(64);
+        BlockSets {
+            words,
+            data: vec![0; words * blocks],
+        }
+    }
+
+    /// The set of block `b`.
+    pub fn get(&self, b: usize) -> &[u64] {
+        &self.data[b * self.words..(b + 1) * self.words]
+    }
+
+    fn get_mut(&mut self, b: usize) -> &mut [u64] {
+        &mut self.data[b * self.words..(b + 1) * self.words]
+    }
+
+    fn insert(&mut self, b: usize, bit: usize) {
+        self.data[b * self.words + bit / 64] |= 1 << (bit % 64);
+    }
+
+    fn remove(&mut self, b: usize, bit: usize) {
+        self.data[b * self.words + bit / 64] &= !(1 << (bit % 64));
+    }
+
+    fn contains(&self, b: usize, bit: usize) -> bool {
+        self.data[b * self.words + bit / 64] & (1 << (bit % 64)) != 0
+    }
+}
+
 /// Liveness result.
 pub(crate) struct Liveness {
     /// Live-in set per block (parameters excluded).
-    pub live_in: Vec<BitSet>,
+    pub live_in: BlockSets,
     /// Live-out set per block (branch arguments included).
-    pub live_out: Vec<BitSet>,
+    pub live_out: BlockSets,
 }
 
 /// Computes live-in and live-out sets.
 pub(crate) fn compute<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
     let n = func.num_blocks();
     let nv = func.num_vregs();
-    let mut gen = vec![BitSet::new(nv); n];
-    let mut kill = vec![BitSet::new(nv); n];
-    let mut args_out = vec![BitSet::new(nv); n];
+    let mut gen = BlockSets::new(n, nv);
+    let mut kill = BlockSets::new(n, nv);
+    let mut live_out = BlockSets::new(n, nv);
     for b in 0..n {
         let block = Block(b as u32);
-        for k in 0..func.block_succs(block).len() {
-            for &a in func.branch_blockparams(block, k) {
-                args_out[b].insert(a.index());
-            }
-        }
         // Walk backwards: a use makes the vreg generated unless a later-walked (earlier in
         // program order) def kills it; since SSA defs dominate uses, a def seen after a use
-        // in this backward walk is in this block and removes the vreg from gen.
+        // in this backward walk is in this block and removes the vreg from gen. Branch
+        // arguments are read at the very end.
+        for k in 0..func.block_succs(block).len() {
+            for &a in func.branch_blockparams(block, k) {
+                live_out.insert(b, a.index());
+                gen.insert(b, a.index());
+            }
+        }
         for i in (cfg.block_first[b]..cfg.block_end[b]).rev() {
-            for op in func.inst_operands(Inst(i)) {
+            let ops = func.inst_operands(Inst(i));
+            for op in ops {
                 if op.is_def() {
-                    kill[b].insert(op.vreg().index());
-                    gen[b].remove(op.vreg().index());
+                    kill.insert(b, op.vreg().index());
+                    gen.remove(b, op.vreg().index());
                 }
             }
-            for op in func.inst_operands(Inst(i)) {
+            for op in ops {
                 if op.is_use() {
-                    gen[b].insert(op.vreg().index());
+                    gen.insert(b, op.vreg().index());
                 }
             }
         }
         for &p in func.block_params(block) {
-            kill[b].insert(p.index());
-            gen[b].remove(p.index());
+            kill.insert(b, p.index());
+            gen.remove(b, p.index());
         }
-    }
-    // Args read at the end of the block count as uses unless defined in it.
-    for b in 0..n {
-        for v in args_out[b].iter() {
-            if !kill[b].contains(v) {
-                gen[b].insert(v);
-            }
-        }
+        debug_assert!(func
+            .block_params(block)
+            .iter()
+            .all(|p| !gen.contains(b, p.index())));
     }
 
-    let mut live_in = vec![BitSet::new(nv); n];
-    let mut live_out = args_out;
+    let mut live_in = BlockSets::new(n, nv);
     let mut queued = vec![true; n];
     let mut worklist: Vec<Block> = cfg.postorder.iter().rev().copied().collect();
-    let mut scratch = BitSet::new(nv);
+    let mut scratch = vec![0u64; live_in.words];
     while let Some(block) = worklist.pop() {
         let b = block.index();
         queued[b] = false;
         for &s in func.block_succs(block) {
-            live_out[b].union_with(&live_in[s.index()]);
+            let words = live_in.words;
+            let (succ_in, out) = (
+                &live_in.data[s.index() * words..(s.index() + 1) * words],
+                live_out.get_mut(b),
+            );
+            for (o, &i) in out.iter_mut().zip(succ_in) {
+                *o |= i;
+            }
         }
-        scratch.words.copy_from_slice(&live_out[b].words);
-        for (w, (&g, &k)) in scratch
-            .words
+        for (w, ((&o, &g), &k)) in scratch
             .iter_mut()
-            .zip(gen[b].words.iter().zip(&kill[b].words))
+            .zip(live_out.get(b).iter().zip(gen.get(b)).zip(kill.get(b)))
         {
-            *w = g | (*w & !k);
+            *w = g | (o & !k);
         }
-        if scratch != live_in[b] {
-            live_in[b].words.copy_from_slice(&scratch.words);
+        if scratch[..] != *live_in.get(b) {
+            live_in.get_mut(b).copy_from_slice(&scratch);
             for &p in func.block_preds(block) {
                 if !queued[p.index()] {
                     queued[p.index()] = true;

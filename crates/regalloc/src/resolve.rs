@@ -122,6 +122,14 @@ impl<F: Function> Resolver<'_, F> {
         // Operands are resolved in program order, so each vreg's lookups mostly move
         // forward through its pieces: try the piece under a per-vreg cursor first.
         let pieces = &self.built.pieces[vreg.index()];
+        if let [only] = pieces[..] {
+            // A vreg never split has one location wherever it is live; the positions asked
+            // for (operands, edges) all lie in its lifetime.
+            debug_assert!(self.built.intervals[only as usize].covers(pos));
+            if let Some(alloc) = self.built.intervals[only as usize].alloc {
+                return Ok(alloc);
+            }
+        }
         let mut k = self.cursor[vreg.index()] as usize;
         while k + 1 < pieces.len() && self.built.intervals[pieces[k + 1] as usize].start() <= pos {
             k += 1;
@@ -289,7 +297,7 @@ impl<F: Function> Resolver<'_, F> {
                 } else {
                     (ProgPoint::before(Inst(self.cfg.block_first[s.index()])), 0)
                 };
-                for v in live.live_in[s.index()].iter() {
+                for v in crate::liveness::iter_bits(live.live_in.get(s.index())) {
                     if self.built.pieces[v].len() == 1 {
                         continue; // one location for the whole lifetime
                     }

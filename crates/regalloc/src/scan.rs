@@ -123,7 +123,7 @@ pub(crate) fn run<F: Function>(
         }
         let mut unhandled = BinaryHeap::new();
         for (idx, iv) in built.intervals.iter().enumerate() {
-            if iv.vreg.class() == class {
+            if !iv.ranges.is_empty() && iv.vreg.class() == class {
                 unhandled.push(Reverse((iv.start(), idx as u32)));
             }
         }

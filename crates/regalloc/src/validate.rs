@@ -257,7 +257,7 @@ fn check_edges<F: Function>(func: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
 }
 
 fn is_allocatable(env: &MachineEnv, class: RegClass, reg: crate::PReg) -> bool {
-    env.allocatable[class.index()].contains(&reg)
+    reg.class() == class && env.allocatable[class.index()].contains(&reg)
 }
 
 fn check_operands<F: Function>(func: &F, env: &MachineEnv, cfg: &Cfg) -> Result<(), RegAllocError> {
