@@ -34,7 +34,7 @@ use super::asm::shift;
 use super::asm::sse::FloatSize;
 use super::asm::sse::{self, SseOp, SseStore};
 use super::asm::{Amode, CodeSink, Gpr, GprMem, Size, Xmm, XmmMem};
-use super::inst::{Cond, Inst, RegImm};
+use super::inst::{Cond, Inst, LoadKind, Mem, RegImm, StoreKind};
 use crate::machinst::buffer::{LabelUse, MachBuffer, RelocKind};
 use crate::machinst::{BlockIndex, EmitCtx, MachInst, PRegSet, VReg};
 
@@ -102,6 +102,16 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// The address of `mem`; a register base is `allocs[0]`.
+    fn amode(&self, mem: &Mem, allocs: &[Allocation]) -> Amode {
+        match *mem {
+            Mem::Reg { disp, .. } => Amode::base_disp(gpr(allocs[0]), disp),
+            Mem::Slot { slot, disp } => {
+                Amode::base_disp(Gpr::RSP, self.slot_offsets[slot as usize] + disp)
+            }
+        }
+    }
+
     fn slot_amode(&self, alloc: Allocation) -> Option<Amode> {
         match alloc {
             Allocation::Stack(s) => {
@@ -541,6 +551,62 @@ impl MachInst for Inst {
                 sse::cvt_int_to_float(buf, *fsize, *isize, dst, &GprMem::Reg(src));
             }
             Inst::CvtU64ToFloat { fsize, .. } => emit_cvt_u64(*fsize, allocs, buf),
+            Inst::Load {
+                kind, mem, trap, ..
+            } => {
+                let m = ctx.frame.amode(mem, allocs);
+                let dst = allocs[mem.num_operands()];
+                if let Some(code) = trap {
+                    buf.add_trap(*code);
+                }
+                let gm = GprMem::Mem(m);
+                match kind {
+                    LoadKind::Int(size) => {
+                        moves::mov_r_rm(buf, *size, gpr(dst), &gm);
+                    }
+                    LoadKind::Zext(mode) => {
+                        moves::movzx(buf, *mode, gpr(dst), &gm);
+                    }
+                    LoadKind::Sext(mode) => {
+                        moves::movsx(buf, *mode, gpr(dst), &gm);
+                    }
+                    LoadKind::Float(FloatSize::F32) => {
+                        sse::sse_r_rm(buf, SseOp::Movss, xmm(dst), &XmmMem::Mem(m));
+                    }
+                    LoadKind::Float(FloatSize::F64) => {
+                        sse::sse_r_rm(buf, SseOp::Movsd, xmm(dst), &XmmMem::Mem(m));
+                    }
+                }
+            }
+            Inst::Store {
+                kind, mem, trap, ..
+            } => {
+                let m = ctx.frame.amode(mem, &allocs[1..]);
+                if let Some(code) = trap {
+                    buf.add_trap(*code);
+                }
+                match kind {
+                    StoreKind::Int(size) => {
+                        moves::mov_rm_r(buf, *size, &GprMem::Mem(m), gpr(allocs[0]));
+                    }
+                    StoreKind::Float(FloatSize::F32) => {
+                        sse::sse_store(buf, SseStore::Movss, &m, xmm(allocs[0]));
+                    }
+                    StoreKind::Float(FloatSize::F64) => {
+                        sse::sse_store(buf, SseStore::Movsd, &m, xmm(allocs[0]));
+                    }
+                }
+            }
+            Inst::StackAddr { slot, disp, .. } => {
+                let m = ctx.frame.amode(
+                    &Mem::Slot {
+                        slot: *slot,
+                        disp: *disp,
+                    },
+                    &[],
+                );
+                misc::lea(buf, Size::S64, gpr(allocs[0]), &m);
+            }
             Inst::Call { callee, .. } => {
                 let fix = misc::call_rel32(buf, 0);
                 buf.add_reloc(fix.at, RelocKind::CallPcRel4, callee.clone(), -4);

@@ -115,6 +115,55 @@ impl Cond {
     }
 }
 
+/// A memory operand: `[base + disp]` with a vreg base, or a place in the frame (`rsp` plus
+/// the explicit stack slot's offset plus `disp`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mem {
+    Reg { base: VReg, disp: i32 },
+    Slot { slot: u32, disp: i32 },
+}
+
+impl Mem {
+    fn collect(&self, out: &mut Vec<Operand>) {
+        if let Mem::Reg { base, .. } = self {
+            out.push(Operand::reg_use(*base));
+        }
+    }
+
+    /// Number of operands the address takes (0 or 1).
+    pub(crate) fn num_operands(&self) -> usize {
+        matches!(self, Mem::Reg { .. }) as usize
+    }
+
+    fn pretty(&self, base: Option<&String>) -> String {
+        match (self, base) {
+            (Mem::Reg { disp, .. }, Some(b)) => format!("[{b}{disp:+}]"),
+            (Mem::Slot { slot, disp }, _) => format!("[ss{slot}{disp:+}]"),
+            (Mem::Reg { disp, .. }, None) => format!("[?{disp:+}]"),
+        }
+    }
+}
+
+/// How a load reads memory into a register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadKind {
+    /// `mov` at 32 or 64 bits.
+    Int(Size),
+    /// `movzx` (or `mov r32` for 32 → 64).
+    Zext(ExtMode),
+    /// `movsx`/`movsxd`.
+    Sext(ExtMode),
+    /// `movss`/`movsd` into an XMM register.
+    Float(FloatSize),
+}
+
+/// How a store writes a register to memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreKind {
+    Int(Size),
+    Float(FloatSize),
+}
+
 /// One x86-64 instruction (or a short fixed sequence) over virtual registers.
 #[derive(Clone, Debug)]
 pub enum Inst {
@@ -315,6 +364,23 @@ pub enum Inst {
         dst: VReg,
         src: VReg,
     },
+    /// Load from memory; a trap site with `trap` when the access may fault. Operands:
+    /// `[base use?, dst def]`.
+    Load {
+        kind: LoadKind,
+        dst: VReg,
+        mem: Mem,
+        trap: Option<TrapCode>,
+    },
+    /// Store to memory. Operands: `[src use, base use?]`.
+    Store {
+        kind: StoreKind,
+        src: VReg,
+        mem: Mem,
+        trap: Option<TrapCode>,
+    },
+    /// `dst = address of the stack slot plus disp` (`lea`). Operands: `[dst def]`.
+    StackAddr { dst: VReg, slot: u32, disp: i32 },
     /// `call callee` (by relocation). Operands: argument uses fixed to their registers, then
     /// result defs fixed to theirs; clobbers the caller-saved registers that are not results.
     Call {
@@ -449,7 +515,17 @@ impl Inst {
                 }
                 out.push(reuse_def(*dst, 0));
             }
-            Inst::XmmConst { dst, .. } => out.push(Operand::reg_def(*dst)),
+            Inst::XmmConst { dst, .. } | Inst::StackAddr { dst, .. } => {
+                out.push(Operand::reg_def(*dst))
+            }
+            Inst::Load { dst, mem, .. } => {
+                mem.collect(out);
+                out.push(Operand::reg_def(*dst));
+            }
+            Inst::Store { src, mem, .. } => {
+                out.push(Operand::reg_use(*src));
+                mem.collect(out);
+            }
             Inst::XmmRmR { dst, a, b, .. } | Inst::FMinMax { dst, a, b, .. } => {
                 out.push(Operand::reg_use(*a));
                 out.push(Operand::reg_use(*b));
@@ -649,6 +725,14 @@ impl Inst {
                 format!("{} = cvtsi2f.{} {}", ops[1], isize.bits(), ops[0])
             }
             Inst::CvtU64ToFloat { .. } => format!("{} = cvtu64 {}", ops[1], ops[0]),
+            Inst::Load { kind, mem, .. } => {
+                let n = mem.num_operands();
+                format!("{} = load.{kind:?} {}", ops[n], mem.pretty(ops.first()))
+            }
+            Inst::Store { kind, mem, .. } => {
+                format!("store.{kind:?} {}, {}", ops[0], mem.pretty(ops.get(1)))
+            }
+            Inst::StackAddr { slot, disp, .. } => format!("{} = lea [ss{slot}{disp:+}]", ops[0]),
             Inst::Jmp { target } => format!("jmp block{}", target.0),
             Inst::CondBr {
                 cond,
