@@ -183,7 +183,7 @@ impl<F: Function> Resolver<'_, F> {
 
     fn operand_allocations(&mut self) -> Result<(Vec<Allocation>, Vec<u32>), RegAllocError> {
         let func = self.func;
-        let mut allocs = Vec::new();
+        let mut allocs = Vec::with_capacity(3 * func.num_insts());
         let mut offsets = Vec::with_capacity(func.num_insts());
         for i in 0..func.num_insts() as u32 {
             let inst = Inst(i);

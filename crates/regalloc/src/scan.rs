@@ -394,6 +394,9 @@ impl<F: Function> Scan<'_, F> {
             }
         }
         for k in 0..n {
+            if use_pos[k] <= start {
+                continue; // unusable already; a reservation cannot make it usable
+            }
             if let Some(x) = self.reservation_conflict(self.regs[k], iv) {
                 block_pos[k] = block_pos[k].min(x);
                 use_pos[k] = use_pos[k].min(x);
