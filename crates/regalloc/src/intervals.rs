@@ -295,16 +295,22 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
                     });
                 }
             }
-            for r in func.inst_clobbers(inst).iter() {
-                let fixed_def_here = ops
-                    .iter()
-                    .any(|op| op.is_def() && op.constraint() == OperandConstraint::FixedReg(r));
-                if allocatable.contains(r) && !fixed_def_here {
-                    reservations[r.index()].push(Reservation {
-                        from: late(i),
-                        to: late(i) + 1,
-                        owner: None,
-                    });
+            let clobbers = func.inst_clobbers(inst);
+            if !clobbers.is_empty() {
+                let mut fixed_defs = PRegSet::empty();
+                for op in ops.iter().filter(|op| op.is_def()) {
+                    if let OperandConstraint::FixedReg(r) = op.constraint() {
+                        fixed_defs.add(r);
+                    }
+                }
+                for r in clobbers.iter() {
+                    if allocatable.contains(r) && !fixed_defs.contains(r) {
+                        reservations[r.index()].push(Reservation {
+                            from: late(i),
+                            to: late(i) + 1,
+                            owner: None,
+                        });
+                    }
                 }
             }
             for (k, op) in ops.iter().enumerate().filter(|(_, op)| op.is_use()) {

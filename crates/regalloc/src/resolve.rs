@@ -405,7 +405,10 @@ impl<F: Function> Resolver<'_, F> {
     fn sequence_all(&mut self) -> Vec<(ProgPoint, Edit)> {
         let mut pending = std::mem::take(&mut self.pending);
         pending.retain(|m| !self.is_redundant_store(m));
-        pending.sort_by_key(|m| (m.point, m.group, m.class));
+        // Moves within one group are a parallel move, so their order does not matter.
+        pending.sort_unstable_by_key(|m| {
+            (u64::from(m.point.raw()) << 8) | (u64::from(m.group) << 1) | m.class.index() as u64
+        });
         let mut edits = Vec::with_capacity(pending.len());
         let mut group_moves = Vec::new();
         let mut seq = Vec::new();
