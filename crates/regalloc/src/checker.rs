@@ -437,3 +437,58 @@ impl<F: Function> Checker<'_, F> {
         entry
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Value;
+    use crate::{RegClass, VReg};
+
+    fn v(n: usize) -> VReg {
+        VReg::new(n, RegClass::Int)
+    }
+
+    #[test]
+    fn meet_is_a_lattice_meet() {
+        let values = [
+            Value::Unknown,
+            Value::Vregs(vec![v(1)]),
+            Value::Vregs(vec![v(1), v(2)]),
+            Value::Vregs(vec![v(3)]),
+            Value::Clobbered(4),
+            Value::Clobbered(5),
+            Value::Conflicted,
+        ];
+        let same = |a: &Value, b: &Value| match (a, b) {
+            (Value::Vregs(x), Value::Vregs(y)) => {
+                x.len() == y.len() && x.iter().all(|e| y.contains(e))
+            }
+            _ => a == b,
+        };
+        for a in &values {
+            assert!(same(&a.meet(a), a), "idempotent: {a}");
+            assert!(same(&a.meet(&Value::Unknown), a), "Unknown is top: {a}");
+            assert_eq!(
+                a.meet(&Value::Conflicted),
+                Value::Conflicted,
+                "Conflicted is bottom"
+            );
+            for b in &values {
+                assert!(same(&a.meet(b), &b.meet(a)), "commutative: {a} {b}");
+                for c in &values {
+                    assert!(
+                        same(&a.meet(b).meet(c), &a.meet(&b.meet(c))),
+                        "associative: {a} {b} {c}"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            Value::Vregs(vec![v(1), v(2)]).meet(&Value::Vregs(vec![v(2)])),
+            Value::Vregs(vec![v(2)])
+        );
+        assert_eq!(
+            Value::Vregs(vec![v(1)]).meet(&Value::Vregs(vec![v(3)])),
+            Value::Conflicted
+        );
+    }
+}

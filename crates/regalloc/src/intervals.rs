@@ -331,14 +331,12 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
                 });
                 let requires_reg = op.constraint() == OperandConstraint::Reg && !reused;
                 match op.constraint() {
-                    OperandConstraint::FixedReg(r) => {
-                        if allocatable.contains(r) {
-                            reservations[r.index()].push(Reservation {
-                                from: gap(i),
-                                to: end,
-                                owner: Some(v),
-                            });
-                        }
+                    OperandConstraint::FixedReg(r) if allocatable.contains(r) => {
+                        reservations[r.index()].push(Reservation {
+                            from: gap(i),
+                            to: end,
+                            owner: Some(v),
+                        });
                     }
                     OperandConstraint::Stack => needs_slot[v.index()] = true,
                     _ => {}

@@ -191,3 +191,55 @@ pub fn resolve_parallel(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RegClass;
+
+    fn r(n: usize) -> Allocation {
+        Allocation::Reg(PReg::new(n, RegClass::Int))
+    }
+
+    fn s(n: u32) -> Allocation {
+        Allocation::Stack(SpillSlot(n))
+    }
+
+    #[test]
+    fn chains_need_no_temporary_and_cycles_one() {
+        // r0 -> r1 -> r2 (a chain): written back to front.
+        let seq = sequence(&[(r(0), r(1)), (r(1), r(2))]);
+        assert_eq!(
+            seq,
+            vec![
+                (Loc::At(r(1)), Loc::At(r(2))),
+                (Loc::At(r(0)), Loc::At(r(1)))
+            ]
+        );
+        // A three-cycle uses the temporary exactly once.
+        let seq = sequence(&[(r(0), r(1)), (r(1), r(2)), (r(2), r(0))]);
+        assert_eq!(seq.iter().filter(|m| m.1 == Loc::Temp).count(), 1);
+        assert_eq!(seq.len(), 4);
+    }
+
+    #[test]
+    fn slot_swap_goes_through_the_register_and_a_slot() {
+        let mut out = Vec::new();
+        resolve_parallel(
+            &[(s(0), s(1)), (s(1), s(0))],
+            Scratch::Free {
+                reg: PReg::new(9, RegClass::Int),
+                slot: SpillSlot(7),
+            },
+            &mut out,
+        );
+        assert!(
+            out.iter().all(|(a, b)| !(a.is_stack() && b.is_stack())),
+            "{out:?}"
+        );
+        assert!(
+            out.contains(&(s(1), r(9))) || out.contains(&(s(0), r(9))),
+            "{out:?}"
+        );
+    }
+}

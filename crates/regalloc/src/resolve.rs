@@ -22,6 +22,11 @@
 //!    single successor (cases 1 and 3). The terminator then has no operands, so the moves
 //!    may overwrite anything not live into the successor.
 //!
+//! Spills are stored once: a vreg with a spill slot is copied into it right after its def
+//! (group 1 of the next gap; at a block parameter's block start), and every later move of
+//! the vreg from a register into its own slot is dropped, because the slot already holds
+//! the (never changing) value on every path from the def.
+//!
 //! On each CFG edge, a vreg live into the successor moves from its location at the
 //! predecessor's last position to its location at the successor's first; a block parameter
 //! receives the location of the matching branch argument. Each group is sequenced by

@@ -536,3 +536,53 @@ pub struct Edit {
     /// Class of the moved value (the scratch register used for it is of this class).
     pub class: RegClass,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operand_packing_round_trips() {
+        let constraints = [
+            OperandConstraint::Reg,
+            OperandConstraint::Stack,
+            OperandConstraint::RegOrStack,
+            OperandConstraint::Reuse(0),
+            OperandConstraint::Reuse(31),
+        ];
+        for class in RegClass::ALL {
+            let fixed = [
+                OperandConstraint::FixedReg(PReg::new(0, class)),
+                OperandConstraint::FixedReg(PReg::new(63, class)),
+            ];
+            for &c in constraints.iter().chain(&fixed) {
+                for kind in [OperandKind::Use, OperandKind::Def] {
+                    for pos in [OperandPos::Early, OperandPos::Late] {
+                        for index in [0, 1, 12345, VReg::MAX - 1] {
+                            let v = VReg::new(index, class);
+                            let op = Operand::new(v, kind, pos, c);
+                            assert_eq!(
+                                (op.vreg(), op.kind(), op.pos(), op.constraint(), op.class()),
+                                (v, kind, pos, c, class)
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn preg_sets_and_points() {
+        let set: PRegSet = [PReg::new(3, RegClass::Int), PReg::new(5, RegClass::Float)]
+            .into_iter()
+            .collect();
+        assert_eq!(
+            set.iter().collect::<Vec<_>>(),
+            vec![PReg::new(3, RegClass::Int), PReg::new(5, RegClass::Float)]
+        );
+        assert!(ProgPoint::before(Inst(4)) < ProgPoint::after(Inst(4)));
+        assert!(ProgPoint::after(Inst(4)) < ProgPoint::before(Inst(5)));
+        assert_eq!(ProgPoint::after(Inst(7)).inst(), Inst(7));
+    }
+}
