@@ -168,9 +168,10 @@ fn unsupported_instruction_is_a_typed_error() {
 #[test]
 fn unsupported_type_is_a_typed_error() {
     let f = parse(
-        "function %f(i128) -> i128 {
-         block0(v0: i128):
-             return v0
+        "function %f(i128, i128) -> i128 {
+         block0(v0: i128, v1: i128):
+             v2 = sdiv v0, v1
+             return v2
          }",
     );
     let err = X64Backend

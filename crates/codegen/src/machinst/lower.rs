@@ -71,8 +71,9 @@ pub trait LowerBackend {
         params: &[Value],
     ) -> Result<(), CodegenError>;
 
-    /// Register class for values of `ty`, or `None` when the ISA cannot hold them.
-    fn reg_class(&self, ty: Type) -> Option<RegClass>;
+    /// How values of `ty` are held: the register class and the number of registers (1, or 2
+    /// for a value split in halves, low half first); `None` when the ISA cannot hold them.
+    fn value_regs(&self, ty: Type) -> Option<(RegClass, usize)>;
 }
 
 /// Lowering state for one function.
@@ -80,8 +81,10 @@ pub struct Lower<'f, I: MachInst> {
     /// The function being lowered.
     pub f: &'f Function,
     builder: VCodeBuilder<I>,
-    /// Vreg of each value (by value index), created lazily.
-    value_vregs: Vec<Option<VReg>>,
+    /// Vregs of each value (by value index), created lazily.
+    value_vregs: Vec<Option<ValueRegs>>,
+    /// The ISA's answer to "how is a value of this type held?".
+    regs_for: &'f dyn Fn(Type) -> Option<(RegClass, usize)>,
     /// Alias target of each vreg (`None`: not an alias).
     aliases: Vec<Option<VReg>>,
     /// Uses not yet merged away, by value index.
@@ -94,8 +97,38 @@ pub struct Lower<'f, I: MachInst> {
     cur_insts: Vec<I>,
 }
 
+/// The registers holding one IR value: one, or two for a value split in halves (low first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ValueRegs {
+    regs: [VReg; 2],
+    len: u8,
+}
+
+impl ValueRegs {
+    /// A value in one register.
+    pub fn one(r: VReg) -> Self {
+        ValueRegs {
+            regs: [r, r],
+            len: 1,
+        }
+    }
+
+    /// A value in two registers, low half first.
+    pub fn two(lo: VReg, hi: VReg) -> Self {
+        ValueRegs {
+            regs: [lo, hi],
+            len: 2,
+        }
+    }
+
+    /// The registers, low half first.
+    pub fn regs(&self) -> &[VReg] {
+        &self.regs[..self.len as usize]
+    }
+}
+
 impl<'f, I: MachInst> Lower<'f, I> {
-    fn new(f: &'f Function) -> Self {
+    fn new(f: &'f Function, regs_for: &'f dyn Fn(Type) -> Option<(RegClass, usize)>) -> Self {
         let num_values = f.dfg.num_values();
         let mut uses = vec![0u32; num_values];
         let mut colors = vec![0u32; f.dfg.num_insts()];
@@ -121,6 +154,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
             f,
             builder: VCodeBuilder::new(),
             value_vregs: vec![None; num_values],
+            regs_for,
             aliases: Vec::new(),
             uses,
             colors,
@@ -136,21 +170,28 @@ impl<'f, I: MachInst> Lower<'f, I> {
         v
     }
 
-    /// The vreg holding `value` (after alias resolution in the IR).
-    pub fn value_vreg(&mut self, value: Value) -> VReg {
+    /// The vregs holding `value` (after alias resolution in the IR).
+    pub fn value_regs(&mut self, value: Value) -> ValueRegs {
         let value = self.f.dfg.resolve(value);
         if let Some(v) = self.value_vregs[value.index()] {
             return v;
         }
         let ty = self.f.dfg.value_type(value);
-        let class = if ty.is_float() {
-            RegClass::Float
+        // `lower` checked every value's type before lowering started.
+        let (class, n) = (self.regs_for)(ty).expect("value types are checked before lowering");
+        let lo = self.alloc_vreg(class);
+        let regs = if n == 2 {
+            ValueRegs::two(lo, self.alloc_vreg(class))
         } else {
-            RegClass::Int
+            ValueRegs::one(lo)
         };
-        let v = self.alloc_vreg(class);
-        self.value_vregs[value.index()] = Some(v);
-        v
+        self.value_vregs[value.index()] = Some(regs);
+        regs
+    }
+
+    /// The vreg holding `value`; for a two-register value, its low half.
+    pub fn value_vreg(&mut self, value: Value) -> VReg {
+        self.value_regs(value).regs()[0]
     }
 
     /// The type of `value`.
@@ -237,18 +278,21 @@ impl<'f, I: MachInst> Lower<'f, I> {
         v
     }
 
-    /// Make `value`'s vreg an alias of `reg` (which holds the result).
-    fn set_result(&mut self, value: Value, reg: VReg) -> Result<(), CodegenError> {
-        let v = self.value_vreg(value);
-        if self.resolve(reg) == v {
-            return Ok(());
+    /// Make `value`'s vregs aliases of `regs` (which hold the result).
+    fn set_result(&mut self, value: Value, regs: &[VReg]) -> Result<(), CodegenError> {
+        let vs = self.value_regs(value);
+        debug_assert_eq!(vs.regs().len(), regs.len(), "result register count");
+        for (&v, &reg) in vs.regs().iter().zip(regs) {
+            if self.resolve(reg) == v {
+                continue;
+            }
+            if v.class() != reg.class() {
+                return Err(CodegenError::unsupported(format!(
+                    "result {value} in a register of the wrong class"
+                )));
+            }
+            self.aliases[v.index()] = Some(reg);
         }
-        if v.class() != reg.class() {
-            return Err(CodegenError::unsupported(format!(
-                "result {value} in a register of the wrong class"
-            )));
-        }
-        self.aliases[v.index()] = Some(reg);
         Ok(())
     }
 
@@ -303,7 +347,7 @@ pub fn lower<B: LowerBackend>(
     for &b in f.layout.blocks() {
         for &p in f.dfg.block_params(b) {
             let ty = f.dfg.value_type(p);
-            if backend.reg_class(ty).is_none() {
+            if backend.value_regs(ty).is_none() {
                 return Err(CodegenError::Unsupported {
                     opcode: None,
                     ty: Some(ty),
@@ -313,14 +357,15 @@ pub fn lower<B: LowerBackend>(
         }
         for inst in f.layout.block_insts(b) {
             for &r in f.dfg.inst_results(inst) {
-                if backend.reg_class(f.dfg.value_type(r)).is_none() {
+                if backend.value_regs(f.dfg.value_type(r)).is_none() {
                     return Err(unsupported_inst(f, inst, "result type"));
                 }
             }
         }
     }
 
-    let mut ctx = Lower::new(f);
+    let regs_for = |ty: Type| backend.value_regs(ty);
+    let mut ctx = Lower::new(f, &regs_for);
     let entry = f.entry_block();
     for (index, lb) in order.iter() {
         let succs: Vec<BlockIndex> = order
@@ -342,7 +387,7 @@ pub fn lower<B: LowerBackend>(
                     .dfg
                     .block_call_args(&call)
                     .iter()
-                    .map(|&v| ctx.value_vreg(v))
+                    .flat_map(|&v| ctx.value_regs(v).regs().to_vec())
                     .collect();
                 ctx.builder.push_rev(B::MInst::gen_jump(succs[0]));
                 ctx.builder.add_succ(succs[0], args);
@@ -368,7 +413,7 @@ pub fn lower<B: LowerBackend>(
                             f.dfg
                                 .block_call_args(call)
                                 .iter()
-                                .map(|&v| ctx.value_vreg(v))
+                                .flat_map(|&v| ctx.value_regs(v).regs().to_vec())
                                 .collect()
                         };
                         ctx.builder.add_succ(succs[slot], args);
@@ -390,8 +435,15 @@ pub fn lower<B: LowerBackend>(
                     let outs = backend
                         .lower_inst(&mut ctx, inst)?
                         .ok_or_else(|| unsupported_inst(f, inst, "instruction"))?;
-                    for (&r, &o) in f.dfg.inst_results(inst).iter().zip(&outs) {
-                        ctx.set_result(r, o)?;
+                    // The ISA returns each result's registers in order, two for a split value.
+                    let mut outs = outs.as_slice();
+                    for &r in f.dfg.inst_results(inst) {
+                        let n = ctx.value_regs(r).regs().len();
+                        if outs.len() < n {
+                            return Err(unsupported_inst(f, inst, "results"));
+                        }
+                        ctx.set_result(r, &outs[..n])?;
+                        outs = &outs[n..];
                     }
                     ctx.flush();
                 }
@@ -404,7 +456,7 @@ pub fn lower<B: LowerBackend>(
                         .dfg
                         .block_params(b)
                         .iter()
-                        .map(|&p| ctx.value_vreg(p))
+                        .flat_map(|&p| ctx.value_regs(p).regs().to_vec())
                         .collect();
                     ctx.builder.set_params(params);
                 }

@@ -51,63 +51,82 @@ fn check_call_conv(cc: CallConv) -> Result<(), CodegenError> {
     }
 }
 
-fn class_of(ty: Type) -> Result<RegClass, CodegenError> {
+/// How values of `ty` live in registers: class and count (`i128` in two GPRs, low first).
+pub fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
     if ty.is_int() && ty.bits() <= 64 {
-        Ok(RegClass::Int)
+        Some((RegClass::Int, 1))
+    } else if ty == Type::I128 {
+        Some((RegClass::Int, 2))
     } else if ty == Type::F32 || ty == Type::F64 {
-        Ok(RegClass::Float)
+        Some((RegClass::Float, 1))
     } else {
-        Err(CodegenError::Unsupported {
-            opcode: None,
-            ty: Some(ty),
-            what: "argument or result type in the calling convention".into(),
-        })
+        None
     }
 }
 
-/// Locations of the parameters of `sig`.
-pub fn param_locs(sig: &Signature) -> Result<Vec<Loc>, CodegenError> {
+fn regs_of(ty: Type) -> Result<(RegClass, usize), CodegenError> {
+    value_regs(ty).ok_or_else(|| CodegenError::Unsupported {
+        opcode: None,
+        ty: Some(ty),
+        what: "argument or result type in the calling convention".into(),
+    })
+}
+
+/// Locations of the parameters of `sig`, one list per parameter (two parts for `i128`: both
+/// in registers, or both on the stack in a 16-byte-aligned pair of slots).
+pub fn param_locs(sig: &Signature) -> Result<Vec<Vec<Loc>>, CodegenError> {
     check_call_conv(sig.call_conv)?;
-    let (mut ints, mut floats, mut stack) = (0, 0, 0);
+    let (mut ints, mut floats, mut stack) = (0, 0, 0i32);
     sig.params
         .iter()
         .map(|p| {
-            Ok(match class_of(p.value_type)? {
-                RegClass::Int if ints < INT_ARGS.len() => {
-                    ints += 1;
-                    Loc::Reg(gpr_preg(INT_ARGS[ints - 1]))
+            let (class, n) = regs_of(p.value_type)?;
+            Ok(match class {
+                RegClass::Int if ints + n <= INT_ARGS.len() => {
+                    ints += n;
+                    (ints - n..ints)
+                        .map(|i| Loc::Reg(gpr_preg(INT_ARGS[i])))
+                        .collect()
                 }
                 RegClass::Float if floats < 8 => {
                     floats += 1;
-                    Loc::Reg(xmm_preg(floats - 1))
+                    vec![Loc::Reg(xmm_preg(floats - 1))]
                 }
                 _ => {
-                    stack += 1;
-                    Loc::Stack(8 * (stack - 1))
+                    if n == 2 {
+                        stack += stack % 2;
+                    }
+                    stack += n as i32;
+                    (stack - n as i32..stack)
+                        .map(|i| Loc::Stack(8 * i))
+                        .collect()
                 }
             })
         })
         .collect()
 }
 
-/// Registers of the results of `sig`.
-pub fn ret_regs(sig: &Signature) -> Result<Vec<PReg>, CodegenError> {
+/// Registers of the results of `sig`, one list per result.
+pub fn ret_regs(sig: &Signature) -> Result<Vec<Vec<PReg>>, CodegenError> {
     check_call_conv(sig.call_conv)?;
     let (mut ints, mut floats) = (0, 0);
     sig.returns
         .iter()
-        .map(|p| match class_of(p.value_type)? {
-            RegClass::Int if ints < INT_RETS.len() => {
-                ints += 1;
-                Ok(gpr_preg(INT_RETS[ints - 1]))
+        .map(|p| {
+            let (class, n) = regs_of(p.value_type)?;
+            match class {
+                RegClass::Int if ints + n <= INT_RETS.len() => {
+                    ints += n;
+                    Ok((ints - n..ints).map(|i| gpr_preg(INT_RETS[i])).collect())
+                }
+                RegClass::Float if floats < 2 => {
+                    floats += 1;
+                    Ok(vec![xmm_preg(floats - 1)])
+                }
+                _ => Err(CodegenError::unsupported(
+                    "more results than return registers (no hidden return area yet)",
+                )),
             }
-            RegClass::Float if floats < 2 => {
-                floats += 1;
-                Ok(xmm_preg(floats - 1))
-            }
-            _ => Err(CodegenError::unsupported(
-                "more results than return registers (no hidden return area yet)",
-            )),
         })
         .collect()
 }
@@ -181,15 +200,19 @@ pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), Codeg
     let locs = param_locs(ctx.signature())?;
     let mut args = Vec::new();
     let mut stack = Vec::new();
-    for (&p, loc) in params.iter().zip(locs) {
-        let v = ctx.value_vreg(p);
-        match loc {
-            Loc::Reg(r) => args.push((v, r)),
-            Loc::Stack(off) if v.class() == RegClass::Int => stack.push(Inst::StackArg {
-                dst: v,
-                offset: 16 + off,
-            }),
-            Loc::Stack(_) => return Err(CodegenError::unsupported("float arguments on the stack")),
+    for (&p, locs) in params.iter().zip(locs) {
+        let regs = ctx.value_regs(p);
+        for (&v, loc) in regs.regs().iter().zip(locs) {
+            match loc {
+                Loc::Reg(r) => args.push((v, r)),
+                Loc::Stack(off) if v.class() == RegClass::Int => stack.push(Inst::StackArg {
+                    dst: v,
+                    offset: 16 + off,
+                }),
+                Loc::Stack(_) => {
+                    return Err(CodegenError::unsupported("float arguments on the stack"))
+                }
+            }
         }
     }
     ctx.emit(Inst::Args { args });
@@ -204,9 +227,11 @@ pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), Codeg
     let regs = ret_regs(ctx.signature())?;
     let mut seen = Vec::new();
     let mut rets = Vec::new();
-    for (&v, r) in vals.iter().zip(regs) {
-        let vr = ctx.value_vreg(v);
-        rets.push((distinct(ctx, &mut seen, vr), r));
+    for (&v, rs) in vals.iter().zip(regs) {
+        let vrs = ctx.value_regs(v);
+        for (&vr, r) in vrs.regs().iter().zip(rs) {
+            rets.push((distinct(ctx, &mut seen, vr), r));
+        }
     }
     ctx.emit(Inst::Ret { rets });
     Ok(())
@@ -222,27 +247,30 @@ pub fn gen_call(
     let locs = param_locs(sig)?;
     let mut seen = Vec::new();
     let mut uses = Vec::new();
-    for (&a, loc) in args.iter().zip(locs) {
-        match loc {
-            Loc::Reg(r) => {
-                let v = ctx.value_vreg(a);
-                uses.push((distinct(ctx, &mut seen, v), r));
-            }
-            Loc::Stack(_) => {
-                return Err(CodegenError::Unsupported {
-                    opcode: Some(Opcode::Call),
-                    ty: None,
-                    what: "call with stack arguments".into(),
-                })
+    for (&a, locs) in args.iter().zip(locs) {
+        let regs = ctx.value_regs(a);
+        for (&v, loc) in regs.regs().iter().zip(locs) {
+            match loc {
+                Loc::Reg(r) => uses.push((distinct(ctx, &mut seen, v), r)),
+                Loc::Stack(_) => {
+                    return Err(CodegenError::Unsupported {
+                        opcode: Some(Opcode::Call),
+                        ty: None,
+                        what: "call with stack arguments".into(),
+                    })
+                }
             }
         }
     }
     let mut clobbers = caller_saved();
     let mut defs = Vec::new();
-    for (p, r) in sig.returns.iter().zip(ret_regs(sig)?) {
-        let v = ctx.alloc_vreg(class_of(p.value_type)?);
-        clobbers.remove(r);
-        defs.push((v, r));
+    for (p, rs) in sig.returns.iter().zip(ret_regs(sig)?) {
+        let (class, _) = regs_of(p.value_type)?;
+        for r in rs {
+            let v = ctx.alloc_vreg(class);
+            clobbers.remove(r);
+            defs.push((v, r));
+        }
     }
     let results = defs.iter().map(|&(v, _)| v).collect();
     ctx.emit(Inst::Call {

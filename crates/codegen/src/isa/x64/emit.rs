@@ -551,6 +551,39 @@ impl MachInst for Inst {
                 sse::cvt_int_to_float(buf, *fsize, *isize, dst, &GprMem::Reg(src));
             }
             Inst::CvtU64ToFloat { fsize, .. } => emit_cvt_u64(*fsize, allocs, buf),
+            Inst::Alu128 { op_lo, op_hi, .. } => {
+                let (lo, hi) = (gpr(allocs[4]), gpr(allocs[5]));
+                debug_assert_eq!((allocs[0], allocs[1]), (allocs[4], allocs[5]));
+                // dst_lo is a_lo's register; b_hi is another live value, so writing dst_lo
+                // cannot clobber it.
+                alu::alu_rm_r(buf, *op_lo, Size::S64, &GprMem::Reg(lo), gpr(allocs[2]));
+                alu::alu_rm_r(buf, *op_hi, Size::S64, &GprMem::Reg(hi), gpr(allocs[3]));
+            }
+            Inst::Cmp128 { cc, .. } => {
+                let r11 = GprMem::Reg(Gpr::R11);
+                moves::mov_rm_r(buf, Size::S64, &r11, gpr(allocs[1]));
+                alu::alu_rm_r(
+                    buf,
+                    AluOp::Cmp,
+                    Size::S64,
+                    &GprMem::Reg(gpr(allocs[0])),
+                    gpr(allocs[2]),
+                );
+                alu::alu_rm_r(buf, AluOp::Sbb, Size::S64, &r11, gpr(allocs[3]));
+                let dst = gpr(allocs[4]);
+                cc_ops::setcc(buf, *cc, &GprMem::Reg(dst));
+                moves::movzx(buf, ExtMode::BL, dst, &GprMem::Reg(dst));
+            }
+            Inst::ShiftDouble { op, .. } => {
+                debug_assert_eq!(gpr(allocs[2]), Gpr::RCX);
+                shift::double_shift_cl(
+                    buf,
+                    *op,
+                    Size::S64,
+                    &GprMem::Reg(gpr(allocs[0])),
+                    gpr(allocs[1]),
+                );
+            }
             Inst::Load {
                 kind, mem, trap, ..
             } => {

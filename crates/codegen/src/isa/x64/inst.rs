@@ -21,7 +21,7 @@ use super::asm::alu::{AluOp, UnaryOp};
 use super::asm::bits::BitCount;
 use super::asm::moves::ExtMode;
 use super::asm::setcc_cmov_jcc::Cc;
-use super::asm::shift::ShiftOp;
+use super::asm::shift::{DoubleShift, ShiftOp};
 use super::asm::sse::{FloatSize, RoundMode, SseOp};
 use super::asm::{Gpr, Size};
 use crate::machinst::BlockIndex;
@@ -364,6 +364,34 @@ pub enum Inst {
         dst: VReg,
         src: VReg,
     },
+    /// 128-bit `dst = a op b` on halves: `op_lo` on the low halves, then `op_hi` (which may
+    /// consume the carry, `adc`/`sbb`) on the high ones. Operands: `[a_lo, a_hi, b_lo, b_hi
+    /// uses, dst_lo def reusing a_lo, dst_hi def reusing a_hi]`.
+    Alu128 {
+        op_lo: AluOp,
+        op_hi: AluOp,
+        dst: [VReg; 2],
+        a: [VReg; 2],
+        b: [VReg; 2],
+    },
+    /// `dst = (a <cc> b)` for 128-bit values, from `cmp a_lo, b_lo; sbb a_hi, b_hi` (on a
+    /// scratch copy of `a_hi`); `cc` reads the borrow/sign/overflow of `a - b`. Operands:
+    /// `[a_lo, a_hi, b_lo, b_hi uses, dst def]`.
+    Cmp128 {
+        cc: Cc,
+        a: [VReg; 2],
+        b: [VReg; 2],
+        dst: VReg,
+    },
+    /// `shld/shrd dst, b, cl` at 64 bits. Operands: `[a use, b use, amt use in rcx, dst def
+    /// reusing a]`.
+    ShiftDouble {
+        op: DoubleShift,
+        dst: VReg,
+        a: VReg,
+        b: VReg,
+        amt: VReg,
+    },
     /// Load from memory; a trap site with `trap` when the access may fault. Operands:
     /// `[base use?, dst def]`.
     Load {
@@ -513,6 +541,25 @@ impl Inst {
                 if let RegImm::Reg(b) = b {
                     out.push(Operand::reg_use(*b));
                 }
+                out.push(reuse_def(*dst, 0));
+            }
+            Inst::Alu128 { dst, a, b, .. } => {
+                for v in a.iter().chain(b) {
+                    out.push(Operand::reg_use(*v));
+                }
+                out.push(reuse_def(dst[0], 0));
+                out.push(reuse_def(dst[1], 1));
+            }
+            Inst::Cmp128 { a, b, dst, .. } => {
+                for v in a.iter().chain(b) {
+                    out.push(Operand::reg_use(*v));
+                }
+                out.push(Operand::reg_def(*dst));
+            }
+            Inst::ShiftDouble { dst, a, b, amt, .. } => {
+                out.push(Operand::reg_use(*a));
+                out.push(Operand::reg_use(*b));
+                out.push(fixed_use(*amt, gpr_preg(Gpr::RCX)));
                 out.push(reuse_def(*dst, 0));
             }
             Inst::XmmConst { dst, .. } | Inst::StackAddr { dst, .. } => {
@@ -725,6 +772,18 @@ impl Inst {
                 format!("{} = cvtsi2f.{} {}", ops[1], isize.bits(), ops[0])
             }
             Inst::CvtU64ToFloat { .. } => format!("{} = cvtu64 {}", ops[1], ops[0]),
+            Inst::Alu128 { op_lo, op_hi, .. } => format!(
+                "{}:{} = {op_lo:?}/{op_hi:?} {}:{}, {}:{}",
+                ops[5], ops[4], ops[1], ops[0], ops[3], ops[2]
+            )
+            .to_lowercase(),
+            Inst::Cmp128 { cc, .. } => format!(
+                "{} = cmp128 {}:{}, {}:{} ?{cc:?}",
+                ops[4], ops[1], ops[0], ops[3], ops[2]
+            ),
+            Inst::ShiftDouble { op, .. } => {
+                format!("{} = {op:?} {}, {}, {}", ops[3], ops[0], ops[1], ops[2]).to_lowercase()
+            }
             Inst::Load { kind, mem, .. } => {
                 let n = mem.num_operands();
                 format!("{} = load.{kind:?} {}", ops[n], mem.pretty(ops.first()))

@@ -105,6 +105,8 @@ pub enum Op {
     UsubOverflow { a: Value, b: Value },
     SsubOverflow { a: Value, b: Value },
     UaddOverflowTrap { a: Value, b: Value, code: TrapCode },
+    Iconcat { a: Value, b: Value },
+    Isplit { a: Value },
     Brif { c: Value },
     Jump {},
     Other {},
@@ -138,6 +140,13 @@ pub struct Cmp {
 /// The registers an IR instruction's results live in (none for side effects).
 #[derive(Clone, Copy, Debug)]
 pub struct Out([Option<VReg>; 2]);
+
+impl Out {
+    /// A two-register result (low half first).
+    pub(super) fn two(lo: VReg, hi: VReg) -> Out {
+        Out([Some(lo), Some(hi)])
+    }
+}
 
 /// Float arithmetic selected by `fbinop`.
 #[derive(Clone, Copy, Debug)]
@@ -226,7 +235,7 @@ impl IselCtx<'_, '_> {
         self.lower.alloc_vreg(RegClass::Int)
     }
 
-    fn ext(&mut self, signed: bool, a: Value, to_bits: u32) -> VReg {
+    pub(super) fn ext(&mut self, signed: bool, a: Value, to_bits: u32) -> VReg {
         let from = self.lower.value_type(a).bits();
         let src = self.lower.value_vreg(a);
         let mode = match (from, to_bits == 64) {
@@ -283,7 +292,10 @@ impl IselCtx<'_, '_> {
         dst
     }
 
-    fn test(&mut self, c: Value, cc: Cc) -> Cond {
+    pub(super) fn test(&mut self, c: Value, cc: Cc) -> Cond {
+        if self.lower.value_type(c) == Type::I128 {
+            return self.i128_test(c, cc);
+        }
         let size = exact_size(self.lower.value_type(c));
         let a = self.lower.value_vreg(c);
         Cond::Test { size, cc, a }
@@ -337,6 +349,7 @@ impl generated::Context for IselCtx<'_, '_> {
                 Opcode::SaddOverflow => Op::SaddOverflow { a, b },
                 Opcode::UsubOverflow => Op::UsubOverflow { a, b },
                 Opcode::SsubOverflow => Op::SsubOverflow { a, b },
+                Opcode::Iconcat => Op::Iconcat { a, b },
                 _ => Op::Other {},
             },
             D::Unary { opcode, arg: a } => match opcode {
@@ -363,6 +376,7 @@ impl generated::Context for IselCtx<'_, '_> {
                 Opcode::Bswap => Op::Bswap { a },
                 Opcode::Iabs => Op::Iabs { a },
                 Opcode::Bmask => Op::Bmask { a },
+                Opcode::Isplit => Op::Isplit { a },
                 _ => Op::Other {},
             },
             D::IntCompare {
@@ -916,6 +930,100 @@ impl generated::Context for IselCtx<'_, '_> {
         dst
     }
 
+    fn i128_val(&mut self, v: Value) -> Option<Value> {
+        (self.lower.value_type(v) == Type::I128).then_some(v)
+    }
+
+    fn concat_narrow(&mut self, ty: Type, lo: Value, hi: Value) -> VReg {
+        let half = ty.bits() / 2;
+        let l = self.ext(false, lo, ty.bits().max(32));
+        let h = self.lower.value_vreg(hi);
+        let shifted = self.int();
+        self.lower.emit(Inst::ShiftImm {
+            op: ShiftOp::Shl,
+            size: op_size(ty),
+            dst: shifted,
+            a: h,
+            imm: half as u8,
+        });
+        let dst = self.int();
+        self.lower.emit(Inst::Alu {
+            op: AluOp::Or,
+            size: op_size(ty),
+            dst,
+            a: l,
+            b: RegImm::Reg(shifted),
+        });
+        dst
+    }
+
+    fn split_narrow(&mut self, a: Value) -> Out {
+        let ty = self.lower.value_type(a);
+        let x = self.lower.value_vreg(a);
+        let hi = self.int();
+        self.lower.emit(Inst::ShiftImm {
+            op: ShiftOp::Shr,
+            size: exact_size(ty),
+            dst: hi,
+            a: x,
+            imm: (ty.bits() / 2) as u8,
+        });
+        // The low half is the same register: its upper bits are unspecified.
+        Out([Some(x), Some(hi)])
+    }
+
+    fn i128_ty(&mut self, ty: Type) -> Option<Type> {
+        (ty == Type::I128).then_some(ty)
+    }
+
+    fn alu128(&mut self, lo: AluOp, hi: AluOp, a: Value, b: Value) -> Out {
+        self.i128_alu(lo, hi, a, b)
+    }
+
+    fn not128(&mut self, a: Value) -> Out {
+        self.i128_not(a)
+    }
+
+    fn neg128(&mut self, a: Value) -> Out {
+        self.i128_neg(a)
+    }
+
+    fn mul128(&mut self, a: Value, b: Value) -> Out {
+        self.i128_mul(a, b)
+    }
+
+    fn shift128(&mut self, op: ShiftOp, a: Value, b: Value) -> Out {
+        self.i128_shift(op, a, b)
+    }
+
+    fn ext128(&mut self, signed: bool, a: Value) -> Out {
+        self.i128_ext(signed, a)
+    }
+
+    fn concat128(&mut self, lo: Value, hi: Value) -> Out {
+        self.i128_concat(lo, hi)
+    }
+
+    fn split128(&mut self, a: Value) -> Out {
+        self.i128_split(a)
+    }
+
+    fn select128(&mut self, cond: Cond, t: Value, f: Value) -> Out {
+        self.i128_select(cond, t, f)
+    }
+
+    fn bmask128(&mut self, a: Value) -> Out {
+        self.i128_bmask(a)
+    }
+
+    fn count128(&mut self, op: BitCount, a: Value) -> Out {
+        self.i128_count(op, a)
+    }
+
+    fn bswap128(&mut self, a: Value) -> Out {
+        self.i128_bswap(a)
+    }
+
     fn cc_slt(&mut self) -> IntCC {
         IntCC::SignedLessThan
     }
@@ -1010,6 +1118,9 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn cmp_cond(&mut self, cc: IntCC, a: Value, b: Value) -> Cond {
+        if self.lower.value_type(a) == Type::I128 {
+            return self.i128_cmp(cc, a, b);
+        }
         let size = exact_size(self.lower.value_type(a));
         let a = self.lower.value_vreg(a);
         let b = match self
@@ -1072,6 +1183,7 @@ pub fn lower_inst(
         }
         _ => {}
     }
+    super::lower_i128::check_i128(lower, inst)?;
     if let Some(regs) = lower_memory(lower, inst)? {
         return Ok(Some(regs));
     }
@@ -1081,6 +1193,35 @@ pub fn lower_inst(
         targets: &[],
     };
     Ok(generated::constructor_lower(&mut ctx, inst).map(|o| o.0.into_iter().flatten().collect()))
+}
+
+/// Load the two halves of an `i128` (little-endian: low half first).
+fn load_pair(lower: &mut Lower<'_, Inst>, mems: [Mem; 2], trap: Option<TrapCode>) -> Vec<VReg> {
+    mems.iter()
+        .map(|&mem| {
+            let dst = lower.alloc_vreg(RegClass::Int);
+            lower.emit(Inst::Load {
+                kind: LoadKind::Int(Size::S64),
+                dst,
+                mem,
+                trap,
+            });
+            dst
+        })
+        .collect()
+}
+
+/// Store the two halves of the `i128` value `val`.
+fn store_pair(lower: &mut Lower<'_, Inst>, val: Value, mems: [Mem; 2], trap: Option<TrapCode>) {
+    let regs = lower.value_regs(val);
+    for (&src, mem) in regs.regs().iter().zip(mems) {
+        lower.emit(Inst::Store {
+            kind: StoreKind::Int(Size::S64),
+            src,
+            mem,
+            trap,
+        });
+    }
 }
 
 fn check_endianness(flags: MemFlags) -> Result<(), CodegenError> {
@@ -1142,6 +1283,15 @@ fn lower_memory(
         } => {
             check_endianness(flags)?;
             let ty = result_ty.expect("a load has a result");
+            if ty == Type::I128 && opcode == Opcode::Load {
+                let base = lower.value_vreg(arg);
+                let mem = |disp| Mem::Reg { base, disp };
+                return Ok(Some(load_pair(
+                    lower,
+                    [mem(offset), mem(offset + 8)],
+                    flags.trap_code,
+                )));
+            }
             let kind = load_kind(opcode, ty).ok_or_else(|| unsupported(opcode, Some(ty)))?;
             let base = lower.value_vreg(arg);
             let dst = lower.alloc_vreg(if ty.is_float() {
@@ -1165,6 +1315,12 @@ fn lower_memory(
         } => {
             check_endianness(flags)?;
             let ty = f.dfg.value_type(val);
+            if ty == Type::I128 && opcode == Opcode::Store {
+                let base = lower.value_vreg(addr);
+                let mem = |disp| Mem::Reg { base, disp };
+                store_pair(lower, val, [mem(offset), mem(offset + 8)], flags.trap_code);
+                return Ok(Some(Vec::new()));
+            }
             let kind = store_kind(opcode, ty).ok_or_else(|| unsupported(opcode, Some(ty)))?;
             let (src, base) = (lower.value_vreg(val), lower.value_vreg(addr));
             lower.emit(Inst::Store {
@@ -1212,6 +1368,12 @@ fn lower_memory(
             offset,
         } => {
             let ty = f.dfg.value_type(arg);
+            if ty == Type::I128 {
+                let slot = stack_slot.index() as u32;
+                let mem = |disp| Mem::Slot { slot, disp };
+                store_pair(lower, arg, [mem(offset), mem(offset + 8)], None);
+                return Ok(Some(Vec::new()));
+            }
             let kind = store_kind(opcode, ty).ok_or_else(|| unsupported(opcode, Some(ty)))?;
             let src = lower.value_vreg(arg);
             lower.emit(Inst::Store {

@@ -10,6 +10,7 @@ pub mod asm;
 pub mod emit;
 pub mod inst;
 pub mod lower;
+pub mod lower_i128;
 
 use kestrel_ir::{Function, Inst as IrInst, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, RegClass, VReg};
@@ -87,14 +88,8 @@ impl LowerBackend for X64Backend {
         abi::gen_args(ctx, params)
     }
 
-    fn reg_class(&self, ty: Type) -> Option<RegClass> {
-        if ty.is_int() && ty.bits() <= 64 {
-            Some(RegClass::Int)
-        } else if ty == Type::F32 || ty == Type::F64 {
-            Some(RegClass::Float)
-        } else {
-            None
-        }
+    fn value_regs(&self, ty: Type) -> Option<(RegClass, usize)> {
+        abi::value_regs(ty)
     }
 }
 

@@ -1,0 +1,436 @@
+//! 128-bit integers as register pairs (low half first): the constructors behind the
+//! `i128` rules of `lower.rules`.
+//!
+//! # Contract
+//!
+//! Every pair these helpers return is two *distinct* fresh vregs (or, for `ext128`, the
+//! extended low half and a fresh high half), so a two-address pair instruction never finds
+//! both halves of one input in a single register. Shift amounts are taken modulo 128: the
+//! hardware masks `cl` to 6 bits, and bit 6 selects between the two halves.
+//! [`check_i128`] rejects (as unsupported) every instruction that touches an `i128` value
+//! without a rule here, so no single-register rule ever sees half of a pair.
+
+use kestrel_ir::{Inst as IrInst, IntCC, Opcode, Type, Value};
+use kestrel_regalloc::{RegClass, VReg};
+
+use super::asm::alu::{AluOp, UnaryOp};
+use super::asm::bits::BitCount;
+use super::asm::setcc_cmov_jcc::Cc;
+use super::asm::shift::{DoubleShift, ShiftOp};
+use super::asm::Size;
+use super::inst::{Cond, Inst, RegImm};
+use super::lower::{IselCtx, Out};
+use crate::machinst::lower::Lower;
+use crate::machinst::CodegenError;
+
+/// Opcodes with `i128` operands or results that the rules lower correctly.
+const I128_OPCODES: &[Opcode] = &[
+    Opcode::Iadd,
+    Opcode::Isub,
+    Opcode::Imul,
+    Opcode::Band,
+    Opcode::Bor,
+    Opcode::Bxor,
+    Opcode::Bnot,
+    Opcode::Ineg,
+    Opcode::Ishl,
+    Opcode::Ushr,
+    Opcode::Sshr,
+    Opcode::Rotl,
+    Opcode::Rotr,
+    Opcode::Icmp,
+    Opcode::Select,
+    Opcode::SelectSpectreGuard,
+    Opcode::Brif,
+    Opcode::Trapz,
+    Opcode::Trapnz,
+    Opcode::Ireduce,
+    Opcode::Isplit,
+    Opcode::Iconcat,
+    Opcode::Uextend,
+    Opcode::Sextend,
+    Opcode::Bmask,
+    Opcode::Popcnt,
+    Opcode::Clz,
+    Opcode::Ctz,
+    Opcode::Bswap,
+    Opcode::Return,
+    Opcode::Call,
+    Opcode::Jump,
+    Opcode::Load,
+    Opcode::Store,
+    Opcode::StackLoad,
+    Opcode::StackStore,
+];
+
+/// `Err(Unsupported)` when `inst` touches an `i128` value and has no pair lowering.
+pub fn check_i128(lower: &Lower<'_, Inst>, inst: IrInst) -> Result<(), CodegenError> {
+    let f = lower.f;
+    let data = f.dfg.inst(inst);
+    let wide = |v: Value| f.dfg.value_type(v) == Type::I128;
+    let touches =
+        data.arguments(&f.dfg.pool).any(wide) || f.dfg.inst_results(inst).iter().any(|&r| wide(r));
+    if !touches || I128_OPCODES.contains(&data.opcode()) {
+        return Ok(());
+    }
+    Err(CodegenError::Unsupported {
+        opcode: Some(data.opcode()),
+        ty: Some(Type::I128),
+        what: format!("128-bit operation in {}", f.name),
+    })
+}
+
+fn pair_out(lo: VReg, hi: VReg) -> Out {
+    Out::two(lo, hi)
+}
+
+impl IselCtx<'_, '_> {
+    fn pair(&mut self, v: Value) -> [VReg; 2] {
+        let r = self.lower.value_regs(v);
+        let regs = r.regs();
+        debug_assert_eq!(regs.len(), 2, "an i128 value has two registers");
+        [regs[0], regs[1]]
+    }
+
+    fn fresh(&mut self) -> VReg {
+        self.lower.alloc_vreg(RegClass::Int)
+    }
+
+    fn alu64(&mut self, op: AluOp, a: VReg, b: RegImm) -> VReg {
+        let dst = self.fresh();
+        self.lower.emit(Inst::Alu {
+            op,
+            size: Size::S64,
+            dst,
+            a,
+            b,
+        });
+        dst
+    }
+
+    fn copy(&mut self, src: VReg) -> VReg {
+        let dst = self.fresh();
+        self.lower.emit(Inst::Mov { dst, src });
+        dst
+    }
+
+    fn zero(&mut self) -> VReg {
+        let dst = self.fresh();
+        self.lower.emit(Inst::MovImm { dst, imm: 0 });
+        dst
+    }
+
+    fn cmov64(&mut self, cond: Cond, t: VReg, f: VReg) -> VReg {
+        let dst = self.fresh();
+        self.lower.emit(Inst::Cmov { cond, t, f, dst });
+        dst
+    }
+
+    fn shift64(&mut self, op: ShiftOp, a: VReg, amt: VReg) -> VReg {
+        let dst = self.fresh();
+        self.lower.emit(Inst::ShiftCl {
+            op,
+            size: Size::S64,
+            dst,
+            a,
+            amt,
+        });
+        dst
+    }
+
+    fn dshift(&mut self, op: DoubleShift, a: VReg, b: VReg, amt: VReg) -> VReg {
+        let dst = self.fresh();
+        self.lower.emit(Inst::ShiftDouble { op, dst, a, b, amt });
+        dst
+    }
+
+    /// `a op b` on pairs (`add`/`adc`, `sub`/`sbb`, or a bitwise op twice).
+    pub(super) fn i128_alu(&mut self, op_lo: AluOp, op_hi: AluOp, a: Value, b: Value) -> Out {
+        let (a, b) = (self.pair(a), self.pair(b));
+        self.alu128_regs(op_lo, op_hi, a, b)
+    }
+
+    fn alu128_regs(&mut self, op_lo: AluOp, op_hi: AluOp, a: [VReg; 2], b: [VReg; 2]) -> Out {
+        let dst = [self.fresh(), self.fresh()];
+        self.lower.emit(Inst::Alu128 {
+            op_lo,
+            op_hi,
+            dst,
+            a,
+            b,
+        });
+        pair_out(dst[0], dst[1])
+    }
+
+    pub(super) fn i128_not(&mut self, a: Value) -> Out {
+        let [lo, hi] = self.pair(a);
+        let mut not = |x| {
+            let dst = self.fresh();
+            self.lower.emit(Inst::Unary {
+                op: UnaryOp::Not,
+                size: Size::S64,
+                dst,
+                a: x,
+            });
+            dst
+        };
+        let (l, h) = (not(lo), not(hi));
+        pair_out(l, h)
+    }
+
+    pub(super) fn i128_neg(&mut self, a: Value) -> Out {
+        let a = self.pair(a);
+        let zero = [self.zero(), self.zero()];
+        self.alu128_regs(AluOp::Sub, AluOp::Sbb, zero, a)
+    }
+
+    /// `(a_hi·2⁶⁴ + a_lo)(b_hi·2⁶⁴ + b_lo) mod 2¹²⁸ = a_lo·b_lo + (a_lo·b_hi + a_hi·b_lo)·2⁶⁴`.
+    pub(super) fn i128_mul(&mut self, a: Value, b: Value) -> Out {
+        let ([al, ah], [bl, bh]) = (self.pair(a), self.pair(b));
+        let (hi0, lo) = (self.fresh(), self.fresh());
+        self.lower.emit(Inst::MulHi {
+            size: Size::S64,
+            signed: false,
+            a: al,
+            b: bl,
+            dst: hi0,
+            tmp: lo,
+        });
+        let mut mul = |x, y| {
+            let dst = self.fresh();
+            self.lower.emit(Inst::Imul {
+                size: Size::S64,
+                dst,
+                a: x,
+                b: RegImm::Reg(y),
+            });
+            dst
+        };
+        let (c1, c2) = (mul(al, bh), mul(ah, bl));
+        let h1 = self.alu64(AluOp::Add, hi0, RegImm::Reg(c1));
+        let hi = self.alu64(AluOp::Add, h1, RegImm::Reg(c2));
+        pair_out(lo, hi)
+    }
+
+    /// Shift or rotate a pair by `amt` (modulo 128).
+    pub(super) fn i128_shift(&mut self, op: ShiftOp, a: Value, amt: Value) -> Out {
+        let x = self.pair(a);
+        let n = self.lower.value_vreg(amt);
+        match op {
+            ShiftOp::Rol | ShiftOp::Ror => {
+                let neg = self.fresh();
+                self.lower.emit(Inst::Unary {
+                    op: UnaryOp::Neg,
+                    size: Size::S64,
+                    dst: neg,
+                    a: n,
+                });
+                let (first, second) = if op == ShiftOp::Rol {
+                    (ShiftOp::Shl, ShiftOp::Shr)
+                } else {
+                    (ShiftOp::Shr, ShiftOp::Shl)
+                };
+                let p = self.shift_pair(first, x, n);
+                let q = self.shift_pair(second, x, neg);
+                let lo = self.alu64(AluOp::Or, p[0], RegImm::Reg(q[0]));
+                let hi = self.alu64(AluOp::Or, p[1], RegImm::Reg(q[1]));
+                pair_out(lo, hi)
+            }
+            _ => {
+                let [lo, hi] = self.shift_pair(op, x, n);
+                pair_out(lo, hi)
+            }
+        }
+    }
+
+    fn shift_pair(&mut self, op: ShiftOp, [lo, hi]: [VReg; 2], n: VReg) -> [VReg; 2] {
+        // Bit 6 of the amount: the shift crosses the halves.
+        let t = self.alu64(AluOp::And, n, RegImm::Imm(64));
+        let big = Cond::Test {
+            size: Size::S64,
+            cc: Cc::NE,
+            a: t,
+        };
+        match op {
+            ShiftOp::Shl => {
+                let lo1 = self.shift64(ShiftOp::Shl, lo, n);
+                let hi1 = self.dshift(DoubleShift::Shld, hi, lo, n);
+                let zero = self.zero();
+                let hi2 = self.cmov64(big, lo1, hi1);
+                let lo2 = self.cmov64(big, zero, lo1);
+                [lo2, hi2]
+            }
+            _ => {
+                let lo1 = self.dshift(DoubleShift::Shrd, lo, hi, n);
+                let hi1 = self.shift64(op, hi, n);
+                let fill = if op == ShiftOp::Sar {
+                    let s = self.fresh();
+                    self.lower.emit(Inst::ShiftImm {
+                        op: ShiftOp::Sar,
+                        size: Size::S64,
+                        dst: s,
+                        a: hi,
+                        imm: 63,
+                    });
+                    s
+                } else {
+                    self.zero()
+                };
+                let lo2 = self.cmov64(big, hi1, lo1);
+                let hi2 = self.cmov64(big, fill, hi1);
+                [lo2, hi2]
+            }
+        }
+    }
+
+    pub(super) fn i128_ext(&mut self, signed: bool, a: Value) -> Out {
+        let lo = self.ext(signed, a, 64);
+        let hi = if signed {
+            let s = self.fresh();
+            self.lower.emit(Inst::ShiftImm {
+                op: ShiftOp::Sar,
+                size: Size::S64,
+                dst: s,
+                a: lo,
+                imm: 63,
+            });
+            s
+        } else {
+            self.zero()
+        };
+        pair_out(lo, hi)
+    }
+
+    pub(super) fn i128_concat(&mut self, lo: Value, hi: Value) -> Out {
+        let (lo, hi) = (self.lower.value_vreg(lo), self.lower.value_vreg(hi));
+        let (l, h) = (self.copy(lo), self.copy(hi));
+        pair_out(l, h)
+    }
+
+    pub(super) fn i128_split(&mut self, a: Value) -> Out {
+        let [lo, hi] = self.pair(a);
+        pair_out(lo, hi)
+    }
+
+    pub(super) fn i128_select(&mut self, cond: Cond, t: Value, f: Value) -> Out {
+        let ([tl, th], [fl, fh]) = (self.pair(t), self.pair(f));
+        let lo = self.cmov64(cond, tl, fl);
+        let hi = self.cmov64(cond, th, fh);
+        pair_out(lo, hi)
+    }
+
+    pub(super) fn i128_bmask(&mut self, a: Value) -> Out {
+        let cond = self.test(a, Cc::NE);
+        let flag = self.fresh();
+        self.lower.emit(Inst::Setcc { cond, dst: flag });
+        let m = self.fresh();
+        self.lower.emit(Inst::Unary {
+            op: UnaryOp::Neg,
+            size: Size::S64,
+            dst: m,
+            a: flag,
+        });
+        let hi = self.copy(m);
+        pair_out(m, hi)
+    }
+
+    pub(super) fn i128_count(&mut self, op: BitCount, a: Value) -> Out {
+        let [lo, hi] = self.pair(a);
+        let mut count = |src| {
+            let dst = self.fresh();
+            self.lower.emit(Inst::BitCount {
+                op,
+                size: Size::S64,
+                dst,
+                src,
+            });
+            dst
+        };
+        let (cl, ch) = (count(lo), count(hi));
+        let res = match op {
+            BitCount::Popcnt => self.alu64(AluOp::Add, cl, RegImm::Reg(ch)),
+            // Leading zeros: all of the high half's, plus the low half's if the high is 0.
+            BitCount::Lzcnt => {
+                let s = self.alu64(AluOp::Add, cl, RegImm::Imm(64));
+                let z = Cond::Test {
+                    size: Size::S64,
+                    cc: Cc::E,
+                    a: hi,
+                };
+                self.cmov64(z, s, ch)
+            }
+            _ => {
+                let s = self.alu64(AluOp::Add, ch, RegImm::Imm(64));
+                let z = Cond::Test {
+                    size: Size::S64,
+                    cc: Cc::E,
+                    a: lo,
+                };
+                self.cmov64(z, s, cl)
+            }
+        };
+        let zero = self.zero();
+        pair_out(res, zero)
+    }
+
+    pub(super) fn i128_bswap(&mut self, a: Value) -> Out {
+        let [lo, hi] = self.pair(a);
+        let mut swap = |x| {
+            let dst = self.fresh();
+            self.lower.emit(Inst::Bswap {
+                size: Size::S64,
+                dst,
+                a: x,
+            });
+            dst
+        };
+        let (l, h) = (swap(hi), swap(lo));
+        pair_out(l, h)
+    }
+
+    /// A test of `c != 0` / `c == 0` for a pair: `lo | hi`.
+    pub(super) fn i128_test(&mut self, c: Value, cc: Cc) -> Cond {
+        let [lo, hi] = self.pair(c);
+        let t = self.alu64(AluOp::Or, lo, RegImm::Reg(hi));
+        Cond::Test {
+            size: Size::S64,
+            cc,
+            a: t,
+        }
+    }
+
+    /// A 128-bit comparison as a condition.
+    pub(super) fn i128_cmp(&mut self, cc: IntCC, a: Value, b: Value) -> Cond {
+        let (a, b) = (self.pair(a), self.pair(b));
+        use IntCC::*;
+        let (swap, cc) = match cc {
+            Equal | NotEqual => {
+                let x = self.alu64(AluOp::Xor, a[0], RegImm::Reg(b[0]));
+                let y = self.alu64(AluOp::Xor, a[1], RegImm::Reg(b[1]));
+                let t = self.alu64(AluOp::Or, x, RegImm::Reg(y));
+                let cc = if cc == Equal { Cc::E } else { Cc::NE };
+                return Cond::Test {
+                    size: Size::S64,
+                    cc,
+                    a: t,
+                };
+            }
+            SignedLessThan => (false, Cc::L),
+            SignedGreaterThanOrEqual => (false, Cc::GE),
+            SignedGreaterThan => (true, Cc::L),
+            SignedLessThanOrEqual => (true, Cc::GE),
+            UnsignedLessThan => (false, Cc::B),
+            UnsignedGreaterThanOrEqual => (false, Cc::AE),
+            UnsignedGreaterThan => (true, Cc::B),
+            UnsignedLessThanOrEqual => (true, Cc::AE),
+        };
+        let (a, b) = if swap { (b, a) } else { (a, b) };
+        let dst = self.fresh();
+        self.lower.emit(Inst::Cmp128 { cc, a, b, dst });
+        Cond::Test {
+            size: Size::S64,
+            cc: Cc::NE,
+            a: dst,
+        }
+    }
+}
