@@ -55,6 +55,9 @@ pub(crate) type Ranges = SmallVec<[Range; 4]>;
 /// Use positions of an interval; most intervals have few, kept inline.
 pub(crate) type Uses = SmallVec<[UsePos; 4]>;
 
+/// Pieces of a vreg (interval indices); most vregs are split rarely, kept inline.
+pub(crate) type Pieces = SmallVec<[u32; 4]>;
+
 /// A live interval (or, after splitting, a piece of one vreg's lifetime).
 #[derive(Clone, Debug)]
 pub(crate) struct Interval {
@@ -145,7 +148,7 @@ pub(crate) struct Built {
     /// All intervals; the scan appends split children.
     pub intervals: Vec<Interval>,
     /// Per vreg, its pieces (indices into `intervals`) sorted by start.
-    pub pieces: Vec<Vec<u32>>,
+    pub pieces: Vec<Pieces>,
     /// Per physical register index, its reservations sorted by `from`.
     pub reservations: Vec<Vec<Reservation>>,
     /// Per vreg, the start of its whole lifetime (0 if it has no interval).
@@ -372,7 +375,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         );
     }
 
-    let mut pieces = vec![Vec::new(); nv];
+    let mut pieces = vec![Pieces::new(); nv];
     let mut vreg_end = vec![0u32; nv];
     let mut vreg_start = vec![0u32; nv];
     for (v, iv) in intervals.iter_mut().enumerate() {
