@@ -11,7 +11,8 @@ use kestrel_codegen::isa::x64::{Flags, X64Backend};
 use kestrel_interp::DataValue;
 use kestrel_ir::{Function, FunctionName};
 use kestrel_jit::{
-    CompiledFunction, FuncId, JitModule, Linkage, Reloc, RelocKind, RelocTarget, TrapSite, Value,
+    CompiledFunction, FuncId, JitBuilder, JitModule, Linkage, Reloc, RelocKind, RelocTarget,
+    TrapSite, Value,
 };
 
 /// Why a native call produced no results.
@@ -53,7 +54,11 @@ impl NativeModule {
             check_regalloc: true,
             keep_text: false,
         };
-        let mut module = JitModule::new();
+        let mut builder = JitBuilder::new();
+        for &(name, ptr) in LIBCALLS {
+            builder.symbol(name, ptr);
+        }
+        let mut module = builder.build();
         let mut ids = HashMap::new();
         let mut errors = Vec::new();
         for f in funcs {
@@ -94,7 +99,12 @@ impl NativeModule {
                     .map(|r| Reloc {
                         offset: r.offset,
                         kind: reloc_kind(r.kind),
-                        target: RelocTarget::Function(jit_name(&r.target)),
+                        target: if module.get_name(&jit_name(&r.target)).is_some() {
+                            RelocTarget::Function(jit_name(&r.target))
+                        } else {
+                            // A libcall the backend introduced (not declared by the IR).
+                            RelocTarget::Symbol(jit_name(&r.target))
+                        },
                         addend: r.addend,
                     })
                     .collect(),
@@ -153,6 +163,53 @@ impl NativeModule {
         }
     }
 }
+
+// Cranelift's libcalls that test files call by name, implemented with Rust's float methods
+// (which follow the same IEEE rules as the C library functions).
+extern "C" fn ceil_f32(x: f32) -> f32 {
+    x.ceil()
+}
+extern "C" fn ceil_f64(x: f64) -> f64 {
+    x.ceil()
+}
+extern "C" fn floor_f32(x: f32) -> f32 {
+    x.floor()
+}
+extern "C" fn floor_f64(x: f64) -> f64 {
+    x.floor()
+}
+extern "C" fn trunc_f32(x: f32) -> f32 {
+    x.trunc()
+}
+extern "C" fn trunc_f64(x: f64) -> f64 {
+    x.trunc()
+}
+extern "C" fn nearest_f32(x: f32) -> f32 {
+    x.round_ties_even()
+}
+extern "C" fn nearest_f64(x: f64) -> f64 {
+    x.round_ties_even()
+}
+extern "C" fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
+    a.mul_add(b, c)
+}
+extern "C" fn fma_f64(a: f64, b: f64, c: f64) -> f64 {
+    a.mul_add(b, c)
+}
+
+/// Cranelift libcall names and their implementations.
+const LIBCALLS: &[(&str, *const u8)] = &[
+    ("CeilF32", ceil_f32 as *const u8),
+    ("CeilF64", ceil_f64 as *const u8),
+    ("FloorF32", floor_f32 as *const u8),
+    ("FloorF64", floor_f64 as *const u8),
+    ("TruncF32", trunc_f32 as *const u8),
+    ("TruncF64", trunc_f64 as *const u8),
+    ("NearestF32", nearest_f32 as *const u8),
+    ("NearestF64", nearest_f64 as *const u8),
+    ("FmaF32", fma_f32 as *const u8),
+    ("FmaF64", fma_f64 as *const u8),
+];
 
 fn to_jit(v: DataValue) -> Value {
     match v {

@@ -20,7 +20,7 @@ use kestrel_regalloc::{MachineEnv, Output, PReg, PRegSet, RegClass, VReg};
 
 use super::asm::Gpr;
 use super::emit::Frame;
-use super::inst::{gpr_preg, Inst};
+use super::inst::{gpr_preg, CallDest, Inst};
 use crate::machinst::lower::Lower;
 use crate::machinst::vcode::VCode;
 use crate::machinst::CodegenError;
@@ -237,10 +237,10 @@ pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), Codeg
     Ok(())
 }
 
-/// A direct call of `callee` with signature `sig`; returns the result vregs.
+/// A call of `callee` with signature `sig`; returns the result vregs.
 pub fn gen_call(
     ctx: &mut Lower<'_, Inst>,
-    callee: kestrel_ir::FunctionName,
+    callee: CallDest,
     sig: &Signature,
     args: &[Value],
 ) -> Result<Vec<VReg>, CodegenError> {
@@ -274,7 +274,7 @@ pub fn gen_call(
     }
     let results = defs.iter().map(|&(v, _)| v).collect();
     ctx.emit(Inst::Call {
-        callee,
+        dest: callee,
         uses,
         defs,
         clobbers,

@@ -34,7 +34,7 @@ use super::asm::shift;
 use super::asm::sse::FloatSize;
 use super::asm::sse::{self, SseOp, SseStore};
 use super::asm::{Amode, CodeSink, Gpr, GprMem, Size, Xmm, XmmMem};
-use super::inst::{Cond, Inst, LoadKind, Mem, RegImm, StoreKind};
+use super::inst::{CallDest, Cond, Inst, LoadKind, Mem, RegImm, StoreKind};
 use crate::machinst::buffer::{LabelUse, MachBuffer, RelocKind};
 use crate::machinst::{BlockIndex, EmitCtx, MachInst, PRegSet, VReg};
 
@@ -640,10 +640,20 @@ impl MachInst for Inst {
                 );
                 misc::lea(buf, Size::S64, gpr(allocs[0]), &m);
             }
-            Inst::Call { callee, .. } => {
-                let fix = misc::call_rel32(buf, 0);
-                buf.add_reloc(fix.at, RelocKind::CallPcRel4, callee.clone(), -4);
+            Inst::FuncAddr { name, .. } => {
+                moves::mov_r_imm(buf, Size::S64, gpr(allocs[0]), 0);
+                let at = buf.cur_offset() - 8;
+                buf.add_reloc(at, RelocKind::Abs8, name.clone(), 0);
             }
+            Inst::Call { dest, .. } => match dest {
+                CallDest::Direct(callee) => {
+                    let fix = misc::call_rel32(buf, 0);
+                    buf.add_reloc(fix.at, RelocKind::CallPcRel4, callee.clone(), -4);
+                }
+                CallDest::Indirect(_) => {
+                    misc::call_rm(buf, &GprMem::Reg(gpr(allocs[0])));
+                }
+            },
         }
     }
 

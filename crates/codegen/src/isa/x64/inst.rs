@@ -164,6 +164,15 @@ pub enum StoreKind {
     Float(FloatSize),
 }
 
+/// What a call calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallDest {
+    /// A named function, by a `call rel32` relocation.
+    Direct(FunctionName),
+    /// An address in a register (the call's first operand).
+    Indirect(VReg),
+}
+
 /// One x86-64 instruction (or a short fixed sequence) over virtual registers.
 #[derive(Clone, Debug)]
 pub enum Inst {
@@ -409,10 +418,13 @@ pub enum Inst {
     },
     /// `dst = address of the stack slot plus disp` (`lea`). Operands: `[dst def]`.
     StackAddr { dst: VReg, slot: u32, disp: i32 },
-    /// `call callee` (by relocation). Operands: argument uses fixed to their registers, then
-    /// result defs fixed to theirs; clobbers the caller-saved registers that are not results.
+    /// `dst = address of name` (`movabs` with an absolute relocation). Operands: `[dst def]`.
+    FuncAddr { dst: VReg, name: FunctionName },
+    /// `call dest`. Operands: the target (indirect calls only), argument uses fixed to their
+    /// registers, then result defs fixed to theirs; clobbers the caller-saved registers that
+    /// are not results.
     Call {
-        callee: FunctionName,
+        dest: CallDest,
         uses: Vec<(VReg, PReg)>,
         defs: Vec<(VReg, PReg)>,
         clobbers: PRegSet,
@@ -597,7 +609,13 @@ impl Inst {
                     out.push(fixed_use(v, r));
                 }
             }
-            Inst::Call { uses, defs, .. } => {
+            Inst::FuncAddr { dst, .. } => out.push(Operand::reg_def(*dst)),
+            Inst::Call {
+                dest, uses, defs, ..
+            } => {
+                if let CallDest::Indirect(target) = dest {
+                    out.push(Operand::reg_use(*target));
+                }
                 for &(v, r) in uses {
                     out.push(fixed_use(v, r));
                 }
@@ -806,7 +824,12 @@ impl Inst {
             Inst::Ret { .. } => format!("ret {}", ops.join(", ")),
             Inst::Ud2 { code } => format!("ud2 {code}"),
             Inst::TrapIf { cond, code } => format!("trap_if {}, {code}", cond.pretty(ops)),
-            Inst::Call { callee, uses, .. } => {
+            Inst::FuncAddr { name, .. } => format!("{} = func_addr {name}", ops[0]),
+            Inst::Call { dest, uses, .. } => {
+                let (callee, ops) = match dest {
+                    CallDest::Direct(name) => (name.to_string(), ops),
+                    CallDest::Indirect(_) => (format!("*{}", ops[0]), &ops[1..]),
+                };
                 let (args, rets) = ops.split_at(uses.len());
                 format!("{} = call {callee}({})", rets.join(", "), args.join(", "))
             }

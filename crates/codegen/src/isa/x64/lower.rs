@@ -24,7 +24,7 @@ use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::ShiftOp;
 use super::asm::sse::{FloatSize, RoundMode, SseOp};
 use super::asm::Size;
-use super::inst::{Cond, Inst, LoadKind, Mem, RegImm, StoreKind};
+use super::inst::{CallDest, Cond, Inst, LoadKind, Mem, RegImm, StoreKind};
 use crate::machinst::lower::Lower;
 use crate::machinst::{BlockIndex, CodegenError};
 
@@ -146,6 +146,15 @@ impl Out {
     pub(super) fn two(lo: VReg, hi: VReg) -> Out {
         Out([Some(lo), Some(hi)])
     }
+}
+
+/// Bitwise operations on float registers (`AndNot` is `!a & b`).
+#[derive(Clone, Copy, Debug)]
+pub enum FBitOp {
+    And,
+    Or,
+    Xor,
+    AndNot,
 }
 
 /// Float arithmetic selected by `fbinop`.
@@ -930,6 +939,21 @@ impl generated::Context for IselCtx<'_, '_> {
         dst
     }
 
+    fn fbitop(&mut self, op: FBitOp, a: VReg, b: VReg) -> VReg {
+        let op = match op {
+            FBitOp::And => SseOp::Andps,
+            FBitOp::Or => SseOp::Orps,
+            FBitOp::Xor => SseOp::Xorps,
+            FBitOp::AndNot => SseOp::Andnps,
+        };
+        self.xmm_rmr(op, a, b)
+    }
+
+    fn fbnot(&mut self, ty: Type, a: VReg) -> VReg {
+        let ones = self.fconst(ty, width_mask(ty));
+        self.xmm_rmr(SseOp::Xorps, a, ones)
+    }
+
     fn i128_val(&mut self, v: Value) -> Option<Value> {
         (self.lower.value_type(v) == Type::I128).then_some(v)
     }
@@ -1178,8 +1202,37 @@ pub fn lower_inst(
         InstructionData::Call { func_ref, args, .. } => {
             let ext = &f.ext_funcs[func_ref];
             let sig = &f.signatures[ext.signature];
-            let regs = abi::gen_call(lower, ext.name.clone(), sig, f.dfg.pool.get(args))?;
+            let dest = CallDest::Direct(ext.name.clone());
+            let regs = abi::gen_call(lower, dest, sig, f.dfg.pool.get(args))?;
             return Ok(Some(regs));
+        }
+        InstructionData::CallIndirect { sig_ref, args, .. } => {
+            let sig = &f.signatures[sig_ref];
+            let args = f.dfg.pool.get(args);
+            let target = lower.value_vreg(args[0]);
+            let regs = abi::gen_call(lower, CallDest::Indirect(target), sig, &args[1..])?;
+            return Ok(Some(regs));
+        }
+        InstructionData::Ternary {
+            opcode: Opcode::Fma,
+            args,
+        } => {
+            // No FMA instruction in the assembler yet: call the `FmaF32`/`FmaF64` libcall,
+            // which the embedder provides (the test runner does).
+            let ty = f.dfg.value_type(args[0]);
+            let name = if ty == Type::F32 { "FmaF32" } else { "FmaF64" };
+            let mut sig = kestrel_ir::Signature::new(kestrel_ir::CallConv::SystemV);
+            sig.params = vec![kestrel_ir::AbiParam::new(ty); 3];
+            sig.returns = vec![kestrel_ir::AbiParam::new(ty)];
+            let dest = CallDest::Direct(kestrel_ir::FunctionName::Named(name.into()));
+            let regs = abi::gen_call(lower, dest, &sig, &args)?;
+            return Ok(Some(regs));
+        }
+        InstructionData::FuncAddr { func_ref, .. } => {
+            let dst = lower.alloc_vreg(RegClass::Int);
+            let name = f.ext_funcs[func_ref].name.clone();
+            lower.emit(Inst::FuncAddr { dst, name });
+            return Ok(Some(vec![dst]));
         }
         _ => {}
     }
