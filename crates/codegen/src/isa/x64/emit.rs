@@ -324,7 +324,11 @@ impl MachInst for Inst {
     fn is_term(&self) -> bool {
         matches!(
             self,
-            Inst::Jmp { .. } | Inst::CondBr { .. } | Inst::Ret { .. } | Inst::Ud2 { .. }
+            Inst::Jmp { .. }
+                | Inst::CondBr { .. }
+                | Inst::JmpTable { .. }
+                | Inst::Ret { .. }
+                | Inst::Ud2 { .. }
         )
     }
 
@@ -413,6 +417,22 @@ impl MachInst for Inst {
                 });
                 buf.add_cond_branch(start, buf.cur_offset(), label, &inverted);
                 uncond_branch(buf, ctx, *not_taken);
+            }
+            Inst::JmpTable { size, targets, .. } => {
+                let idx = GprMem::Reg(gpr(allocs[0]));
+                for (k, t) in targets[1..].iter().enumerate() {
+                    // The comparison is at the index's width; wrap the constant to it.
+                    let imm = match size {
+                        Size::S8 => i32::from(k as u8 as i8),
+                        Size::S16 => i32::from(k as u16 as i16),
+                        _ => k as i32,
+                    };
+                    alu::alu_rm_imm(buf, AluOp::Cmp, *size, &idx, imm);
+                    let fix = cc_ops::jcc_rel32(buf, Cc::E, 0);
+                    let label = ctx.block_labels[t.index()];
+                    buf.use_label_at_offset(fix.at, label, X64LabelUse::Rel32);
+                }
+                uncond_branch(buf, ctx, targets[0]);
             }
             Inst::Ret { .. } => {
                 for (i, &r) in ctx.frame.saved.iter().enumerate() {

@@ -262,6 +262,14 @@ pub enum Inst {
         taken: BlockIndex,
         not_taken: BlockIndex,
     },
+    /// `br_table`: `targets[0]` is the default, `targets[1 + k]` the target for index `k`.
+    /// Emitted as a compare chain (`cmp idx, k; je target_k` …, `jmp default`). Operands:
+    /// `[idx use]`.
+    JmpTable {
+        size: Size,
+        idx: VReg,
+        targets: Vec<BlockIndex>,
+    },
     /// Epilogue and `ret`. Operands: one use per returned value, fixed to its register.
     Ret { rets: Vec<(VReg, PReg)> },
     /// `ud2`, recorded as a trap site with `code`. No operands.
@@ -604,6 +612,7 @@ impl Inst {
             }
             Inst::Jmp { .. } | Inst::Ud2 { .. } => {}
             Inst::CondBr { cond, .. } | Inst::TrapIf { cond, .. } => cond.collect(out),
+            Inst::JmpTable { idx, .. } => out.push(Operand::reg_use(*idx)),
             Inst::Ret { rets } => {
                 for &(v, r) in rets {
                     out.push(fixed_use(v, r));
@@ -821,6 +830,10 @@ impl Inst {
                 taken.0,
                 not_taken.0
             ),
+            Inst::JmpTable { targets, .. } => {
+                let t: Vec<String> = targets.iter().map(|b| format!("block{}", b.0)).collect();
+                format!("br_table {}, [{}]", ops[0], t.join(", "))
+            }
             Inst::Ret { .. } => format!("ret {}", ops.join(", ")),
             Inst::Ud2 { code } => format!("ud2 {code}"),
             Inst::TrapIf { cond, code } => format!("trap_if {}, {code}", cond.pretty(ops)),

@@ -9,11 +9,7 @@
 //! `shift_imm`, `cond_of`, and `cmp_cond` for an immediate operand), so a failed rule leaves
 //! the use counts untouched. Calls and returns are lowered here directly through the ABI.
 
-use kestrel_ir::entity::EntityRef;
-use kestrel_ir::immediates::Endianness;
-use kestrel_ir::{
-    FloatCC, Inst as IrInst, InstructionData, IntCC, MemFlags, Opcode, TrapCode, Type, Value,
-};
+use kestrel_ir::{FloatCC, Inst as IrInst, InstructionData, IntCC, Opcode, TrapCode, Type, Value};
 use kestrel_regalloc::{RegClass, VReg};
 
 use super::abi;
@@ -24,7 +20,7 @@ use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::ShiftOp;
 use super::asm::sse::{FloatSize, RoundMode, SseOp};
 use super::asm::Size;
-use super::inst::{CallDest, Cond, Inst, LoadKind, Mem, RegImm, StoreKind};
+use super::inst::{CallDest, Cond, Inst, RegImm};
 use crate::machinst::lower::Lower;
 use crate::machinst::{BlockIndex, CodegenError};
 
@@ -166,7 +162,7 @@ pub enum FloatOp {
     Div,
 }
 
-fn float_size(ty: Type) -> FloatSize {
+pub(super) fn float_size(ty: Type) -> FloatSize {
     if ty == Type::F32 {
         FloatSize::F32
     } else {
@@ -201,7 +197,7 @@ fn op_size(ty: Type) -> Size {
 }
 
 /// The exact size of an integer type.
-fn exact_size(ty: Type) -> Size {
+pub(super) fn exact_size(ty: Type) -> Size {
     match ty.bits() {
         8 => Size::S8,
         16 => Size::S16,
@@ -1237,7 +1233,7 @@ pub fn lower_inst(
         _ => {}
     }
     super::lower_i128::check_i128(lower, inst)?;
-    if let Some(regs) = lower_memory(lower, inst)? {
+    if let Some(regs) = super::lower_mem::lower_memory(lower, inst)? {
         return Ok(Some(regs));
     }
     let mut ctx = IselCtx {
@@ -1248,208 +1244,26 @@ pub fn lower_inst(
     Ok(generated::constructor_lower(&mut ctx, inst).map(|o| o.0.into_iter().flatten().collect()))
 }
 
-/// Load the two halves of an `i128` (little-endian: low half first).
-fn load_pair(lower: &mut Lower<'_, Inst>, mems: [Mem; 2], trap: Option<TrapCode>) -> Vec<VReg> {
-    mems.iter()
-        .map(|&mem| {
-            let dst = lower.alloc_vreg(RegClass::Int);
-            lower.emit(Inst::Load {
-                kind: LoadKind::Int(Size::S64),
-                dst,
-                mem,
-                trap,
-            });
-            dst
-        })
-        .collect()
-}
-
-/// Store the two halves of the `i128` value `val`.
-fn store_pair(lower: &mut Lower<'_, Inst>, val: Value, mems: [Mem; 2], trap: Option<TrapCode>) {
-    let regs = lower.value_regs(val);
-    for (&src, mem) in regs.regs().iter().zip(mems) {
-        lower.emit(Inst::Store {
-            kind: StoreKind::Int(Size::S64),
-            src,
-            mem,
-            trap,
-        });
-    }
-}
-
-fn check_endianness(flags: MemFlags) -> Result<(), CodegenError> {
-    match flags.endianness {
-        Some(Endianness::Big) => Err(CodegenError::unsupported("big-endian memory access")),
-        _ => Ok(()),
-    }
-}
-
-/// Loads, stores and stack slots; `Ok(None)` for any other instruction.
-fn lower_memory(
-    lower: &mut Lower<'_, Inst>,
-    inst: IrInst,
-) -> Result<Option<Vec<VReg>>, CodegenError> {
-    let f = lower.f;
-    let data = *f.dfg.inst(inst);
-    let result_ty = f.dfg.first_result(inst).map(|v| f.dfg.value_type(v));
-    let load_kind = |op: Opcode, ty: Type| -> Option<LoadKind> {
-        let wide = ty.bits() == 64;
-        Some(match op {
-            Opcode::Load | Opcode::StackLoad => match ty.bits() {
-                _ if ty.is_float() => LoadKind::Float(float_size(ty)),
-                8 => LoadKind::Zext(ExtMode::BL),
-                16 => LoadKind::Zext(ExtMode::WL),
-                32 => LoadKind::Int(Size::S32),
-                64 => LoadKind::Int(Size::S64),
-                _ => return None,
-            },
-            Opcode::Uload8 => LoadKind::Zext(ExtMode::BL),
-            Opcode::Sload8 => LoadKind::Sext(if wide { ExtMode::BQ } else { ExtMode::BL }),
-            Opcode::Uload16 => LoadKind::Zext(ExtMode::WL),
-            Opcode::Sload16 => LoadKind::Sext(if wide { ExtMode::WQ } else { ExtMode::WL }),
-            Opcode::Uload32 => LoadKind::Int(Size::S32),
-            Opcode::Sload32 => LoadKind::Sext(ExtMode::LQ),
-            _ => return None,
-        })
-    };
-    let store_kind = |op: Opcode, ty: Type| -> Option<StoreKind> {
-        Some(match op {
-            Opcode::Store | Opcode::StackStore if ty.is_float() => StoreKind::Float(float_size(ty)),
-            Opcode::Store | Opcode::StackStore if ty.bits() <= 64 => StoreKind::Int(exact_size(ty)),
-            Opcode::Istore8 => StoreKind::Int(Size::S8),
-            Opcode::Istore16 => StoreKind::Int(Size::S16),
-            Opcode::Istore32 => StoreKind::Int(Size::S32),
-            _ => return None,
-        })
-    };
-    let unsupported = |op: Opcode, ty: Option<Type>| CodegenError::Unsupported {
-        opcode: Some(op),
-        ty,
-        what: format!("memory access in {}", f.name),
-    };
-    match data {
-        InstructionData::Load {
-            opcode,
-            flags,
-            arg,
-            offset,
-        } => {
-            check_endianness(flags)?;
-            let ty = result_ty.expect("a load has a result");
-            if ty == Type::I128 && opcode == Opcode::Load {
-                let base = lower.value_vreg(arg);
-                let mem = |disp| Mem::Reg { base, disp };
-                return Ok(Some(load_pair(
-                    lower,
-                    [mem(offset), mem(offset + 8)],
-                    flags.trap_code,
-                )));
-            }
-            let kind = load_kind(opcode, ty).ok_or_else(|| unsupported(opcode, Some(ty)))?;
-            let base = lower.value_vreg(arg);
-            let dst = lower.alloc_vreg(if ty.is_float() {
-                RegClass::Float
-            } else {
-                RegClass::Int
-            });
-            lower.emit(Inst::Load {
-                kind,
-                dst,
-                mem: Mem::Reg { base, disp: offset },
-                trap: flags.trap_code,
-            });
-            Ok(Some(vec![dst]))
-        }
-        InstructionData::Store {
-            opcode,
-            flags,
-            args: [val, addr],
-            offset,
-        } => {
-            check_endianness(flags)?;
-            let ty = f.dfg.value_type(val);
-            if ty == Type::I128 && opcode == Opcode::Store {
-                let base = lower.value_vreg(addr);
-                let mem = |disp| Mem::Reg { base, disp };
-                store_pair(lower, val, [mem(offset), mem(offset + 8)], flags.trap_code);
-                return Ok(Some(Vec::new()));
-            }
-            let kind = store_kind(opcode, ty).ok_or_else(|| unsupported(opcode, Some(ty)))?;
-            let (src, base) = (lower.value_vreg(val), lower.value_vreg(addr));
-            lower.emit(Inst::Store {
-                kind,
-                src,
-                mem: Mem::Reg { base, disp: offset },
-                trap: flags.trap_code,
-            });
-            Ok(Some(Vec::new()))
-        }
-        InstructionData::StackLoad {
-            opcode,
-            stack_slot,
-            offset,
-        } => {
-            let ty = result_ty.expect("a stack load has a result");
-            let slot = stack_slot.index() as u32;
-            if opcode == Opcode::StackAddr {
-                let dst = lower.alloc_vreg(RegClass::Int);
-                lower.emit(Inst::StackAddr {
-                    dst,
-                    slot,
-                    disp: offset,
-                });
-                return Ok(Some(vec![dst]));
-            }
-            let kind = load_kind(opcode, ty).ok_or_else(|| unsupported(opcode, Some(ty)))?;
-            let dst = lower.alloc_vreg(if ty.is_float() {
-                RegClass::Float
-            } else {
-                RegClass::Int
-            });
-            lower.emit(Inst::Load {
-                kind,
-                dst,
-                mem: Mem::Slot { slot, disp: offset },
-                trap: None,
-            });
-            Ok(Some(vec![dst]))
-        }
-        InstructionData::StackStore {
-            opcode,
-            arg,
-            stack_slot,
-            offset,
-        } => {
-            let ty = f.dfg.value_type(arg);
-            if ty == Type::I128 {
-                let slot = stack_slot.index() as u32;
-                let mem = |disp| Mem::Slot { slot, disp };
-                store_pair(lower, arg, [mem(offset), mem(offset + 8)], None);
-                return Ok(Some(Vec::new()));
-            }
-            let kind = store_kind(opcode, ty).ok_or_else(|| unsupported(opcode, Some(ty)))?;
-            let src = lower.value_vreg(arg);
-            lower.emit(Inst::Store {
-                kind,
-                src,
-                mem: Mem::Slot {
-                    slot: stack_slot.index() as u32,
-                    disp: offset,
-                },
-                trap: None,
-            });
-            Ok(Some(Vec::new()))
-        }
-        _ => Ok(None),
-    }
-}
-
 /// Lower a block terminator with its lowered successors.
 pub fn lower_branch(
     lower: &mut Lower<'_, Inst>,
     inst: IrInst,
     targets: &[BlockIndex],
 ) -> Option<()> {
+    if let InstructionData::BranchTable { arg, .. } = *lower.f.dfg.inst(inst) {
+        if targets.len() == 1 {
+            lower.emit(Inst::Jmp { target: targets[0] });
+        } else {
+            let size = exact_size(lower.value_type(arg));
+            let idx = lower.value_vreg(arg);
+            lower.emit(Inst::JmpTable {
+                size,
+                idx,
+                targets: targets.to_vec(),
+            });
+        }
+        return Some(());
+    }
     let mut ctx = IselCtx {
         lower,
         inst,

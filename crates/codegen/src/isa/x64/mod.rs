@@ -11,6 +11,7 @@ pub mod emit;
 pub mod inst;
 pub mod lower;
 pub mod lower_i128;
+pub mod lower_mem;
 
 use kestrel_ir::{Function, Inst as IrInst, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, RegClass, VReg};
