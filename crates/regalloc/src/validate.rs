@@ -129,9 +129,11 @@ fn check_shape<F: Function>(func: &F) -> Result<Cfg, RegAllocError> {
     if !func.block_params(entry).is_empty() {
         return Err(RegAllocError::EntryParams);
     }
-    // Successor/predecessor lists must describe the same multiset of edges.
-    let mut succ_edges = Vec::new();
-    let mut pred_edges = Vec::new();
+    // Successor/predecessor lists must describe the same multiset of edges: for each
+    // block `s` and each predecessor `p` listed, `s` appears in `p`'s successors as often as
+    // `p` appears in `s`'s predecessors; with equal totals, no other edge exists.
+    let (mut succ_total, mut pred_total) = (0usize, 0usize);
+    let mut count = vec![0u32; num_blocks];
     for b in 0..num_blocks {
         let block = Block(b as u32);
         for &s in func.block_succs(block) {
@@ -141,21 +143,34 @@ fn check_shape<F: Function>(func: &F) -> Result<Cfg, RegAllocError> {
                     s.0
                 )));
             }
-            succ_edges.push((b as u32, s.0));
+            succ_total += 1;
         }
-        for &p in func.block_preds(block) {
+        let preds = func.block_preds(block);
+        for &p in preds {
             if p.index() >= num_blocks {
                 return Err(malformed(format!(
                     "block{b} has predecessor block{} out of range",
                     p.0
                 )));
             }
-            pred_edges.push((p.0, b as u32));
+            count[p.index()] += 1;
+            pred_total += 1;
+        }
+        for &p in preds {
+            let listed = std::mem::take(&mut count[p.index()]);
+            if listed == 0 {
+                continue; // already compared for this predecessor
+            }
+            let as_succ = func.block_succs(p).iter().filter(|&&s| s == block).count() as u32;
+            if as_succ != listed {
+                return Err(malformed(format!(
+                    "block{b} lists block{} as a predecessor {listed} time(s) but it has block{b} as a successor {as_succ} time(s)",
+                    p.0
+                )));
+            }
         }
     }
-    succ_edges.sort_unstable();
-    pred_edges.sort_unstable();
-    if succ_edges != pred_edges {
+    if succ_total != pred_total {
         return Err(malformed(
             "successor and predecessor lists disagree (every edge must appear in both)".into(),
         ));

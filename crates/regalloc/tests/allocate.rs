@@ -387,3 +387,14 @@ fn generated_functions_on_the_full_x64_machine() {
         exec::compare(&case.func, &out, index as u64).expect("executor agrees");
     }
 }
+
+#[test]
+fn inconsistent_predecessors_are_rejected() {
+    let mut f = func(vec![
+        (vec![inst(vec![])], vec![(1, vec![])], vec![]),
+        (vec![inst(vec![])], vec![], vec![]),
+    ]);
+    f.blocks[1].preds.push(Block(1));
+    let err = allocate(&f, &env(2), Options::default()).unwrap_err();
+    assert!(matches!(err, RegAllocError::Malformed(_)), "{err}");
+}
