@@ -35,7 +35,8 @@ use super::asm::sse::FloatSize;
 use super::asm::sse::{self, SseOp, SseStore};
 use super::asm::{Amode, CodeSink, Gpr, GprMem, Size, Xmm, XmmMem};
 use super::inst::{CallDest, Cond, Inst, LoadKind, Mem, RegImm, StoreKind};
-use crate::machinst::buffer::{LabelUse, MachBuffer, RelocKind};
+use crate::chaos::Chaos;
+use crate::machinst::buffer::{Label, LabelUse, MachBuffer, RelocKind};
 use crate::machinst::{BlockIndex, EmitCtx, MachInst, PRegSet, VReg};
 
 /// x86-64 label references: a 32-bit displacement relative to the end of its field.
@@ -300,6 +301,150 @@ fn emit_cvt_u64(fsize: FloatSize, allocs: &[Allocation], buf: &mut Buf) {
     buf.put_data(&small);
     cc_ops::jmp_rel8(buf, big.len() as i8);
     buf.put_data(&big);
+}
+
+/// `jcc` to a label (local to one instruction's sequence).
+fn jcc_to(buf: &mut Buf, cc: Cc, label: Label) {
+    let fix = cc_ops::jcc_rel32(buf, cc, 0);
+    buf.use_label_at_offset(fix.at, label, X64LabelUse::Rel32);
+}
+
+/// `jmp` to a label (local to one instruction's sequence).
+fn jmp_to(buf: &mut Buf, label: Label) {
+    let fix = cc_ops::jmp_rel32(buf, 0);
+    buf.use_label_at_offset(fix.at, label, X64LabelUse::Rel32);
+}
+
+/// `op xmm, [constant]` with the constant (`bits` of `fsize`) in the pool.
+fn sse_const(buf: &mut Buf, op: SseOp, dst: Xmm, fsize: FloatSize, bits: u64) {
+    let data = match fsize {
+        FloatSize::F32 => (bits as u32).to_le_bytes().to_vec(),
+        FloatSize::F64 => bits.to_le_bytes().to_vec(),
+    };
+    let label = buf.add_constant(&data, fsize.bytes());
+    let fix = sse::sse_r_rm(buf, op, dst, &XmmMem::Mem(Amode::rip(0)))
+        .expect("a RIP-relative operand has a fixup");
+    buf.use_label_at_offset(fix.at, label, X64LabelUse::Rel32);
+}
+
+/// Float to integer with Cranelift's semantics (operands `[src, dst]`). The truncating
+/// conversion gives `MIN` for NaN and out-of-range inputs, so the checks only run then (signed)
+/// or before converting (unsigned, whose range the signed conversion does not cover).
+fn emit_fcvt_to_int(
+    fsize: FloatSize,
+    isize: Size,
+    (signed, sat): (bool, bool),
+    allocs: &[Allocation],
+    chaos: &mut Chaos,
+    buf: &mut Buf,
+) {
+    let (src, dst) = (xmm(allocs[0]), gpr(allocs[1]));
+    let f32 = fsize == FloatSize::F32;
+    let ucomi = if f32 { SseOp::Ucomiss } else { SseOp::Ucomisd };
+    let fbits = |v: f64| {
+        if f32 {
+            u64::from((v as f32).to_bits())
+        } else {
+            v.to_bits()
+        }
+    };
+    let bits = isize.bits();
+    let scratch = Xmm::new(15);
+    let done = buf.get_label();
+    let dst_rm = GprMem::Reg(dst);
+    if signed {
+        sse::cvt_float_to_int(buf, fsize, isize, true, dst, &XmmMem::Reg(src));
+        // `dst - 1` overflows exactly when dst is MIN.
+        alu::alu_rm_imm(buf, AluOp::Cmp, isize, &dst_rm, 1);
+        jcc_to(buf, Cc::NO, done);
+        sse::sse_r_rm(buf, ucomi, src, &XmmMem::Reg(src));
+        let min = -(2f64.powi(bits as i32 - 1));
+        if sat {
+            let not_nan = buf.get_label();
+            jcc_to(buf, Cc::NP, not_nan);
+            alu::alu_rm_r(buf, AluOp::Xor, Size::S32, &dst_rm, dst);
+            jmp_to(buf, done);
+            buf.bind_label(not_nan, chaos);
+            sse::sse_r_rm(buf, SseOp::Xorps, scratch, &XmmMem::Reg(scratch));
+            sse::sse_r_rm(buf, ucomi, src, &XmmMem::Reg(scratch));
+            jcc_to(buf, Cc::B, done);
+            let max = if bits == 64 {
+                i64::MAX as u64
+            } else {
+                i32::MAX as u64
+            };
+            moves::mov_r_imm64(buf, dst, max);
+        } else {
+            trap_unless(buf, Cc::NP, TrapCode::BAD_CONVERSION_TO_INTEGER);
+            // MIN is legitimate when MIN - 1 < src (f64 to i32 can tell) or MIN <= src.
+            let (threshold, ok) = if bits == 32 && !f32 {
+                (min - 1.0, Cc::A)
+            } else {
+                (min, Cc::AE)
+            };
+            sse_const(buf, ucomi, src, fsize, fbits(threshold));
+            trap_unless(buf, ok, TrapCode::INTEGER_OVERFLOW);
+            sse::sse_r_rm(buf, SseOp::Xorps, scratch, &XmmMem::Reg(scratch));
+            sse::sse_r_rm(buf, ucomi, src, &XmmMem::Reg(scratch));
+            trap_unless(buf, Cc::B, TrapCode::INTEGER_OVERFLOW);
+        }
+    } else {
+        let (zero, max) = (buf.get_label(), buf.get_label());
+        sse::sse_r_rm(buf, ucomi, src, &XmmMem::Reg(src));
+        if sat {
+            jcc_to(buf, Cc::P, zero);
+        } else {
+            trap_unless(buf, Cc::NP, TrapCode::BAD_CONVERSION_TO_INTEGER);
+        }
+        sse_const(buf, ucomi, src, fsize, fbits(-1.0));
+        if sat {
+            jcc_to(buf, Cc::BE, zero);
+        } else {
+            trap_unless(buf, Cc::A, TrapCode::INTEGER_OVERFLOW);
+        }
+        sse_const(buf, ucomi, src, fsize, fbits(2f64.powi(bits as i32)));
+        if sat {
+            jcc_to(buf, Cc::AE, max);
+        } else {
+            trap_unless(buf, Cc::B, TrapCode::INTEGER_OVERFLOW);
+        }
+        if bits == 32 {
+            // In range for the signed 64-bit conversion.
+            sse::cvt_float_to_int(buf, fsize, Size::S64, true, dst, &XmmMem::Reg(src));
+        } else {
+            let big = buf.get_label();
+            let two63 = fbits(2f64.powi(63));
+            sse_const(buf, ucomi, src, fsize, two63);
+            jcc_to(buf, Cc::AE, big);
+            sse::cvt_float_to_int(buf, fsize, Size::S64, true, dst, &XmmMem::Reg(src));
+            jmp_to(buf, done);
+            buf.bind_label(big, chaos);
+            sse::sse_r_rm(buf, SseOp::Movaps, scratch, &XmmMem::Reg(src));
+            let sub = if f32 { SseOp::Subss } else { SseOp::Subsd };
+            sse_const(buf, sub, scratch, fsize, two63);
+            sse::cvt_float_to_int(buf, fsize, Size::S64, true, dst, &XmmMem::Reg(scratch));
+            moves::mov_r_imm64(buf, Gpr::R11, 1 << 63);
+            alu::alu_rm_r(buf, AluOp::Xor, Size::S64, &dst_rm, Gpr::R11);
+        }
+        if sat {
+            jmp_to(buf, done);
+            buf.bind_label(zero, chaos);
+            alu::alu_rm_r(buf, AluOp::Xor, Size::S32, &dst_rm, dst);
+            jmp_to(buf, done);
+            buf.bind_label(max, chaos);
+            let m = if bits == 64 {
+                u64::MAX
+            } else {
+                u64::from(u32::MAX)
+            };
+            moves::mov_r_imm64(buf, dst, m);
+        } else {
+            // Unused: bind them so every label is bound.
+            buf.bind_label(zero, chaos);
+            buf.bind_label(max, chaos);
+        }
+    }
+    buf.bind_label(done, chaos);
 }
 
 impl MachInst for Inst {
@@ -659,6 +804,24 @@ impl MachInst for Inst {
                     &[],
                 );
                 misc::lea(buf, Size::S64, gpr(allocs[0]), &m);
+            }
+            Inst::FcvtToInt {
+                fsize,
+                isize,
+                signed,
+                sat,
+                ..
+            } => emit_fcvt_to_int(*fsize, *isize, (*signed, *sat), allocs, ctx.chaos, buf),
+            Inst::MulOverflow { size, signed, .. } => {
+                let op = if *signed {
+                    MulDivOp::Imul
+                } else {
+                    MulDivOp::Mul
+                };
+                mul_div::mul_div_rm(buf, op, *size, &GprMem::Reg(gpr(allocs[1])));
+                let flag = gpr(allocs[4]);
+                cc_ops::setcc(buf, Cc::O, &GprMem::Reg(flag));
+                moves::movzx(buf, ExtMode::BL, flag, &GprMem::Reg(flag));
             }
             Inst::FuncAddr { name, .. } => {
                 moves::mov_r_imm(buf, Size::S64, gpr(allocs[0]), 0);

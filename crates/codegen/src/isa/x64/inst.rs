@@ -428,6 +428,28 @@ pub enum Inst {
     StackAddr { dst: VReg, slot: u32, disp: i32 },
     /// `dst = address of name` (`movabs` with an absolute relocation). Operands: `[dst def]`.
     FuncAddr { dst: VReg, name: FunctionName },
+    /// `dst = src` as an integer (`fcvt_to_{s,u}int[_sat]` to 32 or 64 bits): traps with
+    /// `bad_toint` on NaN and `int_ovf` out of range, or saturates (`sat`; NaN gives 0).
+    /// Operands: `[src use, dst def]`.
+    FcvtToInt {
+        fsize: FloatSize,
+        isize: Size,
+        signed: bool,
+        sat: bool,
+        dst: VReg,
+        src: VReg,
+    },
+    /// `lo = a * b` (one-operand `mul`/`imul` at `size`) and `flag` = the product overflowed.
+    /// Operands: `[a use in rax, b use, tmp early def in rdx, lo def in rax, flag def]`.
+    MulOverflow {
+        size: Size,
+        signed: bool,
+        a: VReg,
+        b: VReg,
+        tmp: VReg,
+        lo: VReg,
+        flag: VReg,
+    },
     /// `call dest`. Operands: the target (indirect calls only), argument uses fixed to their
     /// registers, then result defs fixed to theirs; clobbers the caller-saved registers that
     /// are not results.
@@ -619,6 +641,24 @@ impl Inst {
                 }
             }
             Inst::FuncAddr { dst, .. } => out.push(Operand::reg_def(*dst)),
+            Inst::FcvtToInt { dst, src, .. } => {
+                out.push(Operand::reg_use(*src));
+                out.push(Operand::reg_def(*dst));
+            }
+            Inst::MulOverflow {
+                a,
+                b,
+                tmp,
+                lo,
+                flag,
+                ..
+            } => {
+                out.push(fixed_use(*a, gpr_preg(Gpr::RAX)));
+                out.push(Operand::reg_use(*b));
+                out.push(fixed_def(*tmp, gpr_preg(Gpr::RDX), OperandPos::Early));
+                out.push(fixed_def(*lo, gpr_preg(Gpr::RAX), OperandPos::Late));
+                out.push(Operand::reg_def(*flag));
+            }
             Inst::Call {
                 dest, uses, defs, ..
             } => {
@@ -838,6 +878,25 @@ impl Inst {
             Inst::Ud2 { code } => format!("ud2 {code}"),
             Inst::TrapIf { cond, code } => format!("trap_if {}, {code}", cond.pretty(ops)),
             Inst::FuncAddr { name, .. } => format!("{} = func_addr {name}", ops[0]),
+            Inst::FcvtToInt {
+                isize, signed, sat, ..
+            } => {
+                let k = if *signed { "s" } else { "u" };
+                let s = if *sat { "_sat" } else { "" };
+                format!("{} = fcvt_to_{k}int{s}.{} {}", ops[1], isize.bits(), ops[0])
+            }
+            Inst::MulOverflow { size, signed, .. } => {
+                let k = if *signed { "smul" } else { "umul" };
+                format!(
+                    "{}, {} = {k}_overflow{} {}, {} (clobbers {})",
+                    ops[3],
+                    ops[4],
+                    size.bits(),
+                    ops[0],
+                    ops[1],
+                    ops[2]
+                )
+            }
             Inst::Call { dest, uses, .. } => {
                 let (callee, ops) = match dest {
                     CallDest::Direct(name) => (name.to_string(), ops),

@@ -103,6 +103,12 @@ pub enum Op {
     UaddOverflowTrap { a: Value, b: Value, code: TrapCode },
     Iconcat { a: Value, b: Value },
     Isplit { a: Value },
+    FcvtToSint { a: Value },
+    FcvtToUint { a: Value },
+    FcvtToSintSat { a: Value },
+    FcvtToUintSat { a: Value },
+    UmulOverflow { a: Value, b: Value },
+    SmulOverflow { a: Value, b: Value },
     Brif { c: Value },
     Jump {},
     Other {},
@@ -355,6 +361,8 @@ impl generated::Context for IselCtx<'_, '_> {
                 Opcode::UsubOverflow => Op::UsubOverflow { a, b },
                 Opcode::SsubOverflow => Op::SsubOverflow { a, b },
                 Opcode::Iconcat => Op::Iconcat { a, b },
+                Opcode::UmulOverflow => Op::UmulOverflow { a, b },
+                Opcode::SmulOverflow => Op::SmulOverflow { a, b },
                 _ => Op::Other {},
             },
             D::Unary { opcode, arg: a } => match opcode {
@@ -382,6 +390,10 @@ impl generated::Context for IselCtx<'_, '_> {
                 Opcode::Iabs => Op::Iabs { a },
                 Opcode::Bmask => Op::Bmask { a },
                 Opcode::Isplit => Op::Isplit { a },
+                Opcode::FcvtToSint => Op::FcvtToSint { a },
+                Opcode::FcvtToUint => Op::FcvtToUint { a },
+                Opcode::FcvtToSintSat => Op::FcvtToSintSat { a },
+                Opcode::FcvtToUintSat => Op::FcvtToUintSat { a },
                 _ => Op::Other {},
             },
             D::IntCompare {
@@ -948,6 +960,40 @@ impl generated::Context for IselCtx<'_, '_> {
     fn fbnot(&mut self, ty: Type, a: VReg) -> VReg {
         let ones = self.fconst(ty, width_mask(ty));
         self.xmm_rmr(SseOp::Xorps, a, ones)
+    }
+
+    fn int_ty_wide(&mut self, ty: Type) -> Option<Type> {
+        (ty == Type::I32 || ty == Type::I64).then_some(ty)
+    }
+
+    fn fcvt_to_int(&mut self, ty: Type, a: Value, signed: bool, sat: bool) -> VReg {
+        let fsize = float_size(self.lower.value_type(a));
+        let src = self.lower.value_vreg(a);
+        let dst = self.int();
+        self.lower.emit(Inst::FcvtToInt {
+            fsize,
+            isize: exact_size(ty),
+            signed,
+            sat,
+            dst,
+            src,
+        });
+        dst
+    }
+
+    fn mul_overflow(&mut self, ty: Type, signed: bool, a: Value, b: Value) -> Out {
+        let (a, b) = (self.lower.value_vreg(a), self.lower.value_vreg(b));
+        let (tmp, lo, flag) = (self.int(), self.int(), self.int());
+        self.lower.emit(Inst::MulOverflow {
+            size: exact_size(ty),
+            signed,
+            a,
+            b,
+            tmp,
+            lo,
+            flag,
+        });
+        Out([Some(lo), Some(flag)])
     }
 
     fn i128_val(&mut self, v: Value) -> Option<Value> {
