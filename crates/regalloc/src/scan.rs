@@ -184,13 +184,19 @@ impl<F: Function> Scan<'_, F> {
     }
 
     fn run(&mut self) -> Result<(), RegAllocError> {
+        let mut last_pos = u32::MAX;
         while let Some(Reverse((start, cur))) = self.unhandled.pop() {
             if self.splits > self.split_budget {
                 return Err(RegAllocError::Internal("split budget exhausted".into()));
             }
             debug_assert_eq!(start, self.iv(cur).start());
             debug_assert!(self.iv(cur).alloc.is_none());
-            self.advance(start);
+            // At an unchanged position the sets are still right: since the last advance,
+            // only intervals starting here joined `active`, and evictions removed theirs.
+            if start != last_pos {
+                self.advance(start);
+                last_pos = start;
+            }
             if !self.try_allocate_free(cur) {
                 self.allocate_blocked(cur)?;
             }
