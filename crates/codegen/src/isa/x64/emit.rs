@@ -21,7 +21,7 @@
 //! [rsp + spill_base + 8*i]  spill slot i
 //! ```
 
-use kestrel_ir::TrapCode;
+use kestrel_ir::{AtomicRmwOp, TrapCode};
 use kestrel_regalloc::{Allocation, Edit, RegClass};
 
 use super::asm::alu::{self, AluOp, UnaryOp};
@@ -301,6 +301,61 @@ fn emit_cvt_u64(fsize: FloatSize, allocs: &[Allocation], buf: &mut Buf) {
     buf.put_data(&small);
     cc_ops::jmp_rel8(buf, big.len() as i8);
     buf.put_data(&big);
+}
+
+/// A read-modify-write as a compare-exchange loop (operands `[addr, val, dst = rax]`):
+/// load the old value into rax, compute the new one in r11, `lock cmpxchg`, retry if another
+/// thread changed the memory in between.
+fn emit_atomic_loop(
+    size: Size,
+    op: AtomicRmwOp,
+    allocs: &[Allocation],
+    chaos: &mut Chaos,
+    buf: &mut Buf,
+) {
+    let (m, val) = (Amode::base_disp(gpr(allocs[0]), 0), gpr(allocs[1]));
+    let r11 = GprMem::Reg(Gpr::R11);
+    let wide = if size == Size::S64 {
+        Size::S64
+    } else {
+        Size::S32
+    };
+    match size {
+        Size::S8 => moves::movzx(buf, ExtMode::BL, Gpr::RAX, &GprMem::Mem(m)),
+        Size::S16 => moves::movzx(buf, ExtMode::WL, Gpr::RAX, &GprMem::Mem(m)),
+        _ => moves::mov_r_rm(buf, size, Gpr::RAX, &GprMem::Mem(m)),
+    };
+    let again = buf.get_label();
+    buf.bind_label(again, chaos);
+    moves::mov_rm_r(buf, Size::S64, &r11, Gpr::RAX);
+    let alu = |buf: &mut Buf, op| {
+        alu::alu_rm_r(buf, op, wide, &r11, val);
+    };
+    let minmax = |buf: &mut Buf, cc| {
+        alu::alu_rm_r(buf, AluOp::Cmp, size, &r11, val);
+        cc_ops::cmov(buf, cc, wide, Gpr::R11, &GprMem::Reg(val));
+    };
+    match op {
+        AtomicRmwOp::And => alu(buf, AluOp::And),
+        AtomicRmwOp::Or => alu(buf, AluOp::Or),
+        AtomicRmwOp::Xor => alu(buf, AluOp::Xor),
+        AtomicRmwOp::Add => alu(buf, AluOp::Add),
+        AtomicRmwOp::Sub => alu(buf, AluOp::Sub),
+        AtomicRmwOp::Nand => {
+            alu(buf, AluOp::And);
+            alu::unary_rm(buf, UnaryOp::Not, wide, &r11);
+        }
+        AtomicRmwOp::Xchg => {
+            moves::mov_rm_r(buf, Size::S64, &r11, val);
+        }
+        // Replace the old value when the operand is smaller (min) / larger (max).
+        AtomicRmwOp::Umin => minmax(buf, Cc::A),
+        AtomicRmwOp::Umax => minmax(buf, Cc::B),
+        AtomicRmwOp::Smin => minmax(buf, Cc::G),
+        AtomicRmwOp::Smax => minmax(buf, Cc::L),
+    }
+    misc::lock_cmpxchg(buf, size, &m, Gpr::R11);
+    jcc_to(buf, Cc::NE, again);
 }
 
 /// `jcc` to a label (local to one instruction's sequence).
@@ -822,6 +877,28 @@ impl MachInst for Inst {
                 let flag = gpr(allocs[4]);
                 cc_ops::setcc(buf, Cc::O, &GprMem::Reg(flag));
                 moves::movzx(buf, ExtMode::BL, flag, &GprMem::Reg(flag));
+            }
+            Inst::Fence => misc::fence(buf, misc::Fence::Full),
+            Inst::AtomicXadd { size, op, .. } => {
+                let (m, r) = (Amode::base_disp(gpr(allocs[0]), 0), gpr(allocs[1]));
+                match op {
+                    AtomicRmwOp::Xchg => {
+                        misc::xchg_rm_r(buf, *size, &GprMem::Mem(m), r);
+                    }
+                    _ => {
+                        if *op == AtomicRmwOp::Sub {
+                            alu::unary_rm(buf, UnaryOp::Neg, *size, &GprMem::Reg(r));
+                        }
+                        misc::lock_xadd(buf, *size, &m, r);
+                    }
+                }
+            }
+            Inst::AtomicLoop { size, op, .. } => {
+                emit_atomic_loop(*size, *op, allocs, ctx.chaos, buf);
+            }
+            Inst::AtomicCas { size, .. } => {
+                let m = Amode::base_disp(gpr(allocs[0]), 0);
+                misc::lock_cmpxchg(buf, *size, &m, gpr(allocs[2]));
             }
             Inst::FuncAddr { name, .. } => {
                 moves::mov_r_imm(buf, Size::S64, gpr(allocs[0]), 0);

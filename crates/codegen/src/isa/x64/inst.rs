@@ -12,7 +12,7 @@
 //! bits are unspecified. An instruction whose result depends on them (compares, right shifts,
 //! division, extension) works at the value's exact width or extends first.
 
-use kestrel_ir::{FunctionName, TrapCode};
+use kestrel_ir::{AtomicRmwOp, FunctionName, TrapCode};
 use kestrel_regalloc::{
     Operand, OperandConstraint, OperandKind, OperandPos, PReg, PRegSet, RegClass, VReg,
 };
@@ -450,6 +450,36 @@ pub enum Inst {
         lo: VReg,
         flag: VReg,
     },
+    /// `mfence`. No operands.
+    Fence,
+    /// `dst = op([addr])` atomically with `[addr] op= val`: `lock xadd` for add/sub (`val`
+    /// negated first for sub), `xchg` for xchg. Operands: `[addr use, val use, dst def
+    /// reusing val]`.
+    AtomicXadd {
+        size: Size,
+        op: AtomicRmwOp,
+        addr: VReg,
+        val: VReg,
+        dst: VReg,
+    },
+    /// Any other read-modify-write as a `lock cmpxchg` loop; `dst` (the old value) is rax.
+    /// Operands: `[addr use, val use, dst early def in rax]`.
+    AtomicLoop {
+        size: Size,
+        op: AtomicRmwOp,
+        addr: VReg,
+        val: VReg,
+        dst: VReg,
+    },
+    /// `lock cmpxchg [addr], repl` with `expected` in rax; the old value in rax. Operands:
+    /// `[addr use, expected use in rax, repl use, dst def in rax]`.
+    AtomicCas {
+        size: Size,
+        addr: VReg,
+        expected: VReg,
+        repl: VReg,
+        dst: VReg,
+    },
     /// `call dest`. Operands: the target (indirect calls only), argument uses fixed to their
     /// registers, then result defs fixed to theirs; clobbers the caller-saved registers that
     /// are not results.
@@ -641,6 +671,29 @@ impl Inst {
                 }
             }
             Inst::FuncAddr { dst, .. } => out.push(Operand::reg_def(*dst)),
+            Inst::Fence => {}
+            Inst::AtomicXadd { addr, val, dst, .. } => {
+                out.push(Operand::reg_use(*addr));
+                out.push(Operand::reg_use(*val));
+                out.push(reuse_def(*dst, 1));
+            }
+            Inst::AtomicLoop { addr, val, dst, .. } => {
+                out.push(Operand::reg_use(*addr));
+                out.push(Operand::reg_use(*val));
+                out.push(fixed_def(*dst, gpr_preg(Gpr::RAX), OperandPos::Early));
+            }
+            Inst::AtomicCas {
+                addr,
+                expected,
+                repl,
+                dst,
+                ..
+            } => {
+                out.push(Operand::reg_use(*addr));
+                out.push(fixed_use(*expected, gpr_preg(Gpr::RAX)));
+                out.push(Operand::reg_use(*repl));
+                out.push(fixed_def(*dst, gpr_preg(Gpr::RAX), OperandPos::Late));
+            }
             Inst::FcvtToInt { dst, src, .. } => {
                 out.push(Operand::reg_use(*src));
                 out.push(Operand::reg_def(*dst));
@@ -878,6 +931,24 @@ impl Inst {
             Inst::Ud2 { code } => format!("ud2 {code}"),
             Inst::TrapIf { cond, code } => format!("trap_if {}, {code}", cond.pretty(ops)),
             Inst::FuncAddr { name, .. } => format!("{} = func_addr {name}", ops[0]),
+            Inst::Fence => "mfence".into(),
+            Inst::AtomicXadd { size, op, .. } | Inst::AtomicLoop { size, op, .. } => {
+                format!(
+                    "{} = atomic_{op}{} [{}], {}",
+                    ops[2],
+                    size.bits(),
+                    ops[0],
+                    ops[1]
+                )
+            }
+            Inst::AtomicCas { size, .. } => format!(
+                "{} = atomic_cas{} [{}], {}, {}",
+                ops[3],
+                size.bits(),
+                ops[0],
+                ops[1],
+                ops[2]
+            ),
             Inst::FcvtToInt {
                 isize, signed, sat, ..
             } => {

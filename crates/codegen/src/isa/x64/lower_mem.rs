@@ -10,7 +10,9 @@
 
 use kestrel_ir::entity::EntityRef;
 use kestrel_ir::immediates::Endianness;
-use kestrel_ir::{Inst as IrInst, InstructionData, MemFlags, Opcode, TrapCode, Type, Value};
+use kestrel_ir::{
+    AtomicRmwOp, Inst as IrInst, InstructionData, MemFlags, Opcode, TrapCode, Type, Value,
+};
 use kestrel_regalloc::{RegClass, VReg};
 
 use super::asm::moves::ExtMode;
@@ -212,6 +214,114 @@ pub fn lower_memory(
             });
             Ok(Some(Vec::new()))
         }
+        InstructionData::NullAry {
+            opcode: Opcode::Fence,
+        } => {
+            lower.emit(Inst::Fence);
+            Ok(Some(Vec::new()))
+        }
+        InstructionData::LoadNoOffset {
+            opcode: Opcode::AtomicLoad,
+            flags,
+            arg,
+        } => {
+            // x86 loads are sequentially consistent with locked writes and `mfence`d stores.
+            check_endianness(flags)?;
+            let ty = result_ty.expect("an atomic load has a result");
+            let kind = load_kind(Opcode::Load, ty)
+                .filter(|_| ty.is_int())
+                .ok_or_else(|| unsupported(opcode_of(&data), Some(ty)))?;
+            let base = lower.value_vreg(arg);
+            let dst = lower.alloc_vreg(RegClass::Int);
+            lower.emit(Inst::Load {
+                kind,
+                dst,
+                mem: Mem::Reg { base, disp: 0 },
+                trap: flags.trap_code,
+            });
+            Ok(Some(vec![dst]))
+        }
+        InstructionData::StoreNoOffset {
+            opcode: Opcode::AtomicStore,
+            flags,
+            args: [val, addr],
+        } => {
+            check_endianness(flags)?;
+            let ty = f.dfg.value_type(val);
+            let kind = store_kind(Opcode::Store, ty)
+                .filter(|_| ty.is_int())
+                .ok_or_else(|| unsupported(opcode_of(&data), Some(ty)))?;
+            let (src, base) = (lower.value_vreg(val), lower.value_vreg(addr));
+            lower.emit(Inst::Store {
+                kind,
+                src,
+                mem: Mem::Reg { base, disp: 0 },
+                trap: flags.trap_code,
+            });
+            lower.emit(Inst::Fence);
+            Ok(Some(Vec::new()))
+        }
+        InstructionData::AtomicRmw {
+            flags,
+            op,
+            args: [addr, val],
+            ..
+        } => {
+            check_endianness(flags)?;
+            let ty = f.dfg.value_type(val);
+            if !ty.is_int() || ty.bits() > 64 {
+                return Err(unsupported(Opcode::AtomicRmw, Some(ty)));
+            }
+            let size = exact_size(ty);
+            let (addr, val) = (lower.value_vreg(addr), lower.value_vreg(val));
+            let dst = lower.alloc_vreg(RegClass::Int);
+            lower.emit(match op {
+                AtomicRmwOp::Add | AtomicRmwOp::Sub | AtomicRmwOp::Xchg => Inst::AtomicXadd {
+                    size,
+                    op,
+                    addr,
+                    val,
+                    dst,
+                },
+                _ => Inst::AtomicLoop {
+                    size,
+                    op,
+                    addr,
+                    val,
+                    dst,
+                },
+            });
+            Ok(Some(vec![dst]))
+        }
+        InstructionData::AtomicCas {
+            flags,
+            args: [addr, expected, repl],
+            ..
+        } => {
+            check_endianness(flags)?;
+            let ty = f.dfg.value_type(expected);
+            if !ty.is_int() || ty.bits() > 64 {
+                return Err(unsupported(Opcode::AtomicCas, Some(ty)));
+            }
+            let (addr, expected, repl) = (
+                lower.value_vreg(addr),
+                lower.value_vreg(expected),
+                lower.value_vreg(repl),
+            );
+            let dst = lower.alloc_vreg(RegClass::Int);
+            lower.emit(Inst::AtomicCas {
+                size: exact_size(ty),
+                addr,
+                expected,
+                repl,
+                dst,
+            });
+            Ok(Some(vec![dst]))
+        }
         _ => Ok(None),
     }
+}
+
+fn opcode_of(data: &InstructionData) -> Opcode {
+    data.opcode()
 }
