@@ -89,7 +89,10 @@ impl Function for TestFunc {
     }
     fn is_move(&self, inst: Inst) -> Option<(Operand, Operand)> {
         let i = &self.insts[inst.index()];
-        i.is_move.then(|| (i.operands[0], i.operands[1]))
+        match i.operands[..] {
+            [dst, src] if i.is_move => Some((dst, src)),
+            _ => None,
+        }
     }
     fn num_vregs(&self) -> usize {
         self.num_vregs

@@ -430,6 +430,13 @@ impl<F: Function> Resolver<'_, F> {
                 end += 1;
             }
             seq.clear();
+            if group_moves.len() > 1 {
+                // Two operands may ask for the same copy (one vreg fixed to one register
+                // twice); a parallel move names each destination once.
+                group_moves.sort_unstable_by_key(|&(from, to)| (to, from));
+                group_moves.dedup();
+                debug_assert!(group_moves.windows(2).all(|w| w[0].1 != w[1].1));
+            }
             if let [(from, to)] = group_moves[..] {
                 if !(from.is_stack() && to.is_stack()) {
                     edits.push((

@@ -84,6 +84,7 @@ pub(crate) fn validate<F: Function>(func: &F, env: &MachineEnv) -> Result<Cfg, R
     check_edges(func, &cfg)?;
     check_operands(func, env, &cfg)?;
     check_single_defs(func, &cfg)?;
+    check_classes(func)?;
     Ok(cfg)
 }
 
@@ -516,6 +517,42 @@ fn dominates(idom: &[u32], a: u32, mut b: u32) -> bool {
         }
         b = up;
     }
+}
+
+/// Every mention of a vreg (operands, parameters, arguments) must agree on its class.
+fn check_classes<F: Function>(func: &F) -> Result<(), RegAllocError> {
+    let mut class: Vec<Option<RegClass>> = vec![None; func.num_vregs()];
+    let mut see = |v: VReg, place: &dyn Fn() -> String| -> Result<(), RegAllocError> {
+        match class[v.index()] {
+            None => class[v.index()] = Some(v.class()),
+            Some(c) if c != v.class() => {
+                return Err(malformed(format!(
+                    "{v} is named as {:?} at {} but as {c:?} before: a vreg has one class",
+                    v.class(),
+                    place()
+                )))
+            }
+            Some(_) => {}
+        }
+        Ok(())
+    };
+    for b in 0..func.num_blocks() {
+        let block = Block(b as u32);
+        for &p in func.block_params(block) {
+            see(p, &|| format!("block{b} parameters"))?;
+        }
+        for i in func.block_insns(block).iter() {
+            for op in func.inst_operands(i) {
+                see(op.vreg(), &|| format!("inst{}", i.0))?;
+            }
+        }
+        for k in 0..func.block_succs(block).len() {
+            for &a in func.branch_blockparams(block, k) {
+                see(a, &|| format!("block{b} branch arguments"))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// SSA, first half: every vreg defined at most once, branch arguments in range. Whether

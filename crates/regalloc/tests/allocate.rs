@@ -398,3 +398,64 @@ fn inconsistent_predecessors_are_rejected() {
     let err = allocate(&f, &env(2), Options::default()).unwrap_err();
     assert!(matches!(err, RegAllocError::Malformed(_)), "{err}");
 }
+
+/// Random corruptions of generated functions (constraints, vregs, clobbers, edges): the
+/// allocator must answer with an allocation that checks, or a typed error, never a panic.
+#[test]
+fn corrupted_functions_never_panic() {
+    let mut rng = exec::Rng::new(5);
+    let constraints = |rng: &mut exec::Rng, class: RegClass| match rng.below(6) {
+        0 => C::Reg,
+        1 => C::Stack,
+        2 => C::RegOrStack,
+        3 => C::Reuse(rng.below(4)),
+        _ => C::FixedReg(PReg::new(rng.below(16), class)),
+    };
+    let mut ok = 0;
+    let count = std::env::var("CORRUPT_COUNT").map_or(400, |c| c.parse().unwrap());
+    for index in 0..count {
+        let mut case = stress::case(31, index);
+        let f = &mut case.func;
+        for _ in 0..1 + rng.below(3) {
+            let i = rng.below(f.insts.len());
+            match rng.below(5) {
+                0 if !f.insts[i].operands.is_empty() => {
+                    let k = rng.below(f.insts[i].operands.len());
+                    let op = f.insts[i].operands[k];
+                    let c = constraints(&mut rng, op.class());
+                    f.insts[i].operands[k] = Operand::new(op.vreg(), op.kind(), op.pos(), c);
+                }
+                1 if !f.insts[i].operands.is_empty() => {
+                    let k = rng.below(f.insts[i].operands.len());
+                    let op = f.insts[i].operands[k];
+                    let v = VReg::new(rng.below(f.num_vregs + 2), op.class());
+                    f.insts[i].operands[k] = Operand::new(v, op.kind(), op.pos(), op.constraint());
+                }
+                2 => f.insts[i]
+                    .clobbers
+                    .add(PReg::new(rng.below(16), RegClass::Int)),
+                3 if !f.insts[i].operands.is_empty() => {
+                    let k = rng.below(f.insts[i].operands.len());
+                    f.insts[i].operands.remove(k);
+                }
+                _ => {
+                    let b = rng.below(f.blocks.len());
+                    let t = Block(rng.below(f.blocks.len()) as u32);
+                    f.blocks[b].succs.push(t);
+                    f.blocks[b].args.push(Vec::new());
+                    f.blocks[t.index()].preds.push(Block(b as u32));
+                }
+            }
+        }
+        if std::env::var("DUMP").is_ok() {
+            eprintln!("case {index}\n{}", case.func);
+        }
+        if let Ok(out) = allocate(&case.func, &case.env, Options::default()) {
+            checker::check(&case.func, &case.env, &out)
+                .expect("an accepted function allocates correctly");
+            exec::compare(&case.func, &out, 9).expect("and runs correctly");
+            ok += 1;
+        }
+    }
+    assert!(ok > 20, "some corruptions stay valid ({ok})");
+}
