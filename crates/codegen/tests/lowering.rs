@@ -150,18 +150,18 @@ fn loops_keep_final_order_and_block_params() {
 #[test]
 fn unsupported_instruction_is_a_typed_error() {
     let f = parse(
-        "function %f(i64) -> i64 {
-         block0(v0: i64):
-             v1 = atomic_rmw.i64 add v0, v0
-             return v1
+        "function %f(i128, i128) -> i128 {
+         block0(v0: i128, v1: i128):
+             v2 = udiv v0, v1
+             return v2
          }",
     );
     match X64Backend.compile_function(&f, &Flags::default()) {
         Err(CodegenError::Unsupported {
-            opcode: Some(Opcode::AtomicRmw),
+            opcode: Some(Opcode::Udiv),
             ..
         }) => {}
-        other => panic!("expected Unsupported(atomic_rmw), got {other:?}"),
+        other => panic!("expected Unsupported(udiv), got {other:?}"),
     }
 }
 
