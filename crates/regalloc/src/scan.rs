@@ -197,8 +197,9 @@ impl<F: Function> Scan<'_, F> {
                 self.advance(start);
                 last_pos = start;
             }
-            if !self.try_allocate_free(cur) {
-                self.allocate_blocked(cur)?;
+            let hint = self.hint_for(cur);
+            if !self.try_allocate_free(cur, hint) {
+                self.allocate_blocked(cur, hint)?;
             }
             if matches!(self.iv(cur).alloc, Some(Allocation::Reg(_))) {
                 self.active.push(cur);
@@ -333,7 +334,7 @@ impl<F: Function> Scan<'_, F> {
     /// splits there): measured on the generated functions, evicting the occupant with the
     /// farthest next use, or spilling up to the first use, costs clearly fewer moves and
     /// reloads than a split whose tail needs another register right away.
-    fn try_allocate_free(&mut self, cur: u32) -> bool {
+    fn try_allocate_free(&mut self, cur: u32, hint: Option<usize>) -> bool {
         let n = self.regs.len();
         if n == 0 {
             return false;
@@ -360,7 +361,7 @@ impl<F: Function> Scan<'_, F> {
         let free = |k: usize| {
             busy & (1 << k) == 0 && self.reservation_conflict(self.regs[k], iv).is_none()
         };
-        let chosen = match self.hint_for(cur) {
+        let chosen = match hint {
             Some(h) if free(h) => Some(h),
             _ => (0..n).find(|&k| free(k)),
         };
@@ -392,7 +393,7 @@ impl<F: Function> Scan<'_, F> {
         }
     }
 
-    fn allocate_blocked(&mut self, cur: u32) -> Result<(), RegAllocError> {
+    fn allocate_blocked(&mut self, cur: u32, hint: Option<usize>) -> Result<(), RegAllocError> {
         let n = self.regs.len();
         let mut use_pos = std::mem::take(&mut self.use_pos);
         let mut block_pos = std::mem::take(&mut self.block_pos);
@@ -420,7 +421,6 @@ impl<F: Function> Scan<'_, F> {
                 use_pos[k] = use_pos[k].min(x);
             }
         }
-        let hint = self.hint_for(cur);
         let mut reg = 0;
         for k in 1..n {
             if use_pos[k] > use_pos[reg] {

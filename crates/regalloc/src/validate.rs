@@ -84,7 +84,6 @@ pub(crate) fn validate<F: Function>(func: &F, env: &MachineEnv) -> Result<Cfg, R
     check_edges(func, &cfg)?;
     check_operands(func, env, &cfg)?;
     check_single_defs(func, &cfg)?;
-    check_classes(func)?;
     Ok(cfg)
 }
 
@@ -519,15 +518,21 @@ fn dominates(idom: &[u32], a: u32, mut b: u32) -> bool {
     }
 }
 
-/// Every mention of a vreg (operands, parameters, arguments) must agree on its class.
-fn check_classes<F: Function>(func: &F) -> Result<(), RegAllocError> {
-    let mut class: Vec<Option<RegClass>> = vec![None; func.num_vregs()];
+/// SSA, first half: every vreg defined at most once and named with one class, parameters
+/// and branch arguments in range. Whether every use is dominated by its def is decided
+/// after liveness (nothing may be live into the entry block), and explained by
+/// [`explain_undominated_use`] if not.
+fn check_single_defs<F: Function>(func: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
+    let nv = func.num_vregs();
+    // Per vreg: where it is defined, and the class it was first named with.
+    let mut def = vec![DefSite::None; nv];
+    let mut class: Vec<Option<RegClass>> = vec![None; nv];
     let mut see = |v: VReg, place: &dyn Fn() -> String| -> Result<(), RegAllocError> {
         match class[v.index()] {
             None => class[v.index()] = Some(v.class()),
             Some(c) if c != v.class() => {
                 return Err(malformed(format!(
-                    "{v} is named as {:?} at {} but as {c:?} before: a vreg has one class",
+                    "{v} is named as {:?} at {} but as {c:?} elsewhere: a vreg has one class",
                     v.class(),
                     place()
                 )))
@@ -536,42 +541,6 @@ fn check_classes<F: Function>(func: &F) -> Result<(), RegAllocError> {
         }
         Ok(())
     };
-    for b in 0..func.num_blocks() {
-        let block = Block(b as u32);
-        for &p in func.block_params(block) {
-            see(p, &|| format!("block{b} parameters"))?;
-        }
-        for i in func.block_insns(block).iter() {
-            for op in func.inst_operands(i) {
-                see(op.vreg(), &|| format!("inst{}", i.0))?;
-            }
-        }
-        for k in 0..func.block_succs(block).len() {
-            for &a in func.branch_blockparams(block, k) {
-                see(a, &|| format!("block{b} branch arguments"))?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// SSA, first half: every vreg defined at most once, branch arguments in range. Whether
-/// every use is dominated by its def is decided after liveness (nothing may be live into
-/// the entry block), and explained by [`explain_undominated_use`] if not.
-fn check_single_defs<F: Function>(func: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
-    for b in 0..func.num_blocks() {
-        let block = Block(b as u32);
-        for k in 0..func.block_succs(block).len() {
-            for &a in func.branch_blockparams(block, k) {
-                if a.index() >= func.num_vregs() {
-                    return Err(malformed(format!(
-                        "block{b} branch argument {a} out of range"
-                    )));
-                }
-            }
-        }
-    }
-    let mut def = vec![DefSite::None; func.num_vregs()];
     let mut set_def = |v: VReg, site: DefSite| -> Result<(), RegAllocError> {
         let slot = &mut def[v.index()];
         if !matches!(slot, DefSite::None) {
@@ -585,17 +554,30 @@ fn check_single_defs<F: Function>(func: &F, cfg: &Cfg) -> Result<(), RegAllocErr
         Ok(())
     };
     for b in 0..func.num_blocks() {
-        for &p in func.block_params(Block(b as u32)) {
-            if p.index() >= func.num_vregs() {
+        let block = Block(b as u32);
+        for &p in func.block_params(block) {
+            if p.index() >= nv {
                 return Err(malformed(format!("block{b} parameter {p} out of range")));
             }
+            see(p, &|| format!("block{b} parameters"))?;
             set_def(p, DefSite::Param(b as u32))?;
         }
         for i in cfg.block_first[b]..cfg.block_end[b] {
             for op in func.inst_operands(Inst(i)) {
+                see(op.vreg(), &|| format!("inst{i}"))?;
                 if op.is_def() {
                     set_def(op.vreg(), DefSite::Inst(i))?;
                 }
+            }
+        }
+        for k in 0..func.block_succs(block).len() {
+            for &a in func.branch_blockparams(block, k) {
+                if a.index() >= nv {
+                    return Err(malformed(format!(
+                        "block{b} branch argument {a} out of range"
+                    )));
+                }
+                see(a, &|| format!("block{b} branch arguments"))?;
             }
         }
     }
