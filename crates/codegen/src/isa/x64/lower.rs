@@ -102,6 +102,7 @@ pub enum Op {
     SsubOverflow { a: Value, b: Value },
     UaddOverflowTrap { a: Value, b: Value, code: TrapCode },
     Iconcat { a: Value, b: Value },
+    Bitrev { a: Value },
     Isplit { a: Value },
     FcvtToSint { a: Value },
     FcvtToUint { a: Value },
@@ -268,6 +269,64 @@ impl IselCtx<'_, '_> {
         dst
     }
 
+    /// Reverse the bits of the low `ty.bits()` of `x`: swap adjacent bits, pairs and nibbles
+    /// with masks, then reverse the bytes. Bits above the width are masked away at each step
+    /// before they can reach the low part.
+    pub(super) fn bitrev_reg(&mut self, ty: Type, x: VReg) -> VReg {
+        let size = op_size(ty);
+        let mut x = x;
+        for (sh, m) in [
+            (1u8, 0x5555_5555_5555_5555u64),
+            (2, 0x3333_3333_3333_3333),
+            (4, 0x0f0f_0f0f_0f0f_0f0f),
+        ] {
+            let mask = if size == Size::S64 {
+                let r = self.int();
+                self.lower.emit(Inst::MovImm { dst: r, imm: m });
+                RegImm::Reg(r)
+            } else {
+                RegImm::Imm(m as u32 as i32)
+            };
+            let alu = |this: &mut Self, op, a, b| {
+                let dst = this.int();
+                this.lower.emit(Inst::Alu {
+                    op,
+                    size,
+                    dst,
+                    a,
+                    b,
+                });
+                dst
+            };
+            let shift = |this: &mut Self, op, a| {
+                let dst = this.int();
+                this.lower.emit(Inst::ShiftImm {
+                    op,
+                    size,
+                    dst,
+                    a,
+                    imm: sh,
+                });
+                dst
+            };
+            let t1 = shift(self, ShiftOp::Shr, x);
+            let t1 = alu(self, AluOp::And, t1, mask);
+            let t2 = alu(self, AluOp::And, x, mask);
+            let t2 = shift(self, ShiftOp::Shl, t2);
+            x = alu(self, AluOp::Or, t1, RegImm::Reg(t2));
+        }
+        if ty.bits() == 8 {
+            return x;
+        }
+        let dst = self.int();
+        self.lower.emit(Inst::Bswap {
+            size: exact_size(ty),
+            dst,
+            a: x,
+        });
+        dst
+    }
+
     fn xmm_rmr(&mut self, op: SseOp, a: VReg, b: VReg) -> VReg {
         let dst = self.lower.alloc_vreg(RegClass::Float);
         self.lower.emit(Inst::XmmRmR { op, dst, a, b });
@@ -390,6 +449,7 @@ impl generated::Context for IselCtx<'_, '_> {
                 Opcode::Iabs => Op::Iabs { a },
                 Opcode::Bmask => Op::Bmask { a },
                 Opcode::Isplit => Op::Isplit { a },
+                Opcode::Bitrev => Op::Bitrev { a },
                 Opcode::FcvtToSint => Op::FcvtToSint { a },
                 Opcode::FcvtToUint => Op::FcvtToUint { a },
                 Opcode::FcvtToSintSat => Op::FcvtToSintSat { a },
@@ -994,6 +1054,22 @@ impl generated::Context for IselCtx<'_, '_> {
             flag,
         });
         Out([Some(lo), Some(flag)])
+    }
+
+    fn bitrev(&mut self, ty: Type, a: VReg) -> VReg {
+        self.bitrev_reg(ty, a)
+    }
+
+    fn bitrev128(&mut self, a: Value) -> Out {
+        self.i128_bitrev(a)
+    }
+
+    fn iabs128(&mut self, a: Value) -> Out {
+        self.i128_iabs(a)
+    }
+
+    fn bitselect128(&mut self, c: Value, t: Value, f: Value) -> Out {
+        self.i128_bitselect(c, t, f)
     }
 
     fn i128_val(&mut self, v: Value) -> Option<Value> {

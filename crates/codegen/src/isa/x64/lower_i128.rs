@@ -54,6 +54,10 @@ const I128_OPCODES: &[Opcode] = &[
     Opcode::Clz,
     Opcode::Ctz,
     Opcode::Bswap,
+    Opcode::Bitrev,
+    Opcode::Iabs,
+    Opcode::Bitselect,
+    Opcode::Bitcast,
     Opcode::Return,
     Opcode::Call,
     Opcode::Jump,
@@ -147,10 +151,11 @@ impl IselCtx<'_, '_> {
     /// `a op b` on pairs (`add`/`adc`, `sub`/`sbb`, or a bitwise op twice).
     pub(super) fn i128_alu(&mut self, op_lo: AluOp, op_hi: AluOp, a: Value, b: Value) -> Out {
         let (a, b) = (self.pair(a), self.pair(b));
-        self.alu128_regs(op_lo, op_hi, a, b)
+        let [lo, hi] = self.alu128_regs(op_lo, op_hi, a, b);
+        pair_out(lo, hi)
     }
 
-    fn alu128_regs(&mut self, op_lo: AluOp, op_hi: AluOp, a: [VReg; 2], b: [VReg; 2]) -> Out {
+    fn alu128_regs(&mut self, op_lo: AluOp, op_hi: AluOp, a: [VReg; 2], b: [VReg; 2]) -> [VReg; 2] {
         let dst = [self.fresh(), self.fresh()];
         self.lower.emit(Inst::Alu128 {
             op_lo,
@@ -159,7 +164,7 @@ impl IselCtx<'_, '_> {
             a,
             b,
         });
-        pair_out(dst[0], dst[1])
+        dst
     }
 
     pub(super) fn i128_not(&mut self, a: Value) -> Out {
@@ -181,7 +186,8 @@ impl IselCtx<'_, '_> {
     pub(super) fn i128_neg(&mut self, a: Value) -> Out {
         let a = self.pair(a);
         let zero = [self.zero(), self.zero()];
-        self.alu128_regs(AluOp::Sub, AluOp::Sbb, zero, a)
+        let [lo, hi] = self.alu128_regs(AluOp::Sub, AluOp::Sbb, zero, a);
+        pair_out(lo, hi)
     }
 
     /// `(a_hi·2⁶⁴ + a_lo)(b_hi·2⁶⁴ + b_lo) mod 2¹²⁸ = a_lo·b_lo + (a_lo·b_hi + a_hi·b_lo)·2⁶⁴`.
@@ -386,6 +392,51 @@ impl IselCtx<'_, '_> {
         };
         let (l, h) = (swap(hi), swap(lo));
         pair_out(l, h)
+    }
+
+    pub(super) fn i128_bitrev(&mut self, a: Value) -> Out {
+        let [lo, hi] = self.pair(a);
+        let (l, h) = (
+            self.bitrev_reg(Type::I64, hi),
+            self.bitrev_reg(Type::I64, lo),
+        );
+        pair_out(l, h)
+    }
+
+    /// `|x| = (x ^ s) - s` with `s` the sign spread over both halves.
+    pub(super) fn i128_iabs(&mut self, a: Value) -> Out {
+        let x = self.pair(a);
+        let s = self.fresh();
+        self.lower.emit(Inst::ShiftImm {
+            op: ShiftOp::Sar,
+            size: Size::S64,
+            dst: s,
+            a: x[1],
+            imm: 63,
+        });
+        let s2 = self.copy(s);
+        let y = self.alu128_regs(AluOp::Xor, AluOp::Xor, x, [s, s2]);
+        let (s3, s4) = (self.copy(s), self.copy(s));
+        let [lo, hi] = self.alu128_regs(AluOp::Sub, AluOp::Sbb, y, [s3, s4]);
+        pair_out(lo, hi)
+    }
+
+    pub(super) fn i128_bitselect(&mut self, c: Value, t: Value, f: Value) -> Out {
+        let (c, t, f) = (self.pair(c), self.pair(t), self.pair(f));
+        let mut half = |i: usize| {
+            let ct = self.alu64(AluOp::And, c[i], RegImm::Reg(t[i]));
+            let nc = self.fresh();
+            self.lower.emit(Inst::Unary {
+                op: UnaryOp::Not,
+                size: Size::S64,
+                dst: nc,
+                a: c[i],
+            });
+            let cf = self.alu64(AluOp::And, nc, RegImm::Reg(f[i]));
+            self.alu64(AluOp::Or, ct, RegImm::Reg(cf))
+        };
+        let (lo, hi) = (half(0), half(1));
+        pair_out(lo, hi)
     }
 
     /// A test of `c != 0` / `c == 0` for a pair: `lo | hi`.
