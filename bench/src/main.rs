@@ -3,16 +3,24 @@
 //! Each subcommand lives in its own module with a `run(args) -> Result<(), String>`;
 //! `main` only dispatches.
 
+mod compile_speed;
 mod regalloc;
 
 type Subcommand = fn(&[String]) -> Result<(), String>;
 
 /// (name, what it measures, entry point)
-const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[(
-    "regalloc",
-    "Kestrel's allocator vs regalloc2 0.15.2 (ion and fastalloc) on generated functions",
-    regalloc::run,
-)];
+const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[
+    (
+        "regalloc",
+        "Kestrel's allocator vs regalloc2 0.15.2 (ion and fastalloc) on generated functions",
+        regalloc::run,
+    ),
+    (
+        "compile-speed",
+        "Kestrel's compile time vs Cranelift 0.135.8 (opt none) on the same functions",
+        compile_speed::run,
+    ),
+];
 
 fn usage() -> String {
     let mut text = String::from("usage: kestrel-bench <subcommand> [options]\n\nsubcommands:\n");

@@ -9,6 +9,8 @@
 //! error: an unsupported feature, an allocation failure, a buffer failure. Never panics on a
 //! verified function; a panic is a backend bug.
 
+use std::time::{Duration, Instant};
+
 use kestrel_ir::Function;
 use kestrel_regalloc::{Function as _, MachineEnv, Output, ProgPoint};
 
@@ -41,6 +43,17 @@ pub struct CompileOptions {
     pub keep_text: bool,
 }
 
+/// Wall-clock time spent in each phase, accumulated over the compilations it is passed to.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PhaseTimes {
+    /// Block order and lowering to VCode.
+    pub lower: Duration,
+    /// Register allocation (with the checker, when it is on).
+    pub regalloc: Duration,
+    /// Frame layout, emission and `MachBuffer::finish`.
+    pub emit: Duration,
+}
+
 /// Compile `f` with `backend`.
 pub fn compile<B: Backend>(
     backend: &B,
@@ -48,12 +61,33 @@ pub fn compile<B: Backend>(
     options: CompileOptions,
     chaos: &mut Chaos,
 ) -> Result<CompiledCode, CodegenError> {
+    compile_timed(backend, f, options, chaos, None)
+}
+
+/// [`compile`], adding each phase's time to `times` when given (the clock is read only then).
+pub fn compile_timed<B: Backend>(
+    backend: &B,
+    f: &Function,
+    options: CompileOptions,
+    chaos: &mut Chaos,
+    mut times: Option<&mut PhaseTimes>,
+) -> Result<CompiledCode, CodegenError> {
+    let mut clock = times.as_ref().map(|_| Instant::now());
+    let mut lap = |slot: fn(&mut PhaseTimes) -> &mut Duration| {
+        if let (Some(t), Some(start)) = (times.as_deref_mut(), clock.as_mut()) {
+            let now = Instant::now();
+            *slot(t) += now - *start;
+            *start = now;
+        }
+    };
     let order = BlockLoweringOrder::new(f, chaos);
     let vcode = lower(backend, f, &order)?;
+    lap(|t| &mut t.lower);
     let ra_options = kestrel_regalloc::Options {
         check: options.check_regalloc,
     };
     let ra = kestrel_regalloc::allocate(&vcode, backend.machine_env(), ra_options)?;
+    lap(|t| &mut t.regalloc);
     let frame = backend.compute_frame(f, &vcode, &ra);
     let mut buf = emit(&vcode, &ra, &frame, chaos);
     let code_size_without_constants = buf.cur_offset();
@@ -63,6 +97,7 @@ pub fn compile<B: Backend>(
         (String::new(), String::new())
     };
     let done = std::mem::take(&mut buf).finish(chaos)?;
+    lap(|t| &mut t.emit);
     Ok(CompiledCode {
         code: done.data,
         relocs: done.relocs,

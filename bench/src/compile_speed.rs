@@ -1,0 +1,293 @@
+//! `kestrel-bench compile-speed [--corpus DIR] [--count N] [--large N] [--seed S]
+//! [--batch-us U] [--batches B]`: Kestrel's compile time against Cranelift 0.135.8 at
+//! `opt_level=none`, on the same functions, in the same process.
+//!
+//! Corpus: with `--corpus DIR`, every `.clif` file under DIR. Without it, the repository's
+//! `tests/**/*.clif` plus `--count` generated functions (`gen`), `--large` of them above
+//! 1,000 instructions. Functions either compiler cannot take are excluded from both sides
+//! and counted by reason (`corpus`). Timing (`timing`) alternates the engines per batch and
+//! takes medians; parsing is outside the clock. Then Kestrel's phases are timed separately
+//! (the clock is read between phases only in that pass), and a sample of generated
+//! functions is run natively and in the interpreter (`runcheck`).
+//!
+//! Output: a table per size bucket (functions, mean µs per compile of each engine, geometric
+//! mean of the per-function ratios), Kestrel's phase split, the exclusions, and as the last
+//! line the geometric mean of the per-function ratios Kestrel/Cranelift over the corpus.
+
+mod corpus;
+mod engines;
+mod gen;
+mod runcheck;
+mod timing;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use kestrel_codegen::machinst::compile::PhaseTimes;
+
+use corpus::{Case, Exclusions};
+use engines::Cranelift;
+use timing::{Config, Sample};
+
+struct Args {
+    corpus: Option<PathBuf>,
+    count: usize,
+    large: usize,
+    seed: u64,
+    timing: Config,
+}
+
+fn parse(args: &[String]) -> Result<Args, String> {
+    let mut parsed = Args {
+        corpus: None,
+        count: 240,
+        large: 24,
+        seed: 1,
+        timing: Config {
+            batch: Duration::from_micros(400),
+            min_batches: 7,
+            min_total: Duration::from_millis(2),
+        },
+    };
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        let bad = |_| format!("bad value for {flag}: {value}");
+        match flag.as_str() {
+            "--corpus" => parsed.corpus = Some(PathBuf::from(value)),
+            "--count" => parsed.count = value.parse().map_err(bad)?,
+            "--large" => parsed.large = value.parse().map_err(bad)?,
+            "--seed" => parsed.seed = value.parse().map_err(bad)?,
+            "--batch-us" => {
+                parsed.timing.batch = Duration::from_micros(value.parse().map_err(bad)?)
+            }
+            "--batches" => parsed.timing.min_batches = value.parse().map_err(bad)?,
+            _ => {
+                return Err(format!(
+                    "unknown option {flag} (options: --corpus DIR --count N --large N --seed S \
+                     --batch-us U --batches B)"
+                ))
+            }
+        }
+    }
+    Ok(parsed)
+}
+
+/// Size buckets by IR instruction count: (label, lower bound inclusive).
+const BUCKETS: &[(&str, usize)] = &[
+    ("1-19", 0),
+    ("20-99", 20),
+    ("100-999", 100),
+    ("1000+", 1000),
+];
+
+fn bucket(insts: usize) -> usize {
+    BUCKETS
+        .iter()
+        .rposition(|&(_, lo)| insts >= lo)
+        .unwrap_or(0)
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn geomean(xs: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x.ln(), n + 1));
+    (sum / n.max(1) as f64).exp()
+}
+
+fn load(args: &Args, cl: &Cranelift) -> Result<(Vec<Case>, Exclusions, String), String> {
+    let (mut cases, mut excluded) = (Vec::new(), Exclusions::default());
+    let dir = match &args.corpus {
+        Some(dir) => dir.clone(),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests"),
+    };
+    let files = corpus::clif_files(&dir)?;
+    for path in &files {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let name = path
+            .strip_prefix(&dir)
+            .unwrap_or(path)
+            .display()
+            .to_string();
+        corpus::add_text(&name, &text, false, cl, &mut cases, &mut excluded);
+    }
+    let mut source = format!("{} .clif files under {}", files.len(), dir.display());
+    if args.corpus.is_none() {
+        for (name, text) in gen::corpus(args.count, args.large, args.seed) {
+            corpus::add_text(&name, &text, true, cl, &mut cases, &mut excluded);
+        }
+        source.push_str(&format!(
+            " + {} generated functions (seed {}, {} over 1,000 instructions requested)",
+            args.count, args.seed, args.large
+        ));
+    }
+    Ok((cases, excluded, source))
+}
+
+fn print_table(cases: &[Case], samples: &[Sample]) {
+    println!(
+        "{:<16}{:>10}{:>14}{:>16}{:>10}",
+        "insts", "functions", "kestrel µs", "cranelift µs", "ratio"
+    );
+    let rows = BUCKETS
+        .iter()
+        .enumerate()
+        .map(|(i, (label, _))| (*label, Some(i)));
+    for (label, which) in rows.chain([("all", None)]) {
+        let picked: Vec<&Sample> = cases
+            .iter()
+            .zip(samples)
+            .filter(|(c, _)| which.is_none_or(|b| bucket(c.insts) == b))
+            .map(|(_, s)| s)
+            .collect();
+        if picked.is_empty() {
+            continue;
+        }
+        let n = picked.len() as f64;
+        let k = picked.iter().map(|s| micros(s.kestrel)).sum::<f64>() / n;
+        let c = picked.iter().map(|s| micros(s.cranelift)).sum::<f64>() / n;
+        let r = geomean(
+            picked
+                .iter()
+                .map(|s| micros(s.kestrel) / micros(s.cranelift)),
+        );
+        println!("{label:<16}{:>10}{k:>14.1}{c:>16.1}{r:>10.3}", picked.len());
+    }
+}
+
+/// Kestrel's time per compile in each phase: the median, phase by phase, of 5 batches of
+/// `n` compiles.
+fn phase_median(f: &kestrel_ir::Function, n: u32) -> PhaseTimes {
+    let batches: Vec<PhaseTimes> = (0..5)
+        .map(|_| {
+            let mut t = PhaseTimes::default();
+            for _ in 0..n {
+                let _ = std::hint::black_box(engines::kestrel(f, Some(&mut t)));
+            }
+            t
+        })
+        .collect();
+    let median = |phase: fn(&PhaseTimes) -> Duration| {
+        let mut xs: Vec<Duration> = batches.iter().map(phase).collect();
+        xs.sort();
+        xs[xs.len() / 2] / n
+    };
+    PhaseTimes {
+        lower: median(|t| t.lower),
+        regalloc: median(|t| t.regalloc),
+        emit: median(|t| t.emit),
+    }
+}
+
+/// Kestrel's per-phase time per compile, for each bucket and overall.
+fn print_phases(cases: &[Case], samples: &[Sample]) {
+    let per_case: Vec<PhaseTimes> = cases
+        .iter()
+        .zip(samples)
+        .map(|(c, s)| phase_median(&c.kestrel, s.kestrel_batch as u32))
+        .collect();
+    println!("\nkestrel phases (mean µs per compile; share of the bucket's total):");
+    println!(
+        "{:<16}{:>22}{:>22}{:>22}",
+        "insts", "block order+lowering", "register allocation", "emission"
+    );
+    let rows = BUCKETS
+        .iter()
+        .enumerate()
+        .map(|(i, (label, _))| (*label, Some(i)));
+    for (label, which) in rows.chain([("all", None)]) {
+        let picked: Vec<&PhaseTimes> = cases
+            .iter()
+            .zip(&per_case)
+            .filter(|(c, _)| which.is_none_or(|b| bucket(c.insts) == b))
+            .map(|(_, t)| t)
+            .collect();
+        if picked.is_empty() {
+            continue;
+        }
+        let n = picked.len() as f64;
+        let mean =
+            |f: fn(&PhaseTimes) -> Duration| picked.iter().map(|t| micros(f(t))).sum::<f64>() / n;
+        let (l, r, e) = (mean(|t| t.lower), mean(|t| t.regalloc), mean(|t| t.emit));
+        let total = (l + r + e).max(f64::MIN_POSITIVE);
+        let cell = |x: f64| format!("{x:.1} ({:.0}%)", 100.0 * x / total);
+        println!("{label:<16}{:>22}{:>22}{:>22}", cell(l), cell(r), cell(e));
+    }
+}
+
+fn print_exclusions(excluded: &Exclusions) {
+    if !excluded.details.is_empty() {
+        println!("\nexclusion details:");
+        for d in &excluded.details {
+            println!("  {d}");
+        }
+    }
+    let list = |m: &std::collections::BTreeMap<String, usize>| {
+        let mut items: Vec<_> = m.iter().collect();
+        items.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        items
+            .iter()
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let unsupported: usize = excluded.unsupported.values().sum();
+    let mut line = format!(
+        "excluded: {} (unsupported by kestrel: {unsupported}",
+        excluded.total()
+    );
+    if unsupported > 0 {
+        line.push_str(&format!(" — {}", list(&excluded.unsupported)));
+    }
+    if !excluded.other.is_empty() {
+        line.push_str(&format!("; other: {}", list(&excluded.other)));
+    }
+    println!("{line})");
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let args = parse(args)?;
+    let cl = Cranelift::new()?;
+    let (cases, excluded, source) = load(&args, &cl)?;
+    if cases.is_empty() {
+        print_exclusions(&excluded);
+        return Err("no function both compilers can compile".into());
+    }
+    let generated: Vec<&Case> = cases.iter().filter(|c| c.generated).collect();
+    let large = generated.iter().filter(|c| c.insts > 1000).count();
+    println!("corpus: {source}");
+    println!(
+        "kept: {} functions ({} generated, {large} of them over 1,000 instructions; largest {} instructions)",
+        cases.len(),
+        generated.len(),
+        cases.iter().map(|c| c.insts).max().unwrap_or(0)
+    );
+    let samples: Vec<Sample> = cases
+        .iter()
+        .map(|c| timing::measure(&args.timing, &cl, &c.kestrel, &c.cranelift))
+        .collect();
+    println!("\ncompile time per function, opt none (median per compile, alternating batches):");
+    print_table(&cases, &samples);
+    print_phases(&cases, &samples);
+    let sample: Vec<&Case> = generated.iter().step_by(8).copied().collect();
+    if !sample.is_empty() {
+        let (agreed, ran, failures) = runcheck::check(&sample, args.seed);
+        println!("\nrun check: {agreed}/{ran} generated functions give the interpreter's results natively");
+        for f in failures.iter().take(10) {
+            println!("  mismatch: {f}");
+        }
+    }
+    print_exclusions(&excluded);
+    let ratio = geomean(
+        samples
+            .iter()
+            .map(|s| micros(s.kestrel) / micros(s.cranelift)),
+    );
+    println!(
+        "compile-time ratio kestrel/cranelift (opt none, geomean over {} functions): {ratio:.3}",
+        cases.len()
+    );
+    Ok(())
+}
