@@ -65,6 +65,9 @@ struct Scan<'a, F: Function> {
     regs: &'a [PReg],
     /// Index of a register within `regs`, by `PReg::index()`.
     reg_slot: [u8; 128],
+    /// The intervals built from liveness, sorted by decreasing start (popped from the end).
+    initial: Vec<(u32, u32)>,
+    /// Split children waiting for allocation, by increasing start.
     unhandled: BinaryHeap<Reverse<(u32, u32)>>,
     active: Vec<u32>,
     inactive: Vec<u32>,
@@ -133,19 +136,22 @@ pub(crate) fn run<F: Function>(
         for (k, r) in regs.iter().enumerate() {
             reg_slot[r.index()] = k as u8;
         }
-        let mut unhandled = BinaryHeap::new();
-        for (idx, iv) in built.intervals.iter().enumerate() {
-            if !iv.ranges.is_empty() && iv.vreg.class() == class {
-                unhandled.push(Reverse((iv.start(), idx as u32)));
-            }
-        }
+        let mut initial: Vec<(u32, u32)> = built
+            .intervals
+            .iter()
+            .enumerate()
+            .filter(|(_, iv)| !iv.ranges.is_empty() && iv.vreg.class() == class)
+            .map(|(idx, iv)| (iv.start(), idx as u32))
+            .collect();
+        initial.sort_unstable_by(|a, b| b.cmp(a));
         let mut scan = Scan {
             func,
             cfg,
             built: &mut *built,
             regs,
             reg_slot,
-            unhandled,
+            initial,
+            unhandled: BinaryHeap::new(),
             active: Vec::new(),
             inactive: Vec::new(),
             vreg_slot: std::mem::take(&mut scanned.vreg_slot),
@@ -185,7 +191,7 @@ impl<F: Function> Scan<'_, F> {
 
     fn run(&mut self) -> Result<(), RegAllocError> {
         let mut last_pos = u32::MAX;
-        while let Some(Reverse((start, cur))) = self.unhandled.pop() {
+        while let Some((start, cur)) = self.next_unhandled() {
             if self.splits > self.split_budget {
                 return Err(RegAllocError::Internal("split budget exhausted".into()));
             }
@@ -547,6 +553,15 @@ impl<F: Function> Scan<'_, F> {
             self.push_unhandled(child);
         }
         Ok(())
+    }
+
+    /// The unhandled interval with the smallest start (then the smallest index).
+    fn next_unhandled(&mut self) -> Option<(u32, u32)> {
+        match (self.initial.last(), self.unhandled.peek()) {
+            (Some(&a), Some(&Reverse(b))) if b < a => self.unhandled.pop().map(|Reverse(b)| b),
+            (Some(_), _) => self.initial.pop(),
+            (None, _) => self.unhandled.pop().map(|Reverse(b)| b),
+        }
     }
 
     fn push_unhandled(&mut self, idx: u32) {
