@@ -95,6 +95,9 @@ pub struct Lower<'f, I: MachInst> {
     cur_block: Option<Block>,
     /// Machine instructions of the IR instruction being lowered, in program order.
     cur_insts: Vec<I>,
+    /// The hidden return-area pointer of a function whose results do not all fit in
+    /// registers (defined by the ABI's argument lowering, read by its return lowering).
+    pub ret_area_ptr: Option<VReg>,
 }
 
 /// The registers holding one IR value: one, or two for a value split in halves (low first).
@@ -160,6 +163,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
             colors,
             cur_block: None,
             cur_insts: Vec::new(),
+            ret_area_ptr: None,
         }
     }
 

@@ -15,12 +15,14 @@
 
 use std::sync::OnceLock;
 
-use kestrel_ir::{CallConv, Function, Opcode, Signature, Type, Value};
+use kestrel_ir::{CallConv, Function, Signature, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, PReg, PRegSet, RegClass, VReg};
 
+use super::asm::sse::FloatSize;
 use super::asm::Gpr;
+use super::asm::Size;
 use super::emit::Frame;
-use super::inst::{gpr_preg, CallDest, Inst};
+use super::inst::{gpr_preg, CallDest, Inst, LoadKind, Mem, StoreKind};
 use crate::machinst::lower::Lower;
 use crate::machinst::vcode::VCode;
 use crate::machinst::CodegenError;
@@ -72,11 +74,61 @@ fn regs_of(ty: Type) -> Result<(RegClass, usize), CodegenError> {
     })
 }
 
+/// Where one result part goes: a return register, or an offset in the return area.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetLoc {
+    Reg(PReg),
+    Area(i32),
+}
+
+/// Locations of the results of `sig`, one list per result (two parts for `i128`), and the
+/// size of the return area. Each part takes the next return register of its class (rax, rdx;
+/// xmm0, xmm1); the rest go to the return area in order, 8 bytes each. A non-empty area is
+/// passed by the caller as a hidden first argument (in rdi).
+pub fn ret_locs(sig: &Signature) -> Result<(Vec<Vec<RetLoc>>, u32), CodegenError> {
+    check_call_conv(sig.call_conv)?;
+    let (mut ints, mut floats, mut area) = (0, 0, 0u32);
+    let mut locs = Vec::with_capacity(sig.returns.len());
+    for p in &sig.returns {
+        let (class, n) = regs_of(p.value_type)?;
+        let mut parts = Vec::with_capacity(n);
+        for _ in 0..n {
+            let reg = match class {
+                RegClass::Int if ints < INT_RETS.len() => {
+                    ints += 1;
+                    Some(gpr_preg(INT_RETS[ints - 1]))
+                }
+                RegClass::Float if floats < 2 => {
+                    floats += 1;
+                    Some(xmm_preg(floats - 1))
+                }
+                _ => None,
+            };
+            parts.push(match reg {
+                Some(r) => RetLoc::Reg(r),
+                None => {
+                    area += 8;
+                    RetLoc::Area(area as i32 - 8)
+                }
+            });
+        }
+        locs.push(parts);
+    }
+    Ok((locs, area))
+}
+
+/// Whether calls of `sig` pass a hidden return-area pointer.
+pub fn needs_ret_area(sig: &Signature) -> bool {
+    ret_locs(sig).is_ok_and(|(_, area)| area > 0)
+}
+
 /// Locations of the parameters of `sig`, one list per parameter (two parts for `i128`: both
-/// in registers, or both on the stack in a 16-byte-aligned pair of slots).
+/// in registers, or both on the stack in a 16-byte-aligned pair of slots). With a return
+/// area, rdi carries its address and the parameters start at rsi.
 pub fn param_locs(sig: &Signature) -> Result<Vec<Vec<Loc>>, CodegenError> {
     check_call_conv(sig.call_conv)?;
-    let (mut ints, mut floats, mut stack) = (0, 0, 0i32);
+    let hidden = usize::from(needs_ret_area(sig));
+    let (mut ints, mut floats, mut stack) = (hidden, 0, 0i32);
     sig.params
         .iter()
         .map(|p| {
@@ -106,29 +158,18 @@ pub fn param_locs(sig: &Signature) -> Result<Vec<Vec<Loc>>, CodegenError> {
         .collect()
 }
 
-/// Registers of the results of `sig`, one list per result.
-pub fn ret_regs(sig: &Signature) -> Result<Vec<Vec<PReg>>, CodegenError> {
-    check_call_conv(sig.call_conv)?;
-    let (mut ints, mut floats) = (0, 0);
-    sig.returns
-        .iter()
-        .map(|p| {
-            let (class, n) = regs_of(p.value_type)?;
-            match class {
-                RegClass::Int if ints + n <= INT_RETS.len() => {
-                    ints += n;
-                    Ok((ints - n..ints).map(|i| gpr_preg(INT_RETS[i])).collect())
-                }
-                RegClass::Float if floats < 2 => {
-                    floats += 1;
-                    Ok(vec![xmm_preg(floats - 1)])
-                }
-                _ => Err(CodegenError::unsupported(
-                    "more results than return registers (no hidden return area yet)",
-                )),
-            }
-        })
-        .collect()
+fn store_kind_of(v: VReg) -> StoreKind {
+    match v.class() {
+        RegClass::Int => StoreKind::Int(Size::S64),
+        RegClass::Float => StoreKind::Float(FloatSize::F64),
+    }
+}
+
+fn load_kind_of(class: RegClass) -> LoadKind {
+    match class {
+        RegClass::Int => LoadKind::Int(Size::S64),
+        RegClass::Float => LoadKind::Float(FloatSize::F64),
+    }
 }
 
 /// The allocator's view of the machine.
@@ -195,23 +236,39 @@ fn distinct(ctx: &mut Lower<'_, Inst>, seen: &mut Vec<VReg>, v: VReg) -> VReg {
     copy
 }
 
+/// The vreg of the incoming return-area pointer, created on first use: lowering is bottom-up,
+/// so a `return` in the entry block is lowered before the arguments are defined.
+fn ret_area_ptr(ctx: &mut Lower<'_, Inst>) -> VReg {
+    match ctx.ret_area_ptr {
+        Some(v) => v,
+        None => {
+            let v = ctx.alloc_vreg(RegClass::Int);
+            ctx.ret_area_ptr = Some(v);
+            v
+        }
+    }
+}
+
 /// Define the entry block's parameters from the incoming registers and stack slots.
 pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
     let locs = param_locs(ctx.signature())?;
     let mut args = Vec::new();
     let mut stack = Vec::new();
+    if needs_ret_area(ctx.signature()) {
+        let ptr = ret_area_ptr(ctx);
+        args.push((ptr, gpr_preg(INT_ARGS[0])));
+    }
     for (&p, locs) in params.iter().zip(locs) {
         let regs = ctx.value_regs(p);
         for (&v, loc) in regs.regs().iter().zip(locs) {
             match loc {
                 Loc::Reg(r) => args.push((v, r)),
-                Loc::Stack(off) if v.class() == RegClass::Int => stack.push(Inst::StackArg {
+                Loc::Stack(disp) => stack.push(Inst::Load {
+                    kind: load_kind_of(v.class()),
                     dst: v,
-                    offset: 16 + off,
+                    mem: Mem::IncomingArg { disp },
+                    trap: None,
                 }),
-                Loc::Stack(_) => {
-                    return Err(CodegenError::unsupported("float arguments on the stack"))
-                }
             }
         }
     }
@@ -224,13 +281,24 @@ pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), Codeg
 
 /// `return vals…`.
 pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), CodegenError> {
-    let regs = ret_regs(ctx.signature())?;
+    let (locs, _) = ret_locs(ctx.signature())?;
     let mut seen = Vec::new();
     let mut rets = Vec::new();
-    for (&v, rs) in vals.iter().zip(regs) {
+    for (&v, parts) in vals.iter().zip(locs) {
         let vrs = ctx.value_regs(v);
-        for (&vr, r) in vrs.regs().iter().zip(rs) {
-            rets.push((distinct(ctx, &mut seen, vr), r));
+        for (&vr, loc) in vrs.regs().iter().zip(parts) {
+            match loc {
+                RetLoc::Reg(r) => rets.push((distinct(ctx, &mut seen, vr), r)),
+                RetLoc::Area(disp) => {
+                    let base = ret_area_ptr(ctx);
+                    ctx.emit(Inst::Store {
+                        kind: store_kind_of(vr),
+                        src: vr,
+                        mem: Mem::Reg { base, disp },
+                        trap: None,
+                    });
+                }
+            }
         }
     }
     ctx.emit(Inst::Ret { rets });
@@ -245,45 +313,83 @@ pub fn gen_call(
     args: &[Value],
 ) -> Result<Vec<VReg>, CodegenError> {
     let locs = param_locs(sig)?;
+    let (ret_locs, area) = ret_locs(sig)?;
     let mut seen = Vec::new();
     let mut uses = Vec::new();
+    if area > 0 {
+        let ptr = ctx.alloc_vreg(RegClass::Int);
+        ctx.emit(Inst::RetAreaAddr {
+            dst: ptr,
+            size: area,
+        });
+        uses.push((ptr, gpr_preg(INT_ARGS[0])));
+    }
     for (&a, locs) in args.iter().zip(locs) {
         let regs = ctx.value_regs(a);
         for (&v, loc) in regs.regs().iter().zip(locs) {
             match loc {
                 Loc::Reg(r) => uses.push((distinct(ctx, &mut seen, v), r)),
-                Loc::Stack(_) => {
-                    return Err(CodegenError::Unsupported {
-                        opcode: Some(Opcode::Call),
-                        ty: None,
-                        what: "call with stack arguments".into(),
-                    })
-                }
+                Loc::Stack(disp) => ctx.emit(Inst::Store {
+                    kind: store_kind_of(v),
+                    src: v,
+                    mem: Mem::OutgoingArg { disp },
+                    trap: None,
+                }),
             }
         }
     }
     let mut clobbers = caller_saved();
     let mut defs = Vec::new();
-    for (p, rs) in sig.returns.iter().zip(ret_regs(sig)?) {
+    let mut results = Vec::new();
+    let mut loads = Vec::new();
+    for (p, parts) in sig.returns.iter().zip(ret_locs) {
         let (class, _) = regs_of(p.value_type)?;
-        for r in rs {
+        for loc in parts {
             let v = ctx.alloc_vreg(class);
-            clobbers.remove(r);
-            defs.push((v, r));
+            results.push(v);
+            match loc {
+                RetLoc::Reg(r) => {
+                    clobbers.remove(r);
+                    defs.push((v, r));
+                }
+                RetLoc::Area(disp) => loads.push(Inst::Load {
+                    kind: load_kind_of(class),
+                    dst: v,
+                    mem: Mem::RetArea { disp },
+                    trap: None,
+                }),
+            }
         }
     }
-    let results = defs.iter().map(|&(v, _)| v).collect();
     ctx.emit(Inst::Call {
         dest: callee,
         uses,
         defs,
         clobbers,
     });
+    for load in loads {
+        ctx.emit(load);
+    }
     Ok(results)
 }
 
 /// The frame for `f` given its allocation (see `emit.rs` for the layout).
-pub fn compute_frame(f: &Function, _vcode: &VCode<Inst>, ra: &Output) -> Frame {
+pub fn compute_frame(f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
+    // Outgoing stack arguments, then the return area, live at the bottom of the frame, each
+    // shared by all calls.
+    let (mut out_args, mut ret_area) = (0u32, 0u32);
+    for inst in vcode.insts() {
+        match inst {
+            Inst::RetAreaAddr { size, .. } => ret_area = ret_area.max(*size),
+            Inst::Store {
+                mem: Mem::OutgoingArg { disp },
+                ..
+            } => out_args = out_args.max(*disp as u32 + 8),
+            _ => {}
+        }
+    }
+    let ret_area_base = out_args.next_multiple_of(16);
+    let ret_area = ret_area_base + ret_area.next_multiple_of(16);
     let mut used = PRegSet::empty();
     for a in &ra.allocs {
         if let Some(r) = a.as_reg() {
@@ -304,7 +410,7 @@ pub fn compute_frame(f: &Function, _vcode: &VCode<Inst>, ra: &Output) -> Frame {
         .collect();
     let save_area = 8 * saved.len() as u32;
     let mut slot_offsets = Vec::new();
-    let mut off = 0u32;
+    let mut off = ret_area;
     for (_, slot) in f.stack_slots.iter() {
         let align = 1u32 << slot.align_shift.min(4);
         off = off.next_multiple_of(align.max(1));
@@ -320,5 +426,6 @@ pub fn compute_frame(f: &Function, _vcode: &VCode<Inst>, ra: &Output) -> Frame {
         saved,
         spill_base: spill_base as i32,
         slot_offsets,
+        ret_area_base: ret_area_base as i32,
     }
 }

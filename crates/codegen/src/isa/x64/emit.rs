@@ -18,6 +18,8 @@
 //! [rbp - 8*(i+1)]     callee-saved register i (saved only when allocated)
 //! ...                 padding to 16 bytes
 //! [rsp + slot_off]    explicit stack slots
+//! [rsp + ret_area_base] outgoing return area (calls of functions with many results)
+//! [rsp + 8*i]         outgoing stack argument i of the next call
 //! [rsp + spill_base + 8*i]  spill slot i
 //! ```
 
@@ -100,6 +102,8 @@ pub struct Frame {
     pub spill_base: i32,
     /// Offset of each explicit stack slot from `rsp`.
     pub slot_offsets: Vec<i32>,
+    /// Offset of the outgoing return area from `rsp` (above the outgoing arguments).
+    pub ret_area_base: i32,
 }
 
 impl Frame {
@@ -110,6 +114,9 @@ impl Frame {
             Mem::Slot { slot, disp } => {
                 Amode::base_disp(Gpr::RSP, self.slot_offsets[slot as usize] + disp)
             }
+            Mem::RetArea { disp } => Amode::base_disp(Gpr::RSP, self.ret_area_base + disp),
+            Mem::IncomingArg { disp } => Amode::base_disp(Gpr::RBP, 16 + disp),
+            Mem::OutgoingArg { disp } => Amode::base_disp(Gpr::RSP, disp),
         }
     }
 
@@ -539,10 +546,6 @@ impl MachInst for Inst {
     fn emit(&self, allocs: &[Allocation], ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
         match self {
             Inst::Args { .. } => {}
-            Inst::StackArg { offset, .. } => {
-                let m = GprMem::Mem(Amode::base_disp(Gpr::RBP, *offset));
-                moves::mov_r_rm(buf, Size::S64, gpr(allocs[0]), &m);
-            }
             Inst::MovImm { imm, .. } => moves::mov_r_imm64(buf, gpr(allocs[0]), *imm),
             Inst::Mov { .. } => {
                 let (src, dst) = (gpr(allocs[0]), gpr(allocs[1]));
@@ -849,6 +852,10 @@ impl MachInst for Inst {
                         sse::sse_store(buf, SseStore::Movsd, &m, xmm(allocs[0]));
                     }
                 }
+            }
+            Inst::RetAreaAddr { .. } => {
+                let m = ctx.frame.amode(&Mem::RetArea { disp: 0 }, &[]);
+                misc::lea(buf, Size::S64, gpr(allocs[0]), &m);
             }
             Inst::StackAddr { slot, disp, .. } => {
                 let m = ctx.frame.amode(

@@ -119,8 +119,26 @@ impl Cond {
 /// the explicit stack slot's offset plus `disp`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mem {
-    Reg { base: VReg, disp: i32 },
-    Slot { slot: u32, disp: i32 },
+    Reg {
+        base: VReg,
+        disp: i32,
+    },
+    Slot {
+        slot: u32,
+        disp: i32,
+    },
+    /// The outgoing return area (above the outgoing arguments at the bottom of the frame).
+    RetArea {
+        disp: i32,
+    },
+    /// An incoming stack argument: `[rbp + 16 + disp]`.
+    IncomingArg {
+        disp: i32,
+    },
+    /// An outgoing stack argument of the next call: `[rsp + disp]`.
+    OutgoingArg {
+        disp: i32,
+    },
 }
 
 impl Mem {
@@ -139,6 +157,9 @@ impl Mem {
         match (self, base) {
             (Mem::Reg { disp, .. }, Some(b)) => format!("[{b}{disp:+}]"),
             (Mem::Slot { slot, disp }, _) => format!("[ss{slot}{disp:+}]"),
+            (Mem::RetArea { disp }, _) => format!("[ret_area{disp:+}]"),
+            (Mem::IncomingArg { disp }, _) => format!("[in_arg{disp:+}]"),
+            (Mem::OutgoingArg { disp }, _) => format!("[out_arg{disp:+}]"),
             (Mem::Reg { disp, .. }, None) => format!("[?{disp:+}]"),
         }
     }
@@ -179,8 +200,6 @@ pub enum Inst {
     /// Entry pseudo-instruction: defines the register arguments. Operands: one late def per
     /// argument, fixed to its register.
     Args { args: Vec<(VReg, PReg)> },
-    /// Load an incoming stack argument from `[rbp + offset]`. Operands: `[dst def]`.
-    StackArg { dst: VReg, offset: i32 },
     /// `dst = imm` (the shortest `mov`). Operands: `[dst def]`.
     MovImm { dst: VReg, imm: u64 },
     /// `dst = src`, 64 bits. Operands: `[src use, dst def]`.
@@ -424,6 +443,9 @@ pub enum Inst {
         mem: Mem,
         trap: Option<TrapCode>,
     },
+    /// `dst = address of the outgoing return area` (of `size` bytes, for the call that
+    /// follows). Operands: `[dst def]`.
+    RetAreaAddr { dst: VReg, size: u32 },
     /// `dst = address of the stack slot plus disp` (`lea`). Operands: `[dst def]`.
     StackAddr { dst: VReg, slot: u32, disp: i32 },
     /// `dst = address of name` (`movabs` with an absolute relocation). Operands: `[dst def]`.
@@ -524,9 +546,7 @@ impl Inst {
                     out.push(fixed_def(v, r, OperandPos::Late));
                 }
             }
-            Inst::StackArg { dst, .. } | Inst::MovImm { dst, .. } => {
-                out.push(Operand::reg_def(*dst))
-            }
+            Inst::MovImm { dst, .. } => out.push(Operand::reg_def(*dst)),
             Inst::Mov { dst, src } | Inst::Ext { dst, src, .. } => {
                 out.push(Operand::reg_use(*src));
                 out.push(Operand::reg_def(*dst));
@@ -634,9 +654,9 @@ impl Inst {
                 out.push(fixed_use(*amt, gpr_preg(Gpr::RCX)));
                 out.push(reuse_def(*dst, 0));
             }
-            Inst::XmmConst { dst, .. } | Inst::StackAddr { dst, .. } => {
-                out.push(Operand::reg_def(*dst))
-            }
+            Inst::XmmConst { dst, .. }
+            | Inst::StackAddr { dst, .. }
+            | Inst::RetAreaAddr { dst, .. } => out.push(Operand::reg_def(*dst)),
             Inst::Load { dst, mem, .. } => {
                 mem.collect(out);
                 out.push(Operand::reg_def(*dst));
@@ -744,7 +764,6 @@ impl Inst {
         };
         match self {
             Inst::Args { .. } => format!("args {}", ops.join(", ")),
-            Inst::StackArg { offset, .. } => format!("{} = stack_arg [rbp+{offset}]", ops[0]),
             Inst::MovImm { imm, .. } => format!("{} = mov {:#x}", ops[0], imm),
             Inst::Mov { .. } => format!("{} = mov {}", ops[1], ops[0]),
             Inst::Alu { op, size, b, .. } => {
@@ -912,6 +931,7 @@ impl Inst {
                 format!("store.{kind:?} {}, {}", ops[0], mem.pretty(ops.get(1)))
             }
             Inst::StackAddr { slot, disp, .. } => format!("{} = lea [ss{slot}{disp:+}]", ops[0]),
+            Inst::RetAreaAddr { size, .. } => format!("{} = lea [ret_area] ({size} bytes)", ops[0]),
             Inst::Jmp { target } => format!("jmp block{}", target.0),
             Inst::CondBr {
                 cond,
