@@ -42,6 +42,8 @@
 
 use std::fmt;
 
+use smallvec::{smallvec, SmallVec};
+
 use crate::{
     Allocation, Block, Function, Inst, MachineEnv, OperandConstraint, OperandPos, Output, PRegSet,
     VReg,
@@ -89,11 +91,14 @@ pub enum CheckError {
     Shape(String),
 }
 
+/// The vregs a location holds (usually one; inline).
+type VregSet = SmallVec<[VReg; 2]>;
+
 /// Abstract value of one location.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Value {
     Unknown,
-    Vregs(Vec<VReg>),
+    Vregs(VregSet),
     Clobbered(u32),
     Conflicted,
 }
@@ -103,7 +108,7 @@ impl Value {
         match (self, other) {
             (Value::Unknown, x) | (x, Value::Unknown) => x.clone(),
             (Value::Vregs(a), Value::Vregs(b)) => {
-                let both: Vec<VReg> = a.iter().copied().filter(|v| b.contains(v)).collect();
+                let both: VregSet = a.iter().copied().filter(|v| b.contains(v)).collect();
                 if both.is_empty() {
                     Value::Conflicted
                 } else {
@@ -146,14 +151,29 @@ struct Checker<'a, F: Function> {
     out: &'a Output,
     /// `edits[edit_index[p]..edit_index[p + 1]]` are the edits at program point `p`.
     edit_index: Vec<u32>,
+    /// Dense index of every location the output mentions (`u32::MAX` for the others,
+    /// whose contents nothing reads); states are vectors over these.
+    loc_map: Vec<u32>,
     num_locs: usize,
 }
 
 /// Checks `out` against `func`. See the module doc.
 pub fn check<F: Function>(func: &F, env: &MachineEnv, out: &Output) -> Result<(), CheckError> {
     let _ = env;
-    let num_locs = 128 + out.num_spillslots;
     check_shape(func, out)?;
+    let mut loc_map = vec![u32::MAX; 128 + out.num_spillslots];
+    let mut num_locs = 0;
+    let mentioned = out
+        .allocs
+        .iter()
+        .chain(out.edits.iter().flat_map(|(_, e)| [&e.from, &e.to]));
+    for a in mentioned {
+        let slot = &mut loc_map[a.loc_index()];
+        if *slot == u32::MAX {
+            *slot = num_locs as u32;
+            num_locs += 1;
+        }
+    }
     let points = 2 * func.num_insts();
     let mut edit_index = vec![0u32; points + 1];
     for (p, _) in &out.edits {
@@ -166,6 +186,7 @@ pub fn check<F: Function>(func: &F, env: &MachineEnv, out: &Output) -> Result<()
         func,
         out,
         edit_index,
+        loc_map,
         num_locs,
     };
     for i in 0..func.num_insts() {
@@ -283,8 +304,8 @@ impl<F: Function> Checker<'_, F> {
             self.edit_index[point + 1] as usize,
         );
         for (_, edit) in &self.out.edits[from..to] {
-            let value = state[edit.from.loc_index()].clone();
-            state[edit.to.loc_index()] = value;
+            let value = state[self.loc(edit.from)].clone();
+            state[self.loc(edit.to)] = value;
         }
     }
 
@@ -296,7 +317,7 @@ impl<F: Function> Checker<'_, F> {
                 continue;
             }
             let alloc = allocs[k];
-            let held = &state[alloc.loc_index()];
+            let held = &state[self.loc(alloc)];
             let ok = matches!(held, Value::Vregs(vs) if vs.contains(&op.vreg()));
             if !ok {
                 return Err(CheckError::WrongValue {
@@ -323,7 +344,12 @@ impl<F: Function> Checker<'_, F> {
                 }
             }
         }
-        state[alloc.loc_index()] = Value::Vregs(vec![vreg]);
+        state[self.loc(alloc)] = Value::Vregs(smallvec![vreg]);
+    }
+
+    /// Dense index of a location the output mentions.
+    fn loc(&self, a: Allocation) -> usize {
+        self.loc_map[a.loc_index()] as usize
     }
 
     fn write_defs(&self, inst: Inst, pos: OperandPos, state: &mut State) {
@@ -360,7 +386,10 @@ impl<F: Function> Checker<'_, F> {
             }
             let clobbers: PRegSet = self.func.inst_clobbers(inst);
             for r in clobbers.iter() {
-                state[r.index()] = Value::Clobbered(inst.0);
+                // A register no allocation or edit names is never read.
+                if let Some(&k) = self.loc_map.get(r.index()).filter(|&&k| k != u32::MAX) {
+                    state[k as usize] = Value::Clobbered(inst.0);
+                }
             }
             self.write_defs(inst, OperandPos::Late, state);
             self.apply_edits(2 * inst.index() + 1, state);
@@ -380,7 +409,7 @@ impl<F: Function> Checker<'_, F> {
             .iter()
             .map(|value| match value {
                 Value::Vregs(vs) => {
-                    let mut new: Vec<VReg> =
+                    let mut new: VregSet =
                         vs.iter().copied().filter(|v| !params.contains(v)).collect();
                     for (a, p) in args.iter().zip(params) {
                         if vs.contains(a) && !new.contains(p) {
@@ -451,9 +480,9 @@ mod tests {
     fn meet_is_a_lattice_meet() {
         let values = [
             Value::Unknown,
-            Value::Vregs(vec![v(1)]),
-            Value::Vregs(vec![v(1), v(2)]),
-            Value::Vregs(vec![v(3)]),
+            Value::Vregs(smallvec::smallvec![v(1)]),
+            Value::Vregs(smallvec::smallvec![v(1), v(2)]),
+            Value::Vregs(smallvec::smallvec![v(3)]),
             Value::Clobbered(4),
             Value::Clobbered(5),
             Value::Conflicted,
@@ -483,11 +512,12 @@ mod tests {
             }
         }
         assert_eq!(
-            Value::Vregs(vec![v(1), v(2)]).meet(&Value::Vregs(vec![v(2)])),
-            Value::Vregs(vec![v(2)])
+            Value::Vregs(smallvec::smallvec![v(1), v(2)])
+                .meet(&Value::Vregs(smallvec::smallvec![v(2)])),
+            Value::Vregs(smallvec::smallvec![v(2)])
         );
         assert_eq!(
-            Value::Vregs(vec![v(1)]).meet(&Value::Vregs(vec![v(3)])),
+            Value::Vregs(smallvec::smallvec![v(1)]).meet(&Value::Vregs(smallvec::smallvec![v(3)])),
             Value::Conflicted
         );
     }
