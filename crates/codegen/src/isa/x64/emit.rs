@@ -774,13 +774,20 @@ impl MachInst for Inst {
                 sse::cvt_int_to_float(buf, *fsize, *isize, dst, &GprMem::Reg(src));
             }
             Inst::CvtU64ToFloat { fsize, .. } => emit_cvt_u64(*fsize, allocs, buf),
-            Inst::Alu128 { op_lo, op_hi, .. } => {
+            Inst::Alu128 {
+                op_lo, op_hi, flag, ..
+            } => {
                 let (lo, hi) = (gpr(allocs[4]), gpr(allocs[5]));
                 debug_assert_eq!((allocs[0], allocs[1]), (allocs[4], allocs[5]));
                 // dst_lo is a_lo's register; b_hi is another live value, so writing dst_lo
                 // cannot clobber it.
                 alu::alu_rm_r(buf, *op_lo, Size::S64, &GprMem::Reg(lo), gpr(allocs[2]));
                 alu::alu_rm_r(buf, *op_hi, Size::S64, &GprMem::Reg(hi), gpr(allocs[3]));
+                if let Some((cc, _)) = flag {
+                    let f = gpr(allocs[6]);
+                    cc_ops::setcc(buf, *cc, &GprMem::Reg(f));
+                    moves::movzx(buf, ExtMode::BL, f, &GprMem::Reg(f));
+                }
             }
             Inst::Cmp128 { cc, .. } => {
                 let r11 = GprMem::Reg(Gpr::R11);

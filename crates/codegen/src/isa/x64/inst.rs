@@ -403,12 +403,15 @@ pub enum Inst {
     /// 128-bit `dst = a op b` on halves: `op_lo` on the low halves, then `op_hi` (which may
     /// consume the carry, `adc`/`sbb`) on the high ones. Operands: `[a_lo, a_hi, b_lo, b_hi
     /// uses, dst_lo def reusing a_lo, dst_hi def reusing a_hi]`.
+    /// With `flag`, also `flag = cc` of the final flags (carry or overflow of the whole
+    /// 128-bit operation), as one more def.
     Alu128 {
         op_lo: AluOp,
         op_hi: AluOp,
         dst: [VReg; 2],
         a: [VReg; 2],
         b: [VReg; 2],
+        flag: Option<(Cc, VReg)>,
     },
     /// `dst = (a <cc> b)` for 128-bit values, from `cmp a_lo, b_lo; sbb a_hi, b_hi` (on a
     /// scratch copy of `a_hi`); `cc` reads the borrow/sign/overflow of `a - b`. Operands:
@@ -635,12 +638,17 @@ impl Inst {
                 }
                 out.push(reuse_def(*dst, 0));
             }
-            Inst::Alu128 { dst, a, b, .. } => {
+            Inst::Alu128 {
+                dst, a, b, flag, ..
+            } => {
                 for v in a.iter().chain(b) {
                     out.push(Operand::reg_use(*v));
                 }
                 out.push(reuse_def(dst[0], 0));
                 out.push(reuse_def(dst[1], 1));
+                if let Some((_, f)) = flag {
+                    out.push(Operand::reg_def(*f));
+                }
             }
             Inst::Cmp128 { a, b, dst, .. } => {
                 for v in a.iter().chain(b) {

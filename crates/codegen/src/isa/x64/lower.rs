@@ -142,12 +142,17 @@ pub struct Cmp {
 
 /// The registers an IR instruction's results live in (none for side effects).
 #[derive(Clone, Copy, Debug)]
-pub struct Out([Option<VReg>; 2]);
+pub struct Out([Option<VReg>; 3]);
 
 impl Out {
     /// A two-register result (low half first).
     pub(super) fn two(lo: VReg, hi: VReg) -> Out {
-        Out([Some(lo), Some(hi)])
+        Out([Some(lo), Some(hi), None])
+    }
+
+    /// A two-register result and a one-register flag.
+    pub(super) fn three(lo: VReg, hi: VReg, flag: VReg) -> Out {
+        Out([Some(lo), Some(hi), Some(flag)])
     }
 }
 
@@ -542,7 +547,7 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn out_reg(&mut self, r: VReg) -> Out {
-        Out([Some(r), None])
+        Out([Some(r), None, None])
     }
 
     fn mov_imm(&mut self, ty: Type, n: i64) -> VReg {
@@ -990,7 +995,7 @@ impl generated::Context for IselCtx<'_, '_> {
             cc: if signed { Cc::O } else { Cc::B },
             flag,
         });
-        Out([Some(dst), Some(flag)])
+        Out([Some(dst), Some(flag), None])
     }
 
     fn alu_trap(&mut self, ty: Type, a: VReg, b: VReg, code: TrapCode) -> VReg {
@@ -1053,7 +1058,7 @@ impl generated::Context for IselCtx<'_, '_> {
             lo,
             flag,
         });
-        Out([Some(lo), Some(flag)])
+        Out([Some(lo), Some(flag), None])
     }
 
     fn bitrev(&mut self, ty: Type, a: VReg) -> VReg {
@@ -1111,7 +1116,7 @@ impl generated::Context for IselCtx<'_, '_> {
             imm: (ty.bits() / 2) as u8,
         });
         // The low half is the same register: its upper bits are unspecified.
-        Out([Some(x), Some(hi)])
+        Out([Some(x), Some(hi), None])
     }
 
     fn i128_ty(&mut self, ty: Type) -> Option<Type> {
@@ -1120,6 +1125,18 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn alu128(&mut self, lo: AluOp, hi: AluOp, a: Value, b: Value) -> Out {
         self.i128_alu(lo, hi, a, b)
+    }
+
+    fn overflow128(&mut self, op_lo: AluOp, op_hi: AluOp, cc: Cc, a: Value, b: Value) -> Out {
+        self.i128_overflow(op_lo, op_hi, cc, a, b)
+    }
+
+    fn cc_o(&mut self) -> Cc {
+        Cc::O
+    }
+
+    fn cc_b(&mut self) -> Cc {
+        Cc::B
     }
 
     fn not128(&mut self, a: Value) -> Out {
@@ -1235,12 +1252,12 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn trap(&mut self, code: TrapCode) -> Out {
         self.lower.emit(Inst::Ud2 { code });
-        Out([None, None])
+        Out([None, None, None])
     }
 
     fn trap_if(&mut self, cond: Cond, code: TrapCode) -> Out {
         self.lower.emit(Inst::TrapIf { cond, code });
-        Out([None, None])
+        Out([None, None, None])
     }
 
     fn branch(&mut self, cond: Cond) -> Out {
@@ -1249,14 +1266,14 @@ impl generated::Context for IselCtx<'_, '_> {
             taken: self.targets[0],
             not_taken: self.targets[1],
         });
-        Out([None, None])
+        Out([None, None, None])
     }
 
     fn jump(&mut self) -> Out {
         self.lower.emit(Inst::Jmp {
             target: self.targets[0],
         });
-        Out([None, None])
+        Out([None, None, None])
     }
 
     fn cmp_cond(&mut self, cc: IntCC, a: Value, b: Value) -> Cond {

@@ -27,6 +27,10 @@ use crate::machinst::CodegenError;
 const I128_OPCODES: &[Opcode] = &[
     Opcode::Iadd,
     Opcode::Isub,
+    Opcode::UaddOverflow,
+    Opcode::SaddOverflow,
+    Opcode::UsubOverflow,
+    Opcode::SsubOverflow,
     Opcode::Imul,
     Opcode::Band,
     Opcode::Bor,
@@ -163,8 +167,32 @@ impl IselCtx<'_, '_> {
             dst,
             a,
             b,
+            flag: None,
         });
         dst
+    }
+
+    /// `a op b` on pairs with the carry (`B`) or overflow (`O`) flag of the 128-bit result.
+    pub(super) fn i128_overflow(
+        &mut self,
+        op_lo: AluOp,
+        op_hi: AluOp,
+        cc: Cc,
+        a: Value,
+        b: Value,
+    ) -> Out {
+        let (a, b) = (self.pair(a), self.pair(b));
+        let dst = [self.fresh(), self.fresh()];
+        let f = self.fresh();
+        self.lower.emit(Inst::Alu128 {
+            op_lo,
+            op_hi,
+            dst,
+            a,
+            b,
+            flag: Some((cc, f)),
+        });
+        Out::three(dst[0], dst[1], f)
     }
 
     pub(super) fn i128_not(&mut self, a: Value) -> Out {
