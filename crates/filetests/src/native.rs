@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use kestrel_codegen::isa::x64::{abi, Flags, X64Backend};
 use kestrel_interp::DataValue;
-use kestrel_ir::{Function, FunctionName, Type};
+use kestrel_ir::{CallConv, Function, FunctionName, Type};
 use kestrel_jit::{
     CompiledFunction, FuncId, JitBuilder, JitModule, Linkage, Reloc, RelocKind, RelocTarget,
     TrapSite, Value,
@@ -28,8 +28,8 @@ pub enum NativeError {
 pub struct NativeModule {
     module: JitModule,
     ids: HashMap<String, FuncId>,
-    /// For functions with more results than return registers (which the JIT's host
-    /// trampoline cannot call): a wrapper that stores every result to a buffer, and the
+    /// For functions the JIT's host trampoline cannot call (more results than return registers,
+    /// or a non-System V convention): a wrapper that stores every result to a buffer, and the
     /// result types.
     wrappers: HashMap<String, (FuncId, Vec<Type>)>,
 }
@@ -129,7 +129,15 @@ impl NativeModule {
         let mut wrappers = HashMap::new();
         let mut wrapper_funcs = Vec::new();
         for f in funcs {
-            if !abi::needs_ret_area(&f.signature) {
+            // The host trampoline calls System V functions with at most two results per
+            // register class; anything else goes through a System V wrapper (the backend
+            // compiles `tail` like System V, so calling it from one is sound).
+            let callable = !abi::needs_ret_area(&f.signature)
+                && matches!(
+                    f.signature.call_conv,
+                    CallConv::SystemV | CallConv::Fast | CallConv::Cold
+                );
+            if callable {
                 continue;
             }
             let name = jit_name(&f.name);

@@ -1179,6 +1179,10 @@ impl generated::Context for IselCtx<'_, '_> {
         self.i128_count(op, a)
     }
 
+    fn cls128(&mut self, a: Value) -> Out {
+        self.i128_cls(a)
+    }
+
     fn bswap128(&mut self, a: Value) -> Out {
         self.i128_bswap(a)
     }

@@ -58,6 +58,7 @@ const I128_OPCODES: &[Opcode] = &[
     Opcode::Clz,
     Opcode::Ctz,
     Opcode::Bswap,
+    Opcode::Cls,
     Opcode::Bitrev,
     Opcode::Iabs,
     Opcode::Bitselect,
@@ -403,6 +404,42 @@ impl IselCtx<'_, '_> {
                 self.cmov64(z, s, cl)
             }
         };
+        let zero = self.zero();
+        pair_out(res, zero)
+    }
+
+    /// Leading sign bits: `clz(x ^ (x >> 127)) - 1`, the shift arithmetic.
+    pub(super) fn i128_cls(&mut self, a: Value) -> Out {
+        let [lo, hi] = self.pair(a);
+        let s = self.fresh();
+        self.lower.emit(Inst::ShiftImm {
+            op: ShiftOp::Sar,
+            size: Size::S64,
+            dst: s,
+            a: hi,
+            imm: 63,
+        });
+        let yl = self.alu64(AluOp::Xor, lo, RegImm::Reg(s));
+        let yh = self.alu64(AluOp::Xor, hi, RegImm::Reg(s));
+        let mut count = |src| {
+            let dst = self.fresh();
+            self.lower.emit(Inst::BitCount {
+                op: BitCount::Lzcnt,
+                size: Size::S64,
+                dst,
+                src,
+            });
+            dst
+        };
+        let (cl, ch) = (count(yl), count(yh));
+        let t = self.alu64(AluOp::Add, cl, RegImm::Imm(64));
+        let z = Cond::Test {
+            size: Size::S64,
+            cc: Cc::E,
+            a: yh,
+        };
+        let clz = self.cmov64(z, t, ch);
+        let res = self.alu64(AluOp::Sub, clz, RegImm::Imm(1));
         let zero = self.zero();
         pair_out(res, zero)
     }
