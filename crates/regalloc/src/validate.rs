@@ -83,7 +83,7 @@ pub(crate) fn validate<F: Function>(func: &F, env: &MachineEnv) -> Result<Cfg, R
     let cfg = check_shape(func)?;
     check_edges(func, &cfg)?;
     check_operands(func, env, &cfg)?;
-    check_single_defs(func, &cfg)?;
+    check_single_defs(func, env, &cfg)?;
     Ok(cfg)
 }
 
@@ -522,7 +522,11 @@ fn dominates(idom: &[u32], a: u32, mut b: u32) -> bool {
 /// and branch arguments in range. Whether every use is dominated by its def is decided
 /// after liveness (nothing may be live into the entry block), and explained by
 /// [`explain_undominated_use`] if not.
-fn check_single_defs<F: Function>(func: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
+fn check_single_defs<F: Function>(
+    func: &F,
+    env: &MachineEnv,
+    cfg: &Cfg,
+) -> Result<(), RegAllocError> {
     let nv = func.num_vregs();
     // Per vreg: where it is defined, and the class it was first named with.
     let mut def = vec![DefSite::None; nv];
@@ -579,6 +583,14 @@ fn check_single_defs<F: Function>(func: &F, cfg: &Cfg) -> Result<(), RegAllocErr
                 }
                 see(a, &|| format!("block{b} branch arguments"))?;
             }
+        }
+    }
+    for c in RegClass::ALL {
+        let used = class.iter().any(|&k| k == Some(c));
+        if used && env.allocatable[c.index()].is_empty() && env.scratch[c.index()].is_none() {
+            return Err(malformed(format!(
+                "the function has {c:?} values but the machine has no {c:?} register (allocatable or scratch)"
+            )));
         }
     }
     Ok(())

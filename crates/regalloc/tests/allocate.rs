@@ -459,3 +459,24 @@ fn corrupted_functions_never_panic() {
     }
     assert!(ok > 20, "some corruptions stay valid ({ok})");
 }
+
+#[test]
+fn values_of_a_class_without_registers_are_rejected() {
+    let f = func(vec![(
+        vec![
+            inst(vec![Operand::new(
+                VReg::new(0, RegClass::Float),
+                OperandKind::Def,
+                OperandPos::Late,
+                C::RegOrStack,
+            )]),
+            inst(vec![]),
+        ],
+        vec![],
+        vec![],
+    )]);
+    let mut machine = env(2);
+    machine.allocatable[1].clear();
+    let err = allocate(&f, &machine, Options::default()).unwrap_err();
+    assert!(err.to_string().contains("no Float register"), "{err}");
+}
