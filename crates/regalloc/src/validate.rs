@@ -586,7 +586,7 @@ fn check_single_defs<F: Function>(
         }
     }
     for c in RegClass::ALL {
-        let used = class.iter().any(|&k| k == Some(c));
+        let used = class.contains(&Some(c));
         if used && env.allocatable[c.index()].is_empty() && env.scratch[c.index()].is_none() {
             return Err(malformed(format!(
                 "the function has {c:?} values but the machine has no {c:?} register (allocatable or scratch)"
