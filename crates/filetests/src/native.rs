@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use kestrel_codegen::chaos::Chaos;
 use kestrel_codegen::isa::x64::{abi, Flags, X64Backend};
 use kestrel_interp::DataValue;
 use kestrel_ir::{CallConv, Function, FunctionName, Type};
@@ -94,6 +95,15 @@ fn reloc_kind(kind: kestrel_codegen::machinst::buffer::RelocKind) -> RelocKind {
 impl NativeModule {
     /// Compile and load `funcs`; the errors name each function that failed.
     pub fn compile(funcs: &[Function]) -> Result<NativeModule, Vec<String>> {
+        Self::compile_with_chaos(funcs, &Chaos::disabled)
+    }
+
+    /// Like [`NativeModule::compile`], asking a fresh chaos control from `chaos` for each
+    /// function (to check that skipping optional optimizations keeps results the same).
+    pub fn compile_with_chaos(
+        funcs: &[Function],
+        chaos: &dyn Fn() -> Chaos,
+    ) -> Result<NativeModule, Vec<String>> {
         let flags = Flags {
             check_regalloc: true,
             keep_text: false,
@@ -159,7 +169,7 @@ impl NativeModule {
         }
         for f in funcs.iter().chain(&wrapper_funcs) {
             let name = jit_name(&f.name);
-            let code = match X64Backend.compile_function(f, &flags) {
+            let code = match X64Backend.compile_function_with_chaos(f, &flags, &mut chaos()) {
                 Ok(c) => c,
                 Err(e) => {
                     errors.push(format!("%{name}: {e}"));

@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
+use kestrel_codegen::chaos::Chaos;
 use kestrel_codegen::isa::x64::{Flags, X64Backend};
 use kestrel_codegen::machinst::CodegenError;
 use kestrel_filetests::directives::{self, func_name};
@@ -62,6 +63,27 @@ fn supported(
 
 #[test]
 fn repo_tests_run_natively() {
+    run_repo_tests(&Chaos::disabled);
+}
+
+/// Skipping every optional optimization (branch peepholes, cold-block sinking, …) must not
+/// change any result.
+#[test]
+fn repo_tests_run_natively_with_all_optimizations_skipped() {
+    run_repo_tests(&Chaos::skip_all);
+}
+
+/// Random subsets of the optional optimizations, too.
+#[test]
+fn repo_tests_run_natively_with_random_chaos() {
+    let seed = std::cell::Cell::new(1u64);
+    run_repo_tests(&|| {
+        seed.set(seed.get() + 1);
+        Chaos::from_seed(seed.get())
+    });
+}
+
+fn run_repo_tests(chaos: &dyn Fn() -> Chaos) {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests");
     let files = kestrel_filetests::collect_files(&[root]).expect("tests/ exists");
     let (mut ran, mut unsupported) = (0usize, 0usize);
@@ -82,7 +104,7 @@ fn repo_tests_run_natively() {
         if subset.is_empty() {
             continue;
         }
-        let module = match NativeModule::compile(&subset) {
+        let module = match NativeModule::compile_with_chaos(&subset, chaos) {
             Ok(m) => m,
             Err(e) => {
                 problems.push(format!("{name}: {}", e.join("; ")));
