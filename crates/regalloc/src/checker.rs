@@ -159,7 +159,6 @@ struct Checker<'a, F: Function> {
 
 /// Checks `out` against `func`. See the module doc.
 pub fn check<F: Function>(func: &F, env: &MachineEnv, out: &Output) -> Result<(), CheckError> {
-    let _ = env;
     check_shape(func, out)?;
     let mut loc_map = vec![u32::MAX; 128 + out.num_spillslots];
     let mut num_locs = 0;
@@ -190,7 +189,7 @@ pub fn check<F: Function>(func: &F, env: &MachineEnv, out: &Output) -> Result<()
         num_locs,
     };
     for i in 0..func.num_insts() {
-        checker.check_constraints(Inst(i as u32))?;
+        checker.check_constraints(env, Inst(i as u32))?;
     }
     let entry_states = checker.fixpoint();
     // Final pass: with the fixpoint reached, every use is checked once per block.
@@ -252,7 +251,7 @@ fn check_shape<F: Function>(func: &F, out: &Output) -> Result<(), CheckError> {
 }
 
 impl<F: Function> Checker<'_, F> {
-    fn check_constraints(&self, inst: Inst) -> Result<(), CheckError> {
+    fn check_constraints(&self, env: &MachineEnv, inst: Inst) -> Result<(), CheckError> {
         let ops = self.func.inst_operands(inst);
         let allocs = self.out.inst_allocs(inst);
         for (k, (op, &alloc)) in ops.iter().zip(allocs).enumerate() {
@@ -264,6 +263,10 @@ impl<F: Function> Checker<'_, F> {
                 reason,
             };
             if let Allocation::Reg(r) = alloc {
+                let fixed = matches!(op.constraint(), OperandConstraint::FixedReg(_));
+                if !fixed && !env.allocatable[op.class().index()].contains(&r) {
+                    return Err(fail(format!("register {r} is not allocatable")));
+                }
                 if r.class() != op.class() {
                     return Err(fail(format!(
                         "register {r} is not of class {:?}",

@@ -82,7 +82,7 @@ fn malformed(msg: String) -> RegAllocError {
 pub(crate) fn validate<F: Function>(func: &F, env: &MachineEnv) -> Result<Cfg, RegAllocError> {
     let cfg = check_shape(func)?;
     check_edges(func, &cfg)?;
-    check_operands(func, env, &cfg)?;
+    check_operands(func, env)?;
     check_single_defs(func, env, &cfg)?;
     Ok(cfg)
 }
@@ -275,7 +275,7 @@ fn is_allocatable(env: &MachineEnv, class: RegClass, reg: crate::PReg) -> bool {
     reg.class() == class && env.allocatable[class.index()].contains(&reg)
 }
 
-fn check_operands<F: Function>(func: &F, env: &MachineEnv, cfg: &Cfg) -> Result<(), RegAllocError> {
+fn check_operands<F: Function>(func: &F, env: &MachineEnv) -> Result<(), RegAllocError> {
     let mut scratch = PRegSet::empty();
     for class in RegClass::ALL {
         if let Some(s) = env.scratch[class.index()] {
@@ -358,19 +358,14 @@ fn check_operands<F: Function>(func: &F, env: &MachineEnv, cfg: &Cfg) -> Result<
                 return Err(bad(k, format!("{v} is defined twice by one instruction")));
             }
         }
-        check_demand(func, env, inst, cfg)?;
+        check_demand(func, env, inst)?;
     }
     Ok(())
 }
 
 /// Counts, per class, the registers an instruction needs at its early and late points, and
 /// rejects an instruction that needs more than the machine has.
-fn check_demand<F: Function>(
-    func: &F,
-    env: &MachineEnv,
-    inst: Inst,
-    _cfg: &Cfg,
-) -> Result<(), RegAllocError> {
+fn check_demand<F: Function>(func: &F, env: &MachineEnv, inst: Inst) -> Result<(), RegAllocError> {
     let ops = func.inst_operands(inst);
     let clobbers = func.inst_clobbers(inst);
     let min_avail = env.allocatable.iter().map(Vec::len).min().unwrap_or(0);
