@@ -688,6 +688,17 @@ impl MachInst for Inst {
                 cc_ops::setcc(buf, *cc, &GprMem::Reg(flag));
                 moves::movzx(buf, ExtMode::BL, flag, &GprMem::Reg(flag));
             }
+            Inst::AluCarry { op, size, cc, .. } => {
+                // CF = (cin != 0): `neg` sets the carry exactly for a nonzero operand.
+                let r11 = GprMem::Reg(Gpr::R11);
+                moves::mov_rm_r(buf, Size::S32, &r11, gpr(allocs[2]));
+                alu::unary_rm(buf, UnaryOp::Neg, Size::S8, &r11);
+                let dst = GprMem::Reg(gpr(allocs[0]));
+                alu::alu_rm_r(buf, *op, *size, &dst, gpr(allocs[1]));
+                let flag = gpr(allocs[4]);
+                cc_ops::setcc(buf, *cc, &GprMem::Reg(flag));
+                moves::movzx(buf, ExtMode::BL, flag, &GprMem::Reg(flag));
+            }
             Inst::AluTrap {
                 op,
                 size,

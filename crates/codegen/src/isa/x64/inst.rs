@@ -325,6 +325,19 @@ pub enum Inst {
         cc: Cc,
         flag: VReg,
     },
+    /// `dst = a op b + carry` (`adc`/`sbb` at `size`) where the carry in is `cin != 0` (an
+    /// `i8`), and `flag = cc` afterwards. Operands: `[a use, b use, cin use, dst def reusing a,
+    /// flag def]`.
+    AluCarry {
+        op: AluOp,
+        size: Size,
+        dst: VReg,
+        a: VReg,
+        b: VReg,
+        cin: VReg,
+        cc: Cc,
+        flag: VReg,
+    },
     /// `dst = a op b`, trapping with `code` when `cc` holds afterwards. Operands as `Alu`.
     AluTrap {
         op: AluOp,
@@ -631,6 +644,20 @@ impl Inst {
                 out.push(reuse_def(*dst, 0));
                 out.push(Operand::reg_def(*flag));
             }
+            Inst::AluCarry {
+                dst,
+                a,
+                b,
+                cin,
+                flag,
+                ..
+            } => {
+                out.push(Operand::reg_use(*a));
+                out.push(Operand::reg_use(*b));
+                out.push(Operand::reg_use(*cin));
+                out.push(reuse_def(*dst, 0));
+                out.push(Operand::reg_def(*flag));
+            }
             Inst::AluTrap { dst, a, b, .. } => {
                 out.push(Operand::reg_use(*a));
                 if let RegImm::Reg(b) = b {
@@ -881,6 +908,16 @@ impl Inst {
                 )
                 .to_lowercase()
             }
+            Inst::AluCarry { op, size, cc, .. } => format!(
+                "{}, {} = {op:?}{} {}, {}, carry {} ?{cc:?}",
+                ops[3],
+                ops[4],
+                size.bits(),
+                ops[0],
+                ops[1],
+                ops[2]
+            )
+            .to_lowercase(),
             Inst::XmmConst { bits, .. } => format!("{} = fconst {bits:#x}", ops[0]),
             Inst::XmmRmR { op, .. } => {
                 format!("{} = {op:?} {}, {}", ops[2], ops[0], ops[1]).to_lowercase()

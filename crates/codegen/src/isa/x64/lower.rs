@@ -102,6 +102,10 @@ pub enum Op {
     SsubOverflow { a: Value, b: Value },
     UaddOverflowTrap { a: Value, b: Value, code: TrapCode },
     Iconcat { a: Value, b: Value },
+    UaddOverflowCin { a: Value, b: Value, c: Value },
+    SaddOverflowCin { a: Value, b: Value, c: Value },
+    UsubOverflowBin { a: Value, b: Value, c: Value },
+    SsubOverflowBin { a: Value, b: Value, c: Value },
     Bitrev { a: Value },
     Isplit { a: Value },
     FcvtToSint { a: Value },
@@ -474,6 +478,16 @@ impl generated::Context for IselCtx<'_, '_> {
                 opcode: Opcode::Bitselect,
                 args: [c, t, f],
             } => Op::Bitselect { c, t, f },
+            D::Ternary {
+                opcode,
+                args: [a, b, c],
+            } => match opcode {
+                Opcode::UaddOverflowCin => Op::UaddOverflowCin { a, b, c },
+                Opcode::SaddOverflowCin => Op::SaddOverflowCin { a, b, c },
+                Opcode::UsubOverflowBin => Op::UsubOverflowBin { a, b, c },
+                Opcode::SsubOverflowBin => Op::SsubOverflowBin { a, b, c },
+                _ => Op::Other {},
+            },
             D::UnaryIeee32 { imm, .. } => Op::Fconst { bits: imm.into() },
             D::UnaryIeee64 { imm, .. } => Op::Fconst { bits: imm },
             D::FloatCompare {
@@ -1027,6 +1041,10 @@ impl generated::Context for IselCtx<'_, '_> {
         self.xmm_rmr(SseOp::Xorps, a, ones)
     }
 
+    fn int_ty_narrow(&mut self, ty: Type) -> Option<Type> {
+        (ty == Type::I8 || ty == Type::I16).then_some(ty)
+    }
+
     fn int_ty_wide(&mut self, ty: Type) -> Option<Type> {
         (ty == Type::I32 || ty == Type::I64).then_some(ty)
     }
@@ -1177,6 +1195,91 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn count128(&mut self, op: BitCount, a: Value) -> Out {
         self.i128_count(op, a)
+    }
+
+    fn overflow_carry(&mut self, ty: Type, op: AluOp, cc: Cc, a: Value, b: Value, c: Value) -> Out {
+        let (a, b, cin) = (
+            self.lower.value_vreg(a),
+            self.lower.value_vreg(b),
+            self.lower.value_vreg(c),
+        );
+        let (dst, flag) = (self.int(), self.int());
+        self.lower.emit(Inst::AluCarry {
+            op,
+            size: exact_size(ty),
+            dst,
+            a,
+            b,
+            cin,
+            cc,
+            flag,
+        });
+        Out([Some(dst), Some(flag), None])
+    }
+
+    fn fcvt_narrow(&mut self, ty: Type, a: Value, signed: bool, sat: bool) -> VReg {
+        // Convert at 32 bits (which traps or saturates for that range), then check or clamp
+        // to the narrow range.
+        let v = self.fcvt_to_int(Type::I32, a, signed, sat);
+        let bits = ty.bits();
+        let (lo, hi): (i64, i64) = if signed {
+            (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+        } else {
+            (0, (1 << bits) - 1)
+        };
+        let cmp = |cc, k: i64| Cond::Cmp {
+            size: Size::S32,
+            cc,
+            a: v,
+            b: RegImm::Imm(k as i32),
+        };
+        if !sat {
+            if signed {
+                self.lower.emit(Inst::TrapIf {
+                    cond: cmp(Cc::L, lo),
+                    code: TrapCode::INTEGER_OVERFLOW,
+                });
+            }
+            self.lower.emit(Inst::TrapIf {
+                cond: cmp(if signed { Cc::G } else { Cc::A }, hi),
+                code: TrapCode::INTEGER_OVERFLOW,
+            });
+            return v;
+        }
+        let max = self.int();
+        self.lower.emit(Inst::MovImm {
+            dst: max,
+            imm: hi as u64,
+        });
+        let upper = self.int();
+        let over = cmp(if signed { Cc::G } else { Cc::A }, hi);
+        self.lower.emit(Inst::Cmov {
+            cond: over,
+            t: max,
+            f: v,
+            dst: upper,
+        });
+        if !signed {
+            return upper;
+        }
+        let min = self.int();
+        self.lower.emit(Inst::MovImm {
+            dst: min,
+            imm: lo as u64,
+        });
+        let dst = self.int();
+        self.lower.emit(Inst::Cmov {
+            cond: Cond::Cmp {
+                size: Size::S32,
+                cc: Cc::L,
+                a: upper,
+                b: RegImm::Imm(lo as i32),
+            },
+            t: min,
+            f: upper,
+            dst,
+        });
+        dst
     }
 
     fn cls128(&mut self, a: Value) -> Out {

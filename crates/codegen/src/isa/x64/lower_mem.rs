@@ -174,6 +174,10 @@ pub fn lower_memory(
                 });
                 return Ok(Some(vec![dst]));
             }
+            if ty == Type::I128 {
+                let mem = |disp| Mem::Slot { slot, disp };
+                return Ok(Some(load_pair(lower, [mem(offset), mem(offset + 8)], None)));
+            }
             let kind = load_kind(opcode, ty).ok_or_else(|| unsupported(opcode, Some(ty)))?;
             let dst = lower.alloc_vreg(if ty.is_float() {
                 RegClass::Float
