@@ -39,8 +39,8 @@ use crate::moves::{self, Scratch};
 use crate::scan::Scanned;
 use crate::validate::{gap, Cfg};
 use crate::{
-    Allocation, Block, Edit, Function, Inst, MachineEnv, OperandConstraint, OperandPos, Output,
-    PReg, ProgPoint, RegAllocError, RegClass, SpillSlot, Stats, VReg,
+    Allocation, Block, Edit, Function, Inst, MachineEnv, Operand, OperandConstraint, OperandPos,
+    Output, PReg, ProgPoint, RegAllocError, RegClass, SpillSlot, Stats, VReg,
 };
 
 /// A move waiting to be sequenced with the others of its point and group.
@@ -69,8 +69,9 @@ struct Resolver<'a, F: Function> {
     occupancy: Option<Vec<Vec<(u32, u32)>>>,
     emergency_base: u32,
     used_emergency: bool,
-    /// Per vreg defined by an instruction: the instruction and the def's constraint.
-    def_site: Vec<Option<(u32, OperandConstraint)>>,
+    /// Per vreg defined by an instruction: the instruction and the def (`u32::MAX` for
+    /// block parameters).
+    def_site: Vec<(u32, Operand)>,
     /// Per vreg, the index of the piece the last lookup found (see `loc`).
     cursor: Vec<u32>,
 }
@@ -98,7 +99,7 @@ pub(crate) fn resolve<F: Function>(
         occupancy: None,
         emergency_base: scanned.num_slots,
         used_emergency: false,
-        def_site: vec![None; func.num_vregs()],
+        def_site: vec![(u32::MAX, Operand::reg_use(VReg::new(0, RegClass::Int))); func.num_vregs()],
         cursor: vec![0; func.num_vregs()],
     };
     let (allocs, inst_alloc_offsets) = r.operand_allocations()?;
@@ -199,7 +200,7 @@ impl<F: Function> Resolver<'_, F> {
             for op in ops {
                 let v = op.vreg();
                 if op.is_def() {
-                    self.def_site[v.index()] = Some((i, op.constraint()));
+                    self.def_site[v.index()] = (i, *op);
                 }
                 let alloc = match (op.is_use(), op.constraint()) {
                     (true, OperandConstraint::FixedReg(r)) => {
@@ -342,7 +343,9 @@ impl<F: Function> Resolver<'_, F> {
             };
             let vreg = piece.vreg;
             let start = piece.start();
-            let (point, from) = match self.def_site[v] {
+            let (def_inst, def_op) = self.def_site[v];
+            let def = (def_inst != u32::MAX).then(|| (def_inst, def_op.constraint()));
+            let (point, from) = match def {
                 None => {
                     // A block parameter: bound by the edge moves at its block's start.
                     (ProgPoint::before(Inst(start / 4)), Allocation::Reg(reg))
