@@ -9,8 +9,10 @@
 //! in exactly one terminator (its last instruction), and **no critical edges** (an edge from
 //! a block with several successors to a block with several predecessors). The client splits
 //! critical edges before allocation; a violation is reported as
-//! [`RegAllocError::CriticalEdge`]. Branches (terminators with successors) define nothing
-//! and clobber nothing; a branch to a single successor has no operands.
+//! [`RegAllocError::CriticalEdge`]. The last instruction of a block defines nothing;
+//! branches (terminators with successors) also clobber nothing, and a branch to a single
+//! successor has no operands (the edge moves go right before it). Incoming function
+//! arguments are defs with fixed-register constraints on an instruction of the entry block.
 //!
 //! Keeps: the function. The allocator never mutates its input; it returns an [`Output`]:
 //! one [`Allocation`] per operand, [`Edit`]s (moves, spills, reloads) at [`ProgPoint`]s, the
