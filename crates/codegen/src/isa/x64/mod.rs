@@ -12,6 +12,7 @@ pub mod inst;
 pub mod lower;
 pub mod lower_i128;
 pub mod lower_mem;
+pub mod lower_op;
 
 use kestrel_ir::{Function, Inst as IrInst, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, RegClass, VReg};
