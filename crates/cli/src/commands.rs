@@ -10,7 +10,7 @@ use kestrel_interp::{InterpError, Interpreter};
 use kestrel_ir::Function;
 
 /// Read, parse and verify a file; every verifier error of every function is reported.
-fn load(path: &Path) -> Result<Vec<Function>, String> {
+pub fn load(path: &Path) -> Result<Vec<Function>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let funcs = kestrel_ir::text::parse_bytes(&bytes, &path.display().to_string())
         .map_err(|e| e.to_string())?;
@@ -168,7 +168,8 @@ pub fn regalloc_stress(seed: u64, count: usize, inject_faults: bool) -> Result<E
         .faults
         .iter()
         .any(|f| f.changed_and_caught < f.changed);
-    let wrong = summary.checker_failures > 0 || summary.executor_mismatches > 0;
+    let wrong =
+        summary.checker_failures > 0 || summary.executor_mismatches > 0 || summary.rejected > 0;
     Ok(if wrong || uncaught {
         ExitCode::from(1)
     } else {

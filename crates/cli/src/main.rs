@@ -4,6 +4,7 @@
 //! stderr; 2 when `kestrel run`'s program trapped. Never Rust's panic status 101 on bad input.
 
 mod commands;
+mod compile;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -76,6 +77,23 @@ enum Command {
         #[arg(long)]
         inject_faults: bool,
     },
+    /// Compile every function of a file for x86-64 and print the VCode, the allocated code
+    /// and/or the disassembly (`OFFSET: BYTES  ASM`, Intel syntax); `--disasm` is the default.
+    Compile {
+        file: PathBuf,
+        #[arg(long)]
+        vcode: bool,
+        #[arg(long)]
+        regalloc: bool,
+        #[arg(long)]
+        disasm: bool,
+        /// Run the register-allocation checker (always on in debug builds).
+        #[arg(long)]
+        check_regalloc: bool,
+        /// `none` or `speed` (the same until a mid-end exists).
+        #[arg(long, default_value = "none")]
+        opt_level: String,
+    },
     /// Parse and verify a file, then print it in canonical CLIF.
     Print { file: PathBuf },
     /// Parse and verify a file; prints nothing on success.
@@ -103,6 +121,24 @@ fn main() -> ExitCode {
             count,
             inject_faults,
         } => commands::regalloc_stress(seed, count, inject_faults),
+        Command::Compile {
+            file,
+            vcode,
+            regalloc,
+            disasm,
+            check_regalloc,
+            opt_level,
+        } => match opt_level.as_str() {
+            "none" | "speed" => {
+                let show = compile::Show {
+                    vcode,
+                    regalloc,
+                    disasm: disasm || !(vcode || regalloc),
+                };
+                compile::compile(&file, show, check_regalloc)
+            }
+            other => Err(format!("unknown --opt-level `{other}` (none or speed)")),
+        },
         Command::Print { file } => commands::print(&file),
         Command::Verify { file } => commands::verify(&file),
     };
