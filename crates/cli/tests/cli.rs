@@ -152,3 +152,26 @@ fn help_explains_each_command() {
         assert!(stdout(&o).contains("Usage"), "{cmd}");
     }
 }
+
+#[test]
+fn regalloc_stress_reports_and_catches_faults() {
+    let o = kestrel(&["regalloc-stress", "--seed", "3", "--count", "40"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("stats: "), "{out}");
+    assert_eq!(
+        out.lines().last(),
+        Some("40 functions, 0 checker failures, 0 executor mismatches")
+    );
+    let o = kestrel(&["regalloc-stress", "--seed", "4", "--count", "40", "--inject-faults"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let last = stdout(&o).lines().last().unwrap_or_default().to_string();
+    let (changed, caught) = last
+        .strip_prefix("faults: ")
+        .and_then(|rest| {
+            let words: Vec<&str> = rest.split_whitespace().collect();
+            Some((words.get(2)?.to_string(), words.get(5)?.to_string()))
+        })
+        .unwrap_or_else(|| panic!("unexpected summary: {last}"));
+    assert_eq!(changed, caught, "every fault that changes results is caught: {last}");
+}
