@@ -935,6 +935,10 @@ impl generated::Context for IselCtx<'_, '_> {
         Cc::B
     }
 
+    fn op_not128(&mut self, op: AluOp, a: Value, b: Value) -> Out {
+        self.i128_op_not(op, a, b)
+    }
+
     fn not128(&mut self, a: Value) -> Out {
         self.i128_not(a)
     }

@@ -35,6 +35,9 @@ const I128_OPCODES: &[Opcode] = &[
     Opcode::Band,
     Opcode::Bor,
     Opcode::Bxor,
+    Opcode::BandNot,
+    Opcode::BorNot,
+    Opcode::BxorNot,
     Opcode::Bnot,
     Opcode::Ineg,
     Opcode::Ishl,
@@ -198,6 +201,25 @@ impl IselCtx<'_, '_> {
             flag: Some((cc, f)),
         });
         Out::three(dst[0], dst[1], f)
+    }
+
+    /// `a op !b` on pairs (`band_not`, `bor_not`, `bxor_not`).
+    pub(super) fn i128_op_not(&mut self, op: AluOp, a: Value, b: Value) -> Out {
+        let a = self.pair(a);
+        let [bl, bh] = self.pair(b);
+        let mut not = |x| {
+            let dst = self.fresh();
+            self.lower.emit(Inst::Unary {
+                op: UnaryOp::Not,
+                size: Size::S64,
+                dst,
+                a: x,
+            });
+            dst
+        };
+        let nb = [not(bl), not(bh)];
+        let [lo, hi] = self.alu128_regs(op, op, a, nb);
+        pair_out(lo, hi)
     }
 
     pub(super) fn i128_not(&mut self, a: Value) -> Out {

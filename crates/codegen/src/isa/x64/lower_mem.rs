@@ -51,6 +51,158 @@ fn store_pair(lower: &mut Lower<'_, Inst>, val: Value, mems: [Mem; 2], trap: Opt
     }
 }
 
+fn is_big(flags: MemFlags) -> bool {
+    flags.endianness == Some(Endianness::Big)
+}
+
+fn bswap(lower: &mut Lower<'_, Inst>, size: Size, a: VReg) -> VReg {
+    let dst = lower.alloc_vreg(RegClass::Int);
+    lower.emit(Inst::Bswap { size, dst, a });
+    dst
+}
+
+fn load_int(lower: &mut Lower<'_, Inst>, kind: LoadKind, mem: Mem, trap: Option<TrapCode>) -> VReg {
+    let dst = lower.alloc_vreg(RegClass::Int);
+    lower.emit(Inst::Load {
+        kind,
+        dst,
+        mem,
+        trap,
+    });
+    dst
+}
+
+/// A big-endian load: the little-endian load of the same bytes, then a byte swap at the
+/// access width (before any sign extension). `hi_mem` is `mem + 8`, for `i128`.
+fn load_big(
+    lower: &mut Lower<'_, Inst>,
+    opcode: Opcode,
+    ty: Type,
+    mem: Mem,
+    hi_mem: Mem,
+    trap: Option<TrapCode>,
+) -> Option<Vec<VReg>> {
+    let wide = ty.bits() == 64;
+    let sext = |lower: &mut Lower<'_, Inst>, mode, src| {
+        let dst = lower.alloc_vreg(RegClass::Int);
+        lower.emit(Inst::Ext {
+            mode,
+            signed: true,
+            dst,
+            src,
+        });
+        dst
+    };
+    let v = match (opcode, ty.bits()) {
+        (Opcode::Load | Opcode::Uload8 | Opcode::Sload8, _)
+            if opcode != Opcode::Load || ty.bits() == 8 =>
+        {
+            let kind = match opcode {
+                Opcode::Sload8 => LoadKind::Sext(if wide { ExtMode::BQ } else { ExtMode::BL }),
+                _ => LoadKind::Zext(ExtMode::BL),
+            };
+            load_int(lower, kind, mem, trap)
+        }
+        (Opcode::Load, 128) => {
+            // The high half comes first in memory.
+            let hi = load_int(lower, LoadKind::Int(Size::S64), mem, trap);
+            let lo = load_int(lower, LoadKind::Int(Size::S64), hi_mem, trap);
+            let (lo, hi) = (bswap(lower, Size::S64, lo), bswap(lower, Size::S64, hi));
+            return Some(vec![lo, hi]);
+        }
+        (Opcode::Load, _) if ty.is_float() => {
+            let size = if ty.bits() == 64 {
+                Size::S64
+            } else {
+                Size::S32
+            };
+            let raw = load_int(lower, LoadKind::Int(size), mem, trap);
+            let swapped = bswap(lower, size, raw);
+            let dst = lower.alloc_vreg(RegClass::Float);
+            lower.emit(Inst::MovToXmm {
+                size,
+                dst,
+                src: swapped,
+            });
+            return Some(vec![dst]);
+        }
+        (Opcode::Load, 16) | (Opcode::Uload16, _) => {
+            let raw = load_int(lower, LoadKind::Zext(ExtMode::WL), mem, trap);
+            bswap(lower, Size::S16, raw)
+        }
+        (Opcode::Sload16, _) => {
+            let raw = load_int(lower, LoadKind::Zext(ExtMode::WL), mem, trap);
+            let swapped = bswap(lower, Size::S16, raw);
+            sext(lower, if wide { ExtMode::WQ } else { ExtMode::WL }, swapped)
+        }
+        (Opcode::Load, 32) | (Opcode::Uload32, _) => {
+            let raw = load_int(lower, LoadKind::Int(Size::S32), mem, trap);
+            bswap(lower, Size::S32, raw)
+        }
+        (Opcode::Sload32, _) => {
+            let raw = load_int(lower, LoadKind::Int(Size::S32), mem, trap);
+            let swapped = bswap(lower, Size::S32, raw);
+            sext(lower, ExtMode::LQ, swapped)
+        }
+        (Opcode::Load, 64) => {
+            let raw = load_int(lower, LoadKind::Int(Size::S64), mem, trap);
+            bswap(lower, Size::S64, raw)
+        }
+        _ => return None,
+    };
+    Some(vec![v])
+}
+
+/// A big-endian store: byte-swap a copy at the access width, then store it.
+fn store_big(
+    lower: &mut Lower<'_, Inst>,
+    opcode: Opcode,
+    val: Value,
+    mem: Mem,
+    hi_mem: Mem,
+    trap: Option<TrapCode>,
+) -> Option<()> {
+    let ty = lower.value_type(val);
+    let store = |lower: &mut Lower<'_, Inst>, size, src, mem| {
+        lower.emit(Inst::Store {
+            kind: StoreKind::Int(size),
+            src,
+            mem,
+            trap,
+        });
+    };
+    let size = match opcode {
+        Opcode::Istore8 => Size::S8,
+        Opcode::Istore16 => Size::S16,
+        Opcode::Istore32 => Size::S32,
+        Opcode::Store if ty == Type::I128 => {
+            let regs = lower.value_regs(val);
+            let (lo, hi) = (regs.regs()[0], regs.regs()[1]);
+            let (lo, hi) = (bswap(lower, Size::S64, lo), bswap(lower, Size::S64, hi));
+            store(lower, Size::S64, hi, mem);
+            store(lower, Size::S64, lo, hi_mem);
+            return Some(());
+        }
+        Opcode::Store if ty.is_float() || ty.bits() <= 64 => exact_size(ty.as_int()),
+        _ => return None,
+    };
+    let mut src = lower.value_vreg(val);
+    if ty.is_float() {
+        let bits = lower.alloc_vreg(RegClass::Int);
+        lower.emit(Inst::MovFromXmm {
+            size,
+            dst: bits,
+            src,
+        });
+        src = bits;
+    }
+    if size != Size::S8 {
+        src = bswap(lower, size, src);
+    }
+    store(lower, size, src, mem);
+    Some(())
+}
+
 fn check_endianness(flags: MemFlags) -> Result<(), CodegenError> {
     match flags.endianness {
         Some(Endianness::Big) => Err(CodegenError::unsupported("big-endian memory access")),
@@ -102,6 +254,46 @@ pub fn lower_memory(
         what: format!("memory access in {}", f.name),
     };
     match data {
+        InstructionData::Load {
+            opcode,
+            flags,
+            arg,
+            offset,
+        } if is_big(flags) => {
+            let ty = result_ty.expect("a load has a result");
+            let base = lower.value_vreg(arg);
+            let mem = |disp| Mem::Reg { base, disp };
+            load_big(
+                lower,
+                opcode,
+                ty,
+                mem(offset),
+                mem(offset + 8),
+                flags.trap_code,
+            )
+            .ok_or_else(|| unsupported(opcode, Some(ty)))
+            .map(Some)
+        }
+        InstructionData::Store {
+            opcode,
+            flags,
+            args: [val, addr],
+            offset,
+        } if is_big(flags) => {
+            let base = lower.value_vreg(addr);
+            let mem = |disp| Mem::Reg { base, disp };
+            let ty = f.dfg.value_type(val);
+            store_big(
+                lower,
+                opcode,
+                val,
+                mem(offset),
+                mem(offset + 8),
+                flags.trap_code,
+            )
+            .ok_or_else(|| unsupported(opcode, Some(ty)))?;
+            Ok(Some(Vec::new()))
+        }
         InstructionData::Load {
             opcode,
             flags,
