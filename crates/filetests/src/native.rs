@@ -310,6 +310,21 @@ extern "C" fn fma_f64(a: f64, b: f64, c: f64) -> f64 {
     a.mul_add(b, c)
 }
 
+// 128-bit division helpers the backend calls after checking for the trapping cases (so plain
+// wrapping arithmetic is exact here).
+extern "C" fn udivti3(a: u128, b: u128) -> u128 {
+    a.wrapping_div(b)
+}
+extern "C" fn divti3(a: i128, b: i128) -> i128 {
+    a.wrapping_div(b)
+}
+extern "C" fn umodti3(a: u128, b: u128) -> u128 {
+    a.wrapping_rem(b)
+}
+extern "C" fn modti3(a: i128, b: i128) -> i128 {
+    a.wrapping_rem(b)
+}
+
 /// Cranelift libcall names and their implementations.
 const LIBCALLS: &[(&str, *const u8)] = &[
     ("CeilF32", ceil_f32 as *const u8),
@@ -322,6 +337,10 @@ const LIBCALLS: &[(&str, *const u8)] = &[
     ("NearestF64", nearest_f64 as *const u8),
     ("FmaF32", fma_f32 as *const u8),
     ("FmaF64", fma_f64 as *const u8),
+    ("__udivti3", udivti3 as *const u8),
+    ("__divti3", divti3 as *const u8),
+    ("__umodti3", umodti3 as *const u8),
+    ("__modti3", modti3 as *const u8),
 ];
 
 fn to_jit(v: DataValue) -> Value {

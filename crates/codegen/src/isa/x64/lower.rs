@@ -1237,6 +1237,13 @@ pub fn lower_inst(
             let regs = abi::gen_call(lower, CallDest::Indirect(target), sig, &args[1..])?;
             return Ok(Some(regs));
         }
+        InstructionData::Binary {
+            opcode: opcode @ (Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem),
+            args: [a, b],
+        } if f.dfg.value_type(a) == Type::I128 => {
+            let regs = super::lower_i128::lower_divrem(lower, opcode, a, b)?;
+            return Ok(Some(regs));
+        }
         InstructionData::Ternary {
             opcode: Opcode::Fma,
             args,

@@ -10,7 +10,10 @@
 //! [`check_i128`] rejects (as unsupported) every instruction that touches an `i128` value
 //! without a rule here, so no single-register rule ever sees half of a pair.
 
-use kestrel_ir::{Inst as IrInst, IntCC, Opcode, Type, Value};
+use kestrel_ir::{
+    AbiParam, CallConv, FunctionName, Inst as IrInst, IntCC, Opcode, Signature, TrapCode, Type,
+    Value,
+};
 use kestrel_regalloc::{RegClass, VReg};
 
 use super::asm::alu::{AluOp, UnaryOp};
@@ -18,7 +21,7 @@ use super::asm::bits::BitCount;
 use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::{DoubleShift, ShiftOp};
 use super::asm::Size;
-use super::inst::{Cond, Inst, RegImm};
+use super::inst::{CallDest, Cond, Inst, RegImm};
 use super::lower::{IselCtx, Out};
 use crate::machinst::lower::Lower;
 use crate::machinst::CodegenError;
@@ -27,6 +30,10 @@ use crate::machinst::CodegenError;
 const I128_OPCODES: &[Opcode] = &[
     Opcode::Iadd,
     Opcode::Isub,
+    Opcode::Udiv,
+    Opcode::Sdiv,
+    Opcode::Urem,
+    Opcode::Srem,
     Opcode::UaddOverflow,
     Opcode::SaddOverflow,
     Opcode::UsubOverflow,
@@ -94,6 +101,97 @@ pub fn check_i128(lower: &Lower<'_, Inst>, inst: IrInst) -> Result<(), CodegenEr
         ty: Some(Type::I128),
         what: format!("128-bit operation in {}", f.name),
     })
+}
+
+/// 128-bit division and remainder: the traps are checked inline (division by zero, and
+/// `MIN / -1` for `sdiv`), then the libcall (`__udivti3`, `__divti3`, `__umodti3`,
+/// `__modti3`, which the embedder provides) computes the result; `srem` of `MIN` by `-1` is 0
+/// and needs no check.
+pub fn lower_divrem(
+    lower: &mut Lower<'_, Inst>,
+    opcode: Opcode,
+    a: Value,
+    b: Value,
+) -> Result<Vec<VReg>, CodegenError> {
+    let [al, ah] = pair_of(lower, a);
+    let [bl, bh] = pair_of(lower, b);
+    let int = |lower: &mut Lower<'_, Inst>| lower.alloc_vreg(RegClass::Int);
+    let alu = |lower: &mut Lower<'_, Inst>, op, x, y: RegImm| {
+        let dst = lower.alloc_vreg(RegClass::Int);
+        lower.emit(Inst::Alu {
+            op,
+            size: Size::S64,
+            dst,
+            a: x,
+            b: y,
+        });
+        dst
+    };
+    let any = alu(lower, AluOp::Or, bl, RegImm::Reg(bh));
+    lower.emit(Inst::TrapIf {
+        cond: Cond::Test {
+            size: Size::S64,
+            cc: Cc::E,
+            a: any,
+        },
+        code: TrapCode::INTEGER_DIVISION_BY_ZERO,
+    });
+    if opcode == Opcode::Sdiv {
+        // b == -1: both halves all ones.
+        let both = alu(lower, AluOp::And, bl, RegImm::Reg(bh));
+        let minus_one = int(lower);
+        lower.emit(Inst::Setcc {
+            cond: Cond::Cmp {
+                size: Size::S64,
+                cc: Cc::E,
+                a: both,
+                b: RegImm::Imm(-1),
+            },
+            dst: minus_one,
+        });
+        // a == MIN: high half 0x8000…, low half 0.
+        let min_hi = int(lower);
+        lower.emit(Inst::MovImm {
+            dst: min_hi,
+            imm: 1 << 63,
+        });
+        let x = alu(lower, AluOp::Xor, ah, RegImm::Reg(min_hi));
+        let y = alu(lower, AluOp::Or, x, RegImm::Reg(al));
+        let is_min = int(lower);
+        lower.emit(Inst::Setcc {
+            cond: Cond::Test {
+                size: Size::S64,
+                cc: Cc::E,
+                a: y,
+            },
+            dst: is_min,
+        });
+        let overflow = alu(lower, AluOp::And, minus_one, RegImm::Reg(is_min));
+        lower.emit(Inst::TrapIf {
+            cond: Cond::Test {
+                size: Size::S64,
+                cc: Cc::NE,
+                a: overflow,
+            },
+            code: TrapCode::INTEGER_OVERFLOW,
+        });
+    }
+    let name = match opcode {
+        Opcode::Udiv => "__udivti3",
+        Opcode::Sdiv => "__divti3",
+        Opcode::Urem => "__umodti3",
+        _ => "__modti3",
+    };
+    let mut sig = Signature::new(CallConv::SystemV);
+    sig.params = vec![AbiParam::new(Type::I128); 2];
+    sig.returns = vec![AbiParam::new(Type::I128)];
+    let dest = CallDest::Direct(FunctionName::Named(name.into()));
+    super::abi::gen_call(lower, dest, &sig, &[a, b])
+}
+
+fn pair_of(lower: &mut Lower<'_, Inst>, v: Value) -> [VReg; 2] {
+    let r = lower.value_regs(v);
+    [r.regs()[0], r.regs()[1]]
 }
 
 fn pair_out(lo: VReg, hi: VReg) -> Out {
