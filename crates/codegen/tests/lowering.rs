@@ -152,16 +152,16 @@ fn unsupported_instruction_is_a_typed_error() {
     let f = parse(
         "function %f(i128, i128) -> i128 {
          block0(v0: i128, v1: i128):
-             v2 = udiv v0, v1
+             v2 = umulhi v0, v1
              return v2
          }",
     );
     match X64Backend.compile_function(&f, &Flags::default()) {
         Err(CodegenError::Unsupported {
-            opcode: Some(Opcode::Udiv),
+            opcode: Some(Opcode::Umulhi),
             ..
         }) => {}
-        other => panic!("expected Unsupported(udiv), got {other:?}"),
+        other => panic!("expected Unsupported(umulhi), got {other:?}"),
     }
 }
 
@@ -170,7 +170,7 @@ fn unsupported_type_is_a_typed_error() {
     let f = parse(
         "function %f(i128, i128) -> i128 {
          block0(v0: i128, v1: i128):
-             v2 = sdiv v0, v1
+             v2 = smulhi v0, v1
              return v2
          }",
     );
