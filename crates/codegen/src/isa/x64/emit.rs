@@ -786,16 +786,27 @@ impl MachInst for Inst {
             }
             Inst::CvtU64ToFloat { fsize, .. } => emit_cvt_u64(*fsize, allocs, buf),
             Inst::Alu128 {
-                op_lo, op_hi, flag, ..
+                op_lo,
+                op_hi,
+                cin,
+                flag,
+                ..
             } => {
-                let (lo, hi) = (gpr(allocs[4]), gpr(allocs[5]));
-                debug_assert_eq!((allocs[0], allocs[1]), (allocs[4], allocs[5]));
+                let d = 4 + usize::from(cin.is_some());
+                let (lo, hi) = (gpr(allocs[d]), gpr(allocs[d + 1]));
+                debug_assert_eq!((allocs[0], allocs[1]), (allocs[d], allocs[d + 1]));
+                if cin.is_some() {
+                    // CF = (cin != 0).
+                    let r11 = GprMem::Reg(Gpr::R11);
+                    moves::mov_rm_r(buf, Size::S32, &r11, gpr(allocs[4]));
+                    alu::unary_rm(buf, UnaryOp::Neg, Size::S8, &r11);
+                }
                 // dst_lo is a_lo's register; b_hi is another live value, so writing dst_lo
                 // cannot clobber it.
                 alu::alu_rm_r(buf, *op_lo, Size::S64, &GprMem::Reg(lo), gpr(allocs[2]));
                 alu::alu_rm_r(buf, *op_hi, Size::S64, &GprMem::Reg(hi), gpr(allocs[3]));
                 if let Some((cc, _)) = flag {
-                    let f = gpr(allocs[6]);
+                    let f = gpr(allocs[d + 2]);
                     cc_ops::setcc(buf, *cc, &GprMem::Reg(f));
                     moves::movzx(buf, ExtMode::BL, f, &GprMem::Reg(f));
                 }

@@ -424,6 +424,8 @@ pub enum Inst {
         dst: [VReg; 2],
         a: [VReg; 2],
         b: [VReg; 2],
+        /// A carry/borrow in (`cin != 0`), used by `op_lo` (then `adc`/`sbb`).
+        cin: Option<VReg>,
         flag: Option<(Cc, VReg)>,
     },
     /// `dst = (a <cc> b)` for 128-bit values, from `cmp a_lo, b_lo; sbb a_hi, b_hi` (on a
@@ -666,9 +668,14 @@ impl Inst {
                 out.push(reuse_def(*dst, 0));
             }
             Inst::Alu128 {
-                dst, a, b, flag, ..
+                dst,
+                a,
+                b,
+                cin,
+                flag,
+                ..
             } => {
-                for v in a.iter().chain(b) {
+                for v in a.iter().chain(b).chain(cin) {
                     out.push(Operand::reg_use(*v));
                 }
                 out.push(reuse_def(dst[0], 0));
@@ -956,11 +963,27 @@ impl Inst {
                 format!("{} = cvtsi2f.{} {}", ops[1], isize.bits(), ops[0])
             }
             Inst::CvtU64ToFloat { .. } => format!("{} = cvtu64 {}", ops[1], ops[0]),
-            Inst::Alu128 { op_lo, op_hi, .. } => format!(
-                "{}:{} = {op_lo:?}/{op_hi:?} {}:{}, {}:{}",
-                ops[5], ops[4], ops[1], ops[0], ops[3], ops[2]
-            )
-            .to_lowercase(),
+            Inst::Alu128 {
+                op_lo, op_hi, cin, ..
+            } => {
+                let d = 4 + usize::from(cin.is_some());
+                let carry = if cin.is_some() {
+                    format!(", carry {}", ops[4])
+                } else {
+                    String::new()
+                };
+                let flag = ops.get(d + 2).map(|f| format!(", {f}")).unwrap_or_default();
+                format!(
+                    "{}:{}{flag} = {op_lo:?}/{op_hi:?} {}:{}, {}:{}{carry}",
+                    ops[d + 1],
+                    ops[d],
+                    ops[1],
+                    ops[0],
+                    ops[3],
+                    ops[2]
+                )
+                .to_lowercase()
+            }
             Inst::Cmp128 { cc, .. } => format!(
                 "{} = cmp128 {}:{}, {}:{} ?{cc:?}",
                 ops[4], ops[1], ops[0], ops[3], ops[2]

@@ -924,7 +924,7 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn overflow128(&mut self, op_lo: AluOp, op_hi: AluOp, cc: Cc, a: Value, b: Value) -> Out {
-        self.i128_overflow(op_lo, op_hi, cc, a, b)
+        self.i128_overflow(op_lo, op_hi, cc, a, b, None)
     }
 
     fn cc_o(&mut self) -> Cc {
@@ -977,6 +977,10 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn count128(&mut self, op: BitCount, a: Value) -> Out {
         self.i128_count(op, a)
+    }
+
+    fn overflow_carry128(&mut self, op: AluOp, cc: Cc, a: Value, b: Value, c: Value) -> Out {
+        self.i128_overflow(op, op, cc, a, b, Some(c))
     }
 
     fn overflow_carry(&mut self, ty: Type, op: AluOp, cc: Cc, a: Value, b: Value, c: Value) -> Out {

@@ -38,6 +38,10 @@ const I128_OPCODES: &[Opcode] = &[
     Opcode::SaddOverflow,
     Opcode::UsubOverflow,
     Opcode::SsubOverflow,
+    Opcode::UaddOverflowCin,
+    Opcode::SaddOverflowCin,
+    Opcode::UsubOverflowBin,
+    Opcode::SsubOverflowBin,
     Opcode::Imul,
     Opcode::Band,
     Opcode::Bor,
@@ -273,6 +277,7 @@ impl IselCtx<'_, '_> {
             dst,
             a,
             b,
+            cin: None,
             flag: None,
         });
         dst
@@ -286,8 +291,10 @@ impl IselCtx<'_, '_> {
         cc: Cc,
         a: Value,
         b: Value,
+        cin: Option<Value>,
     ) -> Out {
         let (a, b) = (self.pair(a), self.pair(b));
+        let cin = cin.map(|c| self.lower.value_vreg(c));
         let dst = [self.fresh(), self.fresh()];
         let f = self.fresh();
         self.lower.emit(Inst::Alu128 {
@@ -296,6 +303,7 @@ impl IselCtx<'_, '_> {
             dst,
             a,
             b,
+            cin,
             flag: Some((cc, f)),
         });
         Out::three(dst[0], dst[1], f)
