@@ -1,0 +1,86 @@
+//! How `test run` files are judged natively: a pass, an unsupported feature (a failure that
+//! names it, never a silent fallback to the interpreter), a native trap reported like the
+//! interpreter's, and `--interpret-only` still interpreting.
+
+use kestrel_filetests::{run_bytes, Options, Outcome};
+
+fn run(text: &str, interpret_only: bool) -> Outcome {
+    let opts = Options {
+        interpret_only,
+        ..Options::default()
+    };
+    run_bytes(text.as_bytes(), "test.clif", &opts, &mut Vec::new())
+}
+
+const ADD: &str = "test run
+target x86_64
+function %f(i64, i64) -> i64 {
+block0(v0: i64, v1: i64):
+    v2 = iadd v0, v1
+    return v2
+}
+; run: %f(2, 3) == 5
+";
+
+#[test]
+fn supported_file_passes_natively() {
+    assert_eq!(run(ADD, false), Outcome::Pass);
+}
+
+#[test]
+fn wrong_expectation_fails_with_the_lead_format() {
+    let text = ADD.replace("== 5", "== 6");
+    match run(&text, false) {
+        Outcome::Fail(why) => assert_eq!(why, ["%f: line 8: expected 6, got 5"]),
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn unsupported_feature_fails_and_names_it() {
+    let text = "test run
+target x86_64
+function %f(i128, i128) -> i128 {
+block0(v0: i128, v1: i128):
+    v2 = umulhi v0, v1
+    return v2
+}
+; run: %f(2, 3) == 0
+";
+    match run(text, false) {
+        Outcome::Fail(why) => {
+            assert!(
+                why[0].contains("unsupported") && why[0].contains("umulhi"),
+                "{why:?}"
+            )
+        }
+        other => panic!("expected a failure, got {other:?}"),
+    }
+    // The interpreter runs it when asked to.
+    assert_eq!(run(text, true), Outcome::Pass);
+}
+
+#[test]
+fn native_trap_is_reported_like_the_interpreter() {
+    let text = "test run
+target x86_64
+function %f(i32, i32) -> i32 {
+block0(v0: i32, v1: i32):
+    v2 = udiv v0, v1
+    return v2
+}
+; run: %f(1, 0) == 0
+";
+    for interpret_only in [false, true] {
+        match run(text, interpret_only) {
+            Outcome::Fail(why) => assert!(why[0].contains("trap int_divz"), "{why:?}"),
+            other => panic!("expected a trap failure, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn run_without_x86_64_target_is_skipped() {
+    let text = ADD.replace("target x86_64", "target aarch64");
+    assert!(matches!(run(&text, false), Outcome::Skip(_)));
+}
