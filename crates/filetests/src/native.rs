@@ -325,6 +325,20 @@ extern "C" fn modti3(a: i128, b: i128) -> i128 {
     a.wrapping_rem(b)
 }
 
+// 128-bit integer to float conversions (Rust's `as` rounds to nearest, ties to even).
+extern "C" fn floattisf(a: i128) -> f32 {
+    a as f32
+}
+extern "C" fn floattidf(a: i128) -> f64 {
+    a as f64
+}
+extern "C" fn floatuntisf(a: u128) -> f32 {
+    a as f32
+}
+extern "C" fn floatuntidf(a: u128) -> f64 {
+    a as f64
+}
+
 /// Cranelift libcall names and their implementations.
 const LIBCALLS: &[(&str, *const u8)] = &[
     ("CeilF32", ceil_f32 as *const u8),
@@ -341,6 +355,10 @@ const LIBCALLS: &[(&str, *const u8)] = &[
     ("__divti3", divti3 as *const u8),
     ("__umodti3", umodti3 as *const u8),
     ("__modti3", modti3 as *const u8),
+    ("__floattisf", floattisf as *const u8),
+    ("__floattidf", floattidf as *const u8),
+    ("__floatuntisf", floatuntisf as *const u8),
+    ("__floatuntidf", floatuntidf as *const u8),
 ];
 
 fn to_jit(v: DataValue) -> Value {

@@ -1248,6 +1248,17 @@ pub fn lower_inst(
             let regs = super::lower_i128::lower_divrem(lower, opcode, a, b)?;
             return Ok(Some(regs));
         }
+        InstructionData::Unary {
+            opcode: opcode @ (Opcode::FcvtFromSint | Opcode::FcvtFromUint),
+            arg,
+        } if f.dfg.value_type(arg) == Type::I128 => {
+            let to = f
+                .dfg
+                .value_type(f.dfg.first_result(inst).expect("a conversion result"));
+            let signed = opcode == Opcode::FcvtFromSint;
+            let regs = super::lower_i128::lower_fcvt_from(lower, signed, to, arg)?;
+            return Ok(Some(regs));
+        }
         InstructionData::Ternary {
             opcode: Opcode::Fma,
             args,

@@ -30,6 +30,8 @@ use crate::machinst::CodegenError;
 const I128_OPCODES: &[Opcode] = &[
     Opcode::Iadd,
     Opcode::Isub,
+    Opcode::FcvtFromSint,
+    Opcode::FcvtFromUint,
     Opcode::Udiv,
     Opcode::Sdiv,
     Opcode::Urem,
@@ -191,6 +193,27 @@ pub fn lower_divrem(
     sig.returns = vec![AbiParam::new(Type::I128)];
     let dest = CallDest::Direct(FunctionName::Named(name.into()));
     super::abi::gen_call(lower, dest, &sig, &[a, b])
+}
+
+/// `fcvt_from_{s,u}int` of an `i128` through the libcalls `__float{,un}ti{s,d}f` (which the
+/// embedder provides), rounding to nearest like the hardware conversions.
+pub fn lower_fcvt_from(
+    lower: &mut Lower<'_, Inst>,
+    signed: bool,
+    to: Type,
+    a: Value,
+) -> Result<Vec<VReg>, CodegenError> {
+    let name = match (signed, to == Type::F32) {
+        (true, true) => "__floattisf",
+        (true, false) => "__floattidf",
+        (false, true) => "__floatuntisf",
+        (false, false) => "__floatuntidf",
+    };
+    let mut sig = Signature::new(CallConv::SystemV);
+    sig.params = vec![AbiParam::new(Type::I128)];
+    sig.returns = vec![AbiParam::new(to)];
+    let dest = CallDest::Direct(FunctionName::Named(name.into()));
+    super::abi::gen_call(lower, dest, &sig, &[a])
 }
 
 fn pair_of(lower: &mut Lower<'_, Inst>, v: Value) -> [VReg; 2] {
