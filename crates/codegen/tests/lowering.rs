@@ -150,28 +150,28 @@ fn loops_keep_final_order_and_block_params() {
 #[test]
 fn unsupported_instruction_is_a_typed_error() {
     let f = parse(
-        "function %f(i128, i128) -> i128 {
-         block0(v0: i128, v1: i128):
-             v2 = umulhi v0, v1
-             return v2
+        "function %f(f64) -> i128 {
+         block0(v0: f64):
+             v1 = fcvt_to_sint.i128 v0
+             return v1
          }",
     );
     match X64Backend.compile_function(&f, &Flags::default()) {
         Err(CodegenError::Unsupported {
-            opcode: Some(Opcode::Umulhi),
+            opcode: Some(Opcode::FcvtToSint),
             ..
         }) => {}
-        other => panic!("expected Unsupported(umulhi), got {other:?}"),
+        other => panic!("expected Unsupported(fcvt_to_sint), got {other:?}"),
     }
 }
 
 #[test]
 fn unsupported_type_is_a_typed_error() {
     let f = parse(
-        "function %f(i128, i128) -> i128 {
-         block0(v0: i128, v1: i128):
-             v2 = smulhi v0, v1
-             return v2
+        "function %f(f32) -> i128 {
+         block0(v0: f32):
+             v1 = fcvt_to_uint.i128 v0
+             return v1
          }",
     );
     let err = X64Backend

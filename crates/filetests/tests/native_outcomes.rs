@@ -40,17 +40,17 @@ fn wrong_expectation_fails_with_the_lead_format() {
 fn unsupported_feature_fails_and_names_it() {
     let text = "test run
 target x86_64
-function %f(i128, i128) -> i128 {
-block0(v0: i128, v1: i128):
-    v2 = umulhi v0, v1
-    return v2
+function %f(f64) -> i128 {
+block0(v0: f64):
+    v1 = fcvt_to_sint.i128 v0
+    return v1
 }
-; run: %f(2, 3) == 0
+; run: %f(0x1.0p0) == 1
 ";
     match run(text, false) {
         Outcome::Fail(why) => {
             assert!(
-                why[0].contains("unsupported") && why[0].contains("umulhi"),
+                why[0].contains("unsupported") && why[0].contains("fcvt_to_sint"),
                 "{why:?}"
             )
         }

@@ -939,6 +939,10 @@ impl generated::Context for IselCtx<'_, '_> {
         self.i128_op_not(op, a, b)
     }
 
+    fn mulhi128(&mut self, signed: bool, a: Value, b: Value) -> Out {
+        self.i128_mulhi(signed, a, b)
+    }
+
     fn not128(&mut self, a: Value) -> Out {
         self.i128_not(a)
     }
