@@ -150,28 +150,28 @@ fn loops_keep_final_order_and_block_params() {
 #[test]
 fn unsupported_instruction_is_a_typed_error() {
     let f = parse(
-        "function %f(f64) -> i128 {
-         block0(v0: f64):
-             v1 = fcvt_to_sint.i128 v0
+        "function %f(i64) -> i128 {
+         block0(v0: i64):
+             v1 = atomic_load.i128 v0
              return v1
          }",
     );
     match X64Backend.compile_function(&f, &Flags::default()) {
         Err(CodegenError::Unsupported {
-            opcode: Some(Opcode::FcvtToSint),
+            opcode: Some(Opcode::AtomicLoad),
             ..
         }) => {}
-        other => panic!("expected Unsupported(fcvt_to_sint), got {other:?}"),
+        other => panic!("expected Unsupported(atomic_load), got {other:?}"),
     }
 }
 
 #[test]
 fn unsupported_type_is_a_typed_error() {
     let f = parse(
-        "function %f(f32) -> i128 {
-         block0(v0: f32):
-             v1 = fcvt_to_uint.i128 v0
-             return v1
+        "function %f(i64, i128) -> i128 {
+         block0(v0: i64, v1: i128):
+             v2 = atomic_rmw.i128 add v0, v1
+             return v2
          }",
     );
     let err = X64Backend

@@ -339,6 +339,20 @@ extern "C" fn floatuntidf(a: u128) -> f64 {
     a as f64
 }
 
+// Float to 128-bit integer conversions; the backend only passes in-range inputs.
+extern "C" fn fixsfti(a: f32) -> i128 {
+    a as i128
+}
+extern "C" fn fixdfti(a: f64) -> i128 {
+    a as i128
+}
+extern "C" fn fixunssfti(a: f32) -> u128 {
+    a as u128
+}
+extern "C" fn fixunsdfti(a: f64) -> u128 {
+    a as u128
+}
+
 /// Cranelift libcall names and their implementations.
 const LIBCALLS: &[(&str, *const u8)] = &[
     ("CeilF32", ceil_f32 as *const u8),
@@ -359,6 +373,10 @@ const LIBCALLS: &[(&str, *const u8)] = &[
     ("__floattidf", floattidf as *const u8),
     ("__floatuntisf", floatuntisf as *const u8),
     ("__floatuntidf", floatuntidf as *const u8),
+    ("__fixsfti", fixsfti as *const u8),
+    ("__fixdfti", fixdfti as *const u8),
+    ("__fixunssfti", fixunssfti as *const u8),
+    ("__fixunsdfti", fixunsdfti as *const u8),
 ];
 
 fn to_jit(v: DataValue) -> Value {

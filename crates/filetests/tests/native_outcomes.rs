@@ -40,17 +40,16 @@ fn wrong_expectation_fails_with_the_lead_format() {
 fn unsupported_feature_fails_and_names_it() {
     let text = "test run
 target x86_64
-function %f(f64) -> i128 {
-block0(v0: f64):
-    v1 = fcvt_to_sint.i128 v0
-    return v1
+function %f(i64) -> i64 windows_fastcall {
+block0(v0: i64):
+    return v0
 }
-; run: %f(0x1.0p0) == 1
+; run: %f(1) == 1
 ";
     match run(text, false) {
         Outcome::Fail(why) => {
             assert!(
-                why[0].contains("unsupported") && why[0].contains("fcvt_to_sint"),
+                why[0].contains("unsupported") && why[0].contains("windows_fastcall"),
                 "{why:?}"
             )
         }

@@ -312,6 +312,30 @@ pub fn gen_call(
     sig: &Signature,
     args: &[Value],
 ) -> Result<Vec<VReg>, CodegenError> {
+    let regs: Vec<Vec<VReg>> = args
+        .iter()
+        .map(|&a| ctx.value_regs(a).regs().to_vec())
+        .collect();
+    gen_call_parts(ctx, callee, sig, &regs)
+}
+
+/// [`gen_call`] with arguments already in vregs (one vreg per argument, each one register).
+pub fn gen_call_regs(
+    ctx: &mut Lower<'_, Inst>,
+    callee: CallDest,
+    sig: &Signature,
+    args: &[VReg],
+) -> Result<Vec<VReg>, CodegenError> {
+    let regs: Vec<Vec<VReg>> = args.iter().map(|&v| vec![v]).collect();
+    gen_call_parts(ctx, callee, sig, &regs)
+}
+
+fn gen_call_parts(
+    ctx: &mut Lower<'_, Inst>,
+    callee: CallDest,
+    sig: &Signature,
+    args: &[Vec<VReg>],
+) -> Result<Vec<VReg>, CodegenError> {
     let locs = param_locs(sig)?;
     let (ret_locs, area) = ret_locs(sig)?;
     let mut seen = Vec::new();
@@ -324,9 +348,8 @@ pub fn gen_call(
         });
         uses.push((ptr, gpr_preg(INT_ARGS[0])));
     }
-    for (&a, locs) in args.iter().zip(locs) {
-        let regs = ctx.value_regs(a);
-        for (&v, loc) in regs.regs().iter().zip(locs) {
+    for (regs, locs) in args.iter().zip(locs) {
+        for (&v, loc) in regs.iter().zip(locs) {
             match loc {
                 Loc::Reg(r) => uses.push((distinct(ctx, &mut seen, v), r)),
                 Loc::Stack(disp) => ctx.emit(Inst::Store {

@@ -1253,6 +1253,23 @@ pub fn lower_inst(
             return Ok(Some(regs));
         }
         InstructionData::Unary {
+            opcode:
+                opcode @ (Opcode::FcvtToSint
+                | Opcode::FcvtToUint
+                | Opcode::FcvtToSintSat
+                | Opcode::FcvtToUintSat),
+            arg,
+        } if f
+            .dfg
+            .inst_results(inst)
+            .first()
+            .map(|&r| f.dfg.value_type(r))
+            == Some(Type::I128) =>
+        {
+            let regs = super::lower_i128::lower_fcvt_to(lower, opcode, arg)?;
+            return Ok(Some(regs));
+        }
+        InstructionData::Unary {
             opcode: opcode @ (Opcode::FcvtFromSint | Opcode::FcvtFromUint),
             arg,
         } if f.dfg.value_type(arg) == Type::I128 => {

@@ -20,6 +20,7 @@ use super::asm::alu::{AluOp, UnaryOp};
 use super::asm::bits::BitCount;
 use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::{DoubleShift, ShiftOp};
+use super::asm::sse::FloatSize;
 use super::asm::Size;
 use super::inst::{CallDest, Cond, Inst, RegImm};
 use super::lower::{IselCtx, Out};
@@ -32,6 +33,10 @@ const I128_OPCODES: &[Opcode] = &[
     Opcode::Isub,
     Opcode::FcvtFromSint,
     Opcode::FcvtFromUint,
+    Opcode::FcvtToSint,
+    Opcode::FcvtToUint,
+    Opcode::FcvtToSintSat,
+    Opcode::FcvtToUintSat,
     Opcode::Umulhi,
     Opcode::Smulhi,
     Opcode::Udiv,
@@ -216,6 +221,146 @@ pub fn lower_fcvt_from(
     sig.returns = vec![AbiParam::new(to)];
     let dest = CallDest::Direct(FunctionName::Named(name.into()));
     super::abi::gen_call(lower, dest, &sig, &[a])
+}
+
+/// `fcvt_to_{s,u}int[_sat]` to `i128`: range checks inline, then the libcall
+/// `__fix{,uns}{s,d}fti` (which the embedder provides) on an in-range input. Trapping forms
+/// trap with `bad_toint` on NaN and `int_ovf` out of range; saturating forms convert 0 in
+/// that case and then replace the result with 0, MIN or MAX.
+pub fn lower_fcvt_to(
+    lower: &mut Lower<'_, Inst>,
+    opcode: Opcode,
+    a: Value,
+) -> Result<Vec<VReg>, CodegenError> {
+    let signed = matches!(opcode, Opcode::FcvtToSint | Opcode::FcvtToSintSat);
+    let sat = matches!(opcode, Opcode::FcvtToSintSat | Opcode::FcvtToUintSat);
+    let from = lower.value_type(a);
+    let f32 = from == Type::F32;
+    let fsize = if f32 { FloatSize::F32 } else { FloatSize::F64 };
+    let fbits = |v: f64| {
+        if f32 {
+            u64::from((v as f32).to_bits())
+        } else {
+            v.to_bits()
+        }
+    };
+    let x = lower.value_vreg(a);
+    let fconst = |lower: &mut Lower<'_, Inst>, v: f64| {
+        let dst = lower.alloc_vreg(RegClass::Float);
+        lower.emit(Inst::XmmConst {
+            size: fsize,
+            dst,
+            bits: fbits(v),
+        });
+        dst
+    };
+    // `ucomis p, q` then `cc` (ordered comparisons: false for NaN).
+    let fset = |lower: &mut Lower<'_, Inst>, p, q, cc| {
+        let dst = lower.alloc_vreg(RegClass::Int);
+        lower.emit(Inst::FSetcc {
+            size: fsize,
+            a: p,
+            b: q,
+            cc,
+            second: None,
+            dst,
+        });
+        dst
+    };
+    let test = |v, cc| Cond::Test {
+        size: Size::S64,
+        cc,
+        a: v,
+    };
+    let (lo, hi) = if signed {
+        (
+            fconst(lower, -(2f64.powi(127))),
+            fconst(lower, 2f64.powi(127)),
+        )
+    } else {
+        (fconst(lower, -1.0), fconst(lower, 2f64.powi(128)))
+    };
+    // in_lo: x >= MIN (signed) or x > -1 (unsigned); in_hi: x < 2^127 or 2^128.
+    let in_lo = fset(lower, x, lo, if signed { Cc::AE } else { Cc::A });
+    let in_hi = fset(lower, hi, x, Cc::A);
+    let nan = fset(lower, x, x, Cc::P);
+    let name = match (signed, f32) {
+        (true, true) => "__fixsfti",
+        (true, false) => "__fixdfti",
+        (false, true) => "__fixunssfti",
+        (false, false) => "__fixunsdfti",
+    };
+    let mut sig = Signature::new(CallConv::SystemV);
+    sig.params = vec![AbiParam::new(from)];
+    sig.returns = vec![AbiParam::new(Type::I128)];
+    let dest = CallDest::Direct(FunctionName::Named(name.into()));
+    if !sat {
+        lower.emit(Inst::TrapIf {
+            cond: test(nan, Cc::NE),
+            code: TrapCode::BAD_CONVERSION_TO_INTEGER,
+        });
+        for ok in [in_lo, in_hi] {
+            lower.emit(Inst::TrapIf {
+                cond: test(ok, Cc::E),
+                code: TrapCode::INTEGER_OVERFLOW,
+            });
+        }
+        return super::abi::gen_call(lower, dest, &sig, &[a]);
+    }
+    let ok = lower.alloc_vreg(RegClass::Int);
+    lower.emit(Inst::Alu {
+        op: AluOp::And,
+        size: Size::S64,
+        dst: ok,
+        a: in_lo,
+        b: RegImm::Reg(in_hi),
+    });
+    let zero_f = fconst(lower, 0.0);
+    let safe = lower.alloc_vreg(RegClass::Float);
+    lower.emit(Inst::XmmSelect {
+        cond: test(ok, Cc::NE),
+        t: x,
+        f: zero_f,
+        dst: safe,
+    });
+    let r = super::abi::gen_call_regs(lower, dest, &sig, &[safe])?;
+    let imm = |lower: &mut Lower<'_, Inst>, v: u64| {
+        let dst = lower.alloc_vreg(RegClass::Int);
+        lower.emit(Inst::MovImm { dst, imm: v });
+        dst
+    };
+    let select = |lower: &mut Lower<'_, Inst>, c: VReg, t: [VReg; 2], f: [VReg; 2]| {
+        let mut out = [f[0]; 2];
+        for i in 0..2 {
+            let dst = lower.alloc_vreg(RegClass::Int);
+            lower.emit(Inst::Cmov {
+                cond: test(c, Cc::NE),
+                t: t[i],
+                f: f[i],
+                dst,
+            });
+            out[i] = dst;
+        }
+        out
+    };
+    // Too large: MAX; too small: MIN (signed) or 0; NaN: 0.
+    let over = fset(lower, x, hi, Cc::AE);
+    let under = fset(lower, lo, x, if signed { Cc::A } else { Cc::AE });
+    let max = if signed {
+        [imm(lower, u64::MAX), imm(lower, i64::MAX as u64)]
+    } else {
+        [imm(lower, u64::MAX), imm(lower, u64::MAX)]
+    };
+    let min = if signed {
+        [imm(lower, 0), imm(lower, 1 << 63)]
+    } else {
+        [imm(lower, 0), imm(lower, 0)]
+    };
+    let r = select(lower, over, max, [r[0], r[1]]);
+    let r = select(lower, under, min, r);
+    let zeros = [imm(lower, 0), imm(lower, 0)];
+    let r = select(lower, nan, zeros, r);
+    Ok(r.to_vec())
 }
 
 fn pair_of(lower: &mut Lower<'_, Inst>, v: Value) -> [VReg; 2] {
