@@ -150,33 +150,32 @@ fn loops_keep_final_order_and_block_params() {
 #[test]
 fn unsupported_instruction_is_a_typed_error() {
     let f = parse(
-        "function %f(i64) -> i128 {
+        "function %f(i64) -> i64 {
          block0(v0: i64):
-             v1 = atomic_load.i128 v0
-             return v1
+             debugtrap
+             return v0
          }",
     );
     match X64Backend.compile_function(&f, &Flags::default()) {
         Err(CodegenError::Unsupported {
-            opcode: Some(Opcode::AtomicLoad),
+            opcode: Some(Opcode::Debugtrap),
             ..
         }) => {}
-        other => panic!("expected Unsupported(atomic_load), got {other:?}"),
+        other => panic!("expected Unsupported(debugtrap), got {other:?}"),
     }
 }
 
 #[test]
-fn unsupported_type_is_a_typed_error() {
+fn unsupported_calling_convention_is_a_typed_error() {
     let f = parse(
-        "function %f(i64, i128) -> i128 {
-         block0(v0: i64, v1: i128):
-             v2 = atomic_rmw.i128 add v0, v1
-             return v2
+        "function %f(i64) -> i64 windows_fastcall {
+         block0(v0: i64):
+             return v0
          }",
     );
     let err = X64Backend
         .compile_function(&f, &Flags::default())
         .unwrap_err();
     assert!(matches!(err, CodegenError::Unsupported { .. }), "{err}");
-    assert!(err.to_string().contains("i128"), "{err}");
+    assert!(err.to_string().contains("windows_fastcall"), "{err}");
 }

@@ -435,7 +435,9 @@ pub fn compute_frame(f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
     let mut slot_offsets = Vec::new();
     let mut off = ret_area;
     for (_, slot) in f.stack_slots.iter() {
-        let align = 1u32 << slot.align_shift.min(4);
+        // At least the natural alignment of a slot up to 16 bytes (for 16-byte atomics).
+        let natural = slot.size.next_power_of_two().min(16);
+        let align = (1u32 << slot.align_shift.min(4)).max(natural);
         off = off.next_multiple_of(align.max(1));
         slot_offsets.push(off as i32);
         off += slot.size;

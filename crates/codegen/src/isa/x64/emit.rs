@@ -365,6 +365,58 @@ fn emit_atomic_loop(
     jcc_to(buf, Cc::NE, again);
 }
 
+/// A 128-bit read-modify-write loop (operands `[addr, val_lo, val_hi]`, then rax, rdx, rbx,
+/// rcx): load the old value into rdx:rax, compute the new one in rcx:rbx, `lock
+/// cmpxchg16b`, retry if the memory changed in between.
+fn emit_atomic_loop128(op: AtomicRmwOp, allocs: &[Allocation], chaos: &mut Chaos, buf: &mut Buf) {
+    let addr = gpr(allocs[0]);
+    let (vl, vh) = (gpr(allocs[1]), gpr(allocs[2]));
+    let m = |disp| GprMem::Mem(Amode::base_disp(addr, disp));
+    let r = GprMem::Reg;
+    moves::mov_r_rm(buf, Size::S64, Gpr::RAX, &m(0));
+    moves::mov_r_rm(buf, Size::S64, Gpr::RDX, &m(8));
+    let again = buf.get_label();
+    buf.bind_label(again, chaos);
+    moves::mov_rm_r(buf, Size::S64, &r(Gpr::RBX), Gpr::RAX);
+    moves::mov_rm_r(buf, Size::S64, &r(Gpr::RCX), Gpr::RDX);
+    let pair = |buf: &mut Buf, lo, hi| {
+        alu::alu_rm_r(buf, lo, Size::S64, &r(Gpr::RBX), vl);
+        alu::alu_rm_r(buf, hi, Size::S64, &r(Gpr::RCX), vh);
+    };
+    // Flags of `x - y` for 128-bit x, y (x_hi copied to r11), then take `val` when `cc`.
+    let pick_val = |buf: &mut Buf, x: (Gpr, Gpr), y: (Gpr, Gpr), cc| {
+        moves::mov_rm_r(buf, Size::S64, &r(Gpr::R11), x.1);
+        alu::alu_rm_r(buf, AluOp::Cmp, Size::S64, &r(x.0), y.0);
+        alu::alu_rm_r(buf, AluOp::Sbb, Size::S64, &r(Gpr::R11), y.1);
+        cc_ops::cmov(buf, cc, Size::S64, Gpr::RBX, &r(vl));
+        cc_ops::cmov(buf, cc, Size::S64, Gpr::RCX, &r(vh));
+    };
+    let (old, val) = ((Gpr::RAX, Gpr::RDX), (vl, vh));
+    match op {
+        AtomicRmwOp::Add => pair(buf, AluOp::Add, AluOp::Adc),
+        AtomicRmwOp::Sub => pair(buf, AluOp::Sub, AluOp::Sbb),
+        AtomicRmwOp::And => pair(buf, AluOp::And, AluOp::And),
+        AtomicRmwOp::Or => pair(buf, AluOp::Or, AluOp::Or),
+        AtomicRmwOp::Xor => pair(buf, AluOp::Xor, AluOp::Xor),
+        AtomicRmwOp::Nand => {
+            pair(buf, AluOp::And, AluOp::And);
+            alu::unary_rm(buf, UnaryOp::Not, Size::S64, &r(Gpr::RBX));
+            alu::unary_rm(buf, UnaryOp::Not, Size::S64, &r(Gpr::RCX));
+        }
+        AtomicRmwOp::Xchg => {
+            moves::mov_rm_r(buf, Size::S64, &r(Gpr::RBX), vl);
+            moves::mov_rm_r(buf, Size::S64, &r(Gpr::RCX), vh);
+        }
+        // min: take val when val < old; max: when old < val.
+        AtomicRmwOp::Umin => pick_val(buf, val, old, Cc::B),
+        AtomicRmwOp::Smin => pick_val(buf, val, old, Cc::L),
+        AtomicRmwOp::Umax => pick_val(buf, old, val, Cc::B),
+        AtomicRmwOp::Smax => pick_val(buf, old, val, Cc::L),
+    }
+    misc::lock_cmpxchg16b(buf, &Amode::base_disp(addr, 0));
+    jcc_to(buf, Cc::NE, again);
+}
+
 /// `jcc` to a label (local to one instruction's sequence).
 fn jcc_to(buf: &mut Buf, cc: Cc, label: Label) {
     let fix = cc_ops::jcc_rel32(buf, cc, 0);
@@ -932,6 +984,10 @@ impl MachInst for Inst {
             Inst::AtomicLoop { size, op, .. } => {
                 emit_atomic_loop(*size, *op, allocs, ctx.chaos, buf);
             }
+            Inst::AtomicCas128 { .. } => {
+                misc::lock_cmpxchg16b(buf, &Amode::base_disp(gpr(allocs[0]), 0));
+            }
+            Inst::AtomicLoop128 { op, .. } => emit_atomic_loop128(*op, allocs, ctx.chaos, buf),
             Inst::AtomicCas { size, .. } => {
                 let m = Amode::base_disp(gpr(allocs[0]), 0);
                 misc::lock_cmpxchg(buf, *size, &m, gpr(allocs[2]));

@@ -520,6 +520,26 @@ pub enum Inst {
         repl: VReg,
         dst: VReg,
     },
+    /// `lock cmpxchg16b [addr]` with `expected` in rdx:rax and `repl` in rcx:rbx; the old
+    /// value in rdx:rax. Operands: `[addr use, expected_lo in rax, expected_hi in rdx, repl_lo
+    /// in rbx, repl_hi in rcx, dst_lo def in rax, dst_hi def in rdx]`.
+    AtomicCas128 {
+        addr: VReg,
+        expected: [VReg; 2],
+        repl: [VReg; 2],
+        dst: [VReg; 2],
+    },
+    /// A 128-bit read-modify-write as a `cmpxchg16b` loop: old value in rdx:rax (`dst`), new
+    /// value computed in rcx:rbx (`tmp`). Operands: `[addr use, val_lo use, val_hi use, dst_lo
+    /// early def in rax, dst_hi early def in rdx, tmp_lo early def in rbx, tmp_hi early def in
+    /// rcx]`.
+    AtomicLoop128 {
+        op: AtomicRmwOp,
+        addr: VReg,
+        val: [VReg; 2],
+        dst: [VReg; 2],
+        tmp: [VReg; 2],
+    },
     /// `call dest`. Operands: the target (indirect calls only), argument uses fixed to their
     /// registers, then result defs fixed to theirs; clobbers the caller-saved registers that
     /// are not results.
@@ -734,6 +754,35 @@ impl Inst {
             }
             Inst::FuncAddr { dst, .. } => out.push(Operand::reg_def(*dst)),
             Inst::Fence => {}
+            Inst::AtomicCas128 {
+                addr,
+                expected,
+                repl,
+                dst,
+            } => {
+                out.push(Operand::reg_use(*addr));
+                out.push(fixed_use(expected[0], gpr_preg(Gpr::RAX)));
+                out.push(fixed_use(expected[1], gpr_preg(Gpr::RDX)));
+                out.push(fixed_use(repl[0], gpr_preg(Gpr::RBX)));
+                out.push(fixed_use(repl[1], gpr_preg(Gpr::RCX)));
+                out.push(fixed_def(dst[0], gpr_preg(Gpr::RAX), OperandPos::Late));
+                out.push(fixed_def(dst[1], gpr_preg(Gpr::RDX), OperandPos::Late));
+            }
+            Inst::AtomicLoop128 {
+                addr,
+                val,
+                dst,
+                tmp,
+                ..
+            } => {
+                out.push(Operand::reg_use(*addr));
+                out.push(Operand::reg_use(val[0]));
+                out.push(Operand::reg_use(val[1]));
+                out.push(fixed_def(dst[0], gpr_preg(Gpr::RAX), OperandPos::Early));
+                out.push(fixed_def(dst[1], gpr_preg(Gpr::RDX), OperandPos::Early));
+                out.push(fixed_def(tmp[0], gpr_preg(Gpr::RBX), OperandPos::Early));
+                out.push(fixed_def(tmp[1], gpr_preg(Gpr::RCX), OperandPos::Early));
+            }
             Inst::AtomicXadd { addr, val, dst, .. } => {
                 out.push(Operand::reg_use(*addr));
                 out.push(Operand::reg_use(*val));
@@ -1020,6 +1069,14 @@ impl Inst {
             Inst::TrapIf { cond, code } => format!("trap_if {}, {code}", cond.pretty(ops)),
             Inst::FuncAddr { name, .. } => format!("{} = func_addr {name}", ops[0]),
             Inst::Fence => "mfence".into(),
+            Inst::AtomicCas128 { .. } => format!(
+                "{}:{} = atomic_cas128 [{}], {}:{}, {}:{}",
+                ops[6], ops[5], ops[0], ops[2], ops[1], ops[4], ops[3]
+            ),
+            Inst::AtomicLoop128 { op, .. } => format!(
+                "{}:{} = atomic_{op}128 [{}], {}:{}",
+                ops[4], ops[3], ops[0], ops[2], ops[1]
+            ),
             Inst::AtomicXadd { size, op, .. } | Inst::AtomicLoop { size, op, .. } => {
                 format!(
                     "{} = atomic_{op}{} [{}], {}",

@@ -95,6 +95,10 @@ const I128_OPCODES: &[Opcode] = &[
     Opcode::Jump,
     Opcode::Load,
     Opcode::Store,
+    Opcode::AtomicLoad,
+    Opcode::AtomicStore,
+    Opcode::AtomicRmw,
+    Opcode::AtomicCas,
     Opcode::StackLoad,
     Opcode::StackStore,
 ];

@@ -51,6 +51,16 @@ fn store_pair(lower: &mut Lower<'_, Inst>, val: Value, mems: [Mem; 2], trap: Opt
     }
 }
 
+fn int(lower: &mut Lower<'_, Inst>) -> VReg {
+    lower.alloc_vreg(RegClass::Int)
+}
+
+fn zero(lower: &mut Lower<'_, Inst>) -> VReg {
+    let dst = int(lower);
+    lower.emit(Inst::MovImm { dst, imm: 0 });
+    dst
+}
+
 fn is_big(flags: MemFlags) -> bool {
     flags.endianness == Some(Endianness::Big)
 }
@@ -415,6 +425,108 @@ pub fn lower_memory(
         } => {
             lower.emit(Inst::Fence);
             Ok(Some(Vec::new()))
+        }
+        InstructionData::LoadNoOffset {
+            opcode: Opcode::AtomicLoad,
+            flags,
+            arg,
+        } if is_big(flags) && result_ty.is_some_and(|t| t.is_int() && t.bits() <= 64) => {
+            // An aligned load of at most 8 bytes is atomic; swap the bytes after it.
+            let ty = result_ty.expect("checked above");
+            let base = lower.value_vreg(arg);
+            let mem = Mem::Reg { base, disp: 0 };
+            load_big(lower, Opcode::Load, ty, mem, mem, flags.trap_code)
+                .ok_or_else(|| unsupported(Opcode::AtomicLoad, Some(ty)))
+                .map(Some)
+        }
+        InstructionData::StoreNoOffset {
+            opcode: Opcode::AtomicStore,
+            flags,
+            args: [val, addr],
+        } if is_big(flags)
+            && f.dfg.value_type(val).is_int()
+            && f.dfg.value_type(val).bits() <= 64 =>
+        {
+            let base = lower.value_vreg(addr);
+            let mem = Mem::Reg { base, disp: 0 };
+            let ty = f.dfg.value_type(val);
+            store_big(lower, Opcode::Store, val, mem, mem, flags.trap_code)
+                .ok_or_else(|| unsupported(Opcode::AtomicStore, Some(ty)))?;
+            lower.emit(Inst::Fence);
+            Ok(Some(Vec::new()))
+        }
+        InstructionData::LoadNoOffset {
+            opcode: Opcode::AtomicLoad,
+            flags,
+            arg,
+        } if result_ty == Some(Type::I128) => {
+            check_endianness(flags)?;
+            // cmpxchg16b with expected = replacement = 0 loads the value (and rewrites it
+            // unchanged if it was 0).
+            let addr = lower.value_vreg(arg);
+            let z: Vec<VReg> = (0..4).map(|_| zero(lower)).collect();
+            let dst = [int(lower), int(lower)];
+            lower.emit(Inst::AtomicCas128 {
+                addr,
+                expected: [z[0], z[1]],
+                repl: [z[2], z[3]],
+                dst,
+            });
+            Ok(Some(dst.to_vec()))
+        }
+        InstructionData::StoreNoOffset {
+            opcode: Opcode::AtomicStore,
+            flags,
+            args: [val, addr],
+        } if f.dfg.value_type(val) == Type::I128 => {
+            check_endianness(flags)?;
+            let addr = lower.value_vreg(addr);
+            let v = lower.value_regs(val);
+            let (dst, tmp) = ([int(lower), int(lower)], [int(lower), int(lower)]);
+            lower.emit(Inst::AtomicLoop128 {
+                op: AtomicRmwOp::Xchg,
+                addr,
+                val: [v.regs()[0], v.regs()[1]],
+                dst,
+                tmp,
+            });
+            Ok(Some(Vec::new()))
+        }
+        InstructionData::AtomicRmw {
+            flags,
+            op,
+            args: [addr, val],
+            ..
+        } if f.dfg.value_type(val) == Type::I128 => {
+            check_endianness(flags)?;
+            let addr = lower.value_vreg(addr);
+            let v = lower.value_regs(val);
+            let (dst, tmp) = ([int(lower), int(lower)], [int(lower), int(lower)]);
+            lower.emit(Inst::AtomicLoop128 {
+                op,
+                addr,
+                val: [v.regs()[0], v.regs()[1]],
+                dst,
+                tmp,
+            });
+            Ok(Some(dst.to_vec()))
+        }
+        InstructionData::AtomicCas {
+            flags,
+            args: [addr, expected, repl],
+            ..
+        } if f.dfg.value_type(expected) == Type::I128 => {
+            check_endianness(flags)?;
+            let addr = lower.value_vreg(addr);
+            let (e, r) = (lower.value_regs(expected), lower.value_regs(repl));
+            let dst = [int(lower), int(lower)];
+            lower.emit(Inst::AtomicCas128 {
+                addr,
+                expected: [e.regs()[0], e.regs()[1]],
+                repl: [r.regs()[0], r.regs()[1]],
+                dst,
+            });
+            Ok(Some(dst.to_vec()))
         }
         InstructionData::LoadNoOffset {
             opcode: Opcode::AtomicLoad,
