@@ -19,8 +19,8 @@ use kestrel_ir::{CallConv, Function, Signature, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, PReg, PRegSet, RegClass, VReg};
 
 use super::asm::sse::FloatSize;
-use super::asm::Gpr;
 use super::asm::Size;
+use super::asm::{Gpr, Xmm};
 use super::emit::Frame;
 use super::inst::{gpr_preg, CallDest, Inst, LoadKind, Mem, StoreKind};
 use crate::machinst::lower::Lower;
@@ -45,7 +45,11 @@ pub enum Loc {
 
 fn check_call_conv(cc: CallConv) -> Result<(), CodegenError> {
     match cc {
-        CallConv::SystemV | CallConv::Fast | CallConv::Cold | CallConv::Tail => Ok(()),
+        CallConv::SystemV
+        | CallConv::Fast
+        | CallConv::Cold
+        | CallConv::Tail
+        | CallConv::WindowsFastcall => Ok(()),
         other => Err(CodegenError::unsupported(format!(
             "calling convention `{}`",
             other.name()
@@ -87,6 +91,9 @@ pub enum RetLoc {
 /// passed by the caller as a hidden first argument (in rdi).
 pub fn ret_locs(sig: &Signature) -> Result<(Vec<Vec<RetLoc>>, u32), CodegenError> {
     check_call_conv(sig.call_conv)?;
+    if sig.call_conv == CallConv::WindowsFastcall {
+        return fastcall_ret_locs(sig);
+    }
     let (mut ints, mut floats, mut area) = (0, 0, 0u32);
     let mut locs = Vec::with_capacity(sig.returns.len());
     for p in &sig.returns {
@@ -117,6 +124,68 @@ pub fn ret_locs(sig: &Signature) -> Result<(Vec<Vec<RetLoc>>, u32), CodegenError
     Ok((locs, area))
 }
 
+/// Windows x64: one result, in rax or xmm0.
+fn fastcall_ret_locs(sig: &Signature) -> Result<(Vec<Vec<RetLoc>>, u32), CodegenError> {
+    match sig.returns.as_slice() {
+        [] => Ok((Vec::new(), 0)),
+        [p] => match regs_of(p.value_type)? {
+            (RegClass::Int, 1) => Ok((vec![vec![RetLoc::Reg(gpr_preg(Gpr::RAX))]], 0)),
+            (RegClass::Float, 1) => Ok((vec![vec![RetLoc::Reg(xmm_preg(0))]], 0)),
+            _ => Err(CodegenError::unsupported(
+                "an i128 result under windows_fastcall",
+            )),
+        },
+        _ => Err(CodegenError::unsupported(
+            "several results under windows_fastcall",
+        )),
+    }
+}
+
+/// Windows x64: argument `i` in rcx, rdx, r8, r9 (or xmm`i`) for `i < 4`, the rest on the
+/// stack above the caller's 32-byte shadow area.
+fn fastcall_param_locs(sig: &Signature) -> Result<Vec<Vec<Loc>>, CodegenError> {
+    const ARGS: [Gpr; 4] = [Gpr::RCX, Gpr::RDX, Gpr::R8, Gpr::R9];
+    sig.params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            Ok(vec![match regs_of(p.value_type)? {
+                (_, 2) => {
+                    return Err(CodegenError::unsupported(
+                        "an i128 argument under windows_fastcall",
+                    ))
+                }
+                (RegClass::Int, _) if i < 4 => Loc::Reg(gpr_preg(ARGS[i])),
+                (RegClass::Float, _) if i < 4 => Loc::Reg(xmm_preg(i)),
+                _ => Loc::Stack(FASTCALL_SHADOW as i32 + 8 * (i as i32 - 4)),
+            }])
+        })
+        .collect()
+}
+
+/// The stack space a Windows x64 caller reserves for the callee's register arguments.
+const FASTCALL_SHADOW: u32 = 32;
+
+/// Bytes of outgoing-argument area a call of `sig` needs at least.
+pub fn min_out_area(sig: &Signature) -> u32 {
+    if sig.call_conv == CallConv::WindowsFastcall {
+        FASTCALL_SHADOW
+    } else {
+        0
+    }
+}
+
+/// Registers a function of convention `cc` must preserve (besides rbp and rsp).
+fn callee_saved(cc: CallConv) -> (Vec<Gpr>, Vec<Xmm>) {
+    let mut gprs = CALLEE_SAVED.to_vec();
+    let mut xmms = Vec::new();
+    if cc == CallConv::WindowsFastcall {
+        gprs.extend([Gpr::RSI, Gpr::RDI]);
+        xmms.extend((6..16).map(Xmm::new));
+    }
+    (gprs, xmms)
+}
+
 /// Whether calls of `sig` pass a hidden return-area pointer.
 pub fn needs_ret_area(sig: &Signature) -> bool {
     ret_locs(sig).is_ok_and(|(_, area)| area > 0)
@@ -127,6 +196,9 @@ pub fn needs_ret_area(sig: &Signature) -> bool {
 /// area, rdi carries its address and the parameters start at rsi.
 pub fn param_locs(sig: &Signature) -> Result<Vec<Vec<Loc>>, CodegenError> {
     check_call_conv(sig.call_conv)?;
+    if sig.call_conv == CallConv::WindowsFastcall {
+        return fastcall_param_locs(sig);
+    }
     let hidden = usize::from(needs_ret_area(sig));
     let (mut ints, mut floats, mut stack) = (hidden, 0, 0i32);
     sig.params
@@ -389,6 +461,7 @@ fn gen_call_parts(
         uses,
         defs,
         clobbers,
+        out_area: min_out_area(sig),
     });
     for load in loads {
         ctx.emit(load);
@@ -408,6 +481,7 @@ pub fn compute_frame(f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
                 mem: Mem::OutgoingArg { disp },
                 ..
             } => out_args = out_args.max(*disp as u32 + 8),
+            Inst::Call { out_area, .. } => out_args = out_args.max(*out_area),
             _ => {}
         }
     }
@@ -426,12 +500,18 @@ pub fn compute_frame(f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
             }
         }
     }
-    let saved: Vec<Gpr> = CALLEE_SAVED
-        .iter()
-        .copied()
+    let (gprs, xmms) = callee_saved(f.signature.call_conv);
+    let saved: Vec<Gpr> = gprs
+        .into_iter()
         .filter(|&g| used.contains(gpr_preg(g)))
         .collect();
-    let save_area = 8 * saved.len() as u32;
+    let saved_xmm: Vec<Xmm> = xmms
+        .into_iter()
+        .filter(|&x| used.contains(xmm_preg(usize::from(x.enc()))))
+        .collect();
+    // GPRs at [rbp - 8*(i+1)], then XMMs in 16-byte slots below them.
+    let xmm_base = (8 * saved.len() as u32).next_multiple_of(16);
+    let save_area = xmm_base + 16 * saved_xmm.len() as u32;
     let mut slot_offsets = Vec::new();
     let mut off = ret_area;
     for (_, slot) in f.stack_slots.iter() {
@@ -449,6 +529,8 @@ pub fn compute_frame(f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
     Frame {
         size,
         saved,
+        saved_xmm,
+        xmm_save_base: xmm_base as i32,
         spill_base: spill_base as i32,
         slot_offsets,
         ret_area_base: ret_area_base as i32,

@@ -98,6 +98,9 @@ pub struct Frame {
     pub size: u32,
     /// Callee-saved registers to save, at `[rbp - 8*(i+1)]`.
     pub saved: Vec<Gpr>,
+    /// Callee-saved XMM registers (Windows x64), at `[rbp - xmm_save_base - 16*(i+1)]`.
+    pub saved_xmm: Vec<Xmm>,
+    pub xmm_save_base: i32,
     /// Offset of spill slot 0 from `rsp`.
     pub spill_base: i32,
     /// Offset of each explicit stack slot from `rsp`.
@@ -107,6 +110,11 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// Where callee-saved XMM register `i` is kept.
+    fn xmm_save_slot(&self, i: usize) -> Amode {
+        Amode::base_disp(Gpr::RBP, -self.xmm_save_base - 16 * (i as i32 + 1))
+    }
+
     /// The address of `mem`; a register base is `allocs[0]`.
     fn amode(&self, mem: &Mem, allocs: &[Allocation]) -> Amode {
         match *mem {
@@ -694,6 +702,10 @@ impl MachInst for Inst {
                     let m = GprMem::Mem(Amode::base_disp(Gpr::RBP, -8 * (i as i32 + 1)));
                     moves::mov_r_rm(buf, Size::S64, r, &m);
                 }
+                for (i, &x) in ctx.frame.saved_xmm.iter().enumerate() {
+                    let m = ctx.frame.xmm_save_slot(i);
+                    sse::sse_r_rm(buf, SseOp::Movdqu, x, &XmmMem::Mem(m));
+                }
                 moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(Gpr::RSP), Gpr::RBP);
                 misc::pop_r(buf, Gpr::RBP);
                 misc::ret(buf);
@@ -1070,6 +1082,9 @@ impl MachInst for Inst {
         for (i, &r) in frame.saved.iter().enumerate() {
             let m = GprMem::Mem(Amode::base_disp(Gpr::RBP, -8 * (i as i32 + 1)));
             moves::mov_rm_r(buf, Size::S64, &m, r);
+        }
+        for (i, &x) in frame.saved_xmm.iter().enumerate() {
+            sse::sse_store(buf, SseStore::Movdqu, &frame.xmm_save_slot(i), x);
         }
     }
 

@@ -548,6 +548,9 @@ pub enum Inst {
         uses: Vec<(VReg, PReg)>,
         defs: Vec<(VReg, PReg)>,
         clobbers: PRegSet,
+        /// Bytes of outgoing-argument area the callee's convention requires at least (the
+        /// Windows x64 shadow space).
+        out_area: u32,
     },
 }
 
