@@ -163,6 +163,7 @@ pub fn add_text(
         let checked = Flags {
             check_regalloc: true,
             keep_text: false,
+            ..Flags::default()
         };
         match X64Backend.compile_function(&kf, &checked) {
             Err(e @ CodegenError::Unsupported { .. }) => {

@@ -44,6 +44,7 @@ pub fn compile(path: &Path, show: Show, check_regalloc: bool) -> Result<ExitCode
     let flags = Flags {
         check_regalloc: check_regalloc || cfg!(debug_assertions),
         keep_text: show.vcode || show.regalloc,
+        ..Flags::default()
     };
     for (i, f) in funcs.iter().enumerate() {
         if i > 0 {

@@ -163,7 +163,14 @@ fn regalloc_stress_reports_and_catches_faults() {
         out.lines().last(),
         Some("40 functions, 0 checker failures, 0 executor mismatches")
     );
-    let o = kestrel(&["regalloc-stress", "--seed", "4", "--count", "40", "--inject-faults"]);
+    let o = kestrel(&[
+        "regalloc-stress",
+        "--seed",
+        "4",
+        "--count",
+        "40",
+        "--inject-faults",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let last = stdout(&o).lines().last().unwrap_or_default().to_string();
     let (changed, caught) = last
@@ -173,5 +180,8 @@ fn regalloc_stress_reports_and_catches_faults() {
             Some((words.get(2)?.to_string(), words.get(5)?.to_string()))
         })
         .unwrap_or_else(|| panic!("unexpected summary: {last}"));
-    assert_eq!(changed, caught, "every fault that changes results is caught: {last}");
+    assert_eq!(
+        changed, caught,
+        "every fault that changes results is caught: {last}"
+    );
 }

@@ -34,9 +34,11 @@ fn disassemble(code: &[u8], len: usize) -> Vec<String> {
 
 /// The expected comment block for one compiled function.
 fn expectation(f: &kestrel_ir::Function) -> Vec<String> {
+    // A fixed feature set: the expected output must not depend on the machine.
     let flags = Flags {
         check_regalloc: true,
         keep_text: true,
+        features: kestrel_codegen::isa::x64::features::CpuFeatures::all(),
     };
     let mut out = Vec::new();
     match X64Backend.compile_function(f, &flags) {

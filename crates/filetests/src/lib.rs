@@ -271,15 +271,21 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
         warn = false;
     }
     if native {
-        match native::NativeModule::compile(&funcs) {
-            Ok(module) => {
-                for _ in 0..native_targets {
+        // One native run per `target x86_64` line, for a CPU with that line's features.
+        for target in header.targets.iter().filter(|t| t.isa == "x86_64") {
+            let host = native::CpuFeatures::host();
+            let mut features = host;
+            for flag in &target.flags {
+                features.apply_flag(flag);
+            }
+            match native::NativeModule::compile_for(&funcs, features.intersect(host)) {
+                Ok(module) => {
                     let mut call = |f: &str, args: &[DataValue]| module.call(f, args);
                     run_directives(&header, &funcs, opts, notes, warn, &mut call, &mut failures);
                     warn = false;
                 }
+                Err(errors) => failures.extend(errors),
             }
-            Err(errors) => failures.extend(errors),
         }
     }
     if failures.is_empty() {

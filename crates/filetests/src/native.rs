@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use kestrel_codegen::chaos::Chaos;
+pub use kestrel_codegen::isa::x64::features::CpuFeatures;
 use kestrel_codegen::isa::x64::{abi, Flags, X64Backend};
 use kestrel_interp::DataValue;
 use kestrel_ir::{CallConv, Function, FunctionName, Type};
@@ -98,15 +99,32 @@ impl NativeModule {
         Self::compile_with_chaos(funcs, &Chaos::disabled)
     }
 
+    /// Like [`NativeModule::compile`], for a CPU with `features` (a `target` line's flags).
+    pub fn compile_for(
+        funcs: &[Function],
+        features: CpuFeatures,
+    ) -> Result<NativeModule, Vec<String>> {
+        Self::compile_with(funcs, &Chaos::disabled, features)
+    }
+
     /// Like [`NativeModule::compile`], asking a fresh chaos control from `chaos` for each
     /// function (to check that skipping optional optimizations keeps results the same).
     pub fn compile_with_chaos(
         funcs: &[Function],
         chaos: &dyn Fn() -> Chaos,
     ) -> Result<NativeModule, Vec<String>> {
+        Self::compile_with(funcs, chaos, CpuFeatures::host())
+    }
+
+    fn compile_with(
+        funcs: &[Function],
+        chaos: &dyn Fn() -> Chaos,
+        features: CpuFeatures,
+    ) -> Result<NativeModule, Vec<String>> {
         let flags = Flags {
             check_regalloc: true,
             keep_text: false,
+            features,
         };
         let mut builder = JitBuilder::new();
         for &(name, ptr) in LIBCALLS {

@@ -83,3 +83,27 @@ fn run_without_x86_64_target_is_skipped() {
     let text = ADD.replace("target x86_64", "target aarch64");
     assert!(matches!(run(&text, false), Outcome::Skip(_)));
 }
+
+#[test]
+fn target_flags_turn_cpu_features_off() {
+    // `clz` needs LZCNT; a target line that turns it off gets an error naming it, not code
+    // that silently runs as BSR. The host-feature target line next to it runs normally
+    // (when the host has LZCNT).
+    let text = "test run
+target x86_64 has_lzcnt=false
+function %f(i32) -> i32 {
+block0(v0: i32):
+    v1 = clz v0
+    return v1
+}
+; run: %f(1) == 31
+";
+    match run(text, false) {
+        Outcome::Fail(why) => assert!(why[0].contains("LZCNT"), "{why:?}"),
+        other => panic!("expected a failure, got {other:?}"),
+    }
+    if std::is_x86_feature_detected!("lzcnt") {
+        let text = text.replace("has_lzcnt=false", "has_avx");
+        assert_eq!(run(&text, false), Outcome::Pass, "unused flags are ignored");
+    }
+}

@@ -31,6 +31,7 @@ fn supported(
     let flags = Flags {
         check_regalloc: true,
         keep_text: false,
+        ..Flags::default()
     };
     let mut ok: HashSet<String> = HashSet::new();
     for f in funcs {

@@ -8,6 +8,7 @@
 pub mod abi;
 pub mod asm;
 pub mod emit;
+pub mod features;
 pub mod inst;
 pub mod lower;
 pub mod lower_i128;
@@ -32,6 +33,8 @@ pub struct Flags {
     pub check_regalloc: bool,
     /// Keep the printed VCode (before and after allocation) in the result.
     pub keep_text: bool,
+    /// Instruction-set extensions the code may use (default: the host's).
+    pub features: features::CpuFeatures,
 }
 
 /// The x86-64 (System V) backend.
@@ -58,6 +61,7 @@ impl X64Backend {
         if let Err(errors) = kestrel_ir::verify_function(f) {
             return Err(CodegenError::Verifier(errors.to_string()));
         }
+        features::check_function(f, &flags.features)?;
         let options = CompileOptions {
             check_regalloc: flags.check_regalloc,
             keep_text: flags.keep_text,

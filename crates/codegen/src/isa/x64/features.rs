@@ -1,0 +1,181 @@
+//! CPU features beyond baseline x86-64 that the backend's lowerings use, and the gate that
+//! keeps a function from being compiled for a CPU that lacks one.
+//!
+//! Contract. The lowerings of `clz`/`cls` use LZCNT, `ctz` uses TZCNT (BMI1), `popcnt` uses
+//! POPCNT, `ceil`/`floor`/`trunc`/`nearest` use SSE4.1's ROUNDSS/ROUNDSD, and 128-bit
+//! atomics use CMPXCHG16B. None has a fallback yet, and on a CPU without LZCNT or TZCNT
+//! those encodings silently execute as BSR/BSF with different results. So
+//! [`check_function`] rejects, with a typed error naming the instruction and the feature, any
+//! function that needs a feature the target lacks: an error, never wrong code.
+//!
+//! Defaults come from the host (`is_x86_feature_detected!`); a test file's
+//! `target x86_64 has_lzcnt=false …` flags force features off through
+//! [`CpuFeatures::apply_flag`] (code that runs here can only use what the host has, so a
+//! runner intersects with [`CpuFeatures::host`]). Flags the backend does not use are
+//! accepted and ignored.
+
+use kestrel_ir::{Function, Opcode, Type};
+
+use crate::machinst::CodegenError;
+
+/// Optional instruction-set extensions the backend may emit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuFeatures {
+    pub lzcnt: bool,
+    pub bmi1: bool,
+    pub popcnt: bool,
+    pub sse41: bool,
+    pub cmpxchg16b: bool,
+}
+
+impl Default for CpuFeatures {
+    /// The host's features.
+    fn default() -> Self {
+        CpuFeatures::host()
+    }
+}
+
+impl CpuFeatures {
+    /// The features of the CPU this process runs on.
+    pub fn host() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            CpuFeatures {
+                lzcnt: std::is_x86_feature_detected!("lzcnt"),
+                bmi1: std::is_x86_feature_detected!("bmi1"),
+                popcnt: std::is_x86_feature_detected!("popcnt"),
+                sse41: std::is_x86_feature_detected!("sse4.1"),
+                cmpxchg16b: std::is_x86_feature_detected!("cmpxchg16b"),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            CpuFeatures::none()
+        }
+    }
+
+    /// Every extension the backend knows (for compile-only uses such as golden tests, whose
+    /// output must not depend on the machine running them).
+    pub fn all() -> Self {
+        CpuFeatures {
+            lzcnt: true,
+            bmi1: true,
+            popcnt: true,
+            sse41: true,
+            cmpxchg16b: true,
+        }
+    }
+
+    /// Baseline x86-64 only.
+    pub fn none() -> Self {
+        CpuFeatures {
+            lzcnt: false,
+            bmi1: false,
+            popcnt: false,
+            sse41: false,
+            cmpxchg16b: false,
+        }
+    }
+
+    /// Apply one `target x86_64` flag (`has_lzcnt`, `has_popcnt=false`, …). Returns false
+    /// for a flag the backend does not use; such flags are ignored.
+    pub fn apply_flag(&mut self, flag: &str) -> bool {
+        let (name, on) = match flag.split_once('=') {
+            Some((n, v)) => (n, v != "false"),
+            None => (flag, true),
+        };
+        let slot = match name {
+            "has_lzcnt" => &mut self.lzcnt,
+            "has_bmi1" => &mut self.bmi1,
+            "has_popcnt" => &mut self.popcnt,
+            "has_sse41" | "sse41" => &mut self.sse41,
+            "has_cmpxchg16b" => &mut self.cmpxchg16b,
+            _ => return false,
+        };
+        *slot = on;
+        true
+    }
+
+    /// The features both sets have (to run natively, a target's features must also be the
+    /// host's).
+    pub fn intersect(self, other: CpuFeatures) -> CpuFeatures {
+        CpuFeatures {
+            lzcnt: self.lzcnt && other.lzcnt,
+            bmi1: self.bmi1 && other.bmi1,
+            popcnt: self.popcnt && other.popcnt,
+            sse41: self.sse41 && other.sse41,
+            cmpxchg16b: self.cmpxchg16b && other.cmpxchg16b,
+        }
+    }
+
+    /// The feature `op` at type `ty` needs, with its name, if this set lacks it.
+    fn missing_for(&self, op: Opcode, ty: Type) -> Option<&'static str> {
+        use Opcode::*;
+        let (have, name) = match op {
+            Clz | Cls => (self.lzcnt, "LZCNT"),
+            Ctz => (self.bmi1, "BMI1 (TZCNT)"),
+            Popcnt => (self.popcnt, "POPCNT"),
+            Ceil | Floor | Trunc | Nearest => (self.sse41, "SSE4.1"),
+            AtomicRmw | AtomicCas | AtomicLoad | AtomicStore if ty == Type::I128 => {
+                (self.cmpxchg16b, "CMPXCHG16B")
+            }
+            _ => return None,
+        };
+        (!have).then_some(name)
+    }
+}
+
+/// Reject `f` if one of its instructions needs a feature `features` lacks.
+pub fn check_function(f: &Function, features: &CpuFeatures) -> Result<(), CodegenError> {
+    for &block in f.layout.blocks() {
+        for inst in f.layout.block_insts(block) {
+            let data = f.dfg.inst(inst);
+            let op = data.opcode();
+            // The controlling type: a result's, or the stored value's for atomic_store.
+            let ty = match f.dfg.first_result(inst) {
+                Some(r) => f.dfg.value_type(r),
+                None => data
+                    .fixed_args()
+                    .first()
+                    .map_or(Type::INVALID, |&a| f.dfg.value_type(a)),
+            };
+            if let Some(feature) = features.missing_for(op, ty) {
+                return Err(CodegenError::Unsupported {
+                    opcode: Some(op),
+                    ty: Some(ty),
+                    what: format!(
+                        "{inst} needs {feature}, which the target CPU lacks (no fallback yet):"
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_flags_force_features() {
+        let mut f = CpuFeatures::host();
+        assert!(f.apply_flag("has_lzcnt=false"));
+        assert!(!f.lzcnt);
+        assert!(f.apply_flag("has_popcnt"));
+        assert!(f.popcnt);
+        assert!(!f.apply_flag("has_avx"), "unused flags are ignored");
+    }
+
+    #[test]
+    fn missing_features_are_errors_not_wrong_code() {
+        let text =
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = clz v0\n    return v1\n}\n";
+        let funcs = kestrel_ir::parse_functions(text, "f.clif").unwrap();
+        let mut none = CpuFeatures::none();
+        let err = check_function(&funcs[0], &none).unwrap_err();
+        assert!(err.to_string().contains("LZCNT"), "{err}");
+        none.lzcnt = true;
+        assert!(check_function(&funcs[0], &none).is_ok());
+    }
+}
