@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use iced_x86::{Decoder, DecoderOptions, Formatter, Instruction, IntelFormatter};
+use kestrel_codegen::disasm::disassemble;
 use kestrel_codegen::isa::x64::{Flags, X64Backend};
 use kestrel_filetests::directives::func_name;
 
@@ -12,31 +12,6 @@ pub struct Show {
     pub vcode: bool,
     pub regalloc: bool,
     pub disasm: bool,
-}
-
-/// `OFFSET: BYTES  ASM` lines for the instructions in `code[..len]`, decoded at address 0;
-/// the bytes after `len` (the constant pool) are shown as data.
-fn disassemble(code: &[u8], len: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut decoder = Decoder::with_ip(64, &code[..len], 0, DecoderOptions::NONE);
-    let mut formatter = IntelFormatter::new();
-    let mut inst = Instruction::default();
-    while decoder.can_decode() {
-        decoder.decode_out(&mut inst);
-        let start = inst.ip() as usize;
-        let bytes: String = code[start..start + inst.len()]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        let mut text = String::new();
-        formatter.format(&inst, &mut text);
-        out.push(format!("{start:x}: {bytes}  {text}"));
-    }
-    if len < code.len() {
-        let data: String = code[len..].iter().map(|b| format!("{b:02x}")).collect();
-        out.push(format!("{len:x}: {data}  (constant pool)"));
-    }
-    out
 }
 
 pub fn compile(path: &Path, show: Show, check_regalloc: bool) -> Result<ExitCode, String> {

@@ -4,5 +4,7 @@
 //! `isa` holds one directory per target with the same file shape.
 
 pub mod chaos;
+#[cfg(feature = "disasm")]
+pub mod disasm;
 pub mod isa;
 pub mod machinst;
