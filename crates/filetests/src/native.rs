@@ -12,10 +12,7 @@ pub use kestrel_codegen::isa::x64::features::CpuFeatures;
 use kestrel_codegen::isa::x64::{abi, Flags, X64Backend};
 use kestrel_interp::DataValue;
 use kestrel_ir::{CallConv, Function, FunctionName, Type};
-use kestrel_jit::{
-    CompiledFunction, FuncId, JitBuilder, JitModule, Linkage, Reloc, RelocKind, RelocTarget,
-    TrapSite, Value,
-};
+use kestrel_jit::{FuncId, JitBuilder, JitModule, Linkage, Value};
 
 /// Why a native call produced no results.
 #[derive(Debug)]
@@ -77,20 +74,7 @@ fn results_wrapper(f: &Function) -> Result<Function, String> {
 }
 
 fn jit_name(name: &FunctionName) -> String {
-    match name {
-        FunctionName::Named(n) => n.clone(),
-        other => other.to_string(),
-    }
-}
-
-fn reloc_kind(kind: kestrel_codegen::machinst::buffer::RelocKind) -> RelocKind {
-    use kestrel_codegen::machinst::buffer::RelocKind as K;
-    match kind {
-        K::Abs4 => RelocKind::Abs4,
-        K::Abs8 => RelocKind::Abs8,
-        K::PcRel4 => RelocKind::PcRel4,
-        K::CallPcRel4 => RelocKind::CallPcRel4,
-    }
+    kestrel_jit::ir_name(name)
 }
 
 impl NativeModule {
@@ -116,7 +100,8 @@ impl NativeModule {
         Self::compile_with(funcs, chaos, CpuFeatures::host())
     }
 
-    fn compile_with(
+    /// Like [`NativeModule::compile_with_chaos`], for a CPU with `features`.
+    pub fn compile_with(
         funcs: &[Function],
         chaos: &dyn Fn() -> Chaos,
         features: CpuFeatures,
@@ -194,33 +179,7 @@ impl NativeModule {
                     continue;
                 }
             };
-            let compiled = CompiledFunction {
-                code: code.code,
-                relocs: code
-                    .relocs
-                    .iter()
-                    .map(|r| Reloc {
-                        offset: r.offset,
-                        kind: reloc_kind(r.kind),
-                        target: if module.get_name(&jit_name(&r.target)).is_some() {
-                            RelocTarget::Function(jit_name(&r.target))
-                        } else {
-                            // A libcall the backend introduced (not declared by the IR).
-                            RelocTarget::Symbol(jit_name(&r.target))
-                        },
-                        addend: r.addend,
-                    })
-                    .collect(),
-                traps: code
-                    .traps
-                    .iter()
-                    .map(|t| TrapSite {
-                        offset: t.offset,
-                        code: t.code,
-                    })
-                    .collect(),
-                signature: f.signature.clone(),
-            };
+            let compiled = module.compiled_from_codegen(code, f.signature.clone());
             if let Some(&id) = ids.get(&name) {
                 if let Err(e) = module.define_function(id, compiled) {
                     errors.push(format!("%{name}: {e}"));

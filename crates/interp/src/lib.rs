@@ -30,11 +30,6 @@ use kestrel_ir::{Function, Inst, TrapCode, Type};
 
 pub use value::DataValue;
 
-/// The README's examples, compiled and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-pub struct ReadmeDoctests;
-
 /// Why a run did not produce results.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum InterpError {

@@ -7,6 +7,11 @@ use crate::module::FuncId;
 /// Why declaring, defining, finalizing or looking up a function failed.
 #[derive(Debug, thiserror::Error)]
 pub enum JitError {
+    #[error("function `{name}` could not be compiled: {error}")]
+    Compile {
+        name: String,
+        error: kestrel_codegen::machinst::CodegenError,
+    },
     #[error("symbol `{name}` was not found in the JIT's symbol table nor in the process (dlsym); register it with `JitBuilder::symbol`")]
     UndefinedSymbol { name: String },
     #[error("function `{name}` is declared as local but was never defined; call `define_function` before finalizing")]

@@ -41,6 +41,7 @@ compile_error!("kestrel-jit supports x86-64 Linux only");
 pub mod abi;
 mod compiled;
 mod error;
+mod ir;
 mod link;
 mod memory;
 mod module;
@@ -51,5 +52,11 @@ mod value;
 
 pub use compiled::{CompiledFunction, Reloc, RelocKind, RelocTarget, TrapSite};
 pub use error::{CallError, JitError, Trap};
+pub use ir::ir_name;
 pub use module::{FuncId, JitBuilder, JitModule, Linkage};
 pub use value::Value;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

@@ -1,0 +1,106 @@
+//! The embedder's path: build IR with `FunctionBuilder` (or parse CLIF), compile it with the
+//! x86-64 backend through `JitModule::define_ir`, and call it; traps come back as errors.
+
+use kestrel_codegen::isa::x64::Flags;
+use kestrel_ir::builder::FunctionBuilder;
+use kestrel_ir::{AbiParam, CallConv, FunctionName, Signature, TrapCode, Type};
+use kestrel_jit::{CallError, JitModule, Value};
+
+/// `sum_to(n)` = n + (n-1) + … + 1, with two variables across a loop.
+fn sum_to() -> kestrel_ir::Function {
+    let mut sig = Signature::new(CallConv::SystemV);
+    sig.params.push(AbiParam::new(Type::I64));
+    sig.returns.push(AbiParam::new(Type::I64));
+    let mut b = FunctionBuilder::new(FunctionName::Named("sum_to".into()), sig);
+    let (entry, head, body, exit) = (
+        b.create_block(),
+        b.create_block(),
+        b.create_block(),
+        b.create_block(),
+    );
+    let (n, acc) = (b.declare_var(Type::I64), b.declare_var(Type::I64));
+    b.switch_to_block(entry).unwrap();
+    let arg = b.append_block_params_for_function_params(entry).unwrap()[0];
+    let zero = b.ins().iconst(Type::I64, 0).unwrap();
+    b.def_var(n, arg).unwrap();
+    b.def_var(acc, zero).unwrap();
+    b.ins().jump(head, &[]).unwrap();
+    b.switch_to_block(head).unwrap();
+    let nv = b.use_var(n).unwrap();
+    b.ins().brif(nv, body, &[], exit, &[]).unwrap();
+    b.switch_to_block(body).unwrap();
+    let (nv, av) = (b.use_var(n).unwrap(), b.use_var(acc).unwrap());
+    let sum = b.ins().iadd(av, nv).unwrap();
+    let one = b.ins().iconst(Type::I64, 1).unwrap();
+    let next = b.ins().isub(nv, one).unwrap();
+    b.def_var(acc, sum).unwrap();
+    b.def_var(n, next).unwrap();
+    b.ins().jump(head, &[]).unwrap();
+    b.switch_to_block(exit).unwrap();
+    let result = b.use_var(acc).unwrap();
+    b.ins().return_(&[result]).unwrap();
+    b.seal_all_blocks().unwrap();
+    b.finalize().unwrap()
+}
+
+#[test]
+fn builder_function_runs_natively() {
+    let mut module = JitModule::new();
+    let id = module.define_ir(&sum_to(), &Flags::default()).unwrap();
+    module.finalize_definitions().unwrap();
+    for (n, want) in [(0, 0), (1, 1), (100, 5050), (100_000, 5_000_050_000)] {
+        let out = unsafe { module.call(id, &[Value::I64(n)]) }.unwrap();
+        assert_eq!(out, [Value::I64(want)]);
+    }
+}
+
+#[test]
+fn parsed_functions_call_each_other_and_trap_in_process() {
+    let text = "function %div(i32, i32) -> i32 {
+block0(v0: i32, v1: i32):
+    v2 = udiv v0, v1
+    return v2
+}
+function %twice_div(i32, i32) -> i32 {
+    fn0 = %div(i32, i32) -> i32
+block0(v0: i32, v1: i32):
+    v2 = call fn0(v0, v1)
+    v3 = iadd v2, v2
+    return v3
+}
+";
+    let funcs = kestrel_ir::parse_functions(text, "div.clif").unwrap();
+    let mut module = JitModule::new();
+    for f in &funcs {
+        module
+            .declare_function(
+                &kestrel_jit::ir_name(&f.name),
+                kestrel_jit::Linkage::Local,
+                &f.signature,
+            )
+            .unwrap();
+    }
+    let ids: Vec<_> = funcs
+        .iter()
+        .map(|f| module.define_ir(f, &Flags::default()).unwrap())
+        .collect();
+    module.finalize_definitions().unwrap();
+    let out = unsafe { module.call(ids[1], &[Value::I32(21), Value::I32(2)]) }.unwrap();
+    assert_eq!(out, [Value::I32(20)]);
+    match unsafe { module.call(ids[1], &[Value::I32(1), Value::I32(0)]) } {
+        Err(CallError::Trap(t)) => assert_eq!(t.code, TrapCode::INTEGER_DIVISION_BY_ZERO),
+        other => panic!("expected a trap, got {other:?}"),
+    }
+}
+
+#[test]
+fn compile_errors_name_the_function() {
+    let text = "function %w(i64) -> i64 winch {\nblock0(v0: i64):\n    return v0\n}\n";
+    let funcs = kestrel_ir::parse_functions(text, "w.clif").unwrap();
+    let mut module = JitModule::new();
+    let err = module.define_ir(&funcs[0], &Flags::default()).unwrap_err();
+    assert!(
+        err.to_string().contains("`w`") && err.to_string().contains("winch"),
+        "{err}"
+    );
+}
