@@ -2,19 +2,34 @@
 //! `tests/golden/*.clif` is followed by its expected VCode, allocated code and disassembly
 //! as `;` comments. `BLESS=1 cargo test -p kestrel-codegen --test golden` rewrites them;
 //! otherwise a mismatch fails with a line diff.
+//!
+//! Files compile for a CPU with every extension the backend knows, except those the file's
+//! `target x86_64 has_lzcnt=false …` line turns off (to pin the baseline fallbacks).
 
 use std::path::Path;
 
 use kestrel_codegen::disasm::disassemble;
+use kestrel_codegen::isa::x64::features::CpuFeatures;
 use kestrel_codegen::isa::x64::{Flags, X64Backend};
 
+/// The features a golden file compiles for: all, less its `target` line's flags.
+fn features_of(text: &str) -> CpuFeatures {
+    let mut features = CpuFeatures::all();
+    if let Some(line) = text.lines().find(|l| l.starts_with("target x86_64")) {
+        for flag in line.split_whitespace().skip(2) {
+            features.apply_flag(flag);
+        }
+    }
+    features
+}
+
 /// The expected comment block for one compiled function.
-fn expectation(f: &kestrel_ir::Function) -> Vec<String> {
+fn expectation(f: &kestrel_ir::Function, features: CpuFeatures) -> Vec<String> {
     // A fixed feature set: the expected output must not depend on the machine.
     let flags = Flags {
         check_regalloc: true,
         keep_text: true,
-        features: kestrel_codegen::isa::x64::features::CpuFeatures::all(),
+        features,
     };
     let mut out = Vec::new();
     match X64Backend.compile_function(f, &flags) {
@@ -48,6 +63,7 @@ fn expectation(f: &kestrel_ir::Function) -> Vec<String> {
 /// Rebuild a golden file: its text with each function's comment block replaced.
 fn render(text: &str, name: &str) -> String {
     let funcs = kestrel_ir::parse_functions(text, name).expect("golden input parses");
+    let features = features_of(text);
     let mut out = String::new();
     let mut funcs = funcs.iter();
     let mut lines = text.lines().peekable();
@@ -62,7 +78,7 @@ fn render(text: &str, name: &str) -> String {
             {}
             let f = funcs.next().expect("one parsed function per closing brace");
             out.push('\n');
-            for e in expectation(f) {
+            for e in expectation(f, features) {
                 out.push_str(format!("; {e}").trim_end());
                 out.push('\n');
             }

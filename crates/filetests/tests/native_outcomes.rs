@@ -86,24 +86,54 @@ fn run_without_x86_64_target_is_skipped() {
 
 #[test]
 fn target_flags_turn_cpu_features_off() {
-    // `clz` needs LZCNT; a target line that turns it off gets an error naming it, not code
-    // that silently runs as BSR. The host-feature target line next to it runs normally
-    // (when the host has LZCNT).
+    // `clz` without LZCNT (and the other counts without theirs) compiles to the BSR/BSF/SWAR
+    // fallbacks and passes, zero inputs included; `nearest` without SSE4.1 calls its libcall.
     let text = "test run
-target x86_64 has_lzcnt=false
+target x86_64 has_lzcnt=false has_bmi1=false has_popcnt=false has_sse41=false
 function %f(i32) -> i32 {
 block0(v0: i32):
     v1 = clz v0
     return v1
 }
 ; run: %f(1) == 31
+; run: %f(0) == 32
+function %g(i64) -> i64 {
+block0(v0: i64):
+    v1 = ctz v0
+    v2 = popcnt v0
+    v3 = iadd v1, v2
+    return v3
+}
+; run: %g(0) == 64
+; run: %g(0xf0) == 8
+function %h(f64) -> f64 {
+block0(v0: f64):
+    v1 = nearest v0
+    return v1
+}
+; run: %h(0x1.cp1) == 0x1.0p2
+; run: %h(0x1.4p1) == 0x1.0p1
+";
+    assert_eq!(run(text, false), Outcome::Pass);
+    if std::is_x86_feature_detected!("lzcnt") {
+        let text = text.replace(
+            "has_lzcnt=false has_bmi1=false has_popcnt=false has_sse41=false",
+            "has_avx",
+        );
+        assert_eq!(run(&text, false), Outcome::Pass, "unused flags are ignored");
+    }
+    // A 128-bit atomic needs CMPXCHG16B and has no fallback: an error naming it, not code.
+    let text = "test run
+target x86_64 has_cmpxchg16b=false
+function %f(i64) -> i128 {
+block0(v0: i64):
+    v1 = atomic_load.i128 v0
+    return v1
+}
+; run: %f(0) == 0
 ";
     match run(text, false) {
-        Outcome::Fail(why) => assert!(why[0].contains("LZCNT"), "{why:?}"),
+        Outcome::Fail(why) => assert!(why[0].contains("CMPXCHG16B"), "{why:?}"),
         other => panic!("expected a failure, got {other:?}"),
-    }
-    if std::is_x86_feature_detected!("lzcnt") {
-        let text = text.replace("has_lzcnt=false", "has_avx");
-        assert_eq!(run(&text, false), Outcome::Pass, "unused flags are ignored");
     }
 }

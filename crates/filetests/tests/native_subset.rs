@@ -2,12 +2,15 @@
 //! x86-64 backend supports, and compares every result with the interpreter's (values, or the
 //! trap code). Functions the backend rejects as unsupported are counted and skipped here
 //! (`kestrel test` reports them as failures); any other compile error, and any difference
-//! from the interpreter, fails the test.
+//! from the interpreter, fails the test. The files also run with every optional CPU feature
+//! off, and with each off in turn, so the baseline fallbacks (BSR/BSF, SWAR popcount,
+//! rounding libcalls) are checked against the interpreter too.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 
 use kestrel_codegen::chaos::Chaos;
+use kestrel_codegen::isa::x64::features::CpuFeatures;
 use kestrel_codegen::isa::x64::{Flags, X64Backend};
 use kestrel_codegen::machinst::CodegenError;
 use kestrel_filetests::directives::{self, func_name};
@@ -27,11 +30,12 @@ fn supported(
     funcs: &[Function],
     problems: &mut Vec<String>,
     unsupported: &mut usize,
+    features: CpuFeatures,
 ) -> HashSet<String> {
     let flags = Flags {
         check_regalloc: true,
         keep_text: false,
-        ..Flags::default()
+        features,
     };
     let mut ok: HashSet<String> = HashSet::new();
     for f in funcs {
@@ -67,6 +71,24 @@ fn repo_tests_run_natively() {
     run_repo_tests(&Chaos::disabled);
 }
 
+/// Baseline x86-64 only: every lowering that has a fallback must use it and agree with the
+/// interpreter.
+#[test]
+fn repo_tests_run_natively_without_cpu_features() {
+    run_repo_tests_for(&Chaos::disabled, CpuFeatures::none());
+}
+
+/// Each optional feature off in turn (the others as the host has them).
+#[test]
+fn repo_tests_run_natively_with_each_cpu_feature_off() {
+    let host = CpuFeatures::host();
+    for flag in ["has_lzcnt", "has_bmi1", "has_popcnt", "has_sse41"] {
+        let mut features = host;
+        assert!(features.apply_flag(&format!("{flag}=false")));
+        run_repo_tests_for(&Chaos::disabled, features);
+    }
+}
+
 /// Skipping every optional optimization (branch peepholes, cold-block sinking, …) must not
 /// change any result.
 #[test]
@@ -85,6 +107,11 @@ fn repo_tests_run_natively_with_random_chaos() {
 }
 
 fn run_repo_tests(chaos: &dyn Fn() -> Chaos) {
+    run_repo_tests_for(chaos, CpuFeatures::host());
+}
+
+/// Run `tests/` natively for a CPU with `features` (a subset of the host's).
+fn run_repo_tests_for(chaos: &dyn Fn() -> Chaos, features: CpuFeatures) {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests");
     let files = kestrel_filetests::collect_files(&[root]).expect("tests/ exists");
     let (mut ran, mut unsupported) = (0usize, 0usize);
@@ -96,7 +123,7 @@ fn run_repo_tests(chaos: &dyn Fn() -> Chaos) {
         let Ok(funcs) = kestrel_ir::parse_functions(&text, &name) else {
             continue;
         };
-        let ok = supported(&funcs, &mut problems, &mut unsupported);
+        let ok = supported(&funcs, &mut problems, &mut unsupported, features);
         let subset: Vec<Function> = funcs
             .iter()
             .filter(|f| ok.contains(&func_name(f)))
@@ -105,7 +132,7 @@ fn run_repo_tests(chaos: &dyn Fn() -> Chaos) {
         if subset.is_empty() {
             continue;
         }
-        let module = match NativeModule::compile_with_chaos(&subset, chaos) {
+        let module = match NativeModule::compile_with(&subset, chaos, features) {
             Ok(m) => m,
             Err(e) => {
                 problems.push(format!("{name}: {}", e.join("; ")));
@@ -146,7 +173,7 @@ fn run_repo_tests(chaos: &dyn Fn() -> Chaos) {
             ran += 1;
         }
     }
-    println!("{ran} run lines natively; {unsupported} functions unsupported");
+    println!("{features:?}: {ran} run lines natively; {unsupported} functions unsupported");
     assert!(
         problems.is_empty(),
         "native differences:\n{}",

@@ -1,12 +1,21 @@
 //! CPU features beyond baseline x86-64 that the backend's lowerings use, and the gate that
-//! keeps a function from being compiled for a CPU that lacks one.
+//! keeps a function from being compiled for a CPU that lacks one it cannot do without.
 //!
-//! Contract. The lowerings of `clz`/`cls` use LZCNT, `ctz` uses TZCNT (BMI1), `popcnt` uses
-//! POPCNT, `ceil`/`floor`/`trunc`/`nearest` use SSE4.1's ROUNDSS/ROUNDSD, and 128-bit
-//! atomics use CMPXCHG16B. None has a fallback yet, and on a CPU without LZCNT or TZCNT
-//! those encodings silently execute as BSR/BSF with different results. So
-//! [`check_function`] rejects, with a typed error naming the instruction and the feature, any
-//! function that needs a feature the target lacks: an error, never wrong code.
+//! Contract. Selection (`lower`) consults the target's [`CpuFeatures`] (`Flags.features`)
+//! and uses an extension only when the target has it; otherwise it emits a baseline
+//! fallback computing the same result:
+//!
+//! - `clz`/`cls` use LZCNT, else BSR with the zero source (ZF set, destination undefined)
+//!   replaced by a `cmov` so the result is the width;
+//! - `ctz` uses TZCNT (BMI1), else BSF with the same zero handling;
+//! - `popcnt` uses POPCNT, else the SWAR bit-count sequence (an `i128` sums its halves);
+//! - `ceil`/`floor`/`trunc`/`nearest` use SSE4.1's ROUNDSS/ROUNDSD, else call the libcalls
+//!   `CeilF32`/`CeilF64`, `FloorF32`/…, `TruncF32`/…, `NearestF32`/`NearestF64`, which the
+//!   embedder provides (the native test runner registers them).
+//!
+//! 128-bit atomics need CMPXCHG16B and have no fallback: [`check_function`] rejects, with a
+//! typed error naming the instruction and the feature, any function that needs a feature the
+//! target lacks and that has no fallback — an error, never wrong code.
 //!
 //! Defaults come from the host (`is_x86_feature_detected!`); a test file's
 //! `target x86_64 has_lzcnt=false …` flags force features off through
@@ -108,14 +117,11 @@ impl CpuFeatures {
         }
     }
 
-    /// The feature `op` at type `ty` needs, with its name, if this set lacks it.
+    /// The feature without a fallback that `op` at type `ty` needs, with its name, if this
+    /// set lacks it.
     fn missing_for(&self, op: Opcode, ty: Type) -> Option<&'static str> {
         use Opcode::*;
         let (have, name) = match op {
-            Clz | Cls => (self.lzcnt, "LZCNT"),
-            Ctz => (self.bmi1, "BMI1 (TZCNT)"),
-            Popcnt => (self.popcnt, "POPCNT"),
-            Ceil | Floor | Trunc | Nearest => (self.sse41, "SSE4.1"),
             AtomicRmw | AtomicCas | AtomicLoad | AtomicStore if ty == Type::I128 => {
                 (self.cmpxchg16b, "CMPXCHG16B")
             }
@@ -168,14 +174,22 @@ mod tests {
     }
 
     #[test]
-    fn missing_features_are_errors_not_wrong_code() {
-        let text =
-            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = clz v0\n    return v1\n}\n";
-        let funcs = kestrel_ir::parse_functions(text, "f.clif").unwrap();
-        let mut none = CpuFeatures::none();
-        let err = check_function(&funcs[0], &none).unwrap_err();
-        assert!(err.to_string().contains("LZCNT"), "{err}");
-        none.lzcnt = true;
-        assert!(check_function(&funcs[0], &none).is_ok());
+    fn missing_features_are_errors_or_fallbacks() {
+        let parse = |text: &str| kestrel_ir::parse_functions(text, "f.clif").unwrap();
+        let none = CpuFeatures::none();
+        // Bit counts and rounding have baseline fallbacks: accepted without the feature.
+        let counts = parse(
+            "function %f(i32, f64) -> i32, f64 {\nblock0(v0: i32, v1: f64):\n    v2 = clz v0\n    v3 = ctz v2\n    v4 = popcnt v3\n    v5 = cls v4\n    v6 = nearest v1\n    return v5, v6\n}\n",
+        );
+        assert!(check_function(&counts[0], &none).is_ok());
+        // A 128-bit atomic has none: a typed error naming CMPXCHG16B.
+        let atomic = parse(
+            "function %g(i64) -> i128 {\nblock0(v0: i64):\n    v1 = atomic_load.i128 v0\n    return v1\n}\n",
+        );
+        let err = check_function(&atomic[0], &none).unwrap_err();
+        assert!(err.to_string().contains("CMPXCHG16B"), "{err}");
+        let mut with = none;
+        with.cmpxchg16b = true;
+        assert!(check_function(&atomic[0], &with).is_ok());
     }
 }

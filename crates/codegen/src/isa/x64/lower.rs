@@ -20,6 +20,7 @@ use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::ShiftOp;
 use super::asm::sse::{FloatSize, RoundMode, SseOp};
 use super::asm::Size;
+use super::features::CpuFeatures;
 use super::inst::{CallDest, Cond, Inst, RegImm};
 use super::lower_op::op_of;
 pub use super::lower_op::Op;
@@ -113,6 +114,8 @@ pub struct IselCtx<'a, 'f> {
     pub inst: IrInst,
     /// The lowered successors, for a terminator.
     pub targets: &'a [BlockIndex],
+    /// What the target CPU has: an instruction it lacks gets its baseline fallback.
+    pub features: CpuFeatures,
 }
 
 /// The operation size for a type whose upper bits may be garbage (8/16 use 32-bit forms).
@@ -188,6 +191,136 @@ impl IselCtx<'_, '_> {
             src,
         });
         dst
+    }
+
+    /// `op` (`Lzcnt`, `Tzcnt` or `Popcnt`) of `src` at `size` (32 or 64 bits), with
+    /// baseline code when the target lacks the instruction:
+    ///
+    /// - LZCNT: `bsr` gives the index `i` of the highest set bit; `clz = i ^ (w - 1)`. For a
+    ///   zero source `bsr` sets ZF and leaves its destination undefined, so a `test`/`cmov`
+    ///   substitutes `2w - 1`, which the `xor` turns into `w`.
+    /// - TZCNT: `bsf`, with `w` substituted for a zero source the same way.
+    /// - POPCNT: the SWAR sum (bit pairs, nibbles, bytes, then a multiply by `0x0101…` that
+    ///   adds the byte counts into the top byte).
+    pub(super) fn count_bits(&mut self, op: BitCount, size: Size, src: VReg) -> VReg {
+        let have = match op {
+            BitCount::Lzcnt => self.features.lzcnt,
+            BitCount::Tzcnt => self.features.bmi1,
+            BitCount::Popcnt => self.features.popcnt,
+            BitCount::Bsf | BitCount::Bsr => true,
+        };
+        if have {
+            let dst = self.int();
+            self.lower.emit(Inst::BitCount { op, size, dst, src });
+            return dst;
+        }
+        let width: u64 = if size == Size::S64 { 64 } else { 32 };
+        let scan = |ctx: &mut Self, op: BitCount, zero_result: u64| {
+            let idx = ctx.int();
+            ctx.lower.emit(Inst::BitCount {
+                op,
+                size,
+                dst: idx,
+                src,
+            });
+            let alt = ctx.int();
+            ctx.lower.emit(Inst::MovImm {
+                dst: alt,
+                imm: zero_result,
+            });
+            let dst = ctx.int();
+            ctx.lower.emit(Inst::Cmov {
+                cond: Cond::Test {
+                    size,
+                    cc: Cc::E,
+                    a: src,
+                },
+                t: alt,
+                f: idx,
+                dst,
+            });
+            dst
+        };
+        match op {
+            BitCount::Lzcnt => {
+                let idx = scan(self, BitCount::Bsr, 2 * width - 1);
+                self.alu_at(AluOp::Xor, size, idx, RegImm::Imm(width as i32 - 1))
+            }
+            BitCount::Tzcnt => scan(self, BitCount::Bsf, width),
+            _ => self.popcnt_swar(size, src),
+        }
+    }
+
+    /// `dst = a op b` at `size`.
+    fn alu_at(&mut self, op: AluOp, size: Size, a: VReg, b: RegImm) -> VReg {
+        let dst = self.int();
+        self.lower.emit(Inst::Alu {
+            op,
+            size,
+            dst,
+            a,
+            b,
+        });
+        dst
+    }
+
+    /// `dst = a op imm` at `size`.
+    fn shift_at(&mut self, op: ShiftOp, size: Size, a: VReg, imm: u8) -> VReg {
+        let dst = self.int();
+        self.lower.emit(Inst::ShiftImm {
+            op,
+            size,
+            dst,
+            a,
+            imm,
+        });
+        dst
+    }
+
+    /// The population count of `x` at `size` without POPCNT (see [`Self::count_bits`]).
+    fn popcnt_swar(&mut self, size: Size, x: VReg) -> VReg {
+        let wide = size == Size::S64;
+        // A byte pattern repeated across the width: an immediate at 32 bits (every pattern
+        // is below 2^31), a register at 64.
+        let pattern = |ctx: &mut Self, byte: u8| {
+            if wide {
+                let r = ctx.int();
+                ctx.lower.emit(Inst::MovImm {
+                    dst: r,
+                    imm: u64::from(byte) * 0x0101_0101_0101_0101,
+                });
+                RegImm::Reg(r)
+            } else {
+                RegImm::Imm(i32::from(byte) * 0x0101_0101)
+            }
+        };
+        // x - ((x >> 1) & 0x55…): two-bit counts.
+        let m1 = pattern(self, 0x55);
+        let t = self.shift_at(ShiftOp::Shr, size, x, 1);
+        let t = self.alu_at(AluOp::And, size, t, m1);
+        let x = self.alu_at(AluOp::Sub, size, x, RegImm::Reg(t));
+        // (x & 0x33…) + ((x >> 2) & 0x33…): nibble counts.
+        let m2 = pattern(self, 0x33);
+        let t = self.shift_at(ShiftOp::Shr, size, x, 2);
+        let t = self.alu_at(AluOp::And, size, t, m2);
+        let x = self.alu_at(AluOp::And, size, x, m2);
+        let x = self.alu_at(AluOp::Add, size, x, RegImm::Reg(t));
+        // (x + (x >> 4)) & 0x0f…: byte counts.
+        let m4 = pattern(self, 0x0f);
+        let t = self.shift_at(ShiftOp::Shr, size, x, 4);
+        let x = self.alu_at(AluOp::Add, size, x, RegImm::Reg(t));
+        let x = self.alu_at(AluOp::And, size, x, m4);
+        // The multiply sums every byte into the top one.
+        let h = pattern(self, 0x01);
+        let p = self.int();
+        self.lower.emit(Inst::Imul {
+            size,
+            dst: p,
+            a: x,
+            b: h,
+        });
+        let top = if wide { 56 } else { 24 };
+        self.shift_at(ShiftOp::Shr, size, p, top)
     }
 
     /// Reverse the bits of the low `ty.bits()` of `x`: swap adjacent bits, pairs and nibbles
@@ -654,8 +787,7 @@ impl generated::Context for IselCtx<'_, '_> {
             }
             _ => self.ext(false, a, 32),
         };
-        let dst = self.int();
-        self.lower.emit(Inst::BitCount { op, size, dst, src });
+        let dst = self.count_bits(op, size, src);
         if op == BitCount::Lzcnt && bits < 32 {
             // Counted over 32 bits: the extension added 32 - bits leading zeros.
             let adj = self.int();
@@ -695,13 +827,7 @@ impl generated::Context for IselCtx<'_, '_> {
             a: s,
             b: RegImm::Reg(x),
         });
-        let z = self.int();
-        self.lower.emit(Inst::BitCount {
-            op: BitCount::Lzcnt,
-            size: Size::S64,
-            dst: z,
-            src: u,
-        });
+        let z = self.count_bits(BitCount::Lzcnt, Size::S64, u);
         let r = self.int();
         self.lower.emit(Inst::Alu {
             op: AluOp::Sub,
@@ -1221,6 +1347,7 @@ impl generated::Context for IselCtx<'_, '_> {
 pub fn lower_inst(
     lower: &mut Lower<'_, Inst>,
     inst: IrInst,
+    features: &CpuFeatures,
 ) -> Result<Option<Vec<VReg>>, CodegenError> {
     let f = lower.f;
     match *f.dfg.inst(inst) {
@@ -1295,6 +1422,27 @@ pub fn lower_inst(
             let regs = abi::gen_call(lower, dest, &sig, &args)?;
             return Ok(Some(regs));
         }
+        InstructionData::Unary {
+            opcode: opcode @ (Opcode::Ceil | Opcode::Floor | Opcode::Trunc | Opcode::Nearest),
+            arg,
+        } if !features.sse41 => {
+            // No ROUNDSS/ROUNDSD without SSE4.1: call the rounding libcall (`CeilF32`, …),
+            // which the embedder provides (the test runner does).
+            let ty = f.dfg.value_type(arg);
+            let op = match opcode {
+                Opcode::Ceil => "Ceil",
+                Opcode::Floor => "Floor",
+                Opcode::Trunc => "Trunc",
+                _ => "Nearest",
+            };
+            let name = format!("{op}{}", if ty == Type::F32 { "F32" } else { "F64" });
+            let mut sig = kestrel_ir::Signature::new(kestrel_ir::CallConv::SystemV);
+            sig.params = vec![kestrel_ir::AbiParam::new(ty)];
+            sig.returns = vec![kestrel_ir::AbiParam::new(ty)];
+            let dest = CallDest::Direct(kestrel_ir::FunctionName::Named(name));
+            let regs = abi::gen_call(lower, dest, &sig, &[arg])?;
+            return Ok(Some(regs));
+        }
         InstructionData::FuncAddr { func_ref, .. } => {
             let dst = lower.alloc_vreg(RegClass::Int);
             let name = f.ext_funcs[func_ref].name.clone();
@@ -1311,6 +1459,7 @@ pub fn lower_inst(
         lower,
         inst,
         targets: &[],
+        features: *features,
     };
     Ok(generated::constructor_lower(&mut ctx, inst).map(|o| o.0.into_iter().flatten().collect()))
 }
@@ -1320,6 +1469,7 @@ pub fn lower_branch(
     lower: &mut Lower<'_, Inst>,
     inst: IrInst,
     targets: &[BlockIndex],
+    features: &CpuFeatures,
 ) -> Option<()> {
     if let InstructionData::BranchTable { arg, .. } = *lower.f.dfg.inst(inst) {
         if targets.len() == 1 {
@@ -1339,6 +1489,7 @@ pub fn lower_branch(
         lower,
         inst,
         targets,
+        features: *features,
     };
     generated::constructor_lower_branch(&mut ctx, inst).map(|_| ())
 }

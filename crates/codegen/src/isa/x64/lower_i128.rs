@@ -745,17 +745,8 @@ impl IselCtx<'_, '_> {
 
     pub(super) fn i128_count(&mut self, op: BitCount, a: Value) -> Out {
         let [lo, hi] = self.pair(a);
-        let mut count = |src| {
-            let dst = self.fresh();
-            self.lower.emit(Inst::BitCount {
-                op,
-                size: Size::S64,
-                dst,
-                src,
-            });
-            dst
-        };
-        let (cl, ch) = (count(lo), count(hi));
+        let cl = self.count_bits(op, Size::S64, lo);
+        let ch = self.count_bits(op, Size::S64, hi);
         let res = match op {
             BitCount::Popcnt => self.alu64(AluOp::Add, cl, RegImm::Reg(ch)),
             // Leading zeros: all of the high half's, plus the low half's if the high is 0.
@@ -795,17 +786,8 @@ impl IselCtx<'_, '_> {
         });
         let yl = self.alu64(AluOp::Xor, lo, RegImm::Reg(s));
         let yh = self.alu64(AluOp::Xor, hi, RegImm::Reg(s));
-        let mut count = |src| {
-            let dst = self.fresh();
-            self.lower.emit(Inst::BitCount {
-                op: BitCount::Lzcnt,
-                size: Size::S64,
-                dst,
-                src,
-            });
-            dst
-        };
-        let (cl, ch) = (count(yl), count(yh));
+        let cl = self.count_bits(BitCount::Lzcnt, Size::S64, yl);
+        let ch = self.count_bits(BitCount::Lzcnt, Size::S64, yh);
         let t = self.alu64(AluOp::Add, cl, RegImm::Imm(64));
         let z = Cond::Test {
             size: Size::S64,

@@ -4,6 +4,10 @@
 //! the shared pipeline (`machinst::compile`) with this ISA's pieces: `inst` (the
 //! instruction enum and its operands), `lower.rules` + `lower` (selection), `emit`
 //! (encoding, frame, edits) and `abi` (calling convention and frame layout).
+//!
+//! The pipeline runs on an [`X64Target`], the backend for one set of [`features`]
+//! (`Flags.features`): selection consults them to pick an instruction or its baseline
+//! fallback. `X64Backend` used directly as a pipeline backend stands for the host's target.
 
 pub mod abi;
 pub mod asm;
@@ -66,11 +70,20 @@ impl X64Backend {
             check_regalloc: flags.check_regalloc,
             keep_text: flags.keep_text,
         };
-        compile(self, f, options, chaos)
+        let target = X64Target {
+            features: flags.features,
+        };
+        compile(&target, f, options, chaos)
     }
 }
 
-impl LowerBackend for X64Backend {
+/// The x86-64 backend for a CPU with `features`: what selection may emit.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct X64Target {
+    pub features: features::CpuFeatures,
+}
+
+impl LowerBackend for X64Target {
     type MInst = Inst;
 
     fn lower_inst(
@@ -78,7 +91,7 @@ impl LowerBackend for X64Backend {
         ctx: &mut Lower<'_, Inst>,
         inst: IrInst,
     ) -> Result<Option<Vec<VReg>>, CodegenError> {
-        lower::lower_inst(ctx, inst)
+        lower::lower_inst(ctx, inst, &self.features)
     }
 
     fn lower_branch(
@@ -87,7 +100,47 @@ impl LowerBackend for X64Backend {
         inst: IrInst,
         targets: &[BlockIndex],
     ) -> Option<()> {
-        lower::lower_branch(ctx, inst, targets)
+        lower::lower_branch(ctx, inst, targets, &self.features)
+    }
+
+    fn gen_args(&self, ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
+        abi::gen_args(ctx, params)
+    }
+
+    fn value_regs(&self, ty: Type) -> Option<(RegClass, usize)> {
+        abi::value_regs(ty)
+    }
+}
+
+impl Backend for X64Target {
+    fn machine_env(&self) -> &MachineEnv {
+        abi::machine_env()
+    }
+
+    fn compute_frame(&self, f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
+        abi::compute_frame(f, vcode, ra)
+    }
+}
+
+/// The host's target (for callers that drive the pipeline themselves).
+impl LowerBackend for X64Backend {
+    type MInst = Inst;
+
+    fn lower_inst(
+        &self,
+        ctx: &mut Lower<'_, Inst>,
+        inst: IrInst,
+    ) -> Result<Option<Vec<VReg>>, CodegenError> {
+        X64Target::default().lower_inst(ctx, inst)
+    }
+
+    fn lower_branch(
+        &self,
+        ctx: &mut Lower<'_, Inst>,
+        inst: IrInst,
+        targets: &[BlockIndex],
+    ) -> Option<()> {
+        X64Target::default().lower_branch(ctx, inst, targets)
     }
 
     fn gen_args(&self, ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
