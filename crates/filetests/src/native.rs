@@ -9,9 +9,9 @@ use std::collections::HashMap;
 
 use kestrel_codegen::chaos::Chaos;
 pub use kestrel_codegen::isa::x64::features::CpuFeatures;
-use kestrel_codegen::isa::x64::{abi, Flags, X64Backend};
+use kestrel_codegen::isa::x64::{Flags, X64Backend};
 use kestrel_interp::DataValue;
-use kestrel_ir::{CallConv, Function, FunctionName, Type};
+use kestrel_ir::{Function, FunctionName};
 use kestrel_jit::{FuncId, JitBuilder, JitModule, Linkage, Value};
 
 /// Why a native call produced no results.
@@ -27,50 +27,6 @@ pub enum NativeError {
 pub struct NativeModule {
     module: JitModule,
     ids: HashMap<String, FuncId>,
-    /// For functions the JIT's host trampoline cannot call (more results than return registers,
-    /// or a non-System V convention): a wrapper that stores every result to a buffer, and the
-    /// result types.
-    wrappers: HashMap<String, (FuncId, Vec<Type>)>,
-}
-
-/// Bytes per result in a wrapper's result buffer (enough for `i128`).
-const RESULT_STRIDE: usize = 16;
-
-/// A function `%__kestrel_results_NAME(ptr, params…)` that calls `f` and stores its results
-/// at `ptr + 16*i`, so the host can call functions whose results need a return area.
-fn results_wrapper(f: &Function) -> Result<Function, String> {
-    let name = jit_name(&f.name);
-    let sig = &f.signature;
-    let params: Vec<String> = sig
-        .params
-        .iter()
-        .map(|p| p.value_type.to_string())
-        .collect();
-    let n = params.len();
-    let mut text = format!(
-        "function %__kestrel_results_{name}(i64{}) system_v {{\n    sig0 = {sig}\n    fn0 = %{name} sig0\nblock0(v0: i64",
-        params.iter().map(|t| format!(", {t}")).collect::<String>()
-    );
-    for (i, t) in params.iter().enumerate() {
-        text.push_str(&format!(", v{}: {t}", i + 1));
-    }
-    text.push_str("):\n");
-    let rets: Vec<String> = (0..sig.returns.len())
-        .map(|i| format!("v{}", n + 1 + i))
-        .collect();
-    let args: Vec<String> = (1..=n).map(|i| format!("v{i}")).collect();
-    text.push_str(&format!(
-        "    {} = call fn0({})\n",
-        rets.join(", "),
-        args.join(", ")
-    ));
-    for (i, r) in rets.iter().enumerate() {
-        text.push_str(&format!("    store notrap {r}, v0+{}\n", i * RESULT_STRIDE));
-    }
-    text.push_str("    return\n}\n");
-    let mut funcs =
-        kestrel_ir::parse_functions(&text, "results wrapper").map_err(|e| e.to_string())?;
-    Ok(funcs.remove(0))
 }
 
 fn jit_name(name: &FunctionName) -> String {
@@ -139,38 +95,9 @@ impl NativeModule {
                 }
             }
         }
-        let mut wrappers = HashMap::new();
-        let mut wrapper_funcs = Vec::new();
+        // The JIT calls every signature the backend compiles directly (results beyond the
+        // return registers come back through the return area it provides), so no wrappers.
         for f in funcs {
-            // The host trampoline calls System V functions with at most two results per
-            // register class; anything else goes through a System V wrapper (the backend
-            // compiles `tail` like System V, so calling it from one is sound).
-            let callable = !abi::needs_ret_area(&f.signature)
-                && matches!(
-                    f.signature.call_conv,
-                    CallConv::SystemV | CallConv::Fast | CallConv::Cold
-                );
-            if callable {
-                continue;
-            }
-            let name = jit_name(&f.name);
-            match results_wrapper(f) {
-                Ok(w) => {
-                    let wname = jit_name(&w.name);
-                    match module.declare_function(&wname, Linkage::Local, &w.signature) {
-                        Ok(id) => {
-                            let types = f.signature.returns.iter().map(|r| r.value_type).collect();
-                            wrappers.insert(name, (id, types));
-                            ids.insert(wname, id);
-                            wrapper_funcs.push(w);
-                        }
-                        Err(e) => errors.push(format!("%{wname}: {e}")),
-                    }
-                }
-                Err(e) => errors.push(format!("%{name}: results wrapper: {e}")),
-            }
-        }
-        for f in funcs.iter().chain(&wrapper_funcs) {
             let name = jit_name(&f.name);
             let code = match X64Backend.compile_function_with_chaos(f, &flags, &mut chaos()) {
                 Ok(c) => c,
@@ -192,11 +119,7 @@ impl NativeModule {
             }
         }
         if errors.is_empty() {
-            Ok(NativeModule {
-                module,
-                ids,
-                wrappers,
-            })
+            Ok(NativeModule { module, ids })
         } else {
             Err(errors)
         }
@@ -215,34 +138,10 @@ impl NativeModule {
         let id = *self.ids.get(name).ok_or_else(|| {
             NativeError::Other(format!("no function named %{name} in this module"))
         })?;
-        let mut args: Vec<Value> = args.iter().map(|&a| to_jit(a)).collect();
-        if let Some((wrapper, types)) = self.wrappers.get(name) {
-            let mut buf = vec![0u8; RESULT_STRIDE * types.len()];
-            args.insert(0, Value::I64(buf.as_mut_ptr() as i64));
-            // SAFETY: the wrapper was compiled from IR built above: it calls `name` (compiled
-            // from its own IR) and stores exactly `types.len()` results of at most 16 bytes
-            // into `buf`, which outlives the call.
-            let done = unsafe { self.module.call(*wrapper, &args) };
-            return match done {
-                Ok(_) => Ok(types
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &ty)| {
-                        let mut b = [0u8; 16];
-                        b.copy_from_slice(&buf[RESULT_STRIDE * i..RESULT_STRIDE * (i + 1)]);
-                        let v = Value::from_bits(ty, u128::from_le_bytes(b));
-                        from_jit(v.expect("scalar result types"))
-                    })
-                    .collect()),
-                Err(e) => Err(match e.trap() {
-                    Some(t) => NativeError::Trap(t),
-                    None => NativeError::Other(e.to_string()),
-                }),
-            };
-        }
+        let args: Vec<Value> = args.iter().map(|&a| to_jit(a)).collect();
         // SAFETY: the code was produced by the backend from this very function, whose
         // signature the module checked; scalar arguments cannot make it touch memory other
-        // than its own frame.
+        // than its own frame and the return area the JIT allocates for the call.
         let results = unsafe { self.module.call(id, &args) };
         match results {
             Ok(vals) => Ok(vals.into_iter().map(from_jit).collect()),

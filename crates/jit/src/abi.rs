@@ -1,7 +1,10 @@
-//! Where System V AMD64 puts each argument and result, for the host trampoline.
+//! Where each argument and result of a call from the host goes, for the trampoline.
 //!
-//! Contract: this is the calling convention of `system_v`, `fast` and `cold` functions, and the
-//! code generator's x64 ABI must agree with it exactly:
+//! Contract: the locations are the x86-64 backend's own
+//! ([`kestrel_codegen::isa::x64::abi::param_locs`] and
+//! [`ret_locs`](kestrel_codegen::isa::x64::abi::ret_locs)), translated into the trampoline's
+//! register images, so the host calls JIT code exactly as JIT code calls JIT code. For
+//! `system_v`, `fast`, `cold` and `tail` (which the backend compiles as System V) that is:
 //! - integer arguments (`i8`–`i64`) take the next of rdi, rsi, rdx, rcx, r8, r9; floats the next
 //!   of xmm0–xmm7; when a class runs out, the argument goes to the next 8-byte stack slot
 //!   (`[rsp]` at the call, upwards, in argument order);
@@ -10,14 +13,21 @@
 //!   that were left stay unused by it (later narrower arguments may still take them);
 //! - narrow integers are widened to 64 bits: zero-extended for `uext`, sign-extended otherwise
 //!   (the callee must not rely on the upper bits unless the attribute says so);
-//! - integer results come back in rax then rdx (an `i128` in rax:rdx, only as the first
-//!   integer result), float results in xmm0 then xmm1.
+//! - results, one 64-bit part at a time (an `i128` is two parts, low first): each part takes
+//!   the next return register of its class (rax, rdx; xmm0, xmm1); the parts left over go to
+//!   the *return area*, 8 bytes each in result order (offset 0, 8, 16, …). A signature with a
+//!   non-empty return area takes the area's address as a hidden first argument in rdi, and its
+//!   integer arguments start at rsi. An `i128` may be split: low half in rdx, high half in the
+//!   area. An `f32` part occupies the low 4 bytes of its 8.
 //!
-//! More results than those registers hold need the implicit struct-return convention, which
-//! the backend's ABI work has yet to define; [`classify`] reports them as unsupported. That is
-//! the hook: add a hidden pointer argument here and read the extra results from its memory.
+//! `windows_fastcall` is placed by the backend too: arguments in rcx, rdx, r8, r9 / xmm0–xmm3
+//! by position, the rest above a 32-byte shadow area (which becomes four zeroed stack slots
+//! here), at most one result. The trampoline preserves everything System V requires, a subset
+//! of what Windows x64 callees preserve, so calling such code from it is sound.
 
-use kestrel_ir::{ArgumentExtension, Signature, Type};
+use kestrel_codegen::isa::x64::abi::{self as x64, Loc};
+use kestrel_ir::{ArgumentExtension, CallConv, Signature, Type};
+use kestrel_regalloc::{PReg, RegClass};
 
 use crate::error::CallError;
 
@@ -25,120 +35,154 @@ use crate::error::CallError;
 pub(crate) const ARG_GPRS: usize = 6;
 /// Float argument registers.
 pub(crate) const ARG_XMMS: usize = 8;
+/// Hardware encodings of rdi, rsi, rdx, rcx, r8, r9: the trampoline's `gprs` order.
+const ARG_GPR_ENC: [usize; ARG_GPRS] = [7, 6, 2, 1, 8, 9];
+/// Hardware encodings of rax, rdx: the trampoline's `ret_gprs` order.
+const RET_GPR_ENC: [usize; 2] = [0, 2];
 
-/// Where one argument goes.
+/// Where one 64-bit part of an argument goes.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub(crate) enum ArgLoc {
     /// An integer register, by index into rdi, rsi, rdx, rcx, r8, r9.
     Gpr(usize),
-    /// Two consecutive integer registers, low half in the first.
-    GprPair(usize),
     /// A float register, xmm0–xmm7.
     Xmm(usize),
-    /// One 8-byte stack slot, by index.
+    /// One 8-byte stack slot, by index (`[rsp + 8*i]` at the call).
     Stack(usize),
-    /// Two consecutive stack slots, low half first; the first is 16-byte aligned.
-    StackPair(usize),
 }
 
-/// Where one result comes back.
+/// Where one 64-bit part of a result comes back.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub(crate) enum RetLoc {
     /// rax (0) or rdx (1).
     Gpr(usize),
-    /// rax:rdx.
-    GprPair,
     /// xmm0 or xmm1.
     Xmm(usize),
+    /// Byte offset in the return area (a multiple of 8).
+    Area(usize),
 }
 
-/// The location of every argument and result of one signature.
+/// The location of every argument and result part of one signature.
 #[derive(Clone, Debug)]
 pub(crate) struct CallPlan {
-    pub args: Vec<(Type, ArgumentExtension, ArgLoc)>,
-    pub rets: Vec<(Type, RetLoc)>,
+    /// Per argument: its type, extension and parts (two for `i128`, low first).
+    pub args: Vec<(Type, ArgumentExtension, Vec<ArgLoc>)>,
+    /// Per result: its type and parts (two for `i128`, low first).
+    pub rets: Vec<(Type, Vec<RetLoc>)>,
     /// 8-byte stack slots the arguments need.
     pub stack_slots: usize,
+    /// Bytes of return area; if non-zero, its address is passed in rdi (`gprs[0]`).
+    pub ret_area: usize,
 }
 
 fn unsupported(reason: &'static str) -> CallError {
     CallError::UnsupportedSignature { reason }
 }
 
-/// Assign every argument and result of `sig` a location.
-pub(crate) fn classify(sig: &Signature) -> Result<CallPlan, CallError> {
-    let (mut gpr, mut xmm, mut slot) = (0, 0, 0);
-    let mut args = Vec::with_capacity(sig.params.len());
-    for p in &sig.params {
-        let ty = p.value_type;
-        let loc = if ty == Type::I128 {
-            if gpr + 2 <= ARG_GPRS {
-                gpr += 2;
-                ArgLoc::GprPair(gpr - 2)
-            } else {
-                slot += slot % 2;
-                slot += 2;
-                ArgLoc::StackPair(slot - 2)
-            }
-        } else if ty.is_int() {
-            if gpr < ARG_GPRS {
-                gpr += 1;
-                ArgLoc::Gpr(gpr - 1)
-            } else {
-                slot += 1;
-                ArgLoc::Stack(slot - 1)
-            }
-        } else if ty.is_float() {
-            if xmm < ARG_XMMS {
-                xmm += 1;
-                ArgLoc::Xmm(xmm - 1)
-            } else {
-                slot += 1;
-                ArgLoc::Stack(slot - 1)
-            }
-        } else {
-            return Err(unsupported(
-                "an argument type is neither an integer nor a float",
-            ));
-        };
-        args.push((ty, p.extension, loc));
-    }
+/// Whether the host can call functions of convention `cc` (those the backend compiles).
+pub(crate) fn callable_conv(cc: CallConv) -> bool {
+    matches!(
+        cc,
+        CallConv::SystemV
+            | CallConv::Fast
+            | CallConv::Cold
+            | CallConv::Tail
+            | CallConv::WindowsFastcall
+    )
+}
 
-    let (mut rgpr, mut rxmm) = (0, 0);
-    let mut rets = Vec::with_capacity(sig.returns.len());
-    const SRET: &str = "more results than rax, rdx, xmm0 and xmm1 hold \
-                        (the implicit struct-return convention is not defined yet)";
-    for r in &sig.returns {
-        let ty = r.value_type;
-        let loc = if ty == Type::I128 {
-            if rgpr != 0 {
-                return Err(unsupported(SRET));
-            }
-            rgpr = 2;
-            RetLoc::GprPair
-        } else if ty.is_int() {
-            if rgpr >= 2 {
-                return Err(unsupported(SRET));
-            }
-            rgpr += 1;
-            RetLoc::Gpr(rgpr - 1)
-        } else if ty.is_float() {
-            if rxmm >= 2 {
-                return Err(unsupported(SRET));
-            }
-            rxmm += 1;
-            RetLoc::Xmm(rxmm - 1)
-        } else {
+fn arg_reg(r: PReg) -> Result<ArgLoc, CallError> {
+    let n = r.hw_enc();
+    match r.class() {
+        RegClass::Int => ARG_GPR_ENC
+            .iter()
+            .position(|&e| e == n)
+            .map(ArgLoc::Gpr)
+            .ok_or_else(|| unsupported("an argument in a register the trampoline does not load")),
+        RegClass::Float if n < ARG_XMMS => Ok(ArgLoc::Xmm(n)),
+        RegClass::Float => Err(unsupported(
+            "an argument in a register the trampoline does not load",
+        )),
+    }
+}
+
+fn ret_reg(r: PReg) -> Result<RetLoc, CallError> {
+    let n = r.hw_enc();
+    match r.class() {
+        RegClass::Int => RET_GPR_ENC
+            .iter()
+            .position(|&e| e == n)
+            .map(RetLoc::Gpr)
+            .ok_or_else(|| unsupported("a result in a register the trampoline does not save")),
+        RegClass::Float if n < 2 => Ok(RetLoc::Xmm(n)),
+        RegClass::Float => Err(unsupported(
+            "a result in a register the trampoline does not save",
+        )),
+    }
+}
+
+/// Assign every argument and result part of `sig` the location the backend gives it.
+pub(crate) fn classify(sig: &Signature) -> Result<CallPlan, CallError> {
+    for p in sig.params.iter().chain(&sig.returns) {
+        if x64::value_regs(p.value_type).is_none() {
             return Err(unsupported(
-                "a result type is neither an integer nor a float",
+                "an argument or result type is neither an integer nor a float",
             ));
-        };
-        rets.push((ty, loc));
+        }
+    }
+    let backend_refused = || {
+        unsupported(if sig.call_conv == CallConv::WindowsFastcall {
+            "windows_fastcall passes no i128 and returns at most one result"
+        } else {
+            "the x86-64 backend cannot place this signature"
+        })
+    };
+    let param_locs = x64::param_locs(sig).map_err(|_| backend_refused())?;
+    let (ret_locs, ret_area) = x64::ret_locs(sig).map_err(|_| backend_refused())?;
+
+    let mut stack_slots = 0;
+    let mut args = Vec::with_capacity(sig.params.len());
+    for (p, locs) in sig.params.iter().zip(param_locs) {
+        let parts = locs
+            .into_iter()
+            .map(|loc| match loc {
+                Loc::Reg(r) => arg_reg(r),
+                Loc::Stack(disp) => {
+                    let disp = usize::try_from(disp).expect("stack arguments lie above rsp");
+                    debug_assert_eq!(disp % 8, 0);
+                    stack_slots = stack_slots.max(disp / 8 + 1);
+                    Ok(ArgLoc::Stack(disp / 8))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        args.push((p.value_type, p.extension, parts));
+    }
+    let ret_area = ret_area as usize;
+    if ret_area > 0 && args.iter().any(|a| a.2.contains(&ArgLoc::Gpr(0))) {
+        return Err(unsupported(
+            "an argument in rdi, where the return-area pointer goes",
+        ));
+    }
+    let mut rets = Vec::with_capacity(sig.returns.len());
+    for (r, locs) in sig.returns.iter().zip(ret_locs) {
+        let parts = locs
+            .into_iter()
+            .map(|loc| match loc {
+                x64::RetLoc::Reg(r) => ret_reg(r),
+                x64::RetLoc::Area(off) => {
+                    let off = usize::try_from(off).expect("return-area offsets are positive");
+                    debug_assert!(off % 8 == 0 && off + 8 <= ret_area);
+                    Ok(RetLoc::Area(off))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        rets.push((r.value_type, parts));
     }
     Ok(CallPlan {
         args,
         rets,
-        stack_slots: slot,
+        stack_slots,
+        ret_area,
     })
 }
 
@@ -161,13 +205,25 @@ pub(crate) fn widen(ty: Type, ext: ArgumentExtension, bits: u128) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kestrel_ir::{AbiParam, CallConv};
+    use kestrel_ir::AbiParam;
 
     fn sig(params: &[Type], returns: &[Type]) -> Signature {
-        let mut s = Signature::new(CallConv::SystemV);
+        sig_cc(CallConv::SystemV, params, returns)
+    }
+
+    fn sig_cc(cc: CallConv, params: &[Type], returns: &[Type]) -> Signature {
+        let mut s = Signature::new(cc);
         s.params = params.iter().map(|t| AbiParam::new(*t)).collect();
         s.returns = returns.iter().map(|t| AbiParam::new(*t)).collect();
         s
+    }
+
+    fn arg_locs(plan: &CallPlan) -> Vec<Vec<ArgLoc>> {
+        plan.args.iter().map(|a| a.2.clone()).collect()
+    }
+
+    fn ret_locs(plan: &CallPlan) -> Vec<Vec<RetLoc>> {
+        plan.rets.iter().map(|r| r.1.clone()).collect()
     }
 
     #[test]
@@ -181,30 +237,88 @@ mod tests {
             &[],
         ))
         .unwrap();
-        let locs: Vec<_> = plan.args.iter().map(|a| a.2).collect();
-        assert_eq!(locs[4], ArgLoc::Gpr(4));
-        assert_eq!(locs[5], ArgLoc::StackPair(0));
-        assert_eq!(locs[6], ArgLoc::Gpr(5));
-        assert_eq!(locs[7], ArgLoc::Stack(2));
-        assert_eq!(locs[8], ArgLoc::StackPair(4));
+        let locs = arg_locs(&plan);
+        assert_eq!(locs[4], [ArgLoc::Gpr(4)]);
+        assert_eq!(locs[5], [ArgLoc::Stack(0), ArgLoc::Stack(1)]);
+        assert_eq!(locs[6], [ArgLoc::Gpr(5)]);
+        assert_eq!(locs[7], [ArgLoc::Stack(2)]);
+        assert_eq!(locs[8], [ArgLoc::Stack(4), ArgLoc::Stack(5)]);
         assert_eq!(plan.stack_slots, 6);
+        assert_eq!(plan.ret_area, 0);
     }
 
     #[test]
-    fn too_many_results_is_the_sret_hook() {
-        assert!(classify(&sig(&[], &[Type::I64, Type::I64, Type::I64])).is_err());
-        assert!(classify(&sig(&[], &[Type::I64, Type::I128])).is_err());
+    fn results_beyond_the_registers_go_to_the_area() {
         let plan = classify(&sig(&[], &[Type::I64, Type::F64, Type::I32, Type::F32])).unwrap();
-        let locs: Vec<_> = plan.rets.iter().map(|r| r.1).collect();
         assert_eq!(
-            locs,
+            ret_locs(&plan),
             [
-                RetLoc::Gpr(0),
-                RetLoc::Xmm(0),
-                RetLoc::Gpr(1),
-                RetLoc::Xmm(1)
+                vec![RetLoc::Gpr(0)],
+                vec![RetLoc::Xmm(0)],
+                vec![RetLoc::Gpr(1)],
+                vec![RetLoc::Xmm(1)]
             ]
         );
+        assert_eq!(plan.ret_area, 0);
+
+        // i64 in rax, the i128 split between rdx and the area, then the area in order.
+        let plan = classify(&sig(
+            &[Type::I64],
+            &[
+                Type::I64,
+                Type::I128,
+                Type::F32,
+                Type::F32,
+                Type::F64,
+                Type::I8,
+            ],
+        ))
+        .unwrap();
+        assert_eq!(
+            ret_locs(&plan),
+            [
+                vec![RetLoc::Gpr(0)],
+                vec![RetLoc::Gpr(1), RetLoc::Area(0)],
+                vec![RetLoc::Xmm(0)],
+                vec![RetLoc::Xmm(1)],
+                vec![RetLoc::Area(8)],
+                vec![RetLoc::Area(16)],
+            ]
+        );
+        assert_eq!(plan.ret_area, 24);
+        // The hidden pointer takes rdi; the first argument moves to rsi.
+        assert_eq!(arg_locs(&plan), [vec![ArgLoc::Gpr(1)]]);
+    }
+
+    #[test]
+    fn tail_is_system_v_and_fastcall_has_a_shadow_area() {
+        let tail = classify(&sig_cc(CallConv::Tail, &[Type::I64; 7], &[Type::I64; 3])).unwrap();
+        assert_eq!(tail.ret_area, 8);
+        assert_eq!(arg_locs(&tail)[4], [ArgLoc::Gpr(5)]);
+        assert_eq!(arg_locs(&tail)[5], [ArgLoc::Stack(0)]);
+        let win = classify(&sig_cc(
+            CallConv::WindowsFastcall,
+            &[Type::I64, Type::F64, Type::I64, Type::I64, Type::I64],
+            &[Type::I64],
+        ))
+        .unwrap();
+        assert_eq!(
+            arg_locs(&win),
+            [
+                vec![ArgLoc::Gpr(3)],
+                vec![ArgLoc::Xmm(1)],
+                vec![ArgLoc::Gpr(4)],
+                vec![ArgLoc::Gpr(5)],
+                vec![ArgLoc::Stack(4)],
+            ]
+        );
+        assert_eq!(win.stack_slots, 5);
+        assert!(classify(&sig_cc(
+            CallConv::WindowsFastcall,
+            &[],
+            &[Type::I64, Type::I64]
+        ))
+        .is_err());
     }
 
     #[test]

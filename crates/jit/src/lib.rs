@@ -26,11 +26,10 @@
 //! x86-64 Linux only (System V; the handler reads the Linux `ucontext_t`).
 //!
 //! Not yet:
-//! - more results than rax, rdx, xmm0 and xmm1 hold: the backend's implicit struct-return
-//!   convention is not defined yet; [`abi`] is where the hidden pointer goes, and until then
-//!   such calls fail with [`CallError::UnsupportedSignature`];
-//! - `tail`, `windows_fastcall` and `winch` functions cannot be called from the host (they can
-//!   still be linked and called by other JIT code);
+//! - `winch` functions cannot be called from the host (the backend does not compile them
+//!   either); every signature the backend compiles (`system_v`, `fast`, `cold`, `tail`, with
+//!   results beyond the return registers in a host-allocated return area, and
+//!   `windows_fastcall`) can be;
 //! - stack overflow is caught only if the code generator registers its stack-probe or
 //!   stack-limit check as a `stk_ovf` trap site (the alternate stack makes the handler run);
 //! - freeing individual functions: code lives until its module is dropped.

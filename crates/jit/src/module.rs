@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use kestrel_ir::{CallConv, Signature};
+use kestrel_ir::Signature;
 
 use crate::abi;
 use crate::compiled::CompiledFunction;
@@ -237,22 +237,22 @@ impl JitModule {
     ///
     /// # Safety
     /// The function's machine code must really implement its declared signature under the
-    /// System V convention (see [`abi`](crate::abi)) and be memory-safe for these arguments:
+    /// x86-64 backend's convention for it (System V for `system_v`, `fast`, `cold` and `tail`,
+    /// with results beyond rax, rdx, xmm0 and xmm1 stored through a hidden return-area pointer
+    /// in rdi; see [`abi`](crate::abi)) and be memory-safe for these arguments:
     /// the JIT executes it as it is. A trap discards the frames between this call and the
     /// fault without running destructors, so host functions called from JIT code must not
     /// hold resources across calls back into trapping JIT code.
     pub unsafe fn call(&self, id: FuncId, args: &[Value]) -> Result<Vec<Value>, CallError> {
         let addr = self.get_finalized_function(id)? as usize;
         let decl = self.decl(id)?;
-        match decl.signature.call_conv {
-            CallConv::SystemV | CallConv::Fast | CallConv::Cold => {}
-            call_conv => {
-                return Err(JitError::UnsupportedCallConv {
-                    name: decl.name.clone(),
-                    call_conv,
-                }
-                .into())
+        let call_conv = decl.signature.call_conv;
+        if !abi::callable_conv(call_conv) {
+            return Err(JitError::UnsupportedCallConv {
+                name: decl.name.clone(),
+                call_conv,
             }
+            .into());
         }
         let plan = abi::classify(&decl.signature)?;
         if args.len() != plan.args.len() {

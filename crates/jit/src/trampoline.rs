@@ -7,7 +7,8 @@
 //! 2. The trampoline saves the callee-saved registers in its own frame, records its `rsp` and
 //!    `rbp` in the context, copies the stack arguments below a 16-byte aligned `rsp`, loads the
 //!    argument registers and calls the target. On a normal return it stores rax, rdx, xmm0 and
-//!    xmm1 in the context and returns 0.
+//!    xmm1 in the context and returns 0. Results beyond those registers are in the return
+//!    area `invoke` allocated and passed in rdi (see [`abi`]).
 //! 3. If the target faults at a registered trap site, the handler writes the trap into the
 //!    context and edits the interrupted register state: `rip` = `kestrel_jit_trap_landing`,
 //!    `rsp`/`rbp` = the values saved in step 2. Returning from the handler resumes there; the
@@ -179,8 +180,17 @@ pub(crate) fn landing_address() -> usize {
 /// A trap as the handler recorded it: (code, function index, offset in the function).
 pub(crate) type RawTrap = (TrapCode, u32, u32);
 
+/// One 16-byte, 16-byte aligned piece of the return area the host provides.
+#[repr(C, align(16))]
+#[derive(Copy, Clone, Default)]
+struct AreaChunk([u64; 2]);
+
 /// Call `target` with `args` laid out by `plan`; return the results' bits in `plan.rets`
 /// order, or the trap the handler caught.
+///
+/// If the plan has a return area, it is allocated here (16-byte aligned, zeroed, rounded up
+/// to 16 bytes), its address passed in rdi, and the results placed in it are read back from
+/// it after the call by their offsets.
 ///
 /// # Safety
 /// `target` must be executable code implementing the signature `plan` was built from, and
@@ -193,6 +203,7 @@ pub(crate) unsafe fn invoke(
 ) -> Result<Vec<u128>, RawTrap> {
     debug_assert_eq!(plan.args.len(), args.len());
     let mut stack = vec![0u64; plan.stack_slots];
+    let mut area = vec![AreaChunk::default(); plan.ret_area.div_ceil(16)];
     let mut ctx = CallCtx {
         target,
         gprs: [0; abi::ARG_GPRS],
@@ -207,30 +218,35 @@ pub(crate) unsafe fn invoke(
         trap_func: 0,
         trap_offset: 0,
     };
-    for (&(ty, ext, loc), value) in plan.args.iter().zip(args) {
-        debug_assert_eq!(ty, value.ty());
+    for ((ty, ext, locs), value) in plan.args.iter().zip(args) {
+        debug_assert_eq!(*ty, value.ty());
         let bits = value.to_bits();
-        let word = abi::widen(ty, ext, bits);
-        match loc {
-            ArgLoc::Gpr(i) => ctx.gprs[i] = word,
-            ArgLoc::Xmm(i) => ctx.xmms[i] = word,
-            ArgLoc::Stack(i) => stack[i] = word,
-            ArgLoc::GprPair(i) => {
-                ctx.gprs[i] = bits as u64;
-                ctx.gprs[i + 1] = (bits >> 64) as u64;
-            }
-            ArgLoc::StackPair(i) => {
-                stack[i] = bits as u64;
-                stack[i + 1] = (bits >> 64) as u64;
+        // One part: the (widened) value; two parts (`i128`): low half, then high half.
+        let words = match locs.len() {
+            1 => [abi::widen(*ty, *ext, bits), 0],
+            _ => [bits as u64, (bits >> 64) as u64],
+        };
+        for (&loc, word) in locs.iter().zip(words) {
+            match loc {
+                ArgLoc::Gpr(i) => ctx.gprs[i] = word,
+                ArgLoc::Xmm(i) => ctx.xmms[i] = word,
+                ArgLoc::Stack(i) => stack[i] = word,
             }
         }
     }
     ctx.stack = stack.as_ptr();
+    if plan.ret_area > 0 {
+        // The hidden return-area pointer (classify checked no argument uses rdi then).
+        ctx.gprs[0] = area.as_mut_ptr() as u64;
+    }
 
     let ctx_ptr: *mut CallCtx = &mut ctx;
     let outer = CURRENT.replace(ctx_ptr);
     // SAFETY: the caller guarantees `target` implements the signature whose argument
     // registers and stack slots `ctx` now holds; `ctx` and `stack` outlive the call. The
+    // return area, if any, is `plan.ret_area` bytes (rounded up) of 16-byte aligned memory
+    // owned by `area`, which outlives the call and is not otherwise accessed during it, so
+    // the callee's 8-byte stores at offsets below `plan.ret_area` land inside it. The
     // handler writes to `*ctx_ptr` only while this call is active (it is `CURRENT`).
     let trapped = unsafe { kestrel_jit_trampoline(ctx_ptr.cast()) };
     CURRENT.set(outer);
@@ -241,13 +257,18 @@ pub(crate) unsafe fn invoke(
             .expect("the handler records a code before resuming");
         return Err((code, ctx.trap_func, ctx.trap_offset));
     }
+    let part = |loc: RetLoc| match loc {
+        RetLoc::Gpr(i) => ctx.ret_gprs[i],
+        RetLoc::Xmm(i) => ctx.ret_xmms[i],
+        RetLoc::Area(off) => area[off / 16].0[off % 16 / 8],
+    };
     let results = plan
         .rets
         .iter()
-        .map(|&(_, loc)| match loc {
-            RetLoc::Gpr(i) => ctx.ret_gprs[i] as u128,
-            RetLoc::GprPair => ctx.ret_gprs[0] as u128 | (ctx.ret_gprs[1] as u128) << 64,
-            RetLoc::Xmm(i) => ctx.ret_xmms[i] as u128,
+        .map(|(_, locs)| {
+            locs.iter().enumerate().fold(0u128, |acc, (i, &loc)| {
+                acc | (part(loc) as u128) << (64 * i)
+            })
         })
         .collect();
     Ok(results)

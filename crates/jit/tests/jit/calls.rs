@@ -172,13 +172,50 @@ fn wrong_arguments_are_errors() {
 }
 
 #[test]
-fn too_many_results_is_reported_not_guessed() {
+fn results_beyond_the_registers_come_from_the_return_area() {
+    // (i64, f64, i64, i128, f32): rax, xmm0, rdx, then the i128 in the area at 0 and 8 (no
+    // integer return register left), and the f32 in xmm1. rdi holds the area's address.
+    let asm = assemble(|a| {
+        a.mov(rax, 1i64)?;
+        a.mov(rdx, -2i64)?;
+        a.mov(rcx, 0x1122_3344_5566_7788i64)?;
+        a.mov(qword_ptr(rdi), rcx)?;
+        a.mov(rcx, -1i64)?;
+        a.mov(qword_ptr(rdi + 8), rcx)?;
+        a.mov(rcx, 1.5f64.to_bits() as i64)?;
+        a.movq(xmm0, rcx)?;
+        a.mov(ecx, 2.5f32.to_bits())?;
+        a.movd(xmm1, ecx)?;
+        a.ret()?;
+        Ok(vec![])
+    });
+    let s = sig(
+        &[],
+        &[Type::I64, Type::F64, Type::I64, Type::I128, Type::F32],
+    );
+    let (m, f) = single(CompiledFunction::new(asm.code, s));
+    let out = unsafe { m.call(f, &[]) }.unwrap();
+    assert_eq!(
+        out,
+        [
+            Value::I64(1),
+            Value::F64(1.5),
+            Value::I64(-2),
+            Value::I128((-1i128 << 64) | 0x1122_3344_5566_7788),
+            Value::F32(2.5)
+        ]
+    );
+}
+
+#[test]
+fn winch_is_reported_not_guessed() {
     let asm = assemble(|a| {
         a.ret()?;
         Ok(vec![])
     });
-    let s = sig(&[], &[Type::I64, Type::I64, Type::I64]);
+    let mut s = sig(&[], &[]);
+    s.call_conv = kestrel_ir::CallConv::Winch;
     let (m, f) = single(CompiledFunction::new(asm.code, s));
     let e = unsafe { m.call(f, &[]) }.unwrap_err();
-    assert!(matches!(e, CallError::UnsupportedSignature { .. }), "{e}");
+    assert!(e.to_string().contains("winch"), "{e}");
 }
