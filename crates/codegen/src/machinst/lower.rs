@@ -27,6 +27,12 @@
 //! trap; a producer that reads memory must also see no side-effecting instruction between
 //! itself and the user (the *color* of both must match).
 //!
+//! A load may also be *sunk* into its single user ([`Lower::mergeable_load`],
+//! [`Lower::sink_load`]) although it can trap: the user then performs the access and records
+//! its trap site, so the load itself emits nothing. Colors change at every instruction that
+//! has side effects, reads memory or can trap, so a sunk load moves past nothing that could
+//! observe the move (no store, call or fence, no other trap that could fire first).
+//!
 //! # Output registers
 //!
 //! Each IR value has one vreg, created on first mention. An ISA lowering returns the vregs
@@ -91,6 +97,8 @@ pub struct Lower<'f, I: MachInst> {
     uses: Vec<u32>,
     /// Side-effect color of each instruction (by instruction index).
     colors: Vec<u32>,
+    /// Loads sunk into their user (by instruction index): they emit nothing themselves.
+    sunk: Vec<bool>,
     /// The IR block being lowered.
     cur_block: Option<Block>,
     /// Machine instructions of the IR instruction being lowered, in program order.
@@ -148,7 +156,8 @@ impl<'f, I: MachInst> Lower<'f, I> {
                     }
                 }
                 colors[inst.index()] = color;
-                if data.opcode().has_side_effects() || data.opcode().can_load() {
+                let op = data.opcode();
+                if op.has_side_effects() || op.can_load() || op.can_trap() {
                     color += 1;
                 }
             }
@@ -161,6 +170,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
             aliases: Vec::new(),
             uses,
             colors,
+            sunk: vec![false; f.dfg.num_insts()],
             cur_block: None,
             cur_insts: Vec::new(),
             ret_area_ptr: None,
@@ -249,6 +259,31 @@ impl<'f, I: MachInst> Lower<'f, I> {
             && !op.can_trap()
             && (!op.can_load() || self.colors[inst.index()] + 1 == self.colors[user.index()]);
         ok.then_some(inst)
+    }
+
+    /// The load defining `value` if the current user may perform it itself (see the module
+    /// doc): same block, this single use, a load without side effects, and nothing with side
+    /// effects, another load or a possible trap in between (`user` is the merging
+    /// instruction). The user must record the load's trap site.
+    pub fn mergeable_load(&self, value: Value, user: Inst) -> Option<Inst> {
+        let value = self.f.dfg.resolve(value);
+        let inst = self.def_inst(value)?;
+        let op = self.data(inst).opcode();
+        let ok = self.f.layout.inst_block(inst) == self.cur_block
+            && self.uses[value.index()] == 1
+            && op.can_load()
+            && !op.has_side_effects()
+            && self.colors[inst.index()] + 1 == self.colors[user.index()];
+        ok.then_some(inst)
+    }
+
+    /// Record that the current user performs the load defining `value` (found by
+    /// [`Lower::mergeable_load`]): its use is merged and the load emits nothing.
+    pub fn sink_load(&mut self, value: Value) {
+        self.merge(value);
+        if let Some(inst) = self.def_inst(value) {
+            self.sunk[inst.index()] = true;
+        }
     }
 
     /// Record that the current user absorbed one use of `value` (its producer was merged).
@@ -427,7 +462,7 @@ pub fn lower<B: LowerBackend>(
                     let data = f.dfg.inst(inst);
                     let op = data.opcode();
                     let needed = op.has_side_effects()
-                        || op.can_trap()
+                        || (op.can_trap() && !ctx.sunk[inst.index()])
                         || op.is_terminator()
                         || f.dfg
                             .inst_results(inst)

@@ -35,7 +35,7 @@ use super::asm::setcc_cmov_jcc::{self as cc_ops, Cc};
 use super::asm::shift;
 use super::asm::sse::FloatSize;
 use super::asm::sse::{self, SseOp, SseStore};
-use super::asm::{Amode, CodeSink, Gpr, GprMem, Size, Xmm, XmmMem};
+use super::asm::{Amode, CodeSink, Gpr, GprMem, Scale, Size, Xmm, XmmMem};
 use super::inst::{CallDest, Cond, Inst, LoadKind, Mem, RegImm, StoreKind};
 use crate::chaos::Chaos;
 use crate::machinst::buffer::{Label, LabelUse, MachBuffer, RelocKind};
@@ -119,6 +119,12 @@ impl Frame {
     fn amode(&self, mem: &Mem, allocs: &[Allocation]) -> Amode {
         match *mem {
             Mem::Reg { disp, .. } => Amode::base_disp(gpr(allocs[0]), disp),
+            Mem::RegIndex { shift, disp, .. } => Amode::base_index(
+                gpr(allocs[0]),
+                gpr(allocs[1]),
+                Scale::ALL[usize::from(shift)],
+                disp,
+            ),
             Mem::Slot { slot, disp } => {
                 Amode::base_disp(Gpr::RSP, self.slot_offsets[slot as usize] + disp)
             }
@@ -154,7 +160,7 @@ fn xmm(a: Allocation) -> Xmm {
 }
 
 /// Emit the flag-setting part of `cond` (its operands start at `allocs[0]`).
-fn emit_test(cond: &Cond, allocs: &[Allocation], buf: &mut impl CodeSink) {
+fn emit_test(cond: &Cond, allocs: &[Allocation], frame: &Frame, buf: &mut Buf) {
     match *cond {
         Cond::Cmp { size, b, .. } => {
             let a = GprMem::Reg(gpr(allocs[0]));
@@ -166,6 +172,19 @@ fn emit_test(cond: &Cond, allocs: &[Allocation], buf: &mut impl CodeSink) {
         Cond::Test { size, .. } => {
             let a = gpr(allocs[0]);
             alu::test_rm_r(buf, size, &GprMem::Reg(a), a);
+        }
+        Cond::CmpMem {
+            size,
+            ref mem,
+            trap,
+            ..
+        } => {
+            let m = GprMem::Mem(frame.amode(mem, &allocs[1..]));
+            // The access is the compare's: a fault here is the merged load's trap.
+            if let Some(code) = trap {
+                buf.add_trap(code);
+            }
+            alu::alu_r_rm(buf, AluOp::Cmp, size, gpr(allocs[0]), &m);
         }
     }
 }
@@ -632,6 +651,25 @@ impl MachInst for Inst {
                     }
                 };
             }
+            Inst::AluMem {
+                op,
+                size,
+                mem,
+                trap,
+                ..
+            } => {
+                let dst = gpr(allocs[0]);
+                debug_assert_eq!(allocs[0], *allocs.last().expect("dst"));
+                let m = GprMem::Mem(ctx.frame.amode(mem, &allocs[1..]));
+                // The access is this instruction's: a fault here is the merged load's trap.
+                if let Some(code) = trap {
+                    buf.add_trap(*code);
+                }
+                match op {
+                    Some(op) => alu::alu_r_rm(buf, *op, *size, dst, &m),
+                    None => mul_div::imul_r_rm(buf, *size, dst, &m),
+                };
+            }
             Inst::Unary { op, size, .. } => {
                 alu::unary_rm(buf, *op, *size, &GprMem::Reg(gpr(allocs[0])));
             }
@@ -651,7 +689,7 @@ impl MachInst for Inst {
                 }
             }
             Inst::Setcc { cond, .. } => {
-                emit_test(cond, allocs, buf);
+                emit_test(cond, allocs, ctx.frame, buf);
                 let dst = gpr(allocs[cond.num_operands()]);
                 cc_ops::setcc(buf, cond.cc(), &GprMem::Reg(dst));
                 moves::movzx(buf, ExtMode::BL, dst, &GprMem::Reg(dst));
@@ -660,7 +698,7 @@ impl MachInst for Inst {
                 let n = cond.num_operands();
                 let (t, dst) = (gpr(allocs[n]), gpr(allocs[n + 2]));
                 debug_assert_eq!(allocs[n + 1], allocs[n + 2]);
-                emit_test(cond, allocs, buf);
+                emit_test(cond, allocs, ctx.frame, buf);
                 cc_ops::cmov(buf, cond.cc(), Size::S64, dst, &GprMem::Reg(t));
             }
             Inst::Div { .. } => emit_div(self, allocs, buf),
@@ -670,7 +708,7 @@ impl MachInst for Inst {
                 taken,
                 not_taken,
             } => {
-                emit_test(cond, allocs, buf);
+                emit_test(cond, allocs, ctx.frame, buf);
                 let label = ctx.block_labels[taken.index()];
                 let start = buf.cur_offset();
                 let fix = cc_ops::jcc_rel32(buf, cond.cc(), 0);
@@ -712,7 +750,7 @@ impl MachInst for Inst {
             }
             Inst::Ud2 { code } => trap(buf, *code),
             Inst::TrapIf { cond, code } => {
-                emit_test(cond, allocs, buf);
+                emit_test(cond, allocs, ctx.frame, buf);
                 trap_unless(buf, cond.cc().invert(), *code);
             }
             Inst::BitCount { op, size, .. } => {
@@ -830,7 +868,7 @@ impl MachInst for Inst {
             Inst::XmmSelect { cond, .. } => {
                 let n = cond.num_operands();
                 let (t, dst) = (xmm(allocs[n]), xmm(allocs[n + 2]));
-                emit_test(cond, allocs, buf);
+                emit_test(cond, allocs, ctx.frame, buf);
                 let mov = bytes(|b| {
                     sse::sse_r_rm(b, SseOp::Movaps, dst, &XmmMem::Reg(t));
                 });

@@ -53,6 +53,15 @@ pub enum Cond {
     },
     /// `test a, a` at `size`; `cc` is `NE` (nonzero) or `E` (zero).
     Test { size: Size, cc: Cc, a: VReg },
+    /// `cmp a, [mem]` at `size` (a load merged into the compare; a trap site with `trap`
+    /// when the access may fault); true when `cc` holds.
+    CmpMem {
+        size: Size,
+        cc: Cc,
+        a: VReg,
+        mem: Mem,
+        trap: Option<TrapCode>,
+    },
 }
 
 impl Cond {
@@ -70,12 +79,25 @@ impl Cond {
                 cc: cc.invert(),
                 a,
             },
+            Cond::CmpMem {
+                size,
+                cc,
+                a,
+                mem,
+                trap,
+            } => Cond::CmpMem {
+                size,
+                cc: cc.invert(),
+                a,
+                mem,
+                trap,
+            },
         }
     }
 
     pub(crate) fn cc(self) -> Cc {
         match self {
-            Cond::Cmp { cc, .. } | Cond::Test { cc, .. } => cc,
+            Cond::Cmp { cc, .. } | Cond::Test { cc, .. } | Cond::CmpMem { cc, .. } => cc,
         }
     }
 
@@ -88,6 +110,10 @@ impl Cond {
                 }
             }
             Cond::Test { a, .. } => out.push(Operand::reg_use(a)),
+            Cond::CmpMem { a, mem, .. } => {
+                out.push(Operand::reg_use(a));
+                mem.collect(out);
+            }
         }
     }
 
@@ -97,6 +123,7 @@ impl Cond {
             Cond::Cmp {
                 b: RegImm::Reg(_), ..
             } => 2,
+            Cond::CmpMem { mem, .. } => 1 + mem.num_operands(),
             _ => 1,
         }
     }
@@ -111,6 +138,11 @@ impl Cond {
                 format!("cmp{} {}, {b} ?{cc:?}", size.bits(), ops[0])
             }
             Cond::Test { size, cc, .. } => format!("test{} {} ?{cc:?}", size.bits(), ops[0]),
+            Cond::CmpMem { size, cc, mem, .. } => {
+                let n = 1 + mem.num_operands();
+                let m = mem.pretty(&ops[1..n]);
+                format!("cmp{} {}, {m} ?{cc:?}", size.bits(), ops[0])
+            }
         }
     }
 }
@@ -121,6 +153,13 @@ impl Cond {
 pub enum Mem {
     Reg {
         base: VReg,
+        disp: i32,
+    },
+    /// `[base + index << shift + disp]` (`shift` is 0 to 3).
+    RegIndex {
+        base: VReg,
+        index: VReg,
+        shift: u8,
         disp: i32,
     },
     Slot {
@@ -143,18 +182,67 @@ pub enum Mem {
 
 impl Mem {
     fn collect(&self, out: &mut Vec<Operand>) {
-        if let Mem::Reg { base, .. } = self {
-            out.push(Operand::reg_use(*base));
+        match *self {
+            Mem::Reg { base, .. } => out.push(Operand::reg_use(base)),
+            Mem::RegIndex { base, index, .. } => {
+                out.push(Operand::reg_use(base));
+                out.push(Operand::reg_use(index));
+            }
+            _ => {}
         }
     }
 
-    /// Number of operands the address takes (0 or 1).
+    /// Number of operands the address takes (0, 1 or 2).
     pub(crate) fn num_operands(&self) -> usize {
-        matches!(self, Mem::Reg { .. }) as usize
+        match self {
+            Mem::Reg { .. } => 1,
+            Mem::RegIndex { .. } => 2,
+            _ => 0,
+        }
     }
 
-    fn pretty(&self, base: Option<&String>) -> String {
-        match (self, base) {
+    /// The same place `delta` bytes further (`None` when the displacement overflows).
+    pub(crate) fn offset(self, delta: i32) -> Option<Mem> {
+        let add = |d: i32| d.checked_add(delta);
+        Some(match self {
+            Mem::Reg { base, disp } => Mem::Reg {
+                base,
+                disp: add(disp)?,
+            },
+            Mem::RegIndex {
+                base,
+                index,
+                shift,
+                disp,
+            } => Mem::RegIndex {
+                base,
+                index,
+                shift,
+                disp: add(disp)?,
+            },
+            Mem::Slot { slot, disp } => Mem::Slot {
+                slot,
+                disp: add(disp)?,
+            },
+            Mem::RetArea { disp } => Mem::RetArea { disp: add(disp)? },
+            Mem::IncomingArg { disp } => Mem::IncomingArg { disp: add(disp)? },
+            Mem::OutgoingArg { disp } => Mem::OutgoingArg { disp: add(disp)? },
+        })
+    }
+
+    /// The address as text; `ops` are the names of its operands (from the first).
+    fn pretty(&self, ops: &[String]) -> String {
+        match (self, ops.first()) {
+            (
+                Mem::RegIndex {
+                    disp, shift: sh, ..
+                },
+                Some(b),
+            ) => {
+                let i = ops.get(1).map_or("?", |s| s.as_str());
+                format!("[{b}+{i}*{}{disp:+}]", 1 << sh)
+            }
+            (Mem::RegIndex { disp, .. }, None) => format!("[?{disp:+}]"),
             (Mem::Reg { disp, .. }, Some(b)) => format!("[{b}{disp:+}]"),
             (Mem::Slot { slot, disp }, _) => format!("[ss{slot}{disp:+}]"),
             (Mem::RetArea { disp }, _) => format!("[ret_area{disp:+}]"),
@@ -218,6 +306,17 @@ pub enum Inst {
         dst: VReg,
         a: VReg,
         b: RegImm,
+    },
+    /// `dst = a op [mem]` (`op` is not `cmp`) or, with `op` `None`, `dst = a * [mem]`
+    /// (truncated): a load merged into its user, a trap site with `trap` when the access may
+    /// fault. Operands: `[a use, address uses, dst def reusing a]`.
+    AluMem {
+        op: Option<AluOp>,
+        size: Size,
+        dst: VReg,
+        a: VReg,
+        mem: Mem,
+        trap: Option<TrapCode>,
     },
     /// `dst = op a` (`neg`, `not`). Operands: `[a use, dst def reusing a]`.
     Unary {
@@ -599,6 +698,11 @@ impl Inst {
                 }
                 out.push(reuse_def(*dst, 0));
             }
+            Inst::AluMem { dst, a, mem, .. } => {
+                out.push(Operand::reg_use(*a));
+                mem.collect(out);
+                out.push(reuse_def(*dst, 0));
+            }
             Inst::Unary { dst, a, .. } | Inst::ShiftImm { dst, a, .. } => {
                 out.push(Operand::reg_use(*a));
                 out.push(reuse_def(*dst, 0));
@@ -875,6 +979,17 @@ impl Inst {
                 let d = ops.len() - 1;
                 format!("{} = imul{} {}, {}", ops[d], size.bits(), ops[0], ri(b, 1))
             }
+            Inst::AluMem { op, size, mem, .. } => {
+                let d = ops.len() - 1;
+                let name = op.map_or("imul".to_string(), |op| format!("{op:?}").to_lowercase());
+                format!(
+                    "{} = {name}{} {}, {}",
+                    ops[d],
+                    size.bits(),
+                    ops[0],
+                    mem.pretty(&ops[1..d])
+                )
+            }
             Inst::Unary { op, size, .. } => {
                 format!("{} = {op:?}{} {}", ops[1], size.bits(), ops[0]).to_lowercase()
             }
@@ -1045,10 +1160,10 @@ impl Inst {
             }
             Inst::Load { kind, mem, .. } => {
                 let n = mem.num_operands();
-                format!("{} = load.{kind:?} {}", ops[n], mem.pretty(ops.first()))
+                format!("{} = load.{kind:?} {}", ops[n], mem.pretty(ops))
             }
             Inst::Store { kind, mem, .. } => {
-                format!("store.{kind:?} {}, {}", ops[0], mem.pretty(ops.get(1)))
+                format!("store.{kind:?} {}, {}", ops[0], mem.pretty(&ops[1..]))
             }
             Inst::StackAddr { slot, disp, .. } => format!("{} = lea [ss{slot}{disp:+}]", ops[0]),
             Inst::RetAreaAddr { size, .. } => format!("{} = lea [ret_area] ({size} bytes)", ops[0]),

@@ -6,8 +6,9 @@
 //! rules (read-only; they never merge anything), constructors emit [`Inst`]s into the current
 //! IR instruction's sequence and return the registers holding results. The only constructors
 //! that record a merge are those that consume a merged producer (`alu_imm`, `imul_imm`,
-//! `shift_imm`, `cond_of`, and `cmp_cond` for an immediate operand), so a failed rule leaves
-//! the use counts untouched. Calls and returns are lowered here directly through the ABI.
+//! `shift_imm`, `cond_of`, `alu_mem`/`imul_mem` for a load, and `cmp_cond` for an immediate
+//! or load operand; a load's address folds in `lower_mem::addr_mem`), so a failed rule
+//! leaves the use counts untouched. Calls and returns are lowered here directly through the ABI.
 
 use kestrel_ir::{FloatCC, Inst as IrInst, InstructionData, IntCC, Opcode, TrapCode, Type, Value};
 use kestrel_regalloc::{RegClass, VReg};
@@ -55,6 +56,16 @@ pub struct Cmp {
     cc: IntCC,
     a: Value,
     b: Value,
+}
+
+/// A load its single ALU user may perform: the loaded value, the load and its address.
+#[derive(Clone, Copy, Debug)]
+pub struct Ld {
+    value: Value,
+    load: IrInst,
+    addr: Value,
+    offset: i32,
+    trap: Option<TrapCode>,
 }
 
 /// The registers an IR instruction's results live in (none for side effects).
@@ -416,6 +427,22 @@ impl IselCtx<'_, '_> {
         dst
     }
 
+    /// `a op [load]` (`None`: multiply), performing the merged load `m`.
+    fn mem_op(&mut self, ty: Type, op: Option<AluOp>, a: VReg, m: Ld) -> VReg {
+        self.lower.sink_load(m.value);
+        let mem = super::lower_mem::addr_mem(self.lower, m.load, m.addr, m.offset, 0);
+        let dst = self.int();
+        self.lower.emit(Inst::AluMem {
+            op,
+            size: op_size(ty),
+            dst,
+            a,
+            mem,
+            trap: m.trap,
+        });
+        dst
+    }
+
     pub(super) fn test(&mut self, c: Value, cc: Cc) -> Cond {
         if self.lower.value_type(c) == Type::I128 {
             return self.i128_test(c, cc);
@@ -465,6 +492,38 @@ impl generated::Context for IselCtx<'_, '_> {
             }),
             _ => None,
         }
+    }
+
+    fn load_merge(&mut self, v: Value) -> Option<Ld> {
+        let load = self.lower.mergeable_load(v, self.inst)?;
+        let ty = self.lower.value_type(v);
+        match *self.lower.data(load) {
+            InstructionData::Load {
+                opcode: Opcode::Load,
+                flags,
+                arg,
+                offset,
+            } if (ty == Type::I32 || ty == Type::I64)
+                && flags.endianness != Some(kestrel_ir::immediates::Endianness::Big) =>
+            {
+                Some(Ld {
+                    value: v,
+                    load,
+                    addr: arg,
+                    offset,
+                    trap: flags.trap_code,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    fn alu_mem(&mut self, ty: Type, op: AluOp, a: VReg, m: Ld) -> VReg {
+        self.mem_op(ty, Some(op), a, m)
+    }
+
+    fn imul_mem(&mut self, ty: Type, a: VReg, m: Ld) -> VReg {
+        self.mem_op(ty, None, a, m)
     }
 
     fn put_in_reg(&mut self, v: Value) -> VReg {
@@ -1305,6 +1364,18 @@ impl generated::Context for IselCtx<'_, '_> {
         }
         let size = exact_size(self.lower.value_type(a));
         let a = self.lower.value_vreg(a);
+        // A load as the right operand is compared in memory.
+        if let Some(m) = generated::Context::load_merge(self, b) {
+            self.lower.sink_load(m.value);
+            let mem = super::lower_mem::addr_mem(self.lower, m.load, m.addr, m.offset, 0);
+            return Cond::CmpMem {
+                size,
+                cc: int_cc(cc),
+                a,
+                mem,
+                trap: m.trap,
+            };
+        }
         let b = match self
             .lower
             .const_value(b)

@@ -15,9 +15,10 @@ use kestrel_ir::{
 };
 use kestrel_regalloc::{RegClass, VReg};
 
+use super::asm::alu::AluOp;
 use super::asm::moves::ExtMode;
 use super::asm::Size;
-use super::inst::{Inst, LoadKind, Mem, StoreKind};
+use super::inst::{Inst, LoadKind, Mem, RegImm, StoreKind};
 use super::lower::{exact_size, float_size};
 use crate::machinst::lower::Lower;
 use crate::machinst::CodegenError;
@@ -213,6 +214,12 @@ fn store_big(
     Some(())
 }
 
+/// The high half of a two-half access at `mem` (8 bytes further; `addr_mem` left room).
+fn hi(mem: Mem) -> Mem {
+    mem.offset(8)
+        .expect("addr_mem keeps 8 bytes of displacement slack")
+}
+
 fn check_endianness(flags: MemFlags) -> Result<(), CodegenError> {
     match flags.endianness {
         Some(Endianness::Big) => Err(CodegenError::unsupported("big-endian memory access")),
@@ -271,18 +278,10 @@ pub fn lower_memory(
             offset,
         } if is_big(flags) => {
             let ty = result_ty.expect("a load has a result");
-            let base = lower.value_vreg(arg);
-            let mem = |disp| Mem::Reg { base, disp };
-            load_big(
-                lower,
-                opcode,
-                ty,
-                mem(offset),
-                mem(offset + 8),
-                flags.trap_code,
-            )
-            .ok_or_else(|| unsupported(opcode, Some(ty)))
-            .map(Some)
+            let mem = addr_mem(lower, inst, arg, offset, 8);
+            load_big(lower, opcode, ty, mem, hi(mem), flags.trap_code)
+                .ok_or_else(|| unsupported(opcode, Some(ty)))
+                .map(Some)
         }
         InstructionData::Store {
             opcode,
@@ -290,18 +289,10 @@ pub fn lower_memory(
             args: [val, addr],
             offset,
         } if is_big(flags) => {
-            let base = lower.value_vreg(addr);
-            let mem = |disp| Mem::Reg { base, disp };
+            let mem = addr_mem(lower, inst, addr, offset, 8);
             let ty = f.dfg.value_type(val);
-            store_big(
-                lower,
-                opcode,
-                val,
-                mem(offset),
-                mem(offset + 8),
-                flags.trap_code,
-            )
-            .ok_or_else(|| unsupported(opcode, Some(ty)))?;
+            store_big(lower, opcode, val, mem, hi(mem), flags.trap_code)
+                .ok_or_else(|| unsupported(opcode, Some(ty)))?;
             Ok(Some(Vec::new()))
         }
         InstructionData::Load {
@@ -313,16 +304,11 @@ pub fn lower_memory(
             check_endianness(flags)?;
             let ty = result_ty.expect("a load has a result");
             if ty == Type::I128 && opcode == Opcode::Load {
-                let base = lower.value_vreg(arg);
-                let mem = |disp| Mem::Reg { base, disp };
-                return Ok(Some(load_pair(
-                    lower,
-                    [mem(offset), mem(offset + 8)],
-                    flags.trap_code,
-                )));
+                let mem = addr_mem(lower, inst, arg, offset, 8);
+                return Ok(Some(load_pair(lower, [mem, hi(mem)], flags.trap_code)));
             }
             let kind = load_kind(opcode, ty).ok_or_else(|| unsupported(opcode, Some(ty)))?;
-            let base = lower.value_vreg(arg);
+            let mem = addr_mem(lower, inst, arg, offset, 0);
             let dst = lower.alloc_vreg(if ty.is_float() {
                 RegClass::Float
             } else {
@@ -331,7 +317,7 @@ pub fn lower_memory(
             lower.emit(Inst::Load {
                 kind,
                 dst,
-                mem: Mem::Reg { base, disp: offset },
+                mem,
                 trap: flags.trap_code,
             });
             Ok(Some(vec![dst]))
@@ -345,17 +331,17 @@ pub fn lower_memory(
             check_endianness(flags)?;
             let ty = f.dfg.value_type(val);
             if ty == Type::I128 && opcode == Opcode::Store {
-                let base = lower.value_vreg(addr);
-                let mem = |disp| Mem::Reg { base, disp };
-                store_pair(lower, val, [mem(offset), mem(offset + 8)], flags.trap_code);
+                let mem = addr_mem(lower, inst, addr, offset, 8);
+                store_pair(lower, val, [mem, hi(mem)], flags.trap_code);
                 return Ok(Some(Vec::new()));
             }
             let kind = store_kind(opcode, ty).ok_or_else(|| unsupported(opcode, Some(ty)))?;
-            let (src, base) = (lower.value_vreg(val), lower.value_vreg(addr));
+            let src = lower.value_vreg(val);
+            let mem = addr_mem(lower, inst, addr, offset, 0);
             lower.emit(Inst::Store {
                 kind,
                 src,
-                mem: Mem::Reg { base, disp: offset },
+                mem,
                 trap: flags.trap_code,
             });
             Ok(Some(Vec::new()))
@@ -632,4 +618,139 @@ pub fn lower_memory(
 
 fn opcode_of(data: &InstructionData) -> Opcode {
     data.opcode()
+}
+
+/// How an address folds into an x86-64 addressing mode: up to two register terms (the
+/// second, if any, scaled by `1 << shift`), a displacement, and the values whose producers
+/// the access absorbs (merged only once the plan is known to fit).
+struct AddrPlan {
+    terms: Vec<(Value, u8)>,
+    disp: i64,
+    merges: Vec<Value>,
+}
+
+/// The operands of `v` if it is an `i64` `iadd`.
+fn iadd_args(lower: &Lower<'_, Inst>, v: Value) -> Option<(Value, Value)> {
+    let inst = lower.def_inst(v)?;
+    match *lower.data(inst) {
+        InstructionData::Binary {
+            opcode: Opcode::Iadd,
+            args: [a, b],
+        } if lower.value_type(v) == Type::I64 => Some((a, b)),
+        _ => None,
+    }
+}
+
+/// `(x, k)` if `v` is an `i64` `ishl x, k` by a constant `k` of 0 to 3.
+fn ishl_args(lower: &Lower<'_, Inst>, v: Value) -> Option<(Value, Value, u8)> {
+    let inst = lower.def_inst(v)?;
+    match *lower.data(inst) {
+        InstructionData::Binary {
+            opcode: Opcode::Ishl,
+            args: [x, k],
+        } if lower.value_type(v) == Type::I64 => {
+            let shift = u8::try_from(lower.const_value(k)?).ok()?;
+            (shift <= 3).then_some((x, k, shift))
+        }
+        _ => None,
+    }
+}
+
+impl AddrPlan {
+    /// Add the address term `v`, whose use is the access's own (or that of a producer the
+    /// access absorbed), so folding `v`'s producer merges it.
+    fn walk(&mut self, lower: &Lower<'_, Inst>, user: IrInst, v: Value, depth: u32) {
+        if let Some(k) = lower.const_value(v) {
+            // Address arithmetic wraps at 64 bits, like the sum it replaces.
+            self.disp = self.disp.wrapping_add(k);
+            self.merges.push(v);
+            return;
+        }
+        let mergeable = lower.mergeable_inst(v, user).is_some();
+        if depth < 3 {
+            if let Some((a, b)) = iadd_args(lower, v) {
+                if mergeable {
+                    // The access takes over the `iadd`: its operands' uses become ours.
+                    self.merges.push(v);
+                    self.walk(lower, user, a, depth + 1);
+                    self.walk(lower, user, b, depth + 1);
+                    return;
+                }
+                // An `iadd` with other uses or in another block stays: its result is
+                // computed anyway, so the access reads that register (folding its operands
+                // would leave the `iadd` computed for nothing once every user had done so).
+            }
+        }
+        if mergeable {
+            if let Some((x, k, shift)) = ishl_args(lower, v) {
+                self.merges.push(v);
+                self.merges.push(k);
+                self.terms.push((x, shift));
+                return;
+            }
+        }
+        self.terms.push((v, 0));
+    }
+}
+
+/// The memory operand of an access at `addr + offset` by `user`, with `iadd`s of
+/// constants folded into the displacement and an `iadd` of a shifted (by 0 to 3) index
+/// into a scaled index. `slack` more bytes past the displacement must stay addressable (8
+/// for a two-half `i128` access). Falls back to `[addr + offset]` when the fold does not fit
+/// (more than two registers, two scaled ones, or a displacement out of `i32` range).
+pub(super) fn addr_mem(
+    lower: &mut Lower<'_, Inst>,
+    user: IrInst,
+    addr: Value,
+    offset: i32,
+    slack: i32,
+) -> Mem {
+    let mut plan = AddrPlan {
+        terms: Vec::new(),
+        disp: i64::from(offset),
+        merges: Vec::new(),
+    };
+    plan.walk(lower, user, addr, 0);
+    let fits = i32::try_from(plan.disp).is_ok()
+        && i32::try_from(plan.disp.wrapping_add(i64::from(slack))).is_ok();
+    let terms = match plan.terms.as_slice() {
+        [(b, 0)] => Some((*b, None)),
+        [(b, 0), (i, s)] | [(i, s), (b, 0)] => Some((*b, Some((*i, *s)))),
+        _ => None,
+    };
+    match terms {
+        Some((base, index)) if fits => {
+            for &v in &plan.merges {
+                lower.merge(v);
+            }
+            let disp = plan.disp as i32;
+            let base = lower.value_vreg(base);
+            match index {
+                None => Mem::Reg { base, disp },
+                Some((index, shift)) => Mem::RegIndex {
+                    base,
+                    index: lower.value_vreg(index),
+                    shift,
+                    disp,
+                },
+            }
+        }
+        _ if offset.checked_add(slack).is_none() => {
+            // No room for the high half's displacement: add the offset first.
+            let a = lower.value_vreg(addr);
+            let base = lower.alloc_vreg(RegClass::Int);
+            lower.emit(Inst::Alu {
+                op: AluOp::Add,
+                size: Size::S64,
+                dst: base,
+                a,
+                b: RegImm::Imm(offset),
+            });
+            Mem::Reg { base, disp: 0 }
+        }
+        _ => Mem::Reg {
+            base: lower.value_vreg(addr),
+            disp: offset,
+        },
+    }
 }
