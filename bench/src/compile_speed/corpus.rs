@@ -183,7 +183,7 @@ pub fn add_text(
             }
             Ok(_) => {}
         }
-        match cl.compile(&mut Cranelift::context(&cf)) {
+        match compile_catching_panics(cl, &cf) {
             Err(e) => {
                 excluded
                     .details
@@ -205,4 +205,26 @@ pub fn add_text(
             cranelift: cf,
         });
     }
+}
+
+/// Compile once with Cranelift, turning a panic inside Cranelift (it has a few on inputs its
+/// verifier accepts) into an error, so the function is excluded and listed, not fatal.
+fn compile_catching_panics(
+    cl: &Cranelift,
+    f: &cranelift_codegen::ir::Function,
+) -> Result<usize, String> {
+    let quiet = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        cl.compile(&mut Cranelift::context(f))
+    }));
+    std::panic::set_hook(quiet);
+    outcome.unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(format!("panicked: {message}"))
+    })
 }
