@@ -41,6 +41,7 @@ pub mod abi;
 mod compiled;
 mod error;
 mod ir;
+mod libcalls;
 mod link;
 mod memory;
 mod module;

@@ -66,14 +66,25 @@ pub(crate) struct LiveRegion {
 }
 
 /// Configuration of a module: the symbol table imports are resolved from first.
-#[derive(Default, Debug, Clone)]
+#[derive(Debug, Clone)]
 pub struct JitBuilder {
     symbols: HashMap<String, usize>,
 }
 
+impl Default for JitBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl JitBuilder {
+    /// A builder whose symbol table holds the runtime library (see `libcalls.rs`).
     pub fn new() -> Self {
-        Self::default()
+        let symbols = crate::libcalls::LIBCALLS
+            .iter()
+            .map(|&(name, ptr)| (name.to_string(), ptr as usize))
+            .collect();
+        JitBuilder { symbols }
     }
 
     /// Resolve imports and symbol relocations named `name` to `ptr`, before looking in the

@@ -104,3 +104,30 @@ fn compile_errors_name_the_function() {
         "{err}"
     );
 }
+
+#[test]
+fn runtime_library_calls_link_without_registration() {
+    // i128 division and fma are library calls in the backend; a plain module provides them.
+    let text = "function %q(i128, i128) -> i128 {
+block0(v0: i128, v1: i128):
+    v2 = sdiv v0, v1
+    return v2
+}
+function %f(f64, f64, f64) -> f64 {
+block0(v0: f64, v1: f64, v2: f64):
+    v3 = fma v0, v1, v2
+    return v3
+}
+";
+    let funcs = kestrel_ir::parse_functions(text, "lib.clif").unwrap();
+    let mut module = JitModule::new();
+    let q = module.define_ir(&funcs[0], &Flags::default()).unwrap();
+    let f = module.define_ir(&funcs[1], &Flags::default()).unwrap();
+    module.finalize_definitions().unwrap();
+    let big = -(1i128 << 100) - 7;
+    let out = unsafe { module.call(q, &[Value::I128(big), Value::I128(3)]) }.unwrap();
+    assert_eq!(out, [Value::I128(big / 3)]);
+    let args = [Value::F64(0.1), Value::F64(10.0), Value::F64(-1.0)];
+    let out = unsafe { module.call(f, &args) }.unwrap();
+    assert_eq!(out, [Value::F64(0.1f64.mul_add(10.0, -1.0))]);
+}

@@ -5,7 +5,7 @@
 
 mod common;
 
-use kestrel_rules::{compile, Backend, Options};
+use kestrel_rules::{compile, Backend, Options, SourceMap};
 use std::path::{Path, PathBuf};
 
 fn golden_path(case: &Path) -> PathBuf {
@@ -20,10 +20,10 @@ fn dir(name: &str) -> PathBuf {
 
 #[test]
 fn pass_cases_compile() {
-    let cases = common::cases(&dir("pass"));
+    let cases = cases(&dir("pass"));
     assert!(cases.len() >= 5);
     for case in cases {
-        let sources = common::case_sources(&case);
+        let sources = case_sources(&case);
         for backend in [Backend::Tree, Backend::Naive] {
             let mut options = Options::default();
             options.codegen.backend = backend;
@@ -48,10 +48,10 @@ fn pass_cases_compile() {
 
 #[test]
 fn fail_cases_report_expected_diagnostics() {
-    let cases = common::cases(&dir("fail"));
+    let cases = cases(&dir("fail"));
     assert!(cases.len() >= 10);
     for case in cases {
-        let sources = common::case_sources(&case);
+        let sources = case_sources(&case);
         match compile(&sources, &Options::default()) {
             Ok(_) => panic!("{} should fail to compile", case.display()),
             Err(diags) => {
@@ -59,5 +59,35 @@ fn fail_cases_report_expected_diagnostics() {
                 common::golden(&golden_path(&case), &diags.render());
             }
         }
+    }
+}
+
+/// One `.rules` file (named by its file name) as a program.
+fn load_file_source(path: &Path) -> SourceMap {
+    let mut sources = SourceMap::new();
+    sources.add(
+        path.file_name().unwrap().to_string_lossy(),
+        std::fs::read_to_string(path).unwrap(),
+    );
+    sources
+}
+
+/// `.rules` files and program directories directly under `dir`, sorted.
+fn cases(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "rules"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The program of a case: a single file, or all files of a directory.
+fn case_sources(path: &Path) -> SourceMap {
+    if path.is_dir() {
+        common::load_dir_sources(path)
+    } else {
+        load_file_source(path)
     }
 }

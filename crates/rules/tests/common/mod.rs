@@ -1,5 +1,4 @@
 //! Helpers shared by the integration tests.
-#![allow(dead_code)] // each test binary uses a different subset
 
 use kestrel_rules::SourceMap;
 use std::path::{Path, PathBuf};
@@ -66,34 +65,4 @@ pub fn load_dir_sources(dir: &Path) -> SourceMap {
         );
     }
     sources
-}
-
-/// One `.rules` file (named by its file name) as a program.
-pub fn load_file_source(path: &Path) -> SourceMap {
-    let mut sources = SourceMap::new();
-    sources.add(
-        path.file_name().unwrap().to_string_lossy(),
-        std::fs::read_to_string(path).unwrap(),
-    );
-    sources
-}
-
-/// `.rules` files and program directories directly under `dir`, sorted.
-pub fn cases(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "rules"))
-        .collect();
-    out.sort();
-    out
-}
-
-/// The program of a case: a single file, or all files of a directory.
-pub fn case_sources(path: &Path) -> SourceMap {
-    if path.is_dir() {
-        load_dir_sources(path)
-    } else {
-        load_file_source(path)
-    }
 }

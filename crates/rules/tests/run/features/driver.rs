@@ -14,14 +14,10 @@ pub enum Shape {
     Rect { w: u32, h: u32 },
 }
 
-// Generated code defines every variant and term, whether this driver uses it or not.
-#[allow(dead_code)]
 mod tree {
     use super::*;
     include!("tree.rs");
 }
-// Generated code defines every variant and term, whether this driver uses it or not.
-#[allow(dead_code)]
 mod naive {
     use super::*;
     include!("naive.rs");

@@ -18,14 +18,10 @@ pub enum Op {
     Load { addr: Value, offset: u32 },
 }
 
-// Generated code defines every variant and term, whether this driver uses it or not.
-#[allow(dead_code)]
 mod tree {
     use super::*;
     include!("tree.rs");
 }
-// Generated code defines every variant and term, whether this driver uses it or not.
-#[allow(dead_code)]
 mod naive {
     use super::*;
     include!("naive.rs");
@@ -66,9 +62,6 @@ macro_rules! impl_context {
             }
             fn log2(&mut self, n: u32) -> Option<u8> {
                 n.is_power_of_two().then(|| n.trailing_zeros() as u8)
-            }
-            fn is_zero(&mut self, n: u32) -> u32 {
-                (n == 0) as u32
             }
             fn zero_reg(&mut self) -> Reg {
                 Reg(0)

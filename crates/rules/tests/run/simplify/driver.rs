@@ -13,14 +13,10 @@ pub enum Expr {
     Neg { a: Id },
 }
 
-// Generated code defines every variant and term, whether this driver uses it or not.
-#[allow(dead_code)]
 mod tree {
     use super::*;
     include!("tree.rs");
 }
-// Generated code defines every variant and term, whether this driver uses it or not.
-#[allow(dead_code)]
 mod naive {
     use super::*;
     include!("naive.rs");
