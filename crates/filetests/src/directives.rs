@@ -5,10 +5,13 @@
 //! or a bare call `; run: %f(a)` meaning "the result is true (nonzero)". The bare word
 //! `; run` calls the function defined just before it with no arguments. Literals are typed by
 //! the function's signature and use CLIF's literal syntax.
+//!
+//! Kestrel adds `; trap: %f(a, b) == CODE`: the call must trap with `CODE` (`int_divz`,
+//! `user3`, …). Cranelift's runner sees only a comment there, so files stay portable.
 
 use kestrel_interp::DataValue;
 use kestrel_ir::literal::{parse_f32, parse_f64, parse_int_bits};
-use kestrel_ir::{Function, Type};
+use kestrel_ir::{Function, TrapCode, Type};
 
 /// A `set name[=value]` line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,8 +44,10 @@ pub struct Header {
 pub struct RawRun {
     /// 1-based line number.
     pub line: usize,
-    /// The text after `run:` (empty for the bare `; run`).
+    /// The text after `run:` or `trap:` (empty for the bare `; run`).
     pub text: String,
+    /// `; trap:` rather than `; run:`.
+    pub expects_trap: bool,
 }
 
 /// Read the header lines and run directives of a file.
@@ -77,11 +82,19 @@ pub fn scan(text: &str) -> Header {
                 h.runs.push(RawRun {
                     line,
                     text: String::new(),
+                    expects_trap: false,
                 });
             } else if let Some(rest) = c.strip_prefix("run:") {
                 h.runs.push(RawRun {
                     line,
                     text: rest.trim().to_string(),
+                    expects_trap: false,
+                });
+            } else if let Some(rest) = c.strip_prefix("trap:") {
+                h.runs.push(RawRun {
+                    line,
+                    text: rest.trim().to_string(),
+                    expects_trap: true,
                 });
             }
         }
@@ -96,6 +109,8 @@ pub enum Expectation {
     NotEqual(Vec<DataValue>),
     /// Bare call: the single result must be nonzero.
     Truthy,
+    /// `; trap:` — the call must trap with this code.
+    Trap(TrapCode),
 }
 
 /// A typed run directive.
@@ -155,7 +170,15 @@ pub fn parse_run(
         .map(|p| p.value_type)
         .collect();
     let args = parse_values(args_text, &param_types, "argument")?;
-    let expect = if rest.is_empty() {
+    let expect = if raw.expects_trap {
+        let code = rest
+            .strip_prefix("==")
+            .map(str::trim)
+            .ok_or("expected `== CODE` after the call in a `trap:` directive")?;
+        Expectation::Trap(
+            TrapCode::from_name(code).ok_or_else(|| format!("unknown trap code `{code}`"))?,
+        )
+    } else if rest.is_empty() {
         if return_types.len() != 1 || !return_types[0].is_int() {
             return Err("a run without `==` needs a function returning one integer".into());
         }
@@ -262,8 +285,26 @@ mod tests {
         assert_eq!(h.targets[0].isa, "x86_64");
         assert_eq!(h.targets[0].flags, ["has_avx"]);
         assert_eq!(h.runs.len(), 3);
+        assert!(!h.runs[0].expects_trap);
         assert_eq!(h.runs[1].text, "");
         assert_eq!(h.runs[2].line, 11);
+    }
+
+    #[test]
+    fn trap_directives() {
+        let text = "function %f(i32) -> i32 {\nblock0(v0: i32):\n    return v0\n}\n; trap: %f(1) == int_divz\n; trap: %f(1) == nonsense\n; trap: %f(1)\n";
+        let funcs = kestrel_ir::parse_functions(text, "t.clif").unwrap();
+        let h = scan(text);
+        assert!(h.runs.iter().all(|r| r.expects_trap));
+        let run = parse_run(&h.runs[0], &funcs, Some(0)).unwrap();
+        assert_eq!(
+            run.expect,
+            Expectation::Trap(TrapCode::INTEGER_DIVISION_BY_ZERO)
+        );
+        assert!(parse_run(&h.runs[1], &funcs, Some(0))
+            .unwrap_err()
+            .contains("unknown trap code"));
+        assert!(parse_run(&h.runs[2], &funcs, Some(0)).is_err());
     }
 
     #[test]

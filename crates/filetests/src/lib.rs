@@ -265,8 +265,12 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
     let mut warn = true;
     if interpreted {
         let mut interp = Interpreter::new(&funcs).with_fuel(Some(FUEL_PER_RUN));
-        let mut call =
-            |f: &str, args: &[DataValue]| interp.call(f, args).map_err(|e| e.to_string());
+        let mut call = |f: &str, args: &[DataValue]| {
+            interp.call(f, args).map_err(|e| CallError {
+                trap: e.trap_code(),
+                message: e.to_string(),
+            })
+        };
         run_directives(&header, &funcs, opts, notes, warn, &mut call, &mut failures);
         warn = false;
     }
@@ -280,7 +284,21 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
             }
             match native::NativeModule::compile_for(&funcs, features.intersect(host)) {
                 Ok(module) => {
-                    let mut call = |f: &str, args: &[DataValue]| module.call(f, args);
+                    let mut call = |f: &str, args: &[DataValue]| {
+                        module.call_raw(f, args).map_err(|e| match e {
+                            native::NativeError::Trap(t) => CallError {
+                                trap: Some(t.code),
+                                message: format!(
+                                    "trap {} at offset {:#x} in %{f}",
+                                    t.code, t.offset
+                                ),
+                            },
+                            native::NativeError::Other(message) => CallError {
+                                trap: None,
+                                message,
+                            },
+                        })
+                    };
                     run_directives(&header, &funcs, opts, notes, warn, &mut call, &mut failures);
                     warn = false;
                 }
@@ -295,8 +313,15 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
     }
 }
 
+/// Why a call returned no results: a trap (with its code) or another failure.
+#[derive(Clone, Debug)]
+struct CallError {
+    trap: Option<kestrel_ir::TrapCode>,
+    message: String,
+}
+
 /// How a run directive calls a function: the interpreter or native code.
-type Caller<'a> = dyn FnMut(&str, &[DataValue]) -> Result<Vec<DataValue>, String> + 'a;
+type Caller<'a> = dyn FnMut(&str, &[DataValue]) -> Result<Vec<DataValue>, CallError> + 'a;
 
 /// Run every directive of the file through `call`, adding failures (and, when `warn`, the
 /// directive warnings) to the report.
@@ -358,16 +383,21 @@ fn show(values: &[DataValue]) -> String {
     }
 }
 
-fn show_result(r: &Result<Vec<DataValue>, String>) -> String {
+fn show_result(r: &Result<Vec<DataValue>, CallError>) -> String {
     match r {
         Ok(v) => show(v),
-        Err(e) => e.clone(),
+        Err(e) => e.message.clone(),
     }
 }
 
 /// Compare a run's result with its expectation.
-fn judge(run: &Run, result: &Result<Vec<DataValue>, String>) -> Result<(), String> {
+fn judge(run: &Run, result: &Result<Vec<DataValue>, CallError>) -> Result<(), String> {
     match (&run.expect, result) {
+        (Expectation::Trap(want), Err(e)) if e.trap == Some(*want) => Ok(()),
+        (Expectation::Trap(want), _) => Err(format!(
+            "expected trap {want}, got {}",
+            show_result(result)
+        )),
         (Expectation::Equal(want), Ok(got)) if want == got => Ok(()),
         (Expectation::NotEqual(want), Ok(got)) if want != got => Ok(()),
         (Expectation::Truthy, Ok(got)) if got.len() == 1 && got[0].is_truthy() => Ok(()),
