@@ -5,6 +5,9 @@
 
 mod commands;
 mod compile;
+#[cfg(feature = "cranelift")]
+mod cranelift_oracle;
+mod fuzz;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -94,6 +97,36 @@ enum Command {
         #[arg(long, default_value = "none")]
         opt_level: String,
     },
+    /// Differential fuzzing: generate random valid functions and compare Kestrel's
+    /// interpreter with its native code (and, optionally, chaos-controlled native code and
+    /// Cranelift).
+    ///
+    /// Progress lines go to stderr; a failure is minimized and written to the `--out`
+    /// directory as a ready-to-commit test file. The last line printed is `N cases, M
+    /// failures`; exit status 1 if anything failed.
+    Fuzz {
+        /// Campaign seed (default: from the clock; printed first).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Stop after this many seconds (default 60).
+        #[arg(long, value_name = "SECS", conflicts_with = "count")]
+        time: Option<u64>,
+        /// Stop after this many cases (deterministic for a seed).
+        #[arg(long, value_name = "N")]
+        count: Option<u64>,
+        /// Also compare native code with the chaos control on against it off.
+        #[arg(long)]
+        chaos: bool,
+        /// Also compare with Cranelift 0.135.8 (builds with `--features cranelift` only).
+        #[arg(long)]
+        against_cranelift: bool,
+        /// Directory for minimized failures (created if missing).
+        #[arg(long, value_name = "DIR", default_value = "fuzz-failures")]
+        out: PathBuf,
+        /// Print which opcodes and lowering rules the campaign exercised.
+        #[arg(long)]
+        coverage: bool,
+    },
     /// Parse and verify a file, then print it in canonical CLIF.
     Print { file: PathBuf },
     /// Parse and verify a file; prints nothing on success.
@@ -139,6 +172,23 @@ fn main() -> ExitCode {
             }
             other => Err(format!("unknown --opt-level `{other}` (none or speed)")),
         },
+        Command::Fuzz {
+            seed,
+            time,
+            count,
+            chaos,
+            against_cranelift,
+            out,
+            coverage,
+        } => fuzz::fuzz(fuzz::FuzzArgs {
+            seed,
+            time,
+            count,
+            chaos,
+            against_cranelift,
+            out,
+            coverage,
+        }),
         Command::Print { file } => commands::print(&file),
         Command::Verify { file } => commands::verify(&file),
     };

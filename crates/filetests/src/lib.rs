@@ -394,10 +394,9 @@ fn show_result(r: &Result<Vec<DataValue>, CallError>) -> String {
 fn judge(run: &Run, result: &Result<Vec<DataValue>, CallError>) -> Result<(), String> {
     match (&run.expect, result) {
         (Expectation::Trap(want), Err(e)) if e.trap == Some(*want) => Ok(()),
-        (Expectation::Trap(want), _) => Err(format!(
-            "expected trap {want}, got {}",
-            show_result(result)
-        )),
+        (Expectation::Trap(want), _) => {
+            Err(format!("expected trap {want}, got {}", show_result(result)))
+        }
         (Expectation::Equal(want), Ok(got)) if want == got => Ok(()),
         (Expectation::NotEqual(want), Ok(got)) if want != got => Ok(()),
         (Expectation::Truthy, Ok(got)) if got.len() == 1 && got[0].is_truthy() => Ok(()),

@@ -9,7 +9,9 @@ use std::collections::HashMap;
 
 use kestrel_codegen::chaos::Chaos;
 pub use kestrel_codegen::isa::x64::features::CpuFeatures;
-use kestrel_codegen::isa::x64::{Flags, X64Backend};
+pub use kestrel_codegen::isa::x64::Flags;
+use kestrel_codegen::isa::x64::X64Backend;
+use kestrel_codegen::machinst::CompiledCode;
 use kestrel_interp::DataValue;
 use kestrel_ir::{Function, FunctionName};
 use kestrel_jit::{FuncId, JitModule, Linkage, Value};
@@ -67,6 +69,18 @@ impl NativeModule {
             keep_text: false,
             features,
         };
+        Self::build(funcs, &flags, chaos, &mut |_| {})
+    }
+
+    /// The general form: compile every function with `flags` and a fresh chaos control from
+    /// `chaos`, showing each function's compiled code to `observe` before it is loaded.
+    pub fn build(
+        funcs: &[Function],
+        flags: &Flags,
+        chaos: &dyn Fn() -> Chaos,
+        observe: &mut dyn FnMut(&CompiledCode),
+    ) -> Result<NativeModule, Vec<String>> {
+        let flags = *flags;
         let mut module = JitModule::new();
         let mut ids = HashMap::new();
         let mut errors = Vec::new();
@@ -96,7 +110,10 @@ impl NativeModule {
         for f in funcs {
             let name = jit_name(&f.name);
             let code = match X64Backend.compile_function_with_chaos(f, &flags, &mut chaos()) {
-                Ok(c) => c,
+                Ok(c) => {
+                    observe(&c);
+                    c
+                }
                 Err(e) => {
                     errors.push(format!("%{name}: {e}"));
                     continue;

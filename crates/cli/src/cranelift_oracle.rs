@@ -1,0 +1,123 @@
+//! Oracle 3: Cranelift 0.135.8's interpreter reading the same CLIF text.
+//!
+//! Built only with the `cranelift` feature, so no library of Kestrel depends on Cranelift.
+//! The case is printed by Kestrel's printer and parsed by `cranelift-reader`: the comparison
+//! covers the text format as well as the semantics.
+//!
+//! Where Cranelift cannot take part, the generator avoids the feature through named rules
+//! (see [`cranelift_allows`]); a disagreement is never silenced in the comparison itself.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use cranelift_codegen::data_value::DataValue as ClifValue;
+use cranelift_codegen::ir::immediates::{Ieee32, Ieee64};
+use cranelift_interpreter::environment::FunctionStore;
+use cranelift_interpreter::interpreter::{Interpreter, InterpreterState};
+use cranelift_interpreter::step::{ControlFlow, CraneliftTrap};
+use kestrel_difftest::campaign::Campaign;
+use kestrel_difftest::coverage::Coverage;
+use kestrel_difftest::{Oracle, Outcome, TestCase};
+use kestrel_interp::DataValue;
+use kestrel_ir::{Opcode, TrapCode, Type};
+
+/// Add the Cranelift oracle to `campaign` and restrict its generator to what Cranelift reads.
+pub fn install(campaign: &mut Campaign) {
+    campaign.extra.push(Box::new(CraneliftOracle));
+    campaign.gen.allow = Some(cranelift_allows);
+}
+
+/// The generator rules of the Cranelift comparison; each names why it exists.
+///
+/// - `not-in-cranelift-0.135`: `band_not`, `bor_not`, `bxor_not`, `stack_load` and
+///   `stack_store` are Kestrel's (older CLIF) opcodes that release 0.135's reader rejects.
+pub fn cranelift_allows(op: Opcode, _ty: Type) -> bool {
+    !matches!(
+        op,
+        Opcode::BandNot | Opcode::BorNot | Opcode::BxorNot | Opcode::StackLoad | Opcode::StackStore
+    )
+}
+
+/// Instructions one call may run in Cranelift's interpreter.
+const FUEL: u64 = 1_000_000;
+
+struct CraneliftOracle;
+
+impl Oracle for CraneliftOracle {
+    fn name(&self) -> &'static str {
+        "cranelift"
+    }
+
+    fn baseline(&self) -> Option<&'static str> {
+        Some("interpreter")
+    }
+
+    fn run(&mut self, case: &TestCase, _: u64, _: &mut Coverage) -> Result<Vec<Outcome>, String> {
+        let text: String = case
+            .functions
+            .iter()
+            .map(|f| f.to_string() + "\n")
+            .collect();
+        let funcs = cranelift_reader::parse_functions(&text)
+            .map_err(|e| format!("cranelift-reader rejects the case: {e}"))?;
+        let mut store = FunctionStore::default();
+        for f in &funcs {
+            store.add(f.name.to_string(), f);
+        }
+        let entry = funcs
+            .first()
+            .ok_or("cranelift-reader found no function")?
+            .name
+            .to_string();
+        case.args
+            .iter()
+            .map(|args| {
+                let args: Vec<ClifValue> = args.iter().map(|&a| to_clif(a)).collect();
+                let state = InterpreterState::default().with_function_store(store.clone());
+                let mut interp = Interpreter::new(state).with_fuel(Some(FUEL));
+                let flow = catch_unwind(AssertUnwindSafe(|| interp.call_by_name(&entry, &args)))
+                    .map_err(|_| "Cranelift's interpreter panicked".to_string())?
+                    .map_err(|e| format!("Cranelift's interpreter: {e}"))?;
+                match flow {
+                    ControlFlow::Return(values) => values
+                        .iter()
+                        .map(from_clif)
+                        .collect::<Result<Vec<_>, _>>()
+                        .map(Outcome::Returned),
+                    ControlFlow::Trap(CraneliftTrap::User(code)) => {
+                        let name = code.to_string();
+                        TrapCode::from_name(&name)
+                            .map(Outcome::Trapped)
+                            .ok_or_else(|| format!("Cranelift trapped with unknown code {name}"))
+                    }
+                    ControlFlow::Trap(other) => Err(format!("Cranelift trapped: {other}")),
+                    other => Err(format!("Cranelift ended with {other:?}")),
+                }
+            })
+            .collect()
+    }
+}
+
+fn to_clif(v: DataValue) -> ClifValue {
+    match v {
+        DataValue::I8(x) => ClifValue::I8(x),
+        DataValue::I16(x) => ClifValue::I16(x),
+        DataValue::I32(x) => ClifValue::I32(x),
+        DataValue::I64(x) => ClifValue::I64(x),
+        DataValue::I128(x) => ClifValue::I128(x),
+        DataValue::F32(bits) => ClifValue::F32(Ieee32::with_bits(bits)),
+        DataValue::F64(bits) => ClifValue::F64(Ieee64::with_bits(bits)),
+    }
+}
+
+fn from_clif(v: &ClifValue) -> Result<DataValue, String> {
+    Ok(match *v {
+        ClifValue::I8(x) => DataValue::I8(x),
+        ClifValue::I16(x) => DataValue::I16(x),
+        ClifValue::I32(x) => DataValue::I32(x),
+        ClifValue::I64(x) => DataValue::I64(x),
+        ClifValue::I128(x) => DataValue::I128(x),
+        ClifValue::F32(x) => DataValue::F32(x.bits()),
+        ClifValue::F64(x) => DataValue::F64(x.bits()),
+        ref other => return Err(format!("Cranelift returned an unsupported value {other}")),
+    })
+}

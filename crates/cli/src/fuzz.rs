@@ -1,0 +1,86 @@
+//! `kestrel fuzz`: an in-process differential fuzzing campaign.
+//!
+//! Oracle 1 (interpreter vs native) always runs; `--chaos` adds oracle 2 (native with the
+//! chaos control vs without); `--against-cranelift` adds oracle 3 (Cranelift's interpreter),
+//! available only in builds with the `cranelift` feature. Progress goes to stderr; the
+//! coverage report (with `--coverage`) and the final `N cases, M failures` line go to stdout,
+//! the final line last.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use kestrel_difftest::campaign::{self, Campaign, Limit};
+
+/// The command's options, as parsed.
+pub struct FuzzArgs {
+    pub seed: Option<u64>,
+    pub time: Option<u64>,
+    pub count: Option<u64>,
+    pub chaos: bool,
+    pub against_cranelift: bool,
+    pub out: PathBuf,
+    pub coverage: bool,
+}
+
+pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
+    let seed = args.seed.unwrap_or_else(fresh_seed);
+    let limit = match (args.time, args.count) {
+        (Some(_), Some(_)) => return Err("give --time or --count, not both".into()),
+        (Some(secs), None) => Limit::Time(Duration::from_secs(secs)),
+        (None, Some(n)) => Limit::Cases(n),
+        (None, None) => Limit::Time(Duration::from_secs(60)),
+    };
+    let mut campaign = Campaign::new(seed);
+    campaign.limit = limit;
+    campaign.chaos = args.chaos;
+    campaign.out_dir = args.out;
+    if args.against_cranelift {
+        add_cranelift(&mut campaign)?;
+    }
+    let oracles: Vec<&str> = campaign::oracles(true, args.chaos, Vec::new())
+        .iter()
+        .map(|o| o.name())
+        .chain(campaign.extra.iter().map(|o| o.name()))
+        .collect();
+    eprintln!(
+        "fuzz: seed {seed}, oracles: {}, failures into {}",
+        oracles.join(", "),
+        campaign.out_dir.display()
+    );
+    let summary = campaign::run(campaign, &mut std::io::stderr());
+    let _ = std::io::stderr().flush();
+    let mut out = std::io::stdout().lock();
+    if args.coverage {
+        if let Some(cov) = &summary.coverage {
+            let _ = write!(out, "{}", cov.report());
+        }
+    }
+    let _ = writeln!(out, "{}", summary.final_line());
+    let _ = out.flush();
+    Ok(if summary.failures == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn fresh_seed() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    t ^ u64::from(std::process::id()).rotate_left(32)
+}
+
+#[cfg(feature = "cranelift")]
+fn add_cranelift(campaign: &mut Campaign) -> Result<(), String> {
+    crate::cranelift_oracle::install(campaign);
+    Ok(())
+}
+
+#[cfg(not(feature = "cranelift"))]
+fn add_cranelift(_: &mut Campaign) -> Result<(), String> {
+    Err("this kestrel was built without Cranelift; rebuild with `cargo build --release -p kestrel --features cranelift` (or `cargo run --release -p kestrel --features cranelift -- fuzz --against-cranelift …`)".into())
+}

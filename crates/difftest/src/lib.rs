@@ -1,0 +1,30 @@
+//! Differential testing: run generated cases through several oracles and compare.
+//!
+//! A *case* (from `kestrel-fuzzgen`) is a small module plus argument sets for its entry
+//! function. An [`Oracle`] runs the entry function on every argument set and reports one
+//! [`Outcome`] each (results or a trap). Every oracle but the reference names a *baseline*
+//! whose outcomes it must reproduce exactly:
+//!
+//! | oracle | baseline | what a disagreement means |
+//! |---|---|---|
+//! | `interpreter` | — (reference) | nothing to compare; an error here is a generator bug |
+//! | `native` | `interpreter` | a backend (or interpreter) bug |
+//! | `native-chaos` | `native` | an optional transformation is not actually optional |
+//! | external (e.g. Cranelift) | `interpreter` | a shared misreading of the semantics |
+//!
+//! Results are compared bit for bit. The generator canonicalizes NaNs right after the float
+//! operations whose NaN payload the semantics leave open, so no comparison needs slack.
+//!
+//! [`check::check_case`] finds the first disagreement, [`minimize::minimize`] shrinks a
+//! failing case while it keeps failing the same way, and [`campaign::run`] drives seeded
+//! campaigns with progress, coverage and ready-to-commit failure files.
+
+pub mod campaign;
+pub mod check;
+pub mod coverage;
+pub mod minimize;
+pub mod oracle;
+
+pub use check::{check_case, Finding, FindingKind};
+pub use kestrel_fuzzgen::{generate, GenConfig, Outcome, TestCase};
+pub use oracle::{InterpreterOracle, NativeOracle, Oracle};
