@@ -185,3 +185,40 @@ fn regalloc_stress_reports_and_catches_faults() {
         "every fault that changes results is caught: {last}"
     );
 }
+
+#[test]
+fn fuzz_reports_progress_and_ends_with_the_count_line() {
+    let out = std::env::temp_dir().join(format!("kestrel-fuzz-out-{}", std::process::id()));
+    let o = kestrel(&[
+        "fuzz",
+        "--seed",
+        "7",
+        "--count",
+        "40",
+        "--chaos",
+        "--coverage",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("oracles: interpreter, native, native-chaos"), "{err}");
+    assert!(err.lines().all(|l| l.starts_with("fuzz: ")), "{err}");
+    assert!(err.contains("40 cases ("), "{err}");
+    let out_text = stdout(&o);
+    assert!(out_text.contains("opcodes exercised: "), "{out_text}");
+    assert!(out_text.ends_with("40 cases, 0 failures\n"), "{out_text}");
+    // Nothing was written: no failure.
+    assert!(!out.exists());
+}
+
+#[test]
+fn fuzz_flags_are_checked() {
+    let o = kestrel(&["fuzz", "--time", "1", "--count", "3"]);
+    assert_eq!(o.status.code(), Some(2), "clap rejects conflicting limits");
+    if !cfg!(feature = "cranelift") {
+        let o = kestrel(&["fuzz", "--count", "1", "--against-cranelift"]);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(stderr(&o).contains("--features cranelift"), "{}", stderr(&o));
+    }
+}

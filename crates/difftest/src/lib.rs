@@ -22,6 +22,7 @@
 pub mod campaign;
 pub mod check;
 pub mod coverage;
+pub mod fuzzing;
 pub mod minimize;
 pub mod oracle;
 

@@ -1,0 +1,31 @@
+//! The seeded smoke campaign that runs with every `cargo test`: oracles 1 and 2 (interpreter
+//! vs native, native with chaos vs without) over a fixed, deterministic set of cases.
+//! `KESTREL_FUZZ_SMOKE_CASES` overrides the number of cases.
+
+use kestrel_difftest::campaign::{self, Campaign, Limit};
+
+const SEED: u64 = 20261122;
+const DEFAULT_CASES: u64 = 3000;
+
+#[test]
+fn seeded_smoke_campaign_finds_nothing() {
+    let cases = std::env::var("KESTREL_FUZZ_SMOKE_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(DEFAULT_CASES);
+    let mut c = Campaign::new(SEED);
+    c.limit = Limit::Cases(cases);
+    c.chaos = true;
+    c.out_dir = std::env::temp_dir().join(format!("kestrel-smoke-{}", std::process::id()));
+    c.progress_every = std::time::Duration::from_secs(10);
+    let mut log = Vec::new();
+    let summary = campaign::run(c, &mut log);
+    let log = String::from_utf8_lossy(&log);
+    eprintln!("{log}");
+    assert_eq!(summary.cases, cases);
+    assert_eq!(
+        summary.failures, 0,
+        "failures (minimized cases in {:?}):\n{log}",
+        summary.written
+    );
+}
