@@ -66,6 +66,7 @@ impl NativeModule {
             check_regalloc: true,
             keep_text: false,
             features,
+            ..Flags::default()
         };
         let mut module = JitModule::new();
         let mut ids = HashMap::new();
