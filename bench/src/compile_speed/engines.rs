@@ -27,6 +27,7 @@ pub fn kestrel(
     let options = CompileOptions {
         check_regalloc: false,
         keep_text: false,
+        ..CompileOptions::default()
     };
     compile_timed(&X64Backend, f, options, &mut Chaos::disabled(), times)
 }

@@ -156,11 +156,17 @@ pub fn verify(path: &Path) -> Result<ExitCode, String> {
     load(path).map(|_| ExitCode::SUCCESS)
 }
 
-pub fn regalloc_stress(seed: u64, count: usize, inject_faults: bool) -> Result<ExitCode, String> {
+pub fn regalloc_stress(
+    seed: u64,
+    count: usize,
+    inject_faults: bool,
+    perturb: Option<u64>,
+) -> Result<ExitCode, String> {
     let options = kestrel_regalloc::stress::StressOptions {
         seed,
         count,
         inject_faults,
+        perturb,
     };
     let mut out = std::io::stdout().lock();
     let summary = kestrel_regalloc::stress::run(&options, &mut out).map_err(|e| e.to_string())?;

@@ -79,6 +79,9 @@ enum Command {
         count: usize,
         #[arg(long)]
         inject_faults: bool,
+        /// Perturb the allocator's heuristics from this seed (per-function seeds derive from it).
+        #[arg(long)]
+        perturb: Option<u64>,
     },
     /// Compile every function of a file for x86-64 and print the VCode, the allocated code
     /// and/or the disassembly (`OFFSET: BYTES  ASM`, Intel syntax); `--disasm` is the default.
@@ -153,7 +156,8 @@ fn main() -> ExitCode {
             seed,
             count,
             inject_faults,
-        } => commands::regalloc_stress(seed, count, inject_faults),
+            perturb,
+        } => commands::regalloc_stress(seed, count, inject_faults, perturb),
         Command::Compile {
             file,
             vcode,

@@ -1,8 +1,10 @@
 //! The chaos control: one deterministic source of "skip this optimization?" decisions.
 //!
 //! Contract. Every optional transformation in the code generator (a branch peephole in the
-//! `MachBuffer`, sinking cold blocks in the block order, later allocator and lowering
-//! heuristics) asks [`Chaos::should_skip`] before it acts, naming itself with a [`Decision`].
+//! `MachBuffer`, sinking cold blocks in the block order, a merge or fold in instruction
+//! selection) asks [`Chaos::should_skip`] before it acts, naming itself with a [`Decision`].
+//! The register allocator (its own crate) draws its choices from a seed that
+//! [`Chaos::derive_seed`] hands out once per function.
 //! A transformation is *optional* exactly when skipping it leaves the output correct, only
 //! slower or larger; fuzzing drives the decisions from input bytes to check that claim.
 //!
@@ -32,17 +34,41 @@ pub enum Decision {
     DirectPatch,
     /// Block order: move cold blocks to the end of the layout.
     ColdBlockSinking,
+    /// Selection: an `iconst` operand folded into an immediate (ALU, shift, multiply and
+    /// compare operands; `imm32` and `cmp_cond` in `isa/x64/lower.rs`).
+    ImmOperand,
+    /// Selection: a single-use load performed by its ALU or compare user (`load_merge`).
+    LoadSink,
+    /// Selection: an `icmp` fused into its `brif`, `select`, `trapz` or `trapnz` user
+    /// (`icmp_merge`).
+    IcmpFusion,
+    /// Address mode: a constant address term folded into the displacement (`addr_mem`).
+    AddrConstFold,
+    /// Address mode: an `iadd` split into base and index (`addr_mem`).
+    AddrAddFold,
+    /// Address mode: an `ishl` by 0 to 3 folded into a scaled index (`addr_mem`).
+    AddrShiftFold,
+    /// Register allocation: perturb the allocator's heuristics from a derived seed
+    /// ([`Chaos::derive_seed`]).
+    RegallocPerturb,
 }
 
 impl Decision {
     /// Every decision point, in declaration order.
-    pub const ALL: [Decision; 6] = [
+    pub const ALL: [Decision; 13] = [
         Decision::FallthroughRemoval,
         Decision::BranchInversion,
         Decision::JumpThreading,
         Decision::DeadBranchRemoval,
         Decision::DirectPatch,
         Decision::ColdBlockSinking,
+        Decision::ImmOperand,
+        Decision::LoadSink,
+        Decision::IcmpFusion,
+        Decision::AddrConstFold,
+        Decision::AddrAddFold,
+        Decision::AddrShiftFold,
+        Decision::RegallocPerturb,
     ];
 
     /// A short stable name for reports.
@@ -54,6 +80,13 @@ impl Decision {
             Decision::DeadBranchRemoval => "dead-branch-removal",
             Decision::DirectPatch => "direct-patch",
             Decision::ColdBlockSinking => "cold-block-sinking",
+            Decision::ImmOperand => "imm-operand",
+            Decision::LoadSink => "load-sink",
+            Decision::IcmpFusion => "icmp-fusion",
+            Decision::AddrConstFold => "addr-const-fold",
+            Decision::AddrAddFold => "addr-add-fold",
+            Decision::AddrShiftFold => "addr-shift-fold",
+            Decision::RegallocPerturb => "regalloc-perturb",
         }
     }
 }
@@ -150,6 +183,18 @@ impl Chaos {
         }
     }
 
+    /// A seed for the register allocator's perturbation (`kestrel_regalloc::Options::perturb`),
+    /// or `None` to keep its heuristics. Asked as [`Decision::RegallocPerturb`]: a "skip"
+    /// answer means "perturb"; the seed then comes from the same source (the seeded stream,
+    /// up to 64 more fuzzer bits, or a fixed value for [`Chaos::skip_all`]).
+    pub fn derive_seed(&mut self) -> Option<u64> {
+        let enabled = self.inner.as_mut()?;
+        if !enabled.decide(Decision::RegallocPerturb) {
+            return None;
+        }
+        Some(enabled.next_u64())
+    }
+
     /// Questions and skips per decision point (all zero when disabled).
     pub fn stats(&self) -> impl Iterator<Item = (Decision, DecisionStats)> + '_ {
         Decision::ALL.iter().map(move |&d| {
@@ -163,15 +208,30 @@ impl Chaos {
 }
 
 impl Enabled {
+    /// 64 bits from the source (for a derived seed); does not count as a question.
+    fn next_u64(&mut self) -> u64 {
+        match &mut self.source {
+            Source::All => 0x5EED_0FC4_A05E_ED00,
+            Source::Seeded(state) => xorshift(state),
+            Source::Bytes { bytes, bit } => {
+                // The remaining bits, up to 64, zero-padded; the stream then moves past them.
+                let mut v = 0u64;
+                for k in 0..64 {
+                    let Some(&byte) = bytes.get(*bit / 8) else {
+                        break;
+                    };
+                    v |= u64::from((byte >> (*bit % 8)) & 1) << k;
+                    *bit += 1;
+                }
+                v
+            }
+        }
+    }
+
     fn decide(&mut self, what: Decision) -> bool {
         let skip = match &mut self.source {
             Source::All => true,
-            Source::Seeded(state) => {
-                *state ^= *state >> 12;
-                *state ^= *state << 25;
-                *state ^= *state >> 27;
-                state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 63 == 1
-            }
+            Source::Seeded(state) => xorshift(state) >> 63 == 1,
             Source::Bytes { bytes, bit } => match bytes.get(*bit / 8) {
                 Some(&byte) => {
                     let b = (byte >> (*bit % 8)) & 1 == 1;
@@ -186,6 +246,14 @@ impl Enabled {
         s.skipped += u64::from(skip);
         skip
     }
+}
+
+/// One xorshift64* step: advances `state` (never zero) and returns the scrambled output.
+fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    state.wrapping_mul(0x2545_F491_4F6C_DD1D)
 }
 
 #[cfg(test)]
@@ -232,6 +300,27 @@ mod tests {
                 skipped: 2
             }
         );
+    }
+
+    #[test]
+    fn derived_seeds_follow_the_source() {
+        assert_eq!(Chaos::disabled().derive_seed(), None);
+        assert!(Chaos::skip_all().derive_seed().is_some());
+        let seeds = |seed| {
+            let mut c = Chaos::from_seed(seed);
+            (0..16).map(|_| c.derive_seed()).collect::<Vec<_>>()
+        };
+        assert_eq!(seeds(3), seeds(3));
+        assert!(seeds(3).iter().any(Option::is_some) && seeds(3).iter().any(Option::is_none));
+        // One bit says "perturb", the next 64 are the seed, then the bytes are used up.
+        let mut c = Chaos::from_bytes(&[0b11, 0, 0, 0, 0, 0, 0, 0, 0x01]);
+        assert_eq!(c.derive_seed(), Some(1 | 1 << 63));
+        assert_eq!(c.derive_seed(), None);
+        let (_, s) = c
+            .stats()
+            .find(|(d, _)| *d == Decision::RegallocPerturb)
+            .unwrap();
+        assert_eq!((s.asked, s.skipped), (2, 1));
     }
 
     #[test]

@@ -30,6 +30,7 @@ fn expectation(f: &kestrel_ir::Function, features: CpuFeatures) -> Vec<String> {
         check_regalloc: true,
         keep_text: true,
         features,
+        ..Flags::default()
     };
     let mut out = Vec::new();
     match X64Backend.compile_function(f, &flags) {

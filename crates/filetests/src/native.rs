@@ -68,6 +68,7 @@ impl NativeModule {
             check_regalloc: true,
             keep_text: false,
             features,
+            ..Flags::default()
         };
         Self::build(funcs, &flags, chaos, &mut |_| {})
     }

@@ -36,6 +36,7 @@ fn supported(
         check_regalloc: true,
         keep_text: false,
         features,
+        ..Flags::default()
     };
     let mut ok: HashSet<String> = HashSet::new();
     for f in funcs {
@@ -89,21 +90,33 @@ fn repo_tests_run_natively_with_each_cpu_feature_off() {
     }
 }
 
-/// Skipping every optional optimization (branch peepholes, cold-block sinking, …) must not
-/// change any result.
+/// Skipping every optional optimization (branch peepholes, cold-block sinking, merges and
+/// address folds in selection; the allocator perturbed) must not change any result.
 #[test]
 fn repo_tests_run_natively_with_all_optimizations_skipped() {
     run_repo_tests(&Chaos::skip_all);
 }
 
-/// Random subsets of the optional optimizations, too.
+/// Random subsets of the optional optimizations (peepholes, block order, every merge and
+/// fold in selection, perturbed register allocation), for several seed streams.
 #[test]
 fn repo_tests_run_natively_with_random_chaos() {
-    let seed = std::cell::Cell::new(1u64);
-    run_repo_tests(&|| {
-        seed.set(seed.get() + 1);
-        Chaos::from_seed(seed.get())
-    });
+    for base in [
+        1u64,
+        31,
+        5_000,
+        4_242,
+        77_000,
+        900_001,
+        123_456_789,
+        1 << 40,
+    ] {
+        let seed = std::cell::Cell::new(base);
+        run_repo_tests(&|| {
+            seed.set(seed.get() + 1);
+            Chaos::from_seed(seed.get())
+        });
+    }
 }
 
 fn run_repo_tests(chaos: &dyn Fn() -> Chaos) {

@@ -8,6 +8,7 @@ fn main() -> std::io::Result<()> {
         seed,
         count,
         inject_faults,
+        perturb: None,
     };
     kestrel_regalloc::stress::run(&options, &mut std::io::stdout())?;
     Ok(())

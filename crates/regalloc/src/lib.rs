@@ -33,6 +33,7 @@ pub mod gen;
 mod intervals;
 mod liveness;
 pub mod moves;
+mod perturb;
 mod resolve;
 mod scan;
 pub mod stress;
@@ -88,6 +89,10 @@ pub struct MachineEnv {
 pub struct Options {
     /// Run the checker on the result and fail with [`RegAllocError::Checker`] on a bug.
     pub check: bool,
+    /// Perturb the scan's heuristics (hints, register choice, split gaps, spill decisions,
+    /// slot reuse) from this seed, for differential testing: every perturbed allocation is
+    /// as correct as the usual one, only slower. `None`: the usual allocation, at no cost.
+    pub perturb: Option<u64>,
 }
 
 /// Counters describing one allocation.
@@ -245,7 +250,7 @@ pub fn allocate<F: Function>(
         return Err(validate::explain_undominated_use(func, &cfg, vreg));
     }
     let mut built = intervals::build(func, &cfg, &live, env);
-    let scanned = scan::run(func, env, &cfg, &mut built)?;
+    let scanned = scan::run(func, env, &cfg, &mut built, options.perturb)?;
     let output = resolve::resolve(func, env, &cfg, &live, &built, scanned)?;
     if options.check {
         checker::check(func, env, &output)?;
@@ -287,7 +292,7 @@ pub fn pass_times<F: Function>(func: &F, env: &MachineEnv) -> [std::time::Durati
     let t2 = Instant::now();
     let mut built = intervals::build(func, &cfg, &live, env);
     let t3 = Instant::now();
-    let scanned = scan::run(func, env, &cfg, &mut built).expect("scan");
+    let scanned = scan::run(func, env, &cfg, &mut built, None).expect("scan");
     let t4 = Instant::now();
     let _ = resolve::resolve(func, env, &cfg, &live, &built, scanned).expect("resolve");
     let t5 = Instant::now();

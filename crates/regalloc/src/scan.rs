@@ -37,12 +37,21 @@
 //!   def), so spilling a piece costs no store, only the reloads.
 //! - Termination: every interval pushed back to `unhandled` starts strictly after the
 //!   current position, and a split budget turns a would-be endless loop into an error.
+//!
+//! Perturbation ([`crate::Options::perturb`]): with a seed, the scan sometimes ignores the
+//! hint, starts the free-register search at a random register, breaks ties between blocked
+//! registers from a random start, spills the current interval although a register could be
+//! taken (only where spilling it is legal), splits at a random legal gap instead of the best
+//! one, and hands out a fresh spill slot instead of reusing one. Each alternative meets the
+//! same guarantees as the usual choice; the termination argument is unchanged (a spilled
+//! interval's child still starts strictly later).
 
 use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::intervals::{Built, Interval, Range, Ranges, Uses, MAX_RESERVATION_LEN};
+use crate::perturb::Perturb;
 use crate::validate::{gap_floor, Cfg};
 use crate::{
     Allocation, Block, Function, MachineEnv, PReg, RegAllocError, RegClass, SpillSlot, VReg,
@@ -85,6 +94,8 @@ struct Scan<'a, F: Function> {
     /// Per register index, the first reservation that may still matter (see
     /// `reservation_conflict`).
     resv_cursor: Vec<Cell<u32>>,
+    /// Alternative heuristic choices, when perturbing.
+    perturb: Perturb,
 }
 
 /// Runs the scan for every class.
@@ -93,7 +104,9 @@ pub(crate) fn run<F: Function>(
     env: &MachineEnv,
     cfg: &Cfg,
     built: &mut Built,
+    perturb: Option<u64>,
 ) -> Result<Scanned, RegAllocError> {
+    let mut perturb = Perturb::new(perturb);
     let nv = func.num_vregs();
     let mut param_of = vec![None; nv];
     for b in 0..func.num_blocks() {
@@ -164,8 +177,10 @@ pub(crate) fn run<F: Function>(
             use_pos: vec![0; regs.len()],
             block_pos: vec![0; regs.len()],
             resv_cursor: vec![Cell::new(0); 128],
+            perturb,
         };
         scan.run()?;
+        perturb = scan.perturb;
         scanned.vreg_slot = scan.vreg_slot;
         scanned.splits = scan.splits;
         slot_busy_until = scan.slot_busy_until;
@@ -203,7 +218,12 @@ impl<F: Function> Scan<'_, F> {
                 self.advance(start);
                 last_pos = start;
             }
-            let hint = self.hint_for(cur);
+            // Hints are preferences only: ignoring one is always legal.
+            let hint = if self.perturb.one_in(4) {
+                None
+            } else {
+                self.hint_for(cur)
+            };
             if !self.try_allocate_free(cur, hint) {
                 self.allocate_blocked(cur, hint)?;
             }
@@ -345,6 +365,8 @@ impl<F: Function> Scan<'_, F> {
         if n == 0 {
             return false;
         }
+        // Any register free for the whole interval will do: perturbed, search from a random one.
+        let first = self.perturb.pick(n).unwrap_or(0);
         let iv = self.iv(cur);
         let start = iv.start();
         // Registers held by active intervals (bit k: `regs[k]`), and those whose inactive
@@ -369,7 +391,7 @@ impl<F: Function> Scan<'_, F> {
         };
         let chosen = match hint {
             Some(h) if free(h) => Some(h),
-            _ => (0..n).find(|&k| free(k)),
+            _ => (0..n).map(|k| (first + k) % n).find(|&k| free(k)),
         };
         match chosen {
             Some(r) => {
@@ -401,6 +423,10 @@ impl<F: Function> Scan<'_, F> {
 
     fn allocate_blocked(&mut self, cur: u32, hint: Option<usize>) -> Result<(), RegAllocError> {
         let n = self.regs.len();
+        // Perturbed: ties between registers go to the first from a random start, and the
+        // current interval may be spilled even though a register could be taken.
+        let first = self.perturb.pick(n).unwrap_or(0);
+        let prefer_spill = self.perturb.one_in(4);
         let mut use_pos = std::mem::take(&mut self.use_pos);
         let mut block_pos = std::mem::take(&mut self.block_pos);
         use_pos.fill(u32::MAX);
@@ -427,8 +453,8 @@ impl<F: Function> Scan<'_, F> {
                 use_pos[k] = use_pos[k].min(x);
             }
         }
-        let mut reg = 0;
-        for k in 1..n {
+        let mut reg = first;
+        for k in (1..n).map(|j| (first + j) % n) {
             if use_pos[k] > use_pos[reg] {
                 reg = k;
             }
@@ -441,7 +467,7 @@ impl<F: Function> Scan<'_, F> {
         let first_use = iv.next_reg_use(start);
         let can_spill_cur = first_use.is_none_or(|u| gap_floor(u) > start);
         let others_sooner = n == 0 || first_use.is_none_or(|u| use_pos[reg] < u);
-        let result = if others_sooner && can_spill_cur {
+        let result = if (others_sooner || prefer_spill) && can_spill_cur {
             self.spill_current(cur, first_use)
         } else if n == 0 || use_pos[reg] <= start || block_pos[reg] <= start {
             Err(RegAllocError::Internal(format!(
@@ -533,9 +559,8 @@ impl<F: Function> Scan<'_, F> {
         } else {
             iv.start()
         };
-        let split = self
-            .best_split(last_use.max(iv.start()), pos)
-            .unwrap_or(gap_floor(pos));
+        let after = last_use.max(iv.start());
+        let split = self.best_split(after, pos).unwrap_or(gap_floor(pos));
         let tail = if split <= self.iv(a).start() {
             a
         } else {
@@ -580,11 +605,13 @@ impl<F: Function> Scan<'_, F> {
         let from = self.built.vreg_start[vreg.index()];
         let end = self.built.vreg_end[vreg.index()];
         let class = vreg.class();
+        // Perturbed: sometimes a fresh slot although one could be reused (always legal).
+        let fresh = self.perturb.one_in(4);
         let reusable = self
             .slot_busy_until
             .iter()
             .zip(&self.slot_class)
-            .position(|(&busy, &c)| busy <= from && c == class);
+            .position(|(&busy, &c)| busy <= from && c == class && !fresh);
         let k = match reusable {
             Some(k) => k,
             None => {
@@ -605,11 +632,18 @@ impl<F: Function> Scan<'_, F> {
     }
 
     /// Best gap position in `(min_excl, max_incl]`: the start of the least-deep block
-    /// boundary between them (latest on ties), else the latest gap.
-    fn best_split(&self, min_excl: u32, max_incl: u32) -> Option<u32> {
+    /// boundary between them (latest on ties), else the latest gap. Perturbed, sometimes
+    /// any gap in that range (every one is a legal split position for the callers).
+    fn best_split(&mut self, min_excl: u32, max_incl: u32) -> Option<u32> {
         let hi = gap_floor(max_incl);
         if hi <= min_excl {
             return None;
+        }
+        let lowest = gap_floor(min_excl) + 4;
+        if self.perturb.one_in(2) {
+            if let Some(k) = self.perturb.pick(((hi - lowest) / 4 + 1) as usize) {
+                return Some(lowest + 4 * k as u32);
+            }
         }
         let lo_block = self.cfg.block_of_pos(min_excl);
         let hi_block = self.cfg.block_of_pos(hi);

@@ -31,6 +31,9 @@ pub struct StressOptions {
     pub count: usize,
     /// Corrupt each allocation once and check that the checker notices.
     pub inject_faults: bool,
+    /// Perturb the allocator's heuristics (`Options::perturb`), with a seed per function
+    /// derived from this one.
+    pub perturb: Option<u64>,
 }
 
 /// Kinds of injected faults.
@@ -118,7 +121,13 @@ pub fn run(options: &StressOptions, out: &mut dyn Write) -> io::Result<StressSum
     for index in 0..options.count {
         let case = case(options.seed, index);
         summary.functions += 1;
-        let output = match allocate(&case.func, &case.env, Options::default()) {
+        let ra_options = Options {
+            check: false,
+            perturb: options
+                .perturb
+                .map(|p| p ^ (index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+        };
+        let output = match allocate(&case.func, &case.env, ra_options) {
             Ok(output) => output,
             Err(err) => {
                 summary.rejected += 1;

@@ -73,7 +73,7 @@ fn env(n: usize) -> MachineEnv {
 }
 
 fn check_both(f: &TestFunc, env: &MachineEnv) -> kestrel_regalloc::Output {
-    let out = allocate(f, env, Options { check: true }).expect("allocation");
+    let out = allocate(f, env, checked(None)).expect("allocation");
     exec::compare(f, &out, 1).expect("executor agrees");
     out
 }
@@ -345,6 +345,7 @@ fn stress_smoke_with_faults() {
         seed: 2024,
         count: 300,
         inject_faults: true,
+        perturb: None,
     };
     let mut text = Vec::new();
     let summary = stress::run(&options, &mut text).unwrap();
@@ -382,9 +383,69 @@ fn generated_functions_on_the_full_x64_machine() {
     for index in 0..100 {
         let case = stress::case(99, index);
         let env = x64_env(false, index % 2 == 0);
-        let out =
-            allocate(&case.func, &env, Options { check: true }).expect("allocates and checks");
+        let out = allocate(&case.func, &env, checked(None)).expect("allocates and checks");
         exec::compare(&case.func, &out, index as u64).expect("executor agrees");
+    }
+}
+
+fn checked(perturb: Option<u64>) -> Options {
+    Options {
+        check: true,
+        perturb,
+    }
+}
+
+/// Perturbed heuristics (hints ignored, other free registers, other legal split gaps,
+/// spills instead of evictions, fresh slots) must keep every allocation correct: the
+/// checker and the executor agree for many seeds per generated function.
+#[test]
+fn perturbed_allocations_pass_the_checker() {
+    let mut differed = 0;
+    for index in 0..60 {
+        let case = stress::case(7, index);
+        let env = x64_env(false, index % 2 == 0);
+        let plain = allocate(&case.func, &env, checked(None)).expect("allocates");
+        for seed in 0..12u64 {
+            let out = allocate(&case.func, &env, checked(Some(seed * 1000 + index as u64)))
+                .unwrap_or_else(|e| panic!("case {index} seed {seed}: {e}\n{}", case.func));
+            exec::compare(&case.func, &out, seed)
+                .unwrap_or_else(|m| panic!("case {index} seed {seed}: {m}\n{}", case.func));
+            differed += usize::from(out.allocs != plain.allocs || out.edits != plain.edits);
+        }
+    }
+    assert!(
+        differed > 300,
+        "perturbation changed only {differed} allocations"
+    );
+}
+
+/// The stress driver's generated functions on their own small machines, perturbed.
+#[test]
+fn stress_with_perturbation_for_many_seeds() {
+    for seed in 1..=8 {
+        let options = StressOptions {
+            seed,
+            count: 100,
+            inject_faults: false,
+            perturb: Some(seed.wrapping_mul(0x51ED)),
+        };
+        let mut text = Vec::new();
+        let summary = stress::run(&options, &mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert_eq!(summary.rejected, 0, "{text}");
+        assert_eq!(summary.checker_failures, 0, "{text}");
+        assert_eq!(summary.executor_mismatches, 0, "{text}");
+    }
+}
+
+/// Without a seed the allocation is exactly the unperturbed one (same seed, same result).
+#[test]
+fn perturbation_is_deterministic() {
+    for index in 0..20 {
+        let case = stress::case(11, index);
+        let a = allocate(&case.func, &case.env, checked(Some(5))).unwrap();
+        let b = allocate(&case.func, &case.env, checked(Some(5))).unwrap();
+        assert_eq!((a.allocs, a.edits), (b.allocs, b.edits));
     }
 }
 

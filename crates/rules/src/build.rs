@@ -78,7 +78,16 @@ pub fn try_compile_rules<P: AsRef<Path>>(
 /// Like [`try_compile_rules`] with default options; on failure prints the
 /// diagnostics and exits, which fails the build with a readable message.
 pub fn compile_rules<P: AsRef<Path>>(files: &[P], out_name: &str) -> PathBuf {
-    match try_compile_rules(files, out_name, &Options::default()) {
+    compile_rules_with(files, out_name, &Options::default())
+}
+
+/// [`compile_rules`] with `options` (e.g. rule coverage).
+pub fn compile_rules_with<P: AsRef<Path>>(
+    files: &[P],
+    out_name: &str,
+    options: &Options,
+) -> PathBuf {
+    match try_compile_rules(files, out_name, options) {
         Ok(path) => path,
         Err(e) => {
             eprintln!("{e}");

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! kestrel-rules check FILES…
-//! kestrel-rules compile FILES… [-o OUT.rs] [--naive] [--log]
+//! kestrel-rules compile FILES… [-o OUT.rs] [--naive] [--log] [--coverage]
 //! ```
 //!
 //! Diagnostics go to stderr (coloured only on a terminal); the exit status is 0 when
@@ -40,6 +40,9 @@ enum Command {
         /// Log each rule that fires through `Context::log_rule`.
         #[arg(long)]
         log: bool,
+        /// Emit `RULE_SITES` and report each rule that fires through `Context::rule_fired`.
+        #[arg(long)]
+        coverage: bool,
     },
 }
 
@@ -51,9 +54,11 @@ fn main() -> ExitCode {
             output,
             naive,
             log,
+            coverage,
         } => {
             let mut options = Options::default();
             options.codegen.log = log;
+            options.codegen.coverage = coverage;
             if naive {
                 options.codegen.backend = Backend::Naive;
             }

@@ -108,6 +108,36 @@ fn compile_writes_output_for_both_backends() {
     assert!(tree.contains("match &v"));
     assert!(naive.contains("ctx.log_rule(\"pass/features.rules:"));
     assert!(!tree.contains("log_rule"));
+    assert!(!tree.contains("RULE_SITES") && !tree.contains("rule_fired"));
+}
+
+#[test]
+fn compile_with_coverage_lists_every_rule() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-coverage");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out_path = dir.join("cov.rs");
+    let out = bin()
+        .args(["compile", "pass/features.rules", "--coverage", "-o"])
+        .arg(&out_path)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let code = std::fs::read_to_string(out_path).unwrap();
+    let source = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pass/features.rules"),
+    )
+    .unwrap();
+    let rules = source
+        .lines()
+        .filter(|l| l.trim_start().starts_with("(rule"))
+        .count();
+    let start = code.find("pub const RULE_SITES: &[&str] = &[").unwrap();
+    let list = &code[start..start + code[start..].find("];").unwrap()];
+    assert_eq!(list.matches("\"pass/features.rules:").count(), rules);
+    for k in 0..rules {
+        assert!(code.contains(&format!("ctx.rule_fired({k});")), "rule {k}");
+    }
+    assert!(code.contains("fn rule_fired(&mut self, rule: usize);"));
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Run tests: each directory under `tests/run/` holds rule files and a `driver.rs`.
-//! The rules are compiled with both backends (with rule logging) to `tree.rs` and
-//! `naive.rs`; the driver includes both, is compiled with `rustc` and run. Its
-//! standard output must equal `expected.stdout` (`BLESS=1` rewrites that file).
+//! The rules are compiled with both backends (with rule logging; `features` also with
+//! coverage) to `tree.rs` and `naive.rs`; the driver includes both, is compiled with
+//! `rustc` and run. Its standard output must equal `expected.stdout` (`BLESS=1` rewrites
+//! that file).
 
 mod common;
 
@@ -22,6 +23,8 @@ fn run_case(dir: &Path) {
         let mut options = kestrel_rules::Options::default();
         options.codegen.backend = backend;
         options.codegen.log = true;
+        // `features` also checks coverage against the log (its driver implements both).
+        options.codegen.coverage = name == "features";
         let compiled = kestrel_rules::compile(&sources, &options)
             .unwrap_or_else(|d| panic!("{name}: rules do not compile:\n{}", d.render()));
         std::fs::write(work.join(file), compiled.code).unwrap();

@@ -6,8 +6,13 @@
 //! block order → lower → register allocation (with the checker when asked) → frame layout →
 //! emission (prologue, each instruction with the allocator's edits around it) →
 //! `MachBuffer::finish`. Returns the code with its relocations and trap sites, or the first
-//! error: an unsupported feature, an allocation failure, a buffer failure. Never panics on a
-//! verified function; a panic is a backend bug.
+//! error: an unsupported feature, an allocation failure, a buffer failure (with
+//! `validate_buffer`, also a violated buffer invariant). Never panics on a verified
+//! function; a panic is a backend bug.
+//!
+//! The [`Chaos`] control reaches every optional choice: the block order, each merge in
+//! lowering, the allocator (through one seed from [`Chaos::derive_seed`]) and the buffer's
+//! peepholes. With a disabled control the output is the optimizing pipeline's, exactly.
 
 use std::time::{Duration, Instant};
 
@@ -16,7 +21,7 @@ use kestrel_regalloc::{Function as _, MachineEnv, Output, ProgPoint};
 
 use super::blockorder::BlockLoweringOrder;
 use super::buffer::MachBuffer;
-use super::lower::{lower, LowerBackend};
+use super::lower::{lower_with, LowerBackend, RulesFired};
 use super::vcode::VCode;
 use super::{CodegenError, CompiledCode, EmitCtx, MachInst};
 use crate::chaos::Chaos;
@@ -41,6 +46,11 @@ pub struct CompileOptions {
     pub check_regalloc: bool,
     /// Also print the VCode before and after allocation into the result.
     pub keep_text: bool,
+    /// Run the `MachBuffer` validator after every bind and island (in any build); a
+    /// violation becomes [`super::buffer::BufferError::Invariant`].
+    pub validate_buffer: bool,
+    /// Report the selection rules that fired in [`CompiledCode::rules_fired`].
+    pub coverage: bool,
 }
 
 /// Wall-clock time spent in each phase, accumulated over the compilations it is passed to.
@@ -81,15 +91,19 @@ pub fn compile_timed<B: Backend>(
         }
     };
     let order = BlockLoweringOrder::new(f, chaos);
-    let vcode = lower(backend, f, &order)?;
+    let mut rules_fired = options.coverage.then(RulesFired::default);
+    let vcode = lower_with(backend, f, &order, chaos, rules_fired.as_mut())?;
     lap(|t| &mut t.lower);
     let ra_options = kestrel_regalloc::Options {
         check: options.check_regalloc,
+        perturb: chaos.derive_seed(),
     };
     let ra = kestrel_regalloc::allocate(&vcode, backend.machine_env(), ra_options)?;
     lap(|t| &mut t.regalloc);
     let frame = backend.compute_frame(f, &vcode, &ra);
-    let mut buf = emit(&vcode, &ra, &frame, chaos);
+    let mut buf = MachBuffer::new();
+    buf.set_validate(options.validate_buffer);
+    emit(&vcode, &ra, &frame, chaos, &mut buf);
     let code_size_without_constants = buf.cur_offset();
     let (vcode_text, regalloc_text) = if options.keep_text {
         (vcode.pretty(None), vcode.pretty(Some(&ra)))
@@ -105,10 +119,12 @@ pub fn compile_timed<B: Backend>(
         vcode_text,
         regalloc_text,
         code_size_without_constants,
+        // At most `u16::MAX` rules: each ISA asserts its rule list fits.
+        rules_fired: rules_fired.map_or_else(Vec::new, |r| r.iter().map(|k| k as u16).collect()),
     })
 }
 
-/// Emit the prologue and every block in order, with the allocator's edits.
+/// Emit the prologue and every block in order, with the allocator's edits, into `buf`.
 ///
 /// Edits are sorted by program point (the allocator's guarantee), so one cursor walks them
 /// alongside the instructions: those before instruction `i`, then `i`, then those after it.
@@ -117,29 +133,28 @@ fn emit<I: MachInst>(
     ra: &Output,
     frame: &I::Frame,
     chaos: &mut Chaos,
-) -> MachBuffer<I::LabelUse> {
-    let mut buf = MachBuffer::new();
+    buf: &mut MachBuffer<I::LabelUse>,
+) {
     let labels: Vec<_> = (0..vcode.num_blocks()).map(|_| buf.get_label()).collect();
     let mut ctx = EmitCtx {
         frame,
         block_labels: &labels,
         chaos,
     };
-    I::emit_prologue(&mut ctx, &mut buf);
+    I::emit_prologue(&mut ctx, buf);
     let mut edits = ra.edits.iter().peekable();
     for (b, &label) in labels.iter().enumerate() {
         buf.bind_label(label, ctx.chaos);
         let range = vcode.block_insns(kestrel_regalloc::Block(b as u32));
         for i in range.iter() {
             while let Some((_, e)) = edits.next_if(|(pt, _)| *pt == ProgPoint::before(i)) {
-                I::emit_edit(e, &mut ctx, &mut buf);
+                I::emit_edit(e, &mut ctx, buf);
             }
-            vcode.insts()[i.index()].emit(ra.inst_allocs(i), &mut ctx, &mut buf);
+            vcode.insts()[i.index()].emit(ra.inst_allocs(i), &mut ctx, buf);
             while let Some((_, e)) = edits.next_if(|(pt, _)| *pt == ProgPoint::after(i)) {
-                I::emit_edit(e, &mut ctx, &mut buf);
+                I::emit_edit(e, &mut ctx, buf);
             }
         }
     }
     debug_assert!(edits.next().is_none(), "edits past the last instruction");
-    buf
 }

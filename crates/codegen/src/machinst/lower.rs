@@ -33,6 +33,13 @@
 //! has side effects, reads memory or can trap, so a sunk load moves past nothing that could
 //! observe the move (no store, call or fence, no other trap that could fire first).
 //!
+//! # Optional choices and coverage
+//!
+//! Every merge above is optional: the ISA asks [`Lower::should_skip`] (the compile's
+//! [`Chaos`]) before it folds or sinks a producer and lowers the general way when told to
+//! skip. When rule coverage is on, the ISA's selector reports each rule that fires through
+//! [`Lower::rule_fired`] into a [`RulesFired`] set; when it is off that costs one branch.
+//!
 //! # Output registers
 //!
 //! Each IR value has one vreg, created on first mention. An ISA lowering returns the vregs
@@ -47,6 +54,7 @@ use kestrel_regalloc::{Operand, RegClass, VReg};
 use super::blockorder::{BlockLoweringOrder, LoweredBlock};
 use super::vcode::{VCode, VCodeBuilder};
 use super::{BlockIndex, CodegenError, MachInst};
+use crate::chaos::{Chaos, Decision};
 
 /// What an ISA provides to the driver.
 pub trait LowerBackend {
@@ -106,6 +114,34 @@ pub struct Lower<'f, I: MachInst> {
     /// The hidden return-area pointer of a function whose results do not all fit in
     /// registers (defined by the ABI's argument lowering, read by its return lowering).
     pub ret_area_ptr: Option<VReg>,
+    /// The source of "skip this optional merge?" answers.
+    chaos: &'f mut Chaos,
+    /// The selection rules fired so far, when coverage is on.
+    rules_fired: Option<&'f mut RulesFired>,
+}
+
+/// A set of selection-rule indices (into the ISA's rule list), as a bitset.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RulesFired(Vec<u64>);
+
+impl RulesFired {
+    /// Add rule `rule`.
+    pub fn insert(&mut self, rule: usize) {
+        let word = rule / 64;
+        if word >= self.0.len() {
+            self.0.resize(word + 1, 0);
+        }
+        self.0[word] |= 1 << (rule % 64);
+    }
+
+    /// The rules in the set, increasing.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(w, &bits)| {
+            (0..64)
+                .filter(move |b| bits >> b & 1 == 1)
+                .map(move |b| w * 64 + b)
+        })
+    }
 }
 
 /// The registers holding one IR value: one, or two for a value split in halves (low first).
@@ -139,7 +175,12 @@ impl ValueRegs {
 }
 
 impl<'f, I: MachInst> Lower<'f, I> {
-    fn new(f: &'f Function, regs_for: &'f dyn Fn(Type) -> Option<(RegClass, usize)>) -> Self {
+    fn new(
+        f: &'f Function,
+        regs_for: &'f dyn Fn(Type) -> Option<(RegClass, usize)>,
+        chaos: &'f mut Chaos,
+        rules_fired: Option<&'f mut RulesFired>,
+    ) -> Self {
         let num_values = f.dfg.num_values();
         let mut uses = vec![0u32; num_values];
         let mut colors = vec![0u32; f.dfg.num_insts()];
@@ -174,6 +215,23 @@ impl<'f, I: MachInst> Lower<'f, I> {
             cur_block: None,
             cur_insts: Vec::new(),
             ret_area_ptr: None,
+            chaos,
+            rules_fired,
+        }
+    }
+
+    /// Should the optional merge `what` be skipped this time? (Asked only where the merge
+    /// is possible, so the compile's chaos statistics count real opportunities.)
+    #[inline]
+    pub fn should_skip(&mut self, what: Decision) -> bool {
+        self.chaos.should_skip(what)
+    }
+
+    /// Record that selection rule `rule` fired (nothing when coverage is off).
+    #[inline]
+    pub fn rule_fired(&mut self, rule: usize) {
+        if let Some(set) = self.rules_fired.as_deref_mut() {
+            set.insert(rule);
         }
     }
 
@@ -376,11 +434,23 @@ fn unsupported_inst(f: &Function, inst: Inst, why: &str) -> CodegenError {
     }
 }
 
-/// Lower `f` into VCode in `order`.
+/// Lower `f` into VCode in `order`, making every optional merge.
 pub fn lower<B: LowerBackend>(
     backend: &B,
     f: &Function,
     order: &BlockLoweringOrder,
+) -> Result<VCode<B::MInst>, CodegenError> {
+    lower_with(backend, f, order, &mut Chaos::disabled(), None)
+}
+
+/// [`lower`], asking `chaos` before each optional merge and adding the selection rules
+/// that fire to `rules_fired` when given.
+pub fn lower_with<B: LowerBackend>(
+    backend: &B,
+    f: &Function,
+    order: &BlockLoweringOrder,
+    chaos: &mut Chaos,
+    rules_fired: Option<&mut RulesFired>,
 ) -> Result<VCode<B::MInst>, CodegenError> {
     // Every value must fit a register class before anything is emitted.
     for &b in f.layout.blocks() {
@@ -404,7 +474,7 @@ pub fn lower<B: LowerBackend>(
     }
 
     let regs_for = |ty: Type| backend.value_regs(ty);
-    let mut ctx = Lower::new(f, &regs_for);
+    let mut ctx = Lower::new(f, &regs_for, chaos, rules_fired);
     let entry = f.entry_block();
     for (index, lb) in order.iter() {
         let succs: Vec<BlockIndex> = order

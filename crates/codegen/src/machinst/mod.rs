@@ -129,4 +129,7 @@ pub struct CompiledCode {
     pub regalloc_text: String,
     /// Bytes at the end of `code` that are constant-pool data, not instructions.
     pub code_size_without_constants: u32,
+    /// The selection rules that fired (indices into the ISA's rule list, e.g.
+    /// `isa::x64::lowering_rules`), increasing; empty unless coverage was asked for.
+    pub rules_fired: Vec<u16>,
 }

@@ -332,7 +332,7 @@ impl<'a> TermEmitter<'a> {
         self.value_type(b).is_some_and(|t| !self.ty(t).is_copy())
     }
 
-    /// A rule's source location comment and, if enabled, its log call; then its
+    /// A rule's source location comment and, if enabled, its log and coverage calls; then its
     /// right-hand side and the return (or, for `multi`, the push of the result).
     /// `tail` marks the function's last statement, which yields its value directly.
     pub fn leaf(&mut self, rule: usize, tail: bool) {
@@ -344,6 +344,9 @@ impl<'a> TermEmitter<'a> {
         self.w.line(&format!("// rule at {at}"));
         if self.options.log {
             self.w.line(&format!("ctx.log_rule({at:?});"));
+        }
+        if self.options.coverage {
+            self.w.line(&format!("ctx.rule_fired({});", r.index));
         }
         let info = self.info();
         if info.multi {

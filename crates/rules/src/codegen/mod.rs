@@ -6,7 +6,9 @@
 //!
 //! - a `Context` trait with one method per extern constructor and extractor (the
 //!   embedding implements it; the generated code never reaches the compiler any other
-//!   way), plus `log_rule` when logging is on;
+//!   way), plus `log_rule` when logging is on and `rule_fired` when coverage is on;
+//! - with coverage, `RULE_SITES`: every rule as `FILE:LINE name` in source order, and
+//!   `ctx.rule_fired(k)` with its index `k` there each time a rule fires;
 //! - one Rust enum per non-extern `enum` type;
 //! - one `constructor_<term>` function per internal term.
 //!
@@ -41,6 +43,8 @@ pub struct CodegenOptions {
     pub backend: Backend,
     /// Call `ctx.log_rule("FILE:LINE name")` whenever a rule fires.
     pub log: bool,
+    /// Emit `RULE_SITES` and call `ctx.rule_fired(index)` whenever a rule fires.
+    pub coverage: bool,
 }
 
 /// Generates the Rust code for a checked program.
@@ -57,6 +61,9 @@ pub fn generate(program: &Program, sources: &SourceMap, options: CodegenOptions)
     ));
     w.blank();
     context_trait(program, options, &mut w);
+    if options.coverage {
+        rule_sites(program, sources, &mut w);
+    }
     enums(program, &mut w);
     for (term, set) in &program.rulesets {
         let mut e = emit::TermEmitter::new(program, *term, set, sources, options);
@@ -112,8 +119,34 @@ fn context_trait(program: &Program, options: CodegenOptions, w: &mut Writer) {
         w.line("/// Called with `FILE:LINE name` each time a rule fires.");
         w.line("fn log_rule(&mut self, rule: &'static str);");
     }
+    if options.coverage {
+        w.line("/// Called with the rule's index in `RULE_SITES` each time a rule fires.");
+        w.line("fn rule_fired(&mut self, rule: usize);");
+    }
     w.dedent();
     w.line("}");
+}
+
+/// `RULE_SITES`, indexed by each rule's position in the whole program (`Rule::index`).
+fn rule_sites(program: &Program, sources: &SourceMap, w: &mut Writer) {
+    let rules = || program.rulesets.iter().flat_map(|(_, set)| &set.rules);
+    let mut sites = vec![String::new(); rules().map(|r| r.index + 1).max().unwrap_or(0)];
+    for r in rules() {
+        let mut at = sources.file_line(r.span);
+        if let Some(name) = &r.name {
+            at = format!("{at} {name}");
+        }
+        sites[r.index] = at;
+    }
+    w.blank();
+    w.line("/// Every rule as `FILE:LINE name`, in source order; `rule_fired` indexes it.");
+    w.line("pub const RULE_SITES: &[&str] = &[");
+    w.indent();
+    for site in &sites {
+        w.line(&format!("{site:?},"));
+    }
+    w.dedent();
+    w.line("];");
 }
 
 fn enums(program: &Program, w: &mut Writer) {

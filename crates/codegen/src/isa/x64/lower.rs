@@ -9,6 +9,12 @@
 //! `shift_imm`, `cond_of`, `alu_mem`/`imul_mem` for a load, and `cmp_cond` for an immediate
 //! or load operand; a load's address folds in `lower_mem::addr_mem`), so a failed rule
 //! leaves the use counts untouched. Calls and returns are lowered here directly through the ABI.
+//!
+//! Every merge is optional: the extractors `imm32`, `icmp_merge` and `load_merge` (and
+//! `cmp_cond` for a constant operand) ask the chaos control ([`Decision::ImmOperand`],
+//! [`Decision::IcmpFusion`], [`Decision::LoadSink`]) once the merge is possible, and report
+//! no match when told to skip, so a lower-priority rule takes the general form. The rules
+//! report each firing through `rule_fired` (indices into [`lowering_rules`]).
 
 use kestrel_ir::{FloatCC, Inst as IrInst, InstructionData, IntCC, Opcode, TrapCode, Type, Value};
 use kestrel_regalloc::{RegClass, VReg};
@@ -25,12 +31,22 @@ use super::features::CpuFeatures;
 use super::inst::{CallDest, Cond, Inst, RegImm};
 use super::lower_op::op_of;
 pub use super::lower_op::Op;
+use crate::chaos::Decision;
 use crate::machinst::lower::Lower;
 use crate::machinst::{BlockIndex, CodegenError};
 
 mod generated {
     use super::*;
     include!(concat!(env!("OUT_DIR"), "/x64_lower.rs"));
+}
+
+// `CompiledCode::rules_fired` holds rule indices as `u16`.
+const _: () = assert!(generated::RULE_SITES.len() <= u16::MAX as usize);
+
+/// Every selection rule of `lower.rules`, as `FILE:LINE` (with the rule's name, if any);
+/// `CompiledCode::rules_fired` indexes this list.
+pub fn lowering_rules() -> &'static [&'static str] {
+    generated::RULE_SITES
 }
 
 /// Which division.
@@ -474,24 +490,28 @@ impl generated::Context for IselCtx<'_, '_> {
     fn imm32(&mut self, v: Value) -> Option<Imm> {
         let imm = self.lower.const_value(v)?;
         i32::try_from(imm).ok()?;
+        if self.lower.should_skip(Decision::ImmOperand) {
+            return None;
+        }
         Some(Imm { value: v, imm })
     }
 
     fn icmp_merge(&mut self, v: Value) -> Option<Cmp> {
         let inst = self.lower.mergeable_inst(v, self.inst)?;
-        match *self.lower.data(inst) {
+        let cmp = match *self.lower.data(inst) {
             InstructionData::IntCompare {
                 opcode: Opcode::Icmp,
                 cond,
                 args: [a, b],
-            } if self.lower.value_type(a).bits() <= 64 => Some(Cmp {
+            } if self.lower.value_type(a).bits() <= 64 => Cmp {
                 value: v,
                 cc: cond,
                 a,
                 b,
-            }),
-            _ => None,
-        }
+            },
+            _ => return None,
+        };
+        (!self.lower.should_skip(Decision::IcmpFusion)).then_some(cmp)
     }
 
     fn load_merge(&mut self, v: Value) -> Option<Ld> {
@@ -504,7 +524,8 @@ impl generated::Context for IselCtx<'_, '_> {
                 arg,
                 offset,
             } if (ty == Type::I32 || ty == Type::I64)
-                && flags.endianness != Some(kestrel_ir::immediates::Endianness::Big) =>
+                && flags.endianness != Some(kestrel_ir::immediates::Endianness::Big)
+                && !self.lower.should_skip(Decision::LoadSink) =>
             {
                 Some(Ld {
                     value: v,
@@ -516,6 +537,10 @@ impl generated::Context for IselCtx<'_, '_> {
             }
             _ => None,
         }
+    }
+
+    fn rule_fired(&mut self, rule: usize) {
+        self.lower.rule_fired(rule);
     }
 
     fn alu_mem(&mut self, ty: Type, op: AluOp, a: VReg, m: Ld) -> VReg {
@@ -1380,6 +1405,7 @@ impl generated::Context for IselCtx<'_, '_> {
             .lower
             .const_value(b)
             .and_then(|k| i32::try_from(k).ok())
+            .filter(|_| !self.lower.should_skip(Decision::ImmOperand))
         {
             Some(k) => {
                 self.lower.merge(b);

@@ -20,6 +20,7 @@ use super::asm::moves::ExtMode;
 use super::asm::Size;
 use super::inst::{Inst, LoadKind, Mem, RegImm, StoreKind};
 use super::lower::{exact_size, float_size};
+use crate::chaos::Decision;
 use crate::machinst::lower::Lower;
 use crate::machinst::CodegenError;
 
@@ -658,18 +659,21 @@ fn ishl_args(lower: &Lower<'_, Inst>, v: Value) -> Option<(Value, Value, u8)> {
 
 impl AddrPlan {
     /// Add the address term `v`, whose use is the access's own (or that of a producer the
-    /// access absorbed), so folding `v`'s producer merges it.
-    fn walk(&mut self, lower: &Lower<'_, Inst>, user: IrInst, v: Value, depth: u32) {
+    /// access absorbed), so folding `v`'s producer merges it. Each fold is optional (asked
+    /// of the chaos control once possible); a skipped one leaves `v` a plain register term.
+    fn walk(&mut self, lower: &mut Lower<'_, Inst>, user: IrInst, v: Value, depth: u32) {
         if let Some(k) = lower.const_value(v) {
-            // Address arithmetic wraps at 64 bits, like the sum it replaces.
-            self.disp = self.disp.wrapping_add(k);
-            self.merges.push(v);
-            return;
+            if !lower.should_skip(Decision::AddrConstFold) {
+                // Address arithmetic wraps at 64 bits, like the sum it replaces.
+                self.disp = self.disp.wrapping_add(k);
+                self.merges.push(v);
+                return;
+            }
         }
         let mergeable = lower.mergeable_inst(v, user).is_some();
         if depth < 3 {
             if let Some((a, b)) = iadd_args(lower, v) {
-                if mergeable {
+                if mergeable && !lower.should_skip(Decision::AddrAddFold) {
                     // The access takes over the `iadd`: its operands' uses become ours.
                     self.merges.push(v);
                     self.walk(lower, user, a, depth + 1);
@@ -682,7 +686,9 @@ impl AddrPlan {
             }
         }
         if mergeable {
-            if let Some((x, k, shift)) = ishl_args(lower, v) {
+            if let Some((x, k, shift)) =
+                ishl_args(lower, v).filter(|_| !lower.should_skip(Decision::AddrShiftFold))
+            {
                 self.merges.push(v);
                 self.merges.push(k);
                 self.terms.push((x, shift));

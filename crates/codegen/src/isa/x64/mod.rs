@@ -29,6 +29,7 @@ use crate::machinst::vcode::VCode;
 use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
 use emit::Frame;
 use inst::Inst;
+pub use lower::lowering_rules;
 
 /// Compilation settings.
 #[derive(Clone, Copy, Debug, Default)]
@@ -39,6 +40,12 @@ pub struct Flags {
     pub keep_text: bool,
     /// Instruction-set extensions the code may use (default: the host's).
     pub features: features::CpuFeatures,
+    /// Run the `MachBuffer` invariant validator on every compile, even in release builds;
+    /// a violation is a `CodegenError::Buffer` (costs compile time: off by default).
+    pub validate: bool,
+    /// Report the lowering rules that fired in `CompiledCode::rules_fired` (indices into
+    /// [`lowering_rules`]).
+    pub coverage: bool,
 }
 
 /// The x86-64 (System V) backend.
@@ -69,6 +76,8 @@ impl X64Backend {
         let options = CompileOptions {
             check_regalloc: flags.check_regalloc,
             keep_text: flags.keep_text,
+            validate_buffer: flags.validate,
+            coverage: flags.coverage,
         };
         let target = X64Target {
             features: flags.features,

@@ -83,12 +83,14 @@ impl<U: LabelUse> MachBuffer<U> {
         self.deferred_fixups = kept;
         // Post-invariant: I4, the deadline is recomputed over exactly the remaining fixups
         // (pending is empty) and the constants are gone.
-        #[cfg(any(test, debug_assertions))]
-        self.assert_invariants();
+        self.after_mutation();
     }
 
     /// Resolve every label use, emit the constant pool, and return the finished code.
     pub fn finish(mut self, chaos: &mut Chaos) -> Result<MachBufferFinalized, BufferError> {
+        if let Some(e) = self.invariant_error.take() {
+            return Err(BufferError::Invariant(e));
+        }
         self.latest_branches.clear();
         // Post-invariant: I3 holds for the empty window; no code follows, so every bound label
         // is final.

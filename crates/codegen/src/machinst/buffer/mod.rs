@@ -37,8 +37,10 @@
 //! # Invariants
 //!
 //! Stated once here; every mutation below argues them in a `Post-invariant:` comment, and
-//! [`MachBuffer::check_invariants`] checks all of them (after every bind and island in debug
-//! builds and tests).
+//! [`MachBuffer::check_invariants`] checks all of them after every bind and island: in debug
+//! builds and tests always (a violation panics), and in any build once
+//! [`MachBuffer::set_validate`] is on (the first violation is kept and [`MachBuffer::finish`]
+//! returns it as [`BufferError::Invariant`]).
 //!
 //! - **I1 (labels).** Each label is *unbound*, *bound* (an offset `<= cur_offset`, no alias) or
 //!   an *alias* (of another label; its stored offset is meaningless). Following aliases from any
@@ -116,6 +118,10 @@ pub struct MachBuffer<U: LabelUse> {
     metadata_end: u32,
     /// The first range error met in an island (reported by `finish`).
     error: Option<BufferError>,
+    /// Run the full validator after every bind and island, in any build.
+    validate: bool,
+    /// The first invariant violation the validator found (reported by `finish`).
+    invariant_error: Option<String>,
 }
 
 impl<U: LabelUse> Default for MachBuffer<U> {
@@ -143,7 +149,15 @@ impl<U: LabelUse> MachBuffer<U> {
             traps: Vec::new(),
             metadata_end: 0,
             error: None,
+            validate: false,
+            invariant_error: None,
         }
+    }
+
+    /// Run the full validator after every bind and island, and report the first violation
+    /// from `finish` instead of panicking (debug builds check even when this is off).
+    pub fn set_validate(&mut self, on: bool) {
+        self.validate = on;
     }
 
     /// The offset the next byte will be written at.
@@ -226,8 +240,7 @@ impl<U: LabelUse> MachBuffer<U> {
         self.bind_label_here(label);
         self.optimize_branches(chaos);
         // Post-invariant: by `optimize_branches`.
-        #[cfg(any(test, debug_assertions))]
-        self.assert_invariants();
+        self.after_mutation();
     }
 
     /// Bind `label` at the tail without running the peephole (islands use this too).
@@ -524,11 +537,18 @@ impl<U: LabelUse> MachBuffer<U> {
         // `metadata_end`, past every trap site and relocation.
     }
 
-    /// Full validation of I1–I5; panics with the violated invariant.
-    #[cfg(any(test, debug_assertions))]
-    fn assert_invariants(&self) {
-        if let Err(e) = self.check_invariants() {
-            panic!("MachBuffer invariant violated: {e}");
+    /// Validate I1–I4 where the mutations claim them: with validation on, keep the first
+    /// violation for `finish`; otherwise panic on one in debug builds and tests, and skip
+    /// the (quadratic) check in release builds.
+    fn after_mutation(&mut self) {
+        if self.validate {
+            if self.invariant_error.is_none() {
+                self.invariant_error = self.check_invariants().err();
+            }
+        } else if cfg!(any(test, debug_assertions)) {
+            if let Err(e) = self.check_invariants() {
+                panic!("MachBuffer invariant violated: {e}");
+            }
         }
     }
 }

@@ -458,3 +458,43 @@ fn random_sequences_behave_like_the_naive_code() {
         super::fuzzing::check_random_sequence(&bytes);
     }
 }
+
+/// A buffer whose tail list claims a label that is not bound there (an I2 violation).
+fn corrupted(validate: bool) -> (ToyBuffer, Vec<Label>) {
+    let mut buf = ToyBuffer::new();
+    buf.set_validate(validate);
+    let l = labels(&mut buf, 3);
+    toy::mark(&mut buf, 1);
+    bind(&mut buf, l[0]);
+    buf.labels_at_tail.push(l[2]);
+    bind(&mut buf, l[1]);
+    (buf, l)
+}
+
+#[test]
+fn validation_reports_a_violation_from_finish() {
+    let (buf, _) = corrupted(true);
+    match buf.finish(&mut on()) {
+        Err(BufferError::Invariant(e)) => assert!(e.starts_with("I2:"), "{e}"),
+        other => panic!("expected an invariant error, got {other:?}"),
+    }
+}
+
+#[test]
+#[should_panic(expected = "MachBuffer invariant violated: I2")]
+fn without_validation_tests_panic_on_a_violation() {
+    corrupted(false);
+}
+
+#[test]
+fn validation_passes_a_sound_sequence() {
+    let mut buf = ToyBuffer::new();
+    buf.set_validate(true);
+    let l = labels(&mut buf, 2);
+    toy::brif(&mut buf, 1, l[0], l[1], true);
+    bind(&mut buf, l[0]);
+    buf.put1(NOP);
+    bind(&mut buf, l[1]);
+    buf.put1(HALT);
+    finish(buf);
+}

@@ -109,6 +109,9 @@ pub enum BufferError {
         label: Label,
         target: u32,
     },
+    /// The validator ([`super::MachBuffer::set_validate`]) found an invariant violated.
+    #[error("invariant violated: {0}")]
+    Invariant(String),
 }
 
 /// The finished code: bytes with every label use patched, plus its metadata.

@@ -26,6 +26,8 @@ mod naive {
 #[derive(Default)]
 struct Ctx {
     log: Vec<&'static str>,
+    /// The same firings through coverage: `RULE_SITES[index]` per `rule_fired`.
+    fired: Vec<&'static str>,
 }
 
 macro_rules! impl_context {
@@ -48,6 +50,9 @@ macro_rules! impl_context {
             }
             fn log_rule(&mut self, rule: &'static str) {
                 self.log.push(rule);
+            }
+            fn rule_fired(&mut self, rule: usize) {
+                self.fired.push($m::RULE_SITES[rule]);
             }
         }
     };
@@ -73,6 +78,7 @@ fn main() {
             let rb = naive::constructor_lower(&mut b, s.clone(), v);
             assert_eq!(format!("{ra:?}"), format!("{rb:?}"));
             assert_eq!(a.log, b.log);
+            assert_eq!((&a.log, &b.log), (&a.fired, &b.fired));
             println!("lower({s:?}, {v:?}) = {ra:?} [{}]", a.log.join(", "));
         }
         let mut a = Ctx::default();
@@ -80,11 +86,13 @@ fn main() {
         let all = tree::constructor_all_twice(&mut a, s.clone());
         assert_eq!(all, naive::constructor_all_twice(&mut b, s.clone()));
         assert_eq!(a.log, b.log);
+        assert_eq!((&a.log, &b.log), (&a.fired, &b.fired));
         println!("all_twice({s:?}) = {all:?}");
     }
     let mut a = Ctx::default();
     let mut b = Ctx::default();
     assert_eq!(tree::constructor_count(&mut a, 3), naive::constructor_count(&mut b, 3));
     assert_eq!(a.log, b.log);
+    assert_eq!((&a.log, &b.log), (&a.fired, &b.fired));
     println!("count(3) fired: {}", a.log.join(", "));
 }
