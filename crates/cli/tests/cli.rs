@@ -202,7 +202,10 @@ fn fuzz_reports_progress_and_ends_with_the_count_line() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("oracles: interpreter, native, native-chaos"), "{err}");
+    assert!(
+        err.contains("oracles: interpreter, native, native-chaos"),
+        "{err}"
+    );
     assert!(err.lines().all(|l| l.starts_with("fuzz: ")), "{err}");
     assert!(err.contains("40 cases ("), "{err}");
     let out_text = stdout(&o);
@@ -219,6 +222,10 @@ fn fuzz_flags_are_checked() {
     if !cfg!(feature = "cranelift") {
         let o = kestrel(&["fuzz", "--count", "1", "--against-cranelift"]);
         assert_eq!(o.status.code(), Some(1));
-        assert!(stderr(&o).contains("--features cranelift"), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("--features cranelift"),
+            "{}",
+            stderr(&o)
+        );
     }
 }

@@ -64,8 +64,8 @@ impl Oracle for InterpreterOracle {
     }
 }
 
-/// Kestrel's x86-64 code, compiled with the register-allocation checker on and run in
-/// process through the JIT. With `chaos`, every optional transformation is decided by a
+/// Kestrel's x86-64 code, compiled with the register-allocation checker and the MachBuffer
+/// validator on (and lowering-rule coverage recorded), and run in process through the JIT. With `chaos`, every optional transformation is decided by a
 /// control seeded from the case, and the baseline is the chaos-free native run.
 pub struct NativeOracle {
     chaos: bool,
@@ -79,8 +79,10 @@ impl NativeOracle {
             chaos,
             flags: Flags {
                 check_regalloc: true,
-                keep_text: false,
+                validate: true,
+                coverage: true,
                 features: CpuFeatures::host(),
+                ..Flags::default()
             },
         }
     }
