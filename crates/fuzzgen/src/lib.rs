@@ -70,7 +70,10 @@ pub struct GenConfig {
     /// Argument sets for the entry function.
     pub arg_sets: usize,
     /// Opcodes/controlling types the generator must not produce (None = everything allowed).
-    /// Non-polymorphic opcodes are asked with `Type::INVALID`.
+    /// Non-polymorphic opcodes are asked with `Type::INVALID`. A type is used at all only if
+    /// its constants can be made (`iconst`, `f32const`, `f64const`; for i128, `iadd.i128`
+    /// and one of `iconcat.i64`, `uextend.i128`, `sextend.i128` must be allowed), so refusing
+    /// those keeps the type out of signatures, block parameters and memory too.
     pub allow: Option<fn(Opcode, Type) -> bool>,
     /// Percent of divisions and conversions left without their guard (rules div-guard,
     /// cvt-guard, add-trap-guard).

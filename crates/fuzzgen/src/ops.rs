@@ -175,7 +175,10 @@ impl Ctx {
             }
         }
         let i64_ok = usable & (1 << ti(Type::I64)) != 0;
+        // `iconcat.i64` is typed by its operands, so a filter refusing i128 would still let
+        // it through; `iadd.i128` stands for "the oracle handles i128 values".
         if i64_ok
+            && ctx.ok(Opcode::Iadd, Type::I128)
             && (ctx.ok(Opcode::Iconcat, Type::I64)
                 || ctx.ok(Opcode::Uextend, Type::I128)
                 || ctx.ok(Opcode::Sextend, Type::I128))

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use kestrel_fuzzgen::{generate, GenConfig, Outcome, TestCase, Unstructured};
 use kestrel_interp::{InterpError, Interpreter};
-use kestrel_ir::{parse_functions, verify_function, Opcode};
+use kestrel_ir::{parse_functions, verify_function, Opcode, Type};
 
 /// Deterministic bytes (xorshift64*).
 fn seeded_bytes(seed: u64, len: usize) -> Vec<u8> {
@@ -32,10 +32,19 @@ fn run_all(case: &TestCase) -> Vec<Outcome> {
     let mut interp = Interpreter::new(&case.functions).with_fuel(Some(200_000));
     case.args
         .iter()
-        .map(|args| match interp.call_index(0, args) {
-            Ok(r) => Outcome::Returned(r),
-            Err(InterpError::Trap { code, .. }) => Outcome::Trapped(code),
-            Err(e) => panic!("interpreter: {e}\n{}", case.to_test_file(&[])),
+        .map(|args| {
+            let out = match interp.call_index(0, args) {
+                Ok(r) => Outcome::Returned(r),
+                Err(InterpError::Trap { code, .. }) => Outcome::Trapped(code),
+                Err(e) => panic!("interpreter: {e}\n{}", case.to_test_file(&[])),
+            };
+            // The dynamic budget is an estimate; allow it some slack.
+            assert!(
+                interp.fuel_used() < 10_000,
+                "{} instructions",
+                interp.fuel_used()
+            );
+            out
         })
         .collect()
 }
@@ -129,4 +138,41 @@ fn exhausted_and_short_inputs_still_give_valid_cases() {
         }
         run_all(&c);
     }
+}
+
+/// A filter in the style the fuzzer passes: no i128, no `fma`, no `call_indirect`.
+fn no_i128_fma_or_indirect(op: Opcode, ty: Type) -> bool {
+    ty != Type::I128 && !matches!(op, Opcode::Fma | Opcode::CallIndirect)
+}
+
+#[test]
+fn the_filter_is_obeyed() {
+    let cfg = GenConfig {
+        allow: Some(no_i128_fma_or_indirect),
+        ..GenConfig::default()
+    };
+    for seed in 0..300 {
+        let c = case(seed, &cfg);
+        for f in &c.functions {
+            verify_function(f).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{f}"));
+            for &b in f.layout.blocks() {
+                for inst in f.layout.block_insts(b) {
+                    let op = f.dfg.inst(inst).opcode();
+                    assert!(!matches!(op, Opcode::Fma | Opcode::CallIndirect), "{f}");
+                    for &v in f.dfg.inst_results(inst) {
+                        assert_ne!(f.dfg.value_type(v), Type::I128, "seed {seed}\n{f}");
+                    }
+                }
+            }
+        }
+        run_all(&c);
+    }
+}
+
+#[test]
+#[ignore = "prints a sample test file"]
+fn print_sample() {
+    let c = case(3, &GenConfig::default());
+    let outcomes = run_all(&c);
+    println!("{}", c.to_test_file(&outcomes));
 }

@@ -131,6 +131,9 @@ impl FuncGen<'_, '_> {
                 self.put(r);
             }
             Iconcat => {
+                if !ty.double_width().is_some_and(|w| self.ctx.is_usable(w)) {
+                    return false;
+                }
                 let (x, y) = (self.get(ty), self.get(ty));
                 let r = self.binary(op, x, y);
                 self.put(r);

@@ -579,7 +579,10 @@ fn call_indirect_through_func_addr() {
     let addr = b.ins().func_addr(Type::I64, callee).unwrap();
     let call = b.ins().call_indirect(callee_sig, addr, &[p]).unwrap();
     let r = b.inst_results(call)[0];
-    let e = b.ins().call_indirect(callee_sig, addr, &[addr]).unwrap_err();
+    let e = b
+        .ins()
+        .call_indirect(callee_sig, addr, &[addr])
+        .unwrap_err();
     assert!(e.to_string().contains("passes (i64)"), "{e}");
     b.ins().return_(&[r]).unwrap();
     verify_function(&b.finalize().unwrap()).unwrap();
