@@ -413,6 +413,9 @@ impl FunctionBuilder {
         self.check_entities(&data)?;
         let dests = self.check_destinations(block, &data)?;
         let ctrl = match opcode.ctrl() {
+            // A call's types come from its signature (`call_indirect`'s callee address is
+            // in its value list, not a fixed operand); the type checks handle it.
+            _ if opcode.is_call() => Type::INVALID,
             Ctrl::None => Type::INVALID,
             Ctrl::Suffix => ty,
             Ctrl::Operand(n) | Ctrl::OperandPrinted(n) => match data.fixed_args().get(n as usize) {

@@ -86,9 +86,13 @@ impl FunctionBuilder {
     fn run(&mut self, var: Variable, mut steps: Vec<Step>) -> Result<Value, BuilderError> {
         let ty = self.var_type(var)?;
         let mut results: Vec<Value> = Vec::new();
-        // Blocks waiting for a `Record`: meeting one again means a cycle of single-predecessor
+        // Blocks waiting for a `Record`, with the number of phis made when each was entered:
+        // meeting one again with no phi made since means a cycle of single-predecessor
         // blocks, which is only possible in unreachable code where nothing defines `var`.
-        let mut chain: Vec<Block> = Vec::new();
+        // (With a phi made since, the path went through a phi block, which now has a
+        // definition, so reading on terminates.)
+        let mut chain: Vec<(Block, usize)> = Vec::new();
+        let mut phis_made = 0usize;
         while let Some(step) = steps.pop() {
             match step {
                 Step::Read(b) => {
@@ -98,23 +102,26 @@ impl FunctionBuilder {
                     }
                     let st = &self.blocks[b];
                     let (sealed, preds) = (st.sealed, st.preds.clone());
+                    let cycle = chain.iter().any(|&(c, n)| c == b && n == phis_made);
                     if !sealed {
+                        phis_made += 1;
                         // Incomplete phi; invariant 2: it is the last parameter and unfinished.
                         let phi = self.new_phi(b, ty);
                         self.blocks[b].incomplete.push((var, phi));
                         self.defs[var][b] = Some(phi);
                         results.push(phi);
-                    } else if preds.len() == 1 && !chain.contains(&b) {
+                    } else if preds.len() == 1 && !cycle {
                         let p = preds[0].block;
-                        chain.push(b);
+                        chain.push((b, phis_made));
                         steps.push(Step::Record(b));
                         steps.push(Step::Read(p));
-                    } else if preds.is_empty() || chain.contains(&b) {
+                    } else if preds.is_empty() || cycle {
                         let err = BuilderError::UndefinedVariable { var, block: b };
                         self.poisoned = Some(err.clone());
                         return Err(err);
                     } else {
                         // Break cycles first: reads reaching `b` again see the phi.
+                        phis_made += 1;
                         let phi = self.new_phi(b, ty);
                         self.defs[var][b] = Some(phi);
                         steps.push(Step::Finish(b, phi));
@@ -122,7 +129,9 @@ impl FunctionBuilder {
                     }
                 }
                 Step::Record(b) => {
-                    chain.retain(|&c| c != b);
+                    if let Some(i) = chain.iter().rposition(|&(c, _)| c == b) {
+                        chain.remove(i);
+                    }
                     if let Some(&v) = results.last() {
                         self.defs[var][b] = Some(v);
                     }

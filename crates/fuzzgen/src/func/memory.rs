@@ -1,0 +1,273 @@
+//! Stack memory: explicit slots, their initialization (rule slot-init), and in-bounds
+//! accesses — `stack_load`/`stack_store`, `load`/`store` and the narrow forms through
+//! `stack_addr`, and atomics on naturally aligned addresses (rules mem-in-bounds,
+//! addr-opaque).
+
+use kestrel_ir::{AtomicRmwOp, InstructionData as D, MemFlags, Opcode, StackSlot, StackSlotData};
+use kestrel_ir::{Type, Value};
+
+use super::{FuncGen, OrBug};
+use crate::draw::Draw;
+
+/// A slot and what is known of it.
+pub(crate) struct SlotInfo {
+    slot: StackSlot,
+    size: u32,
+    /// The guaranteed alignment in bytes (the declared one).
+    align: u32,
+}
+
+impl FuncGen<'_, '_> {
+    /// Create 0–3 slots of 8–64 bytes; the first is usually 8- or 16-byte aligned.
+    pub(super) fn make_slots(&mut self) {
+        let n = match self.u.below(10) {
+            0 => 0,
+            1..=5 => 1,
+            6..=8 => 2,
+            _ => 3,
+        };
+        for i in 0..n {
+            let size = 8 * self.u.range(1, 8) as u32;
+            let align_shift = if i == 0 && !self.u.chance(15) {
+                self.u.range(3, 4) as u8
+            } else if self.u.chance(50) {
+                self.u.range(0, 4) as u8
+            } else {
+                0
+            };
+            let slot = self
+                .b
+                .create_stack_slot(StackSlotData { size, align_shift });
+            self.slots.push(SlotInfo {
+                slot,
+                size,
+                align: 1 << align_shift,
+            });
+        }
+    }
+
+    /// Rule slot-init: store every 8-byte chunk of every slot in the entry block.
+    pub(super) fn init_slots(&mut self) {
+        let via_stack_store = self.ok(Opcode::StackStore, Type::I64);
+        let via_store = self.ok(Opcode::Store, Type::I64) && self.ok(Opcode::StackAddr, Type::I64);
+        if !self.ctx.is_usable(Type::I64) || !(via_stack_store || via_store) {
+            self.slots.clear();
+            return;
+        }
+        for i in 0..self.slots.len() {
+            let (slot, size) = (self.slots[i].slot, self.slots[i].size);
+            for off in (0..size as i32).step_by(8) {
+                let ty = if self.u.chance(30) && self.ok(Opcode::StackStore, Type::F64) {
+                    Type::F64
+                } else {
+                    Type::I64
+                };
+                let v = self.get(ty);
+                if via_stack_store && (ty == Type::F64 || !via_store || self.u.chance(70)) {
+                    self.b.ins().stack_store(v, slot, off).bug();
+                } else {
+                    let a = self.b.ins().stack_addr(Type::I64, slot, 0).bug();
+                    self.b.ins().store(MemFlags::trusted(), v, a, off).bug();
+                }
+            }
+        }
+    }
+
+    pub(super) fn memory_op(&mut self) {
+        match self.u.below(10) {
+            0..=2 => self.stack_access(),
+            3..=6 => self.addr_access(),
+            _ => self.atomic_access(),
+        };
+    }
+
+    /// A slot that can hold `bytes` at an offset multiple of `align` (when `align > 0`, the
+    /// slot must also guarantee that alignment).
+    fn pick_slot(&mut self, bytes: u32, need_align: u32) -> Option<usize> {
+        let n = self.slots.len();
+        let start = self.u.below(n);
+        (0..n)
+            .map(|k| (start + k) % n)
+            .find(|&i| self.slots[i].size >= bytes && self.slots[i].align >= need_align)
+    }
+
+    /// An in-bounds offset for `bytes` in slot `i`; a multiple of `bytes` when `aligned`.
+    fn pick_offset(&mut self, i: usize, bytes: u32, aligned: bool) -> i32 {
+        let size = self.slots[i].size;
+        let off = if aligned {
+            bytes * self.u.below(((size - bytes) / bytes + 1) as usize) as u32
+        } else {
+            self.u.below((size - bytes + 1) as usize) as u32
+        };
+        off as i32
+    }
+
+    fn stack_access(&mut self) -> bool {
+        let store = self.u.chance(50);
+        let op = if store {
+            Opcode::StackStore
+        } else {
+            Opcode::StackLoad
+        };
+        let Some(ty) = self.pick_type(self.ctx.types(op)) else {
+            return false;
+        };
+        let Some(i) = self.pick_slot(ty.bytes(), 0) else {
+            return false;
+        };
+        let aligned = self.u.chance(50);
+        let off = self.pick_offset(i, ty.bytes(), aligned);
+        let slot = self.slots[i].slot;
+        if store {
+            let v = self.get(ty);
+            self.b.ins().stack_store(v, slot, off).bug();
+        } else {
+            let v = self.b.ins().stack_load(ty, slot, off).bug();
+            self.put(v);
+        }
+        true
+    }
+
+    /// `load`/`store` and the extending/truncating forms, through `stack_addr`.
+    fn addr_access(&mut self) -> bool {
+        use Opcode::*;
+        const OPS: [(Opcode, u32); 11] = [
+            (Load, 0),
+            (Store, 0),
+            (Uload8, 1),
+            (Sload8, 1),
+            (Istore8, 1),
+            (Uload16, 2),
+            (Sload16, 2),
+            (Istore16, 2),
+            (Uload32, 4),
+            (Sload32, 4),
+            (Istore32, 4),
+        ];
+        if !self.ok(StackAddr, Type::I64) {
+            return false;
+        }
+        let (op, narrow) = self.u.pick(&OPS[..]);
+        let Some(ty) = self.pick_type(self.ctx.types(op)) else {
+            return false;
+        };
+        let bytes = if narrow == 0 { ty.bytes() } else { narrow };
+        let Some(i) = self.pick_slot(bytes, 0) else {
+            return false;
+        };
+        let want_aligned = self.u.chance(50);
+        let off = self.pick_offset(i, bytes, want_aligned);
+        let SlotInfo { slot, size, align } = self.slots[i];
+        let mut flags = MemFlags::new();
+        if self.u.chance(50) {
+            flags.trap_code = None;
+        }
+        // Truly aligned only if the slot guarantees it and the offset keeps it.
+        flags.aligned = align >= bytes && off as u32 % bytes == 0 && self.u.chance(70);
+        // Split the offset between `stack_addr` and the access (possibly negative).
+        let base = self.u.below(size as usize + 1) as i32;
+        let addr = self.b.ins().stack_addr(Type::I64, slot, base).bug();
+        let offset = off - base;
+        if matches!(op, Store | Istore8 | Istore16 | Istore32) {
+            let v = self.get(ty);
+            let data = D::Store {
+                opcode: op,
+                flags,
+                args: [v, addr],
+                offset,
+            };
+            self.emit(data, Type::INVALID);
+        } else {
+            let data = D::Load {
+                opcode: op,
+                flags,
+                arg: addr,
+                offset,
+            };
+            let v = self.emit1(data, ty);
+            self.put(v);
+        }
+        true
+    }
+
+    /// Atomics on a naturally aligned, in-bounds address.
+    fn atomic_access(&mut self) -> bool {
+        use Opcode::*;
+        if !self.ok(StackAddr, Type::I64) {
+            return false;
+        }
+        let op = self
+            .u
+            .pick(&[AtomicLoad, AtomicStore, AtomicRmw, AtomicRmw, AtomicCas][..]);
+        // i128 atomics are rare.
+        let mask = if self.u.chance(8) { 0x1f } else { 0x0f };
+        let Some(ty) = self.pick_type(self.ctx.types(op) & mask) else {
+            return false;
+        };
+        let bytes = ty.bytes();
+        let Some(i) = self.pick_slot(bytes, bytes) else {
+            return false;
+        };
+        let off = self.pick_offset(i, bytes, true);
+        let slot = self.slots[i].slot;
+        let mut flags = MemFlags::new();
+        if self.u.chance(50) {
+            flags.trap_code = None;
+            flags.aligned = self.u.chance(60);
+        }
+        let addr = self.b.ins().stack_addr(Type::I64, slot, off).bug();
+        match op {
+            AtomicLoad => {
+                let v = self.atomic_load(flags, addr, ty);
+                self.put(v);
+            }
+            AtomicStore => {
+                let v = self.get(ty);
+                let data = D::StoreNoOffset {
+                    opcode: op,
+                    flags,
+                    args: [v, addr],
+                };
+                self.emit(data, Type::INVALID);
+            }
+            AtomicRmw => {
+                let rmw = self.u.pick(AtomicRmwOp::ALL);
+                let v = self.get(ty);
+                let data = D::AtomicRmw {
+                    opcode: op,
+                    flags,
+                    op: rmw,
+                    args: [addr, v],
+                };
+                let r = self.emit1(data, Type::INVALID);
+                self.put(r);
+            }
+            _ => {
+                // Expect the current contents half of the time, so the swap happens.
+                let expected = if self.u.chance(50) && self.ok(AtomicLoad, ty) {
+                    self.atomic_load(flags, addr, ty)
+                } else {
+                    self.get(ty)
+                };
+                let new = self.get(ty);
+                let data = D::AtomicCas {
+                    opcode: op,
+                    flags,
+                    args: [addr, expected, new],
+                };
+                let r = self.emit1(data, Type::INVALID);
+                self.put(r);
+            }
+        }
+        true
+    }
+
+    fn atomic_load(&mut self, flags: MemFlags, addr: Value, ty: Type) -> Value {
+        let data = D::LoadNoOffset {
+            opcode: Opcode::AtomicLoad,
+            flags,
+            arg: addr,
+        };
+        self.emit1(data, ty)
+    }
+}
