@@ -6,9 +6,12 @@
 //!   per class; the rest on the stack in 8-byte slots at `[rbp + 16 + 8*i]`, in order.
 //! - Results: integers in `rax, rdx`, floats in `xmm0, xmm1`; more results than that are
 //!   reported as unsupported (no hidden return area yet).
-//! - Callee-saved `rbx, r12`–`r15` (and `rbp`, always used as the frame pointer) are saved
-//!   only when the allocator used them; everything else is caller-saved and clobbered by
-//!   calls. `r11` and `xmm15` are never allocated: they are the edit scratch registers.
+//! - Callee-saved `rbx, r12`–`r15` are saved only when the allocator used them; everything
+//!   else is caller-saved and clobbered by calls. `r11` and `xmm15` are never allocated:
+//!   they are the edit scratch registers.
+//! - `rbp` is the frame pointer whenever there is a frame: a function with calls, incoming
+//!   stack arguments, stack slots, spills or saved registers. A leaf with none of these sets
+//!   up nothing (no `push rbp`, no `sub rsp`) and returns with a bare `ret`.
 //! - After the prologue `rsp` is 16-byte aligned, so calls need no adjustment.
 //! - `fast`, `cold` and `tail` are treated as System V (the callee and caller agree because
 //!   both are compiled here); other conventions are unsupported.
@@ -16,7 +19,7 @@
 use std::sync::OnceLock;
 
 use kestrel_ir::{CallConv, Function, Signature, Type, Value};
-use kestrel_regalloc::{MachineEnv, Output, PReg, PRegSet, RegClass, VReg};
+use kestrel_regalloc::{Allocation, MachineEnv, Output, PReg, PRegSet, RegClass, VReg};
 
 use super::asm::sse::FloatSize;
 use super::asm::Size;
@@ -474,6 +477,10 @@ pub fn compute_frame(f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
     // Outgoing stack arguments, then the return area, live at the bottom of the frame, each
     // shared by all calls.
     let (mut out_args, mut ret_area) = (0u32, 0u32);
+    // Whether the code needs `rbp` or 16-byte alignment whatever the frame's size: a call
+    // (alignment at the call site), an incoming stack argument (`[rbp + 16 + …]`).
+    let mut needs_fp = param_locs(&f.signature)
+        .is_ok_and(|locs| locs.iter().flatten().any(|l| matches!(l, Loc::Stack(_))));
     for inst in vcode.insts() {
         match inst {
             Inst::RetAreaAddr { size, .. } => ret_area = ret_area.max(*size),
@@ -481,25 +488,29 @@ pub fn compute_frame(f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
                 mem: Mem::OutgoingArg { disp },
                 ..
             } => out_args = out_args.max(*disp as u32 + 8),
-            Inst::Call { out_area, .. } => out_args = out_args.max(*out_area),
+            Inst::Call { out_area, .. } => {
+                out_args = out_args.max(*out_area);
+                needs_fp = true;
+            }
             _ => {}
         }
     }
     let ret_area_base = out_args.next_multiple_of(16);
     let ret_area = ret_area_base + ret_area.next_multiple_of(16);
+    // Registers the code writes, and the spill slots it touches: the allocator may count
+    // slots it reserved but never used, which must not grow the frame.
     let mut used = PRegSet::empty();
-    for a in &ra.allocs {
-        if let Some(r) = a.as_reg() {
-            used.add(r);
-        }
-    }
+    let mut spill_slots = 0u32;
+    let mut note = |a: Allocation| match a {
+        Allocation::Reg(r) => used.add(r),
+        Allocation::Stack(s) => spill_slots = spill_slots.max(s.0 + 1),
+    };
+    ra.allocs.iter().copied().for_each(&mut note);
     for (_, e) in &ra.edits {
-        for a in [e.from, e.to] {
-            if let Some(r) = a.as_reg() {
-                used.add(r);
-            }
-        }
+        note(e.from);
+        note(e.to);
     }
+    debug_assert!(spill_slots as usize <= ra.num_spillslots);
     let (gprs, xmms) = callee_saved(f.signature.call_conv);
     let saved: Vec<Gpr> = gprs
         .into_iter()
@@ -523,10 +534,17 @@ pub fn compute_frame(f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
         off += slot.size;
     }
     let spill_base = off.next_multiple_of(8);
-    let body = spill_base + 8 * ra.num_spillslots as u32;
+    let body = spill_base + 8 * spill_slots;
     // rbp is pushed on an 8-mod-16 stack, so rbp is 16-aligned; keep rsp so.
     let size = (body + save_area).next_multiple_of(16);
+    // Without a frame `rsp` stays 8 mod 16, which only calls and frame contents could notice.
+    let setup = needs_fp
+        || size > 0
+        || !saved.is_empty()
+        || !saved_xmm.is_empty()
+        || !f.stack_slots.is_empty();
     Frame {
+        setup,
         size,
         saved,
         saved_xmm,

@@ -9,7 +9,8 @@
 //! reference is an in-instruction `rel8` over a fixed sequence whose length is measured by
 //! encoding it first. Trap sites are recorded at the faulting instruction's offset.
 //!
-//! Frame layout (the stack grows down; `rsp` is 16-byte aligned after the prologue):
+//! Frame layout (the stack grows down; `rsp` is 16-byte aligned after the prologue). A leaf
+//! that keeps nothing in its frame has no prologue at all (see [`Frame::setup`]).
 //!
 //! ```text
 //! [rbp + 16 + 8*i]    incoming stack argument i
@@ -94,6 +95,10 @@ impl<U: LabelUse> CodeSink for MachBuffer<U> {
 /// The frame of one function (see the module doc).
 #[derive(Clone, Debug, Default)]
 pub struct Frame {
+    /// Whether the prologue pushes `rbp` and sets it up as the frame pointer. False only when
+    /// nothing addresses the frame: no frame bytes, no saved registers, no calls, no incoming
+    /// stack arguments; then the body runs on the caller's `rsp` and `ret` is the epilogue.
+    pub setup: bool,
     /// Bytes the prologue subtracts from `rsp` after pushing `rbp`.
     pub size: u32,
     /// Callee-saved registers to save, at `[rbp - 8*(i+1)]`.
@@ -456,6 +461,23 @@ fn jmp_to(buf: &mut Buf, label: Label) {
     buf.use_label_at_offset(fix.at, label, X64LabelUse::Rel32);
 }
 
+/// `lea dst, [table]`, with the jump table for `targets[1..]` put in the constant pool. Entry
+/// `k` holds `target_k - table`: a `Rel32` use at `table + 4k` whose addend `4k + 4` cancels
+/// the kind's "relative to the end of the field".
+fn emit_jump_table_base(dst: Gpr, targets: &[BlockIndex], ctx: &Ctx<'_, '_>, buf: &mut Buf) {
+    let entries = &targets[1..];
+    let mut bytes = Vec::with_capacity(4 * entries.len());
+    let mut uses = Vec::with_capacity(entries.len());
+    for (k, t) in entries.iter().enumerate() {
+        let at = 4 * k as u32;
+        bytes.extend_from_slice(&(at + 4).to_le_bytes());
+        uses.push((at, ctx.block_labels[t.index()], X64LabelUse::Rel32));
+    }
+    let table = buf.add_constant_with_uses(&bytes, 4, uses);
+    let fix = misc::lea(buf, Size::S64, dst, &Amode::rip(0)).expect("a RIP-relative lea");
+    buf.use_label_at_offset(fix.at, table, X64LabelUse::Rel32);
+}
+
 /// `op xmm, [constant]` with the constant (`bits` of `fsize`) in the pool.
 fn sse_const(buf: &mut Buf, op: SseOp, dst: Xmm, fsize: FloatSize, bits: u64) {
     let data = match fsize {
@@ -613,6 +635,7 @@ impl MachInst for Inst {
             Inst::Jmp { .. }
                 | Inst::CondBr { .. }
                 | Inst::JmpTable { .. }
+                | Inst::JmpTableSeq { .. }
                 | Inst::Ret { .. }
                 | Inst::Ud2 { .. }
         )
@@ -735,6 +758,23 @@ impl MachInst for Inst {
                 }
                 uncond_branch(buf, ctx, targets[0]);
             }
+            Inst::JmpTableBase { targets, .. } => {
+                emit_jump_table_base(gpr(allocs[0]), targets, ctx, buf)
+            }
+            Inst::JmpTableSeq { size, targets, .. } => {
+                let (idx, base) = (gpr(allocs[0]), gpr(allocs[1]));
+                let n = i32::try_from(targets.len() - 1).expect("jump table length fits i32");
+                // Unsigned: a huge or (as signed) negative index takes the default too.
+                alu::alu_rm_imm(buf, AluOp::Cmp, *size, &GprMem::Reg(idx), n);
+                jcc_to(buf, Cc::AE, ctx.block_labels[targets[0].index()]);
+                let entry = GprMem::Mem(Amode::base_index(base, idx, Scale::Four, 0));
+                moves::movsx(buf, ExtMode::LQ, Gpr::R11, &entry);
+                alu::alu_rm_r(buf, AluOp::Add, Size::S64, &GprMem::Reg(Gpr::R11), base);
+                cc_ops::jmp_rm(buf, &GprMem::Reg(Gpr::R11));
+                // Not described as a branch: the buffer never edits or threads through this
+                // sequence; its targets are reached through the table's own label uses.
+            }
+            Inst::Ret { .. } if !ctx.frame.setup => misc::ret(buf),
             Inst::Ret { .. } => {
                 for (i, &r) in ctx.frame.saved.iter().enumerate() {
                     let m = GprMem::Mem(Amode::base_disp(Gpr::RBP, -8 * (i as i32 + 1)));
@@ -1106,6 +1146,10 @@ impl MachInst for Inst {
 
     fn emit_prologue(ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
         let frame = ctx.frame;
+        if !frame.setup {
+            debug_assert!(frame.size == 0 && frame.saved.is_empty() && frame.saved_xmm.is_empty());
+            return;
+        }
         misc::push_r(buf, Gpr::RBP);
         moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(Gpr::RBP), Gpr::RSP);
         if frame.size > 0 {

@@ -380,12 +380,27 @@ pub enum Inst {
         taken: BlockIndex,
         not_taken: BlockIndex,
     },
-    /// `br_table`: `targets[0]` is the default, `targets[1 + k]` the target for index `k`.
-    /// Emitted as a compare chain (`cmp idx, k; je target_k` …, `jmp default`). Operands:
-    /// `[idx use]`.
+    /// A small `br_table`: `targets[0]` is the default, `targets[1 + k]` the target for
+    /// index `k`. Emitted as a compare chain (`cmp idx, k; je target_k` …, `jmp default`).
+    /// Operands: `[idx use]`.
     JmpTable {
         size: Size,
         idx: VReg,
+        targets: Vec<BlockIndex>,
+    },
+    /// `dst = &table` for the [`Inst::JmpTableSeq`] with the same `targets`: the table (one
+    /// 32-bit offset from the table's start per `targets[1..]`) goes to the constant pool.
+    /// Operands: `[dst def]`.
+    JmpTableBase { dst: VReg, targets: Vec<BlockIndex> },
+    /// A `br_table` through a jump table: `cmp idx, n; jae default; movsxd r11, [base +
+    /// idx*4]; add r11, base; jmp r11` (`r11` is the edit scratch, free inside an
+    /// instruction). `idx` is zero-extended to 64 bits and compared at `size`; `targets` as
+    /// in [`Inst::JmpTable`]. Opaque to the buffer's peephole: only the `jae` is a label use.
+    /// Operands: `[idx use, base use]`.
+    JmpTableSeq {
+        size: Size,
+        idx: VReg,
+        base: VReg,
         targets: Vec<BlockIndex>,
     },
     /// Epilogue and `ret`. Operands: one use per returned value, fixed to its register.
@@ -854,6 +869,11 @@ impl Inst {
             Inst::Jmp { .. } | Inst::Ud2 { .. } => {}
             Inst::CondBr { cond, .. } | Inst::TrapIf { cond, .. } => cond.collect(out),
             Inst::JmpTable { idx, .. } => out.push(Operand::reg_use(*idx)),
+            Inst::JmpTableBase { dst, .. } => out.push(Operand::reg_def(*dst)),
+            Inst::JmpTableSeq { idx, base, .. } => {
+                out.push(Operand::reg_use(*idx));
+                out.push(Operand::reg_use(*base));
+            }
             Inst::Ret { rets } => {
                 for &(v, r) in rets {
                     out.push(fixed_use(v, r));
@@ -1179,9 +1199,18 @@ impl Inst {
                 not_taken.0
             ),
             Inst::JmpTable { targets, .. } => {
-                let t: Vec<String> = targets.iter().map(|b| format!("block{}", b.0)).collect();
-                format!("br_table {}, [{}]", ops[0], t.join(", "))
+                format!("br_table {}, [{}]", ops[0], block_list(targets))
             }
+            Inst::JmpTableBase { targets, .. } => {
+                format!("{} = jump_table [{}]", ops[0], block_list(&targets[1..]))
+            }
+            Inst::JmpTableSeq { size, targets, .. } => format!(
+                "br_table.{} {}, {}, [{}]",
+                size.bits(),
+                ops[0],
+                ops[1],
+                block_list(targets)
+            ),
             Inst::Ret { .. } => format!("ret {}", ops.join(", ")),
             Inst::Ud2 { code } => format!("ud2 {code}"),
             Inst::TrapIf { cond, code } => format!("trap_if {}, {code}", cond.pretty(ops)),
@@ -1241,4 +1270,10 @@ impl Inst {
             }
         }
     }
+}
+
+/// `block1, block2, …`.
+fn block_list(blocks: &[BlockIndex]) -> String {
+    let names: Vec<String> = blocks.iter().map(|b| format!("block{}", b.0)).collect();
+    names.join(", ")
 }

@@ -1569,17 +1569,7 @@ pub fn lower_branch(
     features: &CpuFeatures,
 ) -> Option<()> {
     if let InstructionData::BranchTable { arg, .. } = *lower.f.dfg.inst(inst) {
-        if targets.len() == 1 {
-            lower.emit(Inst::Jmp { target: targets[0] });
-        } else {
-            let size = exact_size(lower.value_type(arg));
-            let idx = lower.value_vreg(arg);
-            lower.emit(Inst::JmpTable {
-                size,
-                idx,
-                targets: targets.to_vec(),
-            });
-        }
+        super::lower_br_table::lower_br_table(lower, arg, targets);
         return Some(());
     }
     let mut ctx = IselCtx {

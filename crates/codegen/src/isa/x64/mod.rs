@@ -15,6 +15,7 @@ pub mod emit;
 pub mod features;
 pub mod inst;
 pub mod lower;
+pub mod lower_br_table;
 pub mod lower_i128;
 pub mod lower_mem;
 pub mod lower_op;

@@ -11,7 +11,8 @@
 //!    use, or when the chaos control skips the direct patch, sends it through a veneer);
 //! 2. sends each use whose label is still unknown through a veneer if its deadline falls
 //!    before the island's worst-case end plus `distance` (earliest deadline first);
-//! 3. emits the pending constants, binding their labels, and patches the uses of them.
+//! 3. emits the pending constants, binding their labels, and patches the uses of them and
+//!    the label uses inside them (jump tables), or keeps those for later.
 //!
 //! A veneer's own use (a longer-range kind) is a new fixup, resolved the same way later.
 
@@ -25,13 +26,31 @@ impl<U: LabelUse> MachBuffer<U> {
     /// Register `bytes` (aligned to `align`, a power of two) in the constant pool; it is
     /// emitted at the next island or at the end, where the returned label is bound.
     pub fn add_constant(&mut self, bytes: &[u8], align: u32) -> Label {
+        self.add_constant_with_uses(bytes, align, Vec::new())
+    }
+
+    /// [`MachBuffer::add_constant`] for data that refers to code (a jump table): each
+    /// `(offset, label, kind)` is a label use at `offset` in `bytes`, recorded where the
+    /// constant lands and patched like any other use (so it sees jump threading).
+    pub fn add_constant_with_uses(
+        &mut self,
+        bytes: &[u8],
+        align: u32,
+        uses: Vec<(u32, Label, U)>,
+    ) -> Label {
         assert!(!bytes.is_empty(), "empty constant");
         assert!(align.is_power_of_two(), "constant alignment {align}");
+        debug_assert!(
+            uses.iter()
+                .all(|&(off, _, kind)| off + kind.patch_size() <= bytes.len() as u32),
+            "a use past the constant"
+        );
         let label = self.get_label();
         let c = PendingConstant {
             label,
             align,
             bytes: bytes.to_vec(),
+            uses,
         };
         self.pending_constants_size = self
             .pending_constants_size
@@ -74,8 +93,8 @@ impl<U: LabelUse> MachBuffer<U> {
             .saturating_add(self.worst_case_island_size());
         let mut work = mem::take(&mut self.pending_fixups);
         work.append(&mut self.deferred_fixups);
-        let kept = self.resolve_fixups(work, start, threshold, chaos);
-        self.emit_pending_constants();
+        let mut kept = self.resolve_fixups(work, start, threshold, chaos);
+        kept.extend(self.emit_pending_constants());
         // Labels bound in the island (or at its start, now that bytes follow) are final too.
         let end = self.cur_offset();
         let kept = self.resolve_fixups(kept, end, 0, chaos);
@@ -97,7 +116,7 @@ impl<U: LabelUse> MachBuffer<U> {
         let mut work = mem::take(&mut self.pending_fixups);
         work.append(&mut self.deferred_fixups);
         work = self.resolve_fixups(work, u32::MAX, 0, chaos);
-        self.emit_pending_constants();
+        work.extend(self.emit_pending_constants());
         // Each round patches what it can; a veneer adds a use of a kind that reaches further
         // (a `LabelUse` requirement), so a few rounds end it.
         // `LabelUse` requires a veneer's kind to reach further than the use it forwards, so
@@ -219,16 +238,28 @@ impl<U: LabelUse> MachBuffer<U> {
         })
     }
 
-    /// Emit every pending constant, binding its label where it lands.
-    fn emit_pending_constants(&mut self) {
+    /// Emit every pending constant, binding its label where it lands; return the label uses
+    /// inside them, for the caller to resolve.
+    fn emit_pending_constants(&mut self) -> Vec<Fixup<U>> {
+        let mut uses = Vec::new();
         for c in mem::take(&mut self.pending_constants) {
             self.align_to(c.align);
             self.bind_label_here(c.label);
+            let at = self.cur_offset();
             self.put_data(&c.bytes);
+            uses.extend(c.uses.into_iter().map(|(off, label, kind)| Fixup {
+                label,
+                offset: at + off,
+                kind,
+            }));
         }
         self.pending_constants_size = 0;
         // Post-invariant: I4, no constant is pending. Each constant label is bound below
-        // `cur_offset` (constants are never empty), so it is final (I5).
+        // `cur_offset` (constants are never empty), so it is final (I5). The returned uses lie
+        // inside emitted bytes; the caller (an island or `finish`) adds them to its work list,
+        // which feeds `deferred_fixups` and the recomputed deadline, and the island's worst
+        // case counted a veneer for each of them.
+        uses
     }
 
     fn record_error(&mut self, e: BufferError) {

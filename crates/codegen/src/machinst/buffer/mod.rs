@@ -109,7 +109,7 @@ pub struct MachBuffer<U: LabelUse> {
     labels_at_tail: Vec<Label>,
     labels_at_tail_off: u32,
     /// Constants waiting for an island or the end.
-    pending_constants: Vec<PendingConstant>,
+    pending_constants: Vec<PendingConstant<U>>,
     pending_constants_size: u32,
     relocs: Vec<Reloc>,
     traps: Vec<TrapSite>,

@@ -354,6 +354,36 @@ fn constants_land_aligned_at_the_end() {
 }
 
 #[test]
+fn constant_label_uses_are_patched_through_aliases() {
+    // A jump table's shape: data whose words refer to code labels. `l1` is bound at a jump to
+    // `l2`, so it becomes an alias and the data word must resolve to `l2`.
+    let mut buf = ToyBuffer::new();
+    let (l0, l1, l2) = (buf.get_label(), buf.get_label(), buf.get_label());
+    let uses = vec![(0, l0, toy::ToyUse::Data32), (4, l1, toy::ToyUse::Data32)];
+    let table = buf.add_constant_with_uses(&[0; 8], 4, uses);
+    toy::load(&mut buf, table);
+    bind(&mut buf, l0);
+    toy::mark(&mut buf, 1);
+    bind(&mut buf, l1);
+    toy::jmp(&mut buf, l2, false);
+    // Binding a label after the jump runs the peephole, which threads `l1` to `l2`.
+    let after = buf.get_label();
+    bind(&mut buf, after);
+    toy::mark(&mut buf, 2);
+    bind(&mut buf, l2);
+    buf.put1(HALT);
+    let code = finish(buf);
+    let at = code.label_offset(table).unwrap();
+    let word = |k: u32| {
+        let i = (at + 4 * k) as usize;
+        let disp = i32::from_le_bytes(code.data[i..i + 4].try_into().unwrap());
+        (i64::from(at + 4 * k + 4) + i64::from(disp)) as u32
+    };
+    assert_eq!(word(0), code.label_offset(l0).unwrap());
+    assert_eq!(word(1), code.label_offset(l2).unwrap());
+}
+
+#[test]
 fn constants_go_into_an_island_when_one_is_needed() {
     let mut buf = ToyBuffer::new();
     let k = buf.add_constant(&[0x42], 1);

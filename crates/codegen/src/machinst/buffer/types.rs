@@ -202,15 +202,18 @@ impl fmt::Debug for InlineBytes {
 
 /// A constant waiting for an island; its label is bound where it lands.
 #[derive(Clone, Debug)]
-pub(super) struct PendingConstant {
+pub(super) struct PendingConstant<U> {
     pub label: Label,
     pub align: u32,
     pub bytes: Vec<u8>,
+    /// Label uses inside the bytes (offset from the constant's start), recorded once it lands.
+    pub uses: Vec<(u32, Label, U)>,
 }
 
-impl PendingConstant {
-    /// Bytes it may take, alignment padding included.
+impl<U: LabelUse> PendingConstant<U> {
+    /// Bytes it may take, alignment padding included, plus a veneer for each of its uses.
     pub fn worst_case_size(&self) -> u32 {
-        self.bytes.len() as u32 + self.align - 1
+        let veneers = self.uses.len() as u32 * (U::MAX_VENEER_SIZE + U::ALIGN - 1);
+        self.bytes.len() as u32 + self.align - 1 + veneers
     }
 }

@@ -1,0 +1,76 @@
+//! Lowering of `br_table`.
+//!
+//! # Contract
+//!
+//! Takes the index value and the lowered successors (`targets[0]` the default, `targets[1 +
+//! k]` the target of index `k`) and emits the block's terminator, plus what it needs before
+//! it. Tables of up to [`MAX_CHAIN`] entries become a compare chain ([`Inst::JmpTable`]);
+//! larger ones a bounds check and an indirect jump through a table of 32-bit offsets in the
+//! constant pool ([`Inst::JmpTableBase`] + [`Inst::JmpTableSeq`]). The index is compared
+//! unsigned at its own width, so an out-of-range value, however large, takes the default.
+
+use kestrel_ir::{Type, Value};
+use kestrel_regalloc::RegClass;
+
+use super::asm::moves::ExtMode;
+use super::asm::Size;
+use super::inst::Inst;
+use super::lower::exact_size;
+use crate::machinst::lower::Lower;
+use crate::machinst::BlockIndex;
+
+/// The largest table lowered as a compare chain. A chain entry is `cmp r32, imm8; je rel32`
+/// (9 bytes); the jump-table dispatch is 28 bytes plus 4 per entry (and up to 3 of
+/// alignment), so the chain is smaller up to 5 entries. From 5 on the table is used anyway:
+/// its dispatch is one compare and one indirect jump whatever the index, where a chain runs
+/// up to `n` compares.
+pub const MAX_CHAIN: usize = 4;
+
+/// `br_table idx, targets[0], [targets[1..]]` as the block's terminator.
+pub fn lower_br_table(lower: &mut Lower<'_, Inst>, arg: Value, targets: &[BlockIndex]) {
+    let ty = lower.value_type(arg);
+    let idx = lower.value_vreg(arg);
+    if targets.len() == 1 {
+        lower.emit(Inst::Jmp { target: targets[0] });
+        return;
+    }
+    if targets.len() - 1 <= MAX_CHAIN {
+        lower.emit(Inst::JmpTable {
+            size: exact_size(ty),
+            idx,
+            targets: targets.to_vec(),
+        });
+        return;
+    }
+    // The address mode reads all 64 bits of the index; the upper bits of a narrower value are
+    // unspecified, so zero-extend it (a 32-bit write clears bits 32..64).
+    let (size, idx) = match ty {
+        Type::I64 => (Size::S64, idx),
+        _ => {
+            let mode = match ty {
+                Type::I8 => ExtMode::BL,
+                Type::I16 => ExtMode::WL,
+                _ => ExtMode::LQ,
+            };
+            let ext = lower.alloc_vreg(RegClass::Int);
+            lower.emit(Inst::Ext {
+                mode,
+                signed: false,
+                dst: ext,
+                src: idx,
+            });
+            (Size::S32, ext)
+        }
+    };
+    let base = lower.alloc_vreg(RegClass::Int);
+    lower.emit(Inst::JmpTableBase {
+        dst: base,
+        targets: targets.to_vec(),
+    });
+    lower.emit(Inst::JmpTableSeq {
+        size,
+        idx,
+        base,
+        targets: targets.to_vec(),
+    });
+}
