@@ -34,9 +34,18 @@ pub struct Finding {
 
 impl Finding {
     /// Whether `other` is the same failure for minimization purposes: the same oracle failing
-    /// in the same way.
+    /// in the same way (for a mismatch, with the same shapes of outcome: results vs trap on
+    /// each side).
     pub fn same_failure(&self, other: &Finding) -> bool {
-        self.oracle == other.oracle && self.kind == other.kind
+        let shape = |o: &Option<Outcome>| match o {
+            Some(Outcome::Returned(_)) => 1,
+            Some(Outcome::Trapped(_)) => 2,
+            None => 0,
+        };
+        self.oracle == other.oracle
+            && self.kind == other.kind
+            && shape(&self.expected) == shape(&other.expected)
+            && shape(&self.got) == shape(&other.got)
     }
 }
 

@@ -7,9 +7,12 @@
 //! 1. keep a single argument set, then zero each argument;
 //! 2. delete a non-entry function, or a non-entry block;
 //! 3. turn a `brif`/`br_table` into a `jump` to one of its destinations;
-//! 4. delete an instruction (valid when its results are unused), or replace its results by
-//!    constants (`0`);
-//! 5. delete a declaration (`ss`, `fn`, `sig`).
+//! 4. delete an instruction (valid when its results are unused), make its result an alias
+//!    of one of its operands, or replace its results by constants (`0`);
+//! 5. delete a declaration (`ss`, `fn`, `sig`) or a value alias line.
+//!
+//! Memory writes are never deleted (a load could then read uninitialized stack, a difference
+//! the candidate itself causes) and addresses are never replaced by constants.
 //!
 //! Contract: the returned case satisfies the predicate (the input must), parses, verifies,
 //! and is no larger than the input. The predicate is called at most `budget` times.
@@ -50,7 +53,7 @@ struct Minimizer<'p> {
 
 impl Minimizer<'_> {
     fn try_case(&mut self, candidate: TestCase) -> bool {
-        if self.trials >= self.budget {
+        if self.trials >= self.budget || size(&candidate) >= size(&self.best) {
             return false;
         }
         self.trials += 1;
@@ -115,6 +118,59 @@ impl Minimizer<'_> {
                 return progressed;
             }
         }
+    }
+}
+
+/// What shrinking minimizes, lexicographically: instructions that compute something (not a
+/// constant; conditional branches count twice), then all instructions, then nonzero
+/// constants, then argument sets, then nonzero arguments, then the printed length. Every
+/// kept edit strictly decreases it, so minimization terminates and never grows a case.
+fn size(case: &TestCase) -> (usize, usize, usize, usize, usize, usize) {
+    let mut computing = 0;
+    let mut all = 0;
+    for f in &case.functions {
+        for &block in f.layout.blocks() {
+            for inst in f.layout.block_insts(block) {
+                all += 1;
+                match f.dfg.inst(inst).opcode() {
+                    // A conditional branch weighs more than the jump it can become.
+                    Opcode::Brif | Opcode::BrTable => computing += 2,
+                    _ if is_constant_like(f, inst) => {}
+                    _ => computing += 1,
+                }
+            }
+        }
+    }
+    let text = module_text(&case.functions);
+    let nonzero_constants = text
+        .lines()
+        .filter(|l| l.contains("const") && !(l.ends_with(" 0") || l.ends_with(" 0.0")))
+        .count();
+    let nonzero = case
+        .args
+        .iter()
+        .flatten()
+        .filter(|&&a| a != zero_of(a.ty()))
+        .count();
+    (
+        computing,
+        all,
+        nonzero_constants,
+        case.args.len(),
+        nonzero,
+        text.len(),
+    )
+}
+
+/// A constant, or the `uextend.i128` of one (how an i128 zero is written).
+fn is_constant_like(f: &Function, inst: kestrel_ir::Inst) -> bool {
+    match f.dfg.inst(inst).opcode() {
+        Opcode::Iconst | Opcode::F32const | Opcode::F64const => true,
+        Opcode::Uextend => f.dfg.inst_args(inst).all(|a| match f.dfg.value_def(a) {
+            kestrel_ir::ValueDef::Result(def, _) => f.dfg.inst(def).opcode() == Opcode::Iconst,
+            _ => false,
+        }),
+        _ => false,
     }
 }
 
@@ -220,15 +276,39 @@ impl Edits {
                             }
                         }
                         _ if op.is_terminator() => {}
+                        // An address must stay one: a zero in its place would make the
+                        // native code fault where the interpreter reports an error.
+                        Opcode::StackAddr
+                        | Opcode::FuncAddr
+                        | Opcode::GetFramePointer
+                        | Opcode::GetStackPointer
+                        | Opcode::GetReturnAddress => {}
                         _ => {
                             // Deleting works when nothing uses the results (verification
                             // rejects the candidate otherwise, without a predicate call).
-                            insts.push(Edit {
-                                start: line,
-                                end: line + 1,
-                                with: Vec::new(),
-                            });
+                            // Memory writes stay: without them a later load could read
+                            // uninitialized stack, a disagreement the program itself causes.
+                            if !op.can_store() {
+                                insts.push(Edit {
+                                    start: line,
+                                    end: line + 1,
+                                    with: Vec::new(),
+                                });
+                            }
                             let results = f.dfg.inst_results(inst);
+                            // A single result can become an alias of a same-typed operand.
+                            if let [result] = results {
+                                let ty = f.dfg.value_type(*result);
+                                for arg in f.dfg.inst_args(inst) {
+                                    if f.dfg.value_type(arg) == ty {
+                                        insts.push(Edit {
+                                            start: line,
+                                            end: line + 1,
+                                            with: vec![format!("    {result} -> {arg}")],
+                                        });
+                                    }
+                                }
+                            }
                             let mut with = Vec::new();
                             for &v in results {
                                 constant_lines(
@@ -255,6 +335,16 @@ impl Edits {
             for (i, line) in lines.iter().enumerate().take(first_block).skip(start + 1) {
                 let l = line.trim_start();
                 if l.starts_with("ss") || l.starts_with("fn") || l.starts_with("sig") {
+                    decls.push(Edit {
+                        start: i,
+                        end: i + 1,
+                        with: Vec::new(),
+                    });
+                }
+            }
+            // Alias lines (`v5 -> v2`) anywhere in the body.
+            for (i, line) in lines.iter().enumerate().take(end).skip(first_block) {
+                if line.contains(" -> v") && !line.contains('=') {
                     decls.push(Edit {
                         start: i,
                         end: i + 1,

@@ -649,6 +649,13 @@ impl MachInst for Inst {
         match self {
             Inst::Args { .. } => {}
             Inst::MovImm { imm, .. } => moves::mov_r_imm64(buf, gpr(allocs[0]), *imm),
+            // A copy of either class (the ABI copies a float argument passed twice).
+            Inst::Mov { .. } if allocs[0].as_reg().map(|r| r.class()) == Some(RegClass::Float) => {
+                let (src, dst) = (xmm(allocs[0]), xmm(allocs[1]));
+                if src != dst {
+                    sse::sse_r_rm(buf, SseOp::Movaps, dst, &XmmMem::Reg(src));
+                }
+            }
             Inst::Mov { .. } => {
                 let (src, dst) = (gpr(allocs[0]), gpr(allocs[1]));
                 if src != dst {
