@@ -25,7 +25,7 @@ use super::asm::sse::FloatSize;
 use super::asm::Size;
 use super::asm::{Gpr, Xmm};
 use super::emit::Frame;
-use super::inst::{gpr_preg, CallDest, Inst, LoadKind, Mem, StoreKind};
+use super::inst::{gpr_preg, CallDest, FrameValue, Inst, LoadKind, Mem, StoreKind};
 use crate::machinst::lower::Lower;
 use crate::machinst::vcode::VCode;
 use crate::machinst::CodegenError;
@@ -478,7 +478,8 @@ pub fn compute_frame(f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
     // shared by all calls.
     let (mut out_args, mut ret_area) = (0u32, 0u32);
     // Whether the code needs `rbp` or 16-byte alignment whatever the frame's size: a call
-    // (alignment at the call site), an incoming stack argument (`[rbp + 16 + …]`).
+    // (alignment at the call site), an incoming stack argument (`[rbp + 16 + …]`), reading
+    // the frame pointer or the return address (`[rbp + 8]`).
     let mut needs_fp = param_locs(&f.signature)
         .is_ok_and(|locs| locs.iter().flatten().any(|l| matches!(l, Loc::Stack(_))));
     for inst in vcode.insts() {
@@ -492,6 +493,10 @@ pub fn compute_frame(f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
                 out_args = out_args.max(*out_area);
                 needs_fp = true;
             }
+            Inst::FrameValue {
+                what: FrameValue::FramePointer | FrameValue::ReturnAddress,
+                ..
+            } => needs_fp = true,
             _ => {}
         }
     }

@@ -37,7 +37,7 @@ use super::asm::shift;
 use super::asm::sse::FloatSize;
 use super::asm::sse::{self, SseOp, SseStore};
 use super::asm::{Amode, CodeSink, Gpr, GprMem, Scale, Size, Xmm, XmmMem};
-use super::inst::{CallDest, Cond, Inst, LoadKind, Mem, RegImm, StoreKind};
+use super::inst::{CallDest, Cond, FrameValue, Inst, LoadKind, Mem, RegImm, StoreKind};
 use crate::chaos::Chaos;
 use crate::machinst::buffer::{Label, LabelUse, MachBuffer, RelocKind};
 use crate::machinst::{BlockIndex, EmitCtx, MachInst, PRegSet, VReg};
@@ -1034,6 +1034,24 @@ impl MachInst for Inst {
             Inst::RetAreaAddr { .. } => {
                 let m = ctx.frame.amode(&Mem::RetArea { disp: 0 }, &[]);
                 misc::lea(buf, Size::S64, gpr(allocs[0]), &m);
+            }
+            Inst::FrameValue { what, .. } => {
+                let dst = gpr(allocs[0]);
+                match what {
+                    FrameValue::StackPointer => {
+                        moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(dst), Gpr::RSP);
+                    }
+                    FrameValue::FramePointer => {
+                        moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(dst), Gpr::RBP);
+                    }
+                    FrameValue::ReturnAddress => {
+                        let m = Amode::BaseDisp {
+                            base: Gpr::RBP,
+                            disp: 8,
+                        };
+                        moves::mov_r_rm(buf, Size::S64, dst, &GprMem::Mem(m));
+                    }
+                };
             }
             Inst::StackAddr { slot, disp, .. } => {
                 let m = ctx.frame.amode(

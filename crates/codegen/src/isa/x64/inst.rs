@@ -282,6 +282,25 @@ pub enum CallDest {
     Indirect(VReg),
 }
 
+/// A value of the frame itself (see [`Inst::FrameValue`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FrameValue {
+    StackPointer,
+    FramePointer,
+    ReturnAddress,
+}
+
+impl FrameValue {
+    /// The IR opcode's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameValue::StackPointer => "get_stack_pointer",
+            FrameValue::FramePointer => "get_frame_pointer",
+            FrameValue::ReturnAddress => "get_return_address",
+        }
+    }
+}
+
 /// One x86-64 instruction (or a short fixed sequence) over virtual registers.
 #[derive(Clone, Debug)]
 pub enum Inst {
@@ -580,6 +599,10 @@ pub enum Inst {
     RetAreaAddr { dst: VReg, size: u32 },
     /// `dst = address of the stack slot plus disp` (`lea`). Operands: `[dst def]`.
     StackAddr { dst: VReg, slot: u32, disp: i32 },
+    /// `dst = rsp`, `rbp`, or the return address `[rbp + 8]` (`get_stack_pointer`,
+    /// `get_frame_pointer`, `get_return_address`; the last two make the function set up a
+    /// frame). Operands: `[dst def]`.
+    FrameValue { dst: VReg, what: FrameValue },
     /// `dst = address of name` (`movabs` with an absolute relocation). Operands: `[dst def]`.
     FuncAddr { dst: VReg, name: FunctionName },
     /// `dst = src` as an integer (`fcvt_to_{s,u}int[_sat]` to 32 or 64 bits): traps with
@@ -840,6 +863,7 @@ impl Inst {
             }
             Inst::XmmConst { dst, .. }
             | Inst::StackAddr { dst, .. }
+            | Inst::FrameValue { dst, .. }
             | Inst::RetAreaAddr { dst, .. } => out.push(Operand::reg_def(*dst)),
             Inst::Load { dst, mem, .. } => {
                 mem.collect(out);
@@ -1186,6 +1210,7 @@ impl Inst {
                 format!("store.{kind:?} {}, {}", ops[0], mem.pretty(&ops[1..]))
             }
             Inst::StackAddr { slot, disp, .. } => format!("{} = lea [ss{slot}{disp:+}]", ops[0]),
+            Inst::FrameValue { what, .. } => format!("{} = {}", ops[0], what.name()),
             Inst::RetAreaAddr { size, .. } => format!("{} = lea [ret_area] ({size} bytes)", ops[0]),
             Inst::Jmp { target } => format!("jmp block{}", target.0),
             Inst::CondBr {

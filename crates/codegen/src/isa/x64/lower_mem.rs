@@ -18,7 +18,7 @@ use kestrel_regalloc::{RegClass, VReg};
 use super::asm::alu::AluOp;
 use super::asm::moves::ExtMode;
 use super::asm::Size;
-use super::inst::{Inst, LoadKind, Mem, RegImm, StoreKind};
+use super::inst::{FrameValue, Inst, LoadKind, Mem, RegImm, StoreKind};
 use super::lower::{exact_size, float_size};
 use crate::chaos::Decision;
 use crate::machinst::lower::Lower;
@@ -412,6 +412,19 @@ pub fn lower_memory(
         } => {
             lower.emit(Inst::Fence);
             Ok(Some(Vec::new()))
+        }
+        InstructionData::NullAry {
+            opcode:
+                opcode @ (Opcode::GetStackPointer | Opcode::GetFramePointer | Opcode::GetReturnAddress),
+        } if result_ty == Some(Type::I64) => {
+            let what = match opcode {
+                Opcode::GetStackPointer => FrameValue::StackPointer,
+                Opcode::GetFramePointer => FrameValue::FramePointer,
+                _ => FrameValue::ReturnAddress,
+            };
+            let dst = lower.alloc_vreg(RegClass::Int);
+            lower.emit(Inst::FrameValue { dst, what });
+            Ok(Some(vec![dst]))
         }
         InstructionData::LoadNoOffset {
             opcode: Opcode::AtomicLoad,
