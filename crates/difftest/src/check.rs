@@ -46,6 +46,7 @@ impl Finding {
             && self.kind == other.kind
             && shape(&self.expected) == shape(&other.expected)
             && shape(&self.got) == shape(&other.got)
+            && error_class(&self.message) == error_class(&other.message)
     }
 }
 
@@ -66,6 +67,33 @@ impl fmt::Display for Finding {
     }
 }
 
+/// An error message without the names and numbers that change while a case shrinks
+/// (`%f2`, `v79`, `inst49`, `line 12`), so "the same error" survives minimization but an
+/// unrelated one (a missing symbol instead of an allocator error) does not.
+fn error_class(message: &str) -> String {
+    let mut out = String::new();
+    let mut chars = message.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '%' {
+            while chars
+                .peek()
+                .is_some_and(|c| c.is_alphanumeric() || *c == '_')
+            {
+                chars.next();
+            }
+            out.push('%');
+        } else if c.is_ascii_digit() {
+            while chars.peek().is_some_and(|c| c.is_ascii_digit()) {
+                chars.next();
+            }
+            out.push('#');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn show(outcome: Option<&Outcome>) -> String {
     match outcome {
         None => "nothing".into(),
@@ -78,6 +106,27 @@ fn show(outcome: Option<&Outcome>) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_class;
+
+    #[test]
+    fn error_classes_ignore_names_and_numbers() {
+        assert_eq!(
+            error_class("native: %f2: register allocation: v79 used at inst49"),
+            error_class("native: %f0: register allocation: v7 used at inst3")
+        );
+        assert_ne!(
+            error_class("native: %f2: register allocation: v79 used at inst49"),
+            error_class("native: symbol `f1` was not found")
+        );
+        assert_ne!(
+            error_class("unsupported: `band_not` of type f32"),
+            error_class("unsupported: `sequence_point`")
+        );
     }
 }
 

@@ -18,9 +18,11 @@
 //! (the block order may put a user before its producer). A user may *merge* a value's
 //! producer — fold an `iconst` into an immediate, an `icmp` into a branch — by calling
 //! [`Lower::merge`], which removes one use. When the walk reaches an instruction without side
-//! effects whose results have no uses left, it emits nothing. This is sound whatever order
-//! blocks are visited in: a use only disappears once its user has really absorbed it, and an
-//! instruction is skipped only when every remaining consumer has done so.
+//! effects whose results have no uses left, and whose registers no lowered instruction has
+//! read, it emits nothing. This is sound whatever order blocks are visited in: a use only
+//! disappears once its user has really absorbed it, an instruction is skipped only when every
+//! remaining consumer has done so, and a user that both folds a value and reads its register
+//! (`smin x, 0` compares with an immediate, then selects the register) keeps it defined.
 //!
 //! Merging is legal ([`Lower::mergeable_inst`]) when the producer is in the current block,
 //! the merged value has this single use, and the producer has no side effects and cannot
@@ -103,6 +105,10 @@ pub struct Lower<'f, I: MachInst> {
     aliases: Vec<Option<VReg>>,
     /// Uses not yet merged away, by value index.
     uses: Vec<u32>,
+    /// Values whose registers an already-lowered instruction reads, by value index: their
+    /// producer must define them even if every IR use was merged (a rule may fold a constant
+    /// into one operand and read it from a register in another).
+    demanded: Vec<bool>,
     /// Side-effect color of each instruction (by instruction index).
     colors: Vec<u32>,
     /// Loads sunk into their user (by instruction index): they emit nothing themselves.
@@ -210,6 +216,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
             regs_for,
             aliases: Vec::new(),
             uses,
+            demanded: vec![false; num_values],
             colors,
             sunk: vec![false; f.dfg.num_insts()],
             cur_block: None,
@@ -245,6 +252,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
     /// The vregs holding `value` (after alias resolution in the IR).
     pub fn value_regs(&mut self, value: Value) -> ValueRegs {
         let value = self.f.dfg.resolve(value);
+        self.demanded[value.index()] = true;
         if let Some(v) = self.value_vregs[value.index()] {
             return v;
         }
@@ -537,7 +545,7 @@ pub fn lower_with<B: LowerBackend>(
                         || f.dfg
                             .inst_results(inst)
                             .iter()
-                            .any(|r| ctx.uses[r.index()] > 0);
+                            .any(|r| ctx.uses[r.index()] > 0 || ctx.demanded[r.index()]);
                     if !needed {
                         continue;
                     }

@@ -413,6 +413,11 @@ pub fn lower_memory(
             lower.emit(Inst::Fence);
             Ok(Some(Vec::new()))
         }
+        // A barrier for the compiler only: nothing moves across it (it changes the side-effect
+        // color, so no load is sunk past it), and it emits no code.
+        InstructionData::NullAry {
+            opcode: Opcode::SequencePoint,
+        } => Ok(Some(Vec::new())),
         InstructionData::NullAry {
             opcode:
                 opcode @ (Opcode::GetStackPointer | Opcode::GetFramePointer | Opcode::GetReturnAddress),
