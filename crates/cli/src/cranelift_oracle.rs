@@ -24,17 +24,54 @@ use kestrel_ir::{Opcode, TrapCode, Type};
 pub fn install(campaign: &mut Campaign) {
     campaign.extra.push(Box::new(CraneliftOracle));
     campaign.gen.allow = Some(cranelift_allows);
+    // Rule `no-cold-convention`.
+    campaign.gen.cold_convention = false;
+    // Rule `no-negative-access-offsets`.
+    campaign.gen.negative_offsets = false;
+    // Rule `no-aligned-flag`.
+    campaign.gen.aligned_flags = false;
 }
 
 /// The generator rules of the Cranelift comparison; each names why it exists.
 ///
 /// - `not-in-cranelift-0.135`: `band_not`, `bor_not`, `bxor_not`, `stack_load` and
 ///   `stack_store` are Kestrel's (older CLIF) opcodes that release 0.135's reader rejects.
-pub fn cranelift_allows(op: Opcode, _ty: Type) -> bool {
-    !matches!(
-        op,
-        Opcode::BandNot | Opcode::BorNot | Opcode::BxorNot | Opcode::StackLoad | Opcode::StackStore
-    )
+/// - `not-in-cranelift-interpreter`: its interpreter has no `get_frame_pointer`,
+///   `get_stack_pointer`, `get_return_address` or `sequence_point` (it panics with "not
+///   implemented"), implements `iconcat`/`isplit` only between i64 and i128, and has no
+///   128-bit `umulhi`/`smulhi` ("Unsupported integer length 128").
+/// - `cranelift-interpreter-i128-fcvt`: its interpreter saturates float-to-i128 conversions
+///   at `i128::MAX` even for unsigned ones (`fcvt_to_uint_sat.i128 +Inf` gives 2^127-1, not
+///   2^128-1); the same reading makes conformance file `i128-conversion.clif` disagree with
+///   the documented semantics. All `fcvt_to_*.i128` are left out.
+/// - `no-cold-convention`: release 0.135's reader no longer knows the `cold` convention.
+/// - `no-negative-access-offsets`: Cranelift's interpreter panics (or reports `heap_oob`) on
+///   an access whose own offset is negative, e.g. `load v1-4` with `v1 = stack_addr ss0+7`,
+///   although the address is inside the slot.
+/// - `no-aligned-flag`: its interpreter does not align stack slots as declared, so a truly
+///   aligned access (by the slot's `align`) traps there with "heap is misaligned".
+/// - `cranelift-interpreter-carry-chains`: its interpreter computes the overflow flag of
+///   `sadd_overflow_cin`/`ssub_overflow_bin` (and the unsigned forms) in two steps and ORs
+///   them, so `0 - i64::MIN - 1` reports an overflow although the exact result `i64::MAX`
+///   fits; Kestrel follows the documented single-operation reading, which is also what
+///   x86's `adc`/`sbb` (and Cranelift's own x86 backend) compute. All four are left out.
+/// - `cranelift-interpreter-srem-overflow`: its interpreter traps `int_ovf` on
+///   `srem i8::MIN, -1`; the documented result is 0 (only division by zero traps). `srem`
+///   is left out.
+pub fn cranelift_allows(op: Opcode, ty: Type) -> bool {
+    use Opcode::*;
+    match op {
+        BandNot | BorNot | BxorNot | StackLoad | StackStore => false,
+        GetFramePointer | GetStackPointer | GetReturnAddress | SequencePoint => false,
+        // The controlling type is the halves' type for `iconcat`, the whole for `isplit`.
+        Iconcat => ty == Type::I64,
+        Isplit => ty == Type::I128,
+        Umulhi | Smulhi => ty != Type::I128,
+        UaddOverflowCin | SaddOverflowCin | UsubOverflowBin | SsubOverflowBin => false,
+        Srem => false,
+        FcvtToUint | FcvtToSint | FcvtToUintSat | FcvtToSintSat => ty != Type::I128,
+        _ => true,
+    }
 }
 
 /// Instructions one call may run in Cranelift's interpreter.
@@ -74,8 +111,8 @@ impl Oracle for CraneliftOracle {
                 let args: Vec<ClifValue> = args.iter().map(|&a| to_clif(a)).collect();
                 let state = InterpreterState::default().with_function_store(store.clone());
                 let mut interp = Interpreter::new(state).with_fuel(Some(FUEL));
-                let flow = catch_unwind(AssertUnwindSafe(|| interp.call_by_name(&entry, &args)))
-                    .map_err(|_| "Cranelift's interpreter panicked".to_string())?
+                let flow = quietly(|| interp.call_by_name(&entry, &args))
+                    .map_err(|why| format!("Cranelift's interpreter panicked: {why}"))?
                     .map_err(|e| format!("Cranelift's interpreter: {e}"))?;
                 match flow {
                     ControlFlow::Return(values) => values
@@ -95,6 +132,21 @@ impl Oracle for CraneliftOracle {
             })
             .collect()
     }
+}
+
+/// Run `f`, turning a panic into its message without printing it.
+fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = catch_unwind(AssertUnwindSafe(f));
+    std::panic::set_hook(previous);
+    result.map_err(|payload| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".into())
+    })
 }
 
 fn to_clif(v: DataValue) -> ClifValue {

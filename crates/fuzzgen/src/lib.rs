@@ -83,6 +83,14 @@ pub struct GenConfig {
     pub shape_percent: u32,
     /// Deepest nesting of control-flow shapes.
     pub max_depth: u32,
+    /// Callees may use the `cold` calling convention (Cranelift 0.135 no longer parses it).
+    pub cold_convention: bool,
+    /// A memory access may split its offset between `stack_addr` and the access, making the
+    /// access's own offset negative (Cranelift 0.135's interpreter cannot run that).
+    pub negative_offsets: bool,
+    /// Memory accesses may carry the `aligned` flag where the slot's declared alignment makes
+    /// it true (Cranelift 0.135's interpreter does not lay slots out aligned).
+    pub aligned_flags: bool,
 }
 
 impl Default for GenConfig {
@@ -95,6 +103,9 @@ impl Default for GenConfig {
             unguarded_percent: 10,
             shape_percent: 14,
             max_depth: 3,
+            cold_convention: true,
+            negative_offsets: true,
+            aligned_flags: true,
         }
     }
 }

@@ -22,7 +22,7 @@ pub(crate) fn generate_module(
     ctx: &Ctx,
 ) -> arbitrary::Result<TestCase> {
     let n = u.range(1, cfg.max_functions.max(1));
-    let sigs: Vec<Signature> = (0..n).map(|i| signature(u, ctx, i == 0)).collect();
+    let sigs: Vec<Signature> = (0..n).map(|i| signature(u, cfg, ctx, i == 0)).collect();
     // The entry gets the biggest share of the instructions.
     let weights: Vec<usize> = (0..n).map(|i| if i == 0 { 3 } else { 2 }).collect();
     let total_weight: usize = weights.iter().sum();
@@ -64,7 +64,7 @@ pub(crate) fn generate_module(
 
 /// A random signature over usable types: 0–6 parameters (sometimes up to 10), 1–4 results
 /// (sometimes 5–8, which need the return area; the entry rarely has none).
-fn signature(u: &mut Unstructured, ctx: &Ctx, entry: bool) -> Signature {
+fn signature(u: &mut Unstructured, cfg: &GenConfig, ctx: &Ctx, entry: bool) -> Signature {
     let mut types = [Type::INVALID; 7];
     let n_types = types_in(ctx.usable, &mut types);
     let call_conv = if entry {
@@ -72,7 +72,7 @@ fn signature(u: &mut Unstructured, ctx: &Ctx, entry: bool) -> Signature {
     } else {
         match u.below(8) {
             0 => CallConv::Fast,
-            1 => CallConv::Cold,
+            1 if cfg.cold_convention => CallConv::Cold,
             _ => CallConv::SystemV,
         }
     };

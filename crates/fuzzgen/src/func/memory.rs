@@ -67,7 +67,9 @@ impl FuncGen<'_, '_> {
                     self.b.ins().stack_store(v, slot, off).bug();
                 } else {
                     let a = self.b.ins().stack_addr(Type::I64, slot, 0).bug();
-                    self.b.ins().store(MemFlags::trusted(), v, a, off).bug();
+                    let mut flags = MemFlags::trusted();
+                    flags.aligned = self.cfg.aligned_flags;
+                    self.b.ins().store(flags, v, a, off).bug();
                 }
             }
         }
@@ -163,9 +165,17 @@ impl FuncGen<'_, '_> {
             flags.trap_code = None;
         }
         // Truly aligned only if the slot guarantees it and the offset keeps it.
-        flags.aligned = align >= bytes && off as u32 % bytes == 0 && self.u.chance(70);
+        flags.aligned = self.cfg.aligned_flags
+            && align >= bytes
+            && off as u32 % bytes == 0
+            && self.u.chance(70);
         // Split the offset between `stack_addr` and the access (possibly negative).
-        let base = self.u.below(size as usize + 1) as i32;
+        let base_limit = if self.cfg.negative_offsets {
+            size as usize
+        } else {
+            off as usize
+        };
+        let base = self.u.below(base_limit + 1) as i32;
         let addr = self.b.ins().stack_addr(Type::I64, slot, base).bug();
         let offset = off - base;
         if matches!(op, Store | Istore8 | Istore16 | Istore32) {
@@ -213,7 +223,7 @@ impl FuncGen<'_, '_> {
         let mut flags = MemFlags::new();
         if self.u.chance(50) {
             flags.trap_code = None;
-            flags.aligned = self.u.chance(60);
+            flags.aligned = self.cfg.aligned_flags && self.u.chance(60);
         }
         let addr = self.b.ins().stack_addr(Type::I64, slot, off).bug();
         match op {
