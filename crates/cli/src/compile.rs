@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use kestrel_codegen::disasm::disassemble;
 use kestrel_codegen::isa::x64::{Flags, X64Backend};
+
 use kestrel_filetests::directives::func_name;
 
 /// What to print per function.
@@ -16,10 +17,14 @@ pub struct Show {
 
 pub fn compile(path: &Path, show: Show, check_regalloc: bool) -> Result<ExitCode, String> {
     let funcs = super::commands::load(path)?;
+    // The file's `set` lines and first `target x86_64` line (features it turns off).
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let header = kestrel_filetests::directives::scan(&text);
+    let target = header.targets.iter().find(|t| t.isa == "x86_64");
     let flags = Flags {
         check_regalloc: check_regalloc || cfg!(debug_assertions),
         keep_text: show.vcode || show.regalloc,
-        ..Flags::default()
+        ..kestrel_filetests::native_flags(&header, target)
     };
     for (i, f) in funcs.iter().enumerate() {
         if i > 0 {

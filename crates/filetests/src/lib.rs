@@ -277,12 +277,9 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
     if native {
         // One native run per `target x86_64` line, for a CPU with that line's features.
         for target in header.targets.iter().filter(|t| t.isa == "x86_64") {
-            let host = native::CpuFeatures::host();
-            let mut features = host;
-            for flag in &target.flags {
-                features.apply_flag(flag);
-            }
-            match native::NativeModule::compile_for(&funcs, features.intersect(host)) {
+            let flags = native_flags(&header, Some(target));
+            let no_chaos = kestrel_codegen::chaos::Chaos::disabled;
+            match native::NativeModule::build(&funcs, &flags, &no_chaos, &mut |_| {}) {
                 Ok(module) => {
                     let mut call = |f: &str, args: &[DataValue]| {
                         module.call_raw(f, args).map_err(|e| match e {
@@ -311,6 +308,36 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
     } else {
         Outcome::Fail(failures)
     }
+}
+
+/// Compilation flags for a file's `set` lines and one of its `target x86_64` lines (`None`:
+/// the host's features): its `has_*=false` flags turn features off, never on beyond the
+/// host's; the register-allocation checker is on.
+pub fn native_flags(
+    header: &directives::Header,
+    target: Option<&directives::Target>,
+) -> native::Flags {
+    let host = native::CpuFeatures::host();
+    let mut features = host;
+    for flag in target.iter().flat_map(|t| &t.flags) {
+        features.apply_flag(flag);
+    }
+    native::Flags {
+        check_regalloc: true,
+        features: features.intersect(host),
+        preserve_frame_pointers: setting_is_true(header, "preserve_frame_pointers"),
+        ..native::Flags::default()
+    }
+}
+
+/// Whether a boolean `set` line turns `name` on (`set name` or `set name=true`).
+fn setting_is_true(header: &directives::Header, name: &str) -> bool {
+    header
+        .settings
+        .iter()
+        .rev()
+        .find(|s| s.name == name)
+        .is_some_and(|s| s.value.as_deref().is_none_or(|v| v == "true"))
 }
 
 /// Why a call returned no results: a trap (with its code) or another failure.

@@ -145,7 +145,12 @@ fn run_repo_tests_for(chaos: &dyn Fn() -> Chaos, features: CpuFeatures) {
         if subset.is_empty() {
             continue;
         }
-        let module = match NativeModule::compile_with(&subset, chaos, features) {
+        // The file's settings (e.g. `preserve_frame_pointers`) with this run's features.
+        let flags = kestrel_filetests::native::Flags {
+            features,
+            ..kestrel_filetests::native_flags(&header, None)
+        };
+        let module = match NativeModule::build(&subset, &flags, chaos, &mut |_| {}) {
             Ok(m) => m,
             Err(e) => {
                 problems.push(format!("{name}: {}", e.join("; ")));

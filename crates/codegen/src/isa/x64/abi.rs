@@ -472,16 +472,23 @@ fn gen_call_parts(
     Ok(results)
 }
 
-/// The frame for `f` given its allocation (see `emit.rs` for the layout).
-pub fn compute_frame(f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
+/// The frame for `f` given its allocation (see `emit.rs` for the layout); with
+/// `preserve_frame_pointers`, an `rbp` frame even where nothing needs one.
+pub fn compute_frame(
+    f: &Function,
+    vcode: &VCode<Inst>,
+    ra: &Output,
+    preserve_frame_pointers: bool,
+) -> Frame {
     // Outgoing stack arguments, then the return area, live at the bottom of the frame, each
     // shared by all calls.
     let (mut out_args, mut ret_area) = (0u32, 0u32);
     // Whether the code needs `rbp` or 16-byte alignment whatever the frame's size: a call
     // (alignment at the call site), an incoming stack argument (`[rbp + 16 + …]`), reading
     // the frame pointer or the return address (`[rbp + 8]`).
-    let mut needs_fp = param_locs(&f.signature)
-        .is_ok_and(|locs| locs.iter().flatten().any(|l| matches!(l, Loc::Stack(_))));
+    let mut needs_fp = preserve_frame_pointers
+        || param_locs(&f.signature)
+            .is_ok_and(|locs| locs.iter().flatten().any(|l| matches!(l, Loc::Stack(_))));
     for inst in vcode.insts() {
         match inst {
             Inst::RetAreaAddr { size, .. } => ret_area = ret_area.max(*size),

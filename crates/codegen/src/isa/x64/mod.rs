@@ -47,6 +47,9 @@ pub struct Flags {
     /// Report the lowering rules that fired in `CompiledCode::rules_fired` (indices into
     /// [`lowering_rules`]).
     pub coverage: bool,
+    /// Give every function an `rbp` frame, even a leaf that needs none, so stack walkers
+    /// (profilers, debuggers) can follow the frame chain (CLIF `preserve_frame_pointers`).
+    pub preserve_frame_pointers: bool,
 }
 
 /// The x86-64 (System V) backend.
@@ -82,6 +85,7 @@ impl X64Backend {
         };
         let target = X64Target {
             features: flags.features,
+            preserve_frame_pointers: flags.preserve_frame_pointers,
         };
         compile(&target, f, options, chaos)
     }
@@ -91,6 +95,8 @@ impl X64Backend {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct X64Target {
     pub features: features::CpuFeatures,
+    /// Set up an `rbp` frame in every function (see [`Flags::preserve_frame_pointers`]).
+    pub preserve_frame_pointers: bool,
 }
 
 impl LowerBackend for X64Target {
@@ -128,7 +134,7 @@ impl Backend for X64Target {
     }
 
     fn compute_frame(&self, f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
-        abi::compute_frame(f, vcode, ra)
+        abi::compute_frame(f, vcode, ra, self.preserve_frame_pointers)
     }
 }
 
@@ -168,6 +174,6 @@ impl Backend for X64Backend {
     }
 
     fn compute_frame(&self, f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
-        abi::compute_frame(f, vcode, ra)
+        abi::compute_frame(f, vcode, ra, false)
     }
 }
