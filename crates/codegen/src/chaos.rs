@@ -51,11 +51,14 @@ pub enum Decision {
     /// Register allocation: perturb the allocator's heuristics from a derived seed
     /// ([`Chaos::derive_seed`]).
     RegallocPerturb,
+    /// Selection: an `fcmp` fused into its `brif`, `select`, `trapz` or `trapnz` user
+    /// (`fcmp_merge`).
+    FcmpFusion,
 }
 
 impl Decision {
     /// Every decision point, in declaration order.
-    pub const ALL: [Decision; 13] = [
+    pub const ALL: [Decision; 14] = [
         Decision::FallthroughRemoval,
         Decision::BranchInversion,
         Decision::JumpThreading,
@@ -69,6 +72,7 @@ impl Decision {
         Decision::AddrAddFold,
         Decision::AddrShiftFold,
         Decision::RegallocPerturb,
+        Decision::FcmpFusion,
     ];
 
     /// A short stable name for reports.
@@ -87,6 +91,7 @@ impl Decision {
             Decision::AddrAddFold => "addr-add-fold",
             Decision::AddrShiftFold => "addr-shift-fold",
             Decision::RegallocPerturb => "regalloc-perturb",
+            Decision::FcmpFusion => "fcmp-fusion",
         }
     }
 }

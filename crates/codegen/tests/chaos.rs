@@ -82,10 +82,11 @@ fn every_function_compiles_under_seeded_chaos() {
 }
 
 /// The decision points of selection and allocation.
-const LOWERING_AND_REGALLOC: [Decision; 7] = [
+const LOWERING_AND_REGALLOC: [Decision; 8] = [
     Decision::ImmOperand,
     Decision::LoadSink,
     Decision::IcmpFusion,
+    Decision::FcmpFusion,
     Decision::AddrConstFold,
     Decision::AddrAddFold,
     Decision::AddrShiftFold,

@@ -109,27 +109,6 @@ fn show(outcome: Option<&Outcome>) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::error_class;
-
-    #[test]
-    fn error_classes_ignore_names_and_numbers() {
-        assert_eq!(
-            error_class("native: %f2: register allocation: v79 used at inst49"),
-            error_class("native: %f0: register allocation: v7 used at inst3")
-        );
-        assert_ne!(
-            error_class("native: %f2: register allocation: v79 used at inst49"),
-            error_class("native: symbol `f1` was not found")
-        );
-        assert_ne!(
-            error_class("unsupported: `band_not` of type f32"),
-            error_class("unsupported: `sequence_point`")
-        );
-    }
-}
-
 /// The outcomes of a passing case, per oracle, in oracle order.
 pub type Outcomes = Vec<(&'static str, Vec<Outcome>)>;
 
@@ -183,4 +162,25 @@ pub fn check_case(
         done.push((name, outcomes));
     }
     Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_class;
+
+    #[test]
+    fn error_classes_ignore_names_and_numbers() {
+        assert_eq!(
+            error_class("native: %f2: register allocation: v79 used at inst49"),
+            error_class("native: %f0: register allocation: v7 used at inst3")
+        );
+        assert_ne!(
+            error_class("native: %f2: register allocation: v79 used at inst49"),
+            error_class("native: symbol `f1` was not found")
+        );
+        assert_ne!(
+            error_class("unsupported: `band_not` of type f32"),
+            error_class("unsupported: `sequence_point`")
+        );
+    }
 }

@@ -83,7 +83,13 @@ fn repo_tests_run_natively_without_cpu_features() {
 #[test]
 fn repo_tests_run_natively_with_each_cpu_feature_off() {
     let host = CpuFeatures::host();
-    for flag in ["has_lzcnt", "has_bmi1", "has_popcnt", "has_sse41"] {
+    for flag in [
+        "has_lzcnt",
+        "has_bmi1",
+        "has_bmi2",
+        "has_popcnt",
+        "has_sse41",
+    ] {
         let mut features = host;
         assert!(features.apply_flag(&format!("{flag}=false")));
         run_repo_tests_for(&Chaos::disabled, features);

@@ -37,7 +37,7 @@ use super::asm::shift;
 use super::asm::sse::FloatSize;
 use super::asm::sse::{self, SseOp, SseStore};
 use super::asm::{Amode, CodeSink, Gpr, GprMem, Scale, Size, Xmm, XmmMem};
-use super::inst::{CallDest, Cond, FrameValue, Inst, LoadKind, Mem, RegImm, StoreKind};
+use super::inst::{CallDest, Cond, FrameValue, Inst, LoadKind, Mem, Pred, RegImm, StoreKind};
 use crate::chaos::Chaos;
 use crate::machinst::buffer::{Label, LabelUse, MachBuffer, RelocKind};
 use crate::machinst::{BlockIndex, EmitCtx, MachInst, PRegSet, VReg};
@@ -190,6 +190,21 @@ fn emit_test(cond: &Cond, allocs: &[Allocation], frame: &Frame, buf: &mut Buf) {
                 buf.add_trap(code);
             }
             alu::alu_r_rm(buf, AluOp::Cmp, size, gpr(allocs[0]), &m);
+        }
+        Cond::Fcmp { size, .. } => {
+            let op = match size {
+                FloatSize::F32 => SseOp::Ucomiss,
+                FloatSize::F64 => SseOp::Ucomisd,
+            };
+            sse::sse_r_rm(buf, op, xmm(allocs[0]), &XmmMem::Reg(xmm(allocs[1])));
+        }
+        Cond::Cmp128 { .. } => {
+            // r11 is free inside an instruction (only edits use it, between them).
+            let r11 = GprMem::Reg(Gpr::R11);
+            moves::mov_rm_r(buf, Size::S64, &r11, gpr(allocs[1]));
+            let a_lo = GprMem::Reg(gpr(allocs[0]));
+            alu::alu_rm_r(buf, AluOp::Cmp, Size::S64, &a_lo, gpr(allocs[2]));
+            alu::alu_rm_r(buf, AluOp::Sbb, Size::S64, &r11, gpr(allocs[3]));
         }
     }
 }
@@ -707,6 +722,10 @@ impl MachInst for Inst {
                 debug_assert_eq!(gpr(allocs[1]), Gpr::RCX);
                 shift::shift_rm_cl(buf, *op, *size, &GprMem::Reg(gpr(allocs[0])));
             }
+            Inst::ShiftX { op, size, .. } => {
+                let (a, amt, dst) = (gpr(allocs[0]), gpr(allocs[1]), gpr(allocs[2]));
+                bits::shiftx(buf, *op, *size, dst, &GprMem::Reg(a), amt);
+            }
             Inst::ShiftImm { op, size, imm, .. } => {
                 shift::shift_rm_imm(buf, *op, *size, &GprMem::Reg(gpr(allocs[0])), *imm);
             }
@@ -721,7 +740,17 @@ impl MachInst for Inst {
             Inst::Setcc { cond, .. } => {
                 emit_test(cond, allocs, ctx.frame, buf);
                 let dst = gpr(allocs[cond.num_operands()]);
-                cc_ops::setcc(buf, cond.cc(), &GprMem::Reg(dst));
+                let (c, second) = match cond.pred() {
+                    Pred::One(c) => (c, None),
+                    Pred::And(c, d) => (c, Some((d, AluOp::And))),
+                    Pred::Or(c, d) => (c, Some((d, AluOp::Or))),
+                };
+                cc_ops::setcc(buf, c, &GprMem::Reg(dst));
+                if let Some((d, op)) = second {
+                    // r11 is free inside an instruction (only edits use it, between them).
+                    cc_ops::setcc(buf, d, &GprMem::Reg(Gpr::R11));
+                    alu::alu_rm_r(buf, op, Size::S8, &GprMem::Reg(dst), Gpr::R11);
+                }
                 moves::movzx(buf, ExtMode::BL, dst, &GprMem::Reg(dst));
             }
             Inst::Cmov { cond, .. } => {
@@ -729,7 +758,18 @@ impl MachInst for Inst {
                 let (t, dst) = (gpr(allocs[n]), gpr(allocs[n + 2]));
                 debug_assert_eq!(allocs[n + 1], allocs[n + 2]);
                 emit_test(cond, allocs, ctx.frame, buf);
-                cc_ops::cmov(buf, cond.cc(), Size::S64, dst, &GprMem::Reg(t));
+                let t = GprMem::Reg(t);
+                match cond.pred() {
+                    Pred::One(c) => {
+                        cc_ops::cmov(buf, c, Size::S64, dst, &t);
+                    }
+                    // `cmov` leaves the flags alone: either condition moves `t`.
+                    Pred::Or(c, d) => {
+                        cc_ops::cmov(buf, c, Size::S64, dst, &t);
+                        cc_ops::cmov(buf, d, Size::S64, dst, &t);
+                    }
+                    Pred::And(..) => unreachable!("Inst::cmov turns And into Or"),
+                }
             }
             Inst::Div { .. } => emit_div(self, allocs, buf),
             Inst::Jmp { target } => uncond_branch(buf, ctx, *target),
@@ -740,11 +780,25 @@ impl MachInst for Inst {
             } => {
                 emit_test(cond, allocs, ctx.frame, buf);
                 let label = ctx.block_labels[taken.index()];
+                // A pair's first jump is a plain label use (the buffer never edits it); the
+                // last `jcc` is the described branch, so inverting it (to `!d` towards
+                // `not_taken`, falling into `taken`) keeps `c and d` / `c or d` exact.
+                let cc = match cond.pred() {
+                    Pred::One(c) => c,
+                    Pred::And(c, d) => {
+                        jcc_to(buf, c.invert(), ctx.block_labels[not_taken.index()]);
+                        d
+                    }
+                    Pred::Or(c, d) => {
+                        jcc_to(buf, c, label);
+                        d
+                    }
+                };
                 let start = buf.cur_offset();
-                let fix = cc_ops::jcc_rel32(buf, cond.cc(), 0);
+                let fix = cc_ops::jcc_rel32(buf, cc, 0);
                 buf.use_label_at_offset(fix.at, label, X64LabelUse::Rel32);
                 let inverted = bytes(|b| {
-                    cc_ops::jcc_rel32(b, cond.cc().invert(), 0);
+                    cc_ops::jcc_rel32(b, cc.invert(), 0);
                 });
                 buf.add_cond_branch(start, buf.cur_offset(), label, &inverted);
                 uncond_branch(buf, ctx, *not_taken);
@@ -798,7 +852,19 @@ impl MachInst for Inst {
             Inst::Ud2 { code } => trap(buf, *code),
             Inst::TrapIf { cond, code } => {
                 emit_test(cond, allocs, ctx.frame, buf);
-                trap_unless(buf, cond.cc().invert(), *code);
+                match cond.pred() {
+                    Pred::One(c) => trap_unless(buf, c.invert(), *code),
+                    // `jcc` and `ud2` leave the flags alone: trap on either.
+                    Pred::Or(c, d) => {
+                        trap_unless(buf, c.invert(), *code);
+                        trap_unless(buf, d.invert(), *code);
+                    }
+                    // `!c` jumps over the second check and its `ud2` (2 + 2 bytes).
+                    Pred::And(c, d) => {
+                        cc_ops::jcc_rel8(buf, c.invert(), 4);
+                        trap_unless(buf, d.invert(), *code);
+                    }
+                }
             }
             Inst::BitCount { op, size, .. } => {
                 bits::bit_count(
@@ -894,24 +960,6 @@ impl MachInst for Inst {
                     *mode,
                 );
             }
-            Inst::FSetcc {
-                size, cc, second, ..
-            } => {
-                let op = match size {
-                    FloatSize::F32 => SseOp::Ucomiss,
-                    FloatSize::F64 => SseOp::Ucomisd,
-                };
-                sse::sse_r_rm(buf, op, xmm(allocs[0]), &XmmMem::Reg(xmm(allocs[1])));
-                let dst = gpr(allocs[2]);
-                cc_ops::setcc(buf, *cc, &GprMem::Reg(dst));
-                if let Some((cc2, and)) = second {
-                    // r11 is free inside an instruction (only edits use it, between them).
-                    cc_ops::setcc(buf, *cc2, &GprMem::Reg(Gpr::R11));
-                    let op = if *and { AluOp::And } else { AluOp::Or };
-                    alu::alu_rm_r(buf, op, Size::S8, &GprMem::Reg(dst), Gpr::R11);
-                }
-                moves::movzx(buf, ExtMode::BL, dst, &GprMem::Reg(dst));
-            }
             Inst::XmmSelect { cond, .. } => {
                 let n = cond.num_operands();
                 let (t, dst) = (xmm(allocs[n]), xmm(allocs[n + 2]));
@@ -919,7 +967,20 @@ impl MachInst for Inst {
                 let mov = bytes(|b| {
                     sse::sse_r_rm(b, SseOp::Movaps, dst, &XmmMem::Reg(t));
                 });
-                cc_ops::jcc_rel8(buf, cond.cc().invert(), mov.len() as i8);
+                let len = mov.len() as i8;
+                match cond.pred() {
+                    Pred::One(c) => cc_ops::jcc_rel8(buf, c.invert(), len),
+                    // `c` jumps over the 2-byte `jcc !d` straight to the move.
+                    Pred::Or(c, d) => {
+                        cc_ops::jcc_rel8(buf, c, 2);
+                        cc_ops::jcc_rel8(buf, d.invert(), len);
+                    }
+                    // `!c` skips the 2-byte `jcc !d` and the move.
+                    Pred::And(c, d) => {
+                        cc_ops::jcc_rel8(buf, c.invert(), 2 + len);
+                        cc_ops::jcc_rel8(buf, d.invert(), len);
+                    }
+                }
                 buf.put_data(&mov);
             }
             Inst::FMinMax { size, max, .. } => emit_fminmax(*size, *max, allocs, buf),
@@ -959,21 +1020,6 @@ impl MachInst for Inst {
                     cc_ops::setcc(buf, *cc, &GprMem::Reg(f));
                     moves::movzx(buf, ExtMode::BL, f, &GprMem::Reg(f));
                 }
-            }
-            Inst::Cmp128 { cc, .. } => {
-                let r11 = GprMem::Reg(Gpr::R11);
-                moves::mov_rm_r(buf, Size::S64, &r11, gpr(allocs[1]));
-                alu::alu_rm_r(
-                    buf,
-                    AluOp::Cmp,
-                    Size::S64,
-                    &GprMem::Reg(gpr(allocs[0])),
-                    gpr(allocs[2]),
-                );
-                alu::alu_rm_r(buf, AluOp::Sbb, Size::S64, &r11, gpr(allocs[3]));
-                let dst = gpr(allocs[4]);
-                cc_ops::setcc(buf, *cc, &GprMem::Reg(dst));
-                moves::movzx(buf, ExtMode::BL, dst, &GprMem::Reg(dst));
             }
             Inst::ShiftDouble { op, .. } => {
                 debug_assert_eq!(gpr(allocs[2]), Gpr::RCX);

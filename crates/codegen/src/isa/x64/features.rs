@@ -8,6 +8,8 @@
 //! - `clz`/`cls` use LZCNT, else BSR with the zero source (ZF set, destination undefined)
 //!   replaced by a `cmov` so the result is the width;
 //! - `ctz` uses TZCNT (BMI1), else BSF with the same zero handling;
+//! - `ishl`/`ushr`/`sshr` of `i32`/`i64` by a register use BMI2's SHLX/SHRX/SARX (count in
+//!   any register), else SHL/SHR/SAR with the count in `cl`;
 //! - `popcnt` uses POPCNT, else the SWAR bit-count sequence (an `i128` sums its halves);
 //! - `ceil`/`floor`/`trunc`/`nearest` use SSE4.1's ROUNDSS/ROUNDSD, else call the libcalls
 //!   `CeilF32`/`CeilF64`, `FloorF32`/…, `TruncF32`/…, `NearestF32`/`NearestF64`, which the
@@ -32,6 +34,7 @@ use crate::machinst::CodegenError;
 pub struct CpuFeatures {
     pub lzcnt: bool,
     pub bmi1: bool,
+    pub bmi2: bool,
     pub popcnt: bool,
     pub sse41: bool,
     pub cmpxchg16b: bool,
@@ -52,6 +55,7 @@ impl CpuFeatures {
             CpuFeatures {
                 lzcnt: std::is_x86_feature_detected!("lzcnt"),
                 bmi1: std::is_x86_feature_detected!("bmi1"),
+                bmi2: std::is_x86_feature_detected!("bmi2"),
                 popcnt: std::is_x86_feature_detected!("popcnt"),
                 sse41: std::is_x86_feature_detected!("sse4.1"),
                 cmpxchg16b: std::is_x86_feature_detected!("cmpxchg16b"),
@@ -69,6 +73,7 @@ impl CpuFeatures {
         CpuFeatures {
             lzcnt: true,
             bmi1: true,
+            bmi2: true,
             popcnt: true,
             sse41: true,
             cmpxchg16b: true,
@@ -80,6 +85,7 @@ impl CpuFeatures {
         CpuFeatures {
             lzcnt: false,
             bmi1: false,
+            bmi2: false,
             popcnt: false,
             sse41: false,
             cmpxchg16b: false,
@@ -96,6 +102,7 @@ impl CpuFeatures {
         let slot = match name {
             "has_lzcnt" => &mut self.lzcnt,
             "has_bmi1" => &mut self.bmi1,
+            "has_bmi2" => &mut self.bmi2,
             "has_popcnt" => &mut self.popcnt,
             "has_sse41" | "sse41" => &mut self.sse41,
             "has_cmpxchg16b" => &mut self.cmpxchg16b,
@@ -111,6 +118,7 @@ impl CpuFeatures {
         CpuFeatures {
             lzcnt: self.lzcnt && other.lzcnt,
             bmi1: self.bmi1 && other.bmi1,
+            bmi2: self.bmi2 && other.bmi2,
             popcnt: self.popcnt && other.popcnt,
             sse41: self.sse41 && other.sse41,
             cmpxchg16b: self.cmpxchg16b && other.cmpxchg16b,

@@ -18,7 +18,7 @@ use kestrel_regalloc::{
 };
 
 use super::asm::alu::{AluOp, UnaryOp};
-use super::asm::bits::BitCount;
+use super::asm::bits::{BitCount, ShiftX};
 use super::asm::moves::ExtMode;
 use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::{DoubleShift, ShiftOp};
@@ -38,10 +38,31 @@ pub enum RegImm {
     Imm(i32),
 }
 
+/// What a condition reads from the flags: one condition code, or two combined (a float
+/// compare's `eq` is `E and NP`, its `ne` is `NE or P`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pred {
+    One(Cc),
+    And(Cc, Cc),
+    Or(Cc, Cc),
+}
+
+impl Pred {
+    /// The negation (De Morgan for the pairs).
+    pub fn invert(self) -> Pred {
+        match self {
+            Pred::One(c) => Pred::One(c.invert()),
+            Pred::And(c, d) => Pred::Or(c.invert(), d.invert()),
+            Pred::Or(c, d) => Pred::And(c.invert(), d.invert()),
+        }
+    }
+}
+
 /// A flag-setting test and the condition read from it; fused into the instruction that
 /// consumes the flags, so nothing can come between the two.
 ///
-/// Operands: `Cmp`: `[a, b]` (`b` only when a register); `Test`: `[a]`.
+/// Operands: `Cmp`: `[a, b]` (`b` only when a register); `Test`: `[a]`; `CmpMem`: `[a,
+/// mem…]`; `Fcmp`: `[a, b]`; `Cmp128`: `[a_lo, a_hi, b_lo, b_hi]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cond {
     /// `cmp a, b` at `size`; true when `cc` holds.
@@ -62,6 +83,18 @@ pub enum Cond {
         mem: Mem,
         trap: Option<TrapCode>,
     },
+    /// `ucomis a, b` (float registers); true when `pred` holds. Unordered sets ZF, PF and CF,
+    /// `a < b` sets CF, equal sets ZF.
+    Fcmp {
+        size: FloatSize,
+        pred: Pred,
+        a: VReg,
+        b: VReg,
+    },
+    /// `cmp a_lo, b_lo; sbb a_hi, b_hi` (on a scratch copy of `a_hi` in r11): the borrow,
+    /// sign and overflow of the 128-bit `a - b`, so `cc` is one of `L`, `GE`, `B`, `AE`
+    /// (ZF is meaningless).
+    Cmp128 { cc: Cc, a: [VReg; 2], b: [VReg; 2] },
 }
 
 impl Cond {
@@ -92,12 +125,27 @@ impl Cond {
                 mem,
                 trap,
             },
+            Cond::Fcmp { size, pred, a, b } => Cond::Fcmp {
+                size,
+                pred: pred.invert(),
+                a,
+                b,
+            },
+            Cond::Cmp128 { cc, a, b } => Cond::Cmp128 {
+                cc: cc.invert(),
+                a,
+                b,
+            },
         }
     }
 
-    pub(crate) fn cc(self) -> Cc {
+    pub(crate) fn pred(self) -> Pred {
         match self {
-            Cond::Cmp { cc, .. } | Cond::Test { cc, .. } | Cond::CmpMem { cc, .. } => cc,
+            Cond::Cmp { cc, .. }
+            | Cond::Test { cc, .. }
+            | Cond::CmpMem { cc, .. }
+            | Cond::Cmp128 { cc, .. } => Pred::One(cc),
+            Cond::Fcmp { pred, .. } => pred,
         }
     }
 
@@ -114,6 +162,15 @@ impl Cond {
                 out.push(Operand::reg_use(a));
                 mem.collect(out);
             }
+            Cond::Fcmp { a, b, .. } => {
+                out.push(Operand::reg_use(a));
+                out.push(Operand::reg_use(b));
+            }
+            Cond::Cmp128 { a, b, .. } => {
+                for v in a.iter().chain(&b) {
+                    out.push(Operand::reg_use(*v));
+                }
+            }
         }
     }
 
@@ -122,8 +179,10 @@ impl Cond {
         match self {
             Cond::Cmp {
                 b: RegImm::Reg(_), ..
-            } => 2,
+            }
+            | Cond::Fcmp { .. } => 2,
             Cond::CmpMem { mem, .. } => 1 + mem.num_operands(),
+            Cond::Cmp128 { .. } => 4,
             _ => 1,
         }
     }
@@ -142,6 +201,20 @@ impl Cond {
                 let n = 1 + mem.num_operands();
                 let m = mem.pretty(&ops[1..n]);
                 format!("cmp{} {}, {m} ?{cc:?}", size.bits(), ops[0])
+            }
+            Cond::Fcmp { pred, .. } => {
+                let p = match pred {
+                    Pred::One(c) => format!("{c:?}"),
+                    Pred::And(c, d) => format!("{c:?} & {d:?}"),
+                    Pred::Or(c, d) => format!("{c:?} | {d:?}"),
+                };
+                format!("ucomi {}, {} ?{p}", ops[0], ops[1])
+            }
+            Cond::Cmp128 { cc, .. } => {
+                format!(
+                    "cmp128 {}:{}, {}:{} ?{cc:?}",
+                    ops[1], ops[0], ops[3], ops[2]
+                )
             }
         }
     }
@@ -352,6 +425,15 @@ pub enum Inst {
         a: VReg,
         amt: VReg,
     },
+    /// `dst = a op amt` by BMI2 `shlx`/`shrx`/`sarx` (32 or 64 bits; the count in any
+    /// register, masked to the width like `cl`). Operands: `[a use, amt use, dst def]`.
+    ShiftX {
+        op: ShiftX,
+        size: Size,
+        dst: VReg,
+        a: VReg,
+        amt: VReg,
+    },
     /// `dst = a op imm`. Operands: `[a use, dst def reusing a]`.
     ShiftImm {
         op: ShiftOp,
@@ -369,7 +451,9 @@ pub enum Inst {
     },
     /// `dst = cond ? 1 : 0`. Operands: `[cond…, dst def]`.
     Setcc { cond: Cond, dst: VReg },
-    /// `dst = cond ? t : f` (64-bit `cmov`). Operands: `[cond…, t use, f use, dst def reusing f]`.
+    /// `dst = cond ? t : f` (64-bit `cmov`; `cmov c1; cmov c2` for `Pred::Or`, never
+    /// `Pred::And`: build it with [`Inst::cmov`]). Operands: `[cond…, t use, f use, dst def
+    /// reusing f]`.
     Cmov {
         cond: Cond,
         t: VReg,
@@ -503,16 +587,6 @@ pub enum Inst {
         dst: VReg,
         src: VReg,
     },
-    /// `dst = a <cc> b` for floats after `ucomis a, b`; `second` combines another condition
-    /// (`true`: and, `false`: or). Operands: `[a use, b use, dst def]`.
-    FSetcc {
-        size: FloatSize,
-        a: VReg,
-        b: VReg,
-        cc: Cc,
-        second: Option<(Cc, bool)>,
-        dst: VReg,
-    },
     /// Float `dst = cond ? t : f`. Operands: `[cond…, t use, f use, dst def reusing f]`.
     XmmSelect {
         cond: Cond,
@@ -560,15 +634,6 @@ pub enum Inst {
         /// A carry/borrow in (`cin != 0`), used by `op_lo` (then `adc`/`sbb`).
         cin: Option<VReg>,
         flag: Option<(Cc, VReg)>,
-    },
-    /// `dst = (a <cc> b)` for 128-bit values, from `cmp a_lo, b_lo; sbb a_hi, b_hi` (on a
-    /// scratch copy of `a_hi`); `cc` reads the borrow/sign/overflow of `a - b`. Operands:
-    /// `[a_lo, a_hi, b_lo, b_hi uses, dst def]`.
-    Cmp128 {
-        cc: Cc,
-        a: [VReg; 2],
-        b: [VReg; 2],
-        dst: VReg,
     },
     /// `shld/shrd dst, b, cl` at 64 bits. Operands: `[a use, b use, amt use in rcx, dst def
     /// reusing a]`.
@@ -714,6 +779,20 @@ fn reuse_def(v: VReg, input: usize) -> Operand {
 }
 
 impl Inst {
+    /// `dst = cond ? t : f` as a [`Inst::Cmov`]: a `Pred::And` condition (no two-`cmov`
+    /// form) becomes its `Pred::Or` inverse with `t` and `f` swapped.
+    pub fn cmov(cond: Cond, t: VReg, f: VReg, dst: VReg) -> Inst {
+        match cond.pred() {
+            Pred::And(..) => Inst::Cmov {
+                cond: cond.invert(),
+                t: f,
+                f: t,
+                dst,
+            },
+            _ => Inst::Cmov { cond, t, f, dst },
+        }
+    }
+
     /// See each variant for the order.
     pub fn collect_operands(&self, out: &mut Vec<Operand>) {
         // `out` may already hold other instructions' operands; reuse indices count from here.
@@ -749,6 +828,11 @@ impl Inst {
                 out.push(Operand::reg_use(*a));
                 out.push(fixed_use(*amt, gpr_preg(Gpr::RCX)));
                 out.push(reuse_def(*dst, 0));
+            }
+            Inst::ShiftX { dst, a, amt, .. } => {
+                out.push(Operand::reg_use(*a));
+                out.push(Operand::reg_use(*amt));
+                out.push(Operand::reg_def(*dst));
             }
             Inst::Setcc { cond, dst } => {
                 cond.collect(out);
@@ -849,12 +933,6 @@ impl Inst {
                     out.push(Operand::reg_def(*f));
                 }
             }
-            Inst::Cmp128 { a, b, dst, .. } => {
-                for v in a.iter().chain(b) {
-                    out.push(Operand::reg_use(*v));
-                }
-                out.push(Operand::reg_def(*dst));
-            }
             Inst::ShiftDouble { dst, a, b, amt, .. } => {
                 out.push(Operand::reg_use(*a));
                 out.push(Operand::reg_use(*b));
@@ -877,11 +955,6 @@ impl Inst {
                 out.push(Operand::reg_use(*a));
                 out.push(Operand::reg_use(*b));
                 out.push(reuse_def(*dst, 0));
-            }
-            Inst::FSetcc { a, b, dst, .. } => {
-                out.push(Operand::reg_use(*a));
-                out.push(Operand::reg_use(*b));
-                out.push(Operand::reg_def(*dst));
             }
             Inst::XmmSelect { cond, t, f, dst } => {
                 cond.collect(out);
@@ -1040,6 +1113,9 @@ impl Inst {
             Inst::ShiftCl { op, size, .. } => {
                 format!("{} = {op:?}{} {}, {}", ops[2], size.bits(), ops[0], ops[1]).to_lowercase()
             }
+            Inst::ShiftX { op, size, .. } => {
+                format!("{} = {op:?}{} {}, {}", ops[2], size.bits(), ops[0], ops[1]).to_lowercase()
+            }
             Inst::ShiftImm { op, size, imm, .. } => {
                 format!("{} = {op:?}{} {}, {imm}", ops[1], size.bits(), ops[0]).to_lowercase()
             }
@@ -1142,17 +1218,6 @@ impl Inst {
             }
             Inst::XmmUnary { op, .. } => format!("{} = {op:?} {}", ops[1], ops[0]).to_lowercase(),
             Inst::XmmRound { mode, .. } => format!("{} = round.{mode:?} {}", ops[1], ops[0]),
-            Inst::FSetcc { cc, second, .. } => {
-                let extra = match second {
-                    Some((c2, true)) => format!(" & {c2:?}"),
-                    Some((c2, false)) => format!(" | {c2:?}"),
-                    None => String::new(),
-                };
-                format!(
-                    "{} = fset ucomi {}, {} ?{cc:?}{extra}",
-                    ops[2], ops[0], ops[1]
-                )
-            }
             Inst::XmmSelect { cond, .. } => {
                 let n = cond.num_operands();
                 format!(
@@ -1195,10 +1260,6 @@ impl Inst {
                 )
                 .to_lowercase()
             }
-            Inst::Cmp128 { cc, .. } => format!(
-                "{} = cmp128 {}:{}, {}:{} ?{cc:?}",
-                ops[4], ops[1], ops[0], ops[3], ops[2]
-            ),
             Inst::ShiftDouble { op, .. } => {
                 format!("{} = {op:?} {}, {}, {}", ops[3], ops[0], ops[1], ops[2]).to_lowercase()
             }

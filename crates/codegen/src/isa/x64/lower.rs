@@ -6,13 +6,14 @@
 //! rules (read-only; they never merge anything), constructors emit [`Inst`]s into the current
 //! IR instruction's sequence and return the registers holding results. The only constructors
 //! that record a merge are those that consume a merged producer (`alu_imm`, `imul_imm`,
-//! `shift_imm`, `cond_of`, `alu_mem`/`imul_mem` for a load, and `cmp_cond` for an immediate
+//! `shift_imm`, `cond_of`, `fcond_of`, `alu_mem`/`imul_mem` for a load, and `cmp_cond` for an immediate
 //! or load operand; a load's address folds in `lower_mem::addr_mem`), so a failed rule
 //! leaves the use counts untouched. Calls and returns are lowered here directly through the ABI.
 //!
-//! Every merge is optional: the extractors `imm32`, `icmp_merge` and `load_merge` (and
-//! `cmp_cond` for a constant operand) ask the chaos control ([`Decision::ImmOperand`],
-//! [`Decision::IcmpFusion`], [`Decision::LoadSink`]) once the merge is possible, and report
+//! Every merge is optional: the extractors `imm32`, `icmp_merge`, `fcmp_merge` and
+//! `load_merge` (and `cmp_cond` for a constant operand) ask the chaos control
+//! ([`Decision::ImmOperand`], [`Decision::IcmpFusion`], [`Decision::FcmpFusion`],
+//! [`Decision::LoadSink`]) once the merge is possible, and report
 //! no match when told to skip, so a lower-priority rule takes the general form. The rules
 //! report each firing through `rule_fired` (indices into [`lowering_rules`]).
 
@@ -21,14 +22,14 @@ use kestrel_regalloc::{RegClass, VReg};
 
 use super::abi;
 use super::asm::alu::{AluOp, UnaryOp};
-use super::asm::bits::BitCount;
+use super::asm::bits::{BitCount, ShiftX};
 use super::asm::moves::ExtMode;
 use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::ShiftOp;
 use super::asm::sse::{FloatSize, RoundMode, SseOp};
 use super::asm::Size;
 use super::features::CpuFeatures;
-use super::inst::{CallDest, Cond, Inst, RegImm};
+use super::inst::{CallDest, Cond, Inst, Pred, RegImm};
 use super::lower_op::op_of;
 pub use super::lower_op::Op;
 use crate::chaos::Decision;
@@ -70,6 +71,15 @@ pub struct Imm {
 pub struct Cmp {
     value: Value,
     cc: IntCC,
+    a: Value,
+    b: Value,
+}
+
+/// A mergeable `fcmp`: its result value, condition and operands.
+#[derive(Clone, Copy, Debug)]
+pub struct FCmp {
+    value: Value,
+    cc: FloatCC,
     a: Value,
     b: Value,
 }
@@ -467,6 +477,41 @@ impl IselCtx<'_, '_> {
         let a = self.lower.value_vreg(c);
         Cond::Test { size, cc, a }
     }
+
+    /// `a <cc> b` for floats as `ucomis` flags. Unordered sets ZF, PF and CF, `x < y` sets
+    /// CF, equal sets ZF; so `lt`/`le`/`ugt`/`uge` swap the operands, and only `eq` (ZF
+    /// without PF) and `ne` (its negation) need two flags.
+    fn fcmp_cond(&mut self, cc: FloatCC, a: Value, b: Value) -> Cond {
+        use FloatCC::*;
+        use Pred::{And, One, Or};
+        let size = float_size(self.lower.value_type(a));
+        let (swap, pred) = match cc {
+            Ordered => (false, One(Cc::NP)),
+            Unordered => (false, One(Cc::P)),
+            Equal => (false, And(Cc::E, Cc::NP)),
+            NotEqual => (false, Or(Cc::NE, Cc::P)),
+            OrderedNotEqual => (false, One(Cc::NE)),
+            UnorderedOrEqual => (false, One(Cc::E)),
+            GreaterThan => (false, One(Cc::A)),
+            GreaterThanOrEqual => (false, One(Cc::AE)),
+            LessThan => (true, One(Cc::A)),
+            LessThanOrEqual => (true, One(Cc::AE)),
+            UnorderedOrLessThan => (false, One(Cc::B)),
+            UnorderedOrLessThanOrEqual => (false, One(Cc::BE)),
+            UnorderedOrGreaterThan => (true, One(Cc::B)),
+            UnorderedOrGreaterThanOrEqual => (true, One(Cc::BE)),
+        };
+        let (mut x, mut y) = (self.lower.value_vreg(a), self.lower.value_vreg(b));
+        if swap {
+            std::mem::swap(&mut x, &mut y);
+        }
+        Cond::Fcmp {
+            size,
+            pred,
+            a: x,
+            b: y,
+        }
+    }
 }
 
 impl generated::Context for IselCtx<'_, '_> {
@@ -503,7 +548,7 @@ impl generated::Context for IselCtx<'_, '_> {
                 opcode: Opcode::Icmp,
                 cond,
                 args: [a, b],
-            } if self.lower.value_type(a).bits() <= 64 => Cmp {
+            } => Cmp {
                 value: v,
                 cc: cond,
                 a,
@@ -632,6 +677,25 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn shift(&mut self, ty: Type, op: ShiftOp, a: VReg, amt: VReg) -> VReg {
         let bits = ty.bits();
+        // BMI2 masks the count to 5 (6) bits too, which is CLIF's modulo at 32 (64) bits.
+        let x = match op {
+            ShiftOp::Shl => Some(ShiftX::Shlx),
+            ShiftOp::Shr => Some(ShiftX::Shrx),
+            ShiftOp::Sar => Some(ShiftX::Sarx),
+            _ => None,
+        };
+        if let Some(op) = x.filter(|_| self.features.bmi2 && bits >= 32) {
+            let dst = self.int();
+            let size = exact_size(ty);
+            self.lower.emit(Inst::ShiftX {
+                op,
+                size,
+                dst,
+                a,
+                amt,
+            });
+            return dst;
+        }
         let rotate = matches!(op, ShiftOp::Rol | ShiftOp::Ror);
         // The hardware masks the count to 5 (6) bits; narrower shifts need their own mask (a
         // rotate by the masked count is already right modulo the width).
@@ -755,39 +819,32 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn fcmp(&mut self, cc: FloatCC, a: Value, b: Value) -> VReg {
-        use FloatCC::*;
-        let size = float_size(self.lower.value_type(a));
-        let (mut x, mut y) = (self.lower.value_vreg(a), self.lower.value_vreg(b));
-        // `ucomis x, y`: unordered sets ZF, PF and CF; `x < y` sets CF; equal sets ZF.
-        let (swap, cc, second) = match cc {
-            Ordered => (false, Cc::NP, None),
-            Unordered => (false, Cc::P, None),
-            Equal => (false, Cc::E, Some((Cc::NP, true))),
-            NotEqual => (false, Cc::NE, Some((Cc::P, false))),
-            OrderedNotEqual => (false, Cc::NE, None),
-            UnorderedOrEqual => (false, Cc::E, None),
-            GreaterThan => (false, Cc::A, None),
-            GreaterThanOrEqual => (false, Cc::AE, None),
-            LessThan => (true, Cc::A, None),
-            LessThanOrEqual => (true, Cc::AE, None),
-            UnorderedOrLessThan => (false, Cc::B, None),
-            UnorderedOrLessThanOrEqual => (false, Cc::BE, None),
-            UnorderedOrGreaterThan => (true, Cc::B, None),
-            UnorderedOrGreaterThanOrEqual => (true, Cc::BE, None),
+        let cond = self.fcmp_cond(cc, a, b);
+        self.setcc(cond)
+    }
+
+    fn fcmp_merge(&mut self, v: Value) -> Option<FCmp> {
+        let inst = self.lower.mergeable_inst(v, self.inst)?;
+        let InstructionData::FloatCompare {
+            opcode: Opcode::Fcmp,
+            cond,
+            args: [a, b],
+        } = *self.lower.data(inst)
+        else {
+            return None;
         };
-        if swap {
-            std::mem::swap(&mut x, &mut y);
-        }
-        let dst = self.int();
-        self.lower.emit(Inst::FSetcc {
-            size,
-            a: x,
-            b: y,
-            cc,
-            second,
-            dst,
-        });
-        dst
+        let m = FCmp {
+            value: v,
+            cc: cond,
+            a,
+            b,
+        };
+        (!self.lower.should_skip(Decision::FcmpFusion)).then_some(m)
+    }
+
+    fn fcond_of(&mut self, m: FCmp) -> Cond {
+        self.lower.merge(m.value);
+        self.fcmp_cond(m.cc, m.a, m.b)
     }
 
     fn fcvt_width(&mut self, ty: Type, a: VReg) -> VReg {
@@ -1353,7 +1410,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn cmov(&mut self, cond: Cond, t: VReg, f: VReg) -> VReg {
         let dst = self.int();
-        self.lower.emit(Inst::Cmov { cond, t, f, dst });
+        self.lower.emit(Inst::cmov(cond, t, f, dst));
         dst
     }
 

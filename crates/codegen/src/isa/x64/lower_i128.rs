@@ -22,7 +22,7 @@ use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::{DoubleShift, ShiftOp};
 use super::asm::sse::FloatSize;
 use super::asm::Size;
-use super::inst::{CallDest, Cond, Inst, RegImm};
+use super::inst::{CallDest, Cond, Inst, Pred, RegImm};
 use super::lower::{IselCtx, Out};
 use crate::machinst::lower::Lower;
 use crate::machinst::CodegenError;
@@ -261,14 +261,13 @@ pub fn lower_fcvt_to(
     // `ucomis p, q` then `cc` (ordered comparisons: false for NaN).
     let fset = |lower: &mut Lower<'_, Inst>, p, q, cc| {
         let dst = lower.alloc_vreg(RegClass::Int);
-        lower.emit(Inst::FSetcc {
+        let cond = Cond::Fcmp {
             size: fsize,
+            pred: Pred::One(cc),
             a: p,
             b: q,
-            cc,
-            second: None,
-            dst,
-        });
+        };
+        lower.emit(Inst::Setcc { cond, dst });
         dst
     };
     let test = |v, cc| Cond::Test {
@@ -414,7 +413,7 @@ impl IselCtx<'_, '_> {
 
     fn cmov64(&mut self, cond: Cond, t: VReg, f: VReg) -> VReg {
         let dst = self.fresh();
-        self.lower.emit(Inst::Cmov { cond, t, f, dst });
+        self.lower.emit(Inst::cmov(cond, t, f, dst));
         dst
     }
 
@@ -897,12 +896,6 @@ impl IselCtx<'_, '_> {
             UnsignedLessThanOrEqual => (true, Cc::AE),
         };
         let (a, b) = if swap { (b, a) } else { (a, b) };
-        let dst = self.fresh();
-        self.lower.emit(Inst::Cmp128 { cc, a, b, dst });
-        Cond::Test {
-            size: Size::S64,
-            cc: Cc::NE,
-            a: dst,
-        }
+        Cond::Cmp128 { cc, a, b }
     }
 }
