@@ -1011,10 +1011,17 @@ impl MachInst for Inst {
                     moves::mov_rm_r(buf, Size::S32, &r11, gpr(allocs[4]));
                     alu::unary_rm(buf, UnaryOp::Neg, Size::S8, &r11);
                 }
-                // dst_lo is a_lo's register; b_hi is another live value, so writing dst_lo
-                // cannot clobber it.
+                // dst_lo is written (in a_lo's register) before b_hi is read. They share a
+                // register exactly when b_hi is the same value as a_lo (`x ^ (x.hi:x.lo)`
+                // after an `isplit`); then b_hi is read from a copy in r11, which is free
+                // once the carry is in CF (`mov` leaves the flags alone).
+                let mut b_hi = gpr(allocs[3]);
+                if b_hi == lo {
+                    moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(Gpr::R11), b_hi);
+                    b_hi = Gpr::R11;
+                }
                 alu::alu_rm_r(buf, *op_lo, Size::S64, &GprMem::Reg(lo), gpr(allocs[2]));
-                alu::alu_rm_r(buf, *op_hi, Size::S64, &GprMem::Reg(hi), gpr(allocs[3]));
+                alu::alu_rm_r(buf, *op_hi, Size::S64, &GprMem::Reg(hi), b_hi);
                 if let Some((cc, _)) = flag {
                     let f = gpr(allocs[d + 2]);
                     cc_ops::setcc(buf, *cc, &GprMem::Reg(f));
