@@ -1135,6 +1135,7 @@ impl MachInst for Inst {
                 moves::movzx(buf, ExtMode::BL, flag, &GprMem::Reg(flag));
             }
             Inst::Fence => misc::fence(buf, misc::Fence::Full),
+            Inst::Debugtrap => misc::int3(buf),
             Inst::AtomicXadd { size, op, .. } => {
                 let (m, r) = (Amode::base_disp(gpr(allocs[0]), 0), gpr(allocs[1]));
                 match op {

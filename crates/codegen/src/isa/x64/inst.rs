@@ -694,6 +694,9 @@ pub enum Inst {
     },
     /// `mfence`. No operands.
     Fence,
+    /// `int3` (`debugtrap`): stops in an attached debugger; without one the process gets
+    /// SIGTRAP. No operands.
+    Debugtrap,
     /// `dst = op([addr])` atomically with `[addr] op= val`: `lock xadd` for add/sub (`val`
     /// negated first for sub), `xchg` for xchg. Operands: `[addr use, val use, dst def
     /// reusing val]`.
@@ -977,7 +980,7 @@ impl Inst {
                 }
             }
             Inst::FuncAddr { dst, .. } => out.push(Operand::reg_def(*dst)),
-            Inst::Fence => {}
+            Inst::Fence | Inst::Debugtrap => {}
             Inst::AtomicCas128 {
                 addr,
                 expected,
@@ -1302,6 +1305,7 @@ impl Inst {
             Inst::TrapIf { cond, code } => format!("trap_if {}, {code}", cond.pretty(ops)),
             Inst::FuncAddr { name, .. } => format!("{} = func_addr {name}", ops[0]),
             Inst::Fence => "mfence".into(),
+            Inst::Debugtrap => "int3".into(),
             Inst::AtomicCas128 { .. } => format!(
                 "{}:{} = atomic_cas128 [{}], {}:{}, {}:{}",
                 ops[6], ops[5], ops[0], ops[2], ops[1], ops[4], ops[3]

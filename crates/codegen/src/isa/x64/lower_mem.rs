@@ -11,7 +11,8 @@
 use kestrel_ir::entity::EntityRef;
 use kestrel_ir::immediates::Endianness;
 use kestrel_ir::{
-    AtomicRmwOp, Inst as IrInst, InstructionData, MemFlags, Opcode, TrapCode, Type, Value,
+    ArgumentPurpose, AtomicRmwOp, GlobalValue, GlobalValueData, Inst as IrInst, InstructionData,
+    MemFlags, Opcode, TrapCode, Type, Value,
 };
 use kestrel_regalloc::{RegClass, VReg};
 
@@ -82,6 +83,99 @@ fn load_int(lower: &mut Lower<'_, Inst>, kind: LoadKind, mem: Mem, trap: Option<
         trap,
     });
     dst
+}
+
+/// Global values nest at most this deep (the verifier rejects cycles; this bounds the rest).
+const MAX_GLOBAL_VALUE_DEPTH: u32 = 32;
+
+/// Evaluate global value `gv` into a fresh vreg (a `vmctx` parameter, loads from it, and
+/// constant offsets). Each `global_value` instruction evaluates its chain again: the chain
+/// has no instruction of its own whose result could be shared.
+fn global_value_vreg(
+    lower: &mut Lower<'_, Inst>,
+    gv: GlobalValue,
+    depth: u32,
+) -> Result<VReg, CodegenError> {
+    if depth > MAX_GLOBAL_VALUE_DEPTH {
+        return Err(CodegenError::unsupported(format!(
+            "global value chain deeper than {MAX_GLOBAL_VALUE_DEPTH}"
+        )));
+    }
+    let f = lower.f;
+    let data = f
+        .global_values
+        .get(gv)
+        .ok_or_else(|| CodegenError::unsupported(format!("undefined global value {gv}")))?;
+    match *data {
+        GlobalValueData::VMContext => {
+            let index = f
+                .signature
+                .params
+                .iter()
+                .position(|p| p.purpose == ArgumentPurpose::VMContext)
+                .ok_or_else(|| {
+                    CodegenError::unsupported("`vmctx` global value without a vmctx parameter")
+                })?;
+            let entry = f
+                .layout
+                .entry_block()
+                .expect("a lowered function has an entry");
+            Ok(lower.value_vreg(f.dfg.block_params(entry)[index]))
+        }
+        GlobalValueData::Load {
+            base,
+            offset,
+            global_type,
+            flags,
+        } => {
+            let kind = match global_type {
+                Type::I64 => LoadKind::Int(Size::S64),
+                Type::I32 => LoadKind::Int(Size::S32),
+                Type::I16 => LoadKind::Zext(ExtMode::WL),
+                Type::I8 => LoadKind::Zext(ExtMode::BL),
+                other => {
+                    return Err(CodegenError::unsupported(format!(
+                        "global value loaded as {other}"
+                    )))
+                }
+            };
+            let base = global_value_vreg(lower, base, depth + 1)?;
+            let mem = Mem::Reg { base, disp: offset };
+            Ok(load_int(lower, kind, mem, flags.trap_code))
+        }
+        GlobalValueData::IAddImm {
+            base,
+            offset,
+            global_type,
+        } => {
+            let base = global_value_vreg(lower, base, depth + 1)?;
+            let size = if global_type == Type::I64 {
+                Size::S64
+            } else {
+                Size::S32
+            };
+            let b = match i32::try_from(offset) {
+                Ok(k) => RegImm::Imm(k),
+                Err(_) => {
+                    let k = int(lower);
+                    lower.emit(Inst::MovImm {
+                        dst: k,
+                        imm: offset as u64,
+                    });
+                    RegImm::Reg(k)
+                }
+            };
+            let dst = int(lower);
+            lower.emit(Inst::Alu {
+                op: AluOp::Add,
+                size,
+                dst,
+                a: base,
+                b,
+            });
+            Ok(dst)
+        }
+    }
 }
 
 /// A big-endian load: the little-endian load of the same bytes, then a byte swap at the
@@ -411,6 +505,16 @@ pub fn lower_memory(
             opcode: Opcode::Fence,
         } => {
             lower.emit(Inst::Fence);
+            Ok(Some(Vec::new()))
+        }
+        InstructionData::UnaryGlobalValue {
+            opcode: Opcode::GlobalValue,
+            global_value,
+        } => Ok(Some(vec![global_value_vreg(lower, global_value, 0)?])),
+        InstructionData::NullAry {
+            opcode: Opcode::Debugtrap,
+        } => {
+            lower.emit(Inst::Debugtrap);
             Ok(Some(Vec::new()))
         }
         // A barrier for the compiler only: nothing moves across it (it changes the side-effect
