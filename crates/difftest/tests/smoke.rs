@@ -1,12 +1,12 @@
 //! The seeded smoke campaign that runs with every `cargo test`: oracles 1 and 2 (interpreter
 //! vs native, native with chaos vs without) over a fixed, deterministic set of cases.
-//! 20,000 cases take about 40 s on the 2-core reference machine (debug build, opt-level 1);
+//! 30,000 cases take about a minute on the 2-core reference machine (debug build, opt-level 1);
 //! `KESTREL_FUZZ_SMOKE_CASES` overrides the number of cases.
 
 use kestrel_difftest::campaign::{self, Campaign, Limit};
 
 const SEED: u64 = 20261122;
-const DEFAULT_CASES: u64 = 20_000;
+const DEFAULT_CASES: u64 = 30_000;
 
 #[test]
 fn seeded_smoke_campaign_finds_nothing() {
