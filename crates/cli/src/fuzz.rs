@@ -13,14 +13,29 @@ use std::time::Duration;
 
 use kestrel_difftest::campaign::{self, Campaign, Limit};
 
-/// The command's options, as parsed.
+/// The command's options.
+#[derive(clap::Args)]
 pub struct FuzzArgs {
+    /// Campaign seed (default: from the clock; printed first).
+    #[arg(long)]
     pub seed: Option<u64>,
+    /// Stop after this many seconds (default 60).
+    #[arg(long, value_name = "SECS", conflicts_with = "count")]
     pub time: Option<u64>,
+    /// Stop after this many cases (deterministic for a seed).
+    #[arg(long, value_name = "N")]
     pub count: Option<u64>,
+    /// Also compare native code with the chaos control on against it off.
+    #[arg(long)]
     pub chaos: bool,
+    /// Also compare with Cranelift 0.135.8 (builds with `--features cranelift` only).
+    #[arg(long)]
     pub against_cranelift: bool,
+    /// Directory for minimized failures (created if missing).
+    #[arg(long, value_name = "DIR", default_value = "fuzz-failures")]
     pub out: PathBuf,
+    /// Print which opcodes and lowering rules the campaign exercised.
+    #[arg(long)]
     pub coverage: bool,
 }
 

@@ -107,29 +107,7 @@ enum Command {
     /// Progress lines go to stderr; a failure is minimized and written to the `--out`
     /// directory as a ready-to-commit test file. The last line printed is `N cases, M
     /// failures`; exit status 1 if anything failed.
-    Fuzz {
-        /// Campaign seed (default: from the clock; printed first).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Stop after this many seconds (default 60).
-        #[arg(long, value_name = "SECS", conflicts_with = "count")]
-        time: Option<u64>,
-        /// Stop after this many cases (deterministic for a seed).
-        #[arg(long, value_name = "N")]
-        count: Option<u64>,
-        /// Also compare native code with the chaos control on against it off.
-        #[arg(long)]
-        chaos: bool,
-        /// Also compare with Cranelift 0.135.8 (builds with `--features cranelift` only).
-        #[arg(long)]
-        against_cranelift: bool,
-        /// Directory for minimized failures (created if missing).
-        #[arg(long, value_name = "DIR", default_value = "fuzz-failures")]
-        out: PathBuf,
-        /// Print which opcodes and lowering rules the campaign exercised.
-        #[arg(long)]
-        coverage: bool,
-    },
+    Fuzz(fuzz::FuzzArgs),
     /// Parse and verify a file, then print it in canonical CLIF.
     Print { file: PathBuf },
     /// Parse and verify a file; prints nothing on success.
@@ -176,23 +154,7 @@ fn main() -> ExitCode {
             }
             other => Err(format!("unknown --opt-level `{other}` (none or speed)")),
         },
-        Command::Fuzz {
-            seed,
-            time,
-            count,
-            chaos,
-            against_cranelift,
-            out,
-            coverage,
-        } => fuzz::fuzz(fuzz::FuzzArgs {
-            seed,
-            time,
-            count,
-            chaos,
-            against_cranelift,
-            out,
-            coverage,
-        }),
+        Command::Fuzz(args) => fuzz::fuzz(args),
         Command::Print { file } => commands::print(&file),
         Command::Verify { file } => commands::verify(&file),
     };

@@ -320,15 +320,11 @@ fn spawn_watchdog(
             timeout.as_secs()
         );
         if let Some(case) = regenerate(seed, index, &gen) {
-            let finding = Finding {
-                oracle: "native",
-                baseline: Some("interpreter"),
-                kind: crate::check::FindingKind::Error,
-                arg_index: None,
-                expected: None,
-                got: None,
-                message: format!("did not return within {}s", timeout.as_secs()),
-            };
+            let finding = Finding::error(
+                "native",
+                Some("interpreter"),
+                format!("did not return within {}s", timeout.as_secs()),
+            );
             if let Ok(path) = write_failure(&out_dir, seed, index, &case, &finding) {
                 eprintln!("fuzz: case written (not minimized) to {}", path.display());
             }

@@ -33,6 +33,19 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// `oracle` could not run the case.
+    pub fn error(oracle: &'static str, baseline: Option<&'static str>, message: String) -> Self {
+        Finding {
+            oracle,
+            baseline,
+            kind: FindingKind::Error,
+            arg_index: None,
+            expected: None,
+            got: None,
+            message,
+        }
+    }
+
     /// Whether `other` is the same failure for minimization purposes: the same oracle failing
     /// in the same way (for a mismatch, with the same shapes of outcome: results vs trap on
     /// each side).
@@ -124,28 +137,13 @@ pub fn check_case(
     for oracle in oracles.iter_mut() {
         let name = oracle.name();
         let baseline = oracle.baseline();
-        let outcomes = oracle.run(case, seed, coverage).map_err(|message| {
-            Box::new(Finding {
-                oracle: name,
-                baseline,
-                kind: FindingKind::Error,
-                arg_index: None,
-                expected: None,
-                got: None,
-                message,
-            })
-        })?;
+        let outcomes = oracle
+            .run(case, seed, coverage)
+            .map_err(|message| Box::new(Finding::error(name, baseline, message)))?;
         if let Some(base) = baseline {
             let Some((_, expected)) = done.iter().find(|(n, _)| *n == base) else {
-                return Err(Box::new(Finding {
-                    oracle: name,
-                    baseline,
-                    kind: FindingKind::Error,
-                    arg_index: None,
-                    expected: None,
-                    got: None,
-                    message: format!("misconfigured: {name} runs before its baseline {base}"),
-                }));
+                let message = format!("misconfigured: {name} runs before its baseline {base}");
+                return Err(Box::new(Finding::error(name, baseline, message)));
             };
             if let Some(i) = (0..expected.len()).find(|&i| outcomes.get(i) != Some(&expected[i])) {
                 return Err(Box::new(Finding {
