@@ -3,13 +3,14 @@
 //! pure values, and typed errors for unsupported input.
 
 use kestrel_codegen::chaos::Chaos;
+use kestrel_codegen::isa::x64::features::CpuFeatures;
 use kestrel_codegen::isa::x64::inst::Inst;
 use kestrel_codegen::isa::x64::{Flags, X64Backend};
 use kestrel_codegen::machinst::blockorder::BlockLoweringOrder;
 use kestrel_codegen::machinst::lower::lower;
 use kestrel_codegen::machinst::vcode::VCode;
 use kestrel_codegen::machinst::{CodegenError, MachInst};
-use kestrel_ir::Opcode;
+use kestrel_ir::{Opcode, Type};
 use kestrel_regalloc::{Block, Function as _};
 
 fn parse(text: &str) -> kestrel_ir::Function {
@@ -149,19 +150,29 @@ fn loops_keep_final_order_and_block_params() {
 
 #[test]
 fn unsupported_instruction_is_a_typed_error() {
+    // Every opcode has a lowering; what remains unsupported is an instruction the target CPU
+    // cannot do: a 128-bit atomic without CMPXCHG16B.
     let f = parse(
-        "function %f(i64) -> i64 {
-         block0(v0: i64):
-             debugtrap
-             return v0
+        "function %f(i64, i128) -> i128 {
+         block0(v0: i64, v1: i128):
+             v2 = atomic_rmw.i128 add v0, v1
+             return v2
          }",
     );
-    match X64Backend.compile_function(&f, &Flags::default()) {
+    let flags = Flags {
+        features: CpuFeatures::none(),
+        ..Flags::default()
+    };
+    match X64Backend.compile_function(&f, &flags) {
         Err(CodegenError::Unsupported {
-            opcode: Some(Opcode::Debugtrap),
-            ..
-        }) => {}
-        other => panic!("expected Unsupported(debugtrap), got {other:?}"),
+            opcode: Some(Opcode::AtomicRmw),
+            ty: Some(Type::I128),
+            what,
+        }) => assert!(
+            what.contains("cmpxchg16b") || what.contains("CMPXCHG16B"),
+            "{what}"
+        ),
+        other => panic!("expected Unsupported(atomic_rmw.i128), got {other:?}"),
     }
 }
 
