@@ -179,7 +179,7 @@ fn unsupported_instruction_is_a_typed_error() {
 #[test]
 fn unsupported_calling_convention_is_a_typed_error() {
     let f = parse(
-        "function %f(i64) -> i64 winch {
+        "function %f(i64) -> i64 probestack {
          block0(v0: i64):
              return v0
          }",
@@ -188,5 +188,5 @@ fn unsupported_calling_convention_is_a_typed_error() {
         .compile_function(&f, &Flags::default())
         .unwrap_err();
     assert!(matches!(err, CodegenError::Unsupported { .. }), "{err}");
-    assert!(err.to_string().contains("winch"), "{err}");
+    assert!(err.to_string().contains("probestack"), "{err}");
 }

@@ -40,7 +40,7 @@ fn wrong_expectation_fails_with_the_lead_format() {
 fn unsupported_feature_fails_and_names_it() {
     let text = "test run
 target x86_64
-function %f(i64) -> i64 winch {
+function %f(i64) -> i64 probestack {
 block0(v0: i64):
     return v0
 }
@@ -49,7 +49,7 @@ block0(v0: i64):
     match run(text, false) {
         Outcome::Fail(why) => {
             assert!(
-                why[0].contains("unsupported") && why[0].contains("winch"),
+                why[0].contains("unsupported") && why[0].contains("probestack"),
                 "{why:?}"
             )
         }

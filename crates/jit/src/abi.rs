@@ -20,6 +20,11 @@
 //!   integer arguments start at rsi. An `i128` may be split: low half in rdx, high half in the
 //!   area. An `f32` part occupies the low 4 bytes of its 8.
 //!
+//! `winch` is placed by the backend too: System V arguments, only the last result in a
+//! register (rax or xmm0), the others in the return area at the backend's offsets, each as
+//! wide as its type (see `kestrel_codegen::isa::x64::winch`). A winch callee preserves no
+//! register but rbp and rsp, which the trampoline allows for.
+//!
 //! `windows_fastcall` is placed by the backend too: arguments in rcx, rdx, r8, r9 / xmm0–xmm3
 //! by position, the rest above a 32-byte shadow area (which becomes four zeroed stack slots
 //! here), at most one result. The trampoline preserves everything System V requires, a subset
@@ -58,7 +63,8 @@ pub(crate) enum RetLoc {
     Gpr(usize),
     /// xmm0 or xmm1.
     Xmm(usize),
-    /// Byte offset in the return area (a multiple of 8).
+    /// Byte offset in the return area; the part is as wide as its type (8 bytes for a half
+    /// of an `i128`).
     Area(usize),
 }
 
@@ -88,6 +94,7 @@ pub(crate) fn callable_conv(cc: CallConv) -> bool {
             | CallConv::Cold
             | CallConv::Tail
             | CallConv::WindowsFastcall
+            | CallConv::Winch
     )
 }
 
@@ -171,7 +178,7 @@ pub(crate) fn classify(sig: &Signature) -> Result<CallPlan, CallError> {
                 x64::RetLoc::Reg(r) => ret_reg(r),
                 x64::RetLoc::Area(off) => {
                     let off = usize::try_from(off).expect("return-area offsets are positive");
-                    debug_assert!(off % 8 == 0 && off + 8 <= ret_area);
+                    debug_assert!(off + part_bytes(r.value_type) <= ret_area);
                     Ok(RetLoc::Area(off))
                 }
             })
@@ -184,6 +191,11 @@ pub(crate) fn classify(sig: &Signature) -> Result<CallPlan, CallError> {
         stack_slots,
         ret_area,
     })
+}
+
+/// Bytes of one part of a result of type `ty` (an `i128` has two 8-byte parts).
+pub(crate) fn part_bytes(ty: Type) -> usize {
+    ty.bytes().min(8) as usize
 }
 
 /// The 64-bit register image of a narrow integer argument.
@@ -319,6 +331,32 @@ mod tests {
             &[Type::I64, Type::I64]
         ))
         .is_err());
+    }
+
+    #[test]
+    fn winch_packs_the_area_in_reverse() {
+        let rets = [Type::I8, Type::F64, Type::I16, Type::F32];
+        let plan = classify(&sig_cc(CallConv::Winch, &[Type::I64; 6], &rets)).unwrap();
+        // Forward i8 at 0, f64 at 1, i16 at 9 (total 11), mirrored; the f32 in xmm0.
+        let expected = [
+            [RetLoc::Area(10)],
+            [RetLoc::Area(2)],
+            [RetLoc::Area(0)],
+            [RetLoc::Xmm(0)],
+        ];
+        assert_eq!(ret_locs(&plan), expected.map(Vec::from));
+        assert_eq!(plan.ret_area, 11);
+        assert_eq!(arg_locs(&plan)[5], [ArgLoc::Stack(0)]);
+        // A `uext` parameter widens every slot to 8 bytes.
+        let mut s = sig_cc(CallConv::Winch, &[Type::I8], &rets);
+        s.params[0].extension = ArgumentExtension::Uext;
+        let expected = [
+            [RetLoc::Area(16)],
+            [RetLoc::Area(8)],
+            [RetLoc::Area(0)],
+            [RetLoc::Xmm(0)],
+        ];
+        assert_eq!(ret_locs(&classify(&s).unwrap()), expected.map(Vec::from));
     }
 
     #[test]

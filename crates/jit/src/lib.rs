@@ -26,10 +26,9 @@
 //! x86-64 Linux only (System V; the handler reads the Linux `ucontext_t`).
 //!
 //! Not yet:
-//! - `winch` functions cannot be called from the host (the backend does not compile them
-//!   either); every signature the backend compiles (`system_v`, `fast`, `cold`, `tail`, with
-//!   results beyond the return registers in a host-allocated return area, and
-//!   `windows_fastcall`) can be;
+//! - only the conventions the backend compiles can be called from the host (`system_v`,
+//!   `fast`, `cold`, `tail`, `winch`, with results beyond the return registers in a
+//!   host-allocated return area, and `windows_fastcall`);
 //! - stack overflow is caught only if the code generator registers its stack-probe or
 //!   stack-limit check as a `stk_ovf` trap site (the alternate stack makes the handler run);
 //! - freeing individual functions: code lives until its module is dropped.

@@ -6,7 +6,8 @@
 //!    this thread's current call in [`CURRENT`], and calls `kestrel_jit_trampoline(ctx)`.
 //! 2. The trampoline saves the callee-saved registers in its own frame, records its `rsp` and
 //!    `rbp` in the context, copies the stack arguments below a 16-byte aligned `rsp`, loads the
-//!    argument registers and calls the target. On a normal return it stores rax, rdx, xmm0 and
+//!    argument registers and calls the target (keeping the context pointer in its frame: a
+//!    `winch` target preserves no register but rbp and rsp). On a normal return it stores rax, rdx, xmm0 and
 //!    xmm1 in the context and returns 0. Results beyond those registers are in the return
 //!    area `invoke` allocated and passed in rdi (see [`abi`]).
 //! 3. If the target faults at a registered trap site, the handler writes the trap into the
@@ -83,8 +84,10 @@ core::arch::global_asm!(
     ".cfi_offset r13, -40",
     ".cfi_offset r14, -48",
     ".cfi_offset r15, -56",
-    // Entry rsp was 8 mod 16; after six pushes and this it is 0 mod 16.
+    // Entry rsp was 8 mod 16; after six pushes and this it is 0 mod 16. The slot keeps the
+    // context pointer across the call (a winch callee may overwrite r12; rbp survives).
     "sub rsp, 8",
+    "mov [rbp - 48], rdi",
     "mov r12, rdi",
     "mov [r12 + {saved_rsp}], rsp",
     "mov [r12 + {saved_rbp}], rbp",
@@ -118,7 +121,7 @@ core::arch::global_asm!(
     "mov r8, [r12 + {gprs} + 32]",
     "mov r9, [r12 + {gprs} + 40]",
     "call qword ptr [r12 + {target}]",
-    // r12 is callee-saved, so it still points at the context.
+    "mov r12, [rbp - 48]",
     "mov [r12 + {ret_gprs}], rax",
     "mov [r12 + {ret_gprs} + 8], rdx",
     "movq qword ptr [r12 + {ret_xmms}], xmm0",
@@ -246,7 +249,7 @@ pub(crate) unsafe fn invoke(
     // registers and stack slots `ctx` now holds; `ctx` and `stack` outlive the call. The
     // return area, if any, is `plan.ret_area` bytes (rounded up) of 16-byte aligned memory
     // owned by `area`, which outlives the call and is not otherwise accessed during it, so
-    // the callee's 8-byte stores at offsets below `plan.ret_area` land inside it. The
+    // the callee's stores inside `[0, plan.ret_area)` land inside it. The
     // handler writes to `*ctx_ptr` only while this call is active (it is `CURRENT`).
     let trapped = unsafe { kestrel_jit_trampoline(ctx_ptr.cast()) };
     CURRENT.set(outer);
@@ -257,17 +260,26 @@ pub(crate) unsafe fn invoke(
             .expect("the handler records a code before resuming");
         return Err((code, ctx.trap_func, ctx.trap_offset));
     }
-    let part = |loc: RetLoc| match loc {
+    let area_bytes: Vec<u8> = area
+        .iter()
+        .flat_map(|c| c.0.iter().flat_map(|w| w.to_le_bytes()))
+        .collect();
+    // A part in the area is read at its type's width (winch packs parts unaligned).
+    let part = |loc: RetLoc, width: usize| match loc {
         RetLoc::Gpr(i) => ctx.ret_gprs[i],
         RetLoc::Xmm(i) => ctx.ret_xmms[i],
-        RetLoc::Area(off) => area[off / 16].0[off % 16 / 8],
+        RetLoc::Area(off) => {
+            let mut word = [0u8; 8];
+            word[..width].copy_from_slice(&area_bytes[off..off + width]);
+            u64::from_le_bytes(word)
+        }
     };
     let results = plan
         .rets
         .iter()
-        .map(|(_, locs)| {
+        .map(|&(ty, ref locs)| {
             locs.iter().enumerate().fold(0u128, |acc, (i, &loc)| {
-                acc | (part(loc) as u128) << (64 * i)
+                acc | (part(loc, abi::part_bytes(ty)) as u128) << (64 * i)
             })
         })
         .collect();

@@ -95,12 +95,12 @@ block0(v0: i32, v1: i32):
 
 #[test]
 fn compile_errors_name_the_function() {
-    let text = "function %w(i64) -> i64 winch {\nblock0(v0: i64):\n    return v0\n}\n";
+    let text = "function %w(i64) -> i64 probestack {\nblock0(v0: i64):\n    return v0\n}\n";
     let funcs = kestrel_ir::parse_functions(text, "w.clif").unwrap();
     let mut module = JitModule::new();
     let err = module.define_ir(&funcs[0], &Flags::default()).unwrap_err();
     assert!(
-        err.to_string().contains("`w`") && err.to_string().contains("winch"),
+        err.to_string().contains("`w`") && err.to_string().contains("probestack"),
         "{err}"
     );
 }

@@ -208,14 +208,14 @@ fn results_beyond_the_registers_come_from_the_return_area() {
 }
 
 #[test]
-fn winch_is_reported_not_guessed() {
+fn unsupported_convention_is_reported_not_guessed() {
     let asm = assemble(|a| {
         a.ret()?;
         Ok(vec![])
     });
     let mut s = sig(&[], &[]);
-    s.call_conv = kestrel_ir::CallConv::Winch;
+    s.call_conv = kestrel_ir::CallConv::Probestack;
     let (m, f) = single(CompiledFunction::new(asm.code, s));
     let e = unsafe { m.call(f, &[]) }.unwrap_err();
-    assert!(e.to_string().contains("winch"), "{e}");
+    assert!(e.to_string().contains("probestack"), "{e}");
 }

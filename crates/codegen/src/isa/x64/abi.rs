@@ -4,8 +4,9 @@
 //!
 //! - Arguments: integers in `rdi, rsi, rdx, rcx, r8, r9`, floats in `xmm0`–`xmm7`, in order
 //!   per class; the rest on the stack in 8-byte slots at `[rbp + 16 + 8*i]`, in order.
-//! - Results: integers in `rax, rdx`, floats in `xmm0, xmm1`; more results than that are
-//!   reported as unsupported (no hidden return area yet).
+//! - Results: integers in `rax, rdx`, floats in `xmm0, xmm1`; the rest in a return area of
+//!   8-byte slots in result order, whose address the caller passes as a hidden first argument
+//!   (rdi; the integer parameters then start at rsi).
 //! - Callee-saved `rbx, r12`–`r15` are saved only when the allocator used them; everything
 //!   else is caller-saved and clobbered by calls. `r11` and `xmm15` are never allocated:
 //!   they are the edit scratch registers.
@@ -14,7 +15,10 @@
 //!   up nothing (no `push rbp`, no `sub rsp`) and returns with a bare `ret`.
 //! - After the prologue `rsp` is 16-byte aligned, so calls need no adjustment.
 //! - `fast`, `cold` and `tail` are treated as System V (the callee and caller agree because
-//!   both are compiled here); other conventions are unsupported.
+//!   both are compiled here); `windows_fastcall` is Windows x64 (see its functions below);
+//!   `winch` is described in [`super::winch`]; other conventions are unsupported.
+//! - A function also saves the callee-saved registers of its convention that its calls may
+//!   clobber (a System V function calling a winch one saves rbx, r12–r15 around it all).
 
 use std::sync::OnceLock;
 
@@ -26,6 +30,7 @@ use super::asm::Size;
 use super::asm::{Gpr, Xmm};
 use super::emit::Frame;
 use super::inst::{gpr_preg, CallDest, FrameValue, Inst, LoadKind, Mem, StoreKind};
+use super::winch;
 use crate::machinst::lower::Lower;
 use crate::machinst::vcode::VCode;
 use crate::machinst::CodegenError;
@@ -34,7 +39,7 @@ const INT_ARGS: [Gpr; 6] = [Gpr::RDI, Gpr::RSI, Gpr::RDX, Gpr::RCX, Gpr::R8, Gpr
 const INT_RETS: [Gpr; 2] = [Gpr::RAX, Gpr::RDX];
 const CALLEE_SAVED: [Gpr; 5] = [Gpr::RBX, Gpr::R12, Gpr::R13, Gpr::R14, Gpr::R15];
 
-fn xmm_preg(n: usize) -> PReg {
+pub(super) fn xmm_preg(n: usize) -> PReg {
     PReg::new(n, RegClass::Float)
 }
 
@@ -52,7 +57,8 @@ fn check_call_conv(cc: CallConv) -> Result<(), CodegenError> {
         | CallConv::Fast
         | CallConv::Cold
         | CallConv::Tail
-        | CallConv::WindowsFastcall => Ok(()),
+        | CallConv::WindowsFastcall
+        | CallConv::Winch => Ok(()),
         other => Err(CodegenError::unsupported(format!(
             "calling convention `{}`",
             other.name()
@@ -73,7 +79,7 @@ pub fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
     }
 }
 
-fn regs_of(ty: Type) -> Result<(RegClass, usize), CodegenError> {
+pub(super) fn regs_of(ty: Type) -> Result<(RegClass, usize), CodegenError> {
     value_regs(ty).ok_or_else(|| CodegenError::Unsupported {
         opcode: None,
         ty: Some(ty),
@@ -96,6 +102,9 @@ pub fn ret_locs(sig: &Signature) -> Result<(Vec<Vec<RetLoc>>, u32), CodegenError
     check_call_conv(sig.call_conv)?;
     if sig.call_conv == CallConv::WindowsFastcall {
         return fastcall_ret_locs(sig);
+    }
+    if sig.call_conv == CallConv::Winch {
+        return winch::ret_locs(sig);
     }
     let (mut ints, mut floats, mut area) = (0, 0, 0u32);
     let mut locs = Vec::with_capacity(sig.returns.len());
@@ -180,13 +189,37 @@ pub fn min_out_area(sig: &Signature) -> u32 {
 
 /// Registers a function of convention `cc` must preserve (besides rbp and rsp).
 fn callee_saved(cc: CallConv) -> (Vec<Gpr>, Vec<Xmm>) {
-    let mut gprs = CALLEE_SAVED.to_vec();
-    let mut xmms = Vec::new();
-    if cc == CallConv::WindowsFastcall {
-        gprs.extend([Gpr::RSI, Gpr::RDI]);
-        xmms.extend((6..16).map(Xmm::new));
+    match cc {
+        CallConv::Winch => (Vec::new(), Vec::new()),
+        CallConv::WindowsFastcall => (
+            [&CALLEE_SAVED[..], &[Gpr::RSI, Gpr::RDI]].concat(),
+            (6..16).map(Xmm::new).collect(),
+        ),
+        _ => (CALLEE_SAVED.to_vec(), Vec::new()),
     }
-    (gprs, xmms)
+}
+
+/// Registers a call of a function of convention `cc` may overwrite.
+fn call_clobbers(cc: CallConv) -> PRegSet {
+    let mut set = caller_saved();
+    if cc == CallConv::Winch {
+        CALLEE_SAVED.iter().for_each(|&g| set.add(gpr_preg(g)));
+    }
+    set
+}
+
+/// How a result part of type `ty` is stored to and loaded from the return area of `cc`:
+/// 8-byte slots, except winch's exact-width ones.
+fn area_access(cc: CallConv, ty: Type, class: RegClass) -> (StoreKind, LoadKind) {
+    if cc == CallConv::Winch {
+        winch::area_access(ty)
+    } else {
+        let kind = match class {
+            RegClass::Int => StoreKind::Int(Size::S64),
+            RegClass::Float => StoreKind::Float(FloatSize::F64),
+        };
+        (kind, load_kind_of(class))
+    }
 }
 
 /// Whether calls of `sig` pass a hidden return-area pointer.
@@ -357,17 +390,19 @@ pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), Codeg
 /// `return vals…`.
 pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), CodegenError> {
     let (locs, _) = ret_locs(ctx.signature())?;
+    let cc = ctx.signature().call_conv;
     let mut seen = Vec::new();
     let mut rets = Vec::new();
     for (&v, parts) in vals.iter().zip(locs) {
         let vrs = ctx.value_regs(v);
+        let ty = ctx.value_type(v);
         for (&vr, loc) in vrs.regs().iter().zip(parts) {
             match loc {
                 RetLoc::Reg(r) => rets.push((distinct(ctx, &mut seen, vr), r)),
                 RetLoc::Area(disp) => {
                     let base = ret_area_ptr(ctx);
                     ctx.emit(Inst::Store {
-                        kind: store_kind_of(vr),
+                        kind: area_access(cc, ty, vr.class()).0,
                         src: vr,
                         mem: Mem::Reg { base, disp },
                         trap: None,
@@ -436,7 +471,7 @@ fn gen_call_parts(
             }
         }
     }
-    let mut clobbers = caller_saved();
+    let mut clobbers = call_clobbers(sig.call_conv);
     let mut defs = Vec::new();
     let mut results = Vec::new();
     let mut loads = Vec::new();
@@ -451,7 +486,7 @@ fn gen_call_parts(
                     defs.push((v, r));
                 }
                 RetLoc::Area(disp) => loads.push(Inst::Load {
-                    kind: load_kind_of(class),
+                    kind: area_access(sig.call_conv, p.value_type, class).1,
                     dst: v,
                     mem: Mem::RetArea { disp },
                     trap: None,
@@ -483,6 +518,7 @@ pub fn compute_frame(
     // Outgoing stack arguments, then the return area, live at the bottom of the frame, each
     // shared by all calls.
     let (mut out_args, mut ret_area) = (0u32, 0u32);
+    let mut used_by_calls = PRegSet::empty();
     // Whether the code needs `rbp` or 16-byte alignment whatever the frame's size: a call
     // (alignment at the call site), an incoming stack argument (`[rbp + 16 + …]`), reading
     // the frame pointer or the return address (`[rbp + 8]`).
@@ -496,8 +532,13 @@ pub fn compute_frame(
                 mem: Mem::OutgoingArg { disp },
                 ..
             } => out_args = out_args.max(*disp as u32 + 8),
-            Inst::Call { out_area, .. } => {
+            Inst::Call {
+                out_area, clobbers, ..
+            } => {
                 out_args = out_args.max(*out_area);
+                // What the callee may overwrite counts as written here: this function must
+                // still preserve its own callee-saved registers for its caller.
+                clobbers.iter().for_each(|r| used_by_calls.add(r));
                 needs_fp = true;
             }
             Inst::FrameValue {
@@ -511,7 +552,7 @@ pub fn compute_frame(
     let ret_area = ret_area_base + ret_area.next_multiple_of(16);
     // Registers the code writes, and the spill slots it touches: the allocator may count
     // slots it reserved but never used, which must not grow the frame.
-    let mut used = PRegSet::empty();
+    let mut used = used_by_calls;
     let mut spill_slots = 0u32;
     let mut note = |a: Allocation| match a {
         Allocation::Reg(r) => used.add(r),

@@ -1,0 +1,89 @@
+//! The `winch` calling convention: how Cranelift calls Wasmtime's baseline compiler's code.
+//!
+//! # Contract
+//!
+//! - Parameters as System V, including the hidden return-area pointer in rdi (integer
+//!   parameters then start at rsi) when the return area is non-empty.
+//! - Only the last result gets a register: rax if it is an integer, xmm0 if a float. Every
+//!   other result goes to the return area.
+//! - Area layout: the results are first placed in order at offsets `o`, each taking exactly
+//!   its byte size (packed, unaligned), or, if any *parameter* has a `uext`/`sext` attribute,
+//!   8 bytes each. With `total` the end of the last one (the area's size), a result's offset
+//!   is `total - o - size`: the first result lies at the highest offset.
+//! - Area accesses are exactly as wide as the result's type.
+//! - No register is callee-saved: a winch function saves none (besides rbp, the frame
+//!   pointer), and a call of one clobbers every allocatable register.
+//! - `i128` anywhere in the signature is unsupported (Cranelift requires the LLVM ABI
+//!   extensions for it).
+
+use kestrel_ir::{ArgumentExtension, Signature, Type};
+use kestrel_regalloc::RegClass;
+
+use super::abi::{regs_of, xmm_preg, RetLoc};
+use super::asm::moves::ExtMode;
+use super::asm::sse::FloatSize;
+use super::asm::{Gpr, Size};
+use super::inst::{gpr_preg, LoadKind, StoreKind};
+use crate::machinst::CodegenError;
+
+/// Result locations and area size of a winch signature (see the module contract).
+pub fn ret_locs(sig: &Signature) -> Result<(Vec<Vec<RetLoc>>, u32), CodegenError> {
+    if sig
+        .params
+        .iter()
+        .chain(&sig.returns)
+        .any(|p| p.value_type == Type::I128)
+    {
+        return Err(CodegenError::unsupported("i128 under the winch convention"));
+    }
+    let widened = sig
+        .params
+        .iter()
+        .any(|p| p.extension != ArgumentExtension::None);
+    let size = |ty: Type| if widened { 8 } else { ty.bytes() };
+    let mut locs = Vec::with_capacity(sig.returns.len());
+    // Forward layout. Widened slots are all 8 bytes, so every offset is already 8-aligned;
+    // packed slots are not aligned at all.
+    let mut total = 0u32;
+    for (i, p) in sig.returns.iter().enumerate() {
+        let (class, _) = regs_of(p.value_type)?;
+        locs.push(vec![if i + 1 == sig.returns.len() {
+            RetLoc::Reg(match class {
+                RegClass::Int => gpr_preg(Gpr::RAX),
+                RegClass::Float => xmm_preg(0),
+            })
+        } else {
+            total += size(p.value_type);
+            RetLoc::Area((total - size(p.value_type)) as i32)
+        }]);
+    }
+    // Reverse: every forward slot `[o, o + size)` lies inside `[0, total)`, so its mirror
+    // `[total - o - size, total - o)` does too, and mirrored slots stay disjoint.
+    for (parts, p) in locs.iter_mut().zip(&sig.returns) {
+        for loc in parts {
+            if let RetLoc::Area(o) = loc {
+                *o = (total - *o as u32 - size(p.value_type)) as i32;
+            }
+        }
+    }
+    Ok((locs, total))
+}
+
+/// The store and load of a result of type `ty` in the return area, exactly its width.
+pub fn area_access(ty: Type) -> (StoreKind, LoadKind) {
+    match ty {
+        Type::I8 => (StoreKind::Int(Size::S8), LoadKind::Zext(ExtMode::BL)),
+        Type::I16 => (StoreKind::Int(Size::S16), LoadKind::Zext(ExtMode::WL)),
+        Type::I32 => (StoreKind::Int(Size::S32), LoadKind::Int(Size::S32)),
+        Type::F32 => (
+            StoreKind::Float(FloatSize::F32),
+            LoadKind::Float(FloatSize::F32),
+        ),
+        Type::F64 => (
+            StoreKind::Float(FloatSize::F64),
+            LoadKind::Float(FloatSize::F64),
+        ),
+        // I64 (ret_locs refuses I128; regs_of refuses the rest).
+        _ => (StoreKind::Int(Size::S64), LoadKind::Int(Size::S64)),
+    }
+}
