@@ -6,7 +6,7 @@ use arbitrary::Unstructured;
 use kestrel_ir::{AbiParam, CallConv, FunctionName, Signature, Type};
 
 use crate::draw::Draw;
-use crate::func::{Callee, FuncGen};
+use crate::func::{Callee, FuncGen, FuncSpec};
 use crate::ops::{types_in, Ctx};
 use crate::values::data_value;
 use crate::{GenConfig, TestCase};
@@ -37,16 +37,14 @@ pub(crate) fn generate_module(
             })
             .collect();
         let target = cfg.target_insts * weights[i] / total_weight;
-        let gen = FuncGen::new(
-            u,
-            cfg,
-            ctx,
-            func_name(i),
-            sigs[i].clone(),
+        let spec = FuncSpec {
+            name: func_name(i),
+            sig: sigs[i].clone(),
             callees,
             target,
-            i == 0,
-        );
+            is_entry: i == 0,
+        };
+        let gen = FuncGen::new(u, cfg, ctx, spec);
         let (func, cost) = gen.run();
         costs[i] = cost;
         funcs.push(func);

@@ -76,18 +76,30 @@ pub(crate) struct FuncGen<'a, 'b> {
     is_entry: bool,
 }
 
+/// What one function of the module is to be: its name and signature, the functions it may
+/// call, its share of the instruction target, and whether it is the entry.
+pub struct FuncSpec {
+    pub name: FunctionName,
+    pub sig: Signature,
+    pub callees: Vec<Callee>,
+    pub target: usize,
+    pub is_entry: bool,
+}
+
 impl<'a, 'b> FuncGen<'a, 'b> {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         u: &'a mut Unstructured<'b>,
         cfg: &'a GenConfig,
         ctx: &'a Ctx,
-        name: FunctionName,
-        sig: Signature,
-        callees: Vec<Callee>,
-        target: usize,
-        is_entry: bool,
+        spec: FuncSpec,
     ) -> Self {
+        let FuncSpec {
+            name,
+            sig,
+            callees,
+            target,
+            is_entry,
+        } = spec;
         // Callees get a quarter each, so a call at the top level always fits.
         let budget = if is_entry {
             crate::DYNAMIC_BUDGET
