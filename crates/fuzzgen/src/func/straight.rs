@@ -302,15 +302,7 @@ impl FuncGen<'_, '_> {
 
     /// A comparison that is rarely true: `icmp eq x, K` for a random constant `K`.
     pub(super) fn rare_condition(&mut self) -> Option<Value> {
-        let t = self.pick_type(self.ctx.types(Opcode::Icmp) & self.ctx.types(Opcode::Iconst))?;
-        let x = self.get(t);
-        let k = self.konst(t);
-        let cc = if self.u.chance(50) {
-            IntCC::Equal
-        } else {
-            IntCC::UnsignedLessThan
-        };
-        Some(self.b.ins().icmp(cc, x, k).bug())
+        self.rare_condition_as(false)
     }
 
     fn unguarded(&mut self) -> bool {
@@ -444,20 +436,29 @@ impl FuncGen<'_, '_> {
         self.emit1(data, Type::INVALID)
     }
 
-    /// Rule rare-traps.
+    /// Rule rare-traps. The condition takes every shape the lowering treats differently: an
+    /// `icmp` or `fcmp` the trap can fuse, or a plain value (`bxor` of a comparison with 1).
+    /// Each shape traps only when the rare condition holds.
     fn cond_trap(&mut self, op: Opcode) -> bool {
-        let Some(c) = self.rare_condition() else {
-            return false;
-        };
         if !self.ok(op, Type::I8) {
             return false;
         }
-        let c = if op == Opcode::Trapz {
-            // Trap when the rare condition holds: test its negation for zero.
-            let one = self.b.ins().iconst(Type::I8, 1).bug();
-            self.b.ins().bxor(c, one).bug()
-        } else {
-            c
+        let trap_when_zero = op == Opcode::Trapz;
+        let c = match self.u.below(3) {
+            // A comparison that is true exactly when the trap must fire (trapnz), or false
+            // exactly then (trapz: the inverse comparison).
+            0 => self.rare_condition_as(trap_when_zero),
+            1 => self.rare_float_condition_as(trap_when_zero),
+            // A plain value: the comparison flipped with `bxor 1`.
+            _ => self.rare_condition_as(!trap_when_zero).and_then(|c| {
+                self.ok(Opcode::Bxor, Type::I8).then(|| {
+                    let one = self.b.ins().iconst(Type::I8, 1).bug();
+                    self.b.ins().bxor(c, one).bug()
+                })
+            }),
+        };
+        let Some(c) = c else {
+            return false;
         };
         let code = self.trap_code();
         let data = D::CondTrap {
@@ -467,6 +468,34 @@ impl FuncGen<'_, '_> {
         };
         self.emit(data, Type::INVALID);
         true
+    }
+
+    /// A rare integer condition (`x == k` or `x < k` unsigned), or its inverse.
+    fn rare_condition_as(&mut self, inverse: bool) -> Option<Value> {
+        let t = self.pick_type(self.ctx.types(Opcode::Icmp) & self.ctx.types(Opcode::Iconst))?;
+        let x = self.get(t);
+        let k = self.konst(t);
+        let cc = match (self.u.chance(50), inverse) {
+            (true, false) => IntCC::Equal,
+            (true, true) => IntCC::NotEqual,
+            (false, false) => IntCC::UnsignedLessThan,
+            (false, true) => IntCC::UnsignedGreaterThanOrEqual,
+        };
+        Some(self.b.ins().icmp(cc, x, k).bug())
+    }
+
+    /// A rare float condition (`x == k`), or its exact inverse (`x != k`, true when unordered).
+    fn rare_float_condition_as(&mut self, inverse: bool) -> Option<Value> {
+        let floats = (1 << ti(Type::F32)) | (1 << ti(Type::F64));
+        let t = self.pick_type(self.ctx.types(Opcode::Fcmp) & floats)?;
+        let x = self.get(t);
+        let k = self.konst(t);
+        let cc = if inverse {
+            FloatCC::NotEqual
+        } else {
+            FloatCC::Equal
+        };
+        Some(self.b.ins().fcmp(cc, x, k).bug())
     }
 
     /// Rule addr-opaque: an address only feeds `icmp ne x, 0`.
