@@ -28,6 +28,7 @@ pub fn minimize(
     still_fails: &mut dyn FnMut(&TestCase) -> bool,
 ) -> TestCase {
     let mut m = Minimizer {
+        best_size: size(case),
         best: case.clone(),
         trials: 0,
         budget,
@@ -46,6 +47,8 @@ pub fn minimize(
 
 struct Minimizer<'p> {
     best: TestCase,
+    /// `size(&best)`, kept with it.
+    best_size: (usize, usize, usize, usize, usize, usize),
     trials: usize,
     budget: usize,
     still_fails: &'p mut dyn FnMut(&TestCase) -> bool,
@@ -53,12 +56,17 @@ struct Minimizer<'p> {
 
 impl Minimizer<'_> {
     fn try_case(&mut self, candidate: TestCase) -> bool {
-        if self.trials >= self.budget || size(&candidate) >= size(&self.best) {
+        if self.trials >= self.budget {
+            return false;
+        }
+        let candidate_size = size(&candidate);
+        if candidate_size >= self.best_size {
             return false;
         }
         self.trials += 1;
         if (self.still_fails)(&candidate) {
             self.best = candidate;
+            self.best_size = candidate_size;
             true
         } else {
             false
@@ -91,14 +99,12 @@ impl Minimizer<'_> {
     fn shrink_text_pass(&mut self) -> bool {
         let mut progressed = false;
         let mut edit_index = 0;
-        loop {
-            let text = module_text(&self.best.functions);
-            let Some(edits) = Edits::of(&text) else {
-                return progressed;
-            };
-            let Some(edit) = edits.list.get(edit_index) else {
-                return progressed;
-            };
+        // The text and its edit list change only when an edit is kept.
+        let mut text = module_text(&self.best.functions);
+        let Some(mut edits) = Edits::of(&text) else {
+            return false;
+        };
+        while let Some(edit) = edits.list.get(edit_index) {
             edit_index += 1;
             let new_text = edit.apply(&text);
             if let Some(functions) = parse_valid(&new_text) {
@@ -108,16 +114,22 @@ impl Minimizer<'_> {
                 };
                 if self.try_case(candidate) {
                     progressed = true;
-                    // The edit list is recomputed for the new text; edits before this index
-                    // were already tried, so continuing from the same index revisits none
-                    // but may skip a few new ones (the next pass finds them).
+                    // Edits before this index were already tried on an earlier text;
+                    // continuing from the same index revisits none of them but may skip a
+                    // few new ones (the next pass finds those).
                     edit_index -= 1;
+                    text = module_text(&self.best.functions);
+                    match Edits::of(&text) {
+                        Some(e) => edits = e,
+                        None => return progressed,
+                    }
                 }
             }
             if self.trials >= self.budget {
-                return progressed;
+                break;
             }
         }
+        progressed
     }
 }
 
