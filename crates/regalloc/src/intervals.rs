@@ -25,7 +25,7 @@
 
 use smallvec::SmallVec;
 
-use crate::liveness::Liveness;
+use crate::liveness::{Liveness, SparseSet};
 use crate::validate::{early, gap, late, Cfg};
 use crate::{
     Allocation, Block, Function, Inst, MachineEnv, OperandConstraint, OperandKind, OperandPos,
@@ -159,6 +159,8 @@ pub(crate) struct Built {
     pub needs_slot: Vec<bool>,
     /// Per vreg index, the vreg (with its class) if any operand or parameter names it.
     pub vregs: Vec<Option<VReg>>,
+    /// The most vregs live at once at any instruction.
+    pub max_live: usize,
 }
 
 impl Built {
@@ -228,15 +230,21 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         ranges.push(Range { from, to });
     }
 
-    let mut live_now = crate::liveness::BitSet::new(nv);
+    // The vregs live at the current position of the backward walk. Post-invariant at each
+    // block start: it holds the block's live-in set (plus parameters, removed below); it is
+    // reset from the next block's live-out list, so the walk costs O(|live_out|) per block.
+    let mut live_now = SparseSet::new(nv);
+    let mut max_live = 0;
     for b in (0..func.num_blocks()).rev() {
         let block = Block(b as u32);
         let bstart = cfg.block_start_pos(b);
         let bend = cfg.block_end_pos(b);
-        live_now.copy_from(live.live_out.get(b));
-        for v in live_now.iter() {
-            add_range(&mut intervals[v].ranges, bstart, bend);
+        live_now.clear();
+        for &v in live.live_out.get(b) {
+            live_now.insert(v as usize);
+            add_range(&mut intervals[v as usize].ranges, bstart, bend);
         }
+        max_live = max_live.max(live_now.len());
         for i in (cfg.block_first[b]..cfg.block_end[b]).rev() {
             let inst = Inst(i);
             let ops = func.inst_operands(inst);
@@ -354,6 +362,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
                     hint,
                 });
             }
+            max_live = max_live.max(live_now.len());
         }
         for &p in func.block_params(block) {
             class_of[p.index()] = Some(p);
@@ -370,7 +379,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
             }
         }
         debug_assert!(
-            b != func.entry_block().index() || live_now.iter().next().is_none(),
+            b != func.entry_block().index() || live_now.is_empty(),
             "validated SSA: nothing is live into the entry block"
         );
     }
@@ -404,5 +413,6 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         vreg_end,
         needs_slot,
         vregs: class_of,
+        max_live,
     }
 }

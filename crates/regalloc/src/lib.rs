@@ -110,6 +110,8 @@ pub struct Stats {
     pub reloads: usize,
     /// Slot-to-slot moves inserted (only through the scratch; counted apart).
     pub stack_moves: usize,
+    /// The most vregs live at once at any instruction (register pressure before allocation).
+    pub max_live: usize,
 }
 
 impl std::ops::AddAssign for Stats {
@@ -120,6 +122,7 @@ impl std::ops::AddAssign for Stats {
         self.spills += other.spills;
         self.reloads += other.reloads;
         self.stack_moves += other.stack_moves;
+        self.max_live = self.max_live.max(other.max_live);
     }
 }
 
@@ -244,9 +247,9 @@ pub fn allocate<F: Function>(
 ) -> Result<Output, RegAllocError> {
     let cfg = validate::validate(func, env)?;
     let live = liveness::compute(func, &cfg);
-    if let Some(v) = liveness::iter_bits(live.live_in.get(func.entry_block().index())).next() {
+    if let Some(v) = live.live_into_entry {
         // Something is read on a path from the entry that does not pass its def.
-        let vreg = VReg::new(v, RegClass::Int);
+        let vreg = VReg::new(v as usize, RegClass::Int);
         return Err(validate::explain_undominated_use(func, &cfg, vreg));
     }
     let mut built = intervals::build(func, &cfg, &live, env);

@@ -1,199 +1,216 @@
-//! Liveness by bitset dataflow.
+//! Liveness by per-value path exploration over SSA, stored sparsely.
 //!
-//! Requires: a validated function (SSA, reachable blocks).
-//! Guarantees: `live_in[b]` is the set of vregs live at the start of block `b`, *excluding*
-//! `b`'s own parameters (they are defined by the incoming edge). A vreg passed as a branch
-//! argument is live at the end of the branching block.
+//! Requires: a validated function (shape, SSA with single defs, reachable blocks).
+//! Guarantees: `live_in(b)` is the set of vregs live at the start of block `b`, *excluding*
+//! `b`'s own parameters (they are defined by the incoming edge); `live_out(b)` the set live
+//! at its end, including the arguments its branch passes. Each list is sorted by vreg index.
+//! A vreg read on a path from the entry that does not pass its def is reported in
+//! [`Liveness::live_into_entry`] (the caller turns it into an error).
 //!
-//! Equations: `live_out(b) = ∪ live_in(s) ∪ args(b→s)` over successors `s`;
-//! `live_in(b) = gen(b) ∪ (live_out(b) − kill(b))` where `gen` are the vregs read in `b`
-//! before any def in `b` and `kill` the defs and parameters of `b`. Solved with a worklist
-//! seeded in postorder (successors first), which converges in a few passes on reducible
-//! graphs; a block is re-queued when the live-in of one of its successors grows.
+//! Method (Brandner et al., "Computing Liveness Sets for SSA-Form Programs", path
+//! exploration): in SSA a vreg `v` is live into block `b` exactly when `b` is not `v`'s def
+//! block and some use of `v` is reachable from `b`'s start without passing `v`'s def. So,
+//! one vreg at a time, every block that reads `v` (before any def there, which SSA rules out
+//! outside the def block) is marked live-in, and the marking walks predecessors backwards,
+//! marking them live-out, and live-in unless they are the def block. A per-block stamp (the
+//! vreg last marked there) stops the walk at blocks already marked for `v`.
+//!
+//! Cost: O(blocks + instructions + operands + L), where L = Σ |live_in(b)| + |live_out(b)|
+//! is the size of the result itself; no structure is sized blocks × vregs. (The old dense
+//! dataflow kept four blocks × vregs bitsets: gigabytes at 100,000 blocks.)
 
 use crate::validate::Cfg;
 use crate::{Block, Function, Inst};
 
-/// A dense bitset over vreg indices.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct BitSet {
-    words: Vec<u64>,
+/// Per-block lists of vreg indices, stored flat (compressed rows).
+pub(crate) struct BlockLists {
+    /// `items[start[b]..start[b + 1]]` is block `b`'s list.
+    start: Vec<u32>,
+    items: Vec<u32>,
 }
 
-impl BitSet {
-    pub fn new(bits: usize) -> BitSet {
-        BitSet {
-            words: vec![0; bits.div_ceil(64)],
+impl BlockLists {
+    /// Groups `(block, vreg)` pairs by block with a counting sort; stable, so each block's
+    /// list keeps the pairs' order.
+    fn from_pairs(blocks: usize, pairs: &[(u32, u32)]) -> BlockLists {
+        let mut start = vec![0u32; blocks + 1];
+        for &(b, _) in pairs {
+            start[b as usize + 1] += 1;
+        }
+        for b in 0..blocks {
+            start[b + 1] += start[b];
+        }
+        let mut fill = start.clone();
+        let mut items = vec![0u32; pairs.len()];
+        for &(b, v) in pairs {
+            items[fill[b as usize] as usize] = v;
+            fill[b as usize] += 1;
+        }
+        BlockLists { start, items }
+    }
+
+    /// Block `b`'s list.
+    pub fn get(&self, b: usize) -> &[u32] {
+        &self.items[self.start[b] as usize..self.start[b + 1] as usize]
+    }
+}
+
+/// A set of small integers with O(1) insert, remove and membership, and iteration and
+/// clearing in O(members) (Briggs & Torczon's sparse set). Sized once for the universe.
+pub(crate) struct SparseSet {
+    dense: Vec<u32>,
+    /// `sparse[x]` is `x`'s index in `dense` when `x` is a member.
+    sparse: Vec<u32>,
+}
+
+impl SparseSet {
+    pub fn new(universe: usize) -> SparseSet {
+        SparseSet {
+            dense: Vec::new(),
+            sparse: vec![0; universe],
         }
     }
 
-    pub fn insert(&mut self, bit: usize) {
-        self.words[bit / 64] |= 1 << (bit % 64);
+    pub fn contains(&self, x: usize) -> bool {
+        let k = self.sparse[x] as usize;
+        k < self.dense.len() && self.dense[k] as usize == x
     }
 
-    pub fn remove(&mut self, bit: usize) {
-        self.words[bit / 64] &= !(1 << (bit % 64));
-    }
-
-    pub fn contains(&self, bit: usize) -> bool {
-        self.words[bit / 64] & (1 << (bit % 64)) != 0
-    }
-
-    /// Overwrites the set with `words` (same length).
-    pub fn copy_from(&mut self, words: &[u64]) {
-        self.words.copy_from_slice(words);
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.words.iter().enumerate().flat_map(|(w, &word)| {
-            let mut bits = word;
-            std::iter::from_fn(move || {
-                if bits == 0 {
-                    return None;
-                }
-                let b = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                Some(w * 64 + b)
-            })
-        })
-    }
-}
-
-/// The set bits of a bitset given as words.
-pub(crate) fn iter_bits(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
-    words.iter().enumerate().flat_map(|(w, &word)| {
-        let mut bits = word;
-        std::iter::from_fn(move || {
-            if bits == 0 {
-                return None;
-            }
-            let b = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            Some(w * 64 + b)
-        })
-    })
-}
-
-/// One bitset over vregs per block, stored flat (one allocation for all blocks).
-pub(crate) struct BlockSets {
-    words: usize,
-    data: Vec<u64>,
-}
-
-impl BlockSets {
-    fn new(blocks: usize, bits: usize) -> BlockSets {
-        let words = bits.div_ceil(64);
-        BlockSets {
-            words,
-            data: vec![0; words * blocks],
+    pub fn insert(&mut self, x: usize) {
+        if !self.contains(x) {
+            self.sparse[x] = self.dense.len() as u32;
+            self.dense.push(x as u32);
         }
     }
 
-    /// The set of block `b`.
-    pub fn get(&self, b: usize) -> &[u64] {
-        &self.data[b * self.words..(b + 1) * self.words]
+    pub fn remove(&mut self, x: usize) {
+        if self.contains(x) {
+            let k = self.sparse[x] as usize;
+            let last = *self.dense.last().expect("a member exists");
+            self.dense[k] = last;
+            self.sparse[last as usize] = k as u32;
+            self.dense.pop();
+        }
     }
 
-    fn get_mut(&mut self, b: usize) -> &mut [u64] {
-        &mut self.data[b * self.words..(b + 1) * self.words]
+    pub fn len(&self) -> usize {
+        self.dense.len()
     }
 
-    fn insert(&mut self, b: usize, bit: usize) {
-        self.data[b * self.words + bit / 64] |= 1 << (bit % 64);
+    pub fn is_empty(&self) -> bool {
+        self.dense.is_empty()
     }
 
-    fn remove(&mut self, b: usize, bit: usize) {
-        self.data[b * self.words + bit / 64] &= !(1 << (bit % 64));
-    }
-
-    fn contains(&self, b: usize, bit: usize) -> bool {
-        self.data[b * self.words + bit / 64] & (1 << (bit % 64)) != 0
+    pub fn clear(&mut self) {
+        self.dense.clear();
     }
 }
 
 /// Liveness result.
 pub(crate) struct Liveness {
-    /// Live-in set per block (parameters excluded).
-    pub live_in: BlockSets,
-    /// Live-out set per block (branch arguments included).
-    pub live_out: BlockSets,
+    /// Live-in list per block (parameters excluded).
+    pub live_in: BlockLists,
+    /// Live-out list per block (branch arguments included).
+    pub live_out: BlockLists,
+    /// The lowest-numbered vreg read on a path from the entry that misses its def.
+    pub live_into_entry: Option<u32>,
 }
 
-/// Computes live-in and live-out sets.
+const NONE: u32 = u32::MAX;
+
+/// Computes live-in and live-out lists.
 pub(crate) fn compute<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
     let n = func.num_blocks();
     let nv = func.num_vregs();
-    let mut gen = BlockSets::new(n, nv);
-    let mut kill = BlockSets::new(n, nv);
-    let mut live_out = BlockSets::new(n, nv);
+    let entry = func.entry_block().index();
+
+    // Def block of every vreg, and the blocks that read each vreg (grouped per vreg by a
+    // counting sort, so the walk below handles one vreg at a time). A read counts when it
+    // comes before any def of the vreg in its block; in the def block that only happens in
+    // a malformed function, which the walk then reports.
+    let mut def_block = vec![NONE; nv];
+    let mut reads: Vec<(u32, u32)> = Vec::new(); // (vreg, block)
+    let mut arg_reads: Vec<(u32, u32)> = Vec::new(); // (vreg, branching block)
     for b in 0..n {
         let block = Block(b as u32);
-        // Walk backwards: a use makes the vreg generated unless a later-walked (earlier in
-        // program order) def kills it; since SSA defs dominate uses, a def seen after a use
-        // in this backward walk is in this block and removes the vreg from gen. Branch
-        // arguments are read at the very end.
+        for &p in func.block_params(block) {
+            def_block[p.index()] = b as u32;
+        }
+        for i in cfg.block_first[b]..cfg.block_end[b] {
+            let ops = func.inst_operands(Inst(i));
+            // Uses first: an instruction reads before it writes.
+            for op in ops.iter().filter(|op| op.is_use()) {
+                let v = op.vreg().index();
+                if def_block[v] == b as u32 {
+                    continue; // read after its def in this block: not live-in
+                }
+                reads.push((v as u32, b as u32));
+            }
+            for op in ops.iter().filter(|op| op.is_def()) {
+                def_block[op.vreg().index()] = b as u32;
+            }
+        }
         for k in 0..func.block_succs(block).len() {
             for &a in func.branch_blockparams(block, k) {
-                live_out.insert(b, a.index());
-                gen.insert(b, a.index());
+                arg_reads.push((a.index() as u32, b as u32));
             }
         }
-        for i in (cfg.block_first[b]..cfg.block_end[b]).rev() {
-            let ops = func.inst_operands(Inst(i));
-            for op in ops {
-                if op.is_def() {
-                    kill.insert(b, op.vreg().index());
-                    gen.remove(b, op.vreg().index());
-                }
-            }
-            for op in ops {
-                if op.is_use() {
-                    gen.insert(b, op.vreg().index());
-                }
-            }
-        }
-        for &p in func.block_params(block) {
-            kill.insert(b, p.index());
-            gen.remove(b, p.index());
-        }
-        debug_assert!(func
-            .block_params(block)
-            .iter()
-            .all(|p| !gen.contains(b, p.index())));
     }
+    let reads_by_vreg = BlockLists::from_pairs(nv, &reads);
+    let args_by_vreg = BlockLists::from_pairs(nv, &arg_reads);
+    drop((reads, arg_reads));
 
-    let mut live_in = BlockSets::new(n, nv);
-    let mut queued = vec![true; n];
-    let mut worklist: Vec<Block> = cfg.postorder.iter().rev().copied().collect();
-    let mut scratch = vec![0u64; live_in.words];
-    while let Some(block) = worklist.pop() {
-        let b = block.index();
-        queued[b] = false;
-        for &s in func.block_succs(block) {
-            let words = live_in.words;
-            let (succ_in, out) = (
-                &live_in.data[s.index() * words..(s.index() + 1) * words],
-                live_out.get_mut(b),
-            );
-            for (o, &i) in out.iter_mut().zip(succ_in) {
-                *o |= i;
+    let mut in_stamp = vec![NONE; n];
+    let mut out_stamp = vec![NONE; n];
+    let mut live_in: Vec<(u32, u32)> = Vec::new(); // (block, vreg), vregs ascending
+    let mut live_out: Vec<(u32, u32)> = Vec::new();
+    let mut live_into_entry = None;
+    let mut stack: Vec<u32> = Vec::new();
+    for v in 0..nv as u32 {
+        let def = def_block[v as usize];
+        // Marks `b` live-in for v (unless it defines v) and queues it for the walk.
+        // Post-invariant: `in_stamp[b] == v` exactly for the blocks marked so far, so each
+        // block is pushed at most once per vreg.
+        let mut mark_in = |b: u32, stack: &mut Vec<u32>, live_in: &mut Vec<(u32, u32)>| {
+            if b != def && in_stamp[b as usize] != v {
+                in_stamp[b as usize] = v;
+                live_in.push((b, v));
+                stack.push(b);
             }
+        };
+        for &b in args_by_vreg.get(v as usize) {
+            if out_stamp[b as usize] != v {
+                out_stamp[b as usize] = v;
+                live_out.push((b, v));
+            }
+            mark_in(b, &mut stack, &mut live_in);
         }
-        for (w, ((&o, &g), &k)) in scratch
-            .iter_mut()
-            .zip(live_out.get(b).iter().zip(gen.get(b)).zip(kill.get(b)))
-        {
-            *w = g | (o & !k);
+        for &b in reads_by_vreg.get(v as usize) {
+            if b == def {
+                // Read before its def in the def block: not SSA. Walking on from here
+                // reaches the entry, which reports it.
+                stack.push(b);
+            }
+            mark_in(b, &mut stack, &mut live_in);
         }
-        if scratch[..] != *live_in.get(b) {
-            live_in.get_mut(b).copy_from_slice(&scratch);
-            for &p in func.block_preds(block) {
-                if !queued[p.index()] {
-                    queued[p.index()] = true;
-                    worklist.push(p);
+        while let Some(b) = stack.pop() {
+            if b as usize == entry {
+                // Live into the entry: a read not dominated by its def.
+                live_into_entry.get_or_insert(v);
+                continue;
+            }
+            for &p in func.block_preds(Block(b)) {
+                if out_stamp[p.index()] != v {
+                    out_stamp[p.index()] = v;
+                    live_out.push((p.0, v));
                 }
+                mark_in(p.0, &mut stack, &mut live_in);
             }
         }
     }
-    Liveness { live_in, live_out }
+    Liveness {
+        live_in: BlockLists::from_pairs(n, &live_in),
+        live_out: BlockLists::from_pairs(n, &live_out),
+        live_into_entry,
+    }
 }

@@ -110,6 +110,7 @@ pub(crate) fn resolve<F: Function>(
     let mut stats = Stats {
         intervals: built.pieces.iter().filter(|p| !p.is_empty()).count(),
         splits: scanned.splits,
+        max_live: built.max_live,
         ..Stats::default()
     };
     Output::count_edits(&edits, &mut stats);
@@ -303,7 +304,8 @@ impl<F: Function> Resolver<'_, F> {
                 } else {
                     (ProgPoint::before(Inst(self.cfg.block_first[s.index()])), 0)
                 };
-                for v in crate::liveness::iter_bits(live.live_in.get(s.index())) {
+                for &v in live.live_in.get(s.index()) {
+                    let v = v as usize;
                     if self.built.pieces[v].len() == 1 {
                         continue; // one location for the whole lifetime
                     }
