@@ -159,7 +159,7 @@ fn print_table(cases: &[Case], samples: &[Sample]) {
 
 /// Kestrel's time per compile in each phase: the median, phase by phase, of 5 batches of
 /// `n` compiles.
-fn phase_median(f: &kestrel_ir::Function, n: u32) -> PhaseTimes {
+fn phase_median(f: &kestrel_ir::Function, n: u32) -> [Duration; 3] {
     let batches: Vec<PhaseTimes> = (0..5)
         .map(|_| {
             let mut t = PhaseTimes::default();
@@ -174,16 +174,16 @@ fn phase_median(f: &kestrel_ir::Function, n: u32) -> PhaseTimes {
         xs.sort();
         xs[xs.len() / 2] / n
     };
-    PhaseTimes {
-        lower: median(|t| t.lower),
-        regalloc: median(|t| t.regalloc),
-        emit: median(|t| t.emit),
-    }
+    [
+        median(|t| t.front()),
+        median(|t| t.regalloc.total()),
+        median(|t| t.emit),
+    ]
 }
 
 /// Kestrel's per-phase time per compile, for each bucket and overall.
 fn print_phases(cases: &[Case], samples: &[Sample]) {
-    let per_case: Vec<PhaseTimes> = cases
+    let per_case: Vec<[Duration; 3]> = cases
         .iter()
         .zip(samples)
         .map(|(c, s)| phase_median(&c.kestrel, s.kestrel_batch as u32))
@@ -198,7 +198,7 @@ fn print_phases(cases: &[Case], samples: &[Sample]) {
         .enumerate()
         .map(|(i, (label, _))| (*label, Some(i)));
     for (label, which) in rows.chain([("all", None)]) {
-        let picked: Vec<&PhaseTimes> = cases
+        let picked: Vec<&[Duration; 3]> = cases
             .iter()
             .zip(&per_case)
             .filter(|(c, _)| which.is_none_or(|b| bucket(c.insts) == b))
@@ -209,8 +209,8 @@ fn print_phases(cases: &[Case], samples: &[Sample]) {
         }
         let n = picked.len() as f64;
         let mean =
-            |f: fn(&PhaseTimes) -> Duration| picked.iter().map(|t| micros(f(t))).sum::<f64>() / n;
-        let (l, r, e) = (mean(|t| t.lower), mean(|t| t.regalloc), mean(|t| t.emit));
+            |k: usize| picked.iter().map(|t| micros(t[k])).sum::<f64>() / n;
+        let (l, r, e) = (mean(0), mean(1), mean(2));
         let total = (l + r + e).max(f64::MIN_POSITIVE);
         let cell = |x: f64| format!("{x:.1} ({:.0}%)", 100.0 * x / total);
         println!("{label:<16}{:>22}{:>22}{:>22}", cell(l), cell(r), cell(e));

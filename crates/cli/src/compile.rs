@@ -1,7 +1,11 @@
-//! `kestrel compile`: print each function's VCode, allocated code and disassembly.
+//! `kestrel compile`: print each function's VCode, allocated code and disassembly, or with
+//! `--timing`, where the compile time goes (per phase, per function and in total).
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use kestrel_codegen::machinst::compile::PhaseTimes;
 
 use kestrel_codegen::disasm::disassemble;
 use kestrel_codegen::isa::x64::{Flags, X64Backend};
@@ -15,10 +19,14 @@ pub struct Show {
     pub disasm: bool,
 }
 
-pub fn compile(path: &Path, show: Show, check_regalloc: bool) -> Result<ExitCode, String> {
-    let funcs = super::commands::load(path)?;
+pub fn compile(
+    path: &Path,
+    show: Show,
+    check_regalloc: bool,
+    timing: bool,
+) -> Result<ExitCode, String> {
     // The file's `set` lines and first `target x86_64` line (features it turns off).
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let header = kestrel_filetests::directives::scan(&text);
     let target = header.targets.iter().find(|t| t.isa == "x86_64");
     let flags = Flags {
@@ -26,6 +34,12 @@ pub fn compile(path: &Path, show: Show, check_regalloc: bool) -> Result<ExitCode
         keep_text: show.vcode || show.regalloc,
         ..kestrel_filetests::native_flags(&header, target)
     };
+    if timing {
+        return time_phases(path, &text, &flags);
+    }
+    // Verification happens in `compile_function`, once per function.
+    let funcs = kestrel_ir::text::parse_functions(&text, &path.display().to_string())
+        .map_err(|e| e.to_string())?;
     for (i, f) in funcs.iter().enumerate() {
         if i > 0 {
             println!();
@@ -53,4 +67,100 @@ pub fn compile(path: &Path, show: Show, check_regalloc: bool) -> Result<ExitCode
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--timing`: parse and compile every function, printing no code; one row per function
+/// (times in milliseconds) and a total row. The clock is read only between phases.
+fn time_phases(path: &Path, text: &str, flags: &Flags) -> Result<ExitCode, String> {
+    let mut parsed = Vec::new();
+    let mut start = Instant::now();
+    kestrel_ir::text::parse_each(text, &path.display().to_string(), |f| {
+        let now = Instant::now();
+        parsed.push((f, now - start));
+        start = now;
+    })
+    .map_err(|e| e.to_string())?;
+    let header = [
+        "function",
+        "insts",
+        "blocks",
+        "parse",
+        "verify",
+        "lower",
+        "liveness",
+        "intervals",
+        "alloc",
+        "resolve",
+        "checker",
+        "emit",
+        "total",
+        "peak live",
+    ];
+    let widths = [24, 8, 7, 9, 9, 9, 9, 10, 9, 9, 9, 9, 10, 10];
+    let print_row = |cells: &[String]| {
+        let mut line = format!("{:<w$}", cells[0], w = widths[0]);
+        for (c, w) in cells[1..].iter().zip(&widths[1..]) {
+            line += &format!("{c:>w$}");
+        }
+        println!("{}", line.trim_end());
+    };
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    print_row(&header);
+    let mut total = PhaseTimes::default();
+    let (mut total_parse, mut total_insts, mut total_blocks) = (Duration::ZERO, 0, 0);
+    for (f, parse) in &parsed {
+        let mut t = PhaseTimes::default();
+        X64Backend
+            .compile_function_timed(f, flags, &mut t)
+            .map_err(|e| format!("%{}: {e}", func_name(f)))?;
+        let (insts, blocks) = (f.num_placed_insts(), f.layout.blocks().len());
+        print_row(&row(
+            &format!("%{}", func_name(f)),
+            insts,
+            blocks,
+            *parse,
+            &t,
+        ));
+        total_parse += *parse;
+        total_insts += insts;
+        total_blocks += blocks;
+        add_times(&mut total, &t);
+    }
+    let label = format!("total ({} functions)", parsed.len());
+    print_row(&row(&label, total_insts, total_blocks, total_parse, &total));
+    if !flags.check_regalloc {
+        println!("(checker off: --check-regalloc turns it on)");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One table row: counts, then each phase in milliseconds, then the peak live vregs.
+fn row(name: &str, insts: usize, blocks: usize, parse: Duration, t: &PhaseTimes) -> Vec<String> {
+    let ms = |d: Duration| format!("{:.3}", d.as_secs_f64() * 1e3);
+    let r = &t.regalloc;
+    vec![
+        name.to_string(),
+        insts.to_string(),
+        blocks.to_string(),
+        ms(parse),
+        ms(t.verify),
+        ms(t.front()),
+        ms(r.validate + r.liveness),
+        ms(r.intervals),
+        ms(r.allocation),
+        ms(r.resolution),
+        ms(r.checker),
+        ms(t.emit),
+        ms(parse + t.total()),
+        t.max_live.to_string(),
+    ]
+}
+
+fn add_times(total: &mut PhaseTimes, t: &PhaseTimes) {
+    total.verify += t.verify;
+    total.block_order += t.block_order;
+    total.lower += t.lower;
+    total.regalloc += t.regalloc;
+    total.emit += t.emit;
+    total.max_live = total.max_live.max(t.max_live);
 }

@@ -99,6 +99,11 @@ enum Command {
         /// `none` or `speed` (the same until a mid-end exists).
         #[arg(long, default_value = "none")]
         opt_level: String,
+        /// Print no code; print each function's compile time per phase (parse, verify,
+        /// lower, liveness, intervals, allocation, resolution, checker, emission, in ms)
+        /// and its peak number of live vregs, then the totals.
+        #[arg(long)]
+        timing: bool,
     },
     /// Differential fuzzing: generate random valid functions and compare Kestrel's
     /// interpreter with its native code (and, optionally, chaos-controlled native code and
@@ -143,6 +148,7 @@ fn main() -> ExitCode {
             disasm,
             check_regalloc,
             opt_level,
+            timing,
         } => match opt_level.as_str() {
             "none" | "speed" => {
                 let show = compile::Show {
@@ -150,7 +156,7 @@ fn main() -> ExitCode {
                     regalloc,
                     disasm: disasm || !(vcode || regalloc),
                 };
-                compile::compile(&file, show, check_regalloc)
+                compile::compile(&file, show, check_regalloc, timing)
             }
             other => Err(format!("unknown --opt-level `{other}` (none or speed)")),
         },

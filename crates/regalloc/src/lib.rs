@@ -93,6 +93,66 @@ pub struct Options {
     /// slot reuse) from this seed, for differential testing: every perturbed allocation is
     /// as correct as the usual one, only slower. `None`: the usual allocation, at no cost.
     pub perturb: Option<u64>,
+    /// Measure each phase's wall-clock time into [`Output::times`] (otherwise the clock is
+    /// never read and the times stay zero).
+    pub timing: bool,
+}
+
+/// Wall-clock time of each allocator phase (see [`Options::timing`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PhaseTimes {
+    /// Input validation and CFG facts.
+    pub validate: std::time::Duration,
+    /// Live-in and live-out sets.
+    pub liveness: std::time::Duration,
+    /// Live intervals and their uses.
+    pub intervals: std::time::Duration,
+    /// The linear scan: registers, splits and spills.
+    pub allocation: std::time::Duration,
+    /// Edge and split moves, parallel-move sequencing, the final edit list.
+    pub resolution: std::time::Duration,
+    /// The checker (zero unless [`Options::check`]).
+    pub checker: std::time::Duration,
+}
+
+impl PhaseTimes {
+    /// The sum of all phases.
+    pub fn total(&self) -> std::time::Duration {
+        self.validate
+            + self.liveness
+            + self.intervals
+            + self.allocation
+            + self.resolution
+            + self.checker
+    }
+}
+
+impl std::ops::AddAssign for PhaseTimes {
+    fn add_assign(&mut self, o: PhaseTimes) {
+        self.validate += o.validate;
+        self.liveness += o.liveness;
+        self.intervals += o.intervals;
+        self.allocation += o.allocation;
+        self.resolution += o.resolution;
+        self.checker += o.checker;
+    }
+}
+
+/// Reads the clock only when timing is on; `lap` adds the time since the last lap.
+struct Stopwatch(Option<std::time::Instant>);
+
+impl Stopwatch {
+    fn new(on: bool) -> Stopwatch {
+        Stopwatch(on.then(std::time::Instant::now))
+    }
+
+    fn lap(&mut self, slot: &mut std::time::Duration) {
+        if let Some(start) = self.0.as_mut() {
+            let now = std::time::Instant::now();
+            *slot += now - *start;
+            *start = now;
+        }
+    }
 }
 
 /// Counters describing one allocation.
@@ -139,6 +199,8 @@ pub struct Output {
     pub num_spillslots: usize,
     /// Statistics.
     pub stats: Stats,
+    /// Time per phase, when [`Options::timing`] asked for it.
+    pub times: PhaseTimes,
 }
 
 impl Output {
@@ -245,19 +307,28 @@ pub fn allocate<F: Function>(
     env: &MachineEnv,
     options: Options,
 ) -> Result<Output, RegAllocError> {
+    let mut times = PhaseTimes::default();
+    let mut watch = Stopwatch::new(options.timing);
     let cfg = validate::validate(func, env)?;
+    watch.lap(&mut times.validate);
     let live = liveness::compute(func, &cfg);
     if let Some(v) = live.live_into_entry {
         // Something is read on a path from the entry that does not pass its def.
         let vreg = VReg::new(v as usize, RegClass::Int);
         return Err(validate::explain_undominated_use(func, &cfg, vreg));
     }
+    watch.lap(&mut times.liveness);
     let mut built = intervals::build(func, &cfg, &live, env);
+    watch.lap(&mut times.intervals);
     let scanned = scan::run(func, env, &cfg, &mut built, options.perturb)?;
-    let output = resolve::resolve(func, env, &cfg, &live, &built, scanned)?;
+    watch.lap(&mut times.allocation);
+    let mut output = resolve::resolve(func, env, &cfg, &live, &built, scanned)?;
+    watch.lap(&mut times.resolution);
     if options.check {
         checker::check(func, env, &output)?;
+        watch.lap(&mut times.checker);
     }
+    output.times = times;
     Ok(output)
 }
 
@@ -282,22 +353,4 @@ pub fn loop_depths<F: Function>(func: &F) -> Vec<u32> {
             depth as u32
         })
         .collect()
-}
-
-/// Time spent in each pass (validate, liveness, intervals, scan, resolve), for profiling.
-#[doc(hidden)]
-pub fn pass_times<F: Function>(func: &F, env: &MachineEnv) -> [std::time::Duration; 5] {
-    use std::time::Instant;
-    let t0 = Instant::now();
-    let cfg = validate::validate(func, env).expect("valid");
-    let t1 = Instant::now();
-    let live = liveness::compute(func, &cfg);
-    let t2 = Instant::now();
-    let mut built = intervals::build(func, &cfg, &live, env);
-    let t3 = Instant::now();
-    let scanned = scan::run(func, env, &cfg, &mut built, None).expect("scan");
-    let t4 = Instant::now();
-    let _ = resolve::resolve(func, env, &cfg, &live, &built, scanned).expect("resolve");
-    let t5 = Instant::now();
-    [t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4]
 }

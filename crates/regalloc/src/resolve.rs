@@ -121,6 +121,7 @@ pub(crate) fn resolve<F: Function>(
         edits,
         num_spillslots,
         stats,
+        times: Default::default(),
     })
 }
 

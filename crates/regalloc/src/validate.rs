@@ -129,23 +129,37 @@ fn check_shape<F: Function>(func: &F) -> Result<Cfg, RegAllocError> {
     if !func.block_params(entry).is_empty() {
         return Err(RegAllocError::EntryParams);
     }
-    // Successor/predecessor lists must describe the same multiset of edges: for each
-    // block `s` and each predecessor `p` listed, `s` appears in `p`'s successors as often as
-    // `p` appears in `s`'s predecessors; with equal totals, no other edge exists.
-    let (mut succ_total, mut pred_total) = (0usize, 0usize);
-    let mut count = vec![0u32; num_blocks];
+    // Successor/predecessor lists must describe the same multiset of edges. The successor
+    // lists, regrouped by target (a counting sort), give each block the sources the
+    // successor lists claim; those must equal its predecessor list as a multiset, which a
+    // per-source counter decides in O(|preds| + |claimed|). Total O(blocks + edges).
+    let mut claimed_start = vec![0u32; num_blocks + 1];
     for b in 0..num_blocks {
-        let block = Block(b as u32);
-        for &s in func.block_succs(block) {
+        for &s in func.block_succs(Block(b as u32)) {
             if s.index() >= num_blocks {
                 return Err(malformed(format!(
                     "block{b} has successor block{} out of range",
                     s.0
                 )));
             }
-            succ_total += 1;
+            claimed_start[s.index() + 1] += 1;
         }
-        let preds = func.block_preds(block);
+    }
+    for b in 0..num_blocks {
+        claimed_start[b + 1] += claimed_start[b];
+    }
+    let mut fill = claimed_start.clone();
+    let mut claimed = vec![0u32; claimed_start[num_blocks] as usize];
+    for b in 0..num_blocks {
+        for &s in func.block_succs(Block(b as u32)) {
+            claimed[fill[s.index()] as usize] = b as u32;
+            fill[s.index()] += 1;
+        }
+    }
+    // Invariant: `count` is all zeros between blocks.
+    let mut count = vec![0i64; num_blocks];
+    for b in 0..num_blocks {
+        let preds = func.block_preds(Block(b as u32));
         for &p in preds {
             if p.index() >= num_blocks {
                 return Err(malformed(format!(
@@ -154,26 +168,23 @@ fn check_shape<F: Function>(func: &F) -> Result<Cfg, RegAllocError> {
                 )));
             }
             count[p.index()] += 1;
-            pred_total += 1;
         }
-        for &p in preds {
-            let listed = std::mem::take(&mut count[p.index()]);
-            if listed == 0 {
-                continue; // already compared for this predecessor
-            }
-            let as_succ = func.block_succs(p).iter().filter(|&&s| s == block).count() as u32;
-            if as_succ != listed {
-                return Err(malformed(format!(
-                    "block{b} lists block{} as a predecessor {listed} time(s) but it has block{b} as a successor {as_succ} time(s)",
-                    p.0
-                )));
-            }
+        let sources = &claimed[claimed_start[b] as usize..claimed_start[b + 1] as usize];
+        for &p in sources {
+            count[p as usize] -= 1;
         }
-    }
-    if succ_total != pred_total {
-        return Err(malformed(
-            "successor and predecessor lists disagree (every edge must appear in both)".into(),
-        ));
+        let mismatch = preds
+            .iter()
+            .map(|p| p.0)
+            .chain(sources.iter().copied())
+            .find(|&p| count[p as usize] != 0);
+        if let Some(p) = mismatch {
+            let as_succ = sources.iter().filter(|&&q| q == p).count();
+            let listed = preds.iter().filter(|q| q.0 == p).count();
+            return Err(malformed(format!(
+                "block{b} lists block{p} as a predecessor {listed} time(s) but it has block{b} as a successor {as_succ} time(s)"
+            )));
+        }
     }
     // Postorder by an explicit-stack DFS from the entry.
     let mut visited = vec![false; num_blocks];

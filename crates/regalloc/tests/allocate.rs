@@ -392,6 +392,7 @@ fn checked(perturb: Option<u64>) -> Options {
     Options {
         check: true,
         perturb,
+        timing: false,
     }
 }
 

@@ -56,12 +56,31 @@ pub struct CompileOptions {
 /// Wall-clock time spent in each phase, accumulated over the compilations it is passed to.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PhaseTimes {
-    /// Block order and lowering to VCode.
+    /// The IR verifier and the target-feature check (only through
+    /// `X64Backend::compile_function_timed`; `compile_timed` starts after them).
+    pub verify: Duration,
+    /// Block order (critical-edge splitting, layout).
+    pub block_order: Duration,
+    /// Lowering to VCode.
     pub lower: Duration,
-    /// Register allocation (with the checker, when it is on).
-    pub regalloc: Duration,
+    /// Register allocation, phase by phase (the checker included when it is on).
+    pub regalloc: kestrel_regalloc::PhaseTimes,
     /// Frame layout, emission and `MachBuffer::finish`.
     pub emit: Duration,
+    /// The most vregs live at once in any function compiled (register pressure).
+    pub max_live: usize,
+}
+
+impl PhaseTimes {
+    /// Block order and lowering together (everything before allocation).
+    pub fn front(&self) -> Duration {
+        self.block_order + self.lower
+    }
+
+    /// Every phase.
+    pub fn total(&self) -> Duration {
+        self.verify + self.front() + self.regalloc.total() + self.emit
+    }
 }
 
 /// Compile `f` with `backend`.
@@ -83,23 +102,23 @@ pub fn compile_timed<B: Backend>(
     mut times: Option<&mut PhaseTimes>,
 ) -> Result<CompiledCode, CodegenError> {
     let mut clock = times.as_ref().map(|_| Instant::now());
-    let mut lap = |slot: fn(&mut PhaseTimes) -> &mut Duration| {
-        if let (Some(t), Some(start)) = (times.as_deref_mut(), clock.as_mut()) {
-            let now = Instant::now();
-            *slot(t) += now - *start;
-            *start = now;
-        }
-    };
     let order = BlockLoweringOrder::new(f, chaos);
+    lap(&mut times, &mut clock, |t| &mut t.block_order);
     let mut rules_fired = options.coverage.then(RulesFired::default);
     let vcode = lower_with(backend, f, &order, chaos, rules_fired.as_mut())?;
-    lap(|t| &mut t.lower);
+    lap(&mut times, &mut clock, |t| &mut t.lower);
     let ra_options = kestrel_regalloc::Options {
         check: options.check_regalloc,
         perturb: chaos.derive_seed(),
+        timing: times.is_some(),
     };
     let ra = kestrel_regalloc::allocate(&vcode, backend.machine_env(), ra_options)?;
-    lap(|t| &mut t.regalloc);
+    if let Some(t) = times.as_deref_mut() {
+        t.regalloc += ra.times;
+        t.max_live = t.max_live.max(ra.stats.max_live);
+    }
+    // The allocator timed itself; restart the clock for emission.
+    clock = times.as_ref().map(|_| Instant::now());
     let frame = backend.compute_frame(f, &vcode, &ra);
     let mut buf = MachBuffer::new();
     buf.set_validate(options.validate_buffer);
@@ -111,7 +130,7 @@ pub fn compile_timed<B: Backend>(
         (String::new(), String::new())
     };
     let done = std::mem::take(&mut buf).finish(chaos)?;
-    lap(|t| &mut t.emit);
+    lap(&mut times, &mut clock, |t| &mut t.emit);
     Ok(CompiledCode {
         code: done.data,
         relocs: done.relocs,
@@ -122,6 +141,19 @@ pub fn compile_timed<B: Backend>(
         // At most `u16::MAX` rules: each ISA asserts its rule list fits.
         rules_fired: rules_fired.map_or_else(Vec::new, |r| r.iter().map(|k| k as u16).collect()),
     })
+}
+
+/// Adds the time since the last lap to `slot` and starts the next lap (only when timing).
+fn lap(
+    times: &mut Option<&mut PhaseTimes>,
+    clock: &mut Option<Instant>,
+    slot: fn(&mut PhaseTimes) -> &mut Duration,
+) {
+    if let (Some(t), Some(start)) = (times.as_deref_mut(), clock.as_mut()) {
+        let now = Instant::now();
+        *slot(t) += now - *start;
+        *start = now;
+    }
 }
 
 /// Emit the prologue and every block in order, with the allocator's edits, into `buf`.

@@ -22,6 +22,26 @@ pub fn parse_functions(text: &str, file: &str) -> Result<Vec<Function>, ParseErr
     parser::Parser::new(text, file)?.parse_all()
 }
 
+/// Parse `text` one function at a time, calling `each` with every function as soon as it
+/// is parsed (so a caller can time or process functions one by one). Stops at the first
+/// error. A text without functions is an error, as for [`parse_functions`].
+pub fn parse_each(
+    text: &str,
+    file: &str,
+    mut each: impl FnMut(Function),
+) -> Result<(), ParseError> {
+    let mut parser = parser::Parser::new(text, file)?;
+    let mut any = false;
+    while let Some(f) = parser.parse_next()? {
+        any = true;
+        each(f);
+    }
+    if !any {
+        return Err(parser.error_here("expected 'function': the file defines no functions"));
+    }
+    Ok(())
+}
+
 /// Like [`parse_functions`] for raw bytes: invalid UTF-8 is an error at the first bad byte.
 pub fn parse_bytes(bytes: &[u8], file: &str) -> Result<Vec<Function>, ParseError> {
     match std::str::from_utf8(bytes) {

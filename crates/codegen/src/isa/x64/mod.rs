@@ -25,7 +25,7 @@ use kestrel_ir::{Function, Inst as IrInst, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, RegClass, VReg};
 
 use crate::chaos::Chaos;
-use crate::machinst::compile::{compile, Backend, CompileOptions};
+use crate::machinst::compile::{compile_timed, Backend, CompileOptions, PhaseTimes};
 use crate::machinst::lower::{Lower, LowerBackend};
 use crate::machinst::vcode::VCode;
 use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
@@ -74,10 +74,35 @@ impl X64Backend {
         flags: &Flags,
         chaos: &mut Chaos,
     ) -> Result<CompiledCode, CodegenError> {
+        self.compile_function_inner(f, flags, chaos, None)
+    }
+
+    /// [`Self::compile_function`], adding each phase's wall-clock time (verification
+    /// included) and the peak live vreg count to `times`.
+    pub fn compile_function_timed(
+        &self,
+        f: &Function,
+        flags: &Flags,
+        times: &mut PhaseTimes,
+    ) -> Result<CompiledCode, CodegenError> {
+        self.compile_function_inner(f, flags, &mut Chaos::disabled(), Some(times))
+    }
+
+    fn compile_function_inner(
+        &self,
+        f: &Function,
+        flags: &Flags,
+        chaos: &mut Chaos,
+        mut times: Option<&mut PhaseTimes>,
+    ) -> Result<CompiledCode, CodegenError> {
+        let start = times.is_some().then(std::time::Instant::now);
         if let Err(errors) = kestrel_ir::verify_function(f) {
             return Err(CodegenError::Verifier(errors.to_string()));
         }
         features::check_function(f, &flags.features)?;
+        if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
+            t.verify += start.elapsed();
+        }
         let options = CompileOptions {
             check_regalloc: flags.check_regalloc,
             keep_text: flags.keep_text,
@@ -88,7 +113,7 @@ impl X64Backend {
             features: flags.features,
             preserve_frame_pointers: flags.preserve_frame_pointers,
         };
-        compile(&target, f, options, chaos)
+        compile_timed(&target, f, options, chaos, times)
     }
 }
 

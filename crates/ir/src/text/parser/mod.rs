@@ -176,22 +176,29 @@ impl<'a> Parser<'a> {
     /// Parse every function of the text.
     pub fn parse_all(&mut self) -> PResult<Vec<Function>> {
         let mut funcs = Vec::new();
-        loop {
-            match self.tok.tok {
-                Tok::Eof => break,
-                // Test-runner directives; the runner reads them itself.
-                Tok::Ident("test" | "set" | "target") => {
-                    self.lex.skip_line();
-                    self.bump()?;
-                }
-                Tok::Ident("function") => funcs.push(self.parse_function()?),
-                _ => return Err(self.expected("'function'")),
-            }
+        while let Some(f) = self.parse_next()? {
+            funcs.push(f);
         }
         if funcs.is_empty() {
             return Err(self.error_here("expected 'function': the file defines no functions"));
         }
         Ok(funcs)
+    }
+
+    /// Parse the next function, skipping runner directives before it; `None` at the end.
+    pub fn parse_next(&mut self) -> PResult<Option<Function>> {
+        loop {
+            match self.tok.tok {
+                Tok::Eof => return Ok(None),
+                // Test-runner directives; the runner reads them itself.
+                Tok::Ident("test" | "set" | "target") => {
+                    self.lex.skip_line();
+                    self.bump()?;
+                }
+                Tok::Ident("function") => return self.parse_function().map(Some),
+                _ => return Err(self.expected("'function'")),
+            }
+        }
     }
 
     fn parse_function(&mut self) -> PResult<Function> {
