@@ -15,7 +15,7 @@
 //! line the geometric mean of the per-function ratios Kestrel/Cranelift over the corpus.
 
 mod corpus;
-mod engines;
+pub mod engines;
 mod gen;
 mod runcheck;
 mod timing;
@@ -208,8 +208,7 @@ fn print_phases(cases: &[Case], samples: &[Sample]) {
             continue;
         }
         let n = picked.len() as f64;
-        let mean =
-            |k: usize| picked.iter().map(|t| micros(t[k])).sum::<f64>() / n;
+        let mean = |k: usize| picked.iter().map(|t| micros(t[k])).sum::<f64>() / n;
         let (l, r, e) = (mean(0), mean(1), mean(2));
         let total = (l + r + e).max(f64::MIN_POSITIVE);
         let cell = |x: f64| format!("{x:.1} ({:.0}%)", 100.0 * x / total);

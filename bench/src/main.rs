@@ -4,7 +4,12 @@
 //! `main` only dispatches.
 
 mod compile_speed;
+mod peak_alloc;
 mod regalloc;
+mod scaling;
+
+#[global_allocator]
+static ALLOCATOR: peak_alloc::Counting = peak_alloc::Counting;
 
 type Subcommand = fn(&[String]) -> Result<(), String>;
 
@@ -19,6 +24,11 @@ const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[
         "compile-speed",
         "Kestrel's compile time vs Cranelift 0.135.8 (opt none) on the same functions",
         compile_speed::run,
+    ),
+    (
+        "scaling",
+        "Compile time and peak memory of Kestrel and Cranelift as generated functions double",
+        scaling::run,
     ),
 ];
 

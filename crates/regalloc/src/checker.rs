@@ -11,7 +11,8 @@
 //!
 //! The state maps every location (register or spill slot) to one of:
 //!
-//! - `Unknown` (top): nothing has reached this point yet (the fixpoint has not visited it);
+//! - `Unknown` (top): nothing has reached this point yet (the fixpoint has not visited it;
+//!   represented as a block without a state, never per location);
 //! - `Vregs(S)`: the location certainly holds the value of every vreg in `S` (several vregs
 //!   when a block parameter was bound to an argument held there);
 //! - `Clobbered(i)`: garbage written by instruction `i`'s clobbers (a flavour of bottom
@@ -39,15 +40,22 @@
 //! uses checked; clobbers; late defs written; edits after it. Constraints are checked
 //! statically per operand (fixed register, stack, register class, reuse = same register
 //! as the reused input).
+//!
+//! # Cost
+//!
+//! Linear in the function and its liveness (see `flow` for the representation): states
+//! are sparse and pruned to live vregs, so no structure is sized blocks × locations.
 
 use std::fmt;
 
-use smallvec::{smallvec, SmallVec};
+use smallvec::SmallVec;
 
-use crate::{
-    Allocation, Block, Function, Inst, MachineEnv, OperandConstraint, OperandPos, Output, PRegSet,
-    VReg,
-};
+use crate::liveness::Liveness;
+use crate::validate::Cfg;
+use crate::{Allocation, Block, Function, Inst, MachineEnv, OperandConstraint, Output, VReg};
+
+mod flow;
+use flow::{Flow, Scratch};
 
 /// An error found by the checker: an allocator bug (or a corrupted output).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -97,7 +105,6 @@ type VregSet = SmallVec<[VReg; 2]>;
 /// Abstract value of one location.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Value {
-    Unknown,
     Vregs(VregSet),
     Clobbered(u32),
     Conflicted,
@@ -106,7 +113,6 @@ enum Value {
 impl Value {
     fn meet(&self, other: &Value) -> Value {
         match (self, other) {
-            (Value::Unknown, x) | (x, Value::Unknown) => x.clone(),
             (Value::Vregs(a), Value::Vregs(b)) => {
                 let both: VregSet = a.iter().copied().filter(|v| b.contains(v)).collect();
                 if both.is_empty() {
@@ -124,7 +130,6 @@ impl Value {
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Value::Unknown => write!(f, "nothing known (unreached)"),
             Value::Vregs(vs) => {
                 write!(f, "{{")?;
                 for (k, v) in vs.iter().enumerate() {
@@ -144,21 +149,22 @@ impl fmt::Display for Value {
     }
 }
 
-type State = Vec<Value>;
-
-struct Checker<'a, F: Function> {
-    func: &'a F,
-    out: &'a Output,
-    /// `edits[edit_index[p]..edit_index[p + 1]]` are the edits at program point `p`.
-    edit_index: Vec<u32>,
-    /// Dense index of every location the output mentions (`u32::MAX` for the others,
-    /// whose contents nothing reads); states are vectors over these.
-    loc_map: Vec<u32>,
-    num_locs: usize,
-}
-
 /// Checks `out` against `func`. See the module doc.
 pub fn check<F: Function>(func: &F, env: &MachineEnv, out: &Output) -> Result<(), CheckError> {
+    let cfg = crate::validate::validate(func, env)
+        .map_err(|e| CheckError::Shape(format!("the function itself is invalid: {e}")))?;
+    let live = crate::liveness::compute(func, &cfg);
+    check_with(func, env, out, &cfg, &live)
+}
+
+/// [`check`] with the validation facts and liveness already computed (by the allocator).
+pub(crate) fn check_with<F: Function>(
+    func: &F,
+    env: &MachineEnv,
+    out: &Output,
+    cfg: &Cfg,
+    live: &Liveness,
+) -> Result<(), CheckError> {
     check_shape(func, out)?;
     let mut loc_map = vec![u32::MAX; 128 + out.num_spillslots];
     let mut num_locs = 0;
@@ -181,22 +187,24 @@ pub fn check<F: Function>(func: &F, env: &MachineEnv, out: &Output) -> Result<()
     for p in 0..points {
         edit_index[p + 1] += edit_index[p];
     }
-    let checker = Checker {
+    for i in 0..func.num_insts() {
+        check_constraints(func, out, env, Inst(i as u32))?;
+    }
+    let flow = Flow {
         func,
         out,
+        live,
         edit_index,
         loc_map,
         num_locs,
     };
-    for i in 0..func.num_insts() {
-        checker.check_constraints(env, Inst(i as u32))?;
-    }
-    let entry_states = checker.fixpoint();
+    let rpo: Vec<Block> = cfg.postorder.iter().rev().copied().collect();
+    let entry_states = flow.fixpoint(&rpo);
     // Final pass: with the fixpoint reached, every use is checked once per block.
-    for (b, state) in entry_states.iter().enumerate() {
-        if let Some(state) = state {
-            let mut state = state.clone();
-            checker.block_transfer(Block(b as u32), &mut state, true)?;
+    let mut scratch = Scratch::new(num_locs, func.num_vregs());
+    for &b in &rpo {
+        if let Some(state) = &entry_states[b.index()] {
+            flow.block_transfer(b, state, &mut scratch, true)?;
         }
     }
     Ok(())
@@ -250,10 +258,15 @@ fn check_shape<F: Function>(func: &F, out: &Output) -> Result<(), CheckError> {
     Ok(())
 }
 
-impl<F: Function> Checker<'_, F> {
-    fn check_constraints(&self, env: &MachineEnv, inst: Inst) -> Result<(), CheckError> {
-        let ops = self.func.inst_operands(inst);
-        let allocs = self.out.inst_allocs(inst);
+fn check_constraints<F: Function>(
+    func: &F,
+    out: &Output,
+    env: &MachineEnv,
+    inst: Inst,
+) -> Result<(), CheckError> {
+    {
+        let ops = func.inst_operands(inst);
+        let allocs = out.inst_allocs(inst);
         for (k, (op, &alloc)) in ops.iter().zip(allocs).enumerate() {
             let fail = |reason: String| CheckError::Constraint {
                 inst: inst.0,
@@ -300,174 +313,6 @@ impl<F: Function> Checker<'_, F> {
         }
         Ok(())
     }
-
-    fn apply_edits(&self, point: usize, state: &mut State) {
-        let (from, to) = (
-            self.edit_index[point] as usize,
-            self.edit_index[point + 1] as usize,
-        );
-        for (_, edit) in &self.out.edits[from..to] {
-            let value = state[self.loc(edit.from)].clone();
-            state[self.loc(edit.to)] = value;
-        }
-    }
-
-    fn check_uses(&self, inst: Inst, pos: OperandPos, state: &State) -> Result<(), CheckError> {
-        let ops = self.func.inst_operands(inst);
-        let allocs = self.out.inst_allocs(inst);
-        for (k, op) in ops.iter().enumerate() {
-            if !op.is_use() || op.pos() != pos {
-                continue;
-            }
-            let alloc = allocs[k];
-            let held = &state[self.loc(alloc)];
-            let ok = matches!(held, Value::Vregs(vs) if vs.contains(&op.vreg()));
-            if !ok {
-                return Err(CheckError::WrongValue {
-                    inst: inst.0,
-                    operand: k,
-                    op: format!("{op:?}"),
-                    vreg: op.vreg(),
-                    alloc,
-                    found: held.to_string(),
-                });
-            }
-        }
-        Ok(())
-    }
-
-    fn write_def(&self, state: &mut State, vreg: VReg, alloc: Allocation) {
-        for value in state.iter_mut() {
-            if let Value::Vregs(vs) = value {
-                if let Some(k) = vs.iter().position(|&v| v == vreg) {
-                    vs.swap_remove(k);
-                    if vs.is_empty() {
-                        *value = Value::Conflicted;
-                    }
-                }
-            }
-        }
-        state[self.loc(alloc)] = Value::Vregs(smallvec![vreg]);
-    }
-
-    /// Dense index of a location the output mentions.
-    fn loc(&self, a: Allocation) -> usize {
-        self.loc_map[a.loc_index()] as usize
-    }
-
-    fn write_defs(&self, inst: Inst, pos: OperandPos, state: &mut State) {
-        let ops = self.func.inst_operands(inst);
-        let allocs = self.out.inst_allocs(inst);
-        for (k, op) in ops.iter().enumerate() {
-            // Reuse defs are written late whatever their declared position.
-            let op_pos = if matches!(op.constraint(), OperandConstraint::Reuse(_)) {
-                OperandPos::Late
-            } else {
-                op.pos()
-            };
-            if op.is_def() && op_pos == pos {
-                self.write_def(state, op.vreg(), allocs[k]);
-            }
-        }
-    }
-
-    /// Runs a block from its entry state; with `check`, reports the first wrong use.
-    fn block_transfer(
-        &self,
-        block: Block,
-        state: &mut State,
-        check: bool,
-    ) -> Result<(), CheckError> {
-        for inst in self.func.block_insns(block).iter() {
-            self.apply_edits(2 * inst.index(), state);
-            if check {
-                self.check_uses(inst, OperandPos::Early, state)?;
-            }
-            self.write_defs(inst, OperandPos::Early, state);
-            if check {
-                self.check_uses(inst, OperandPos::Late, state)?;
-            }
-            let clobbers: PRegSet = self.func.inst_clobbers(inst);
-            for r in clobbers.iter() {
-                // A register no allocation or edit names is never read.
-                if let Some(&k) = self.loc_map.get(r.index()).filter(|&&k| k != u32::MAX) {
-                    state[k as usize] = Value::Clobbered(inst.0);
-                }
-            }
-            self.write_defs(inst, OperandPos::Late, state);
-            self.apply_edits(2 * inst.index() + 1, state);
-        }
-        Ok(())
-    }
-
-    /// The state entering `succ` along the edge `block → succ` (parameter binding).
-    fn edge_state(&self, block: Block, succ_idx: usize, state: &State) -> State {
-        let succ = self.func.block_succs(block)[succ_idx];
-        let params = self.func.block_params(succ);
-        if params.is_empty() {
-            return state.clone();
-        }
-        let args = self.func.branch_blockparams(block, succ_idx);
-        state
-            .iter()
-            .map(|value| match value {
-                Value::Vregs(vs) => {
-                    let mut new: VregSet =
-                        vs.iter().copied().filter(|v| !params.contains(v)).collect();
-                    for (a, p) in args.iter().zip(params) {
-                        if vs.contains(a) && !new.contains(p) {
-                            new.push(*p);
-                        }
-                    }
-                    if new.is_empty() {
-                        Value::Conflicted
-                    } else {
-                        Value::Vregs(new)
-                    }
-                }
-                other => other.clone(),
-            })
-            .collect()
-    }
-
-    /// Entry state of every reached block at the fixpoint.
-    fn fixpoint(&self) -> Vec<Option<State>> {
-        let n = self.func.num_blocks();
-        let mut entry: Vec<Option<State>> = vec![None; n];
-        let start = self.func.entry_block();
-        entry[start.index()] = Some(vec![Value::Conflicted; self.num_locs]);
-        let mut worklist = vec![start];
-        let mut queued = vec![false; n];
-        queued[start.index()] = true;
-        while let Some(block) = worklist.pop() {
-            queued[block.index()] = false;
-            let mut state = entry[block.index()]
-                .clone()
-                .expect("queued blocks are reached");
-            // Unchecked transfer: errors are reported by the final pass.
-            let _ = self.block_transfer(block, &mut state, false);
-            for (k, &succ) in self.func.block_succs(block).iter().enumerate() {
-                let incoming = self.edge_state(block, k, &state);
-                let unknown;
-                let old = match &entry[succ.index()] {
-                    Some(old) => old,
-                    None => {
-                        unknown = vec![Value::Unknown; self.num_locs];
-                        &unknown
-                    }
-                };
-                let merged: State = old.iter().zip(&incoming).map(|(a, b)| a.meet(b)).collect();
-                if entry[succ.index()].as_ref() != Some(&merged) {
-                    entry[succ.index()] = Some(merged);
-                    if !queued[succ.index()] {
-                        queued[succ.index()] = true;
-                        worklist.push(succ);
-                    }
-                }
-            }
-        }
-        entry
-    }
 }
 
 #[cfg(test)]
@@ -482,7 +327,6 @@ mod tests {
     #[test]
     fn meet_is_a_lattice_meet() {
         let values = [
-            Value::Unknown,
             Value::Vregs(smallvec::smallvec![v(1)]),
             Value::Vregs(smallvec::smallvec![v(1), v(2)]),
             Value::Vregs(smallvec::smallvec![v(3)]),
@@ -498,7 +342,6 @@ mod tests {
         };
         for a in &values {
             assert!(same(&a.meet(a), a), "idempotent: {a}");
-            assert!(same(&a.meet(&Value::Unknown), a), "Unknown is top: {a}");
             assert_eq!(
                 a.meet(&Value::Conflicted),
                 Value::Conflicted,

@@ -325,7 +325,7 @@ pub fn allocate<F: Function>(
     let mut output = resolve::resolve(func, env, &cfg, &live, &built, scanned)?;
     watch.lap(&mut times.resolution);
     if options.check {
-        checker::check(func, env, &output)?;
+        checker::check_with(func, env, &output, &cfg, &live)?;
         watch.lap(&mut times.checker);
     }
     output.times = times;
