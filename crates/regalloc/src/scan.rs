@@ -84,6 +84,9 @@ struct Scan<'a, F: Function> {
     slot_busy_until: Vec<u32>,
     /// Class of the values each slot holds.
     slot_class: Vec<RegClass>,
+    /// This class's slots by `(busy_until, slot)`, least busy first: the top is reusable
+    /// for a lifetime starting at `from` exactly when any slot is (`busy_until <= from`).
+    slot_heap: BinaryHeap<Reverse<(u32, u32)>>,
     param_of: Vec<Option<(Block, u32)>>,
     /// Per vreg, the (successor, parameter index) pairs it is passed to as a branch argument.
     arg_of: Vec<Vec<(Block, u32)>>,
@@ -168,6 +171,13 @@ pub(crate) fn run<F: Function>(
             active: Vec::new(),
             inactive: Vec::new(),
             vreg_slot: std::mem::take(&mut scanned.vreg_slot),
+            slot_heap: slot_busy_until
+                .iter()
+                .zip(&slot_class)
+                .enumerate()
+                .filter(|(_, (_, &c))| c == class)
+                .map(|(k, (&busy, _))| Reverse((busy, k as u32)))
+                .collect(),
             slot_busy_until: std::mem::take(&mut slot_busy_until),
             slot_class: std::mem::take(&mut slot_class),
             param_of: std::mem::take(&mut param_of),
@@ -607,11 +617,13 @@ impl<F: Function> Scan<'_, F> {
         let class = vreg.class();
         // Perturbed: sometimes a fresh slot although one could be reused (always legal).
         let fresh = self.perturb.one_in(4);
-        let reusable = self
-            .slot_busy_until
-            .iter()
-            .zip(&self.slot_class)
-            .position(|(&busy, &c)| busy <= from && c == class && !fresh);
+        let reusable = match self.slot_heap.peek() {
+            Some(&Reverse((busy, k))) if busy <= from && !fresh => {
+                self.slot_heap.pop();
+                Some(k as usize)
+            }
+            _ => None,
+        };
         let k = match reusable {
             Some(k) => k,
             None => {
@@ -626,6 +638,7 @@ impl<F: Function> Scan<'_, F> {
         // on its own, which is a valid split of a parallel move only if no location is
         // written in one class and read in another.
         self.slot_busy_until[k] = end;
+        self.slot_heap.push(Reverse((end, k as u32)));
         let slot = SpillSlot(k as u32);
         self.vreg_slot[vreg.index()] = Some(slot);
         slot
