@@ -1,4 +1,4 @@
-//! `kestrel-bench scaling [--shape NAME] [--scale F] [--runs N] [--emit DIR]`: how compile
+//! `kestrel-bench scaling [--shape NAME] [--scale F] [--runs N] [--emit DIR] [--profile N]`: how compile
 //! time and memory grow with function size, Kestrel against Cranelift 0.135.8 (opt none,
 //! verifier off on both sides, as in `compile-speed`), in the same process.
 //!
@@ -7,7 +7,8 @@
 //! compiles (parsing outside the clock), and the peak heap of one compile (a counting
 //! global allocator, `peak_alloc`). Kestrel is also timed with its allocation checker on.
 //! Growth is time(2n) / time(n); a phase linear in the function grows about 2×.
-//! `--emit DIR` writes the generated `.clif` files instead of measuring.
+//! `--emit DIR` writes the generated `.clif` files instead of measuring; `--profile N`
+//! compiles the largest size N times with Kestrel alone (to run under a profiler).
 
 mod shapes;
 
@@ -28,6 +29,8 @@ struct Args {
     scale: f64,
     runs: usize,
     emit: Option<PathBuf>,
+    /// Compile only with Kestrel, this many times, at the largest size (for a profiler).
+    profile: Option<usize>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -36,6 +39,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         scale: 1.0,
         runs: 5,
         emit: None,
+        profile: None,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -47,6 +51,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--scale" => parsed.scale = value.parse().map_err(bad_f)?,
             "--runs" => parsed.runs = value.parse::<usize>().map_err(bad)?.max(1),
             "--emit" => parsed.emit = Some(PathBuf::from(value)),
+            "--profile" => parsed.profile = Some(value.parse().map_err(bad)?),
             _ => return Err(format!("unknown option {flag}")),
         }
     }
@@ -79,6 +84,24 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 let path = dir.join(format!("{}-{n}.clif", shape.name.replace(' ', "_")));
                 std::fs::write(&path, (shape.generate)(n))
                     .map_err(|e| format!("{}: {e}", path.display()))?;
+            }
+        }
+        return Ok(());
+    }
+    if let Some(times) = args.profile {
+        for shape in &shapes {
+            let n = sizes(shape, args.scale)[2];
+            let funcs = kestrel_ir::text::parse_functions(&(shape.generate)(n), "shape")
+                .map_err(|e| e.to_string())?;
+            for _ in 0..times {
+                let code = compile_timed(
+                    &X64Backend,
+                    &funcs[0],
+                    CompileOptions::default(),
+                    &mut Chaos::disabled(),
+                    None,
+                );
+                black_box(code.map_err(|e| e.to_string())?);
             }
         }
         return Ok(());

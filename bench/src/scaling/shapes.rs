@@ -26,6 +26,12 @@ pub const SHAPES: &[Shape] = &[
         generate: br_table,
     },
     Shape {
+        name: "br_table shared",
+        unit: "entries",
+        base: 5_000,
+        generate: br_table_shared,
+    },
+    Shape {
         name: "one block",
         unit: "insts",
         base: 50_000,
@@ -87,6 +93,24 @@ fn br_table(n: usize) -> String {
         targets.join(", ")
     );
     for b in 2..n + 2 {
+        let _ = write!(s, "block{b}:\n    v{b} = iconst.i64 {b}\n    return v{b}\n");
+    }
+    s.push_str("}\n");
+    s
+}
+
+/// A `br_table` with `n` entries over `n / 16` targets (as Wasm's `br_table` often is):
+/// every target has many predecessors, so every entry's edge is critical and split.
+fn br_table_shared(n: usize) -> String {
+    let targets = (n / 16).max(2);
+    let entries: Vec<String> = (0..n)
+        .map(|k| format!("block{}", 2 + k % targets))
+        .collect();
+    let mut s = format!(
+        "function %br_table_shared(i32) -> i64 {{\nblock0(v0: i32):\n    br_table v0, block1, [{}]\nblock1:\n    v1 = iconst.i64 -1\n    return v1\n",
+        entries.join(", ")
+    );
+    for b in 2..targets + 2 {
         let _ = write!(s, "block{b}:\n    v{b} = iconst.i64 {b}\n    return v{b}\n");
     }
     s.push_str("}\n");

@@ -338,6 +338,23 @@ impl Function {
     }
 
     /// The successors of a block's terminator, in order (with repeats), by destination.
+    /// Destination `k` of branch `inst` (in [`Self::branch_destinations`] order), without
+    /// copying the others: O(1) even for a `br_table`.
+    pub fn branch_destination(&self, inst: Inst, k: usize) -> BlockCall {
+        let data = self.dfg.inst(inst);
+        match *data {
+            crate::instructions::InstructionData::BranchTable { table, .. } => {
+                let jt = &self.jump_tables[table];
+                if k == 0 {
+                    jt.default
+                } else {
+                    jt.entries[k - 1]
+                }
+            }
+            _ => data.branch_destinations()[k],
+        }
+    }
+
     pub fn branch_destinations(&self, inst: Inst) -> Vec<BlockCall> {
         let data = self.dfg.inst(inst);
         match *data {

@@ -498,7 +498,7 @@ pub fn lower_with<B: LowerBackend>(
             } => {
                 // The edge's arguments travel with this block's jump.
                 let branch = f.layout.last_inst(from).expect("edge source has a branch");
-                let call = f.branch_destinations(branch)[succ_index as usize];
+                let call = f.branch_destination(branch, succ_index as usize);
                 debug_assert_eq!(call.block, to);
                 let args = f
                     .dfg
