@@ -211,7 +211,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
         }
         Lower {
             f,
-            builder: VCodeBuilder::new(),
+            builder: VCodeBuilder::with_capacity(f.dfg.num_insts(), f.layout.blocks().len()),
             value_vregs: vec![None; num_values],
             regs_for,
             aliases: Vec::new(),
@@ -484,12 +484,17 @@ pub fn lower_with<B: LowerBackend>(
     let regs_for = |ty: Type| backend.value_regs(ty);
     let mut ctx = Lower::new(f, &regs_for, chaos, rules_fired);
     let entry = f.entry_block();
+    // Scratch reused across blocks: the block's successors, and one edge's argument vregs.
+    let mut succs: Vec<BlockIndex> = Vec::new();
+    let mut args: Vec<VReg> = Vec::new();
     for (index, lb) in order.iter() {
-        let succs: Vec<BlockIndex> = order
-            .succ_indices(index)
-            .iter()
-            .map(|s| kestrel_regalloc::Block(s.index() as u32))
-            .collect();
+        succs.clear();
+        succs.extend(
+            order
+                .succ_indices(index)
+                .iter()
+                .map(|s| kestrel_regalloc::Block(s.index() as u32)),
+        );
         match lb {
             LoweredBlock::Edge {
                 from,
@@ -500,14 +505,12 @@ pub fn lower_with<B: LowerBackend>(
                 let branch = f.layout.last_inst(from).expect("edge source has a branch");
                 let call = f.branch_destination(branch, succ_index as usize);
                 debug_assert_eq!(call.block, to);
-                let args = f
-                    .dfg
-                    .block_call_args(&call)
-                    .iter()
-                    .flat_map(|&v| ctx.value_regs(v).regs().to_vec())
-                    .collect();
+                args.clear();
+                for &v in f.dfg.block_call_args(&call) {
+                    args.extend_from_slice(ctx.value_regs(v).regs());
+                }
                 ctx.builder.push_rev(B::MInst::gen_jump(succs[0]));
-                ctx.builder.add_succ(succs[0], args);
+                ctx.builder.add_succ(succs[0], &args);
             }
             LoweredBlock::Orig(b) => {
                 ctx.cur_block = Some(b);
@@ -524,16 +527,13 @@ pub fn lower_with<B: LowerBackend>(
                             order.lowered_order()[succs[slot].index()],
                             LoweredBlock::Edge { .. }
                         );
-                        let args = if to_edge {
-                            Vec::new()
-                        } else {
-                            f.dfg
-                                .block_call_args(call)
-                                .iter()
-                                .flat_map(|&v| ctx.value_regs(v).regs().to_vec())
-                                .collect()
-                        };
-                        ctx.builder.add_succ(succs[slot], args);
+                        args.clear();
+                        if !to_edge {
+                            for &v in f.dfg.block_call_args(call) {
+                                args.extend_from_slice(ctx.value_regs(v).regs());
+                            }
+                        }
+                        ctx.builder.add_succ(succs[slot], &args);
                     }
                 }
                 for inst in insts {
@@ -569,13 +569,11 @@ pub fn lower_with<B: LowerBackend>(
                     backend.gen_args(&mut ctx, &params)?;
                     ctx.flush();
                 } else {
-                    let params = f
-                        .dfg
-                        .block_params(b)
-                        .iter()
-                        .flat_map(|&p| ctx.value_regs(p).regs().to_vec())
-                        .collect();
-                    ctx.builder.set_params(params);
+                    args.clear();
+                    for &p in f.dfg.block_params(b) {
+                        args.extend_from_slice(ctx.value_regs(p).regs());
+                    }
+                    ctx.builder.set_params(&args);
                 }
                 ctx.cur_block = None;
             }

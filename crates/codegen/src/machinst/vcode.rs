@@ -200,8 +200,9 @@ pub struct VCodeBuilder<I: MachInst> {
     code: VCode<I>,
     /// Instructions of the block being built, last first.
     pending: Vec<I>,
-    /// The block's successor edges: (target, args).
-    pending_succs: Vec<(BlockIndex, Vec<VReg>)>,
+    /// The block's successor edges: (target, its args as a range of `pending_args`).
+    pending_succs: Vec<(BlockIndex, u32, u32)>,
+    pending_args: Vec<VReg>,
     pending_params: Vec<VReg>,
 }
 
@@ -233,8 +234,26 @@ impl<I: MachInst> VCodeBuilder<I> {
             },
             pending: Vec::new(),
             pending_succs: Vec::new(),
+            pending_args: Vec::new(),
             pending_params: Vec::new(),
         }
+    }
+
+    /// An empty builder with room for about `insts` instructions in `blocks` blocks, so
+    /// the flat arrays grow without repeated copying.
+    pub fn with_capacity(insts: usize, blocks: usize) -> Self {
+        let mut b = Self::new();
+        let c = &mut b.code;
+        c.insts.reserve(insts + blocks);
+        c.operands.reserve(3 * insts);
+        c.operand_ranges.reserve(insts + blocks);
+        c.clobbers.reserve(insts + blocks);
+        c.block_ranges.reserve(blocks);
+        c.succs.reserve(2 * blocks);
+        c.succ_ranges.reserve(blocks);
+        c.param_ranges.reserve(blocks);
+        c.branch_arg_ranges.reserve(2 * blocks);
+        b
     }
 
     /// Push an instruction *before* those already pushed for the current block.
@@ -243,13 +262,17 @@ impl<I: MachInst> VCodeBuilder<I> {
     }
 
     /// Record an edge of the current block (in its terminator's target order).
-    pub fn add_succ(&mut self, target: BlockIndex, args: Vec<VReg>) {
-        self.pending_succs.push((target, args));
+    pub fn add_succ(&mut self, target: BlockIndex, args: &[VReg]) {
+        let start = self.pending_args.len() as u32;
+        self.pending_args.extend_from_slice(args);
+        self.pending_succs
+            .push((target, start, self.pending_args.len() as u32));
     }
 
     /// Set the current block's parameters.
-    pub fn set_params(&mut self, params: Vec<VReg>) {
-        self.pending_params = params;
+    pub fn set_params(&mut self, params: &[VReg]) {
+        self.pending_params.clear();
+        self.pending_params.extend_from_slice(params);
     }
 
     /// Close the current block: its instructions go in program order after the previous
@@ -275,14 +298,16 @@ impl<I: MachInst> VCodeBuilder<I> {
             end: RInst(end),
         });
         let s_start = c.succs.len() as u32;
-        for (target, args) in self.pending_succs.drain(..) {
+        for (target, from, to) in self.pending_succs.drain(..) {
             c.succs.push(target);
             let a_start = c.branch_args.len() as u32;
-            c.branch_args.extend(args);
+            c.branch_args
+                .extend_from_slice(&self.pending_args[from as usize..to as usize]);
             c.branch_arg_ranges
                 .push((a_start, c.branch_args.len() as u32));
         }
         c.succ_ranges.push((s_start, c.succs.len() as u32));
+        self.pending_args.clear();
         let p_start = c.params.len() as u32;
         c.params.append(&mut self.pending_params);
         c.param_ranges.push((p_start, c.params.len() as u32));
