@@ -22,11 +22,13 @@
 use crate::validate::Cfg;
 use crate::{Block, Function, Inst};
 
+mod dense;
+
 /// Per-block lists of vreg indices, stored flat (compressed rows).
 pub(crate) struct BlockLists {
     /// `items[start[b]..start[b + 1]]` is block `b`'s list.
-    start: Vec<u32>,
-    items: Vec<u32>,
+    pub(super) start: Vec<u32>,
+    pub(super) items: Vec<u32>,
 }
 
 impl BlockLists {
@@ -118,8 +120,17 @@ pub(crate) struct Liveness {
 
 const NONE: u32 = u32::MAX;
 
-/// Computes live-in and live-out lists.
+/// Computes live-in and live-out lists: by bitset dataflow for small functions (see
+/// `dense`, bounded size), by per-value path exploration otherwise.
 pub(crate) fn compute<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
+    if dense::fits(func.num_blocks(), func.num_vregs()) {
+        return dense::compute(func, cfg);
+    }
+    compute_sparse(func, cfg)
+}
+
+/// Path exploration, one vreg at a time (see the module doc).
+fn compute_sparse<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
     let n = func.num_blocks();
     let nv = func.num_vregs();
     let entry = func.entry_block().index();
@@ -212,5 +223,32 @@ pub(crate) fn compute<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
         live_in: BlockLists::from_pairs(n, &live_in),
         live_out: BlockLists::from_pairs(n, &live_out),
         live_into_entry,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both paths agree on every generated function (with its pressure, loops, block
+    /// parameters and constraints): lists, order and the entry report.
+    #[test]
+    fn dense_and_sparse_paths_agree() {
+        let mut dense_cases = 0;
+        for i in 0..400 {
+            let case = crate::stress::case(11, i);
+            let Ok(cfg) = crate::validate::validate(&case.func, &case.env) else {
+                continue;
+            };
+            let sparse = compute_sparse(&case.func, &cfg);
+            let dense = dense::compute(&case.func, &cfg);
+            dense_cases += 1;
+            for b in 0..case.func.num_blocks() {
+                assert_eq!(sparse.live_in.get(b), dense.live_in.get(b), "case {i} block{b} in");
+                assert_eq!(sparse.live_out.get(b), dense.live_out.get(b), "case {i} block{b} out");
+            }
+            assert_eq!(sparse.live_into_entry, dense.live_into_entry, "case {i}");
+        }
+        assert!(dense_cases > 300, "{dense_cases} valid cases");
     }
 }
