@@ -113,13 +113,12 @@ fn expected(n: u64) -> u64 {
 #[test]
 fn twenty_thousand_blocks_compile_with_every_check_and_run() {
     let text = large_function();
-    if let Ok(path) = std::env::var("DUMP_LARGE") { std::fs::write(path, &text).unwrap(); }
     let funcs = kestrel_ir::text::parse_functions(&text, "large.clif").expect("parses");
     let f = &funcs[0];
     assert!(f.layout.blocks().len() >= 20_000, "{} blocks", f.layout.blocks().len());
     let flags = Flags {
         check_regalloc: true,
-        validate: std::env::var("NOVAL").is_err(),
+        validate: true,
         ..Flags::default()
     };
     let mut module = JitModule::new();
