@@ -22,6 +22,11 @@
 //!   tagged with the vreg so that the vreg's own interval may sit there; clobbers reserve
 //!   `[4i+2, 4i+3)` untagged. Every reservation is at most 3 positions long, which the
 //!   scan's conflict search relies on.
+//!
+//! Cost: O(instructions + operands + L), L the total size of the live-out lists (each
+//! block's walk starts from its live-out list and adds one range per live vreg), plus
+//! sorting each register's reservations. The live set is sparse, so nothing is sized
+//! blocks × vregs.
 
 use smallvec::SmallVec;
 

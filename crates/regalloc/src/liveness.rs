@@ -244,8 +244,16 @@ mod tests {
             let dense = dense::compute(&case.func, &cfg);
             dense_cases += 1;
             for b in 0..case.func.num_blocks() {
-                assert_eq!(sparse.live_in.get(b), dense.live_in.get(b), "case {i} block{b} in");
-                assert_eq!(sparse.live_out.get(b), dense.live_out.get(b), "case {i} block{b} out");
+                assert_eq!(
+                    sparse.live_in.get(b),
+                    dense.live_in.get(b),
+                    "case {i} block{b} in"
+                );
+                assert_eq!(
+                    sparse.live_out.get(b),
+                    dense.live_out.get(b),
+                    "case {i} block{b} out"
+                );
             }
             assert_eq!(sparse.live_into_entry, dense.live_into_entry, "case {i}");
         }

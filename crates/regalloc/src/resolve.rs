@@ -4,6 +4,10 @@
 //! Guarantees: an [`Output`] whose edits, executed with the instructions, deliver every
 //! vreg to every operand's allocation; the checker verifies exactly this.
 //!
+//! Cost: O(operands + edits + Σ over edges |live_in(succ)| + pieces), with a sort of each
+//! program point's moves (small groups) and cursor-based piece lookups that move forward
+//! in program order.
+//!
 //! Edits at one program point form up to four *groups*, each one parallel move, run in
 //! this order (positions as in [`crate::validate`], `g = 4i` is the gap before inst `i`):
 //!

@@ -45,6 +45,11 @@
 //! one, and hands out a fresh spill slot instead of reusing one. Each alternative meets the
 //! same guarantees as the usual choice; the termination argument is unchanged (a spilled
 //! interval's child still starts strictly later).
+//!
+//! Cost: O(I log I) to order the I intervals, then per interval a pass over the active and
+//! inactive lists (active ≤ registers; inactive grows only with intervals in lifetime
+//! holes) and binary searches in ranges, uses and reservations. Spill slots are reused
+//! through a per-class heap: O(log slots) per spilled vreg.
 
 use std::cell::Cell;
 use std::cmp::Reverse;
