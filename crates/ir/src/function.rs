@@ -338,6 +338,17 @@ impl Function {
     }
 
     /// The successors of a block's terminator, in order (with repeats), by destination.
+    /// Number of destinations of `inst` (0 for a non-branch), without copying them.
+    pub fn num_branch_destinations(&self, inst: Inst) -> usize {
+        let data = self.dfg.inst(inst);
+        match *data {
+            crate::instructions::InstructionData::BranchTable { table, .. } => {
+                1 + self.jump_tables[table].entries.len()
+            }
+            _ => data.branch_destinations().len(),
+        }
+    }
+
     /// Destination `k` of branch `inst` (in [`Self::branch_destinations`] order), without
     /// copying the others: O(1) even for a `br_table`.
     pub fn branch_destination(&self, inst: Inst, k: usize) -> BlockCall {

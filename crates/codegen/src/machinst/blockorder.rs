@@ -119,7 +119,8 @@ impl Slots {
             if !func.dfg.inst(inst).opcode().is_branch() {
                 continue;
             }
-            for call in func.branch_destinations(inst) {
+            for k in 0..func.num_branch_destinations(inst) {
+                let call = func.branch_destination(inst, k);
                 assert!(
                     func.layout.is_block_inserted(call.block),
                     "{b} branches to {}, which is not in the layout",

@@ -197,8 +197,8 @@ impl<'f, I: MachInst> Lower<'f, I> {
                 for v in data.arguments(&f.dfg.pool) {
                     uses[f.dfg.resolve(v).index()] += 1;
                 }
-                for call in f.branch_destinations(inst) {
-                    for &v in f.dfg.block_call_args(&call) {
+                for k in 0..f.num_branch_destinations(inst) {
+                    for &v in f.dfg.block_call_args(&f.branch_destination(inst, k)) {
                         uses[f.dfg.resolve(v).index()] += 1;
                     }
                 }
@@ -522,7 +522,8 @@ pub fn lower_with<B: LowerBackend>(
                         .lower_branch(&mut ctx, term, &succs)
                         .ok_or_else(|| unsupported_inst(f, term, "branch"))?;
                     ctx.flush();
-                    for (slot, call) in f.branch_destinations(term).iter().enumerate() {
+                    for slot in 0..f.num_branch_destinations(term) {
+                        let call = &f.branch_destination(term, slot);
                         let to_edge = matches!(
                             order.lowered_order()[succs[slot].index()],
                             LoweredBlock::Edge { .. }
