@@ -1,18 +1,31 @@
 //! A global allocator that counts live heap bytes and their high-water mark, so a
 //! benchmark can measure the peak memory of one compile in-process, for each engine alike.
+//!
+//! Counting is on only inside [`peak_during`] (one flag test per call otherwise), so the
+//! timing benchmarks do not pay for the counters' atomic operations.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
 pub struct Counting;
 
+static ON: AtomicBool = AtomicBool::new(false);
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 
 impl Counting {
     fn grew(by: usize) {
-        let now = LIVE.fetch_add(by, Relaxed) + by;
-        PEAK.fetch_max(now, Relaxed);
+        if ON.load(Relaxed) {
+            let now = LIVE.fetch_add(by, Relaxed) + by;
+            PEAK.fetch_max(now, Relaxed);
+        }
+    }
+
+    fn shrank(by: usize) {
+        if ON.load(Relaxed) {
+            // Blocks allocated before counting began may be freed inside it: saturate.
+            let _ = LIVE.fetch_update(Relaxed, Relaxed, |live| Some(live.saturating_sub(by)));
+        }
     }
 }
 
@@ -36,7 +49,7 @@ unsafe impl GlobalAlloc for Counting {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Relaxed);
+        Counting::shrank(layout.size());
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
@@ -45,7 +58,7 @@ unsafe impl GlobalAlloc for Counting {
             if new_size >= layout.size() {
                 Counting::grew(new_size - layout.size());
             } else {
-                LIVE.fetch_sub(layout.size() - new_size, Relaxed);
+                Counting::shrank(layout.size() - new_size);
             }
         }
         p
@@ -53,10 +66,12 @@ unsafe impl GlobalAlloc for Counting {
 }
 
 /// Runs `f` and returns its result with the most heap bytes it had allocated at once
-/// beyond what was live when it started.
+/// (net of what it freed of blocks allocated before it started).
 pub fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = LIVE.load(Relaxed);
-    PEAK.store(base, Relaxed);
+    LIVE.store(0, Relaxed);
+    PEAK.store(0, Relaxed);
+    ON.store(true, Relaxed);
     let out = f();
-    (out, PEAK.load(Relaxed) - base)
+    ON.store(false, Relaxed);
+    (out, PEAK.load(Relaxed))
 }
