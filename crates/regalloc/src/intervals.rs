@@ -55,13 +55,13 @@ pub(crate) struct UsePos {
 }
 
 /// Ranges of an interval; most intervals have few, kept inline.
-pub(crate) type Ranges = SmallVec<[Range; 4]>;
+pub(crate) type Ranges = SmallVec<[Range; 2]>;
 
 /// Use positions of an interval; most intervals have few, kept inline.
-pub(crate) type Uses = SmallVec<[UsePos; 4]>;
+pub(crate) type Uses = SmallVec<[UsePos; 2]>;
 
 /// Pieces of a vreg (interval indices); most vregs are split rarely, kept inline.
-pub(crate) type Pieces = SmallVec<[u32; 4]>;
+pub(crate) type Pieces = SmallVec<[u32; 2]>;
 
 /// A live interval (or, after splitting, a piece of one vreg's lifetime).
 #[derive(Clone, Debug)]
