@@ -238,6 +238,14 @@ pub struct TextPos {
     pub col: u32,
 }
 
+/// A declared memory region: `regionN = USER_ID "DESCRIPTION"`. Only the identity matters
+/// to the compiler (for alias analysis); the id and description are kept for printing.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AliasRegionData {
+    pub user_id: u32,
+    pub description: String,
+}
+
 /// Where the entities of a parsed function were written, for error messages.
 #[derive(Clone, Debug, Default)]
 pub struct SourceMap {
@@ -256,6 +264,11 @@ pub struct Function {
     pub signatures: PrimaryMap<SigRef, Signature>,
     pub ext_funcs: PrimaryMap<FuncRef, ExtFuncData>,
     pub jump_tables: PrimaryMap<JumpTable, JumpTableData>,
+    /// Memory regions named by `regionN` flags, in declaration order (`regionN` is entry N).
+    pub alias_regions: Vec<AliasRegionData>,
+    /// `stack_limit = gvN`: the prologue traps with `stk_ovf` when the stack pointer would
+    /// fall below this global value's value once the frame is allocated.
+    pub stack_limit: Option<GlobalValue>,
     pub dfg: DataFlowGraph,
     pub layout: Layout,
     /// `@offset` source locations attached in text.

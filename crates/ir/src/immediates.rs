@@ -180,20 +180,25 @@ impl fmt::Display for TrapCode {
     }
 }
 
-/// Which disjoint memory region an access touches, if known.
+/// Which disjoint memory region an access touches, if known: one of the older fixed
+/// regions, or `regionN`, declared in the function's preamble
+/// ([`crate::function::AliasRegionData`]). Accesses in different regions never alias.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum AliasRegion {
     Heap,
     Table,
     Vmctx,
+    /// `regionN`: index `N` into [`crate::Function::alias_regions`].
+    Declared(u32),
 }
 
-impl AliasRegion {
-    fn name(self) -> &'static str {
+impl fmt::Display for AliasRegion {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
-            AliasRegion::Heap => "heap",
-            AliasRegion::Table => "table",
-            AliasRegion::Vmctx => "vmctx",
+            AliasRegion::Heap => f.write_str("heap"),
+            AliasRegion::Table => f.write_str("table"),
+            AliasRegion::Vmctx => f.write_str("vmctx"),
+            AliasRegion::Declared(n) => write!(f, "region{n}"),
         }
     }
 }
@@ -301,7 +306,7 @@ impl fmt::Display for MemFlags {
             None => {}
         }
         if let Some(r) = self.alias_region {
-            write!(f, " {}", r.name())?;
+            write!(f, " {r}")?;
         }
         Ok(())
     }

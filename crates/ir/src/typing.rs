@@ -36,6 +36,15 @@ impl TypeSet {
         }
     }
 
+    /// The one type of a singleton set (`uload32`'s `i64`), which text may then leave out.
+    pub fn only(self) -> Option<Type> {
+        match self {
+            TypeSet::Exactly(t) => Some(t),
+            TypeSet::IntRange(lo, hi) if lo == hi => Type::int_with_bits(lo),
+            _ => None,
+        }
+    }
+
     /// A phrase for messages: "an integer type", "i32 or i64", …
     pub fn describe(self) -> String {
         match self {

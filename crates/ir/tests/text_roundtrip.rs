@@ -146,6 +146,22 @@ fn conformance_dir_round_trips() {
 }
 
 const SAMPLES: &[&str] = &[
+    // Wasmtime's preamble: memory regions, `can_move` and region flags, a stack limit, and
+    // `uload32` without its (only possible) type suffix.
+    "function u0:1(i64 vmctx, i64) -> i64 tail {
+        region0 = 8 \"VMContext+0x8\"
+        region1 = 67108888 \"VMStoreContext+0x18\"
+        gv0 = vmctx
+        gv1 = load.i64 notrap aligned readonly can_move region0 gv0+8
+        gv2 = load.i64 notrap aligned region1 gv1+24
+        stack_limit = gv2
+    block0(v0: i64, v1: i64):
+        v2 = uload32 notrap aligned region0 can_move v0+96
+        v3 = sload32 notrap aligned v0+100
+        v4 = iadd v2, v3
+        store notrap aligned region1 v4, v0+8
+        return v4
+    }",
     // Header forms, parameter attributes, every calling convention.
     "function %f(i32 uext, i64 sext, i64 sret, i64 vmctx) -> i8 sext, f64 fast { block0(v0: i32, v1: i64, v2: i64, v3: i64): v4 = iconst.i8 -1\n v5 = f64const 0x1.8p3\n return v4, v5 }",
     "function u1:2() system_v { block0: return }",

@@ -73,3 +73,34 @@ block2:
         "{err}"
     );
 }
+
+#[test]
+fn undeclared_memory_regions_are_rejected() {
+    let text = "function %f(i64) -> i64 {
+    region0 = 1 \"the one region\"
+block0(v0: i64):
+    v1 = load.i64 notrap region0 v0
+    v2 = load.i64 notrap region1 v0+8
+    v3 = iadd v1, v2
+    return v3
+}
+";
+    let err = verify_text(text).unwrap_err();
+    assert!(
+        err.starts_with("5:") && err.contains("region1 is not declared in the preamble"),
+        "{err}"
+    );
+    let gv = "function %g(i64 vmctx) -> i64 {
+    gv0 = vmctx
+    gv1 = load.i64 notrap aligned region3 gv0
+    stack_limit = gv1
+block0(v0: i64):
+    return v0
+}
+";
+    let err = verify_text(gv).unwrap_err();
+    assert!(
+        err.contains("gv1 names region3, which is not declared"),
+        "{err}"
+    );
+}

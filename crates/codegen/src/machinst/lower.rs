@@ -522,10 +522,10 @@ pub fn lower_with<B: LowerBackend>(
                         .lower_branch(&mut ctx, term, &succs)
                         .ok_or_else(|| unsupported_inst(f, term, "branch"))?;
                     ctx.flush();
-                    for slot in 0..f.num_branch_destinations(term) {
+                    for (slot, &succ) in succs.iter().enumerate() {
                         let call = &f.branch_destination(term, slot);
                         let to_edge = matches!(
-                            order.lowered_order()[succs[slot].index()],
+                            order.lowered_order()[succ.index()],
                             LoweredBlock::Edge { .. }
                         );
                         args.clear();
@@ -534,7 +534,7 @@ pub fn lower_with<B: LowerBackend>(
                                 args.extend_from_slice(ctx.value_regs(v).regs());
                             }
                         }
-                        ctx.builder.add_succ(succs[slot], &args);
+                        ctx.builder.add_succ(succ, &args);
                     }
                 }
                 for inst in insts {

@@ -56,6 +56,10 @@ pub enum Tok<'a> {
     SigRef(u32),
     FuncRef(u32),
     JumpTable(u32),
+    /// `region3`, a declared memory region.
+    Region(u32),
+    /// `"text"`, without the quotes (no escapes; ends at the next `"` on the line).
+    Str(&'a str),
     /// `u1` in a user name `u1:2`.
     UserRef(u32),
     Type(Type),
@@ -88,6 +92,8 @@ impl fmt::Display for Tok<'_> {
             Tok::Value(n) => return write!(f, "`v{n}`"),
             Tok::Block(n) => return write!(f, "`block{n}`"),
             Tok::StackSlot(n) => return write!(f, "`ss{n}`"),
+            Tok::Region(n) => return write!(f, "`region{n}`"),
+            Tok::Str(text) => return write!(f, "string \"{text}\""),
             Tok::GlobalValue(n) => return write!(f, "`gv{n}`"),
             Tok::SigRef(n) => return write!(f, "`sig{n}`"),
             Tok::FuncRef(n) => return write!(f, "`fn{n}`"),
@@ -225,6 +231,25 @@ impl<'a> Lexer<'a> {
                 self.pos += 1;
                 Tok::Name(self.scan_word_chars())
             }
+            b'"' => {
+                let begin = start + 1;
+                let len = self.bytes[begin..]
+                    .iter()
+                    .position(|&c| c == b'"' || c == b'\n');
+                match len.map(|n| (n, self.bytes[begin + n])) {
+                    Some((n, b'"')) => {
+                        self.pos = begin + n + 1;
+                        Tok::Str(&self.text[begin..begin + n])
+                    }
+                    _ => {
+                        return Err(LexError {
+                            pos,
+                            message: "unterminated string (a string ends with `\"` on its line)"
+                                .into(),
+                        })
+                    }
+                }
+            }
             b'@' => {
                 self.pos += 1;
                 let begin = self.pos;
@@ -314,6 +339,7 @@ impl<'a> Lexer<'a> {
             "sig" => Tok::SigRef,
             "fn" => Tok::FuncRef,
             "jt" => Tok::JumpTable,
+            "region" => Tok::Region,
             "u" => Tok::UserRef,
             _ => return Ok(Tok::Ident(word)),
         };

@@ -73,6 +73,14 @@ impl<'a> Printer<'a> {
     fn write_preamble(&self, w: &mut dyn Write) -> Result<bool, fmt::Error> {
         let func = self.func;
         let mut any = false;
+        for (n, region) in func.alias_regions.iter().enumerate() {
+            writeln!(
+                w,
+                "    region{n} = {} \"{}\"",
+                region.user_id, region.description
+            )?;
+            any = true;
+        }
         for (ss, data) in func.stack_slots.iter() {
             write!(w, "    {ss} = explicit_slot {}", data.size)?;
             if data.align_shift != 0 {
@@ -117,6 +125,10 @@ impl<'a> Printer<'a> {
                 "    {fref} = {colocated}{} {}",
                 data.name, data.signature
             )?;
+            any = true;
+        }
+        if let Some(gv) = func.stack_limit {
+            writeln!(w, "    stack_limit = {gv}")?;
             any = true;
         }
         Ok(any)

@@ -4,6 +4,7 @@ use super::Verifier;
 use crate::dfg::ValueDef;
 use crate::entity::{EntityRef, GlobalValue, Inst, Value};
 use crate::function::GlobalValueData;
+use crate::immediates::{AliasRegion, MemFlags};
 use crate::instructions::{BlockCall, InstructionData};
 
 impl Verifier<'_> {
@@ -17,6 +18,18 @@ impl Verifier<'_> {
                     "{fref} uses signature {}, which does not exist",
                     ext.signature
                 ));
+            }
+        }
+        if let Some(gv) = func.stack_limit {
+            if !func.global_values.is_valid(gv) {
+                self.report_func(format!("the stack limit is {gv}, which does not exist"));
+            }
+        }
+        for (gv, data) in func.global_values.iter() {
+            if let GlobalValueData::Load { flags, .. } = data {
+                if let Some(region) = self.undeclared_region(*flags) {
+                    self.report_func(format!("{gv} names {region}, which is not declared"));
+                }
             }
         }
         for (gv, _) in func.global_values.iter() {
@@ -68,6 +81,10 @@ impl Verifier<'_> {
             return false;
         }
         let mut ok = true;
+        if let Some(region) = data.mem_flags().and_then(|f| self.undeclared_region(f)) {
+            self.report_inst(inst, format!("{region} is not declared in the preamble"));
+            ok = false;
+        }
         for v in data.arguments(&func.dfg.pool) {
             ok &= self.check_use(inst, v);
         }
@@ -119,6 +136,16 @@ impl Verifier<'_> {
             }
         }
         ok
+    }
+
+    /// The region `flags` name, if it is a `regionN` the function does not declare.
+    fn undeclared_region(&self, flags: MemFlags) -> Option<AliasRegion> {
+        match flags.alias_region {
+            Some(AliasRegion::Declared(n)) if n as usize >= self.func.alias_regions.len() => {
+                flags.alias_region
+            }
+            _ => None,
+        }
     }
 
     fn check_global_value(&mut self, inst: Inst, gv: GlobalValue) -> bool {

@@ -359,6 +359,8 @@ fn ret_area_ptr(ctx: &mut Lower<'_, Inst>) -> VReg {
 
 /// Define the entry block's parameters from the incoming registers and stack slots.
 pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
+    // A stack limit the prologue cannot compute is reported here, while errors can be.
+    super::stack_limit::plan(ctx.f)?;
     let locs = param_locs(ctx.signature())?;
     let mut args = Vec::new();
     let mut stack = Vec::new();
@@ -519,6 +521,7 @@ pub fn compute_frame(
     // shared by all calls.
     let (mut out_args, mut ret_area) = (0u32, 0u32);
     let mut used_by_calls = PRegSet::empty();
+    let mut has_calls = false;
     // Whether the code needs `rbp` or 16-byte alignment whatever the frame's size: a call
     // (alignment at the call site), an incoming stack argument (`[rbp + 16 + …]`), reading
     // the frame pointer or the return address (`[rbp + 8]`).
@@ -535,6 +538,7 @@ pub fn compute_frame(
             Inst::Call {
                 out_area, clobbers, ..
             } => {
+                has_calls = true;
                 out_args = out_args.max(*out_area);
                 // What the callee may overwrite counts as written here: this function must
                 // still preserve its own callee-saved registers for its caller.
@@ -596,9 +600,18 @@ pub fn compute_frame(
         || !saved.is_empty()
         || !saved_xmm.is_empty()
         || !f.stack_slots.is_empty();
+    // The stack check covers what the function takes below `rbp`, and a callee's return
+    // address and saved `rbp` when it calls; a leaf that takes nothing is not checked.
+    // (`gen_args` already reported a limit the prologue cannot compute.)
+    let below = size + if has_calls { 16 } else { 0 };
+    let stack_check = match super::stack_limit::plan(f) {
+        Ok(Some(steps)) if setup && (below > 0 || has_calls) => Some((steps, below)),
+        _ => None,
+    };
     Frame {
         setup,
         size,
+        stack_check,
         saved,
         saved_xmm,
         xmm_save_base: xmm_base as i32,

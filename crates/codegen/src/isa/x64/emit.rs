@@ -112,6 +112,9 @@ pub struct Frame {
     pub slot_offsets: Vec<i32>,
     /// Offset of the outgoing return area from `rsp` (above the outgoing arguments).
     pub ret_area_base: i32,
+    /// `stack_limit`: how to compute the limit, and the bytes the function takes below
+    /// `rbp` (see `stack_limit.rs`); checked in the prologue.
+    pub stack_check: Option<(Vec<super::stack_limit::Step>, u32)>,
 }
 
 impl Frame {
@@ -219,6 +222,31 @@ fn bytes(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
 fn trap(buf: &mut Buf, code: TrapCode) {
     buf.add_trap(code);
     misc::ud2(buf);
+}
+
+/// The prologue's stack-limit check: traps with `stk_ovf` unless `rsp - below >= limit`,
+/// computed without wrapping (a borrow in the subtraction traps too). Uses only `r11` and
+/// `r10`, which hold no argument at entry.
+fn stack_check(buf: &mut Buf, steps: &[super::stack_limit::Step], below: u32) {
+    super::stack_limit::emit_limit(buf, steps);
+    let r10 = GprMem::Reg(Gpr::R10);
+    moves::mov_rm_r(buf, Size::S64, &r10, Gpr::RSP);
+    match i32::try_from(below) {
+        Ok(imm) => {
+            alu::alu_rm_imm(buf, AluOp::Sub, Size::S64, &r10, imm);
+        }
+        Err(_) => {
+            // rsp - below = -(below - rsp): r10 = below, then r10 = rsp - r10 via neg/add
+            // would lose the borrow; subtract in two halves that each fit an immediate.
+            let half = (below / 2) as i32;
+            alu::alu_rm_imm(buf, AluOp::Sub, Size::S64, &r10, half);
+            trap_unless(buf, Cc::AE, TrapCode::STACK_OVERFLOW);
+            alu::alu_rm_imm(buf, AluOp::Sub, Size::S64, &r10, (below - below / 2) as i32);
+        }
+    }
+    trap_unless(buf, Cc::AE, TrapCode::STACK_OVERFLOW);
+    alu::alu_r_rm(buf, AluOp::Cmp, Size::S64, Gpr::R10, &GprMem::Reg(Gpr::R11));
+    trap_unless(buf, Cc::AE, TrapCode::STACK_OVERFLOW);
 }
 
 /// `jcc` over a `ud2` trap: traps with `code` unless `cc_skip` holds.
@@ -1231,6 +1259,9 @@ impl MachInst for Inst {
         }
         misc::push_r(buf, Gpr::RBP);
         moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(Gpr::RBP), Gpr::RSP);
+        if let Some((steps, below)) = &frame.stack_check {
+            stack_check(buf, steps, *below);
+        }
         if frame.size > 0 {
             alu::alu_rm_imm(
                 buf,

@@ -1,4 +1,5 @@
-//! Preamble declarations: stack slots, global values, signatures, external functions.
+//! Preamble declarations: memory regions, stack slots, global values, the stack limit,
+//! signatures, external functions.
 //!
 //! Entities may be declared in any order and with gaps, as in Cranelift's reader: a gap is
 //! filled with a placeholder (`explicit_slot 0`, `vmctx`, `() system_v`) that no instruction
@@ -40,6 +41,14 @@ impl Parser<'_> {
         loop {
             let pos = self.tok.pos;
             let (prefix, n) = match self.tok.tok {
+                Tok::Region(n) => {
+                    self.parse_region_decl(ctx, n)?;
+                    continue;
+                }
+                Tok::Ident("stack_limit") => {
+                    self.parse_stack_limit_decl(ctx)?;
+                    continue;
+                }
                 Tok::StackSlot(n) => ("ss", n),
                 Tok::GlobalValue(n) => ("gv", n),
                 Tok::SigRef(n) => ("sig", n),
@@ -118,6 +127,47 @@ impl Parser<'_> {
             }
         }
         self.check_preamble(ctx)
+    }
+
+    /// `regionN = USER_ID "DESCRIPTION"`; regions are declared in order from `region0`.
+    fn parse_region_decl(&mut self, ctx: &mut FuncCtx, n: u32) -> PResult<()> {
+        let next = ctx.func.alias_regions.len();
+        if n as usize != next {
+            let why = if (n as usize) < next {
+                "is already declared"
+            } else {
+                "is out of order"
+            };
+            return Err(self.error_here(format!(
+                "region{n} {why}: memory regions are declared in order, region{next} comes next"
+            )));
+        }
+        self.bump()?;
+        self.expect(Tok::Equal, &format!("'=' after region{n}"))?;
+        let user_id = self.parse_u32("the region's user id (an integer)")?;
+        let Tok::Str(description) = self.tok.tok else {
+            return Err(self.expected("the region's description in quotes"));
+        };
+        self.bump()?;
+        ctx.func
+            .alias_regions
+            .push(crate::function::AliasRegionData {
+                user_id,
+                description: description.to_string(),
+            });
+        Ok(())
+    }
+
+    /// `stack_limit = gvN`, at most once.
+    fn parse_stack_limit_decl(&mut self, ctx: &mut FuncCtx) -> PResult<()> {
+        if ctx.func.stack_limit.is_some() {
+            return Err(self.error_here("the stack limit is already declared"));
+        }
+        self.bump()?;
+        self.expect(Tok::Equal, "'=' after stack_limit")?;
+        let gv = self.global_value_ref(ctx)?;
+        ctx.func.stack_limit = Some(gv);
+        Ok(())
     }
 
     fn check_preamble(&self, ctx: &FuncCtx) -> PResult<()> {
@@ -376,13 +426,24 @@ impl Parser<'_> {
     /// Zero or more memory flag words.
     pub(crate) fn parse_mem_flags(&mut self) -> PResult<MemFlags> {
         let mut flags = MemFlags::new();
-        while let Tok::Ident(word) = self.tok.tok {
-            match flags.set_by_name(word) {
-                Ok(true) => {
+        loop {
+            match self.tok.tok {
+                Tok::Ident(word) => match flags.set_by_name(word) {
+                    Ok(true) => {
+                        self.bump()?;
+                    }
+                    Ok(false) => break,
+                    Err(msg) => return Err(self.error_here(msg)),
+                },
+                // Whether the region is declared is the verifier's question.
+                Tok::Region(n) => {
+                    if flags.alias_region.is_some() {
+                        return Err(self.error_here("an access names at most one memory region"));
+                    }
+                    flags.alias_region = Some(crate::immediates::AliasRegion::Declared(n));
                     self.bump()?;
                 }
-                Ok(false) => break,
-                Err(msg) => return Err(self.error_here(msg)),
+                _ => break,
             }
         }
         Ok(flags)
