@@ -92,7 +92,10 @@ impl<'f> Interpreter<'f> {
         args.clear();
         self.arg_buf = args;
 
-        let result = self.run_frame(index, func, base, frame_addr, entry);
+        let result = match self.check_stack_limit(index, func, base) {
+            Ok(()) => self.run_frame(index, func, base, frame_addr, entry),
+            Err(e) => Err(e),
+        };
         self.regs.truncate(base);
         self.memory.pop_to(mem_mark);
         self.depth -= 1;
@@ -216,6 +219,34 @@ impl<'f> Interpreter<'f> {
                     flags.trap_code.unwrap_or(TrapCode::HEAP_OUT_OF_BOUNDS),
                 )
             })
+    }
+
+    /// `stack_limit = gvN`: traps with `stk_ovf` when the limit lies above the stack
+    /// pointer. The interpreter's stack pointer is modelled as
+    /// [`crate::memory::VIRTUAL_STACK_TOP`] minus the bytes of all live frames (this one's
+    /// included): the interpreter's own addresses are not a machine's, so only limits far
+    /// from any real stack (none at all, or one above every stack) mean the same here and
+    /// natively.
+    fn check_stack_limit(
+        &self,
+        index: usize,
+        func: &Function,
+        base: usize,
+    ) -> Result<(), InterpError> {
+        let Some(gv) = func.stack_limit else {
+            return Ok(());
+        };
+        let at = Inst::from_u32(0);
+        let limit = self.global_value(index, func, at, base, gv, 0)? as u64;
+        let sp = crate::memory::VIRTUAL_STACK_TOP - self.memory.top() as u64;
+        if sp < limit {
+            return Err(InterpError::Trap {
+                code: TrapCode::STACK_OVERFLOW,
+                function: crate::name_key(&func.name),
+                inst: at,
+            });
+        }
+        Ok(())
     }
 
     fn global_value(

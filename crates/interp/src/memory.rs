@@ -10,6 +10,10 @@ use kestrel_ir::immediates::Endianness;
 
 /// Address of the first byte of stack memory.
 pub const STACK_BASE: u64 = 0x0001_0000;
+/// Where the stack pointer would start if the interpreter's stack grew down like a
+/// machine's (the top of a 47-bit user address space): `stack_limit` checks compare with
+/// this minus the bytes in use.
+pub const VIRTUAL_STACK_TOP: u64 = 1 << 47;
 /// Largest total stack size before a call traps with `stk_ovf`.
 pub const STACK_LIMIT: usize = 64 << 20;
 

@@ -31,11 +31,18 @@ fn large_function() -> String {
     let mut kept = Vec::new();
     for k in 0..KEPT {
         let (c, x) = (next(), next());
-        let _ = write!(s, "    {c} = iconst.i64 {}\n    {x} = imul v0, {c}\n", 3 + 2 * k);
+        let _ = write!(
+            s,
+            "    {c} = iconst.i64 {}\n    {x} = imul v0, {c}\n",
+            3 + 2 * k
+        );
         kept.push(x);
     }
     let zero = next();
-    let _ = write!(s, "    {zero} = iconst.i64 0\n    jump block1(v0, {zero})\n");
+    let _ = write!(
+        s,
+        "    {zero} = iconst.i64 0\n    jump block1(v0, {zero})\n"
+    );
     // block1(acc, round): the loop header over all segments.
     let (acc, round) = (next(), next());
     let _ = writeln!(s, "block1({acc}: i64, {round}: i64):");
@@ -115,14 +122,20 @@ fn twenty_thousand_blocks_compile_with_every_check_and_run() {
     let text = large_function();
     let funcs = kestrel_ir::text::parse_functions(&text, "large.clif").expect("parses");
     let f = &funcs[0];
-    assert!(f.layout.blocks().len() >= 20_000, "{} blocks", f.layout.blocks().len());
+    assert!(
+        f.layout.blocks().len() >= 20_000,
+        "{} blocks",
+        f.layout.blocks().len()
+    );
     let flags = Flags {
         check_regalloc: true,
         validate: true,
         ..Flags::default()
     };
     let mut module = JitModule::new();
-    let id = module.define_ir(f, &flags).expect("compiles with the checker on");
+    let id = module
+        .define_ir(f, &flags)
+        .expect("compiles with the checker on");
     module.finalize_definitions().unwrap();
     for n in [0u64, 1, 7, 0x1234_5678_9abc] {
         let out = unsafe { module.call(id, &[Value::I64(n as i64)]) }.unwrap();

@@ -164,6 +164,9 @@ impl<'a> Parser<'a> {
                 self.bump()?;
                 Ok(t)
             }
+            Tok::Ident(s) if looks_like_type(s) && s.contains('x') => Err(self.error_here(
+                format!("type `{s}`: vector types (SIMD) are not supported yet"),
+            )),
             Tok::Ident(s) if looks_like_type(s) => Err(self.error_here(format!(
                 "type `{s}` is not supported (scalar types are i8, i16, i32, i64, i128, f32, f64)"
             ))),
