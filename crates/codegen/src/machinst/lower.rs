@@ -58,6 +58,10 @@ use super::vcode::{VCode, VCodeBuilder};
 use super::{BlockIndex, CodegenError, MachInst};
 use crate::chaos::{Chaos, Decision};
 
+/// The vregs of one instruction's results, in order (two for a split value); inline for
+/// the common cases, so lowering an instruction allocates nothing for them.
+pub type Results = smallvec::SmallVec<[VReg; 2]>;
+
 /// What an ISA provides to the driver.
 pub trait LowerBackend {
     /// The ISA's machine instruction.
@@ -69,7 +73,7 @@ pub trait LowerBackend {
         &self,
         ctx: &mut Lower<'_, Self::MInst>,
         inst: Inst,
-    ) -> Result<Option<Vec<VReg>>, CodegenError>;
+    ) -> Result<Option<Results>, CodegenError>;
 
     /// Lower a block terminator (`jump`, `brif`, `br_table`) whose branch slots go to
     /// `targets`; `None` when no rule covers it.

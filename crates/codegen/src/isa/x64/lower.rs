@@ -33,7 +33,7 @@ use super::inst::{CallDest, Cond, Inst, Pred, RegImm};
 use super::lower_op::op_of;
 pub use super::lower_op::Op;
 use crate::chaos::Decision;
-use crate::machinst::lower::Lower;
+use crate::machinst::lower::{Lower, Results};
 use crate::machinst::{BlockIndex, CodegenError};
 
 mod generated {
@@ -1502,7 +1502,7 @@ pub fn lower_inst(
     lower: &mut Lower<'_, Inst>,
     inst: IrInst,
     features: &CpuFeatures,
-) -> Result<Option<Vec<VReg>>, CodegenError> {
+) -> Result<Option<Results>, CodegenError> {
     let f = lower.f;
     match *f.dfg.inst(inst) {
         InstructionData::MultiAry {
@@ -1510,28 +1510,28 @@ pub fn lower_inst(
             args,
         } => {
             abi::gen_return(lower, f.dfg.pool.get(args))?;
-            return Ok(Some(Vec::new()));
+            return Ok(Some(Results::new()));
         }
         InstructionData::Call { func_ref, args, .. } => {
             let ext = &f.ext_funcs[func_ref];
             let sig = &f.signatures[ext.signature];
             let dest = CallDest::Direct(ext.name.clone());
             let regs = abi::gen_call(lower, dest, sig, f.dfg.pool.get(args))?;
-            return Ok(Some(regs));
+            return Ok(Some(regs.into()));
         }
         InstructionData::CallIndirect { sig_ref, args, .. } => {
             let sig = &f.signatures[sig_ref];
             let args = f.dfg.pool.get(args);
             let target = lower.value_vreg(args[0]);
             let regs = abi::gen_call(lower, CallDest::Indirect(target), sig, &args[1..])?;
-            return Ok(Some(regs));
+            return Ok(Some(regs.into()));
         }
         InstructionData::Binary {
             opcode: opcode @ (Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem),
             args: [a, b],
         } if f.dfg.value_type(a) == Type::I128 => {
             let regs = super::lower_i128::lower_divrem(lower, opcode, a, b)?;
-            return Ok(Some(regs));
+            return Ok(Some(regs.into()));
         }
         InstructionData::Unary {
             opcode:
@@ -1548,7 +1548,7 @@ pub fn lower_inst(
             == Some(Type::I128) =>
         {
             let regs = super::lower_i128::lower_fcvt_to(lower, opcode, arg)?;
-            return Ok(Some(regs));
+            return Ok(Some(regs.into()));
         }
         InstructionData::Unary {
             opcode: opcode @ (Opcode::FcvtFromSint | Opcode::FcvtFromUint),
@@ -1559,7 +1559,7 @@ pub fn lower_inst(
                 .value_type(f.dfg.first_result(inst).expect("a conversion result"));
             let signed = opcode == Opcode::FcvtFromSint;
             let regs = super::lower_i128::lower_fcvt_from(lower, signed, to, arg)?;
-            return Ok(Some(regs));
+            return Ok(Some(regs.into()));
         }
         InstructionData::Ternary {
             opcode: Opcode::Fma,
@@ -1574,7 +1574,7 @@ pub fn lower_inst(
             sig.returns = vec![kestrel_ir::AbiParam::new(ty)];
             let dest = CallDest::Direct(kestrel_ir::FunctionName::Named(name.into()));
             let regs = abi::gen_call(lower, dest, &sig, &args)?;
-            return Ok(Some(regs));
+            return Ok(Some(regs.into()));
         }
         InstructionData::Unary {
             opcode: opcode @ (Opcode::Ceil | Opcode::Floor | Opcode::Trunc | Opcode::Nearest),
@@ -1595,19 +1595,19 @@ pub fn lower_inst(
             sig.returns = vec![kestrel_ir::AbiParam::new(ty)];
             let dest = CallDest::Direct(kestrel_ir::FunctionName::Named(name));
             let regs = abi::gen_call(lower, dest, &sig, &[arg])?;
-            return Ok(Some(regs));
+            return Ok(Some(regs.into()));
         }
         InstructionData::FuncAddr { func_ref, .. } => {
             let dst = lower.alloc_vreg(RegClass::Int);
             let name = f.ext_funcs[func_ref].name.clone();
             lower.emit(Inst::FuncAddr { dst, name });
-            return Ok(Some(vec![dst]));
+            return Ok(Some(smallvec::smallvec![dst]));
         }
         _ => {}
     }
     super::lower_i128::check_i128(lower, inst)?;
     if let Some(regs) = super::lower_mem::lower_memory(lower, inst)? {
-        return Ok(Some(regs));
+        return Ok(Some(regs.into()));
     }
     let mut ctx = IselCtx {
         lower,

@@ -22,11 +22,11 @@ use super::asm::Size;
 use super::inst::{FrameValue, Inst, LoadKind, Mem, RegImm, StoreKind};
 use super::lower::{exact_size, float_size};
 use crate::chaos::Decision;
-use crate::machinst::lower::Lower;
+use crate::machinst::lower::{Lower, Results};
 use crate::machinst::CodegenError;
 
 /// Load the two halves of an `i128` (little-endian: low half first).
-fn load_pair(lower: &mut Lower<'_, Inst>, mems: [Mem; 2], trap: Option<TrapCode>) -> Vec<VReg> {
+fn load_pair(lower: &mut Lower<'_, Inst>, mems: [Mem; 2], trap: Option<TrapCode>) -> Results {
     mems.iter()
         .map(|&mem| {
             let dst = lower.alloc_vreg(RegClass::Int);
@@ -187,7 +187,7 @@ fn load_big(
     mem: Mem,
     hi_mem: Mem,
     trap: Option<TrapCode>,
-) -> Option<Vec<VReg>> {
+) -> Option<Results> {
     let wide = ty.bits() == 64;
     let sext = |lower: &mut Lower<'_, Inst>, mode, src| {
         let dst = lower.alloc_vreg(RegClass::Int);
@@ -214,7 +214,7 @@ fn load_big(
             let hi = load_int(lower, LoadKind::Int(Size::S64), mem, trap);
             let lo = load_int(lower, LoadKind::Int(Size::S64), hi_mem, trap);
             let (lo, hi) = (bswap(lower, Size::S64, lo), bswap(lower, Size::S64, hi));
-            return Some(vec![lo, hi]);
+            return Some(smallvec::smallvec![lo, hi]);
         }
         (Opcode::Load, _) if ty.is_float() => {
             let size = if ty.bits() == 64 {
@@ -230,7 +230,7 @@ fn load_big(
                 dst,
                 src: swapped,
             });
-            return Some(vec![dst]);
+            return Some(smallvec::smallvec![dst]);
         }
         (Opcode::Load, 16) | (Opcode::Uload16, _) => {
             let raw = load_int(lower, LoadKind::Zext(ExtMode::WL), mem, trap);
@@ -256,7 +256,7 @@ fn load_big(
         }
         _ => return None,
     };
-    Some(vec![v])
+    Some(smallvec::smallvec![v])
 }
 
 /// A big-endian store: byte-swap a copy at the access width, then store it.
@@ -326,7 +326,7 @@ fn check_endianness(flags: MemFlags) -> Result<(), CodegenError> {
 pub fn lower_memory(
     lower: &mut Lower<'_, Inst>,
     inst: IrInst,
-) -> Result<Option<Vec<VReg>>, CodegenError> {
+) -> Result<Option<Results>, CodegenError> {
     let f = lower.f;
     let data = *f.dfg.inst(inst);
     let result_ty = f.dfg.first_result(inst).map(|v| f.dfg.value_type(v));
@@ -388,7 +388,7 @@ pub fn lower_memory(
             let ty = f.dfg.value_type(val);
             store_big(lower, opcode, val, mem, hi(mem), flags.trap_code)
                 .ok_or_else(|| unsupported(opcode, Some(ty)))?;
-            Ok(Some(Vec::new()))
+            Ok(Some(Results::new()))
         }
         InstructionData::Load {
             opcode,
@@ -415,7 +415,7 @@ pub fn lower_memory(
                 mem,
                 trap: flags.trap_code,
             });
-            Ok(Some(vec![dst]))
+            Ok(Some(smallvec::smallvec![dst]))
         }
         InstructionData::Store {
             opcode,
@@ -428,7 +428,7 @@ pub fn lower_memory(
             if ty == Type::I128 && opcode == Opcode::Store {
                 let mem = addr_mem(lower, inst, addr, offset, 8);
                 store_pair(lower, val, [mem, hi(mem)], flags.trap_code);
-                return Ok(Some(Vec::new()));
+                return Ok(Some(Results::new()));
             }
             let kind = store_kind(opcode, ty).ok_or_else(|| unsupported(opcode, Some(ty)))?;
             let src = lower.value_vreg(val);
@@ -439,7 +439,7 @@ pub fn lower_memory(
                 mem,
                 trap: flags.trap_code,
             });
-            Ok(Some(Vec::new()))
+            Ok(Some(Results::new()))
         }
         InstructionData::StackLoad {
             opcode,
@@ -455,7 +455,7 @@ pub fn lower_memory(
                     slot,
                     disp: offset,
                 });
-                return Ok(Some(vec![dst]));
+                return Ok(Some(smallvec::smallvec![dst]));
             }
             if ty == Type::I128 {
                 let mem = |disp| Mem::Slot { slot, disp };
@@ -473,7 +473,7 @@ pub fn lower_memory(
                 mem: Mem::Slot { slot, disp: offset },
                 trap: None,
             });
-            Ok(Some(vec![dst]))
+            Ok(Some(smallvec::smallvec![dst]))
         }
         InstructionData::StackStore {
             opcode,
@@ -486,7 +486,7 @@ pub fn lower_memory(
                 let slot = stack_slot.index() as u32;
                 let mem = |disp| Mem::Slot { slot, disp };
                 store_pair(lower, arg, [mem(offset), mem(offset + 8)], None);
-                return Ok(Some(Vec::new()));
+                return Ok(Some(Results::new()));
             }
             let kind = store_kind(opcode, ty).ok_or_else(|| unsupported(opcode, Some(ty)))?;
             let src = lower.value_vreg(arg);
@@ -499,29 +499,29 @@ pub fn lower_memory(
                 },
                 trap: None,
             });
-            Ok(Some(Vec::new()))
+            Ok(Some(Results::new()))
         }
         InstructionData::NullAry {
             opcode: Opcode::Fence,
         } => {
             lower.emit(Inst::Fence);
-            Ok(Some(Vec::new()))
+            Ok(Some(Results::new()))
         }
         InstructionData::UnaryGlobalValue {
             opcode: Opcode::GlobalValue,
             global_value,
-        } => Ok(Some(vec![global_value_vreg(lower, global_value, 0)?])),
+        } => Ok(Some(smallvec::smallvec![global_value_vreg(lower, global_value, 0)?])),
         InstructionData::NullAry {
             opcode: Opcode::Debugtrap,
         } => {
             lower.emit(Inst::Debugtrap);
-            Ok(Some(Vec::new()))
+            Ok(Some(Results::new()))
         }
         // A barrier for the compiler only: nothing moves across it (it changes the side-effect
         // color, so no load is sunk past it), and it emits no code.
         InstructionData::NullAry {
             opcode: Opcode::SequencePoint,
-        } => Ok(Some(Vec::new())),
+        } => Ok(Some(Results::new())),
         InstructionData::NullAry {
             opcode:
                 opcode @ (Opcode::GetStackPointer | Opcode::GetFramePointer | Opcode::GetReturnAddress),
@@ -533,7 +533,7 @@ pub fn lower_memory(
             };
             let dst = lower.alloc_vreg(RegClass::Int);
             lower.emit(Inst::FrameValue { dst, what });
-            Ok(Some(vec![dst]))
+            Ok(Some(smallvec::smallvec![dst]))
         }
         InstructionData::LoadNoOffset {
             opcode: Opcode::AtomicLoad,
@@ -562,7 +562,7 @@ pub fn lower_memory(
             store_big(lower, Opcode::Store, val, mem, mem, flags.trap_code)
                 .ok_or_else(|| unsupported(Opcode::AtomicStore, Some(ty)))?;
             lower.emit(Inst::Fence);
-            Ok(Some(Vec::new()))
+            Ok(Some(Results::new()))
         }
         InstructionData::LoadNoOffset {
             opcode: Opcode::AtomicLoad,
@@ -581,7 +581,7 @@ pub fn lower_memory(
                 repl: [z[2], z[3]],
                 dst,
             });
-            Ok(Some(dst.to_vec()))
+            Ok(Some(Results::from_slice(&dst)))
         }
         InstructionData::StoreNoOffset {
             opcode: Opcode::AtomicStore,
@@ -599,7 +599,7 @@ pub fn lower_memory(
                 dst,
                 tmp,
             });
-            Ok(Some(Vec::new()))
+            Ok(Some(Results::new()))
         }
         InstructionData::AtomicRmw {
             flags,
@@ -618,7 +618,7 @@ pub fn lower_memory(
                 dst,
                 tmp,
             });
-            Ok(Some(dst.to_vec()))
+            Ok(Some(Results::from_slice(&dst)))
         }
         InstructionData::AtomicCas {
             flags,
@@ -635,7 +635,7 @@ pub fn lower_memory(
                 repl: [r.regs()[0], r.regs()[1]],
                 dst,
             });
-            Ok(Some(dst.to_vec()))
+            Ok(Some(Results::from_slice(&dst)))
         }
         InstructionData::LoadNoOffset {
             opcode: Opcode::AtomicLoad,
@@ -656,7 +656,7 @@ pub fn lower_memory(
                 mem: Mem::Reg { base, disp: 0 },
                 trap: flags.trap_code,
             });
-            Ok(Some(vec![dst]))
+            Ok(Some(smallvec::smallvec![dst]))
         }
         InstructionData::StoreNoOffset {
             opcode: Opcode::AtomicStore,
@@ -676,7 +676,7 @@ pub fn lower_memory(
                 trap: flags.trap_code,
             });
             lower.emit(Inst::Fence);
-            Ok(Some(Vec::new()))
+            Ok(Some(Results::new()))
         }
         InstructionData::AtomicRmw {
             flags,
@@ -708,7 +708,7 @@ pub fn lower_memory(
                     dst,
                 },
             });
-            Ok(Some(vec![dst]))
+            Ok(Some(smallvec::smallvec![dst]))
         }
         InstructionData::AtomicCas {
             flags,
@@ -733,7 +733,7 @@ pub fn lower_memory(
                 repl,
                 dst,
             });
-            Ok(Some(vec![dst]))
+            Ok(Some(smallvec::smallvec![dst]))
         }
         _ => Ok(None),
     }

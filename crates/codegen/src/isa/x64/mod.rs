@@ -23,11 +23,11 @@ pub mod stack_limit;
 pub mod winch;
 
 use kestrel_ir::{Function, Inst as IrInst, Type, Value};
-use kestrel_regalloc::{MachineEnv, Output, RegClass, VReg};
+use kestrel_regalloc::{MachineEnv, Output, RegClass};
 
 use crate::chaos::Chaos;
 use crate::machinst::compile::{compile_timed, Backend, CompileOptions, PhaseTimes};
-use crate::machinst::lower::{Lower, LowerBackend};
+use crate::machinst::lower::{Lower, LowerBackend, Results};
 use crate::machinst::vcode::VCode;
 use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
 use emit::Frame;
@@ -133,7 +133,7 @@ impl LowerBackend for X64Target {
         &self,
         ctx: &mut Lower<'_, Inst>,
         inst: IrInst,
-    ) -> Result<Option<Vec<VReg>>, CodegenError> {
+    ) -> Result<Option<Results>, CodegenError> {
         lower::lower_inst(ctx, inst, &self.features)
     }
 
@@ -173,7 +173,7 @@ impl LowerBackend for X64Backend {
         &self,
         ctx: &mut Lower<'_, Inst>,
         inst: IrInst,
-    ) -> Result<Option<Vec<VReg>>, CodegenError> {
+    ) -> Result<Option<Results>, CodegenError> {
         X64Target::default().lower_inst(ctx, inst)
     }
 
