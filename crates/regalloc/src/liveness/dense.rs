@@ -46,8 +46,9 @@ impl BlockSets {
 
     /// Per-block lists of the set bits, ascending.
     fn to_lists(&self, blocks: usize) -> BlockLists {
+        let total: u32 = self.data.iter().map(|w| w.count_ones()).sum();
         let mut start = Vec::with_capacity(blocks + 1);
-        let mut items = Vec::new();
+        let mut items = Vec::with_capacity(total as usize);
         start.push(0);
         for b in 0..blocks {
             for (w, &word) in self.get(b).iter().enumerate() {
