@@ -69,7 +69,8 @@ struct Resolver<'a, F: Function> {
     built: &'a Built,
     vreg_slot: &'a [Option<SpillSlot>],
     pending: Vec<PendingMove>,
-    /// Per register index, ranges occupied by allocated pieces (sorted); built on demand.
+    /// Per register index, ranges occupied by allocated pieces and reservations, sorted by
+    /// start, each end replaced by the largest end up to it; built on demand.
     occupancy: Option<Vec<Vec<(u32, u32)>>>,
     emergency_base: u32,
     used_emergency: bool,
@@ -388,6 +389,13 @@ impl<F: Function> Resolver<'_, F> {
             }
             for list in &mut occ {
                 list.sort_unstable();
+                // Each entry's end becomes the largest end so far, so one binary search
+                // answers "does anything starting before `hi` reach past `lo`".
+                let mut reach = 0;
+                for entry in list.iter_mut() {
+                    reach = reach.max(entry.1);
+                    entry.1 = reach;
+                }
             }
             self.occupancy = Some(occ);
         }
@@ -411,9 +419,10 @@ impl<F: Function> Resolver<'_, F> {
             let list = &occ[r.index()];
             let lo = g.saturating_sub(1);
             let hi = g + 2;
-            // Any occupied range meeting [lo, hi)?
+            // Any occupied range meeting [lo, hi)? Ends are running maxima (see
+            // `occupancy`): the last range starting before `hi` has the farthest reach.
             let k = list.partition_point(|&(from, _)| from < hi);
-            !list[..k].iter().any(|&(_, to)| to > lo)
+            k == 0 || list[k - 1].1 <= lo
         })
     }
 

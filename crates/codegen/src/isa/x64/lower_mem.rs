@@ -510,7 +510,11 @@ pub fn lower_memory(
         InstructionData::UnaryGlobalValue {
             opcode: Opcode::GlobalValue,
             global_value,
-        } => Ok(Some(smallvec::smallvec![global_value_vreg(lower, global_value, 0)?])),
+        } => Ok(Some(smallvec::smallvec![global_value_vreg(
+            lower,
+            global_value,
+            0
+        )?])),
         InstructionData::NullAry {
             opcode: Opcode::Debugtrap,
         } => {
