@@ -1607,7 +1607,7 @@ pub fn lower_inst(
     }
     super::lower_i128::check_i128(lower, inst)?;
     if let Some(regs) = super::lower_mem::lower_memory(lower, inst)? {
-        return Ok(Some(regs.into()));
+        return Ok(Some(regs));
     }
     let mut ctx = IselCtx {
         lower,
