@@ -124,7 +124,7 @@ fn time_phases(path: &Path, text: &str, flags: &Flags) -> Result<ExitCode, Strin
         total_parse += *parse;
         total_insts += insts;
         total_blocks += blocks;
-        add_times(&mut total, &t);
+        total += &t;
     }
     let label = format!("total ({} functions)", parsed.len());
     print_row(&row(&label, total_insts, total_blocks, total_parse, &total));
@@ -154,13 +154,4 @@ fn row(name: &str, insts: usize, blocks: usize, parse: Duration, t: &PhaseTimes)
         ms(parse + t.total()),
         t.max_live.to_string(),
     ]
-}
-
-fn add_times(total: &mut PhaseTimes, t: &PhaseTimes) {
-    total.verify += t.verify;
-    total.block_order += t.block_order;
-    total.lower += t.lower;
-    total.regalloc += t.regalloc;
-    total.emit += t.emit;
-    total.max_live = total.max_live.max(t.max_live);
 }

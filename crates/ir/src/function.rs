@@ -122,6 +122,11 @@ pub struct Signature {
 }
 
 impl Signature {
+    /// Index of the first parameter with `purpose` (e.g. the `vmctx` parameter).
+    pub fn special_param_index(&self, purpose: ArgumentPurpose) -> Option<usize> {
+        self.params.iter().position(|p| p.purpose == purpose)
+    }
+
     pub fn new(call_conv: CallConv) -> Self {
         Signature {
             params: Vec::new(),

@@ -71,6 +71,17 @@ pub struct PhaseTimes {
     pub max_live: usize,
 }
 
+impl std::ops::AddAssign<&PhaseTimes> for PhaseTimes {
+    fn add_assign(&mut self, t: &PhaseTimes) {
+        self.verify += t.verify;
+        self.block_order += t.block_order;
+        self.lower += t.lower;
+        self.regalloc += t.regalloc;
+        self.emit += t.emit;
+        self.max_live = self.max_live.max(t.max_live);
+    }
+}
+
 impl PhaseTimes {
     /// Block order and lowering together (everything before allocation).
     pub fn front(&self) -> Duration {

@@ -110,9 +110,7 @@ fn global_value_vreg(
         GlobalValueData::VMContext => {
             let index = f
                 .signature
-                .params
-                .iter()
-                .position(|p| p.purpose == ArgumentPurpose::VMContext)
+                .special_param_index(ArgumentPurpose::VMContext)
                 .ok_or_else(|| {
                     CodegenError::unsupported("`vmctx` global value without a vmctx parameter")
                 })?;

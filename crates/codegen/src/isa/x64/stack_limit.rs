@@ -72,9 +72,7 @@ fn push_steps(
         GlobalValueData::VMContext => {
             let index = f
                 .signature
-                .params
-                .iter()
-                .position(|p| p.purpose == ArgumentPurpose::VMContext)
+                .special_param_index(ArgumentPurpose::VMContext)
                 .ok_or_else(|| unsupported("`vmctx` needs a vmctx parameter".into()))?;
             let locs = param_locs(&f.signature)?;
             steps.push(match locs[index][0] {
