@@ -83,21 +83,25 @@ pub(crate) struct Interval {
 }
 
 impl Interval {
+    #[inline]
     pub fn start(&self) -> u32 {
         self.ranges[0].from
     }
 
+    #[inline]
     pub fn end(&self) -> u32 {
         self.ranges[self.ranges.len() - 1].to
     }
 
     /// Whether `pos` lies in one of the ranges.
+    #[inline]
     pub fn covers(&self, pos: u32) -> bool {
         let k = self.ranges.partition_point(|r| r.to <= pos);
         k < self.ranges.len() && self.ranges[k].from <= pos
     }
 
     /// First register-requiring use at or after `pos`.
+    #[inline]
     pub fn next_reg_use(&self, pos: u32) -> Option<u32> {
         let k = self.uses.partition_point(|u| u.pos < pos);
         self.uses[k..]
@@ -107,6 +111,7 @@ impl Interval {
     }
 
     /// Whether a register-requiring use lies in `[from, to)`.
+    #[inline]
     pub fn has_reg_use_in(&self, from: u32, to: u32) -> bool {
         let k = self.uses.partition_point(|u| u.pos < from);
         self.uses[k..]
@@ -170,6 +175,7 @@ pub(crate) struct Built {
 
 impl Built {
     /// Index of the piece of `vreg` covering `pos`, if any.
+    #[inline]
     pub fn piece_at(&self, vreg: VReg, pos: u32) -> Option<u32> {
         let pieces = &self.pieces[vreg.index()];
         let k = pieces.partition_point(|&p| self.intervals[p as usize].start() <= pos);
@@ -178,6 +184,7 @@ impl Built {
     }
 
     /// Location of `vreg` at `pos`, if a piece covering it is allocated.
+    #[inline]
     pub fn loc_at(&self, vreg: VReg, pos: u32) -> Option<Allocation> {
         self.intervals[self.piece_at(vreg, pos)? as usize].alloc
     }

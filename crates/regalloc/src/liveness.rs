@@ -52,6 +52,7 @@ impl BlockLists {
     }
 
     /// Block `b`'s list.
+    #[inline]
     pub fn get(&self, b: usize) -> &[u32] {
         &self.items[self.start[b] as usize..self.start[b + 1] as usize]
     }
@@ -73,11 +74,13 @@ impl SparseSet {
         }
     }
 
+    #[inline]
     pub fn contains(&self, x: usize) -> bool {
         let k = self.sparse[x] as usize;
         k < self.dense.len() && self.dense[k] as usize == x
     }
 
+    #[inline]
     pub fn insert(&mut self, x: usize) {
         if !self.contains(x) {
             self.sparse[x] = self.dense.len() as u32;
@@ -85,6 +88,7 @@ impl SparseSet {
         }
     }
 
+    #[inline]
     pub fn remove(&mut self, x: usize) {
         if self.contains(x) {
             let k = self.sparse[x] as usize;
@@ -95,14 +99,17 @@ impl SparseSet {
         }
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.dense.len()
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.dense.is_empty()
     }
 
+    #[inline]
     pub fn clear(&mut self) {
         self.dense.clear();
     }

@@ -23,10 +23,12 @@ impl RegClass {
     pub const ALL: [RegClass; NUM_CLASSES] = [RegClass::Int, RegClass::Float];
 
     /// Dense index of the class.
+    #[inline]
     pub fn index(self) -> usize {
         self as usize
     }
 
+    #[inline]
     fn from_bit(bit: u32) -> RegClass {
         if bit == 0 {
             RegClass::Int
@@ -48,27 +50,32 @@ impl PReg {
     pub const MAX_HW: usize = 64;
 
     /// A register with hardware encoding `hw` (< 64) in `class`.
+    #[inline]
     pub const fn new(hw: usize, class: RegClass) -> PReg {
         assert!(hw < 64);
         PReg(((class as u8) << 6) | hw as u8)
     }
 
     /// Hardware encoding within the class.
+    #[inline]
     pub fn hw_enc(self) -> usize {
         (self.0 & 63) as usize
     }
 
     /// The register's class.
+    #[inline]
     pub fn class(self) -> RegClass {
         RegClass::from_bit(u32::from(self.0 >> 6))
     }
 
     /// Dense index over all classes (0..128).
+    #[inline]
     pub fn index(self) -> usize {
         self.0 as usize
     }
 
     /// Inverse of [`PReg::index`].
+    #[inline]
     pub fn from_index(index: usize) -> PReg {
         debug_assert!(index < 128);
         PReg(index as u8)
@@ -76,12 +83,14 @@ impl PReg {
 }
 
 impl fmt::Debug for PReg {
+    #[inline]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{self}")
     }
 }
 
 impl fmt::Display for PReg {
+    #[inline]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.class() {
             RegClass::Int => write!(f, "r{}", self.hw_enc()),
@@ -96,31 +105,37 @@ pub struct PRegSet(u128);
 
 impl PRegSet {
     /// The empty set.
+    #[inline]
     pub const fn empty() -> PRegSet {
         PRegSet(0)
     }
 
     /// Adds `reg`.
+    #[inline]
     pub fn add(&mut self, reg: PReg) {
         self.0 |= 1u128 << reg.index();
     }
 
     /// Removes `reg`.
+    #[inline]
     pub fn remove(&mut self, reg: PReg) {
         self.0 &= !(1u128 << reg.index());
     }
 
     /// Whether `reg` is in the set.
+    #[inline]
     pub fn contains(self, reg: PReg) -> bool {
         self.0 & (1u128 << reg.index()) != 0
     }
 
     /// Whether the set is empty.
+    #[inline]
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
 
     /// The registers in index order.
+    #[inline]
     pub fn iter(self) -> impl Iterator<Item = PReg> {
         let mut bits = self.0;
         std::iter::from_fn(move || {
@@ -135,12 +150,14 @@ impl PRegSet {
 }
 
 impl fmt::Debug for PRegSet {
+    #[inline]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_set().entries(self.iter()).finish()
     }
 }
 
 impl FromIterator<PReg> for PRegSet {
+    #[inline]
     fn from_iter<T: IntoIterator<Item = PReg>>(iter: T) -> Self {
         let mut set = PRegSet::empty();
         for reg in iter {
@@ -163,29 +180,34 @@ impl VReg {
     pub const MAX: usize = 1 << VREG_INDEX_BITS;
 
     /// The virtual register with dense index `index` holding values of `class`.
+    #[inline]
     pub const fn new(index: usize, class: RegClass) -> VReg {
         assert!(index < VReg::MAX);
         VReg(index as u32 | (class as u32) << VREG_INDEX_BITS)
     }
 
     /// Dense index.
+    #[inline]
     pub fn index(self) -> usize {
         (self.0 & ((1 << VREG_INDEX_BITS) - 1)) as usize
     }
 
     /// Register class of the values it holds.
+    #[inline]
     pub fn class(self) -> RegClass {
         RegClass::from_bit(self.0 >> VREG_INDEX_BITS)
     }
 }
 
 impl fmt::Debug for VReg {
+    #[inline]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{self}")
     }
 }
 
 impl fmt::Display for VReg {
+    #[inline]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "v{}", self.index())
     }
@@ -197,6 +219,7 @@ pub struct Block(pub u32);
 
 impl Block {
     /// Dense index.
+    #[inline]
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -208,6 +231,7 @@ pub struct Inst(pub u32);
 
 impl Inst {
     /// Dense index.
+    #[inline]
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -224,21 +248,25 @@ pub struct InstRange {
 
 impl InstRange {
     /// Number of instructions.
+    #[inline]
     pub fn len(self) -> usize {
         (self.end.0 - self.start.0) as usize
     }
 
     /// Whether the range holds no instruction.
+    #[inline]
     pub fn is_empty(self) -> bool {
         self.end.0 <= self.start.0
     }
 
     /// The last instruction (the terminator).
+    #[inline]
     pub fn last(self) -> Inst {
         Inst(self.end.0 - 1)
     }
 
     /// The instructions in order.
+    #[inline]
     pub fn iter(self) -> impl DoubleEndedIterator<Item = Inst> {
         (self.start.0..self.end.0).map(Inst)
     }
@@ -344,6 +372,7 @@ impl Operand {
     }
 
     /// An early use in any register.
+    #[inline]
     pub fn reg_use(vreg: VReg) -> Operand {
         Operand::new(
             vreg,
@@ -354,6 +383,7 @@ impl Operand {
     }
 
     /// A late def in any register.
+    #[inline]
     pub fn reg_def(vreg: VReg) -> Operand {
         Operand::new(
             vreg,
@@ -364,11 +394,13 @@ impl Operand {
     }
 
     /// The virtual register.
+    #[inline]
     pub fn vreg(self) -> VReg {
         VReg(self.0 & ((1 << VREG_BITS) - 1))
     }
 
     /// Use or def.
+    #[inline]
     pub fn kind(self) -> OperandKind {
         if (self.0 >> KIND_SHIFT) & 1 == 0 {
             OperandKind::Use
@@ -378,6 +410,7 @@ impl Operand {
     }
 
     /// Early or late.
+    #[inline]
     pub fn pos(self) -> OperandPos {
         if (self.0 >> POS_SHIFT) & 1 == 0 {
             OperandPos::Early
@@ -387,11 +420,13 @@ impl Operand {
     }
 
     /// Register class.
+    #[inline]
     pub fn class(self) -> RegClass {
         self.vreg().class()
     }
 
     /// The constraint.
+    #[inline]
     pub fn constraint(self) -> OperandConstraint {
         let bits = self.0 >> CONSTRAINT_SHIFT;
         if bits & 0b100_0000 != 0 {
@@ -408,17 +443,20 @@ impl Operand {
     }
 
     /// Whether this is a use.
+    #[inline]
     pub fn is_use(self) -> bool {
         self.kind() == OperandKind::Use
     }
 
     /// Whether this is a def.
+    #[inline]
     pub fn is_def(self) -> bool {
         self.kind() == OperandKind::Def
     }
 }
 
 impl fmt::Debug for Operand {
+    #[inline]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = if self.is_use() { "use" } else { "def" };
         let pos = match self.pos() {
@@ -444,6 +482,7 @@ pub enum Allocation {
 
 impl Allocation {
     /// The register, if any.
+    #[inline]
     pub fn as_reg(self) -> Option<PReg> {
         match self {
             Allocation::Reg(r) => Some(r),
@@ -452,12 +491,14 @@ impl Allocation {
     }
 
     /// Whether this is a spill slot.
+    #[inline]
     pub fn is_stack(self) -> bool {
         matches!(self, Allocation::Stack(_))
     }
 
     /// Dense location index: registers `0..128`, slots from 128. Used by the checker and
     /// the executor to keep per-location state in flat vectors.
+    #[inline]
     pub fn loc_index(self) -> usize {
         match self {
             Allocation::Reg(r) => r.index(),
@@ -467,12 +508,14 @@ impl Allocation {
 }
 
 impl fmt::Debug for Allocation {
+    #[inline]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{self}")
     }
 }
 
 impl fmt::Display for Allocation {
+    #[inline]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Allocation::Reg(r) => write!(f, "{r}"),
@@ -488,37 +531,44 @@ pub struct ProgPoint(u32);
 
 impl ProgPoint {
     /// Just before `inst` reads its operands.
+    #[inline]
     pub fn before(inst: Inst) -> ProgPoint {
         ProgPoint(inst.0 * 2)
     }
 
     /// Just after `inst` wrote its results.
+    #[inline]
     pub fn after(inst: Inst) -> ProgPoint {
         ProgPoint(inst.0 * 2 + 1)
     }
 
     /// The instruction.
+    #[inline]
     pub fn inst(self) -> Inst {
         Inst(self.0 / 2)
     }
 
     /// Whether the point is after its instruction.
+    #[inline]
     pub fn is_after(self) -> bool {
         self.0 & 1 == 1
     }
 
     /// Raw packed value.
+    #[inline]
     pub fn raw(self) -> u32 {
         self.0
     }
 
     /// Inverse of [`ProgPoint::raw`].
+    #[inline]
     pub fn from_raw(raw: u32) -> ProgPoint {
         ProgPoint(raw)
     }
 }
 
 impl fmt::Debug for ProgPoint {
+    #[inline]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let side = if self.is_after() { "after" } else { "before" };
         write!(f, "{side} inst{}", self.inst().0)
@@ -573,6 +623,7 @@ mod tests {
     }
 
     #[test]
+    #[inline]
     fn preg_sets_and_points() {
         let set: PRegSet = [PReg::new(3, RegClass::Int), PReg::new(5, RegClass::Float)]
             .into_iter()

@@ -21,21 +21,25 @@ use crate::{
 };
 
 /// Gap position before `inst`.
+#[inline]
 pub(crate) fn gap(inst: u32) -> u32 {
     inst * 4
 }
 
 /// Early position of `inst`.
+#[inline]
 pub(crate) fn early(inst: u32) -> u32 {
     inst * 4 + 1
 }
 
 /// Late position of `inst`.
+#[inline]
 pub(crate) fn late(inst: u32) -> u32 {
     inst * 4 + 2
 }
 
 /// The greatest gap position `<= pos`.
+#[inline]
 pub(crate) fn gap_floor(pos: u32) -> u32 {
     pos & !3
 }
@@ -58,21 +62,25 @@ pub(crate) struct Cfg {
 
 impl Cfg {
     /// Position where `block` begins.
+    #[inline]
     pub fn block_start_pos(&self, block: usize) -> u32 {
         gap(self.block_first[block])
     }
 
     /// Position just past `block`'s end.
+    #[inline]
     pub fn block_end_pos(&self, block: usize) -> u32 {
         gap(self.block_end[block])
     }
 
     /// Block containing position `pos`.
+    #[inline]
     pub fn block_of_pos(&self, pos: u32) -> usize {
         self.inst_block[(pos / 4) as usize] as usize
     }
 
     /// Whether `pos` is the first position of a block.
+    #[inline]
     pub fn is_block_start_pos(&self, pos: u32) -> bool {
         pos % 4 == 0 && self.is_block_start.get((pos / 4) as usize) == Some(&true)
     }
