@@ -52,6 +52,7 @@ pub struct DataFlowGraph {
 }
 
 impl DataFlowGraph {
+    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
@@ -59,14 +60,17 @@ impl DataFlowGraph {
     // ---- Instructions -------------------------------------------------------------------
 
     /// Add an instruction record (not yet placed in the layout, no results yet).
+    #[inline]
     pub fn make_inst(&mut self, data: InstructionData) -> Inst {
         self.insts.push(data)
     }
 
+    #[inline]
     pub fn num_insts(&self) -> usize {
         self.insts.len()
     }
 
+    #[inline]
     pub fn inst_is_valid(&self, inst: Inst) -> bool {
         self.insts.is_valid(inst)
     }
@@ -88,11 +92,13 @@ impl DataFlowGraph {
     }
 
     /// The first result, if any.
+    #[inline]
     pub fn first_result(&self, inst: Inst) -> Option<Value> {
         self.inst_results(inst).first().copied()
     }
 
     /// Create a new result value of type `ty` for `inst`.
+    #[inline]
     pub fn append_result(&mut self, inst: Inst, ty: Type) -> Value {
         let n = self.results[inst].len() as u16;
         let v = self.values.push(ValueData {
@@ -105,6 +111,7 @@ impl DataFlowGraph {
 
     /// Attach an existing (so far unused) value number as the next result of `inst`. The
     /// parser uses this to keep the numbers written in the text.
+    #[inline]
     pub fn attach_result(&mut self, inst: Inst, v: Value, ty: Type) {
         let n = self.results[inst].len() as u16;
         self.values[v] = ValueData {
@@ -117,6 +124,7 @@ impl DataFlowGraph {
     /// Give up on an instruction that will never be placed: its results become `Unused` and
     /// it has none. (Compaction only renumbers placed instructions, so a stale
     /// `ValueDef::Result` would otherwise name whichever instruction takes its number.)
+    #[inline]
     pub fn detach_results(&mut self, inst: Inst) {
         let results = std::mem::take(&mut self.results[inst]);
         for i in 0..results.len() {
@@ -131,6 +139,7 @@ impl DataFlowGraph {
     }
 
     /// The variable-length operand list of `inst` as a slice (empty if it has none).
+    #[inline]
     pub fn inst_value_list(&self, inst: Inst) -> &[Value] {
         self.insts[inst]
             .value_list()
@@ -140,10 +149,12 @@ impl DataFlowGraph {
 
     // ---- Values -------------------------------------------------------------------------
 
+    #[inline]
     pub fn num_values(&self) -> usize {
         self.values.len()
     }
 
+    #[inline]
     pub fn value_is_valid(&self, v: Value) -> bool {
         self.values.is_valid(v)
     }
@@ -159,11 +170,13 @@ impl DataFlowGraph {
     }
 
     /// True when `v` is defined (result or parameter), possibly through aliases.
+    #[inline]
     pub fn value_is_attached(&self, v: Value) -> bool {
         !matches!(self.value_def(self.resolve(v)), ValueDef::Unused)
     }
 
     /// Make sure value number `v` exists, creating unused placeholders up to it.
+    #[inline]
     pub fn ensure_value(&mut self, v: Value) {
         while self.values.len() <= v.index() {
             self.values.push(ValueData {
@@ -188,6 +201,7 @@ impl DataFlowGraph {
     /// compaction rewrites them). `v`'s definition is detached: its defining instruction keeps
     /// a result slot that nothing reads. Returns false (and changes nothing) if that would
     /// create an alias cycle or the types differ.
+    #[inline]
     pub fn change_to_alias(&mut self, v: Value, to: Value) -> bool {
         let target = self.resolve(to);
         if target == v || self.value_type(target) != self.value_type(v) {
@@ -213,38 +227,46 @@ impl DataFlowGraph {
 
     // ---- Blocks -------------------------------------------------------------------------
 
+    #[inline]
     pub fn make_block(&mut self) -> Block {
         self.blocks.push(BlockData::default())
     }
 
     /// Make sure block number `b` exists.
+    #[inline]
     pub fn ensure_block(&mut self, b: Block) {
         while self.blocks.len() <= b.index() {
             self.blocks.push(BlockData::default());
         }
     }
 
+    #[inline]
     pub fn num_blocks(&self) -> usize {
         self.blocks.len()
     }
 
+    #[inline]
     pub fn block_is_valid(&self, b: Block) -> bool {
         self.blocks.is_valid(b)
     }
 
+    #[inline]
     pub fn block_params(&self, b: Block) -> &[Value] {
         self.pool.get(self.blocks[b].params)
     }
 
+    #[inline]
     pub fn block_data(&self, b: Block) -> &BlockData {
         &self.blocks[b]
     }
 
+    #[inline]
     pub fn set_block_cold(&mut self, b: Block, cold: bool) {
         self.blocks[b].cold = cold;
     }
 
     /// Add a parameter of type `ty` to block `b`.
+    #[inline]
     pub fn append_block_param(&mut self, b: Block, ty: Type) -> Value {
         let n = self.blocks[b].params.len() as u16;
         let v = self.values.push(ValueData {
@@ -256,6 +278,7 @@ impl DataFlowGraph {
     }
 
     /// Attach existing value number `v` as the next parameter of `b` (parser).
+    #[inline]
     pub fn attach_block_param(&mut self, b: Block, v: Value, ty: Type) {
         let n = self.blocks[b].params.len() as u16;
         self.values[v] = ValueData {
@@ -267,6 +290,7 @@ impl DataFlowGraph {
 
     /// Remove parameter `index` of block `b`; later parameters shift down by one. The removed
     /// value becomes `Unused` unless it was already turned into an alias.
+    #[inline]
     pub fn remove_block_param(&mut self, b: Block, index: usize) {
         let removed = self.block_params(b)[index];
         self.blocks[b].params = self.pool.remove(self.blocks[b].params, index);
@@ -279,6 +303,7 @@ impl DataFlowGraph {
     }
 
     /// Arguments passed by a branch destination.
+    #[inline]
     pub fn block_call_args(&self, call: &crate::instructions::BlockCall) -> &[Value] {
         self.pool.get(call.args)
     }

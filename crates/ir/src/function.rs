@@ -39,10 +39,12 @@ impl CallConv {
         (CallConv::Patchable, "patchable"),
     ];
 
+    #[inline]
     pub fn from_name(s: &str) -> Option<CallConv> {
         Self::NAMES.iter().find(|(_, n)| *n == s).map(|(c, _)| *c)
     }
 
+    #[inline]
     pub fn name(self) -> &'static str {
         Self::NAMES.iter().find(|(c, _)| *c == self).unwrap().1
     }
@@ -77,6 +79,7 @@ pub struct AbiParam {
 }
 
 impl AbiParam {
+    #[inline]
     pub fn new(value_type: Type) -> Self {
         AbiParam {
             value_type,
@@ -85,11 +88,13 @@ impl AbiParam {
         }
     }
 
+    #[inline]
     pub fn uext(mut self) -> Self {
         self.extension = ArgumentExtension::Uext;
         self
     }
 
+    #[inline]
     pub fn sext(mut self) -> Self {
         self.extension = ArgumentExtension::Sext;
         self
@@ -123,10 +128,12 @@ pub struct Signature {
 
 impl Signature {
     /// Index of the first parameter with `purpose` (e.g. the `vmctx` parameter).
+    #[inline]
     pub fn special_param_index(&self, purpose: ArgumentPurpose) -> Option<usize> {
         self.params.iter().position(|p| p.purpose == purpose)
     }
 
+    #[inline]
     pub fn new(call_conv: CallConv) -> Self {
         Signature {
             params: Vec::new(),
@@ -283,6 +290,7 @@ pub struct Function {
 }
 
 impl Function {
+    #[inline]
     pub fn with_name_signature(name: FunctionName, signature: Signature) -> Self {
         Function {
             name,
@@ -292,11 +300,13 @@ impl Function {
     }
 
     /// The entry block (first in layout).
+    #[inline]
     pub fn entry_block(&self) -> Option<Block> {
         self.layout.entry_block()
     }
 
     /// Number of placed instructions.
+    #[inline]
     pub fn num_placed_insts(&self) -> usize {
         self.layout
             .blocks()
@@ -306,6 +316,7 @@ impl Function {
     }
 
     /// Where `inst` was written, if the function came from text.
+    #[inline]
     pub fn inst_pos(&self, inst: Inst) -> Option<TextPos> {
         let sm = self.source_map.as_ref()?;
         let p = sm.insts[inst];
@@ -313,6 +324,7 @@ impl Function {
     }
 
     /// Where `block`'s header was written, if the function came from text.
+    #[inline]
     pub fn block_pos(&self, block: Block) -> Option<TextPos> {
         let sm = self.source_map.as_ref()?;
         let p = sm.blocks[block];
@@ -357,6 +369,7 @@ impl Function {
 
     /// The successors of a block's terminator, in order (with repeats), by destination.
     /// Number of destinations of `inst` (0 for a non-branch), without copying them.
+    #[inline]
     pub fn num_branch_destinations(&self, inst: Inst) -> usize {
         let data = self.dfg.inst(inst);
         match *data {
@@ -384,6 +397,7 @@ impl Function {
         }
     }
 
+    #[inline]
     pub fn branch_destinations(&self, inst: Inst) -> Vec<BlockCall> {
         let data = self.dfg.inst(inst);
         match *data {

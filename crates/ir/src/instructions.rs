@@ -17,6 +17,7 @@ pub struct BlockCall {
 }
 
 impl BlockCall {
+    #[inline]
     pub fn new(block: Block, args: &[Value], pool: &mut ValueListPool) -> Self {
         BlockCall {
             block,
@@ -285,6 +286,7 @@ impl InstructionData {
     }
 
     /// The variable-length operand list, if this format has one.
+    #[inline]
     pub fn value_list(&self) -> Option<ValueList> {
         match *self {
             InstructionData::MultiAry { args, .. }
@@ -295,6 +297,7 @@ impl InstructionData {
     }
 
     /// Mutable access to the variable-length operand list handle.
+    #[inline]
     pub fn value_list_mut(&mut self) -> Option<&mut ValueList> {
         match self {
             InstructionData::MultiAry { args, .. }
@@ -311,6 +314,7 @@ impl InstructionData {
     }
 
     /// The direct branch destinations (`jump`, `brif`); `br_table` keeps its in a jump table.
+    #[inline]
     pub fn branch_destinations(&self) -> &[BlockCall] {
         match self {
             InstructionData::Jump { destination, .. } => std::slice::from_ref(destination),
@@ -320,6 +324,7 @@ impl InstructionData {
     }
 
     /// Mutable access to the direct branch destinations.
+    #[inline]
     pub fn branch_destinations_mut(&mut self) -> &mut [BlockCall] {
         match self {
             InstructionData::Jump { destination, .. } => std::slice::from_mut(destination),
@@ -343,6 +348,7 @@ impl InstructionData {
     }
 
     /// The trap code of a trapping instruction that names one.
+    #[inline]
     pub fn trap_code(&self) -> Option<TrapCode> {
         use InstructionData::*;
         match *self {

@@ -47,11 +47,13 @@ pub struct Layout {
 }
 
 impl Layout {
+    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// True when there are no queued edits and no tombstones.
+    #[inline]
     pub fn is_compact(&self) -> bool {
         self.pending_insts.is_empty()
             && self.pending_blocks.is_empty()
@@ -62,23 +64,28 @@ impl Layout {
     // ---- Blocks -------------------------------------------------------------------------
 
     /// Blocks in program order.
+    #[inline]
     pub fn blocks(&self) -> &[Block] {
         &self.order
     }
 
+    #[inline]
     pub fn entry_block(&self) -> Option<Block> {
         self.order.first().copied()
     }
 
+    #[inline]
     pub fn last_block(&self) -> Option<Block> {
         self.order.last().copied()
     }
 
+    #[inline]
     pub fn is_block_inserted(&self, b: Block) -> bool {
         self.in_order[b]
     }
 
     /// Append `b` at the end of the block order.
+    #[inline]
     pub fn append_block(&mut self, b: Block) {
         debug_assert!(!self.in_order[b], "{b} is already in the layout");
         self.ranges[b] = Range {
@@ -91,6 +98,7 @@ impl Layout {
     }
 
     /// Queue `new` to be placed right after `after` in the block order.
+    #[inline]
     pub fn insert_block_after(&mut self, new: Block, after: Block) {
         debug_assert!(!self.in_order[new]);
         self.in_order[new] = true;
@@ -98,6 +106,7 @@ impl Layout {
     }
 
     /// Queue the removal of `b` and of every instruction in it.
+    #[inline]
     pub fn remove_block(&mut self, b: Block) {
         if self.in_order[b] {
             self.removed_blocks.push(b);
@@ -123,6 +132,7 @@ impl Layout {
 
     /// The positions of `b`'s slots in the flat array. When the layout is compact these are
     /// exactly `b`'s instruction numbers, so a reader can walk `Inst(start..end)` directly.
+    #[inline]
     pub fn block_range(&self, b: Block) -> std::ops::Range<u32> {
         let r = self.ranges[b];
         if self.in_order[b] {
@@ -133,10 +143,12 @@ impl Layout {
     }
 
     /// The last placed instruction of `b`.
+    #[inline]
     pub fn last_inst(&self, b: Block) -> Option<Inst> {
         self.block_insts(b).next_back()
     }
 
+    #[inline]
     pub fn first_inst(&self, b: Block) -> Option<Inst> {
         self.block_insts(b).next()
     }
@@ -148,11 +160,13 @@ impl Layout {
     }
 
     /// Number of placed slots in the flat array (tombstones included).
+    #[inline]
     pub fn num_slots(&self) -> usize {
         self.insts.len()
     }
 
     /// Append `inst` at the end of `b`. O(1) when `b` is the last block; otherwise queued.
+    #[inline]
     pub fn append_inst(&mut self, inst: Inst, b: Block) {
         debug_assert!(self.in_order[b], "{b} is not in the layout");
         if self.order.last() == Some(&b) && self.pending_blocks.is_empty() {
@@ -166,11 +180,13 @@ impl Layout {
     }
 
     /// Queue `inst` for insertion at `at`.
+    #[inline]
     pub fn insert_inst(&mut self, inst: Inst, at: InsertPoint) {
         self.pending_insts.push((at, inst));
     }
 
     /// Remove a placed instruction (tombstone; dropped by compaction).
+    #[inline]
     pub fn remove_inst(&mut self, inst: Inst) {
         if self.inst_block[inst].take().is_some() {
             self.removed_insts += 1;
@@ -198,11 +214,13 @@ impl Layout {
     }
 
     /// Raw placed slots of `b` including tombstones (compaction reads these).
+    #[inline]
     pub(crate) fn block_slots(&self, b: Block) -> &[Inst] {
         let r = self.ranges[b];
         &self.insts[r.start as usize..(r.start + r.len) as usize]
     }
 
+    #[inline]
     pub(crate) fn is_removed_or_unplaced(&self, inst: Inst) -> bool {
         self.inst_block[inst].is_none()
     }

@@ -26,10 +26,12 @@ pub struct ValueListPool {
 impl ValueList {
     pub const EMPTY: ValueList = ValueList { start: 0, len: 0 };
 
+    #[inline]
     pub fn len(self) -> usize {
         self.len as usize
     }
 
+    #[inline]
     pub fn is_empty(self) -> bool {
         self.len == 0
     }
@@ -40,16 +42,19 @@ impl ValueList {
 }
 
 impl ValueListPool {
+    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Number of slots in use, garbage included.
+    #[inline]
     pub fn capacity_used(&self) -> usize {
         self.data.len()
     }
 
     /// A new list holding `values`.
+    #[inline]
     pub fn alloc(&mut self, values: &[Value]) -> ValueList {
         if values.is_empty() {
             return ValueList::EMPTY;
@@ -96,6 +101,7 @@ impl ValueListPool {
     }
 
     /// Remove the element at `index`, keeping the order of the others.
+    #[inline]
     pub fn remove(&mut self, list: ValueList, index: usize) -> ValueList {
         let slice = self.get_mut(list);
         slice[index..].rotate_left(1);
@@ -107,6 +113,7 @@ impl ValueListPool {
 
     /// Copy `list` from this pool into `dest`, returning its handle there. Used by compaction
     /// to drop garbage.
+    #[inline]
     pub fn compact_into(&self, list: ValueList, dest: &mut ValueListPool) -> ValueList {
         dest.alloc(self.get(list))
     }

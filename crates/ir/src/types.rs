@@ -38,34 +38,41 @@ impl Type {
     ];
 
     /// The lane type: the type itself for a scalar.
+    #[inline]
     pub fn lane_type(self) -> Type {
         Type(self.0 & LANE_MASK)
     }
 
     /// log2 of the number of lanes (0 for scalars).
+    #[inline]
     pub fn log2_lanes(self) -> u8 {
         self.0 >> LOG2_LANES_SHIFT
     }
 
+    #[inline]
     pub fn is_invalid(self) -> bool {
         self == Type::INVALID
     }
 
+    #[inline]
     pub fn is_scalar(self) -> bool {
         !self.is_invalid() && self.log2_lanes() == 0
     }
 
     /// An integer scalar (`i8` … `i128`).
+    #[inline]
     pub fn is_int(self) -> bool {
         self.is_scalar() && (Type::I8.0..=Type::I128.0).contains(&self.0)
     }
 
     /// A float scalar (`f32`, `f64`).
+    #[inline]
     pub fn is_float(self) -> bool {
         self == Type::F32 || self == Type::F64
     }
 
     /// Width of one lane in bits (0 for INVALID).
+    #[inline]
     pub fn lane_bits(self) -> u32 {
         match self.lane_type() {
             Type::I8 => 8,
@@ -78,16 +85,19 @@ impl Type {
     }
 
     /// Width of the whole value in bits.
+    #[inline]
     pub fn bits(self) -> u32 {
         self.lane_bits() << self.log2_lanes()
     }
 
     /// Width of the whole value in bytes.
+    #[inline]
     pub fn bytes(self) -> u32 {
         self.bits() / 8
     }
 
     /// The integer type of a given width in bits, if there is one.
+    #[inline]
     pub fn int_with_bits(bits: u32) -> Option<Type> {
         match bits {
             8 => Some(Type::I8),
@@ -100,6 +110,7 @@ impl Type {
     }
 
     /// The integer type twice as wide, if there is one.
+    #[inline]
     pub fn double_width(self) -> Option<Type> {
         if self.is_int() {
             Type::int_with_bits(self.bits() * 2)
@@ -109,6 +120,7 @@ impl Type {
     }
 
     /// The integer type half as wide, if there is one.
+    #[inline]
     pub fn half_width(self) -> Option<Type> {
         if self.is_int() {
             Type::int_with_bits(self.bits() / 2)
@@ -118,6 +130,7 @@ impl Type {
     }
 
     /// The integer type with the same width (`f32` → `i32`).
+    #[inline]
     pub fn as_int(self) -> Type {
         Type::int_with_bits(self.bits()).unwrap_or(Type::INVALID)
     }
