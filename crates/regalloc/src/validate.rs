@@ -311,6 +311,11 @@ fn check_operands<F: Function>(func: &F, env: &MachineEnv) -> Result<(), RegAllo
         }
     }
     let num_vregs = func.num_vregs();
+    // Every allocatable register, for constant-time membership below.
+    let mut allocatable = PRegSet::empty();
+    for regs in &env.allocatable {
+        regs.iter().for_each(|&r| allocatable.add(r));
+    }
     for i in 0..func.num_insts() {
         let inst = Inst(i as u32);
         let ops = func.inst_operands(inst);
@@ -381,14 +386,19 @@ fn check_operands<F: Function>(func: &F, env: &MachineEnv) -> Result<(), RegAllo
                 return Err(bad(k, format!("{v} is defined twice by one instruction")));
             }
         }
-        check_demand(func, env, inst)?;
+        check_demand(func, env, &allocatable, inst)?;
     }
     Ok(())
 }
 
 /// Counts, per class, the registers an instruction needs at its early and late points, and
 /// rejects an instruction that needs more than the machine has.
-fn check_demand<F: Function>(func: &F, env: &MachineEnv, inst: Inst) -> Result<(), RegAllocError> {
+fn check_demand<F: Function>(
+    func: &F,
+    env: &MachineEnv,
+    allocatable: &PRegSet,
+    inst: Inst,
+) -> Result<(), RegAllocError> {
     let ops = func.inst_operands(inst);
     let clobbers = func.inst_clobbers(inst);
     let min_avail = env.allocatable.iter().map(Vec::len).min().unwrap_or(0);
@@ -404,7 +414,9 @@ fn check_demand<F: Function>(func: &F, env: &MachineEnv, inst: Inst) -> Result<(
         for (k, op) in ops.iter().enumerate().filter(|(_, o)| o.class() == class) {
             let v = op.vreg();
             match (op.kind(), op.pos(), op.constraint()) {
-                (_, _, OperandConstraint::FixedReg(r)) if is_allocatable(env, class, r) => {
+                (_, _, OperandConstraint::FixedReg(r))
+                    if r.class() == class && allocatable.contains(r) =>
+                {
                     if op.is_use() || op.pos() == OperandPos::Early {
                         early_fixed.add(r);
                     }
@@ -439,7 +451,7 @@ fn check_demand<F: Function>(func: &F, env: &MachineEnv, inst: Inst) -> Result<(
             }
         }
         for r in clobbers.iter().filter(|r| r.class() == class) {
-            if is_allocatable(env, class, r) {
+            if allocatable.contains(r) {
                 late_fixed.add(r);
             }
         }
