@@ -1,6 +1,5 @@
-//! The dominator tree, after Cooper, Harvey and Kennedy ("A Simple, Fast Dominance
-//! Algorithm", 2001): iterate `idom(b) = intersect(processed preds of b)` in reverse postorder
-//! until nothing changes.
+//! The dominator tree, by Semi-NCA (Georgiadis; as in Lengauer and Tarjan, semidominators
+//! from a depth-first preorder with path compression, then the nearest common ancestor step).
 //!
 //! Contract. Requires a [`ControlFlowGraph`] computed from the same function. Guarantees:
 //! - reachability: a block is reachable when a path of CFG edges leads to it from the entry
@@ -13,13 +12,10 @@
 //! - queries on block or instruction numbers the function does not have answer `false` /
 //!   `None` instead of panicking.
 //!
-//! Invariant used by `intersect`: along `idom` links RPO numbers strictly decrease, so walking
-//! the larger-numbered finger upwards meets the common dominator.
-//!
 //! Block dominance queries are O(1): the tree is numbered by a depth-first walk (entry and
 //! exit times), and `a` dominates `b` exactly when `b`'s interval nests in `a`'s. Cost of
-//! `compute`: O(blocks + edges) per Cooper-Harvey-Kennedy sweep (a few sweeps for
-//! reducible CFGs), plus O(blocks + instructions) for the numberings.
+//! `compute`: O(edges · log blocks) for the idoms (path compression without balancing),
+//! O(blocks + edges + instructions) for the orders and numberings.
 
 use crate::cfg::ControlFlowGraph;
 use crate::entity::{Block, EntityRef, Inst};
@@ -89,7 +85,7 @@ impl DominatorTree {
             return tree;
         };
         tree.compute_rpo(entry, cfg);
-        tree.compute_idoms(cfg);
+        tree.compute_idoms(entry, cfg);
         tree.number_tree();
         tree
     }
@@ -163,39 +159,83 @@ impl DominatorTree {
         self.rpo = post;
     }
 
-    /// Cooper-Harvey-Kennedy fixpoint over the reverse postorder.
-    fn compute_idoms(&mut self, cfg: &ControlFlowGraph) {
-        // Work on RPO indices: `doms[i]` is the RPO index of the idom of `rpo[i]`.
-        let len = self.rpo.len();
-        let mut doms: Vec<Option<usize>> = vec![None; len];
-        doms[0] = Some(0);
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for i in 1..len {
-                let mut new_idom: Option<usize> = None;
-                for p in cfg.predecessors(self.rpo[i]) {
-                    let Some(pi) = self.rpo_index(p.block) else {
-                        continue; // unreachable predecessors do not constrain dominance
-                    };
-                    if doms[pi].is_none() {
-                        continue; // not processed yet in this sweep
-                    }
-                    new_idom = Some(match new_idom {
-                        None => pi,
-                        Some(cur) => intersect(&doms, pi, cur),
-                    });
+    /// Immediate dominators by Semi-NCA (Georgiadis): semidominators from one depth-first
+    /// preorder with path-compressed evaluation, then each idom as the nearest ancestor of
+    /// the tree parent whose number is at most the semidominator. O(edges · log blocks),
+    /// where the fixpoint it replaces was quadratic when many blocks branch to one.
+    fn compute_idoms(&mut self, entry: Block, cfg: &ControlFlowGraph) {
+        const NONE: u32 = u32::MAX;
+        let nb = self.rpo_num.len();
+        // Preorder numbering from the entry; `parent` is the depth-first tree.
+        let mut num = vec![NONE; nb];
+        let mut vertex: Vec<Block> = Vec::with_capacity(self.rpo.len());
+        let mut parent: Vec<u32> = Vec::with_capacity(self.rpo.len());
+        let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
+        num[entry.index()] = 0;
+        vertex.push(entry);
+        parent.push(0);
+        while let Some(top) = stack.last_mut() {
+            let (b, next) = *top;
+            if let Some(&s) = cfg.successors(b).get(next) {
+                top.1 += 1;
+                if s.index() < nb && num[s.index()] == NONE {
+                    num[s.index()] = vertex.len() as u32;
+                    vertex.push(s);
+                    parent.push(num[b.index()]);
+                    stack.push((s, 0));
                 }
-                if new_idom.is_some() && doms[i] != new_idom {
-                    doms[i] = new_idom;
-                    changed = true;
-                }
+            } else {
+                stack.pop();
             }
         }
-        for (&b, d) in self.rpo.iter().zip(&doms).skip(1) {
-            if let Some(d) = *d {
-                self.idom[b.index()] = Some(self.rpo[d]);
+        let n = vertex.len();
+        // `ancestor[v]` is `v`'s link in the forest of processed vertices: a vertex is linked
+        // to its tree parent once processed, i.e. when its number exceeds the current `w`.
+        let mut semi: Vec<u32> = (0..n as u32).collect();
+        let mut label: Vec<u32> = (0..n as u32).collect();
+        let mut ancestor = parent.clone();
+        let mut path: Vec<u32> = Vec::new();
+        for w in (1..n as u32).rev() {
+            for p in cfg.predecessors(vertex[w as usize]) {
+                let Some(&v) = num.get(p.block.index()).filter(|&&v| v != NONE) else {
+                    continue; // unreachable predecessors do not constrain dominance
+                };
+                // eval(v): `v` itself if unprocessed, else the vertex of least semi on
+                // its forest path (compressing the path on the way).
+                let u = if v <= w {
+                    v
+                } else {
+                    let mut x = v;
+                    while ancestor[x as usize] > w {
+                        path.push(x);
+                        x = ancestor[x as usize];
+                    }
+                    // Post-invariant: each vertex on the path links straight to the root of
+                    // its tree and labels the least-semi vertex between them.
+                    while let Some(y) = path.pop() {
+                        let a = ancestor[y as usize];
+                        if a > w {
+                            if semi[label[a as usize] as usize] < semi[label[y as usize] as usize] {
+                                label[y as usize] = label[a as usize];
+                            }
+                            ancestor[y as usize] = ancestor[a as usize];
+                        }
+                    }
+                    label[v as usize]
+                };
+                semi[w as usize] = semi[w as usize].min(semi[u as usize]);
             }
+        }
+        let mut idom = parent;
+        for w in 1..n {
+            let mut d = idom[w];
+            while d > semi[w] {
+                d = idom[d as usize];
+            }
+            idom[w] = d;
+        }
+        for w in 1..n {
+            self.idom[vertex[w].index()] = Some(vertex[idom[w] as usize]);
         }
     }
 
@@ -264,19 +304,6 @@ fn point_block(p: ProgramPoint, layout: &Layout) -> Option<Block> {
         ProgramPoint::Block(b) => layout.is_block_inserted(b).then_some(b),
         ProgramPoint::Inst(i) => layout.inst_block(i),
     }
-}
-
-/// The nearest common dominator of RPO indices `a` and `b`.
-fn intersect(doms: &[Option<usize>], mut a: usize, mut b: usize) -> usize {
-    while a != b {
-        while a > b {
-            a = doms[a].unwrap_or(0);
-        }
-        while b > a {
-            b = doms[b].unwrap_or(0);
-        }
-    }
-    a
 }
 
 #[cfg(test)]
@@ -436,6 +463,39 @@ mod tests {
                     None => return false,
                 }
             };
+            // Independent oracle: `a` dominates reachable `c` iff `c` cannot be reached
+            // from the entry once `a` is removed.
+            let reach_without = |skip: u32| {
+                let mut seen = vec![false; n as usize];
+                let mut stack = vec![];
+                if skip != 0 {
+                    seen[0] = true;
+                    stack.push(0u32);
+                }
+                while let Some(x) = stack.pop() {
+                    for &y in &edges[x as usize] {
+                        if y != skip && !seen[y as usize] {
+                            seen[y as usize] = true;
+                            stack.push(y);
+                        }
+                    }
+                }
+                seen
+            };
+            let reachable = reach_without(u32::MAX);
+            for a in 0..n {
+                let without = reach_without(a);
+                for c in 0..n {
+                    if reachable[c as usize] && reachable[a as usize] {
+                        let naive = a == c || !without[c as usize];
+                        assert_eq!(
+                            dt.block_dominates(b(a), b(c)),
+                            naive,
+                            "{edges:?}: {a} dom {c} (naive)"
+                        );
+                    }
+                }
+            }
             for a in 0..n {
                 for c in 0..n {
                     let want = a == c
