@@ -20,6 +20,18 @@ pub const SHAPES: &[Shape] = &[
         generate: chain,
     },
     Shape {
+        name: "empty blocks",
+        unit: "blocks",
+        base: 10_000,
+        generate: empty_chain,
+    },
+    Shape {
+        name: "fan-in",
+        unit: "branches",
+        base: 10_000,
+        generate: fan_in,
+    },
+    Shape {
         name: "br_table",
         unit: "targets",
         base: 5_000,
@@ -82,6 +94,29 @@ fn chain(n: usize) -> String {
     }
     let x = v.next();
     let _ = write!(s, "block{n}({x}: i64):\n    return {x}\n}}\n");
+    s
+}
+
+/// `n` blocks that only jump to the next one (the MachBuffer's branch simplification
+/// removes every jump; their labels all end up at one offset).
+fn empty_chain(n: usize) -> String {
+    let mut s =
+        String::from("function %empty_chain(i64) -> i64 {\nblock0(v0: i64):\n    jump block1\n");
+    for b in 1..n {
+        let _ = write!(s, "block{b}:\n    jump block{}\n", b + 1);
+    }
+    let _ = write!(s, "block{n}:\n    return v0\n}}\n");
+    s
+}
+
+/// `n` blocks in a chain, each also branching to one shared exit block (which then has `n`
+/// predecessors: a dominator computation's worst case for the iterative algorithm).
+fn fan_in(n: usize) -> String {
+    let mut s = String::from("function %fan_in(i64) -> i64 {\nblock0(v0: i64):\n    jump block1\n");
+    for b in 1..n {
+        let _ = write!(s, "block{b}:\n    brif v0, block{n}, block{}\n", b + 1);
+    }
+    let _ = write!(s, "block{n}:\n    return v0\n}}\n");
     s
 }
 
