@@ -494,7 +494,15 @@ impl<U: LabelUse> MachBuffer<U> {
         for &l in &self.labels_at_tail {
             self.label_offsets[l.index()] = b.start;
         }
-        self.labels_at_tail.extend(b.labels_here);
+        // Merge the smaller list into the larger (the labels are already at `b.start`): a
+        // chain of empty blocks piles every label up here, and copying the pile at each
+        // removed jump was quadratic; merging small into large copies each label O(log n)
+        // times in all.
+        let mut here = b.labels_here;
+        if here.len() > self.labels_at_tail.len() {
+            mem::swap(&mut here, &mut self.labels_at_tail);
+        }
+        self.labels_at_tail.extend(here);
         self.labels_at_tail_off = b.start;
         // Post-invariant: I2, the labels at the old tail and those at `b.start` (exact by I3)
         // are now all at `b.start`, the new tail; no label was strictly inside the branch (I3),
