@@ -15,6 +15,8 @@
 //! Storage is dense: both directions are compressed-sparse-row arrays indexed by block number,
 //! built with one counting sort; no hashing. The graph is a snapshot: recompute it after
 //! editing branches.
+//!
+//! Cost: O(blocks + edges) to build; queries are slice lookups.
 
 use crate::entity::{Block, EntityRef, Inst};
 use crate::function::Function;

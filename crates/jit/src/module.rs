@@ -1,5 +1,7 @@
 //! The JIT module: declare functions (local or imported), define local ones from compiled
 //! code, finalize (place, link, protect, register traps), then look them up or call them.
+//!
+//! Cost: finalizing is O(code bytes + relocations + trap sites) with hash-map symbol lookups.
 
 use std::collections::HashMap;
 

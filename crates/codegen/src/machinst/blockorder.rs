@@ -29,6 +29,9 @@
 //! - successor lists (per lowered block, in branch-slot order, in lowered indices) and
 //!   predecessor lists are recorded as the order is built; the lowered graph has no critical
 //!   edges, and an edge block has exactly one predecessor and one successor.
+//!
+//! Cost: O(blocks + edges): one pass to count incoming slots, one depth-first search, one
+//! stable partition for cold blocks.
 
 use kestrel_ir::entity::EntityRef;
 use kestrel_ir::{Block, Function};

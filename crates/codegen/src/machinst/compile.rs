@@ -10,6 +10,9 @@
 //! `validate_buffer`, also a violated buffer invariant). Never panics on a verified
 //! function; a panic is a backend bug.
 //!
+//! Cost: the sum of the phases' costs, each linear in the function (see each module's contract);
+//! [`compile_timed`] reads the clock only between phases.
+//!
 //! The [`Chaos`] control reaches every optional choice: the block order, each merge in
 //! lowering, the allocator (through one seed from [`Chaos::derive_seed`]) and the buffer's
 //! peepholes. With a disabled control the output is the optimizing pipeline's, exactly.
