@@ -94,7 +94,7 @@ struct Scan<'a, F: Function> {
     slot_heap: BinaryHeap<Reverse<(u32, u32)>>,
     param_of: Vec<Option<(Block, u32)>>,
     /// Per vreg, the (successor, parameter index) pairs it is passed to as a branch argument.
-    arg_of: Vec<Vec<(Block, u32)>>,
+    arg_of: ArgsOf,
     splits: usize,
     split_budget: usize,
     use_pos: Vec<u32>,
@@ -122,18 +122,7 @@ pub(crate) fn run<F: Function>(
             param_of[p.index()] = Some((Block(b as u32), k as u32));
         }
     }
-    let mut arg_of = vec![Vec::new(); nv];
-    for b in 0..func.num_blocks() {
-        for (k, &succ) in func.block_succs(Block(b as u32)).iter().enumerate() {
-            for (j, a) in func
-                .branch_blockparams(Block(b as u32), k)
-                .iter()
-                .enumerate()
-            {
-                arg_of[a.index()].push((succ, j as u32));
-            }
-        }
-    }
+    let mut arg_of = ArgsOf::new(func);
     let mut vreg_slot = vec![None; nv];
     let mut slot_busy_until = Vec::new();
     let mut slot_class = Vec::new();
@@ -205,6 +194,46 @@ pub(crate) fn run<F: Function>(
     }
     scanned.num_slots = slot_busy_until.len() as u32;
     Ok(scanned)
+}
+
+/// Per vreg, the (successor, parameter index) pairs it is passed to as a branch argument,
+/// in one flat array grouped by vreg (a counting sort; no allocation per vreg).
+#[derive(Default)]
+struct ArgsOf {
+    start: Vec<u32>,
+    items: Vec<(Block, u32)>,
+}
+
+impl ArgsOf {
+    fn new<F: Function>(func: &F) -> ArgsOf {
+        let nv = func.num_vregs();
+        let each = |visit: &mut dyn FnMut(usize, Block, u32)| {
+            for b in 0..func.num_blocks() {
+                let block = Block(b as u32);
+                for (k, &succ) in func.block_succs(block).iter().enumerate() {
+                    for (j, a) in func.branch_blockparams(block, k).iter().enumerate() {
+                        visit(a.index(), succ, j as u32);
+                    }
+                }
+            }
+        };
+        let mut start = vec![0u32; nv + 1];
+        each(&mut |v, _, _| start[v + 1] += 1);
+        for v in 0..nv {
+            start[v + 1] += start[v];
+        }
+        let mut fill = start.clone();
+        let mut items = vec![(Block(0), 0); start[nv] as usize];
+        each(&mut |v, succ, j| {
+            items[fill[v] as usize] = (succ, j);
+            fill[v] += 1;
+        });
+        ArgsOf { start, items }
+    }
+
+    fn get(&self, v: usize) -> &[(Block, u32)] {
+        &self.items[self.start[v] as usize..self.start[v + 1] as usize]
+    }
 }
 
 impl<F: Function> Scan<'_, F> {
@@ -358,7 +387,7 @@ impl<F: Function> Scan<'_, F> {
             return from_use;
         }
         // An argument on a back edge: the parameter it feeds is allocated already.
-        for &(succ, k) in &self.arg_of[iv.vreg.index()] {
+        for &(succ, k) in self.arg_of.get(iv.vreg.index()) {
             let start = self.cfg.block_start_pos(succ.index());
             if start < iv.start() {
                 let param = self.func.block_params(succ)[k as usize];
