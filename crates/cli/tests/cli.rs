@@ -229,3 +229,61 @@ fn fuzz_flags_are_checked() {
         );
     }
 }
+
+#[test]
+fn compile_timing_prints_phases_per_function_and_a_total_but_no_code() {
+    let text = b"function %a(i64) -> i64 {
+block0(v0: i64):
+    v1 = iadd v0, v0
+    return v1
+}
+
+function %b(i32) -> i32 {
+block0(v0: i32):
+    brif v0, block1, block2
+block1:
+    return v0
+block2:
+    v1 = iconst.i32 7
+    return v1
+}
+";
+    let file = scratch("timing.clif", text);
+    let out = kestrel(&[
+        "compile",
+        "--timing",
+        "--check-regalloc",
+        file.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    let header: Vec<&str> = lines[0].split_whitespace().collect();
+    for phase in [
+        "parse",
+        "verify",
+        "lower",
+        "liveness",
+        "intervals",
+        "alloc",
+        "resolve",
+        "checker",
+        "emit",
+        "total",
+    ] {
+        assert!(header.contains(&phase), "no {phase} column: {}", lines[0]);
+    }
+    // One row per function (name, insts, blocks, then numbers), then the total.
+    let a: Vec<&str> = lines[1].split_whitespace().collect();
+    let b: Vec<&str> = lines[2].split_whitespace().collect();
+    assert_eq!((a[0], a[1], a[2]), ("%a", "2", "1"), "{text}");
+    assert_eq!((b[0], b[1], b[2]), ("%b", "4", "3"), "{text}");
+    assert!(lines[3].starts_with("total (2 functions)"), "{text}");
+    for row in &lines[1..4] {
+        let numbers = row.split_whitespace().rev().take(11);
+        assert!(numbers.clone().all(|x| x.parse::<f64>().is_ok()), "{row}");
+    }
+    // The peak live vreg count of %b is at least 1 (v0 lives into both branches).
+    assert!(b.last().unwrap().parse::<u32>().unwrap() >= 1, "{text}");
+    assert!(!text.contains("ret"), "no code is printed: {text}");
+}
