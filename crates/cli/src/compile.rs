@@ -19,27 +19,67 @@ pub struct Show {
     pub disasm: bool,
 }
 
+/// `-o OUT.o`: every function of the file into one ELF object, exported by name.
+pub fn write_object(path: &Path, out: &Path, check_regalloc: bool) -> Result<ExitCode, String> {
+    use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule};
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (flags, funcs) = file_flags_and_functions(path, &text, check_regalloc, false)?;
+    let source = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let mut module = ObjectModule::new(ObjectBuilder::new(source).flags(flags));
+    let ids = funcs
+        .iter()
+        .map(|f| module.declare_function(&ir_name(&f.name), Linkage::Export, &f.signature))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    for (f, &id) in funcs.iter().zip(&ids) {
+        module.define_function(id, f).map_err(|e| e.to_string())?;
+    }
+    let bytes = module.finish().map_err(|e| e.to_string())?;
+    std::fs::write(out, bytes).map_err(|e| format!("{}: {e}", out.display()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The file's flags (its `set` lines and first `target x86_64` line) and its functions.
+fn file_flags_and_functions(
+    path: &Path,
+    text: &str,
+    check_regalloc: bool,
+    keep_text: bool,
+) -> Result<(Flags, Vec<kestrel_ir::Function>), String> {
+    let header = kestrel_filetests::directives::scan(text);
+    let target = header.targets.iter().find(|t| t.isa == "x86_64");
+    let flags = Flags {
+        check_regalloc: check_regalloc || cfg!(debug_assertions),
+        keep_text,
+        ..kestrel_filetests::native_flags(&header, target)
+    };
+    // Verification happens in `compile_function`, once per function.
+    let funcs = kestrel_ir::text::parse_functions(text, &path.display().to_string())
+        .map_err(|e| e.to_string())?;
+    Ok((flags, funcs))
+}
+
 pub fn compile(
     path: &Path,
     show: Show,
     check_regalloc: bool,
     timing: bool,
 ) -> Result<ExitCode, String> {
-    // The file's `set` lines and first `target x86_64` line (features it turns off).
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let header = kestrel_filetests::directives::scan(&text);
-    let target = header.targets.iter().find(|t| t.isa == "x86_64");
-    let flags = Flags {
-        check_regalloc: check_regalloc || cfg!(debug_assertions),
-        keep_text: show.vcode || show.regalloc,
-        ..kestrel_filetests::native_flags(&header, target)
-    };
     if timing {
+        let header = kestrel_filetests::directives::scan(&text);
+        let target = header.targets.iter().find(|t| t.isa == "x86_64");
+        let flags = Flags {
+            check_regalloc: check_regalloc || cfg!(debug_assertions),
+            ..kestrel_filetests::native_flags(&header, target)
+        };
         return time_phases(path, &text, &flags);
     }
-    // Verification happens in `compile_function`, once per function.
-    let funcs = kestrel_ir::text::parse_functions(&text, &path.display().to_string())
-        .map_err(|e| e.to_string())?;
+    let (flags, funcs) =
+        file_flags_and_functions(path, &text, check_regalloc, show.vcode || show.regalloc)?;
     for (i, f) in funcs.iter().enumerate() {
         if i > 0 {
             println!();

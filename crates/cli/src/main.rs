@@ -104,6 +104,11 @@ enum Command {
         /// and its peak number of live vregs, then the totals.
         #[arg(long)]
         timing: bool,
+        /// Write an ELF relocatable object instead of printing code: every function of the
+        /// file, exported under its name (`%name` → `name`), with `.eh_frame` unwind info.
+        /// Link it with `cc main.c OUT.o`.
+        #[arg(short = 'o', long = "output", value_name = "OUT.o")]
+        output: Option<PathBuf>,
     },
     /// Differential fuzzing: generate random valid functions and compare Kestrel's
     /// interpreter with its native code (and, optionally, chaos-controlled native code and
@@ -149,7 +154,12 @@ fn main() -> ExitCode {
             check_regalloc,
             opt_level,
             timing,
+            output,
         } => match opt_level.as_str() {
+            "none" | "speed" if output.is_some() => {
+                let out = output.expect("checked");
+                compile::write_object(&file, &out, check_regalloc)
+            }
             "none" | "speed" => {
                 let show = compile::Show {
                     vcode,

@@ -267,6 +267,9 @@ impl<'f> Interpreter<'f> {
             .get(gv)
             .ok_or_else(|| bad("unknown global value"))?;
         match *data {
+            GlobalValueData::Symbol { ref name, .. } => Err(bad(&format!(
+                "symbol {name} has no address in the interpreter (symbols are placed by a linker or the JIT)"
+            ))),
             GlobalValueData::VMContext => {
                 let index = self.info[index]
                     .vmctx_param

@@ -206,7 +206,7 @@ pub struct ExtFuncData {
 }
 
 /// A global value definition.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub enum GlobalValueData {
     /// The function's `vmctx` parameter.
     VMContext,
@@ -222,6 +222,14 @@ pub enum GlobalValueData {
         base: GlobalValue,
         offset: i64,
         global_type: Type,
+    },
+    /// The address of a symbol (a function or data object, here or in another object file)
+    /// plus `offset`, resolved by the linker or the JIT. A pointer-sized integer.
+    Symbol {
+        name: FunctionName,
+        offset: i64,
+        /// Defined in the same module or executable: addressed PC-relative, no GOT.
+        colocated: bool,
     },
 }
 

@@ -251,6 +251,7 @@ opcodes! {
     StackStore "stack_store" StackStore Op(0), [STORES];
     StackAddr "stack_addr" StackLoad Sfx, [];
     GlobalValue "global_value" UnaryGlobalValue Sfx, [LOADS];
+    SymbolValue "symbol_value" UnaryGlobalValue Sfx, [];
     GetFramePointer "get_frame_pointer" NullAry Sfx, [];
     GetStackPointer "get_stack_pointer" NullAry Sfx, [];
     GetReturnAddress "get_return_address" NullAry Sfx, [];

@@ -69,6 +69,7 @@ pub fn ctrl_type_set(op: Opcode) -> TypeSet {
         CallIndirect | FuncAddr | StackAddr | GetFramePointer | GetStackPointer
         | GetReturnAddress => TypeSet::IntRange(32, 64),
         GlobalValue => TypeSet::Any,
+        SymbolValue => TypeSet::Exactly(Type::I64),
         Iconst => TypeSet::IntRange(8, 64),
         Select | SelectSpectreGuard | Bitselect | Bitcast => TypeSet::Any,
         Band | Bor | Bxor | Bnot | BandNot | BorNot | BxorNot => TypeSet::Any,

@@ -4,6 +4,7 @@
 //! `MachBuffer` output maps onto it one to one (bytes, relocations, trap sites); tests build it
 //! from hand-assembled bytes.
 
+use kestrel_codegen::machinst::unwind::UnwindOp;
 use kestrel_ir::{FunctionName, Signature, TrapCode};
 
 /// Machine code for one function, position-independent except for its relocations.
@@ -17,6 +18,9 @@ pub struct CompiledFunction {
     pub traps: Vec<TrapSite>,
     /// The signature the code implements; must equal the declared one.
     pub signature: Signature,
+    /// Call-frame rule changes by code offset (from the code generator); with none, the
+    /// function is described as running on its entry rules throughout (no frame).
+    pub unwind: Vec<(u32, UnwindOp)>,
 }
 
 impl CompiledFunction {
@@ -27,6 +31,7 @@ impl CompiledFunction {
             relocs: Vec::new(),
             traps: Vec::new(),
             signature,
+            unwind: Vec::new(),
         }
     }
 }
@@ -44,6 +49,9 @@ pub enum RelocKind {
     /// 4-byte PC-relative call displacement (`S + A - P`) of an x86 `call rel32`.
     /// A target out of rel32 reach is called through an absolute-address stub.
     CallPcRel4,
+    /// 4-byte PC-relative displacement to a slot holding the target's address
+    /// (`GOT(S) + A - P`); the JIT makes one read-only slot per target next to the code.
+    GotPcRel4,
 }
 
 impl RelocKind {
@@ -51,7 +59,7 @@ impl RelocKind {
     pub fn size(self) -> usize {
         match self {
             RelocKind::Abs8 => 8,
-            RelocKind::Abs4 | RelocKind::PcRel4 | RelocKind::CallPcRel4 => 4,
+            RelocKind::Abs4 | RelocKind::PcRel4 | RelocKind::CallPcRel4 | RelocKind::GotPcRel4 => 4,
         }
     }
 }
@@ -61,6 +69,8 @@ impl RelocKind {
 pub enum RelocTarget {
     /// A function declared in the module (local or imported), by its declared name.
     Function(String),
+    /// A data object declared in the module, by its declared name.
+    Data(String),
     /// A raw symbol that is not declared in the module (a libcall such as `fmod`),
     /// resolved like an import: the builder's symbol table first, then the process.
     Symbol(String),

@@ -2,7 +2,7 @@
 
 use kestrel_ir::{CallConv, Signature, TrapCode, Type};
 
-use crate::module::FuncId;
+use crate::module::{DataId, FuncId};
 
 /// Why declaring, defining, finalizing or looking up a function failed.
 #[derive(Debug, thiserror::Error)]
@@ -16,7 +16,7 @@ pub enum JitError {
     UndefinedSymbol { name: String },
     #[error("function `{name}` is declared as local but was never defined; call `define_function` before finalizing")]
     UndefinedFunction { name: String },
-    #[error("function `{from}` refers to `{name}`, which is not declared in the module; declare it (local or import) or use `RelocTarget::Symbol`")]
+    #[error("`{from}` refers to `{name}`, which is not declared in the module; declare it (local or import) or use `RelocTarget::Symbol`")]
     UnknownFunction { from: String, name: String },
     #[error("function `{name}` was declared before with signature {previous}; it cannot be redeclared with {new}")]
     IncompatibleSignature {
@@ -38,6 +38,17 @@ pub enum JitError {
     DefineImport { name: String },
     #[error("{id:?} does not belong to this module")]
     BadFuncId { id: FuncId },
+    #[error("{id:?} does not belong to this module")]
+    BadDataId { id: DataId },
+    #[error("`{name}` is already declared as {declared}")]
+    NameKind {
+        name: String,
+        declared: &'static str,
+    },
+    #[error("data object `{name}`: {problem}")]
+    BadData { name: String, problem: String },
+    #[error("function `{name}` is not finalized code of this module, so it cannot be freed")]
+    NotFreeable { name: String },
     #[error("function `{name}` has not been finalized yet; call `finalize_definitions` first")]
     NotFinalized { name: String },
     #[error("function `{name}`: {what} at offset {offset:#x} lies outside its {len} code bytes")]

@@ -8,19 +8,13 @@
 
 use kestrel_codegen::isa::x64::{Flags, X64Backend};
 use kestrel_codegen::machinst::{buffer, CompiledCode};
-use kestrel_ir::{Function, FunctionName, Signature};
+use kestrel_ir::{Function, Signature};
 
 use crate::{
     CompiledFunction, FuncId, JitError, JitModule, Linkage, Reloc, RelocKind, RelocTarget, TrapSite,
 };
 
-/// The module name of an IR function name: `%name` is `name`, `u1:2` stays `u1:2`.
-pub fn ir_name(name: &FunctionName) -> String {
-    match name {
-        FunctionName::Named(n) => n.clone(),
-        other => other.to_string(),
-    }
-}
+pub use kestrel_module::ir_name;
 
 impl JitModule {
     /// Compile `func` for this machine and define it under its own name, declaring it as a
@@ -31,6 +25,18 @@ impl JitModule {
             Some(id) => id,
             None => self.declare_function(&name, Linkage::Local, &func.signature)?,
         };
+        self.define_ir_as(id, func, flags)?;
+        Ok(id)
+    }
+
+    /// Compile `func` and define declared function `id` with it (whatever its IR name).
+    pub fn define_ir_as(
+        &mut self,
+        id: FuncId,
+        func: &Function,
+        flags: &Flags,
+    ) -> Result<(), JitError> {
+        let name = ir_name(&func.name);
         let code = X64Backend
             .compile_function(func, flags)
             .map_err(|error| JitError::Compile {
@@ -38,12 +44,11 @@ impl JitModule {
                 error,
             })?;
         let compiled = self.compiled_from_codegen(code, func.signature.clone());
-        self.define_function(id, compiled)?;
-        Ok(id)
+        self.define_function(id, compiled)
     }
 
     /// The backend's output as a definition for this module: relocations against functions
-    /// declared here become module references, all others symbol references.
+    /// and data declared here become module references, all others symbol references.
     pub fn compiled_from_codegen(
         &self,
         code: CompiledCode,
@@ -59,6 +64,8 @@ impl JitModule {
                     kind: reloc_kind(r.kind),
                     target: if self.get_name(&name).is_some() {
                         RelocTarget::Function(name)
+                    } else if self.get_data_name(&name).is_some() {
+                        RelocTarget::Data(name)
                     } else {
                         RelocTarget::Symbol(name)
                     },
@@ -79,6 +86,7 @@ impl JitModule {
             relocs,
             traps,
             signature,
+            unwind: code.unwind,
         }
     }
 }
@@ -89,5 +97,6 @@ fn reloc_kind(kind: buffer::RelocKind) -> RelocKind {
         buffer::RelocKind::Abs8 => RelocKind::Abs8,
         buffer::RelocKind::PcRel4 => RelocKind::PcRel4,
         buffer::RelocKind::CallPcRel4 => RelocKind::CallPcRel4,
+        buffer::RelocKind::GotPcRel4 => RelocKind::GotPcRel4,
     }
 }

@@ -31,7 +31,17 @@
 //!   host-allocated return area, and `windows_fastcall`);
 //! - stack overflow is caught only if the code generator registers its stack-probe or
 //!   stack-limit check as a `stk_ovf` trap site (the alternate stack makes the handler run);
-//! - freeing individual functions: code lives until its module is dropped.
+//!
+//! Also:
+//! - **Unwinding.** Each finalize registers `.eh_frame` for its functions with the process's
+//!   unwinder (see `frames.rs`), so backtraces and unwinding pass through Kestrel frames.
+//! - **Profiling.** With [`JitBuilder::perf_map`] (or `KESTREL_PERF_MAP=1`), finalize
+//!   appends each function to `/tmp/perf-PID.map` for `perf report`.
+//! - **Data.** [`JitModule::declare_data`] / [`JitModule::define_data`] place read-only and
+//!   writable data next to the code, with relocations to functions, data and symbols.
+//! - **Freeing.** [`JitModule::free_function`] releases one function's registrations, and its
+//!   memory once every function of its finalize batch is freed.
+//! - The [`Module`] trait (shared with `kestrel-object`) lets a front end target either.
 
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
 compile_error!("kestrel-jit supports x86-64 Linux only");
@@ -39,11 +49,13 @@ compile_error!("kestrel-jit supports x86-64 Linux only");
 pub mod abi;
 mod compiled;
 mod error;
+mod frames;
 mod ir;
 mod libcalls;
 mod link;
 mod memory;
 mod module;
+pub mod perf_map;
 mod symbols;
 pub mod trampoline;
 pub mod traps;
@@ -52,6 +64,7 @@ mod value;
 pub use compiled::{CompiledFunction, Reloc, RelocKind, RelocTarget, TrapSite};
 pub use error::{CallError, JitError, Trap};
 pub use ir::ir_name;
+pub use kestrel_module::{DataDescription, DataId, DataInit, DataReloc, Module};
 pub use module::{FuncId, JitBuilder, JitModule, Linkage};
 pub use value::Value;
 

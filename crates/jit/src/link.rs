@@ -1,37 +1,74 @@
-//! Finalizing: resolve imports, lay out the pending functions in one region, patch
-//! relocations, protect the region and register its trap sites.
+//! Finalizing: resolve imports, lay out the pending functions and data objects in one
+//! region, patch relocations, protect the region, register its trap sites and unwind info.
 //!
-//! Layout of a region: each function at a 16-byte aligned offset, padding filled with `int3`,
-//! then one 16-byte call stub per distinct call target outside the region. A stub is
-//! `movabs r11, target; jmp r11` (r11 is caller-saved and carries no argument in System V).
-//! Calls inside the region always reach with rel32 (a region is under 2 GiB); a call to
-//! anything else uses rel32 when it reaches and its stub when it does not. No GOT, no PLT.
+//! Layout of a region (one mapping):
+//! - code: each function at a 16-byte aligned offset, padding filled with `int3`;
+//! - call stubs: one 16-byte `movabs r11, target; jmp r11` per distinct call target outside
+//!   the region (r11 is caller-saved and carries no argument in System V);
+//! - GOT: one 8-byte slot per distinct `GotPcRel4` target;
+//!   (all of the above read-execute)
+//! - read-only data, from a page boundary (read-only);
+//! - writable data, from a page boundary (read-write).
 //!
-//! Postconditions on success: every pending function is `Finalized` at its address, the
-//! region is read-execute (never writable again), and its trap sites are visible to the
-//! signal handler. On error, no state changes except imports resolved so far.
+//! Calls inside the region always reach with rel32 (a region is under 1 GiB); a call to
+//! anything else uses rel32 when it reaches and its stub when it does not. A `PcRel4` data
+//! reference must reach; a `GotPcRel4` always does (its slot is in the region).
+//!
+//! Postconditions on success: every pending function and data object is finalized at its
+//! address, code is read-execute and never writable again, trap sites are visible to the
+//! signal handler, and `.eh_frame` for the batch is registered with the unwinder. On error,
+//! no state changes except imports resolved so far.
+//!
+//! Cost: O(code bytes + data bytes + relocations + trap sites) with hash-map symbol lookups.
 
 use std::collections::HashMap;
 
 use crate::compiled::{Reloc, RelocKind, RelocTarget};
 use crate::error::JitError;
-use crate::memory::CodeRegion;
-use crate::module::{Decl, JitModule, Linkage, LiveRegion, State};
+use crate::frames::FrameRegistration;
+use crate::memory::{page_size, CodeRegion};
+use crate::module::{DataState, Decl, JitModule, Linkage, LiveRegion, Name, State};
 use crate::symbols::lookup_process_symbol;
 use crate::traps::registry::{self, RegionInfo, TrapEntry};
+use kestrel_module::DataInit;
 
 const FUNC_ALIGN: usize = 16;
 const STUB_SIZE: usize = 16;
+const GOT_SLOT: usize = 8;
 /// Regions stay below this so every rel32 inside one reaches.
 const MAX_REGION: usize = i32::MAX as usize / 2;
 
 /// What a relocation points at, before the region's address is known.
-#[derive(Copy, Clone)]
+#[derive(Copy, Clone, PartialEq, Eq, Hash)]
 enum Resolved {
     /// The function at this index of the batch.
     Batch(usize),
-    /// A fixed address (import, symbol, or function of an earlier region).
+    /// The data object at this index of the data batch.
+    BatchData(usize),
+    /// A fixed address (import, symbol, or function or data of an earlier region).
     Addr(usize),
+}
+
+/// Offsets (from the region base) of everything the batch places.
+struct Layout {
+    funcs: Vec<usize>,
+    data: Vec<usize>,
+    stub_start: usize,
+    got_start: usize,
+    /// End of the read-execute part, of the read-only part, and of the region.
+    code_end: usize,
+    ro_end: usize,
+    total: usize,
+}
+
+impl Layout {
+    fn address(&self, base: usize, t: Resolved) -> usize {
+        match t {
+            Resolved::Batch(q) => base + self.funcs[q],
+            Resolved::BatchData(d) => base + self.data[d],
+            Resolved::Addr(a) => a,
+        }
+    }
 }
 
 pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
@@ -40,72 +77,110 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
     let batch: Vec<usize> = (0..m.decls.len())
         .filter(|&i| matches!(m.decls[i].state, State::Defined(_)))
         .collect();
-    if batch.is_empty() {
+    let data_batch: Vec<usize> = (0..m.data.len())
+        .filter(|&i| matches!(m.data[i].state, DataState::Defined(_)))
+        .collect();
+    if batch.is_empty() && data_batch.is_empty() {
         return Ok(());
     }
     let batch_pos: HashMap<usize, usize> = batch.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+    let data_pos: HashMap<usize, usize> = data_batch
+        .iter()
+        .enumerate()
+        .map(|(p, &i)| (i, p))
+        .collect();
+    let pos = Positions {
+        funcs: &batch_pos,
+        data: &data_pos,
+    };
 
-    // Layout and target resolution, before any memory is mapped.
-    let mut offsets = Vec::with_capacity(batch.len());
-    let mut end = 0usize;
+    // Targets, stubs and GOT slots, before any memory is mapped.
     let mut targets: Vec<Vec<Resolved>> = Vec::with_capacity(batch.len());
     let mut stubs: HashMap<usize, usize> = HashMap::new();
+    let mut got: HashMap<Resolved, usize> = HashMap::new();
     for &i in &batch {
         let func = defined(&m.decls[i]);
-        end = end.next_multiple_of(FUNC_ALIGN);
-        offsets.push(end);
-        end += func.code.len();
         let mut resolved = Vec::with_capacity(func.relocs.len());
         for r in &func.relocs {
-            let t = resolve_target(m, &batch_pos, &m.decls[i].name, &r.target)?;
-            if let (RelocKind::CallPcRel4, Resolved::Addr(a)) = (r.kind, t) {
-                let next = stubs.len();
-                stubs.entry(stub_key(a, r.addend)).or_insert(next);
+            let t = resolve_target(m, &pos, &m.decls[i].name, &r.target)?;
+            match (r.kind, t) {
+                (RelocKind::CallPcRel4, Resolved::Addr(a)) => {
+                    let next = stubs.len();
+                    stubs.entry(stub_key(a, r.addend)).or_insert(next);
+                }
+                (RelocKind::GotPcRel4, _) => {
+                    let next = got.len();
+                    got.entry(t).or_insert(next);
+                }
+                _ => {}
             }
             resolved.push(t);
         }
         targets.push(resolved);
     }
-    let stub_start = end.next_multiple_of(FUNC_ALIGN);
-    let total = stub_start + stubs.len() * STUB_SIZE;
-    if total > MAX_REGION {
-        return Err(JitError::CodeTooLarge { bytes: total });
+    let mut data_targets: Vec<Vec<Resolved>> = Vec::with_capacity(data_batch.len());
+    for &i in &data_batch {
+        let desc = defined_data(m, i);
+        let from = &m.data[i].name;
+        let resolved = desc
+            .relocs
+            .iter()
+            .map(|r| resolve_name(m, &pos, from, &r.target, true))
+            .collect::<Result<Vec<_>, _>>()?;
+        data_targets.push(resolved);
     }
+    let layout = layout(m, &batch, &data_batch, stubs.len(), got.len())?;
 
-    let mut region = CodeRegion::new_writable(total).map_err(|source| JitError::Memory {
+    let mut region = CodeRegion::new_writable(layout.total).map_err(|source| JitError::Memory {
         op: "mmap of code memory",
         source,
     })?;
     let base = region.base();
     {
         let bytes = region.bytes_mut();
-        bytes.fill(0xcc);
+        bytes[..layout.code_end].fill(0xcc);
         for (p, &i) in batch.iter().enumerate() {
             let code = &defined(&m.decls[i]).code;
-            bytes[offsets[p]..offsets[p] + code.len()].copy_from_slice(code);
+            bytes[layout.funcs[p]..layout.funcs[p] + code.len()].copy_from_slice(code);
         }
         for (&key, &s) in &stubs {
-            let at = stub_start + s * STUB_SIZE;
+            let at = layout.stub_start + s * STUB_SIZE;
             write_stub(&mut bytes[at..at + STUB_SIZE], key);
+        }
+        for (&t, &g) in &got {
+            let at = layout.got_start + g * GOT_SLOT;
+            let addr = layout.address(base, t) as u64;
+            bytes[at..at + GOT_SLOT].copy_from_slice(&addr.to_le_bytes());
+        }
+        for (p, &i) in data_batch.iter().enumerate() {
+            let desc = defined_data(m, i);
+            let at = layout.data[p];
+            if let DataInit::Bytes(b) = &desc.init {
+                bytes[at..at + b.len()].copy_from_slice(b);
+            }
+            for (r, &t) in desc.relocs.iter().zip(&data_targets[p]) {
+                let value = (layout.address(base, t) as u64).wrapping_add(r.addend as u64);
+                bytes[at + r.offset..at + r.offset + 8].copy_from_slice(&value.to_le_bytes());
+            }
         }
         for (p, &i) in batch.iter().enumerate() {
             let decl = &m.decls[i];
             for (r, &t) in defined(decl).relocs.iter().zip(&targets[p]) {
-                let target = match t {
-                    Resolved::Batch(q) => base + offsets[q],
-                    Resolved::Addr(a) => a,
+                let target = layout.address(base, t);
+                let via = match r.kind {
+                    RelocKind::GotPcRel4 => Some(base + layout.got_start + got[&t] * GOT_SLOT),
+                    _ => stubs
+                        .get(&stub_key(target, r.addend))
+                        .map(|&s| base + layout.stub_start + s * STUB_SIZE),
                 };
-                let stub = stubs
-                    .get(&stub_key(target, r.addend))
-                    .map(|&s| base + stub_start + s * STUB_SIZE);
-                patch(bytes, base, offsets[p], decl, r, target, stub)?;
+                patch(bytes, base, layout.funcs[p], decl, r, target, via)?;
             }
         }
     }
     region
-        .make_executable()
+        .seal(layout.code_end, layout.ro_end)
         .map_err(|source| JitError::Memory {
-            op: "mprotect of code memory to read-execute",
+            op: "mprotect of code and data memory",
             source,
         })?;
 
@@ -113,7 +188,7 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
     for (p, &i) in batch.iter().enumerate() {
         for t in &defined(&m.decls[i]).traps {
             traps.push(TrapEntry {
-                region_offset: (offsets[p] + t.offset as usize) as u32,
+                region_offset: (layout.funcs[p] + t.offset as usize) as u32,
                 func: i as u32,
                 func_offset: t.offset,
                 code: t.code,
@@ -130,15 +205,89 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
     .ok_or(JitError::TooManyRegions {
         max: registry::MAX_REGIONS,
     })?;
-
-    for (p, &i) in batch.iter().enumerate() {
-        m.decls[i].state = State::Finalized(base + offsets[p]);
+    let placed: Vec<(usize, &crate::CompiledFunction)> = batch
+        .iter()
+        .enumerate()
+        .map(|(p, &i)| (base + layout.funcs[p], defined(&m.decls[i])))
+        .collect();
+    let frames = FrameRegistration::register(&placed);
+    if m.perf_map {
+        let named = batch
+            .iter()
+            .zip(&placed)
+            .map(|(&i, &(addr, f))| (addr, f.code.len(), m.decls[i].name.as_str()));
+        crate::perf_map::append(named);
     }
-    m.regions.push(LiveRegion {
+
+    let region_index = m.regions.len();
+    for (p, &i) in batch.iter().enumerate() {
+        m.decls[i].state = State::Finalized {
+            addr: base + layout.funcs[p],
+            region: Some(region_index),
+        };
+    }
+    for (p, &i) in data_batch.iter().enumerate() {
+        m.data[i].state = DataState::Finalized(base + layout.data[p]);
+    }
+    m.regions.push(Some(LiveRegion {
+        _frames: frames,
         _registration: registration,
         _memory: region,
-    });
+        live_functions: batch.len(),
+        has_data: !data_batch.is_empty(),
+    }));
     Ok(())
+}
+
+/// Where each part goes; read-only data before writable data, each from a page boundary.
+fn layout(
+    m: &JitModule,
+    batch: &[usize],
+    data_batch: &[usize],
+    stubs: usize,
+    got: usize,
+) -> Result<Layout, JitError> {
+    let mut end = 0usize;
+    let mut funcs = Vec::with_capacity(batch.len());
+    for &i in batch {
+        end = end.next_multiple_of(FUNC_ALIGN);
+        funcs.push(end);
+        end += defined(&m.decls[i]).code.len();
+    }
+    let stub_start = end.next_multiple_of(FUNC_ALIGN);
+    let got_start = stub_start + stubs * STUB_SIZE;
+    let code_end = got_start + got * GOT_SLOT;
+    let page = page_size();
+    let mut data = vec![0; data_batch.len()];
+    let mut end = code_end.next_multiple_of(page);
+    let mut ro_end = end;
+    for writable in [false, true] {
+        for (p, &i) in data_batch.iter().enumerate() {
+            if m.data[i].writable != writable {
+                continue;
+            }
+            let desc = defined_data(m, i);
+            end = end.next_multiple_of(desc.align.max(1) as usize);
+            data[p] = end;
+            end += desc.init.len();
+        }
+        end = end.next_multiple_of(page);
+        if !writable {
+            ro_end = end;
+        }
+    }
+    if end > MAX_REGION {
+        return Err(JitError::CodeTooLarge { bytes: end });
+    }
+    Ok(Layout {
+        funcs,
+        data,
+        stub_start,
+        got_start,
+        code_end,
+        ro_end,
+        total: end,
+    })
 }
 
 fn defined(decl: &Decl) -> &crate::CompiledFunction {
@@ -148,13 +297,27 @@ fn defined(decl: &Decl) -> &crate::CompiledFunction {
     }
 }
 
-/// Resolve every declared import that is not resolved yet.
+fn defined_data(m: &JitModule, i: usize) -> &kestrel_module::DataDescription {
+    match &m.data[i].state {
+        DataState::Defined(d) => d,
+        _ => unreachable!("data batch members are defined"),
+    }
+}
+
+/// Resolve every declared import (function or data) that is not resolved yet.
 fn resolve_imports(m: &mut JitModule) -> Result<(), JitError> {
     for i in 0..m.decls.len() {
         let decl = &m.decls[i];
         if decl.linkage == Linkage::Import && matches!(decl.state, State::Declared) {
             let addr = resolve_symbol(m, &decl.name)?;
-            m.decls[i].state = State::Finalized(addr);
+            m.decls[i].state = State::Finalized { addr, region: None };
+        }
+    }
+    for i in 0..m.data.len() {
+        let decl = &m.data[i];
+        if decl.linkage == Linkage::Import && matches!(decl.state, DataState::Declared) {
+            let addr = resolve_symbol(m, &decl.name)?;
+            m.data[i].state = DataState::Finalized(addr);
         }
     }
     Ok(())
@@ -171,26 +334,60 @@ fn resolve_symbol(m: &JitModule, name: &str) -> Result<usize, JitError> {
         })
 }
 
+/// Batch positions of the pending functions and data objects, by declaration index.
+struct Positions<'a> {
+    funcs: &'a HashMap<usize, usize>,
+    data: &'a HashMap<usize, usize>,
+}
+
 fn resolve_target(
     m: &JitModule,
-    batch_pos: &HashMap<usize, usize>,
+    pos: &Positions,
     from: &str,
     target: &RelocTarget,
 ) -> Result<Resolved, JitError> {
     match target {
         RelocTarget::Symbol(name) => resolve_symbol(m, name).map(Resolved::Addr),
-        RelocTarget::Function(name) => {
-            let id = m.names.get(name).ok_or_else(|| JitError::UnknownFunction {
-                from: from.to_string(),
-                name: name.clone(),
-            })?;
-            let i = id.as_u32() as usize;
+        RelocTarget::Function(name) | RelocTarget::Data(name) => {
+            resolve_name(m, pos, from, name, false)
+        }
+    }
+}
+
+/// A module name (function or data); with `symbol_fallback`, else a symbol.
+fn resolve_name(
+    m: &JitModule,
+    pos: &Positions,
+    from: &str,
+    name: &str,
+    symbol_fallback: bool,
+) -> Result<Resolved, JitError> {
+    match m.names.get(name) {
+        Some(&Name::Func(id)) => {
+            let i = id.index();
             match m.decls[i].state {
-                State::Finalized(addr) => Ok(Resolved::Addr(addr)),
-                State::Defined(_) => Ok(Resolved::Batch(batch_pos[&i])),
-                State::Declared => Err(JitError::UndefinedFunction { name: name.clone() }),
+                State::Finalized { addr, .. } => Ok(Resolved::Addr(addr)),
+                State::Defined(_) => Ok(Resolved::Batch(pos.funcs[&i])),
+                State::Declared => Err(JitError::UndefinedFunction {
+                    name: name.to_string(),
+                }),
             }
         }
+        Some(&Name::Data(id)) => {
+            let i = id.index();
+            match m.data[i].state {
+                DataState::Finalized(addr) => Ok(Resolved::Addr(addr)),
+                DataState::Defined(_) => Ok(Resolved::BatchData(pos.data[&i])),
+                DataState::Declared => Err(JitError::UndefinedFunction {
+                    name: name.to_string(),
+                }),
+            }
+        }
+        None if symbol_fallback => resolve_symbol(m, name).map(Resolved::Addr),
+        None => Err(JitError::UnknownFunction {
+            from: from.to_string(),
+            name: name.to_string(),
+        }),
     }
 }
 
@@ -207,7 +404,8 @@ fn write_stub(out: &mut [u8], dest: usize) {
     out[10..13].copy_from_slice(&[0x41, 0xff, 0xe3]);
 }
 
-/// Patch one relocation of the function at `func_off` in the region at `base`.
+/// Patch one relocation of the function at `func_off` in the region at `base`. `via` is
+/// the call stub (for a call) or the GOT slot (for `GotPcRel4`) of the target.
 fn patch(
     bytes: &mut [u8],
     base: usize,
@@ -215,7 +413,7 @@ fn patch(
     decl: &Decl,
     r: &Reloc,
     target: usize,
-    stub: Option<usize>,
+    via: Option<usize>,
 ) -> Result<(), JitError> {
     let at = func_off + r.offset as usize;
     let place = (base + at) as i64;
@@ -225,7 +423,7 @@ fn patch(
         offset: r.offset,
         kind: r.kind,
         target: match &r.target {
-            RelocTarget::Function(n) | RelocTarget::Symbol(n) => n.clone(),
+            RelocTarget::Function(n) | RelocTarget::Data(n) | RelocTarget::Symbol(n) => n.clone(),
         },
         address: target as u64,
     };
@@ -239,9 +437,14 @@ fn patch(
             let v = i32::try_from(value.wrapping_sub(place)).map_err(|_| out_of_range())?;
             bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
         }
+        RelocKind::GotPcRel4 => {
+            let slot = via.expect("every GOT target has a slot") as i64;
+            let v = i32::try_from(slot + r.addend - place).map_err(|_| out_of_range())?;
+            bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        }
         RelocKind::CallPcRel4 => {
             let direct = i32::try_from(value.wrapping_sub(place));
-            let v = match (direct, stub) {
+            let v = match (direct, via) {
                 (Ok(v), _) => v,
                 // Enter the stub, which jumps to `value + 4` (see `stub_key`).
                 (Err(_), Some(s)) => {

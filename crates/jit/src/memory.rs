@@ -1,6 +1,6 @@
-//! Code memory with W^X: a region is mapped read-write, filled, then switched to read-execute
-//! once and for all. It is never writable and executable at the same time, and never mapped
-//! twice.
+//! Code memory with W^X: a region is mapped read-write, filled, then its code part is switched
+//! to read-execute (and its read-only data to read-only) once and for all. No page is ever
+//! writable and executable at the same time, and nothing is mapped twice.
 
 use std::io;
 use std::ptr;
@@ -74,21 +74,30 @@ impl CodeRegion {
         unsafe { std::slice::from_raw_parts_mut(self.base as *mut u8, self.len) }
     }
 
-    /// Switch the region to read-execute. After this, nothing writes it again.
-    pub(crate) fn make_executable(&mut self) -> io::Result<()> {
-        // SAFETY: the range is exactly our mapping; no references into it outlive the
-        // `bytes_mut` borrows that ended before this `&mut self` call.
-        let rc = unsafe {
-            libc::mprotect(
-                self.base as *mut libc::c_void,
-                self.len,
-                libc::PROT_READ | libc::PROT_EXEC,
-            )
-        };
+    /// Switch `[0, code_end)` to read-execute and `[code_end, ro_end)` to read-only; the
+    /// rest stays read-write (writable data). Both bounds are page multiples (or the
+    /// region's end). After this, nothing writes the code or read-only parts again.
+    pub(crate) fn seal(&mut self, code_end: usize, ro_end: usize) -> io::Result<()> {
+        let page = page_size();
+        let code_end = code_end.div_ceil(page) * page;
+        debug_assert!(code_end <= ro_end && ro_end <= self.len && ro_end % page == 0);
+        self.protect(0, code_end.min(self.len), libc::PROT_READ | libc::PROT_EXEC)?;
+        self.protect(code_end, ro_end.saturating_sub(code_end), libc::PROT_READ)?;
+        self.executable = true;
+        Ok(())
+    }
+
+    fn protect(&mut self, start: usize, len: usize, prot: libc::c_int) -> io::Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: the range lies inside our mapping (page-aligned, checked by the caller);
+        // no references into it outlive the `bytes_mut` borrows that ended before this
+        // `&mut self` call.
+        let rc = unsafe { libc::mprotect((self.base + start) as *mut libc::c_void, len, prot) };
         if rc != 0 {
             return Err(io::Error::last_os_error());
         }
-        self.executable = true;
         Ok(())
     }
 }

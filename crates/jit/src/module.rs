@@ -5,7 +5,9 @@
 
 use std::collections::HashMap;
 
-use kestrel_ir::Signature;
+use kestrel_codegen::isa::x64::Flags;
+use kestrel_ir::{Function, Signature};
+use kestrel_module::Module;
 
 use crate::abi;
 use crate::compiled::CompiledFunction;
@@ -15,42 +17,16 @@ use crate::trampoline;
 use crate::traps::{self, registry::Registration};
 use crate::value::Value;
 
-/// A function declared in a [`JitModule`], by declaration order.
-#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-pub struct FuncId(u32);
-
-impl FuncId {
-    pub(crate) fn new(index: usize) -> FuncId {
-        FuncId(u32::try_from(index).expect("more than 2^32 functions"))
-    }
-
-    /// The declaration index.
-    pub fn as_u32(self) -> u32 {
-        self.0
-    }
-
-    fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-/// Where a declared function's code comes from.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
-pub enum Linkage {
-    /// Defined in this module with [`JitModule::define_function`].
-    Local,
-    /// Provided by the host: the builder's symbol table, else the process (`dlsym`).
-    Import,
-}
+pub use kestrel_module::{DataDescription, DataId, FuncId, Linkage};
 
 /// Where a declared function stands.
 pub(crate) enum State {
-    /// Declared only (a local waiting for its definition, or an unresolved import).
+    /// Declared only (a local waiting for its definition, or an unresolved import), or freed.
     Declared,
     /// Defined, to be placed by the next finalize.
     Defined(Box<CompiledFunction>),
-    /// Placed and executable (local), or resolved (import): its address.
-    Finalized(usize),
+    /// Placed and executable (local, in region `region`), or resolved (import, no region).
+    Finalized { addr: usize, region: Option<usize> },
 }
 
 pub(crate) struct Decl {
@@ -60,17 +36,39 @@ pub(crate) struct Decl {
     pub state: State,
 }
 
-/// One finalized batch of code. Field order matters: the trap registration is dropped (and
-/// the handler stops looking at the range) before the memory is unmapped.
-pub(crate) struct LiveRegion {
-    pub _registration: Registration,
-    pub _memory: CodeRegion,
+/// Where a declared data object stands.
+pub(crate) enum DataState {
+    Declared,
+    Defined(Box<DataDescription>),
+    Finalized(usize),
 }
 
-/// Configuration of a module: the symbol table imports are resolved from first.
+pub(crate) struct DataDecl {
+    pub name: String,
+    pub linkage: Linkage,
+    pub writable: bool,
+    pub state: DataState,
+}
+
+/// One finalized batch of code and data. Field order matters: the unwinder and the trap
+/// handler stop looking at the range before the memory is unmapped.
+pub(crate) struct LiveRegion {
+    pub _frames: Option<crate::frames::FrameRegistration>,
+    pub _registration: Registration,
+    pub _memory: CodeRegion,
+    /// Functions of the region not freed yet; with no data in it, the region is released
+    /// when this reaches zero.
+    pub live_functions: usize,
+    pub has_data: bool,
+}
+
+/// Configuration of a module: the symbol table imports are resolved from first, the
+/// compilation flags for [`Module::define_function`], and the profiler map.
 #[derive(Debug, Clone)]
 pub struct JitBuilder {
     symbols: HashMap<String, usize>,
+    flags: Flags,
+    perf_map: bool,
 }
 
 impl Default for JitBuilder {
@@ -86,7 +84,25 @@ impl JitBuilder {
             .iter()
             .map(|&(name, ptr)| (name.to_string(), ptr as usize))
             .collect();
-        JitBuilder { symbols }
+        JitBuilder {
+            symbols,
+            flags: Flags::default(),
+            perf_map: std::env::var_os("KESTREL_PERF_MAP").is_some_and(|v| v == "1"),
+        }
+    }
+
+    /// Compile IR with these flags (default: `Flags::default()`).
+    pub fn flags(&mut self, flags: Flags) -> &mut Self {
+        self.flags = flags;
+        self
+    }
+
+    /// Append `START SIZE NAME` lines for every finalized function to `/tmp/perf-PID.map`,
+    /// so `perf report` names JIT code. Also on when the environment variable
+    /// `KESTREL_PERF_MAP` is `1` when the builder is made.
+    pub fn perf_map(&mut self, on: bool) -> &mut Self {
+        self.perf_map = on;
+        self
     }
 
     /// Resolve imports and symbol relocations named `name` to `ptr`, before looking in the
@@ -100,7 +116,10 @@ impl JitBuilder {
     pub fn build(self) -> JitModule {
         JitModule {
             symbols: self.symbols,
+            flags: self.flags,
+            perf_map: self.perf_map,
             decls: Vec::new(),
+            data: Vec::new(),
             names: HashMap::new(),
             regions: Vec::new(),
         }
@@ -113,16 +132,29 @@ impl JitBuilder {
 /// [`get_finalized_function`](Self::get_finalized_function) become dangling.
 pub struct JitModule {
     pub(crate) symbols: HashMap<String, usize>,
+    pub(crate) flags: Flags,
+    pub(crate) perf_map: bool,
     pub(crate) decls: Vec<Decl>,
-    pub(crate) names: HashMap<String, FuncId>,
-    pub(crate) regions: Vec<LiveRegion>,
+    pub(crate) data: Vec<DataDecl>,
+    /// Functions and data objects share one namespace.
+    pub(crate) names: HashMap<String, Name>,
+    /// By region index; a released region leaves `None` so indices stay stable.
+    pub(crate) regions: Vec<Option<LiveRegion>>,
+}
+
+/// What a module name stands for.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub(crate) enum Name {
+    Func(FuncId),
+    Data(DataId),
 }
 
 impl std::fmt::Debug for JitModule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JitModule")
             .field("functions", &self.names.len())
-            .field("regions", &self.regions.len())
+            .field("data", &self.data.len())
+            .field("regions", &self.regions.iter().flatten().count())
             .finish_non_exhaustive()
     }
 }
@@ -140,46 +172,172 @@ impl JitModule {
     }
 
     /// Declare `name`. Declaring a name again with the same signature returns the same id;
-    /// a local declaration upgrades an earlier import that is not resolved yet.
+    /// a definition (`Local`/`Export`) upgrades an earlier import that is not resolved yet.
     pub fn declare_function(
         &mut self,
         name: &str,
         linkage: Linkage,
         signature: &Signature,
     ) -> Result<FuncId, JitError> {
-        if let Some(&id) = self.names.get(name) {
-            let decl = &mut self.decls[id.index()];
-            if decl.signature != *signature {
-                return Err(JitError::IncompatibleSignature {
-                    name: name.to_string(),
-                    previous: Box::new(decl.signature.clone()),
-                    new: Box::new(signature.clone()),
-                });
-            }
-            if linkage == Linkage::Local && decl.linkage == Linkage::Import {
-                if !matches!(decl.state, State::Declared) {
-                    return Err(JitError::AlreadyDefined {
+        match self.names.get(name) {
+            Some(&Name::Func(id)) => {
+                let decl = &mut self.decls[id.index()];
+                if decl.signature != *signature {
+                    return Err(JitError::IncompatibleSignature {
                         name: name.to_string(),
+                        previous: Box::new(decl.signature.clone()),
+                        new: Box::new(signature.clone()),
                     });
                 }
-                decl.linkage = Linkage::Local;
+                if linkage.is_definition() && decl.linkage == Linkage::Import {
+                    if !matches!(decl.state, State::Declared) {
+                        return Err(JitError::AlreadyDefined {
+                            name: name.to_string(),
+                        });
+                    }
+                    decl.linkage = linkage;
+                }
+                Ok(id)
             }
-            return Ok(id);
+            Some(Name::Data(_)) => Err(JitError::NameKind {
+                name: name.to_string(),
+                declared: "a data object",
+            }),
+            None => {
+                let id = FuncId::from_index(self.decls.len());
+                self.decls.push(Decl {
+                    name: name.to_string(),
+                    linkage,
+                    signature: signature.clone(),
+                    state: State::Declared,
+                });
+                self.names.insert(name.to_string(), Name::Func(id));
+                Ok(id)
+            }
         }
-        let id = FuncId::new(self.decls.len());
-        self.decls.push(Decl {
-            name: name.to_string(),
-            linkage,
-            signature: signature.clone(),
-            state: State::Declared,
-        });
-        self.names.insert(name.to_string(), id);
-        Ok(id)
+    }
+
+    /// Declare data object `name` (`writable` or read-only once finalized). Declaring it
+    /// again returns the same id; a definition upgrades an import not yet resolved.
+    pub fn declare_data(
+        &mut self,
+        name: &str,
+        linkage: Linkage,
+        writable: bool,
+    ) -> Result<DataId, JitError> {
+        match self.names.get(name) {
+            Some(&Name::Data(id)) => {
+                let decl = &mut self.data[id.index()];
+                if linkage.is_definition() && decl.linkage == Linkage::Import {
+                    if !matches!(decl.state, DataState::Declared) {
+                        return Err(JitError::AlreadyDefined {
+                            name: name.to_string(),
+                        });
+                    }
+                    decl.linkage = linkage;
+                }
+                decl.writable |= writable;
+                Ok(id)
+            }
+            Some(Name::Func(_)) => Err(JitError::NameKind {
+                name: name.to_string(),
+                declared: "a function",
+            }),
+            None => {
+                let id = DataId::from_index(self.data.len());
+                self.data.push(DataDecl {
+                    name: name.to_string(),
+                    linkage,
+                    writable,
+                    state: DataState::Declared,
+                });
+                self.names.insert(name.to_string(), Name::Data(id));
+                Ok(id)
+            }
+        }
+    }
+
+    /// Give data object `id` its contents, placed by the next finalize.
+    pub fn define_data(&mut self, id: DataId, data: &DataDescription) -> Result<(), JitError> {
+        let decl = self
+            .data
+            .get(id.index())
+            .ok_or(JitError::BadDataId { id })?;
+        let name = || decl.name.clone();
+        if decl.linkage == Linkage::Import {
+            return Err(JitError::DefineImport { name: name() });
+        }
+        if !matches!(decl.state, DataState::Declared) {
+            return Err(JitError::AlreadyDefined { name: name() });
+        }
+        data.check().map_err(|problem| JitError::BadData {
+            name: name(),
+            problem,
+        })?;
+        self.data[id.index()].state = DataState::Defined(Box::new(data.clone()));
+        Ok(())
+    }
+
+    /// The address of a finalized data object (or a resolved data import).
+    pub fn get_finalized_data(&self, id: DataId) -> Result<*const u8, JitError> {
+        let decl = self
+            .data
+            .get(id.index())
+            .ok_or(JitError::BadDataId { id })?;
+        match decl.state {
+            DataState::Finalized(addr) => Ok(addr as *const u8),
+            _ => Err(JitError::NotFinalized {
+                name: decl.name.clone(),
+            }),
+        }
     }
 
     /// The id of a declared function.
     pub fn get_name(&self, name: &str) -> Option<FuncId> {
-        self.names.get(name).copied()
+        match self.names.get(name) {
+            Some(&Name::Func(id)) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The id of a declared data object.
+    pub fn get_data_name(&self, name: &str) -> Option<DataId> {
+        match self.names.get(name) {
+            Some(&Name::Data(id)) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// Release finalized local function `id`: its unwind and trap registrations and, once
+    /// every function placed by the same finalize is freed (and that finalize placed no
+    /// data), its code memory. The declaration stays: `id` can be defined and finalized
+    /// again (new code at a new address).
+    ///
+    /// # Safety
+    /// No thread may be running the function, and no code or pointer that will still be used
+    /// may refer to it: calls to it from other finalized code and pointers obtained from
+    /// [`get_finalized_function`](Self::get_finalized_function) dangle afterwards.
+    pub unsafe fn free_function(&mut self, id: FuncId) -> Result<(), JitError> {
+        let decl = self.decl(id)?;
+        let State::Finalized {
+            region: Some(region),
+            ..
+        } = decl.state
+        else {
+            return Err(JitError::NotFreeable {
+                name: decl.name.clone(),
+            });
+        };
+        self.decls[id.index()].state = State::Declared;
+        let live = self.regions[region]
+            .as_mut()
+            .expect("a finalized function's region is alive");
+        live.live_functions -= 1;
+        if live.live_functions == 0 && !live.has_data {
+            // Dropping unregisters frames and traps, then unmaps.
+            self.regions[region] = None;
+        }
+        Ok(())
     }
 
     /// The declared signature of `id`.
@@ -238,7 +396,7 @@ impl JitModule {
     pub fn get_finalized_function(&self, id: FuncId) -> Result<*const u8, JitError> {
         let decl = self.decl(id)?;
         match decl.state {
-            State::Finalized(addr) => Ok(addr as *const u8),
+            State::Finalized { addr, .. } => Ok(addr as *const u8),
             State::Declared | State::Defined(_) => Err(JitError::NotFinalized {
                 name: decl.name.clone(),
             }),
@@ -300,7 +458,7 @@ impl JitModule {
             Err((code, func, offset)) => Err(Trap {
                 code,
                 offset,
-                func: FuncId(func),
+                func: FuncId::from_index(func as usize),
             }
             .into()),
         }
@@ -308,5 +466,36 @@ impl JitModule {
 
     fn decl(&self, id: FuncId) -> Result<&Decl, JitError> {
         self.decls.get(id.index()).ok_or(JitError::BadFuncId { id })
+    }
+}
+
+impl Module for JitModule {
+    type Error = JitError;
+
+    fn declare_function(
+        &mut self,
+        name: &str,
+        linkage: Linkage,
+        signature: &Signature,
+    ) -> Result<FuncId, JitError> {
+        JitModule::declare_function(self, name, linkage, signature)
+    }
+
+    fn declare_data(
+        &mut self,
+        name: &str,
+        linkage: Linkage,
+        writable: bool,
+    ) -> Result<DataId, JitError> {
+        JitModule::declare_data(self, name, linkage, writable)
+    }
+
+    fn define_function(&mut self, id: FuncId, func: &Function) -> Result<(), JitError> {
+        let flags = self.flags;
+        self.define_ir_as(id, func, &flags)
+    }
+
+    fn define_data(&mut self, id: DataId, data: &DataDescription) -> Result<(), JitError> {
+        JitModule::define_data(self, id, data)
     }
 }

@@ -149,6 +149,8 @@ pub fn compile_timed<B: Backend>(
         code: done.data,
         relocs: done.relocs,
         traps: done.traps,
+        unwind: done.unwind,
+        srclocs: done.srclocs,
         vcode_text,
         regalloc_text,
         code_size_without_constants,

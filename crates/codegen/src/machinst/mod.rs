@@ -11,6 +11,7 @@ pub mod blockorder;
 pub mod buffer;
 pub mod compile;
 pub mod lower;
+pub mod unwind;
 pub mod vcode;
 
 use std::fmt;
@@ -123,6 +124,11 @@ pub struct CompiledCode {
     pub relocs: Vec<buffer::Reloc>,
     /// Instructions that trap on purpose, with their trap codes.
     pub traps: Vec<buffer::TrapSite>,
+    /// Call-frame rule changes by code offset, increasing (see [`unwind`]).
+    pub unwind: Vec<(u32, unwind::UnwindOp)>,
+    /// Source locations of the instructions: `(start, end, srcloc)` code ranges, increasing
+    /// and disjoint, for instructions whose IR carried a source location.
+    pub srclocs: Vec<(u32, u32, u32)>,
     /// The VCode before allocation, printed (for `--vcode` and golden tests).
     pub vcode_text: String,
     /// The VCode with allocations and edits, printed.

@@ -92,6 +92,19 @@ impl<'a> Printer<'a> {
         for (gv, data) in func.global_values.iter() {
             match *data {
                 GlobalValueData::VMContext => writeln!(w, "    {gv} = vmctx")?,
+                GlobalValueData::Symbol {
+                    ref name,
+                    offset,
+                    colocated,
+                } => writeln!(
+                    w,
+                    "    {gv} = symbol {}{name}{}",
+                    if colocated { "colocated " } else { "" },
+                    match offset {
+                        0 => String::new(),
+                        o => format!("{o:+}"),
+                    }
+                )?,
                 GlobalValueData::Load {
                     base,
                     offset,

@@ -40,7 +40,7 @@ impl Verifier<'_> {
                         self.report_func(format!("{gv} is based on {cur}, which does not exist"));
                         break;
                     }
-                    Some(GlobalValueData::VMContext) => break,
+                    Some(GlobalValueData::VMContext | GlobalValueData::Symbol { .. }) => break,
                     Some(GlobalValueData::Load { base, .. })
                     | Some(GlobalValueData::IAddImm { base, .. }) => cur = *base,
                 }

@@ -207,6 +207,11 @@ pub(crate) fn inst_type_errors(func: &Function, inst: Inst, out: &mut Vec<String
         }
         InstructionData::UnaryGlobalValue { global_value, .. } => {
             match func.global_values.get(global_value) {
+                Some(GlobalValueData::Symbol { .. }) if ctrl != Type::I64 => {
+                    out.push(format!(
+                        "{global_value} is a symbol address; `global_value` must be i64, not {ctrl}"
+                    ));
+                }
                 Some(GlobalValueData::VMContext) if !Want::Addr.accepts(ctrl) => {
                     out.push(format!(
                         "{global_value} is the vmctx pointer; `global_value` must be i32 or i64, not {ctrl}"

@@ -38,6 +38,7 @@ use super::asm::sse::FloatSize;
 use super::asm::sse::{self, SseOp, SseStore};
 use super::asm::{Amode, CodeSink, Gpr, GprMem, Scale, Size, Xmm, XmmMem};
 use super::inst::{CallDest, Cond, FrameValue, Inst, LoadKind, Mem, Pred, RegImm, StoreKind};
+use super::unwind;
 use crate::chaos::Chaos;
 use crate::machinst::buffer::{Label, LabelUse, MachBuffer, RelocKind};
 use crate::machinst::{BlockIndex, EmitCtx, MachInst, PRegSet, VReg};
@@ -865,6 +866,7 @@ impl MachInst for Inst {
             }
             Inst::Ret { .. } if !ctx.frame.setup => misc::ret(buf),
             Inst::Ret { .. } => {
+                unwind::before_epilogue(buf);
                 for (i, &r) in ctx.frame.saved.iter().enumerate() {
                     let m = GprMem::Mem(Amode::base_disp(Gpr::RBP, -8 * (i as i32 + 1)));
                     moves::mov_r_rm(buf, Size::S64, r, &m);
@@ -875,7 +877,9 @@ impl MachInst for Inst {
                 }
                 moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(Gpr::RSP), Gpr::RBP);
                 misc::pop_r(buf, Gpr::RBP);
+                unwind::after_pop_rbp(buf);
                 misc::ret(buf);
+                unwind::after_ret(buf);
             }
             Inst::Ud2 { code } => trap(buf, *code),
             Inst::TrapIf { cond, code } => {
@@ -1189,10 +1193,22 @@ impl MachInst for Inst {
                 let m = Amode::base_disp(gpr(allocs[0]), 0);
                 misc::lock_cmpxchg(buf, *size, &m, gpr(allocs[2]));
             }
-            Inst::FuncAddr { name, .. } => {
-                moves::mov_r_imm(buf, Size::S64, gpr(allocs[0]), 0);
-                let at = buf.cur_offset() - 8;
-                buf.add_reloc(at, RelocKind::Abs8, name.clone(), 0);
+            Inst::SymbolAddr {
+                name, offset, got, ..
+            } => {
+                let dst = gpr(allocs[0]);
+                if *got {
+                    let m = GprMem::Mem(Amode::rip(0));
+                    let fix = moves::mov_r_rm(buf, Size::S64, dst, &m).expect("rip-relative");
+                    buf.add_reloc(fix.at, RelocKind::GotPcRel4, name.clone(), -4);
+                    if *offset != 0 {
+                        misc::lea(buf, Size::S64, dst, &Amode::base_disp(dst, *offset));
+                    }
+                } else {
+                    let fix = misc::lea(buf, Size::S64, dst, &Amode::rip(0)).expect("rip-relative");
+                    let addend = i64::from(*offset) - i64::from(fix.end - fix.at);
+                    buf.add_reloc(fix.at, RelocKind::PcRel4, name.clone(), addend);
+                }
             }
             Inst::Call { dest, .. } => match dest {
                 CallDest::Direct(callee) => {
@@ -1258,7 +1274,9 @@ impl MachInst for Inst {
             return;
         }
         misc::push_r(buf, Gpr::RBP);
+        unwind::after_push_rbp(buf);
         moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(Gpr::RBP), Gpr::RSP);
+        unwind::after_set_frame(buf);
         if let Some((steps, below)) = &frame.stack_check {
             stack_check(buf, steps, *below);
         }
@@ -1272,11 +1290,19 @@ impl MachInst for Inst {
             );
         }
         for (i, &r) in frame.saved.iter().enumerate() {
-            let m = GprMem::Mem(Amode::base_disp(Gpr::RBP, -8 * (i as i32 + 1)));
-            moves::mov_rm_r(buf, Size::S64, &m, r);
+            let disp = -8 * (i as i32 + 1);
+            moves::mov_rm_r(
+                buf,
+                Size::S64,
+                &GprMem::Mem(Amode::base_disp(Gpr::RBP, disp)),
+                r,
+            );
+            unwind::after_save(buf, unwind::dwarf_gpr(r), disp);
         }
         for (i, &x) in frame.saved_xmm.iter().enumerate() {
             sse::sse_store(buf, SseStore::Movdqu, &frame.xmm_save_slot(i), x);
+            let disp = -frame.xmm_save_base - 16 * (i as i32 + 1);
+            unwind::after_save(buf, unwind::dwarf_xmm(x), disp);
         }
     }
 

@@ -668,8 +668,15 @@ pub enum Inst {
     /// `get_frame_pointer`, `get_return_address`; the last two make the function set up a
     /// frame). Operands: `[dst def]`.
     FrameValue { dst: VReg, what: FrameValue },
-    /// `dst = address of name` (`movabs` with an absolute relocation). Operands: `[dst def]`.
-    FuncAddr { dst: VReg, name: FunctionName },
+    /// `dst = address of name + offset`: `lea dst, [rip + name + offset]` (PC-relative
+    /// relocation) when the symbol is colocated, else `mov dst, [rip + GOT(name)]` then
+    /// `lea dst, [dst + offset]` if `offset` is not 0. Operands: `[dst def]`.
+    SymbolAddr {
+        dst: VReg,
+        name: FunctionName,
+        offset: i32,
+        got: bool,
+    },
     /// `dst = src` as an integer (`fcvt_to_{s,u}int[_sat]` to 32 or 64 bits): traps with
     /// `bad_toint` on NaN and `int_ovf` out of range, or saturates (`sat`; NaN gives 0).
     /// Operands: `[src use, dst def]`.
@@ -979,7 +986,7 @@ impl Inst {
                     out.push(fixed_use(v, r));
                 }
             }
-            Inst::FuncAddr { dst, .. } => out.push(Operand::reg_def(*dst)),
+            Inst::SymbolAddr { dst, .. } => out.push(Operand::reg_def(*dst)),
             Inst::Fence | Inst::Debugtrap => {}
             Inst::AtomicCas128 {
                 addr,
@@ -1303,7 +1310,17 @@ impl Inst {
             Inst::Ret { .. } => format!("ret {}", ops.join(", ")),
             Inst::Ud2 { code } => format!("ud2 {code}"),
             Inst::TrapIf { cond, code } => format!("trap_if {}, {code}", cond.pretty(ops)),
-            Inst::FuncAddr { name, .. } => format!("{} = func_addr {name}", ops[0]),
+            Inst::SymbolAddr {
+                name, offset, got, ..
+            } => format!(
+                "{} = {} {name}{}",
+                ops[0],
+                if *got { "got_addr" } else { "pc_addr" },
+                match offset {
+                    0 => String::new(),
+                    o => format!("{o:+}"),
+                }
+            ),
             Inst::Fence => "mfence".into(),
             Inst::Debugtrap => "int3".into(),
             Inst::AtomicCas128 { .. } => format!(

@@ -1598,9 +1598,8 @@ pub fn lower_inst(
             return Ok(Some(regs.into()));
         }
         InstructionData::FuncAddr { func_ref, .. } => {
-            let dst = lower.alloc_vreg(RegClass::Int);
-            let name = f.ext_funcs[func_ref].name.clone();
-            lower.emit(Inst::FuncAddr { dst, name });
+            let callee = &f.ext_funcs[func_ref];
+            let dst = super::lower_mem::symbol_addr(lower, &callee.name, 0, callee.colocated);
             return Ok(Some(smallvec::smallvec![dst]));
         }
         _ => {}

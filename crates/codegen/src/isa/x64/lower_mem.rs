@@ -88,6 +88,24 @@ fn load_int(lower: &mut Lower<'_, Inst>, kind: LoadKind, mem: Mem, trap: Option<
 /// Global values nest at most this deep (the verifier rejects cycles; this bounds the rest).
 const MAX_GLOBAL_VALUE_DEPTH: u32 = 32;
 
+/// The address of symbol `name` plus `offset` in a fresh vreg: PC-relative when the symbol
+/// is colocated (same module or executable), through the GOT otherwise.
+pub(super) fn symbol_addr(
+    lower: &mut Lower<'_, Inst>,
+    name: &kestrel_ir::FunctionName,
+    offset: i32,
+    colocated: bool,
+) -> VReg {
+    let dst = int(lower);
+    lower.emit(Inst::SymbolAddr {
+        dst,
+        name: name.clone(),
+        offset,
+        got: !colocated,
+    });
+    dst
+}
+
 /// Evaluate global value `gv` into a fresh vreg (a `vmctx` parameter, loads from it, and
 /// constant offsets). Each `global_value` instruction evaluates its chain again: the chain
 /// has no instruction of its own whose result could be shared.
@@ -107,6 +125,30 @@ fn global_value_vreg(
         .get(gv)
         .ok_or_else(|| CodegenError::unsupported(format!("undefined global value {gv}")))?;
     match *data {
+        GlobalValueData::Symbol {
+            ref name,
+            offset,
+            colocated,
+        } => Ok(match i32::try_from(offset) {
+            Ok(offset) => symbol_addr(lower, name, offset, colocated),
+            Err(_) => {
+                let base = symbol_addr(lower, name, 0, colocated);
+                let k = int(lower);
+                lower.emit(Inst::MovImm {
+                    dst: k,
+                    imm: offset as u64,
+                });
+                let dst = int(lower);
+                lower.emit(Inst::Alu {
+                    op: AluOp::Add,
+                    size: Size::S64,
+                    dst,
+                    a: base,
+                    b: RegImm::Reg(k),
+                });
+                dst
+            }
+        }),
         GlobalValueData::VMContext => {
             let index = f
                 .signature
@@ -506,7 +548,7 @@ pub fn lower_memory(
             Ok(Some(Results::new()))
         }
         InstructionData::UnaryGlobalValue {
-            opcode: Opcode::GlobalValue,
+            opcode: Opcode::GlobalValue | Opcode::SymbolValue,
             global_value,
         } => Ok(Some(smallvec::smallvec![global_value_vreg(
             lower,

@@ -20,6 +20,7 @@ pub mod lower_i128;
 pub mod lower_mem;
 pub mod lower_op;
 pub mod stack_limit;
+pub mod unwind;
 pub mod winch;
 
 use kestrel_ir::{Function, Inst as IrInst, Type, Value};

@@ -69,6 +69,11 @@ fn push_steps(
         .get(gv)
         .ok_or_else(|| unsupported(format!("{gv} is not declared")))?;
     match *data {
+        GlobalValueData::Symbol { ref name, .. } => {
+            return Err(unsupported(format!(
+                "{gv} is the address of symbol {name}; the limit must come from vmctx"
+            )));
+        }
         GlobalValueData::VMContext => {
             let index = f
                 .signature

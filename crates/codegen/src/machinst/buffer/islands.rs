@@ -143,6 +143,8 @@ impl<U: LabelUse> MachBuffer<U> {
             data: self.data,
             relocs: self.relocs,
             traps: self.traps,
+            unwind: self.unwind,
+            srclocs: self.srclocs,
             label_offsets,
         })
     }

@@ -89,6 +89,8 @@ pub use types::{BufferError, Label, LabelUse, MachBufferFinalized, Reloc, RelocK
 
 use kestrel_ir::{FunctionName, TrapCode};
 
+use super::unwind::UnwindOp;
+
 /// A machine-code buffer with branch peephole, islands, constant pool, relocations and traps.
 pub struct MachBuffer<U: LabelUse> {
     /// The bytes emitted so far; `cur_offset` is their length.
@@ -113,6 +115,12 @@ pub struct MachBuffer<U: LabelUse> {
     pending_constants_size: u32,
     relocs: Vec<Reloc>,
     traps: Vec<TrapSite>,
+    /// Call-frame rule changes, by offset (never past a truncatable branch: see `add_unwind`).
+    unwind: Vec<(u32, UnwindOp)>,
+    /// `(start, end, srcloc)` of the instructions emitted so far that have a location.
+    srclocs: Vec<(u32, u32, u32)>,
+    /// The location of the instruction being emitted, with its start offset.
+    open_srcloc: Option<(u32, u32)>,
     /// A branch may only be registered when it starts at or after this offset: every trap
     /// site and relocation lies before it (I3).
     metadata_end: u32,
@@ -147,6 +155,9 @@ impl<U: LabelUse> MachBuffer<U> {
             pending_constants_size: 0,
             relocs: Vec::new(),
             traps: Vec::new(),
+            unwind: Vec::new(),
+            srclocs: Vec::new(),
+            open_srcloc: None,
             metadata_end: 0,
             error: None,
             validate: false,
@@ -491,6 +502,18 @@ impl<U: LabelUse> MachBuffer<U> {
         }
         self.data.truncate(b.start as usize);
         self.pending_fixups.truncate(b.fixup);
+        // Source ranges may cover the branch (it is an instruction with a location): cut them
+        // back to the new tail. Unwind markers never lie past a window branch's start.
+        while let Some(last) = self.srclocs.last_mut() {
+            if last.1 <= b.start {
+                break;
+            }
+            if last.0 >= b.start {
+                self.srclocs.pop();
+            } else {
+                last.1 = b.start;
+            }
+        }
         for &l in &self.labels_at_tail {
             self.label_offsets[l.index()] = b.start;
         }
@@ -536,6 +559,33 @@ impl<U: LabelUse> MachBuffer<U> {
         let offset = self.cur_offset();
         self.traps.push(TrapSite { offset, code });
         self.end_window_at_metadata(offset);
+    }
+
+    /// Record a call-frame rule change taking effect at the current offset.
+    pub fn add_unwind(&mut self, op: UnwindOp) {
+        let offset = self.cur_offset();
+        debug_assert!(self.unwind.last().is_none_or(|&(o, _)| o <= offset));
+        self.unwind.push((offset, op));
+        self.latest_branches.clear();
+        self.metadata_end = self.metadata_end.max(offset);
+        // Post-invariant: I3, the window is empty and later branches start at or after the
+        // marker, so truncating one never leaves the marker past the tail.
+    }
+
+    /// The instructions emitted from now until [`end_srcloc`](Self::end_srcloc) come from
+    /// source location `loc`.
+    pub fn start_srcloc(&mut self, loc: u32) {
+        self.open_srcloc = Some((self.cur_offset(), loc));
+    }
+
+    /// Close the range opened by [`start_srcloc`](Self::start_srcloc) (empty ranges vanish).
+    pub fn end_srcloc(&mut self) {
+        if let Some((start, loc)) = self.open_srcloc.take() {
+            let end = self.cur_offset();
+            if end > start {
+                self.srclocs.push((start, end, loc));
+            }
+        }
     }
 
     fn end_window_at_metadata(&mut self, offset: u32) {

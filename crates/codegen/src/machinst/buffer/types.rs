@@ -66,6 +66,10 @@ pub enum RelocKind {
     PcRel4,
     /// 4-byte PC-relative call displacement (x86 `call rel32`).
     CallPcRel4,
+    /// 4-byte PC-relative displacement to a GOT slot holding the target's address
+    /// (`GOT(target) + addend - offset`), for a RIP-relative load of an address defined
+    /// outside the code's own unit.
+    GotPcRel4,
 }
 
 impl RelocKind {
@@ -73,7 +77,7 @@ impl RelocKind {
     pub fn size(self) -> u32 {
         match self {
             RelocKind::Abs8 => 8,
-            RelocKind::Abs4 | RelocKind::PcRel4 | RelocKind::CallPcRel4 => 4,
+            RelocKind::Abs4 | RelocKind::PcRel4 | RelocKind::CallPcRel4 | RelocKind::GotPcRel4 => 4,
         }
     }
 }
@@ -122,6 +126,10 @@ pub struct MachBufferFinalized {
     pub relocs: Vec<Reloc>,
     /// Sorted by offset.
     pub traps: Vec<TrapSite>,
+    /// Call-frame rule changes, by offset (increasing).
+    pub unwind: Vec<(u32, crate::machinst::unwind::UnwindOp)>,
+    /// `(start, end, srcloc)` code ranges, increasing and disjoint.
+    pub srclocs: Vec<(u32, u32, u32)>,
     /// Final offset of every label (`None` if never bound), by label index.
     pub label_offsets: Vec<Option<u32>>,
 }

@@ -668,7 +668,7 @@ fn later_feature(name: &str) -> Option<&'static str> {
         "dynamic_stack_load" | "dynamic_stack_store" | "dynamic_stack_addr" => {
             "dynamic stack slots"
         }
-        "symbol_value" | "tls_value" => "symbol and TLS values",
+        "tls_value" => "thread-local values",
         "f16const" | "f128const" => "f16 and f128",
         "vconst" | "splat" | "shuffle" | "swizzle" | "insertlane" | "extractlane" | "vselect"
         | "vall_true" | "vany_true" | "vhigh_bits" | "snarrow" | "unarrow" | "uunarrow"

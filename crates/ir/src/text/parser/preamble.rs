@@ -191,7 +191,7 @@ impl Parser<'_> {
                 continue;
             };
             // Follow the chain of bases; it must reach a declared `vmctx` within `len` steps.
-            let mut cur = *data;
+            let mut cur = data.clone();
             let mut steps = 0;
             while let GlobalValueData::Load { base, .. } | GlobalValueData::IAddImm { base, .. } =
                 cur
@@ -206,7 +206,7 @@ impl Parser<'_> {
                 if steps > ctx.func.global_values.len() {
                     return Err(self.error_at(pos, format!("{gv} is defined in terms of itself")));
                 }
-                cur = ctx.func.global_values[base];
+                cur = ctx.func.global_values[base].clone();
             }
         }
         Ok(())
@@ -270,7 +270,8 @@ impl Parser<'_> {
         Ok(bits as u64 as i64)
     }
 
-    /// `vmctx` | `load.T flags gvN[+off]` | `iadd_imm[.T] gvN, imm`
+    /// `vmctx` | `load.T flags gvN[+off]` | `iadd_imm[.T] gvN, imm` |
+    /// `symbol [colocated] name[+off]`
     fn parse_global_value_decl(&mut self, ctx: &FuncCtx) -> PResult<GlobalValueData> {
         let kind = match self.tok.tok {
             Tok::Ident(s) => s,
@@ -326,9 +327,26 @@ impl Parser<'_> {
                     global_type,
                 })
             }
+            "symbol" => {
+                let colocated = self.eat(Tok::Ident("colocated"))?;
+                if matches!(self.tok.tok, Tok::Ident("tls")) {
+                    return Err(self.error_here(
+                        "thread-local symbols (`symbol tls`) are not supported yet".to_string(),
+                    ));
+                }
+                let name = self.parse_function_name("a symbol name (%name or uN:M)")?;
+                let offset = i64::from(self.parse_offset()?);
+                Ok(GlobalValueData::Symbol {
+                    name,
+                    offset,
+                    colocated,
+                })
+            }
             _ => Err(self.error_at(
                 kind_pos,
-                format!("unknown global value kind `{kind}` (expected vmctx, load or iadd_imm)"),
+                format!(
+                    "unknown global value kind `{kind}` (expected vmctx, load, iadd_imm or symbol)"
+                ),
             )),
         }
     }
@@ -337,7 +355,7 @@ impl Parser<'_> {
     fn gv_type(&self, ctx: &FuncCtx, gv: GlobalValue) -> Option<Type> {
         ctx.gv_pos.get(gv.index())?.as_ref()?;
         Some(match ctx.func.global_values[gv] {
-            GlobalValueData::VMContext => Type::I64,
+            GlobalValueData::VMContext | GlobalValueData::Symbol { .. } => Type::I64,
             GlobalValueData::Load { global_type, .. }
             | GlobalValueData::IAddImm { global_type, .. } => global_type,
         })

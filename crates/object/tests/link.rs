@@ -1,0 +1,304 @@
+//! Objects from `kestrel-object`, linked by `cc` with C code and run as separate processes;
+//! their sections and symbols read back by `readelf`, their code by `objdump`, their
+//! frames walked by glibc's `backtrace` and by `gdb`. The tools are required: `.ci/run`
+//! installs them when missing, and a missing tool fails the test with what to install.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kestrel_codegen::disasm::disassemble;
+use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_ir::text::parse_functions;
+use kestrel_object::{ir_name, DataDescription, Linkage, Module, ObjectBuilder, ObjectModule};
+
+fn tool(name: &str, package: &str) -> Command {
+    let found = Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {name}"))
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(found, "`{name}` is required (Debian package `{package}`)");
+    Command::new(name)
+}
+
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kestrel-object-{}-{test}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("starts");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Every function of `clif` exported, plus `extra` definitions, into `dir/name.o`.
+fn object_from(
+    dir: &Path,
+    name: &str,
+    clif: &str,
+    extra: impl FnOnce(&mut ObjectModule),
+) -> PathBuf {
+    let mut m = ObjectModule::new(ObjectBuilder::new(format!("{name}.clif")));
+    extra(&mut m);
+    let funcs = parse_functions(clif, "test.clif").expect("valid CLIF");
+    for f in &funcs {
+        let id = m
+            .declare_function(&ir_name(&f.name), Linkage::Export, &f.signature)
+            .unwrap();
+        m.define_function(id, f).expect("compiles");
+    }
+    let path = dir.join(format!("{name}.o"));
+    std::fs::write(&path, m.finish().expect("writes")).unwrap();
+    path
+}
+
+fn link(dir: &Path, c: &str, objects: &[&Path], extra: &[&str]) -> PathBuf {
+    let c_path = dir.join("main.c");
+    std::fs::write(&c_path, c).unwrap();
+    let exe = dir.join("prog");
+    run(tool("cc", "gcc")
+        .arg("-g")
+        .arg("-O0")
+        .args(extra)
+        .arg(&c_path)
+        .args(objects)
+        .arg("-o")
+        .arg(&exe));
+    exe
+}
+
+const CALLS: &str = "
+function %inner(i64) -> i64 {
+    fn0 = %host_cb(i64) -> i64
+block0(v0: i64):
+    v9 = iconst.i64 3
+    v1 = imul v0, v9
+    v2 = call fn0(v1)
+    v3 = iadd v2, v1
+    v4 = iadd v3, v0
+    return v4
+}
+
+function %outer(i64) -> i64 {
+    fn0 = colocated %inner(i64) -> i64
+block0(v0: i64):
+    v9 = iconst.i64 1
+    v1 = iadd v0, v9
+    v2 = call fn0(v1)
+    v3 = iadd v2, v1
+    v4 = iadd v3, v0
+    return v4
+}
+";
+
+#[test]
+fn functions_data_and_imports_link_with_cc_and_run() {
+    let dir = scratch("data");
+    let clif = "
+function %sum_table(i64) -> i64 {
+    gv0 = symbol colocated %table
+    gv1 = symbol %counter
+    gv2 = symbol %c_offset
+    fn0 = %labs(i64) -> i64
+block0(v0: i64):
+    v1 = symbol_value.i64 gv0
+    v2 = load.i64 v1
+    v3 = load.i64 v1+8
+    v4 = load.i64 v3
+    v5 = iadd v2, v4
+    v6 = global_value.i64 gv1
+    v7 = load.i64 v6
+    v8 = iadd v5, v7
+    v10 = iconst.i64 1
+    v11 = iadd v7, v10
+    store v11, v6
+    v12 = symbol_value.i64 gv2
+    v13 = load.i64 v12
+    v14 = iadd v8, v13
+    v15 = call fn0(v0)
+    v16 = iadd v14, v15
+    return v16
+}
+";
+    let obj = object_from(&dir, "data", clif, |m| {
+        let value = m.declare_data("value", Linkage::Local, false).unwrap();
+        m.define_data(value, &DataDescription::bytes(1000i64.to_le_bytes()))
+            .unwrap();
+        let table = m.declare_data("table", Linkage::Local, false).unwrap();
+        // table = { 7, &value } (read-only data holding an address: .data.rel.ro)
+        let mut bytes = 7i64.to_le_bytes().to_vec();
+        bytes.extend([0; 8]);
+        m.define_data(
+            table,
+            &DataDescription::bytes(bytes).with_reloc(8, "value", 0),
+        )
+        .unwrap();
+        let counter = m.declare_data("counter", Linkage::Export, true).unwrap();
+        m.define_data(counter, &DataDescription::zeros(8)).unwrap();
+    });
+    let sections = run(tool("readelf", "binutils").arg("-SW").arg(&obj));
+    for s in [
+        ".text",
+        ".rodata",
+        ".data.rel.ro",
+        ".bss",
+        ".eh_frame",
+        ".note.GNU-stack",
+    ] {
+        assert!(sections.contains(s), "no {s} in\n{sections}");
+    }
+    let symbols = run(tool("readelf", "binutils").arg("-sW").arg(&obj));
+    let line = |name: &str| {
+        symbols
+            .lines()
+            .find(|l| l.split_whitespace().last() == Some(name))
+            .unwrap_or_else(|| panic!("no symbol {name} in\n{symbols}"))
+            .to_string()
+    };
+    assert!(
+        line("sum_table").contains("FUNC    GLOBAL"),
+        "{}",
+        line("sum_table")
+    );
+    assert!(line("table").contains("LOCAL"), "{}", line("table"));
+    assert!(line("counter").contains("GLOBAL"), "{}", line("counter"));
+    assert!(line("labs").contains("UND"), "{}", line("labs"));
+    assert!(line("c_offset").contains("UND"), "{}", line("c_offset"));
+
+    let c = r#"
+#include <stdio.h>
+long sum_table(long);
+extern long counter;
+const long c_offset = 50000;
+int main(void) {
+    long a = sum_table(-3);
+    long b = sum_table(4);
+    printf("%ld %ld %ld\n", a, b, counter);
+    return 0;
+}
+"#;
+    let exe = link(&dir, c, &[&obj], &[]);
+    let out = run(&mut Command::new(&exe));
+    // 7 + 1000 + counter + 50000 + |x|
+    assert_eq!(out, "51010 51012 2\n");
+}
+
+#[test]
+fn objdump_decodes_the_same_instructions_as_kestrels_disassembler() {
+    let dir = scratch("objdump");
+    let obj = object_from(&dir, "calls", CALLS, |_| {});
+    let dump = run(tool("objdump", "binutils")
+        .args(["-d", "-M", "intel", "--no-show-raw-insn"])
+        .arg(&obj));
+    let funcs = parse_functions(CALLS, "t").unwrap();
+    for f in &funcs {
+        let code = X64Backend.compile_function(f, &Flags::default()).unwrap();
+        let ours: Vec<(usize, String)> =
+            disassemble(&code.code, code.code_size_without_constants as usize)
+                .iter()
+                .map(|l| {
+                    let (off, rest) = l.trim().split_once(':').unwrap();
+                    let asm = rest.split_whitespace().nth(1).unwrap().to_string();
+                    (usize::from_str_radix(off.trim(), 16).unwrap(), asm)
+                })
+                .collect();
+        // objdump's section of this function: lines `  off:\tmnemonic operands`.
+        let name = ir_name(&f.name);
+        let start = dump
+            .find(&format!("<{name}>:"))
+            .unwrap_or_else(|| panic!("no {name} in\n{dump}"));
+        let header = &dump[..start];
+        let base = usize::from_str_radix(
+            header
+                .lines()
+                .last()
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap(),
+            16,
+        )
+        .unwrap();
+        let theirs: Vec<(usize, String)> = dump[start..]
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.trim().is_empty())
+            .filter_map(|l| {
+                let (off, rest) = l.trim().split_once(':')?;
+                let mnemonic = rest.split_whitespace().next()?.to_string();
+                Some((usize::from_str_radix(off.trim(), 16).ok()? - base, mnemonic))
+            })
+            .filter(|(off, _)| *off < code.code.len())
+            .collect();
+        assert!(ours.len() > 5, "{name}: {ours:?}");
+        assert_eq!(ours, theirs, "{name}: Kestrel's disassembly vs objdump");
+    }
+}
+
+const BACKTRACE_MAIN: &str = r#"
+#include <execinfo.h>
+#include <stdio.h>
+long outer(long);
+long host_cb(long x) {
+    void *frames[32];
+    int n = backtrace(frames, 32);
+    backtrace_symbols_fd(frames, n, 1);
+    fflush(stdout);
+    return x * 2;
+}
+int main(void) {
+    printf("result %ld\n", outer(5));
+    return 0;
+}
+"#;
+
+#[test]
+fn backtraces_walk_through_kestrel_frames_in_a_linked_program() {
+    let dir = scratch("backtrace");
+    let obj = object_from(&dir, "calls", CALLS, |_| {});
+    let exe = link(&dir, BACKTRACE_MAIN, &[&obj], &["-rdynamic"]);
+    let out = run(&mut Command::new(&exe));
+    let pos = |name: &str| {
+        out.find(&format!("({name}+"))
+            .unwrap_or_else(|| panic!("{name} missing from the backtrace:\n{out}"))
+    };
+    assert!(pos("host_cb") < pos("inner"), "{out}");
+    assert!(pos("inner") < pos("outer"), "{out}");
+    assert!(pos("outer") < pos("main"), "{out}");
+    // outer(5): v1 = 6, inner(6) = 2*18 + 18 + 6 = 60, 60 + 6 + 5 = 71
+    assert!(out.ends_with("result 71\n"), "{out}");
+}
+
+#[test]
+fn gdb_shows_kestrel_functions_in_a_backtrace() {
+    let dir = scratch("gdb");
+    let obj = object_from(&dir, "calls", CALLS, |_| {});
+    let exe = link(&dir, BACKTRACE_MAIN, &[&obj], &[]);
+    let out = run(tool("gdb", "gdb")
+        .args([
+            "-batch",
+            "-nx",
+            "-ex",
+            "break host_cb",
+            "-ex",
+            "run",
+            "-ex",
+            "bt",
+        ])
+        .arg(&exe));
+    let frame = |name: &str| {
+        out.lines()
+            .position(|l| l.starts_with('#') && l.contains(&format!(" {name} ")))
+            .unwrap_or_else(|| panic!("no frame {name} in the gdb backtrace:\n{out}"))
+    };
+    assert!(frame("host_cb") < frame("inner"), "{out}");
+    assert!(frame("inner") < frame("outer"), "{out}");
+    assert!(frame("outer") < frame("main"), "{out}");
+}
