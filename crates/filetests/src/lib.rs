@@ -8,6 +8,7 @@
 
 pub mod directives;
 pub mod native;
+pub mod object_run;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

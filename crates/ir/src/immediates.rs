@@ -148,6 +148,15 @@ impl TrapCode {
         self.0
     }
 
+    /// The code [`as_raw`](Self::as_raw) encoded; `None` for 0.
+    pub const fn from_raw(raw: u8) -> Option<TrapCode> {
+        if raw == 0 {
+            None
+        } else {
+            Some(TrapCode(raw))
+        }
+    }
+
     /// Parse `int_divz`, `user7`, …
     pub fn from_name(s: &str) -> Option<TrapCode> {
         Some(match s {

@@ -16,7 +16,8 @@
 //!   `kestrel_module::eh_frame`).
 //! - **Symbols.** `Export` is a global symbol (default visibility), `Local` a local one,
 //!   `Import` an undefined global. A name the code refers to without declaring it (a
-//!   library call such as `fmod`) becomes an undefined global too.
+//!   library call such as `fmod`) becomes an undefined global too; the backend's float
+//!   helpers become their C library names ([`c_library_name`]: link with `-lm`).
 //! - **Relocations** (x86-64 psABI): calls `R_X86_64_PLT32`, PC-relative addresses
 //!   (colocated `func_addr`/`symbol_value`) `R_X86_64_PC32`, GOT loads
 //!   `R_X86_64_REX_GOTPCRELX`, absolute addresses `R_X86_64_64`/`R_X86_64_32`, FDE pointers
@@ -88,6 +89,7 @@ pub enum ObjectError {
 pub struct ObjectBuilder {
     name: String,
     flags: Flags,
+    trap_table: bool,
 }
 
 impl ObjectBuilder {
@@ -96,7 +98,18 @@ impl ObjectBuilder {
         ObjectBuilder {
             name: name.into(),
             flags: Flags::default(),
+            trap_table: false,
         }
+    }
+
+    /// Also emit the trap table: section `kestrel_traps`, one 16-byte entry per trap site
+    /// (`u64` address, `u8` trap code, 7 bytes of padding), writable so its absolute
+    /// relocations need no text relocation. The linker defines `__start_kestrel_traps` and
+    /// `__stop_kestrel_traps` around it, so a signal handler can map a faulting `rip` to its
+    /// trap code, as the JIT does.
+    pub fn trap_table(mut self, on: bool) -> Self {
+        self.trap_table = on;
+        self
     }
 
     /// Compile with these flags (target CPU features, checks).
@@ -128,6 +141,9 @@ enum Name {
     Data(DataId),
 }
 
+/// A function's call-frame rule changes by code offset.
+type UnwindRecords = Vec<(u32, UnwindOp)>;
+
 /// A relocatable object being built.
 pub struct ObjectModule {
     object: Object<'static>,
@@ -138,7 +154,9 @@ pub struct ObjectModule {
     /// Undeclared names the code refers to (library calls), as undefined symbols.
     extra_imports: HashMap<String, SymbolId>,
     /// Per defined function: its symbol, code length and unwind records, for `.eh_frame`.
-    unwind: Vec<(SymbolId, u32, Vec<(u32, UnwindOp)>)>,
+    unwind: Vec<(SymbolId, u32, UnwindRecords)>,
+    /// The trap table section, when asked for.
+    traps: Option<SectionId>,
 }
 
 impl ObjectModule {
@@ -146,7 +164,11 @@ impl ObjectModule {
     pub fn new(builder: ObjectBuilder) -> Self {
         let mut object = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
         object.add_file_symbol(builder.name.into_bytes());
+        let traps = builder
+            .trap_table
+            .then(|| object.add_section(Vec::new(), b"kestrel_traps".to_vec(), SectionKind::Data));
         ObjectModule {
+            traps,
             object,
             flags: builder.flags,
             funcs: Vec::new(),
@@ -207,6 +229,7 @@ impl ObjectModule {
                 let symbol = match self.extra_imports.remove(name) {
                     Some(s) => {
                         self.relink(s, linkage);
+                        self.object.symbol_mut(s).kind = SymbolKind::Text;
                         s
                     }
                     None => self.new_symbol(name, SymbolKind::Text, linkage),
@@ -317,6 +340,24 @@ impl ObjectModule {
                 },
             )?;
         }
+        if let Some(section) = self.traps {
+            for t in &code.traps {
+                let mut entry = [0u8; 16];
+                entry[8] = t.code.as_raw();
+                let at = self.object.append_section_data(section, &entry, 8);
+                self.object.add_relocation(
+                    section,
+                    Relocation {
+                        offset: at,
+                        symbol,
+                        addend: i64::from(t.offset),
+                        flags: RelocationFlags::Elf {
+                            r_type: elf::R_X86_64_64,
+                        },
+                    },
+                )?;
+            }
+        }
         self.unwind
             .push((symbol, code.code.len() as u32, code.unwind));
         self.funcs[id.index()].defined = true;
@@ -387,7 +428,8 @@ impl ObjectModule {
                 if let Some(&s) = self.extra_imports.get(name) {
                     return s;
                 }
-                let s = self.new_symbol(name, SymbolKind::Unknown, Linkage::Import);
+                let symbol_name = c_library_name(name).unwrap_or(name);
+                let s = self.new_symbol(symbol_name, SymbolKind::Unknown, Linkage::Import);
                 self.extra_imports.insert(name.to_string(), s);
                 s
             }
@@ -450,6 +492,26 @@ impl ObjectModule {
     pub fn text_section(&mut self) -> SectionId {
         self.object.section_id(StandardSection::Text)
     }
+}
+
+/// The C library function behind one of the backend's runtime helpers (which the JIT
+/// supplies itself): objects refer to these, found in `libm` (link with `-lm`). The
+/// 128-bit integer helpers (`__divti3`, ...) already have their libgcc names.
+pub fn c_library_name(helper: &str) -> Option<&'static str> {
+    Some(match helper {
+        "CeilF32" => "ceilf",
+        "CeilF64" => "ceil",
+        "FloorF32" => "floorf",
+        "FloorF64" => "floor",
+        "TruncF32" => "truncf",
+        "TruncF64" => "trunc",
+        // Round half to even, whatever the rounding mode (C23, glibc 2.25).
+        "NearestF32" => "roundevenf",
+        "NearestF64" => "roundeven",
+        "FmaF32" => "fmaf",
+        "FmaF64" => "fma",
+        _ => return None,
+    })
 }
 
 fn scope(linkage: Linkage) -> SymbolScope {

@@ -1,0 +1,379 @@
+//! `test run` files through an object file: every function of the file is compiled into one
+//! ELF object with `kestrel-object`, linked by `cc` with a generated driver, and run as a
+//! separate process; the results are judged exactly as the in-process runs are.
+//!
+//! # How
+//!
+//! 1. The run directives are typed as the other runners type them (a recording pass of
+//!    `run_directives` collects the calls, in order).
+//! 2. Per call `k`, a wrapper `__kestrel_run_k(out: i64)` is built in IR: it calls the
+//!    function with the arguments as constants and stores each result at `out + 16*i`. So
+//!    every signature and convention the backend compiles is called by Kestrel code; C only
+//!    sees `void f(void *)`. The file's functions are local symbols (their names cannot
+//!    clash with the C library's); the wrappers are exported.
+//! 3. The C driver runs calls `start..` and prints one line per call: `R k <hex result
+//!    bytes>...`. A fault is mapped to its trap code through the object's trap table
+//!    (`kestrel_traps`) by a `SIGILL`/`SIGFPE`/`SIGSEGV`/`SIGBUS` handler on an alternate
+//!    stack, which prints `T k code` and exits; the runner restarts the driver after `k`.
+//!    A fault outside any trap site prints `C k signal` (a crash: reported, never a pass).
+//! 4. A second pass of `run_directives` judges the recorded outcomes.
+//!
+//! Cost: one object, one `cc` and one process per trapping call plus one.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+
+use kestrel_interp::DataValue;
+use kestrel_ir::builder::FunctionBuilder;
+use kestrel_ir::{
+    AbiParam, CallConv, ExtFuncData, Function, FunctionName, MemFlags, Signature, TrapCode, Type,
+};
+use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule};
+
+use crate::{directives, native_flags, run_directives, CallError, Options, Outcome};
+
+/// Run the `test run` directives of `text` through an object linked in `workdir`.
+pub fn run_via_object(text: &str, name: &str, workdir: &Path) -> Outcome {
+    let header = directives::scan(text);
+    let run = header.commands.iter().any(|c| c == "run");
+    let Some(target) = header.targets.iter().find(|t| t.isa == "x86_64") else {
+        return Outcome::Skip("no `target x86_64` line".into());
+    };
+    if !run || header.runs.is_empty() {
+        return Outcome::Skip("no `test run` directives".into());
+    }
+    let funcs = match kestrel_ir::parse_functions(text, name) {
+        Ok(f) => f,
+        Err(e) => return Outcome::Fail(vec![e.to_string()]),
+    };
+    let opts = Options::default();
+    let mut calls: Vec<(String, Vec<DataValue>)> = Vec::new();
+    let mut record = |f: &str, args: &[DataValue]| {
+        calls.push((f.to_string(), args.to_vec()));
+        Err(CallError {
+            trap: None,
+            message: String::new(),
+        })
+    };
+    run_directives(
+        &header,
+        &funcs,
+        &opts,
+        &mut Vec::new(),
+        false,
+        &mut record,
+        &mut Vec::new(),
+    );
+    if calls.is_empty() {
+        return Outcome::Skip("no run directive could be typed".into());
+    }
+
+    let flags = native_flags(&header, Some(target));
+    let outcomes = match build_and_run(&funcs, &calls, flags, workdir) {
+        Ok(o) => o,
+        Err(e) => return Outcome::Fail(vec![e]),
+    };
+    let mut next = outcomes.into_iter();
+    let mut serve = |_: &str, _: &[DataValue]| next.next().expect("one outcome per call");
+    let mut failures = Vec::new();
+    run_directives(
+        &header,
+        &funcs,
+        &opts,
+        &mut Vec::new(),
+        false,
+        &mut serve,
+        &mut failures,
+    );
+    if failures.is_empty() {
+        Outcome::Pass
+    } else {
+        Outcome::Fail(failures)
+    }
+}
+
+fn build_and_run(
+    funcs: &[Function],
+    calls: &[(String, Vec<DataValue>)],
+    flags: kestrel_codegen::isa::x64::Flags,
+    dir: &Path,
+) -> Result<Vec<Result<Vec<DataValue>, CallError>>, String> {
+    let mut module =
+        ObjectModule::new(ObjectBuilder::new("run.clif").flags(flags).trap_table(true));
+    let mut result_types = Vec::with_capacity(calls.len());
+    let ids = funcs
+        .iter()
+        .map(|f| module.declare_function(&ir_name(&f.name), Linkage::Local, &f.signature))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    for (f, &id) in funcs.iter().zip(&ids) {
+        module.define_function(id, f).map_err(|e| e.to_string())?;
+    }
+    for (k, (name, args)) in calls.iter().enumerate() {
+        let target = funcs
+            .iter()
+            .find(|f| crate::directives::func_name(f) == *name)
+            .ok_or_else(|| format!("no function %{name}"))?;
+        let wrapper = wrapper(k, target, args).map_err(|e| format!("wrapper {k}: {e}"))?;
+        let id = module
+            .declare_function(&ir_name(&wrapper.name), Linkage::Export, &wrapper.signature)
+            .map_err(|e| e.to_string())?;
+        module
+            .define_function(id, &wrapper)
+            .map_err(|e| e.to_string())?;
+        result_types.push(
+            target
+                .signature
+                .returns
+                .iter()
+                .map(|p| p.value_type)
+                .collect::<Vec<_>>(),
+        );
+    }
+    let bytes = module.finish().map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    let obj = dir.join("run.o");
+    std::fs::write(&obj, bytes).map_err(|e| e.to_string())?;
+    let c = dir.join("driver.c");
+    std::fs::write(&c, driver(calls.len())).map_err(|e| e.to_string())?;
+    let exe = dir.join("run");
+    let out = Command::new("cc")
+        .args(["-O1", "-o"])
+        .arg(&exe)
+        .arg(&c)
+        .arg(&obj)
+        .arg("-lm")
+        .output()
+        .map_err(|e| format!("cc: {e} (is gcc installed?)"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cc failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+
+    let mut outcomes: Vec<Option<Result<Vec<DataValue>, CallError>>> = vec![None; calls.len()];
+    let mut start = 0;
+    while start < calls.len() {
+        let out = Command::new(&exe)
+            .arg(start.to_string())
+            .output()
+            .map_err(|e| e.to_string())?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let mut resume = None;
+        for line in stdout.lines() {
+            let mut words = line.split(' ');
+            let (tag, k) = (
+                words.next(),
+                words.next().and_then(|k| k.parse::<usize>().ok()),
+            );
+            let Some(k) = k.filter(|&k| k < calls.len()) else {
+                continue;
+            };
+            match tag {
+                Some("R") => {
+                    let values = words
+                        .zip(&result_types[k])
+                        .map(|(hex, &ty)| decode(hex, ty))
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or_else(|| format!("bad result line `{line}`"))?;
+                    outcomes[k] = Some(Ok(values));
+                }
+                Some("T") => {
+                    let code = words
+                        .next()
+                        .and_then(|c| c.parse::<u8>().ok())
+                        .and_then(TrapCode::from_raw);
+                    outcomes[k] = Some(Err(CallError {
+                        trap: code,
+                        message: format!(
+                            "trap {} (separate process)",
+                            code.map_or("?".into(), |c| c.to_string())
+                        ),
+                    }));
+                    resume = Some(k + 1);
+                }
+                Some("C") => {
+                    outcomes[k] = Some(Err(CallError {
+                        trap: None,
+                        message: format!(
+                            "crashed with signal {} outside any trap site",
+                            words.next().unwrap_or("?")
+                        ),
+                    }));
+                    resume = Some(k + 1);
+                }
+                _ => {}
+            }
+        }
+        match resume {
+            Some(k) => start = k,
+            None if stdout.lines().any(|l| l == "END") => break,
+            None => {
+                return Err(format!(
+                    "the driver stopped without a report ({}); stderr: {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                ))
+            }
+        }
+    }
+    Ok(outcomes
+        .into_iter()
+        .map(|o| {
+            o.unwrap_or(Err(CallError {
+                trap: None,
+                message: "no result reported".into(),
+            }))
+        })
+        .collect())
+}
+
+/// `__kestrel_run_k(out)`: call `target(args)` and store each result at `out + 16*i`.
+fn wrapper(k: usize, target: &Function, args: &[DataValue]) -> Result<Function, String> {
+    let err = |e: kestrel_ir::builder::BuilderError| e.to_string();
+    let mut sig = Signature::new(CallConv::SystemV);
+    sig.params.push(AbiParam::new(Type::I64));
+    let mut b = FunctionBuilder::new(FunctionName::Named(format!("__kestrel_run_{k}")), sig);
+    let callee_sig = b.import_signature(target.signature.clone());
+    let callee = b.import_function(ExtFuncData {
+        name: target.name.clone(),
+        signature: callee_sig,
+        colocated: true,
+    });
+    let entry = b.create_block();
+    b.switch_to_block(entry).map_err(err)?;
+    let out = b
+        .append_block_params_for_function_params(entry)
+        .map_err(err)?[0];
+    let mut values = Vec::with_capacity(args.len());
+    for &a in args {
+        let v = match a {
+            DataValue::I8(x) => b.ins().iconst(Type::I8, i64::from(x)),
+            DataValue::I16(x) => b.ins().iconst(Type::I16, i64::from(x)),
+            DataValue::I32(x) => b.ins().iconst(Type::I32, i64::from(x)),
+            DataValue::I64(x) => b.ins().iconst(Type::I64, x),
+            DataValue::I128(x) => {
+                let lo = b.ins().iconst(Type::I64, x as i64).map_err(err)?;
+                let hi = b.ins().iconst(Type::I64, (x >> 64) as i64).map_err(err)?;
+                b.ins().iconcat(lo, hi)
+            }
+            DataValue::F32(bits) => {
+                let i = b
+                    .ins()
+                    .iconst(Type::I32, i64::from(bits as i32))
+                    .map_err(err)?;
+                b.ins().bitcast(Type::F32, MemFlags::new(), i)
+            }
+            DataValue::F64(bits) => {
+                let i = b.ins().iconst(Type::I64, bits as i64).map_err(err)?;
+                b.ins().bitcast(Type::F64, MemFlags::new(), i)
+            }
+        }
+        .map_err(err)?;
+        values.push(v);
+    }
+    let call = b.ins().call(callee, &values).map_err(err)?;
+    let results = b.inst_results(call).to_vec();
+    for (i, r) in results.into_iter().enumerate() {
+        b.ins()
+            .store(MemFlags::trusted(), r, out, 16 * i as i32)
+            .map_err(err)?;
+    }
+    b.ins().return_(&[]).map_err(err)?;
+    b.seal_all_blocks().map_err(err)?;
+    b.finalize().map_err(err)
+}
+
+/// A result from its 16 little-endian bytes in hex.
+fn decode(hex: &str, ty: Type) -> Option<DataValue> {
+    if hex.len() != 32 {
+        return None;
+    }
+    let mut bytes = [0u8; 16];
+    for (i, b) in bytes.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+    }
+    let bits = u128::from_le_bytes(bytes);
+    Some(match ty {
+        Type::I8 => DataValue::I8(bits as i8),
+        Type::I16 => DataValue::I16(bits as i16),
+        Type::I32 => DataValue::I32(bits as i32),
+        Type::I64 => DataValue::I64(bits as i64),
+        Type::I128 => DataValue::I128(bits as i128),
+        Type::F32 => DataValue::F32(bits as u32),
+        Type::F64 => DataValue::F64(bits as u64),
+        _ => return None,
+    })
+}
+
+/// The C driver for `n` wrappers.
+fn driver(n: usize) -> String {
+    let mut c = String::from(
+        "#define _GNU_SOURCE\n#include <signal.h>\n#include <stdio.h>\n#include <stdlib.h>\n\
+         #include <string.h>\n#include <ucontext.h>\n#include <unistd.h>\n\n\
+         struct trap { unsigned long addr; unsigned char code; unsigned char pad[7]; };\n\
+         extern const struct trap __start_kestrel_traps[], __stop_kestrel_traps[];\n\
+         static volatile int current = -1;\n",
+    );
+    for k in 0..n {
+        writeln!(c, "void __kestrel_run_{k}(void *);").unwrap();
+    }
+    c.push_str("static void (*const runs[])(void *) = {\n");
+    for k in 0..n {
+        writeln!(c, "    __kestrel_run_{k},").unwrap();
+    }
+    c.push_str(
+        r#"};
+
+static void on_fault(int sig, siginfo_t *info, void *uc_) {
+    (void)info;
+    ucontext_t *uc = uc_;
+    unsigned long pc = (unsigned long)uc->uc_mcontext.gregs[REG_RIP];
+    char line[64];
+    int len;
+    for (const struct trap *t = __start_kestrel_traps; t < __stop_kestrel_traps; t++) {
+        if (t->addr == pc) {
+            len = snprintf(line, sizeof line, "T %d %u\n", current, t->code);
+            write(1, line, len);
+            _exit(0);
+        }
+    }
+    len = snprintf(line, sizeof line, "C %d %d\n", current, sig);
+    write(1, line, len);
+    _exit(0);
+}
+
+int main(int argc, char **argv) {
+    static char alt[1 << 16];
+    stack_t ss = { .ss_sp = alt, .ss_size = sizeof alt, .ss_flags = 0 };
+    sigaltstack(&ss, 0);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    int sigs[] = { SIGILL, SIGFPE, SIGSEGV, SIGBUS, SIGTRAP };
+    for (int i = 0; i < 5; i++) sigaction(sigs[i], &sa, 0);
+    int start = argc > 1 ? atoi(argv[1]) : 0;
+    int n = (int)(sizeof runs / sizeof runs[0]);
+    for (int k = start; k < n; k++) {
+        unsigned char out[16 * 64];
+        memset(out, 0, sizeof out);
+        current = k;
+        runs[k](out);
+        printf("R %d", k);
+        for (int r = 0; r < 64 && r * 16 < (int)sizeof out; r++) {
+            printf(" ");
+            for (int i = 0; i < 16; i++) printf("%02x", out[16 * r + i]);
+        }
+        printf("\n");
+        fflush(stdout);
+    }
+    printf("END\n");
+    return 0;
+}
+"#,
+    );
+    c
+}
