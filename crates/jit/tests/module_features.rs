@@ -32,31 +32,8 @@ fn define_all<M: Module>(m: &mut M, text: &str) -> Result<Vec<kestrel_ir::Functi
     Ok(funcs)
 }
 
-/// Kestrel `outer` → Kestrel `inner` → the host function `host_cb(x)`, with enough values
-/// live across the calls that both functions build frames and save registers.
-const CALL_CHAIN: &str = "
-function %inner(i64) -> i64 {
-    fn0 = %host_cb(i64) -> i64
-block0(v0: i64):
-    v9 = iconst.i64 3
-    v1 = imul v0, v9
-    v2 = call fn0(v1)
-    v3 = iadd v2, v1
-    v4 = iadd v3, v0
-    return v4
-}
-
-function %outer(i64) -> i64 {
-    fn0 = colocated %inner(i64) -> i64
-block0(v0: i64):
-    v9 = iconst.i64 1
-    v1 = iadd v0, v9
-    v2 = call fn0(v1)
-    v3 = iadd v2, v1
-    v4 = iadd v3, v0
-    return v4
-}
-";
+/// Kestrel `outer` → Kestrel `inner` → the host function `host_cb(x)`.
+const CALL_CHAIN: &str = include_str!("../../../tests/programs/call_chain.clif");
 
 /// The model of `outer` when `host_cb` returns `h(y)`.
 fn outer_model(x: i64, h: impl Fn(i64) -> i64) -> i64 {

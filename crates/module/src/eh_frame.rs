@@ -210,48 +210,19 @@ mod tests {
         let fde = section
             .fde_for_address(&bases, 0x1010, ReadEhFrame::cie_from_offset)
             .expect("an FDE covers the body");
-        let row = fde
-            .unwind_info_for_address(&section, &bases, &mut ctx, 0x1010)
-            .expect("a row");
-        assert_eq!(
-            *row.cfa(),
-            gimli::CfaRule::RegisterAndOffset {
-                register: Register(6),
-                offset: 16
+        let mut cfa_at = |addr: u64| {
+            let row = fde
+                .unwind_info_for_address(&section, &bases, &mut ctx, addr)
+                .expect("a row");
+            match *row.cfa() {
+                gimli::CfaRule::RegisterAndOffset { register, offset } => (register.0, offset),
+                _ => panic!("an expression CFA"),
             }
-        );
-        let row = fde
-            .unwind_info_for_address(&section, &bases, &mut ctx, 0x1018)
-            .expect("a row");
-        assert_eq!(
-            *row.cfa(),
-            gimli::CfaRule::RegisterAndOffset {
-                register: Register(7),
-                offset: 8
-            }
-        );
-        // After the `ret`, the body's rules again.
-        let row = fde
-            .unwind_info_for_address(&section, &bases, &mut ctx, 0x1019)
-            .expect("a row");
-        assert_eq!(
-            *row.cfa(),
-            gimli::CfaRule::RegisterAndOffset {
-                register: Register(6),
-                offset: 16
-            }
-        );
-        // At entry: CFA = rsp + 8.
-        let row = fde
-            .unwind_info_for_address(&section, &bases, &mut ctx, 0x1000)
-            .expect("a row");
-        assert_eq!(
-            *row.cfa(),
-            gimli::CfaRule::RegisterAndOffset {
-                register: Register(7),
-                offset: 8
-            }
-        );
+        };
+        assert_eq!(cfa_at(0x1000), (7, 8), "entry: CFA = rsp + 8");
+        assert_eq!(cfa_at(0x1010), (6, 16), "body: CFA = rbp + 16");
+        assert_eq!(cfa_at(0x1018), (7, 8), "after pop rbp: CFA = rsp + 8");
+        assert_eq!(cfa_at(0x1019), (6, 16), "after the ret: the body's rules");
     }
 
     #[test]

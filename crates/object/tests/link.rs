@@ -74,29 +74,7 @@ fn link(dir: &Path, c: &str, objects: &[&Path], extra: &[&str]) -> PathBuf {
     exe
 }
 
-const CALLS: &str = "
-function %inner(i64) -> i64 {
-    fn0 = %host_cb(i64) -> i64
-block0(v0: i64):
-    v9 = iconst.i64 3
-    v1 = imul v0, v9
-    v2 = call fn0(v1)
-    v3 = iadd v2, v1
-    v4 = iadd v3, v0
-    return v4
-}
-
-function %outer(i64) -> i64 {
-    fn0 = colocated %inner(i64) -> i64
-block0(v0: i64):
-    v9 = iconst.i64 1
-    v1 = iadd v0, v9
-    v2 = call fn0(v1)
-    v3 = iadd v2, v1
-    v4 = iadd v3, v0
-    return v4
-}
-";
+const CALLS: &str = include_str!("../../../tests/programs/call_chain.clif");
 
 #[test]
 fn functions_data_and_imports_link_with_cc_and_run() {
