@@ -287,3 +287,53 @@ block2:
     assert!(b.last().unwrap().parse::<u32>().unwrap() >= 1, "{text}");
     assert!(!text.contains("ret"), "no code is printed: {text}");
 }
+
+#[test]
+fn compile_dash_o_writes_an_object_that_cc_links() {
+    let dir = std::env::temp_dir().join(format!("kestrel-cli-o-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let obj = dir.join("fib.o");
+    let fib = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/fib.clif");
+    let out = kestrel(&["compile", fib, "-o", obj.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "no code is printed with -o");
+    let main = dir.join("main.c");
+    std::fs::write(
+        &main,
+        "#include <stdio.h>\nlong fib(long);\nint main(void) { printf(\"%ld\\n\", fib(50)); return 0; }\n",
+    )
+    .unwrap();
+    let exe = dir.join("fib");
+    let cc = Command::new("cc")
+        .arg(&main)
+        .arg(&obj)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("cc is installed (.ci/run installs gcc)");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let run = Command::new(&exe).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "12586269025\n");
+    // A bad input is an error naming the place, and no file is written.
+    let bad = dir.join("bad.clif");
+    std::fs::write(&bad, "function %f() { block0: bogus }").unwrap();
+    let bad_obj = dir.join("bad.o");
+    let out = kestrel(&[
+        "compile",
+        bad.to_str().unwrap(),
+        "-o",
+        bad_obj.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.clif:1:"));
+    assert!(!bad_obj.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -295,3 +295,35 @@ fn immediates_are_canonical() {
     };
     assert_eq!((imm(0), imm(1), imm(2)), (0xff, 0xff, -1));
 }
+
+#[test]
+fn symbol_global_values_round_trip_and_are_checked() {
+    let text = "function %f() -> i64, i64 {
+    gv0 = symbol colocated %table+8
+    gv1 = symbol u1:7-16
+block0:
+    v0 = symbol_value.i64 gv0
+    v1 = global_value.i64 gv1
+    return v0, v1
+}
+";
+    let funcs = parse_functions(text, "sym.clif").expect("parses");
+    kestrel_ir::verify_function(&funcs[0]).expect("verifies");
+    let printed = funcs[0].to_string();
+    assert!(
+        printed.contains("gv0 = symbol colocated %table+8"),
+        "{printed}"
+    );
+    assert!(printed.contains("gv1 = symbol u1:7-16"), "{printed}");
+    assert_eq!(round_trip(text, "sym.clif"), Ok(1));
+
+    let narrow = text.replace("v1 = global_value.i64 gv1", "v1 = global_value.i32 gv1");
+    let narrow = narrow.replace("-> i64, i64", "-> i64, i32");
+    let funcs = parse_functions(&narrow, "sym.clif").expect("parses");
+    let err = kestrel_ir::verify_function(&funcs[0]).expect_err("a symbol is 64 bits");
+    assert!(err.to_string().contains("symbol address"), "{err}");
+
+    let tls = "function %f() { gv0 = symbol tls %t block0: return }";
+    let err = parse_functions(tls, "tls.clif").expect_err("not yet");
+    assert!(err.to_string().contains("thread-local"), "{err}");
+}

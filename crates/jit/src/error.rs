@@ -1,12 +1,15 @@
 //! Errors: what the user of the module did wrong, said so they can fix it.
 
-use kestrel_ir::{CallConv, Signature, TrapCode, Type};
+use kestrel_ir::{CallConv, TrapCode, Type};
 
-use crate::module::{DataId, FuncId};
+use crate::module::FuncId;
 
 /// Why declaring, defining, finalizing or looking up a function failed.
 #[derive(Debug, thiserror::Error)]
 pub enum JitError {
+    /// A declaration or definition the module rules out (shared with `kestrel-object`).
+    #[error(transparent)]
+    Decl(#[from] kestrel_module::DeclError),
     #[error("function `{name}` could not be compiled: {error}")]
     Compile {
         name: String,
@@ -18,35 +21,6 @@ pub enum JitError {
     UndefinedFunction { name: String },
     #[error("`{from}` refers to `{name}`, which is not declared in the module; declare it (local or import) or use `RelocTarget::Symbol`")]
     UnknownFunction { from: String, name: String },
-    #[error("function `{name}` was declared before with signature {previous}; it cannot be redeclared with {new}")]
-    IncompatibleSignature {
-        name: String,
-        previous: Box<Signature>,
-        new: Box<Signature>,
-    },
-    #[error(
-        "function `{name}` is defined with signature {defined} but was declared with {declared}"
-    )]
-    SignatureMismatch {
-        name: String,
-        declared: Box<Signature>,
-        defined: Box<Signature>,
-    },
-    #[error("function `{name}` is already defined")]
-    AlreadyDefined { name: String },
-    #[error("function `{name}` is an import; imports are resolved from symbols, not defined")]
-    DefineImport { name: String },
-    #[error("{id:?} does not belong to this module")]
-    BadFuncId { id: FuncId },
-    #[error("{id:?} does not belong to this module")]
-    BadDataId { id: DataId },
-    #[error("`{name}` is already declared as {declared}")]
-    NameKind {
-        name: String,
-        declared: &'static str,
-    },
-    #[error("data object `{name}`: {problem}")]
-    BadData { name: String, problem: String },
     #[error("function `{name}` is not finalized code of this module, so it cannot be freed")]
     NotFreeable { name: String },
     #[error("function `{name}` has not been finalized yet; call `finalize_definitions` first")]

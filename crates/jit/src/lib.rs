@@ -64,7 +64,7 @@ mod value;
 pub use compiled::{CompiledFunction, Reloc, RelocKind, RelocTarget, TrapSite};
 pub use error::{CallError, JitError, Trap};
 pub use ir::ir_name;
-pub use kestrel_module::{DataDescription, DataId, DataInit, DataReloc, Module};
+pub use kestrel_module::{DataDescription, DataId, DataInit, DataReloc, DeclError, Module};
 pub use module::{FuncId, JitBuilder, JitModule, Linkage};
 pub use value::Value;
 

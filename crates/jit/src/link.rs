@@ -27,9 +27,10 @@ use crate::compiled::{Reloc, RelocKind, RelocTarget};
 use crate::error::JitError;
 use crate::frames::FrameRegistration;
 use crate::memory::{page_size, CodeRegion};
-use crate::module::{DataState, Decl, JitModule, Linkage, LiveRegion, Name, State};
+use crate::module::{DataState, Decl, JitModule, Linkage, LiveRegion, State};
 use crate::symbols::lookup_process_symbol;
 use crate::traps::registry::{self, RegionInfo, TrapEntry};
+use kestrel_module::decls::Name;
 use kestrel_module::DataInit;
 
 const FUNC_ALIGN: usize = 16;
@@ -74,11 +75,11 @@ impl Layout {
 pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
     resolve_imports(m)?;
 
-    let batch: Vec<usize> = (0..m.decls.len())
-        .filter(|&i| matches!(m.decls[i].state, State::Defined(_)))
+    let batch: Vec<usize> = (0..m.decls.funcs().len())
+        .filter(|&i| matches!(m.decls.funcs()[i].state, State::Defined(_)))
         .collect();
-    let data_batch: Vec<usize> = (0..m.data.len())
-        .filter(|&i| matches!(m.data[i].state, DataState::Defined(_)))
+    let data_batch: Vec<usize> = (0..m.decls.data_objects().len())
+        .filter(|&i| matches!(m.decls.data_objects()[i].state, DataState::Defined(_)))
         .collect();
     if batch.is_empty() && data_batch.is_empty() {
         return Ok(());
@@ -99,10 +100,10 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
     let mut stubs: HashMap<usize, usize> = HashMap::new();
     let mut got: HashMap<Resolved, usize> = HashMap::new();
     for &i in &batch {
-        let func = defined(&m.decls[i]);
+        let func = defined(&m.decls.funcs()[i]);
         let mut resolved = Vec::with_capacity(func.relocs.len());
         for r in &func.relocs {
-            let t = resolve_target(m, &pos, &m.decls[i].name, &r.target)?;
+            let t = resolve_target(m, &pos, &m.decls.funcs()[i].name, &r.target)?;
             match (r.kind, t) {
                 (RelocKind::CallPcRel4, Resolved::Addr(a)) => {
                     let next = stubs.len();
@@ -121,7 +122,7 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
     let mut data_targets: Vec<Vec<Resolved>> = Vec::with_capacity(data_batch.len());
     for &i in &data_batch {
         let desc = defined_data(m, i);
-        let from = &m.data[i].name;
+        let from = &m.decls.data_objects()[i].name;
         let resolved = desc
             .relocs
             .iter()
@@ -140,7 +141,7 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
         let bytes = region.bytes_mut();
         bytes[..layout.code_end].fill(0xcc);
         for (p, &i) in batch.iter().enumerate() {
-            let code = &defined(&m.decls[i]).code;
+            let code = &defined(&m.decls.funcs()[i]).code;
             bytes[layout.funcs[p]..layout.funcs[p] + code.len()].copy_from_slice(code);
         }
         for (&key, &s) in &stubs {
@@ -164,7 +165,7 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
             }
         }
         for (p, &i) in batch.iter().enumerate() {
-            let decl = &m.decls[i];
+            let decl = &m.decls.funcs()[i];
             for (r, &t) in defined(decl).relocs.iter().zip(&targets[p]) {
                 let target = layout.address(base, t);
                 let via = match r.kind {
@@ -186,7 +187,7 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
 
     let mut traps = Vec::new();
     for (p, &i) in batch.iter().enumerate() {
-        for t in &defined(&m.decls[i]).traps {
+        for t in &defined(&m.decls.funcs()[i]).traps {
             traps.push(TrapEntry {
                 region_offset: (layout.funcs[p] + t.offset as usize) as u32,
                 func: i as u32,
@@ -208,26 +209,26 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
     let placed: Vec<(usize, &crate::CompiledFunction)> = batch
         .iter()
         .enumerate()
-        .map(|(p, &i)| (base + layout.funcs[p], defined(&m.decls[i])))
+        .map(|(p, &i)| (base + layout.funcs[p], defined(&m.decls.funcs()[i])))
         .collect();
     let frames = FrameRegistration::register(&placed);
     if m.perf_map {
         let named = batch
             .iter()
             .zip(&placed)
-            .map(|(&i, &(addr, f))| (addr, f.code.len(), m.decls[i].name.as_str()));
+            .map(|(&i, &(addr, f))| (addr, f.code.len(), m.decls.funcs()[i].name.as_str()));
         crate::perf_map::append(named);
     }
 
     let region_index = m.regions.len();
     for (p, &i) in batch.iter().enumerate() {
-        m.decls[i].state = State::Finalized {
+        m.decls.funcs_mut()[i].state = State::Finalized {
             addr: base + layout.funcs[p],
             region: Some(region_index),
         };
     }
     for (p, &i) in data_batch.iter().enumerate() {
-        m.data[i].state = DataState::Finalized(base + layout.data[p]);
+        m.decls.data_objects_mut()[i].state = DataState::Finalized(base + layout.data[p]);
     }
     m.regions.push(Some(LiveRegion {
         _frames: frames,
@@ -252,7 +253,7 @@ fn layout(
     for &i in batch {
         end = end.next_multiple_of(FUNC_ALIGN);
         funcs.push(end);
-        end += defined(&m.decls[i]).code.len();
+        end += defined(&m.decls.funcs()[i]).code.len();
     }
     let stub_start = end.next_multiple_of(FUNC_ALIGN);
     let got_start = stub_start + stubs * STUB_SIZE;
@@ -263,7 +264,7 @@ fn layout(
     let mut ro_end = end;
     for writable in [false, true] {
         for (p, &i) in data_batch.iter().enumerate() {
-            if m.data[i].writable != writable {
+            if m.decls.data_objects()[i].writable != writable {
                 continue;
             }
             let desc = defined_data(m, i);
@@ -298,7 +299,7 @@ fn defined(decl: &Decl) -> &crate::CompiledFunction {
 }
 
 fn defined_data(m: &JitModule, i: usize) -> &kestrel_module::DataDescription {
-    match &m.data[i].state {
+    match &m.decls.data_objects()[i].state {
         DataState::Defined(d) => d,
         _ => unreachable!("data batch members are defined"),
     }
@@ -306,18 +307,18 @@ fn defined_data(m: &JitModule, i: usize) -> &kestrel_module::DataDescription {
 
 /// Resolve every declared import (function or data) that is not resolved yet.
 fn resolve_imports(m: &mut JitModule) -> Result<(), JitError> {
-    for i in 0..m.decls.len() {
-        let decl = &m.decls[i];
+    for i in 0..m.decls.funcs().len() {
+        let decl = &m.decls.funcs()[i];
         if decl.linkage == Linkage::Import && matches!(decl.state, State::Declared) {
             let addr = resolve_symbol(m, &decl.name)?;
-            m.decls[i].state = State::Finalized { addr, region: None };
+            m.decls.funcs_mut()[i].state = State::Finalized { addr, region: None };
         }
     }
-    for i in 0..m.data.len() {
-        let decl = &m.data[i];
+    for i in 0..m.decls.data_objects().len() {
+        let decl = &m.decls.data_objects()[i];
         if decl.linkage == Linkage::Import && matches!(decl.state, DataState::Declared) {
             let addr = resolve_symbol(m, &decl.name)?;
-            m.data[i].state = DataState::Finalized(addr);
+            m.decls.data_objects_mut()[i].state = DataState::Finalized(addr);
         }
     }
     Ok(())
@@ -362,10 +363,10 @@ fn resolve_name(
     name: &str,
     symbol_fallback: bool,
 ) -> Result<Resolved, JitError> {
-    match m.names.get(name) {
-        Some(&Name::Func(id)) => {
+    match m.decls.name(name) {
+        Some(Name::Func(id)) => {
             let i = id.index();
-            match m.decls[i].state {
+            match m.decls.funcs()[i].state {
                 State::Finalized { addr, .. } => Ok(Resolved::Addr(addr)),
                 State::Defined(_) => Ok(Resolved::Batch(pos.funcs[&i])),
                 State::Declared => Err(JitError::UndefinedFunction {
@@ -373,9 +374,9 @@ fn resolve_name(
                 }),
             }
         }
-        Some(&Name::Data(id)) => {
+        Some(Name::Data(id)) => {
             let i = id.index();
-            match m.data[i].state {
+            match m.decls.data_objects()[i].state {
                 DataState::Finalized(addr) => Ok(Resolved::Addr(addr)),
                 DataState::Defined(_) => Ok(Resolved::BatchData(pos.data[&i])),
                 DataState::Declared => Err(JitError::UndefinedFunction {

@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+use kestrel_module::decls::{Declarations, Name};
+
 use kestrel_codegen::isa::x64::Flags;
 use kestrel_ir::{Function, Signature};
 use kestrel_module::Module;
@@ -29,25 +31,13 @@ pub(crate) enum State {
     Finalized { addr: usize, region: Option<usize> },
 }
 
-pub(crate) struct Decl {
-    pub name: String,
-    pub linkage: Linkage,
-    pub signature: Signature,
-    pub state: State,
-}
+pub(crate) type Decl = kestrel_module::decls::FuncDecl<State>;
 
 /// Where a declared data object stands.
 pub(crate) enum DataState {
     Declared,
     Defined(Box<DataDescription>),
     Finalized(usize),
-}
-
-pub(crate) struct DataDecl {
-    pub name: String,
-    pub linkage: Linkage,
-    pub writable: bool,
-    pub state: DataState,
 }
 
 /// One finalized batch of code and data. Field order matters: the unwinder and the trap
@@ -118,9 +108,7 @@ impl JitBuilder {
             symbols: self.symbols,
             flags: self.flags,
             perf_map: self.perf_map,
-            decls: Vec::new(),
-            data: Vec::new(),
-            names: HashMap::new(),
+            decls: Declarations::default(),
             regions: Vec::new(),
         }
     }
@@ -134,26 +122,17 @@ pub struct JitModule {
     pub(crate) symbols: HashMap<String, usize>,
     pub(crate) flags: Flags,
     pub(crate) perf_map: bool,
-    pub(crate) decls: Vec<Decl>,
-    pub(crate) data: Vec<DataDecl>,
-    /// Functions and data objects share one namespace.
-    pub(crate) names: HashMap<String, Name>,
+    /// Functions and data objects, one namespace, with where each stands.
+    pub(crate) decls: Declarations<State, DataState>,
     /// By region index; a released region leaves `None` so indices stay stable.
     pub(crate) regions: Vec<Option<LiveRegion>>,
-}
-
-/// What a module name stands for.
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
-pub(crate) enum Name {
-    Func(FuncId),
-    Data(DataId),
 }
 
 impl std::fmt::Debug for JitModule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JitModule")
-            .field("functions", &self.names.len())
-            .field("data", &self.data.len())
+            .field("functions", &self.decls.funcs().len())
+            .field("data", &self.decls.data_objects().len())
             .field("regions", &self.regions.iter().flatten().count())
             .finish_non_exhaustive()
     }
@@ -179,42 +158,11 @@ impl JitModule {
         linkage: Linkage,
         signature: &Signature,
     ) -> Result<FuncId, JitError> {
-        match self.names.get(name) {
-            Some(&Name::Func(id)) => {
-                let decl = &mut self.decls[id.index()];
-                if decl.signature != *signature {
-                    return Err(JitError::IncompatibleSignature {
-                        name: name.to_string(),
-                        previous: Box::new(decl.signature.clone()),
-                        new: Box::new(signature.clone()),
-                    });
-                }
-                if linkage.is_definition() && decl.linkage == Linkage::Import {
-                    if !matches!(decl.state, State::Declared) {
-                        return Err(JitError::AlreadyDefined {
-                            name: name.to_string(),
-                        });
-                    }
-                    decl.linkage = linkage;
-                }
-                Ok(id)
-            }
-            Some(Name::Data(_)) => Err(JitError::NameKind {
-                name: name.to_string(),
-                declared: "a data object",
-            }),
-            None => {
-                let id = FuncId::from_index(self.decls.len());
-                self.decls.push(Decl {
-                    name: name.to_string(),
-                    linkage,
-                    signature: signature.clone(),
-                    state: State::Declared,
-                });
-                self.names.insert(name.to_string(), Name::Func(id));
-                Ok(id)
-            }
-        }
+        let open = |s: &State| matches!(s, State::Declared);
+        let (id, _) =
+            self.decls
+                .declare_function(name, linkage, signature, || State::Declared, open)?;
+        Ok(id)
     }
 
     /// Declare data object `name` (`writable` or read-only once finalized). Declaring it
@@ -225,65 +173,24 @@ impl JitModule {
         linkage: Linkage,
         writable: bool,
     ) -> Result<DataId, JitError> {
-        match self.names.get(name) {
-            Some(&Name::Data(id)) => {
-                let decl = &mut self.data[id.index()];
-                if linkage.is_definition() && decl.linkage == Linkage::Import {
-                    if !matches!(decl.state, DataState::Declared) {
-                        return Err(JitError::AlreadyDefined {
-                            name: name.to_string(),
-                        });
-                    }
-                    decl.linkage = linkage;
-                }
-                decl.writable |= writable;
-                Ok(id)
-            }
-            Some(Name::Func(_)) => Err(JitError::NameKind {
-                name: name.to_string(),
-                declared: "a function",
-            }),
-            None => {
-                let id = DataId::from_index(self.data.len());
-                self.data.push(DataDecl {
-                    name: name.to_string(),
-                    linkage,
-                    writable,
-                    state: DataState::Declared,
-                });
-                self.names.insert(name.to_string(), Name::Data(id));
-                Ok(id)
-            }
-        }
+        let open = |s: &DataState| matches!(s, DataState::Declared);
+        let (id, _) =
+            self.decls
+                .declare_data(name, linkage, writable, || DataState::Declared, open)?;
+        Ok(id)
     }
 
     /// Give data object `id` its contents, placed by the next finalize.
     pub fn define_data(&mut self, id: DataId, data: &DataDescription) -> Result<(), JitError> {
-        let decl = self
-            .data
-            .get(id.index())
-            .ok_or(JitError::BadDataId { id })?;
-        let name = || decl.name.clone();
-        if decl.linkage == Linkage::Import {
-            return Err(JitError::DefineImport { name: name() });
-        }
-        if !matches!(decl.state, DataState::Declared) {
-            return Err(JitError::AlreadyDefined { name: name() });
-        }
-        data.check().map_err(|problem| JitError::BadData {
-            name: name(),
-            problem,
-        })?;
-        self.data[id.index()].state = DataState::Defined(Box::new(data.clone()));
+        let defined = |s: &DataState| !matches!(s, DataState::Declared);
+        self.decls.check_define_data(id, data, defined)?;
+        self.decls.data_mut(id)?.state = DataState::Defined(Box::new(data.clone()));
         Ok(())
     }
 
     /// The address of a finalized data object (or a resolved data import).
     pub fn get_finalized_data(&self, id: DataId) -> Result<*const u8, JitError> {
-        let decl = self
-            .data
-            .get(id.index())
-            .ok_or(JitError::BadDataId { id })?;
+        let decl = self.decls.data(id)?;
         match decl.state {
             DataState::Finalized(addr) => Ok(addr as *const u8),
             _ => Err(JitError::NotFinalized {
@@ -294,16 +201,16 @@ impl JitModule {
 
     /// The id of a declared function.
     pub fn get_name(&self, name: &str) -> Option<FuncId> {
-        match self.names.get(name) {
-            Some(&Name::Func(id)) => Some(id),
+        match self.decls.name(name) {
+            Some(Name::Func(id)) => Some(id),
             _ => None,
         }
     }
 
     /// The id of a declared data object.
     pub fn get_data_name(&self, name: &str) -> Option<DataId> {
-        match self.names.get(name) {
-            Some(&Name::Data(id)) => Some(id),
+        match self.decls.name(name) {
+            Some(Name::Data(id)) => Some(id),
             _ => None,
         }
     }
@@ -328,7 +235,7 @@ impl JitModule {
                 name: decl.name.clone(),
             });
         };
-        self.decls[id.index()].state = State::Declared;
+        self.decls.func_mut(id)?.state = State::Declared;
         let live = self.regions[region]
             .as_mut()
             .expect("a finalized function's region is alive");
@@ -349,21 +256,11 @@ impl JitModule {
     /// [`finalize_definitions`](Self::finalize_definitions). The code is checked against the
     /// declaration (signature) and itself (relocations and trap sites inside the code).
     pub fn define_function(&mut self, id: FuncId, func: CompiledFunction) -> Result<(), JitError> {
-        let decl = self.decl(id)?;
+        let defined = |s: &State| !matches!(s, State::Declared);
+        let decl = self
+            .decls
+            .check_define_function(id, &func.signature, defined)?;
         let name = || decl.name.clone();
-        if decl.linkage == Linkage::Import {
-            return Err(JitError::DefineImport { name: name() });
-        }
-        if !matches!(decl.state, State::Declared) {
-            return Err(JitError::AlreadyDefined { name: name() });
-        }
-        if func.signature != decl.signature {
-            return Err(JitError::SignatureMismatch {
-                name: name(),
-                declared: Box::new(decl.signature.clone()),
-                defined: Box::new(func.signature),
-            });
-        }
         let len = func.code.len();
         let out_of_bounds = |what, offset| JitError::OutOfBounds {
             name: name(),
@@ -381,7 +278,7 @@ impl JitModule {
                 return Err(out_of_bounds("trap site", t.offset));
             }
         }
-        self.decls[id.index()].state = State::Defined(Box::new(func));
+        self.decls.func_mut(id)?.state = State::Defined(Box::new(func));
         Ok(())
     }
 
@@ -465,7 +362,7 @@ impl JitModule {
     }
 
     fn decl(&self, id: FuncId) -> Result<&Decl, JitError> {
-        self.decls.get(id.index()).ok_or(JitError::BadFuncId { id })
+        Ok(self.decls.func(id)?)
     }
 }
 

@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use kestrel_ir::text::parse_functions;
-use kestrel_jit::{DataDescription, JitBuilder, JitError, JitModule, Linkage, Module, Value};
+use kestrel_jit::{
+    DataDescription, DeclError, JitBuilder, JitError, JitModule, Linkage, Module, Value,
+};
 
 fn parse(text: &str) -> Vec<kestrel_ir::Function> {
     parse_functions(text, "test.clif").expect("valid CLIF")
@@ -240,7 +242,7 @@ fn bad_data_is_an_error_naming_the_object() {
             Linkage::Local,
             &kestrel_ir::Signature::new(kestrel_ir::CallConv::SystemV)
         ),
-        Err(JitError::NameKind { .. })
+        Err(JitError::Decl(DeclError::NameKind { .. }))
     ));
 }
 

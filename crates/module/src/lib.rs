@@ -18,7 +18,10 @@
 //! Also here, because both back ends need it: [`eh_frame`], the `.eh_frame` writer that turns
 //! the code generator's unwind records into DWARF call-frame information.
 
+pub mod decls;
 pub mod eh_frame;
+
+pub use decls::{DeclError, Declarations, Declared};
 
 use kestrel_ir::{Function, FunctionName, Signature};
 

@@ -29,6 +29,8 @@
 
 use std::collections::HashMap;
 
+use kestrel_module::decls::{Declarations, Name};
+
 use kestrel_codegen::isa::x64::{Flags, X64Backend};
 use kestrel_codegen::machinst::buffer::RelocKind;
 use kestrel_codegen::machinst::unwind::UnwindOp;
@@ -36,7 +38,8 @@ use kestrel_codegen::machinst::CodegenError;
 use kestrel_ir::{Function, Signature};
 use kestrel_module::eh_frame::EhFrameBuilder;
 pub use kestrel_module::{
-    ir_name, DataDescription, DataId, DataInit, DataReloc, FuncId, Linkage, Module,
+    ir_name, DataDescription, DataId, DataInit, DataReloc, DeclError, Declared, FuncId, Linkage,
+    Module,
 };
 use object::write::{
     Object, Relocation, SectionId, StandardSection, Symbol, SymbolId, SymbolSection,
@@ -49,37 +52,13 @@ use object::{
 /// Why building the object failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ObjectError {
+    /// A declaration or definition the module rules out (shared with the JIT).
+    #[error(transparent)]
+    Decl(#[from] DeclError),
     #[error("function `{name}` could not be compiled: {error}")]
     Compile { name: String, error: CodegenError },
-    #[error("`{name}` is already declared as {declared}")]
-    NameKind {
-        name: String,
-        declared: &'static str,
-    },
-    #[error("function `{name}` was declared before with signature {previous}; it cannot be redeclared with {new}")]
-    IncompatibleSignature {
-        name: String,
-        previous: Box<Signature>,
-        new: Box<Signature>,
-    },
-    #[error(
-        "function `{name}` is defined with signature {defined} but was declared with {declared}"
-    )]
-    SignatureMismatch {
-        name: String,
-        declared: Box<Signature>,
-        defined: Box<Signature>,
-    },
-    #[error("`{name}` is already defined")]
-    AlreadyDefined { name: String },
-    #[error("`{name}` is an import; imports are defined elsewhere")]
-    DefineImport { name: String },
     #[error("`{name}` is declared local to this object but never defined")]
     Undefined { name: String },
-    #[error("data object `{name}`: {problem}")]
-    BadData { name: String, problem: String },
-    #[error("{0} does not belong to this module")]
-    BadId(String),
     #[error("writing the object: {0}")]
     Write(#[from] object::write::Error),
 }
@@ -119,26 +98,12 @@ impl ObjectBuilder {
     }
 }
 
-struct FuncDecl {
-    name: String,
-    linkage: Linkage,
-    signature: Signature,
-    symbol: SymbolId,
-    defined: bool,
-}
-
-struct DataDecl {
-    name: String,
-    linkage: Linkage,
-    writable: bool,
-    symbol: SymbolId,
-    defined: bool,
-}
-
+/// The object's state of a declared function or data object: its symbol, and whether it
+/// is defined yet.
 #[derive(Copy, Clone)]
-enum Name {
-    Func(FuncId),
-    Data(DataId),
+struct Entry {
+    symbol: SymbolId,
+    defined: bool,
 }
 
 /// A function's call-frame rule changes by code offset.
@@ -148,9 +113,7 @@ type UnwindRecords = Vec<(u32, UnwindOp)>;
 pub struct ObjectModule {
     object: Object<'static>,
     flags: Flags,
-    funcs: Vec<FuncDecl>,
-    data: Vec<DataDecl>,
-    names: HashMap<String, Name>,
+    decls: Declarations<Entry, Entry>,
     /// Undeclared names the code refers to (library calls), as undefined symbols.
     extra_imports: HashMap<String, SymbolId>,
     /// Per defined function: its symbol, code length and unwind records, for `.eh_frame`.
@@ -171,9 +134,7 @@ impl ObjectModule {
             traps,
             object,
             flags: builder.flags,
-            funcs: Vec::new(),
-            data: Vec::new(),
-            names: HashMap::new(),
+            decls: Declarations::default(),
             extra_imports: HashMap::new(),
             unwind: Vec::new(),
         }
@@ -192,104 +153,29 @@ impl ObjectModule {
         })
     }
 
-    /// Set the linkage of a symbol not yet placed (an import upgraded to a definition).
-    fn relink(&mut self, symbol: SymbolId, linkage: Linkage) {
-        self.object.symbol_mut(symbol).scope = scope(linkage);
-    }
-
-    /// Declare function `name` (see [`Module::declare_function`]).
-    pub fn declare_function(
-        &mut self,
-        name: &str,
-        linkage: Linkage,
-        signature: &Signature,
-    ) -> Result<FuncId, ObjectError> {
-        match self.names.get(name) {
-            Some(&Name::Func(id)) => {
-                let decl = &self.funcs[id.index()];
-                if decl.signature != *signature {
-                    return Err(ObjectError::IncompatibleSignature {
-                        name: name.to_string(),
-                        previous: Box::new(decl.signature.clone()),
-                        new: Box::new(signature.clone()),
-                    });
-                }
-                if linkage.is_definition() && decl.linkage == Linkage::Import {
-                    let symbol = decl.symbol;
-                    self.funcs[id.index()].linkage = linkage;
-                    self.relink(symbol, linkage);
-                }
-                Ok(id)
+    /// The symbol for a new declaration of `name`: the undefined symbol an earlier reference
+    /// made, or a fresh one.
+    fn declared_symbol(&mut self, name: &str, kind: SymbolKind, linkage: Linkage) -> Entry {
+        let symbol = match self.extra_imports.remove(name) {
+            Some(s) => {
+                let sym = self.object.symbol_mut(s);
+                sym.kind = kind;
+                sym.scope = scope(linkage);
+                s
             }
-            Some(Name::Data(_)) => Err(ObjectError::NameKind {
-                name: name.to_string(),
-                declared: "a data object",
-            }),
-            None => {
-                let symbol = match self.extra_imports.remove(name) {
-                    Some(s) => {
-                        self.relink(s, linkage);
-                        self.object.symbol_mut(s).kind = SymbolKind::Text;
-                        s
-                    }
-                    None => self.new_symbol(name, SymbolKind::Text, linkage),
-                };
-                let id = FuncId::from_index(self.funcs.len());
-                self.funcs.push(FuncDecl {
-                    name: name.to_string(),
-                    linkage,
-                    signature: signature.clone(),
-                    symbol,
-                    defined: false,
-                });
-                self.names.insert(name.to_string(), Name::Func(id));
-                Ok(id)
-            }
+            None => self.new_symbol(name, kind, linkage),
+        };
+        Entry {
+            symbol,
+            defined: false,
         }
     }
 
-    /// Declare data object `name` (see [`Module::declare_data`]).
-    pub fn declare_data(
-        &mut self,
-        name: &str,
-        linkage: Linkage,
-        writable: bool,
-    ) -> Result<DataId, ObjectError> {
-        match self.names.get(name) {
-            Some(&Name::Data(id)) => {
-                let decl = &mut self.data[id.index()];
-                decl.writable |= writable;
-                if linkage.is_definition() && decl.linkage == Linkage::Import {
-                    decl.linkage = linkage;
-                    let symbol = decl.symbol;
-                    self.relink(symbol, linkage);
-                }
-                Ok(id)
-            }
-            Some(Name::Func(_)) => Err(ObjectError::NameKind {
-                name: name.to_string(),
-                declared: "a function",
-            }),
-            None => {
-                let symbol = match self.extra_imports.remove(name) {
-                    Some(s) => {
-                        self.relink(s, linkage);
-                        self.object.symbol_mut(s).kind = SymbolKind::Data;
-                        s
-                    }
-                    None => self.new_symbol(name, SymbolKind::Data, linkage),
-                };
-                let id = DataId::from_index(self.data.len());
-                self.data.push(DataDecl {
-                    name: name.to_string(),
-                    linkage,
-                    writable,
-                    symbol,
-                    defined: false,
-                });
-                self.names.insert(name.to_string(), Name::Data(id));
-                Ok(id)
-            }
+    /// After a declaration: a new one gets its symbol; an import upgraded to a definition
+    /// gets its symbol's new scope.
+    fn after_declare(&mut self, entry: Entry, declared: Declared, linkage: Linkage) {
+        if declared == Declared::Upgraded {
+            self.object.symbol_mut(entry.symbol).scope = scope(linkage);
         }
     }
 
@@ -300,25 +186,11 @@ impl ObjectModule {
         signature: &Signature,
         code: kestrel_codegen::machinst::CompiledCode,
     ) -> Result<(), ObjectError> {
-        let decl = self
-            .funcs
-            .get(id.index())
-            .ok_or_else(|| ObjectError::BadId(format!("{id:?}")))?;
-        let name = || decl.name.clone();
-        if decl.linkage == Linkage::Import {
-            return Err(ObjectError::DefineImport { name: name() });
-        }
-        if decl.defined {
-            return Err(ObjectError::AlreadyDefined { name: name() });
-        }
-        if decl.signature != *signature {
-            return Err(ObjectError::SignatureMismatch {
-                name: name(),
-                declared: Box::new(decl.signature.clone()),
-                defined: Box::new(signature.clone()),
-            });
-        }
-        let symbol = decl.symbol;
+        let symbol = self
+            .decls
+            .check_define_function(id, signature, |e| e.defined)?
+            .state
+            .symbol;
         let text = self.object.section_id(StandardSection::Text);
         let at = self.object.add_symbol_data(symbol, text, &code.code, 16);
         for r in &code.relocs {
@@ -360,28 +232,14 @@ impl ObjectModule {
         }
         self.unwind
             .push((symbol, code.code.len() as u32, code.unwind));
-        self.funcs[id.index()].defined = true;
+        self.decls.func_mut(id)?.state.defined = true;
         Ok(())
     }
 
-    /// Define data object `id` (see [`Module::define_data`]).
-    pub fn define_data(&mut self, id: DataId, desc: &DataDescription) -> Result<(), ObjectError> {
-        let decl = self
-            .data
-            .get(id.index())
-            .ok_or_else(|| ObjectError::BadId(format!("{id:?}")))?;
-        let name = || decl.name.clone();
-        if decl.linkage == Linkage::Import {
-            return Err(ObjectError::DefineImport { name: name() });
-        }
-        if decl.defined {
-            return Err(ObjectError::AlreadyDefined { name: name() });
-        }
-        desc.check().map_err(|problem| ObjectError::BadData {
-            name: name(),
-            problem,
-        })?;
-        let (symbol, writable) = (decl.symbol, decl.writable);
+    /// Lay out data object `id` in its section (see [`Module::define_data`]).
+    fn place_data(&mut self, id: DataId, desc: &DataDescription) -> Result<(), ObjectError> {
+        let decl = self.decls.check_define_data(id, desc, |e| e.defined)?;
+        let (symbol, writable) = (decl.state.symbol, decl.writable);
         let align = desc.align.max(1);
         let section = match (&desc.init, writable, desc.relocs.is_empty()) {
             (DataInit::Zeros { .. }, true, _) => StandardSection::UninitializedData,
@@ -415,15 +273,15 @@ impl ObjectModule {
                 },
             )?;
         }
-        self.data[id.index()].defined = true;
+        self.decls.data_mut(id)?.state.defined = true;
         Ok(())
     }
 
     /// The symbol of a module name, or of an undeclared name (an undefined global).
     fn symbol_for(&mut self, name: &str) -> SymbolId {
-        match self.names.get(name) {
-            Some(&Name::Func(id)) => self.funcs[id.index()].symbol,
-            Some(&Name::Data(id)) => self.data[id.index()].symbol,
+        match self.decls.name(name) {
+            Some(Name::Func(id)) => self.decls.funcs()[id.index()].state.symbol,
+            Some(Name::Data(id)) => self.decls.data_objects()[id.index()].state.symbol,
             None => {
                 if let Some(&s) = self.extra_imports.get(name) {
                     return s;
@@ -440,14 +298,16 @@ impl ObjectModule {
     /// data object must be defined.
     pub fn finish(mut self) -> Result<Vec<u8>, ObjectError> {
         let undefined = self
-            .funcs
+            .decls
+            .funcs()
             .iter()
-            .filter(|d| d.linkage.is_definition() && !d.defined)
+            .filter(|d| d.linkage.is_definition() && !d.state.defined)
             .map(|d| &d.name)
             .chain(
-                self.data
+                self.decls
+                    .data_objects()
                     .iter()
-                    .filter(|d| d.linkage.is_definition() && !d.defined)
+                    .filter(|d| d.linkage.is_definition() && !d.state.defined)
                     .map(|d| &d.name),
             )
             .next();
@@ -487,11 +347,6 @@ impl ObjectModule {
         );
         Ok(self.object.write()?)
     }
-
-    /// The text section id (for tests that read the object back).
-    pub fn text_section(&mut self) -> SectionId {
-        self.object.section_id(StandardSection::Text)
-    }
 }
 
 /// The C library function behind one of the backend's runtime helpers (which the JIT
@@ -530,7 +385,22 @@ impl Module for ObjectModule {
         linkage: Linkage,
         signature: &Signature,
     ) -> Result<FuncId, ObjectError> {
-        ObjectModule::declare_function(self, name, linkage, signature)
+        let entry = self
+            .decls
+            .name(name)
+            .is_none()
+            .then(|| self.declared_symbol(name, SymbolKind::Text, linkage));
+        let (id, declared) = self.decls.declare_function(
+            name,
+            linkage,
+            signature,
+            || entry.expect("made for a new name"),
+            // An import is never defined here, so it can always become a definition.
+            |_| true,
+        )?;
+        let entry = self.decls.funcs()[id.index()].state;
+        self.after_declare(entry, declared, linkage);
+        Ok(id)
     }
 
     fn declare_data(
@@ -539,7 +409,21 @@ impl Module for ObjectModule {
         linkage: Linkage,
         writable: bool,
     ) -> Result<DataId, ObjectError> {
-        ObjectModule::declare_data(self, name, linkage, writable)
+        let entry = self
+            .decls
+            .name(name)
+            .is_none()
+            .then(|| self.declared_symbol(name, SymbolKind::Data, linkage));
+        let (id, declared) = self.decls.declare_data(
+            name,
+            linkage,
+            writable,
+            || entry.expect("made for a new name"),
+            |e| !e.defined,
+        )?;
+        let entry = self.decls.data_objects()[id.index()].state;
+        self.after_declare(entry, declared, linkage);
+        Ok(id)
     }
 
     fn define_function(&mut self, id: FuncId, func: &Function) -> Result<(), ObjectError> {
@@ -553,6 +437,6 @@ impl Module for ObjectModule {
     }
 
     fn define_data(&mut self, id: DataId, data: &DataDescription) -> Result<(), ObjectError> {
-        ObjectModule::define_data(self, id, data)
+        self.place_data(id, data)
     }
 }

@@ -150,7 +150,6 @@ pub fn compile_timed<B: Backend>(
         relocs: done.relocs,
         traps: done.traps,
         unwind: done.unwind,
-        srclocs: done.srclocs,
         vcode_text,
         regalloc_text,
         code_size_without_constants,

@@ -4,8 +4,8 @@ use crate::common::{assemble, define, here, sig};
 use iced_x86::code_asm::*;
 use kestrel_ir::Type;
 use kestrel_jit::{
-    CompiledFunction, JitBuilder, JitError, JitModule, Linkage, Reloc, RelocKind, RelocTarget,
-    Value,
+    CompiledFunction, DeclError, JitBuilder, JitError, JitModule, Linkage, Reloc, RelocKind,
+    RelocTarget, Value,
 };
 
 /// `push rax; call rel32 <target>; <after>; pop rcx; ret`, with the call relocated.
@@ -267,11 +267,17 @@ fn declaration_and_definition_misuse() {
     let e = m
         .declare_function("f", Linkage::Local, &sig(&[], &[]))
         .unwrap_err();
-    assert!(matches!(e, JitError::IncompatibleSignature { .. }), "{e}");
+    assert!(
+        matches!(e, JitError::Decl(DeclError::IncompatibleSignature { .. })),
+        "{e}"
+    );
     let e = m
         .define_function(f, CompiledFunction::new(vec![0xc3], sig(&[], &[])))
         .unwrap_err();
-    assert!(matches!(e, JitError::SignatureMismatch { .. }), "{e}");
+    assert!(
+        matches!(e, JitError::Decl(DeclError::SignatureMismatch { .. })),
+        "{e}"
+    );
     let bad_reloc = CompiledFunction {
         relocs: vec![Reloc {
             offset: 0,
@@ -288,14 +294,20 @@ fn declaration_and_definition_misuse() {
     let e = m
         .define_function(f, CompiledFunction::new(vec![0xc3], i64_fn()))
         .unwrap_err();
-    assert!(matches!(e, JitError::AlreadyDefined { .. }), "{e}");
+    assert!(
+        matches!(e, JitError::Decl(DeclError::AlreadyDefined { .. })),
+        "{e}"
+    );
     let imp = m
         .declare_function("labs", Linkage::Import, &i64_fn())
         .unwrap();
     let e = m
         .define_function(imp, CompiledFunction::new(vec![0xc3], i64_fn()))
         .unwrap_err();
-    assert!(matches!(e, JitError::DefineImport { .. }), "{e}");
+    assert!(
+        matches!(e, JitError::Decl(DeclError::DefineImport { .. })),
+        "{e}"
+    );
 }
 
 /// W^X: after finalize the code's mapping is read-execute, not writable.

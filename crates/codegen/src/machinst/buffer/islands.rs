@@ -144,7 +144,6 @@ impl<U: LabelUse> MachBuffer<U> {
             relocs: self.relocs,
             traps: self.traps,
             unwind: self.unwind,
-            srclocs: self.srclocs,
             label_offsets,
         })
     }
