@@ -220,7 +220,8 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
         crate::perf_map::append(named);
     }
 
-    let region_index = m.regions.len();
+    // Reuse the slot of a released region, so finalize/free cycles do not grow the table.
+    let region_index = m.free_regions.pop().unwrap_or(m.regions.len());
     for (p, &i) in batch.iter().enumerate() {
         m.decls.funcs_mut()[i].state = State::Finalized {
             addr: base + layout.funcs[p],
@@ -230,13 +231,18 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
     for (p, &i) in data_batch.iter().enumerate() {
         m.decls.data_objects_mut()[i].state = DataState::Finalized(base + layout.data[p]);
     }
-    m.regions.push(Some(LiveRegion {
+    let live = Some(LiveRegion {
         _frames: frames,
         _registration: registration,
         _memory: region,
         live_functions: batch.len(),
         has_data: !data_batch.is_empty(),
-    }));
+    });
+    if region_index == m.regions.len() {
+        m.regions.push(live);
+    } else {
+        m.regions[region_index] = live;
+    }
     Ok(())
 }
 

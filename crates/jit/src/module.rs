@@ -110,6 +110,7 @@ impl JitBuilder {
             perf_map: self.perf_map,
             decls: Declarations::default(),
             regions: Vec::new(),
+            free_regions: Vec::new(),
         }
     }
 }
@@ -126,6 +127,8 @@ pub struct JitModule {
     pub(crate) decls: Declarations<State, DataState>,
     /// By region index; a released region leaves `None` so indices stay stable.
     pub(crate) regions: Vec<Option<LiveRegion>>,
+    /// Indices of `None` slots in `regions`, reused by the next finalize.
+    pub(crate) free_regions: Vec<usize>,
 }
 
 impl std::fmt::Debug for JitModule {
@@ -134,6 +137,7 @@ impl std::fmt::Debug for JitModule {
             .field("functions", &self.decls.funcs().len())
             .field("data", &self.decls.data_objects().len())
             .field("regions", &self.regions.iter().flatten().count())
+            .field("region_slots", &self.regions.len())
             .finish_non_exhaustive()
     }
 }
@@ -243,6 +247,7 @@ impl JitModule {
         if live.live_functions == 0 && !live.has_data {
             // Dropping unregisters frames and traps, then unmaps.
             self.regions[region] = None;
+            self.free_regions.push(region);
         }
         Ok(())
     }
