@@ -20,7 +20,12 @@ pub struct Show {
 }
 
 /// `-o OUT.o`: every function of the file into one ELF object, exported by name.
-pub fn write_object(path: &Path, out: &Path, check_regalloc: bool) -> Result<ExitCode, String> {
+pub fn write_object(
+    path: &Path,
+    out: &Path,
+    check_regalloc: bool,
+    debug_info: bool,
+) -> Result<ExitCode, String> {
     use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule};
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let (flags, funcs) = file_flags_and_functions(path, &text, check_regalloc, false)?;
@@ -28,7 +33,10 @@ pub fn write_object(path: &Path, out: &Path, check_regalloc: bool) -> Result<Exi
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    let mut module = ObjectModule::new(ObjectBuilder::new(source).flags(flags));
+    let builder = ObjectBuilder::new(source)
+        .flags(flags)
+        .debug_info(debug_info);
+    let mut module = ObjectModule::new(builder);
     let ids = funcs
         .iter()
         .map(|f| module.declare_function(&ir_name(&f.name), Linkage::Export, &f.signature))

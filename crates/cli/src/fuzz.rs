@@ -2,7 +2,8 @@
 //!
 //! Oracle 1 (interpreter vs native) always runs; `--chaos` adds oracle 2 (native with the
 //! chaos control vs without); `--against-cranelift` adds oracle 3 (Cranelift's interpreter),
-//! available only in builds with the `cranelift` feature. Progress goes to stderr; the
+//! available only in builds with the `cranelift` feature; `--object` adds the object oracle
+//! (cases compiled to one ELF object, linked by `cc`, run as a separate process). Progress goes to stderr; the
 //! coverage report (with `--coverage`) and the final `N cases, M failures` line go to stdout,
 //! the final line last.
 
@@ -28,6 +29,10 @@ pub struct FuzzArgs {
     /// Also compare native code with the chaos control on against it off.
     #[arg(long)]
     pub chaos: bool,
+    /// Also run every case through an ELF object linked by `cc` into a separate process
+    /// (cases batched into one executable), compared with the interpreter.
+    #[arg(long)]
+    pub object: bool,
     /// Also compare with Cranelift 0.135.8 (builds with `--features cranelift` only).
     #[arg(long)]
     pub against_cranelift: bool,
@@ -51,6 +56,11 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
     campaign.limit = limit;
     campaign.chaos = args.chaos;
     campaign.out_dir = args.out;
+    if args.object {
+        campaign
+            .extra
+            .push(Box::new(kestrel_difftest::ObjectOracle::new()));
+    }
     if args.against_cranelift {
         add_cranelift(&mut campaign)?;
     }

@@ -109,6 +109,10 @@ enum Command {
         /// Link it with `cc main.c OUT.o`.
         #[arg(short = 'o', long = "output", value_name = "OUT.o")]
         output: Option<PathBuf>,
+        /// With `-o`: also write DWARF debug info (function names, and line tables mapping
+        /// the code to the lines of FILE), so gdb shows Kestrel frames with their lines.
+        #[arg(short = 'g', long = "debug-info", requires = "output")]
+        debug_info: bool,
     },
     /// Differential fuzzing: generate random valid functions and compare Kestrel's
     /// interpreter with its native code (and, optionally, chaos-controlled native code and
@@ -155,10 +159,11 @@ fn main() -> ExitCode {
             opt_level,
             timing,
             output,
+            debug_info,
         } => match opt_level.as_str() {
             "none" | "speed" if output.is_some() => {
                 let out = output.expect("checked");
-                compile::write_object(&file, &out, check_regalloc)
+                compile::write_object(&file, &out, check_regalloc, debug_info)
             }
             "none" | "speed" => {
                 let show = compile::Show {

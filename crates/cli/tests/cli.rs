@@ -337,3 +337,108 @@ fn compile_dash_o_writes_an_object_that_cc_links() {
     assert!(!bad_obj.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The 1-based line of the first line of `text` containing `needle` after line `after`.
+fn line_of(text: &str, needle: &str, after: usize) -> usize {
+    text.lines()
+        .enumerate()
+        .skip(after)
+        .find(|(_, l)| l.contains(needle))
+        .unwrap_or_else(|| panic!("no `{needle}` after line {after}"))
+        .0
+        + 1
+}
+
+fn gdb(args: &[&str], debug_info: bool, program: &[&str]) -> String {
+    let mut cmd = Command::new("gdb");
+    cmd.args(["-batch", "-nx"]);
+    for a in args {
+        cmd.args(["-ex", a]);
+    }
+    cmd.arg("--args")
+        .arg(env!("CARGO_BIN_EXE_kestrel"))
+        .args(program);
+    if debug_info {
+        cmd.env("KESTREL_DEBUG_INFO", "1");
+    } else {
+        cmd.env_remove("KESTREL_DEBUG_INFO");
+    }
+    let out = cmd
+        .output()
+        .expect("gdb is installed (.ci/run installs it)");
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+#[test]
+fn gdb_shows_jit_frames_with_their_clif_lines() {
+    let text = std::fs::read_to_string(repo().join("tests/programs/trap_chain.clif")).unwrap();
+    let file = scratch("trap_chain.clif", text.as_bytes());
+    let path = file.to_str().unwrap();
+    let program = ["run", "--fn", "top", path, "7"];
+    let middle = line_of(&text, "function %middle", 0);
+    let top = line_of(&text, "function %top", 0);
+
+    // Stopped at the trap: every Kestrel frame has its name and the line of its instruction.
+    let out = gdb(&["run", "bt"], true, &program);
+    for (name, line) in [
+        ("leaf", line_of(&text, "udiv", 0)),
+        ("middle", line_of(&text, "call fn0", middle)),
+        ("top", line_of(&text, "call fn0", top)),
+    ] {
+        let at = format!(" {name} () at {path}:{line}");
+        assert!(out.contains(&at), "no `{at}` in:\n{out}");
+    }
+    // A breakpoint on a JIT function, set before the code exists, stops after its prologue
+    // at its first line with code.
+    let out = gdb(
+        &["set breakpoint pending on", "break middle", "run", "bt 1"],
+        true,
+        &program,
+    );
+    let at = format!("middle () at {path}:{}", line_of(&text, "iadd", middle));
+    assert!(out.contains(&at), "no `{at}` in:\n{out}");
+    // Without debug info gdb knows nothing of the JIT code.
+    let out = gdb(&["run", "bt"], false, &program);
+    assert!(out.contains("SIGILL"), "{out}");
+    assert!(!out.contains("leaf () at"), "{out}");
+}
+
+#[test]
+fn compile_dash_g_adds_dwarf_line_tables() {
+    let dir = std::env::temp_dir().join(format!("kestrel-cli-g-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = repo().join("tests/programs/trap_chain.clif");
+    let sections = |args: &[&str], obj: &Path| {
+        let mut all = vec![
+            "compile",
+            src.to_str().unwrap(),
+            "-o",
+            obj.to_str().unwrap(),
+        ];
+        all.extend_from_slice(args);
+        let out = kestrel(&all);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let o = Command::new("readelf")
+            .arg("-SW")
+            .arg(obj)
+            .output()
+            .expect("readelf is installed (.ci/run installs binutils)");
+        stdout(&o)
+    };
+    let with = sections(&["-g"], &dir.join("g.o"));
+    for s in [
+        ".debug_info",
+        ".debug_line",
+        ".debug_abbrev",
+        ".rela.debug_info",
+    ] {
+        assert!(with.contains(s), "no {s} in\n{with}");
+    }
+    let without = sections(&[], &dir.join("plain.o"));
+    assert!(!without.contains(".debug_"), "{without}");
+    // `-g` means nothing without an object to write.
+    let out = kestrel(&["compile", src.to_str().unwrap(), "-g"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--output"), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -9,6 +9,7 @@
 //! the case being run when it exceeds [`Campaign::hang_timeout`] and ends the process with a
 //! failure status.
 
+use std::collections::VecDeque;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,6 +51,8 @@ pub struct Campaign {
     pub minimize_budget: usize,
     /// A case running longer than this is a hang.
     pub hang_timeout: Duration,
+    /// Cases generated ahead and offered to every oracle's [`Oracle::prefetch`] at once.
+    pub batch: usize,
 }
 
 impl Campaign {
@@ -67,6 +70,7 @@ impl Campaign {
             max_failures: 10,
             minimize_budget: 3000,
             hang_timeout: Duration::from_secs(20),
+            batch: 32,
         }
     }
 }
@@ -158,6 +162,7 @@ pub fn run(campaign: Campaign, progress: &mut dyn Write) -> Summary {
         max_failures,
         minimize_budget,
         hang_timeout,
+        batch,
     } = campaign;
     let mut oracles = oracles(native, chaos, extra);
     let start = Instant::now();
@@ -181,6 +186,8 @@ pub fn run(campaign: Campaign, progress: &mut dyn Write) -> Summary {
     let mut bytes = Vec::new();
     let mut last_progress = Instant::now();
     let mut index = 0u64;
+    // Cases generated ahead (by index), already offered to the oracles' prefetch.
+    let mut ahead: VecDeque<Result<TestCase, String>> = VecDeque::new();
     loop {
         match limit {
             Limit::Cases(n) if summary.cases >= n => break,
@@ -191,8 +198,23 @@ pub fn run(campaign: Campaign, progress: &mut dyn Write) -> Summary {
             let _ = writeln!(progress, "fuzz: stopping after {max_failures} failures");
             break;
         }
-        case_bytes(seed, index, &mut bytes);
-        let case = match generate(&mut Unstructured::new(&bytes), &gen) {
+        if ahead.is_empty() {
+            let n = match limit {
+                Limit::Cases(n) => (n - summary.cases).min(batch.max(1) as u64),
+                Limit::Time(_) => batch.max(1) as u64,
+            };
+            for i in index..index + n {
+                case_bytes(seed, i, &mut bytes);
+                ahead.push_back(
+                    generate(&mut Unstructured::new(&bytes), &gen).map_err(|e| e.to_string()),
+                );
+            }
+            let cases: Vec<&TestCase> = ahead.iter().filter_map(|c| c.as_ref().ok()).collect();
+            for oracle in &mut oracles {
+                oracle.prefetch(&cases);
+            }
+        }
+        let case = match ahead.pop_front().expect("generated above") {
             Ok(c) => c,
             Err(e) => {
                 let _ = writeln!(progress, "fuzz: case {index}: generator error: {e}");

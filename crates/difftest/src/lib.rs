@@ -10,6 +10,7 @@
 //! | `interpreter` | — (reference) | nothing to compare; an error here is a generator bug |
 //! | `native` | `interpreter` | a backend (or interpreter) bug |
 //! | `native-chaos` | `native` | an optional transformation is not actually optional |
+//! | `object` | `interpreter` | a bug in objects, relocations or linking (batched: see `object_oracle`) |
 //! | external (e.g. Cranelift) | `interpreter` | a shared misreading of the semantics |
 //!
 //! Results are compared bit for bit. The generator canonicalizes NaNs right after the float
@@ -24,8 +25,10 @@ pub mod check;
 pub mod coverage;
 pub mod fuzzing;
 pub mod minimize;
+pub mod object_oracle;
 pub mod oracle;
 
 pub use check::{check_case, Finding, FindingKind};
 pub use kestrel_fuzzgen::{generate, GenConfig, Outcome, TestCase};
+pub use object_oracle::ObjectOracle;
 pub use oracle::{InterpreterOracle, NativeOracle, Oracle};

@@ -29,6 +29,12 @@ pub trait Oracle {
         seed: u64,
         coverage: &mut Coverage,
     ) -> Result<Vec<Outcome>, String>;
+    /// The next cases to be run, before they are: an oracle with a high fixed cost per run
+    /// (the object oracle links an executable) may run them all at once and answer [`run`]
+    /// from the batch. The outcomes must be those `run` would give each case alone.
+    ///
+    /// [`run`]: Oracle::run
+    fn prefetch(&mut self, _cases: &[&TestCase]) {}
 }
 
 /// Instructions one call may execute in the interpreter before it is declared runaway. The

@@ -1,5 +1,6 @@
-//! The seeded smoke campaign that runs with every `cargo test`: oracles 1 and 2 (interpreter
-//! vs native, native with chaos vs without) over a fixed, deterministic set of cases.
+//! The seeded smoke campaigns that run with every `cargo test`: oracles 1 and 2 (interpreter
+//! vs native, native with chaos vs without) over a fixed, deterministic set of cases, and
+//! the object oracle (cases linked by `cc` in batches) over a smaller set.
 //! 30,000 cases take about a minute on the 2-core reference machine (debug build, opt-level 1);
 //! `KESTREL_FUZZ_SMOKE_CASES` overrides the number of cases.
 
@@ -23,6 +24,27 @@ fn seeded_smoke_campaign_finds_nothing() {
     let summary = campaign::run(c, &mut log);
     let log = String::from_utf8_lossy(&log);
     eprintln!("{log}");
+    assert_eq!(summary.cases, cases);
+    assert_eq!(
+        summary.failures, 0,
+        "failures (minimized cases in {:?}):\n{log}",
+        summary.written
+    );
+}
+
+#[test]
+fn seeded_object_smoke_campaign_finds_nothing() {
+    let cases = 256;
+    let mut c = Campaign::new(SEED ^ 0x0B1E);
+    c.limit = Limit::Cases(cases);
+    c.native = false;
+    c.batch = 128;
+    c.extra
+        .push(Box::new(kestrel_difftest::ObjectOracle::new()));
+    c.out_dir = std::env::temp_dir().join(format!("kestrel-smoke-obj-{}", std::process::id()));
+    let mut log = Vec::new();
+    let summary = campaign::run(c, &mut log);
+    let log = String::from_utf8_lossy(&log);
     assert_eq!(summary.cases, cases);
     assert_eq!(
         summary.failures, 0,

@@ -343,9 +343,10 @@ fn setting_is_true(header: &directives::Header, name: &str) -> bool {
 
 /// Why a call returned no results: a trap (with its code) or another failure.
 #[derive(Clone, Debug)]
-struct CallError {
-    trap: Option<kestrel_ir::TrapCode>,
-    message: String,
+pub struct CallError {
+    /// The trap that ended the call (`None`: it failed another way).
+    pub trap: Option<kestrel_ir::TrapCode>,
+    pub message: String,
 }
 
 /// How a run directive calls a function: the interpreter or native code.

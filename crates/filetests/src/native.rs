@@ -120,7 +120,9 @@ impl NativeModule {
                     continue;
                 }
             };
-            let compiled = module.compiled_from_codegen(code, f.signature.clone());
+            let compiled = module
+                .compiled_from_codegen(code, f.signature.clone())
+                .with_source_of(f);
             if let Some(&id) = ids.get(&name) {
                 if let Err(e) = module.define_function(id, compiled) {
                     errors.push(format!("%{name}: {e}"));

@@ -14,11 +14,16 @@
 //! 3. The C driver runs calls `start..` and prints one line per call: `R k <hex result
 //!    bytes>...`. A fault is mapped to its trap code through the object's trap table
 //!    (`kestrel_traps`) by a `SIGILL`/`SIGFPE`/`SIGSEGV`/`SIGBUS` handler on an alternate
-//!    stack, which prints `T k code` and exits; the runner restarts the driver after `k`.
-//!    A fault outside any trap site prints `C k signal` (a crash: reported, never a pass).
+//!    stack, which prints `T k code` and jumps back to the driver's loop (`siglongjmp`: the
+//!    trapping call's frames are abandoned, as the JIT abandons them), which goes on with
+//!    call `k + 1`. A fault outside any trap site prints `C k signal` and exits (a crash:
+//!    reported, never a pass); the runner restarts the driver after `k`.
 //! 4. A second pass of `run_directives` judges the recorded outcomes.
 //!
-//! Cost: one object, one `cc` and one process per trapping call plus one.
+//! [`run_calls_via_object`] is the same machinery for any set of functions and calls (the
+//! differential fuzzer's object oracle batches many cases into one executable with it).
+//!
+//! Cost: one object, one `cc` and one process, plus one process per crash.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -70,7 +75,7 @@ pub fn run_via_object(text: &str, name: &str, workdir: &Path) -> Outcome {
     }
 
     let flags = native_flags(&header, Some(target));
-    let outcomes = match build_and_run(&funcs, &calls, flags, workdir) {
+    let outcomes = match run_calls_via_object(&funcs, &calls, flags, workdir) {
         Ok(o) => o,
         Err(e) => return Outcome::Fail(vec![e]),
     };
@@ -93,12 +98,19 @@ pub fn run_via_object(text: &str, name: &str, workdir: &Path) -> Outcome {
     }
 }
 
-fn build_and_run(
+/// One call's outcome: its results, or the trap (or crash) that ended it.
+pub type CallOutcome = Result<Vec<DataValue>, CallError>;
+
+/// Compile `funcs` (local symbols; names as the IR spells them) into one object, link it in
+/// `dir` with a driver making `calls` (function name as in `; run:` lines, arguments), run it
+/// and return one outcome per call. An error when the object cannot be built or linked, or
+/// the driver stops without reporting.
+pub fn run_calls_via_object(
     funcs: &[Function],
     calls: &[(String, Vec<DataValue>)],
     flags: kestrel_codegen::isa::x64::Flags,
     dir: &Path,
-) -> Result<Vec<Result<Vec<DataValue>, CallError>>, String> {
+) -> Result<Vec<CallOutcome>, String> {
     let mut module =
         ObjectModule::new(ObjectBuilder::new("run.clif").flags(flags).trap_table(true));
     let mut result_types = Vec::with_capacity(calls.len());
@@ -156,10 +168,7 @@ fn build_and_run(
     let mut outcomes: Vec<Option<Result<Vec<DataValue>, CallError>>> = vec![None; calls.len()];
     let mut start = 0;
     while start < calls.len() {
-        let out = Command::new(&exe)
-            .arg(start.to_string())
-            .output()
-            .map_err(|e| e.to_string())?;
+        let out = output_within(Command::new(&exe).arg(start.to_string()), DRIVER_TIMEOUT)?;
         let stdout = String::from_utf8_lossy(&out.stdout);
         let mut resume = None;
         for line in stdout.lines() {
@@ -192,7 +201,6 @@ fn build_and_run(
                             code.map_or("?".into(), |c| c.to_string())
                         ),
                     }));
-                    resume = Some(k + 1);
                 }
                 Some("C") => {
                     outcomes[k] = Some(Err(CallError {
@@ -228,6 +236,60 @@ fn build_and_run(
             }))
         })
         .collect())
+}
+
+/// How long one driver process may run: the calls are short, so a driver still running
+/// after this is a hang (reported as an error, and the process killed).
+const DRIVER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Run `cmd` to completion and collect its output, killing it after `timeout`.
+fn output_within(
+    cmd: &mut Command,
+    timeout: std::time::Duration,
+) -> Result<std::process::Output, String> {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    // The pipes are drained while waiting, so a chatty child cannot block on a full pipe.
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let read_out = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut b).map(|_| b)
+    });
+    let read_err = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut stderr, &mut b).map(|_| b)
+    });
+    let deadline = std::time::Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "the driver did not finish within {}s (a hang)",
+                timeout.as_secs()
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    let collect = |h: std::thread::JoinHandle<std::io::Result<Vec<u8>>>| {
+        h.join()
+            .map_err(|_| "reading the driver's output failed".to_string())?
+            .map_err(|e| e.to_string())
+    };
+    Ok(std::process::Output {
+        status,
+        stdout: collect(read_out)?,
+        stderr: collect(read_err)?,
+    })
 }
 
 /// `__kestrel_run_k(out)`: call `target(args)` and store each result at `out + 16*i`.
@@ -315,7 +377,9 @@ fn driver(n: usize) -> String {
          #include <string.h>\n#include <ucontext.h>\n#include <unistd.h>\n\n\
          struct trap { unsigned long addr; unsigned char code; unsigned char pad[7]; };\n\
          extern const struct trap __start_kestrel_traps[], __stop_kestrel_traps[];\n\
-         static volatile int current = -1;\n",
+         #include <setjmp.h>\n\
+         static volatile int current = -1;\n\
+         static sigjmp_buf resume;\n",
     );
     for k in 0..n {
         writeln!(c, "void __kestrel_run_{k}(void *);").unwrap();
@@ -337,7 +401,8 @@ static void on_fault(int sig, siginfo_t *info, void *uc_) {
         if (t->addr == pc) {
             len = snprintf(line, sizeof line, "T %d %u\n", current, t->code);
             write(1, line, len);
-            _exit(0);
+            /* Abandon the trapping call; the signal mask is restored. */
+            siglongjmp(resume, 1);
         }
     }
     len = snprintf(line, sizeof line, "C %d %d\n", current, sig);
@@ -357,10 +422,12 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 5; i++) sigaction(sigs[i], &sa, 0);
     int start = argc > 1 ? atoi(argv[1]) : 0;
     int n = (int)(sizeof runs / sizeof runs[0]);
-    for (int k = start; k < n; k++) {
+    for (volatile int k = start; k < n; k++) {
         unsigned char out[16 * 64];
         memset(out, 0, sizeof out);
         current = k;
+        fflush(stdout);
+        if (sigsetjmp(resume, 1) != 0) continue;
         runs[k](out);
         printf("R %d", k);
         for (int r = 0; r < 64 && r * 16 < (int)sizeof out; r++) {

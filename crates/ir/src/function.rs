@@ -269,6 +269,8 @@ pub struct AliasRegionData {
 /// Where the entities of a parsed function were written, for error messages.
 #[derive(Clone, Debug, Default)]
 pub struct SourceMap {
+    /// The name of the text (as given to the parser), shared by its functions.
+    pub file: std::sync::Arc<str>,
     pub function: TextPos,
     pub insts: SecondaryMap<Inst, TextPos>,
     pub blocks: SecondaryMap<Block, TextPos>,
@@ -329,6 +331,21 @@ impl Function {
         let sm = self.source_map.as_ref()?;
         let p = sm.insts[inst];
         (p.line != 0).then_some(p)
+    }
+
+    /// The source line a debugger shows for `inst` (0: none): its line in the CLIF text when
+    /// the function was parsed, otherwise the `@srcloc` a front end attached.
+    #[inline]
+    pub fn debug_line(&self, inst: Inst) -> u32 {
+        match &self.source_map {
+            Some(sm) => sm.insts[inst].line,
+            None => self.srclocs[inst].unwrap_or(0),
+        }
+    }
+
+    /// The name of the text the function was parsed from.
+    pub fn source_file(&self) -> Option<&str> {
+        self.source_map.as_deref().map(|sm| &*sm.file)
     }
 
     /// Where `block`'s header was written, if the function came from text.

@@ -21,6 +21,20 @@ pub struct CompiledFunction {
     /// Call-frame rule changes by code offset (from the code generator); with none, the
     /// function is described as running on its entry rules throughout (no frame).
     pub unwind: Vec<(u32, UnwindOp)>,
+    /// Where the code comes from in the source, for debuggers (see
+    /// [`JitBuilder::debug_info`](crate::JitBuilder::debug_info)).
+    pub lines: SourceLines,
+}
+
+/// The source lines of a function's code: what a debugger shows for it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourceLines {
+    /// The source file (`None`: the code has no file; it is named `kestrel-jit`).
+    pub file: Option<String>,
+    /// The line of the function's declaration (0: unknown).
+    pub decl_line: u32,
+    /// `(start, end, line)` code ranges, increasing and disjoint.
+    pub ranges: Vec<(u32, u32, u32)>,
 }
 
 impl CompiledFunction {
@@ -32,6 +46,7 @@ impl CompiledFunction {
             traps: Vec::new(),
             signature,
             unwind: Vec::new(),
+            lines: SourceLines::default(),
         }
     }
 }

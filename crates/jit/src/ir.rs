@@ -43,7 +43,9 @@ impl JitModule {
                 name: name.clone(),
                 error,
             })?;
-        let compiled = self.compiled_from_codegen(code, func.signature.clone());
+        let compiled = self
+            .compiled_from_codegen(code, func.signature.clone())
+            .with_source_of(func);
         self.define_function(id, compiled)
     }
 
@@ -87,7 +89,24 @@ impl JitModule {
             traps,
             signature,
             unwind: code.unwind,
+            lines: crate::SourceLines {
+                file: None,
+                decl_line: 0,
+                ranges: code.srclocs,
+            },
         }
+    }
+}
+
+impl CompiledFunction {
+    /// Name the text `func` was parsed from, and its header's line, as this code's source
+    /// (for debuggers); no change for a function built in memory.
+    pub fn with_source_of(mut self, func: &Function) -> Self {
+        if let Some(sm) = func.source_map.as_deref() {
+            self.lines.file = Some(sm.file.to_string());
+            self.lines.decl_line = sm.function.line;
+        }
+        self
     }
 }
 

@@ -35,6 +35,9 @@
 //! Also:
 //! - **Unwinding.** Each finalize registers `.eh_frame` for its functions with the process's
 //!   unwinder (see `frames.rs`), so backtraces and unwinding pass through Kestrel frames.
+//! - **Debugging.** With [`JitBuilder::debug_info`] (or `KESTREL_DEBUG_INFO=1`), each
+//!   finalize describes its functions and their source lines to gdb through the GDB JIT
+//!   interface (see `gdb_jit.rs`).
 //! - **Profiling.** With [`JitBuilder::perf_map`] (or `KESTREL_PERF_MAP=1`), finalize
 //!   appends each function to `/tmp/perf-PID.map` for `perf report`.
 //! - **Data.** [`JitModule::declare_data`] / [`JitModule::define_data`] place read-only and
@@ -50,6 +53,7 @@ pub mod abi;
 mod compiled;
 mod error;
 mod frames;
+mod gdb_jit;
 mod ir;
 mod libcalls;
 mod link;
@@ -61,7 +65,7 @@ pub mod trampoline;
 pub mod traps;
 mod value;
 
-pub use compiled::{CompiledFunction, Reloc, RelocKind, RelocTarget, TrapSite};
+pub use compiled::{CompiledFunction, Reloc, RelocKind, RelocTarget, SourceLines, TrapSite};
 pub use error::{CallError, JitError, Trap};
 pub use ir::ir_name;
 pub use kestrel_module::{DataDescription, DataId, DataInit, DataReloc, DeclError, Module};

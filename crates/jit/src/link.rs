@@ -26,6 +26,7 @@ use std::collections::HashMap;
 use crate::compiled::{Reloc, RelocKind, RelocTarget};
 use crate::error::JitError;
 use crate::frames::FrameRegistration;
+use crate::gdb_jit::GdbRegistration;
 use crate::memory::{page_size, CodeRegion};
 use crate::module::{DataState, Decl, JitModule, Linkage, LiveRegion, State};
 use crate::symbols::lookup_process_symbol;
@@ -212,6 +213,14 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
         .map(|(p, &i)| (base + layout.funcs[p], defined(&m.decls.funcs()[i])))
         .collect();
     let frames = FrameRegistration::register(&placed);
+    let debug = m.debug_info.then(|| {
+        let named: Vec<_> = batch
+            .iter()
+            .zip(&placed)
+            .map(|(&i, &(addr, f))| (addr, m.decls.funcs()[i].name.as_str(), f))
+            .collect();
+        GdbRegistration::register(base, region.bytes(layout.code_end), &named)
+    });
     if m.perf_map {
         let named = batch
             .iter()
@@ -232,6 +241,7 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
         m.decls.data_objects_mut()[i].state = DataState::Finalized(base + layout.data[p]);
     }
     let live = Some(LiveRegion {
+        _debug: debug,
         _frames: frames,
         _registration: registration,
         _memory: region,

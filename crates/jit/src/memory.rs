@@ -74,6 +74,14 @@ impl CodeRegion {
         unsafe { std::slice::from_raw_parts_mut(self.base as *mut u8, self.len) }
     }
 
+    /// The first `len` bytes (at most the region), readable in every state.
+    pub(crate) fn bytes(&self, len: usize) -> &[u8] {
+        // SAFETY: the mapping is readable whatever its protection (read-write, read-execute
+        // or read-only), and the borrow of `self` keeps it mapped; nothing writes it while
+        // shared (writing needs `&mut self`).
+        unsafe { std::slice::from_raw_parts(self.base as *const u8, len.min(self.len)) }
+    }
+
     /// Switch `[0, code_end)` to read-execute and `[code_end, ro_end)` to read-only; the
     /// rest stays read-write (writable data). Both bounds are page multiples (or the
     /// region's end). After this, nothing writes the code or read-only parts again.

@@ -43,6 +43,7 @@ pub(crate) enum DataState {
 /// One finalized batch of code and data. Field order matters: the unwinder and the trap
 /// handler stop looking at the range before the memory is unmapped.
 pub(crate) struct LiveRegion {
+    pub _debug: Option<crate::gdb_jit::GdbRegistration>,
     pub _frames: Option<crate::frames::FrameRegistration>,
     pub _registration: Registration,
     pub _memory: CodeRegion,
@@ -59,6 +60,7 @@ pub struct JitBuilder {
     symbols: HashMap<String, usize>,
     flags: Flags,
     perf_map: bool,
+    debug_info: bool,
 }
 
 impl Default for JitBuilder {
@@ -78,6 +80,7 @@ impl JitBuilder {
             symbols,
             flags: Flags::default(),
             perf_map: std::env::var_os("KESTREL_PERF_MAP").is_some_and(|v| v == "1"),
+            debug_info: std::env::var_os("KESTREL_DEBUG_INFO").is_some_and(|v| v == "1"),
         }
     }
 
@@ -95,6 +98,17 @@ impl JitBuilder {
         self
     }
 
+    /// Describe each finalized batch to debuggers through GDB's JIT interface (see
+    /// `gdb_jit.rs`): function names, and line tables mapping the code to the lines of the
+    /// CLIF text it was parsed from (or to a front end's `@srcloc`s, as lines of the file
+    /// `kestrel-jit`). Also on when the environment variable `KESTREL_DEBUG_INFO` is `1`
+    /// when the builder is made. Costs an ELF image (a copy of the code plus the DWARF) per
+    /// batch, released with the batch.
+    pub fn debug_info(&mut self, on: bool) -> &mut Self {
+        self.debug_info = on;
+        self
+    }
+
     /// Resolve imports and symbol relocations named `name` to `ptr`, before looking in the
     /// process. A later registration of the same name replaces an earlier one.
     pub fn symbol(&mut self, name: impl Into<String>, ptr: *const u8) -> &mut Self {
@@ -108,6 +122,7 @@ impl JitBuilder {
             symbols: self.symbols,
             flags: self.flags,
             perf_map: self.perf_map,
+            debug_info: self.debug_info,
             decls: Declarations::default(),
             regions: Vec::new(),
             free_regions: Vec::new(),
@@ -123,6 +138,7 @@ pub struct JitModule {
     pub(crate) symbols: HashMap<String, usize>,
     pub(crate) flags: Flags,
     pub(crate) perf_map: bool,
+    pub(crate) debug_info: bool,
     /// Functions and data objects, one namespace, with where each stands.
     pub(crate) decls: Declarations<State, DataState>,
     /// By region index; a released region leaves `None` so indices stay stable.

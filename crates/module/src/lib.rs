@@ -15,9 +15,12 @@
 //! IR references to a symbol (`call`, `func_addr`, `symbol_value`) use the same spelling: `%name`
 //! is `name`, a user name `u1:2` is `u1:2` (see [`ir_name`]).
 //!
-//! Also here, because both back ends need it: [`eh_frame`], the `.eh_frame` writer that turns
-//! the code generator's unwind records into DWARF call-frame information.
+//! Also here, because both back ends need them: [`eh_frame`], the `.eh_frame` writer that
+//! turns the code generator's unwind records into DWARF call-frame information, and
+//! [`debug_info`], the DWARF writer (functions and line tables) for objects and for the GDB
+//! JIT interface.
 
+pub mod debug_info;
 pub mod decls;
 pub mod eh_frame;
 

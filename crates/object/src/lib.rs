@@ -13,7 +13,8 @@
 //! - **Sections.** Code in `.text` (16-byte aligned functions); read-only data in
 //!   `.rodata`, or `.data.rel.ro` when it holds addresses; writable data in `.data`, or
 //!   `.bss` when zero-initialized; unwind info in `.eh_frame` (one FDE per function, see
-//!   `kestrel_module::eh_frame`).
+//!   `kestrel_module::eh_frame`); with [`ObjectBuilder::debug_info`], DWARF in `.debug_*`
+//!   (each function's name, range and line table: see `kestrel_module::debug_info`).
 //! - **Symbols.** `Export` is a global symbol (default visibility), `Local` a local one,
 //!   `Import` an undefined global. A name the code refers to without declaring it (a
 //!   library call such as `fmod`) becomes an undefined global too; the backend's float
@@ -21,7 +22,9 @@
 //! - **Relocations** (x86-64 psABI): calls `R_X86_64_PLT32`, PC-relative addresses
 //!   (colocated `func_addr`/`symbol_value`) `R_X86_64_PC32`, GOT loads
 //!   `R_X86_64_REX_GOTPCRELX`, absolute addresses `R_X86_64_64`/`R_X86_64_32`, FDE pointers
-//!   `R_X86_64_PC32`. So the output links into position-independent executables.
+//!   `R_X86_64_PC32`; in debug sections, addresses `R_X86_64_64` and offsets into other
+//!   debug sections `R_X86_64_32` against their section symbols. So the output links into
+//!   position-independent executables, and its debug info merges with other objects'.
 //! - **Errors, never panics:** redefinition, an import defined, a function/data name clash,
 //!   an undefined local at `finish`, a signature mismatch, a compile error (with the name).
 //!
@@ -36,6 +39,7 @@ use kestrel_codegen::machinst::buffer::RelocKind;
 use kestrel_codegen::machinst::unwind::UnwindOp;
 use kestrel_codegen::machinst::CodegenError;
 use kestrel_ir::{Function, Signature};
+use kestrel_module::debug_info::{DebugFunction, DebugRelocTarget, DwarfBuilder};
 use kestrel_module::eh_frame::EhFrameBuilder;
 pub use kestrel_module::{
     ir_name, DataDescription, DataId, DataInit, DataReloc, DeclError, Declared, FuncId, Linkage,
@@ -69,6 +73,7 @@ pub struct ObjectBuilder {
     name: String,
     flags: Flags,
     trap_table: bool,
+    debug_info: bool,
 }
 
 impl ObjectBuilder {
@@ -78,7 +83,17 @@ impl ObjectBuilder {
             name: name.into(),
             flags: Flags::default(),
             trap_table: false,
+            debug_info: false,
         }
+    }
+
+    /// Also emit DWARF debug info (as `cc -g` does): each function's name and code range,
+    /// and a line table mapping its code to the lines of the CLIF text it was parsed from
+    /// (or to the `@srcloc`s a front end attached, as lines of the file this builder is
+    /// named after). Debuggers then show Kestrel functions with their lines.
+    pub fn debug_info(mut self, on: bool) -> Self {
+        self.debug_info = on;
+        self
     }
 
     /// Also emit the trap table: section `kestrel_traps`, one 16-byte entry per trap site
@@ -106,8 +121,17 @@ struct Entry {
     defined: bool,
 }
 
-/// A function's call-frame rule changes by code offset.
-type UnwindRecords = Vec<(u32, UnwindOp)>;
+/// What `finish` needs of a defined function, for `.eh_frame` and the debug info.
+struct DefinedFunction {
+    symbol: SymbolId,
+    len: u32,
+    /// Call-frame rule changes by code offset.
+    unwind: Vec<(u32, UnwindOp)>,
+    /// `(start, end, line)` source ranges (kept only with debug info).
+    lines: Vec<(u32, u32, u32)>,
+    /// The text it was parsed from, and the line of its header (0: unknown).
+    source: Option<(String, u32)>,
+}
 
 /// A relocatable object being built.
 pub struct ObjectModule {
@@ -116,17 +140,20 @@ pub struct ObjectModule {
     decls: Declarations<Entry, Entry>,
     /// Undeclared names the code refers to (library calls), as undefined symbols.
     extra_imports: HashMap<String, SymbolId>,
-    /// Per defined function: its symbol, code length and unwind records, for `.eh_frame`.
-    unwind: Vec<(SymbolId, u32, UnwindRecords)>,
+    /// The defined functions, in definition order.
+    defined: Vec<DefinedFunction>,
     /// The trap table section, when asked for.
     traps: Option<SectionId>,
+    /// The file symbol's name: the source file of functions with no text of their own.
+    name: String,
+    debug_info: bool,
 }
 
 impl ObjectModule {
     /// An empty module.
     pub fn new(builder: ObjectBuilder) -> Self {
         let mut object = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
-        object.add_file_symbol(builder.name.into_bytes());
+        object.add_file_symbol(builder.name.clone().into_bytes());
         let traps = builder
             .trap_table
             .then(|| object.add_section(Vec::new(), b"kestrel_traps".to_vec(), SectionKind::Data));
@@ -136,7 +163,9 @@ impl ObjectModule {
             flags: builder.flags,
             decls: Declarations::default(),
             extra_imports: HashMap::new(),
-            unwind: Vec::new(),
+            defined: Vec::new(),
+            name: builder.name,
+            debug_info: builder.debug_info,
         }
     }
 
@@ -186,6 +215,17 @@ impl ObjectModule {
         signature: &Signature,
         code: kestrel_codegen::machinst::CompiledCode,
     ) -> Result<(), ObjectError> {
+        self.define_code(id, signature, code, None)
+    }
+
+    /// [`Self::define_compiled`], with the source text's name and the function's line there.
+    fn define_code(
+        &mut self,
+        id: FuncId,
+        signature: &Signature,
+        code: kestrel_codegen::machinst::CompiledCode,
+        source: Option<(String, u32)>,
+    ) -> Result<(), ObjectError> {
         let symbol = self
             .decls
             .check_define_function(id, signature, |e| e.defined)?
@@ -230,8 +270,17 @@ impl ObjectModule {
                 )?;
             }
         }
-        self.unwind
-            .push((symbol, code.code.len() as u32, code.unwind));
+        self.defined.push(DefinedFunction {
+            symbol,
+            len: code.code.len() as u32,
+            unwind: code.unwind,
+            lines: if self.debug_info {
+                code.srclocs
+            } else {
+                Vec::new()
+            },
+            source,
+        });
         self.decls.func_mut(id)?.state.defined = true;
         Ok(())
     }
@@ -294,6 +343,73 @@ impl ObjectModule {
         }
     }
 
+    /// The `.debug_*` sections for the defined functions.
+    fn write_debug_info(&mut self) -> Result<(), ObjectError> {
+        let comp_dir = std::env::current_dir()
+            .map(|d| d.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut dwarf = DwarfBuilder::relocatable(&comp_dir);
+        for (i, f) in self.defined.iter().enumerate() {
+            let sym = self.object.symbol(f.symbol);
+            let name = String::from_utf8_lossy(&sym.name).into_owned();
+            let (file, decl_line) = match &f.source {
+                Some((file, line)) => (file.as_str(), *line),
+                None => (self.name.as_str(), 0),
+            };
+            dwarf.add_function(&DebugFunction {
+                name: &name,
+                file,
+                decl_line,
+                at: i as u64,
+                len: f.len,
+                lines: &f.lines,
+                external: sym.scope != SymbolScope::Compilation,
+            });
+        }
+        let sections = dwarf.finish();
+        let ids: Vec<SectionId> = sections
+            .iter()
+            .map(|s| {
+                let id = self.object.add_section(
+                    Vec::new(),
+                    s.name.as_bytes().to_vec(),
+                    SectionKind::Debug,
+                );
+                self.object.append_section_data(id, &s.data, 1);
+                id
+            })
+            .collect();
+        for (s, &id) in sections.iter().zip(&ids) {
+            for r in &s.relocs {
+                let symbol = match r.target {
+                    DebugRelocTarget::Symbol(i) => self.defined[i].symbol,
+                    DebugRelocTarget::Section(name) => {
+                        let k = sections
+                            .iter()
+                            .position(|t| t.name == name)
+                            .expect("the DWARF writer refers only to sections it wrote");
+                        self.object.section_symbol(ids[k])
+                    }
+                };
+                let r_type = if r.size == 8 {
+                    elf::R_X86_64_64
+                } else {
+                    elf::R_X86_64_32
+                };
+                self.object.add_relocation(
+                    id,
+                    Relocation {
+                        offset: u64::from(r.offset),
+                        symbol,
+                        addend: r.addend,
+                        flags: RelocationFlags::Elf { r_type },
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+
     /// Write `.eh_frame` and the object file. Every declared local or exported function and
     /// data object must be defined.
     pub fn finish(mut self) -> Result<Vec<u8>, ObjectError> {
@@ -314,10 +430,10 @@ impl ObjectModule {
         if let Some(name) = undefined {
             return Err(ObjectError::Undefined { name: name.clone() });
         }
-        if !self.unwind.is_empty() {
+        if !self.defined.is_empty() {
             let mut builder = EhFrameBuilder::relocatable(&kestrel_codegen::isa::x64::unwind::CIE);
-            for (i, (_, len, ops)) in self.unwind.iter().enumerate() {
-                builder.add_function(i as u64, *len, ops);
+            for (i, f) in self.defined.iter().enumerate() {
+                builder.add_function(i as u64, f.len, &f.unwind);
             }
             let (bytes, relocs) = builder.finish();
             let section = self.object.section_id(StandardSection::EhFrame);
@@ -330,7 +446,7 @@ impl ObjectModule {
                     section,
                     Relocation {
                         offset: at + u64::from(r.offset),
-                        symbol: self.unwind[r.symbol].0,
+                        symbol: self.defined[r.symbol].symbol,
                         addend: r.addend,
                         flags: RelocationFlags::Elf {
                             r_type: elf::R_X86_64_PC32,
@@ -338,6 +454,9 @@ impl ObjectModule {
                     },
                 )?;
             }
+        }
+        if self.debug_info && !self.defined.is_empty() {
+            self.write_debug_info()?;
         }
         // An empty `.note.GNU-stack`: the code needs no executable stack.
         self.object.add_section(
@@ -433,7 +552,11 @@ impl Module for ObjectModule {
                 name: ir_name(&func.name),
                 error,
             })?;
-        self.define_compiled(id, &func.signature, code)
+        let source = func
+            .source_map
+            .as_deref()
+            .map(|sm| (sm.file.to_string(), sm.function.line));
+        self.define_code(id, &func.signature, code, source)
     }
 
     fn define_data(&mut self, id: DataId, data: &DataDescription) -> Result<(), ObjectError> {

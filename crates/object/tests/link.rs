@@ -280,3 +280,82 @@ fn gdb_shows_kestrel_functions_in_a_backtrace() {
     assert!(frame("inner") < frame("outer"), "{out}");
     assert!(frame("outer") < frame("main"), "{out}");
 }
+
+/// The 1-based line of `clif` holding the `nth` (0-based) line that contains `needle`.
+fn line_of(clif: &str, needle: &str, nth: usize) -> usize {
+    clif.lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(needle))
+        .nth(nth)
+        .unwrap_or_else(|| panic!("no {needle} #{nth}"))
+        .0
+        + 1
+}
+
+#[test]
+fn gdb_shows_kestrel_lines_from_debug_info() {
+    let dir = scratch("gdb-lines");
+    let source = dir.join("call_chain.clif");
+    std::fs::write(&source, CALLS).unwrap();
+    let mut m = ObjectModule::new(ObjectBuilder::new("call_chain.clif").debug_info(true));
+    for f in &parse_functions(CALLS, &source.display().to_string()).unwrap() {
+        let id = m
+            .declare_function(&ir_name(&f.name), Linkage::Export, &f.signature)
+            .unwrap();
+        m.define_function(id, f).unwrap();
+    }
+    let obj = dir.join("calls.o");
+    std::fs::write(&obj, m.finish().unwrap()).unwrap();
+
+    // The line table names the CLIF file and the lines of the instructions with code.
+    let lines = run(tool("readelf", "binutils")
+        .arg("--debug-dump=decodedline")
+        .arg(&obj));
+    let call_inner = line_of(CALLS, "call fn0", 0);
+    let call_outer = line_of(CALLS, "call fn0", 1);
+    for line in [call_inner, call_outer] {
+        assert!(
+            lines.lines().any(|l| l
+                .split_whitespace()
+                .next()
+                .is_some_and(|f| f.ends_with(".clif"))
+                && l.split_whitespace().nth(1) == Some(&line.to_string())),
+            "no row for line {line}:\n{lines}"
+        );
+    }
+
+    let exe = link(&dir, BACKTRACE_MAIN, &[&obj], &[]);
+    let out = run(tool("gdb", "gdb")
+        .args([
+            "-batch",
+            "-nx",
+            "-ex",
+            "break host_cb",
+            "-ex",
+            "run",
+            "-ex",
+            "bt",
+        ])
+        .arg(&exe));
+    for (name, line) in [("inner", call_inner), ("outer", call_outer)] {
+        let at = format!(" {name} () at {}:{line}", source.display());
+        assert!(out.contains(&at), "no `{at}` in the gdb backtrace:\n{out}");
+    }
+    // A breakpoint on a Kestrel function stops after its prologue, at its first line with
+    // code: `inner`'s multiply (its constant folds into the instruction).
+    let first = line_of(CALLS, "imul", 0);
+    let out = run(tool("gdb", "gdb")
+        .args([
+            "-batch",
+            "-nx",
+            "-ex",
+            "break inner",
+            "-ex",
+            "run",
+            "-ex",
+            "frame",
+        ])
+        .arg(&exe));
+    let at = format!("inner () at {}:{first}", source.display());
+    assert!(out.contains(&at), "no `{at}` in:\n{out}");
+}

@@ -150,6 +150,7 @@ pub fn compile_timed<B: Backend>(
         relocs: done.relocs,
         traps: done.traps,
         unwind: done.unwind,
+        srclocs: done.srclocs,
         vcode_text,
         regalloc_text,
         code_size_without_constants,
@@ -190,10 +191,20 @@ fn emit<I: MachInst>(
     };
     I::emit_prologue(&mut ctx, buf);
     let mut edits = ra.edits.iter().peekable();
+    let mut open_loc = 0;
     for (b, &label) in labels.iter().enumerate() {
         buf.bind_label(label, ctx.chaos);
         let range = vcode.block_insns(kestrel_regalloc::Block(b as u32));
         for i in range.iter() {
+            // A source range starts before the edits that prepare the instruction.
+            let loc = vcode.srclocs()[i.index()];
+            if loc != open_loc {
+                buf.end_srcloc();
+                if loc != 0 {
+                    buf.start_srcloc(loc);
+                }
+                open_loc = loc;
+            }
             while let Some((_, e)) = edits.next_if(|(pt, _)| *pt == ProgPoint::before(i)) {
                 I::emit_edit(e, &mut ctx, buf);
             }
@@ -203,5 +214,6 @@ fn emit<I: MachInst>(
             }
         }
     }
+    buf.end_srcloc();
     debug_assert!(edits.next().is_none(), "edits past the last instruction");
 }

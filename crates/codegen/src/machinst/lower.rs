@@ -378,10 +378,11 @@ impl<'f, I: MachInst> Lower<'f, I> {
         &self.f.signature
     }
 
-    /// Flush the current IR instruction's machine instructions into the block (bottom-up).
-    fn flush(&mut self) {
+    /// Flush the current IR instruction's machine instructions into the block (bottom-up),
+    /// with that instruction's source line `srcloc`.
+    fn flush(&mut self, srcloc: u32) {
         while let Some(i) = self.cur_insts.pop() {
-            self.builder.push_rev(i);
+            self.builder.push_rev(i, srcloc);
         }
     }
 
@@ -518,7 +519,8 @@ pub fn lower_with<B: LowerBackend>(
                 for &v in f.dfg.block_call_args(&call) {
                     args.extend_from_slice(ctx.value_regs(v).regs());
                 }
-                ctx.builder.push_rev(B::MInst::gen_jump(succs[0]));
+                ctx.builder
+                    .push_rev(B::MInst::gen_jump(succs[0]), f.debug_line(branch));
                 ctx.builder.add_succ(succs[0], &args);
             }
             LoweredBlock::Orig(b) => {
@@ -530,7 +532,7 @@ pub fn lower_with<B: LowerBackend>(
                     backend
                         .lower_branch(&mut ctx, term, &succs)
                         .ok_or_else(|| unsupported_inst(f, term, "branch"))?;
-                    ctx.flush();
+                    ctx.flush(f.debug_line(term));
                     for (slot, &succ) in succs.iter().enumerate() {
                         let call = &f.branch_destination(term, slot);
                         let to_edge = matches!(
@@ -572,12 +574,12 @@ pub fn lower_with<B: LowerBackend>(
                         ctx.set_result(r, &outs[..n])?;
                         outs = &outs[n..];
                     }
-                    ctx.flush();
+                    ctx.flush(f.debug_line(inst));
                 }
                 if Some(b) == entry {
                     let params = f.dfg.block_params(b).to_vec();
                     backend.gen_args(&mut ctx, &params)?;
-                    ctx.flush();
+                    ctx.flush(0);
                 } else {
                     args.clear();
                     for &p in f.dfg.block_params(b) {

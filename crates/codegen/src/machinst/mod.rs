@@ -126,6 +126,9 @@ pub struct CompiledCode {
     pub traps: Vec<buffer::TrapSite>,
     /// Call-frame rule changes by code offset, increasing (see [`unwind`]).
     pub unwind: Vec<(u32, unwind::UnwindOp)>,
+    /// Source locations of the instructions: `(start, end, srcloc)` code ranges, increasing
+    /// and disjoint, for instructions whose IR carried a source location.
+    pub srclocs: Vec<(u32, u32, u32)>,
     /// The VCode before allocation, printed (for `--vcode` and golden tests).
     pub vcode_text: String,
     /// The VCode with allocations and edits, printed.

@@ -28,6 +28,8 @@ use super::{BlockIndex, MachInst};
 #[derive(Clone, Debug)]
 pub struct VCode<I: MachInst> {
     insts: Vec<I>,
+    /// The source line (0: none) of the IR instruction each instruction was lowered from.
+    srclocs: Vec<u32>,
     /// `operands[operand_ranges[i].0..operand_ranges[i].1]` are instruction `i`'s operands.
     operands: Vec<Operand>,
     operand_ranges: Vec<(u32, u32)>,
@@ -54,6 +56,11 @@ impl<I: MachInst> VCode<I> {
     /// The instructions in final order.
     pub fn insts(&self) -> &[I] {
         &self.insts
+    }
+
+    /// The source line (0: none) of each instruction's IR instruction, by instruction.
+    pub fn srclocs(&self) -> &[u32] {
+        &self.srclocs
     }
 
     /// Number of blocks.
@@ -202,7 +209,7 @@ impl<I: MachInst> Function for VCode<I> {
 pub struct VCodeBuilder<I: MachInst> {
     code: VCode<I>,
     /// Instructions of the block being built, last first.
-    pending: Vec<I>,
+    pending: Vec<(I, u32)>,
     /// The block's successor edges: (target, its args as a range of `pending_args`).
     pending_succs: Vec<(BlockIndex, u32, u32)>,
     pending_args: Vec<VReg>,
@@ -221,6 +228,7 @@ impl<I: MachInst> VCodeBuilder<I> {
         VCodeBuilder {
             code: VCode {
                 insts: Vec::new(),
+                srclocs: Vec::new(),
                 operands: Vec::new(),
                 operand_ranges: Vec::new(),
                 clobbers: Vec::new(),
@@ -248,6 +256,7 @@ impl<I: MachInst> VCodeBuilder<I> {
         let mut b = Self::new();
         let c = &mut b.code;
         c.insts.reserve(insts + blocks);
+        c.srclocs.reserve(insts + blocks);
         c.operands.reserve(3 * insts);
         c.operand_ranges.reserve(insts + blocks);
         c.clobbers.reserve(insts + blocks);
@@ -259,9 +268,10 @@ impl<I: MachInst> VCodeBuilder<I> {
         b
     }
 
-    /// Push an instruction *before* those already pushed for the current block.
-    pub fn push_rev(&mut self, inst: I) {
-        self.pending.push(inst);
+    /// Push an instruction *before* those already pushed for the current block; it comes
+    /// from source line `srcloc` (0: none).
+    pub fn push_rev(&mut self, inst: I, srcloc: u32) {
+        self.pending.push((inst, srcloc));
     }
 
     /// Record an edge of the current block (in its terminator's target order).
@@ -283,7 +293,8 @@ impl<I: MachInst> VCodeBuilder<I> {
     pub fn end_block(&mut self) {
         let c = &mut self.code;
         let start = c.insts.len() as u32;
-        while let Some(inst) = self.pending.pop() {
+        while let Some((inst, srcloc)) = self.pending.pop() {
+            c.srclocs.push(srcloc);
             let op_start = c.operands.len() as u32;
             inst.collect_operands(&mut c.operands);
             c.operand_ranges.push((op_start, c.operands.len() as u32));

@@ -183,6 +183,8 @@ pub struct FunctionBuilder {
     jt_used: SecondaryMap<JumpTable, bool>,
     /// Set by an SSA error; every later call fails with it.
     poisoned: Option<BuilderError>,
+    /// The source location given to the instructions built from now on.
+    srcloc: Option<u32>,
 }
 
 impl FunctionBuilder {
@@ -198,7 +200,15 @@ impl FunctionBuilder {
             phi_users: SecondaryMap::new(),
             jt_used: SecondaryMap::new(),
             poisoned: None,
+            srcloc: None,
         }
+    }
+
+    /// Attach source location `loc` (a line, a byte offset: whatever the front end's debug
+    /// info means by it; `None`: no location) to the instructions built from now on. It is
+    /// printed as `@hex` and becomes the line of their machine code in debug info.
+    pub fn set_srcloc(&mut self, loc: Option<u32>) {
+        self.srcloc = loc;
     }
 
     /// The function built so far (queued instructions are not yet in layout order).
@@ -433,6 +443,9 @@ impl FunctionBuilder {
         }
         // Post-invariant 4: only the current, unfilled block receives the instruction.
         self.func.layout.append_inst(inst, block);
+        if self.srcloc.is_some() {
+            self.func.srclocs[inst] = self.srcloc;
+        }
         let st = &mut self.blocks[block];
         st.has_insts = true;
         st.filled = opcode.is_terminator();

@@ -144,6 +144,7 @@ impl<U: LabelUse> MachBuffer<U> {
             relocs: self.relocs,
             traps: self.traps,
             unwind: self.unwind,
+            srclocs: self.srclocs,
             label_offsets,
         })
     }

@@ -31,9 +31,10 @@
 //! forward); [`MachBuffer::island_needed`] tells the backend when the worst-case island would
 //! pass the earliest deadline, and the island then holds veneers (longer-range branches that
 //! forward a short-range use) and the pending constants ([`MachBuffer::add_constant`]).
-//! Relocations, trap sites and unwind markers ([`MachBuffer::add_unwind`], one per
-//! prologue/epilogue step) are recorded with their offsets, O(1) each; `finish` resolves
-//! every label use and reports a label that was used but never bound.
+//! Relocations, trap sites, unwind markers ([`MachBuffer::add_unwind`], one per
+//! prologue/epilogue step) and source ranges ([`MachBuffer::start_srcloc`]) are recorded
+//! with their offsets, O(1) each (truncating a branch cuts the ranges back to the new tail);
+//! `finish` resolves every label use and reports a label that was used but never bound.
 //!
 //! # Invariants
 //!
@@ -118,6 +119,10 @@ pub struct MachBuffer<U: LabelUse> {
     traps: Vec<TrapSite>,
     /// Call-frame rule changes, by offset (never past a truncatable branch: see `add_unwind`).
     unwind: Vec<(u32, UnwindOp)>,
+    /// `(start, end, srcloc)` of the instructions emitted so far that have a location.
+    srclocs: Vec<(u32, u32, u32)>,
+    /// The location of the instruction being emitted, with its start offset.
+    open_srcloc: Option<(u32, u32)>,
     /// A branch may only be registered when it starts at or after this offset: every trap
     /// site and relocation lies before it (I3).
     metadata_end: u32,
@@ -153,6 +158,8 @@ impl<U: LabelUse> MachBuffer<U> {
             relocs: Vec::new(),
             traps: Vec::new(),
             unwind: Vec::new(),
+            srclocs: Vec::new(),
+            open_srcloc: None,
             metadata_end: 0,
             error: None,
             validate: false,
@@ -497,6 +504,21 @@ impl<U: LabelUse> MachBuffer<U> {
         }
         self.data.truncate(b.start as usize);
         self.pending_fixups.truncate(b.fixup);
+        // Source ranges may cover the branch (it is an instruction with a location): cut them
+        // back to the new tail. Unwind markers never lie past a window branch's start.
+        while let Some(last) = self.srclocs.last_mut() {
+            if last.1 <= b.start {
+                break;
+            }
+            if last.0 >= b.start {
+                self.srclocs.pop();
+            } else {
+                last.1 = b.start;
+            }
+        }
+        if let Some((start, _)) = &mut self.open_srcloc {
+            *start = (*start).min(b.start);
+        }
         for &l in &self.labels_at_tail {
             self.label_offsets[l.index()] = b.start;
         }
@@ -553,6 +575,22 @@ impl<U: LabelUse> MachBuffer<U> {
         self.metadata_end = self.metadata_end.max(offset);
         // Post-invariant: I3, the window is empty and later branches start at or after the
         // marker, so truncating one never leaves the marker past the tail.
+    }
+
+    /// The instructions emitted from now until [`end_srcloc`](Self::end_srcloc) come from
+    /// source location `loc`.
+    pub fn start_srcloc(&mut self, loc: u32) {
+        self.open_srcloc = Some((self.cur_offset(), loc));
+    }
+
+    /// Close the range opened by [`start_srcloc`](Self::start_srcloc) (empty ranges vanish).
+    pub fn end_srcloc(&mut self) {
+        if let Some((start, loc)) = self.open_srcloc.take() {
+            let end = self.cur_offset();
+            if end > start {
+                self.srclocs.push((start, end, loc));
+            }
+        }
     }
 
     fn end_window_at_metadata(&mut self, offset: u32) {

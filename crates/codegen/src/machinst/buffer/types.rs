@@ -128,6 +128,8 @@ pub struct MachBufferFinalized {
     pub traps: Vec<TrapSite>,
     /// Call-frame rule changes, by offset (increasing).
     pub unwind: Vec<(u32, crate::machinst::unwind::UnwindOp)>,
+    /// `(start, end, srcloc)` code ranges, increasing and disjoint.
+    pub srclocs: Vec<(u32, u32, u32)>,
     /// Final offset of every label (`None` if never bound), by label index.
     pub label_offsets: Vec<Option<u32>>,
 }

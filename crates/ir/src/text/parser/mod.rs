@@ -54,6 +54,8 @@ pub(crate) struct Parser<'a> {
     values: Vec<Value>,
     /// Scratch for result values and where they were written.
     results: Vec<(Value, Pos)>,
+    /// `file`, shared by the source maps of the functions parsed.
+    file_name: std::sync::Arc<str>,
 }
 
 /// Per-function parsing state.
@@ -89,6 +91,7 @@ impl<'a> Parser<'a> {
             limit,
             values: Vec::new(),
             results: Vec::new(),
+            file_name: std::sync::Arc::from(file),
         };
         p.tok = first.map_err(|e| p.error_at(e.pos, e.message))?;
         Ok(p)
@@ -214,6 +217,7 @@ impl<'a> Parser<'a> {
         let mut ctx = FuncCtx {
             func: Function::with_name_signature(name, signature),
             map: SourceMap {
+                file: self.file_name.clone(),
                 function: self.text_pos(start),
                 ..SourceMap::default()
             },
