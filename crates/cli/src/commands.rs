@@ -36,12 +36,14 @@ pub fn test(
     interpret_only: bool,
     jobs: usize,
     verbose: bool,
+    via_object: bool,
 ) -> Result<ExitCode, String> {
     let files = kestrel_filetests::collect_files(paths)?;
     let opts = Options {
         interpret_only,
         jobs,
         verbose,
+        via_object,
     };
     let summary = kestrel_filetests::run_files(&files, &opts, |r| println!("{}", r.render()));
     println!("{summary}");

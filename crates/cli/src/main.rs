@@ -44,6 +44,10 @@ enum Command {
         /// Print the outcome of every run directive.
         #[arg(short, long)]
         verbose: bool,
+        /// Run `test run` files through an ELF object: compiled by the object writer, linked
+        /// by `cc` with a generated driver, run as a separate process.
+        #[arg(long, conflicts_with = "interpret_only")]
+        via_object: bool,
     },
     /// Run a function and print its results in `; run:` literal syntax.
     ///
@@ -136,7 +140,8 @@ fn main() -> ExitCode {
             interpret_only,
             jobs,
             verbose,
-        } => commands::test(&paths, interpret_only, jobs, verbose),
+            via_object,
+        } => commands::test(&paths, interpret_only, jobs, verbose, via_object),
         Command::Run {
             file,
             function,

@@ -442,3 +442,29 @@ fn compile_dash_g_adds_dwarf_line_tables() {
     assert!(stderr(&out).contains("--output"), "{}", stderr(&out));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn test_via_object_links_and_judges_run_files() {
+    let fib = repo().join("examples/fib.clif");
+    let o = kestrel(&["test", "--via-object", fib.to_str().unwrap()]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).ends_with("1 passed, 0 failed, 0 skipped\n"),
+        "{}",
+        stdout(&o)
+    );
+    // A wrong expectation fails through the object as it does natively, and so does a trap
+    // where a value was expected.
+    let wrong = scratch(
+        "wrong_via_object.clif",
+        b"test run\ntarget x86_64\nfunction %d(i32, i32) -> i32 {\nblock0(v0: i32, v1: i32):\n    v2 = udiv v0, v1\n    return v2\n}\n; run: %d(7, 2) == 3\n; run: %d(7, 2) == 4\n; run: %d(1, 0) == 0\n",
+    );
+    let o = kestrel(&["test", "--via-object", wrong.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let out = stdout(&o);
+    assert!(
+        out.contains("FAIL") && out.contains("line 9") && out.contains("line 10"),
+        "{out}"
+    );
+    assert!(!out.contains("line 8"), "{out}");
+}

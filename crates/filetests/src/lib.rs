@@ -62,6 +62,10 @@ pub struct Options {
     pub jobs: usize,
     /// Print each run line's outcome.
     pub verbose: bool,
+    /// Run `test run` files through an ELF object linked by `cc` and run as a separate
+    /// process (see `object_run.rs`) instead of in-process; `test interpret` files are
+    /// skipped.
+    pub via_object: bool,
 }
 
 /// The outcome of one file.
@@ -203,6 +207,20 @@ pub fn run_file(path: &Path, opts: &Options) -> FileReport {
     let mut notes = Vec::new();
     let outcome = match std::fs::read(path) {
         Err(e) => Outcome::Fail(vec![format!("cannot read: {e}")]),
+        Ok(bytes) if opts.via_object => match String::from_utf8(bytes) {
+            Ok(text) => {
+                static NEXT: AtomicUsize = AtomicUsize::new(0);
+                let dir = std::env::temp_dir().join(format!(
+                    "kestrel-test-object-{}-{}",
+                    std::process::id(),
+                    NEXT.fetch_add(1, Ordering::Relaxed)
+                ));
+                let outcome = object_run::run_via_object(&text, &path.display().to_string(), &dir);
+                let _ = std::fs::remove_dir_all(&dir);
+                outcome
+            }
+            Err(_) => Outcome::Fail(vec!["not UTF-8".into()]),
+        },
         Ok(bytes) => run_bytes(&bytes, &path.display().to_string(), opts, &mut notes),
     };
     FileReport {

@@ -42,12 +42,12 @@ use crate::{directives, native_flags, run_directives, CallError, Options, Outcom
 pub fn run_via_object(text: &str, name: &str, workdir: &Path) -> Outcome {
     let header = directives::scan(text);
     let run = header.commands.iter().any(|c| c == "run");
-    let Some(target) = header.targets.iter().find(|t| t.isa == "x86_64") else {
-        return Outcome::Skip("no `target x86_64` line".into());
-    };
     if !run || header.runs.is_empty() {
         return Outcome::Skip("no `test run` directives".into());
     }
+    let Some(target) = header.targets.iter().find(|t| t.isa == "x86_64") else {
+        return Outcome::Skip("no `target x86_64` line".into());
+    };
     let funcs = match kestrel_ir::parse_functions(text, name) {
         Ok(f) => f,
         Err(e) => return Outcome::Fail(vec![e.to_string()]),
