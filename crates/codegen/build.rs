@@ -1,11 +1,29 @@
-//! Compiles the instruction-selection rules into `$OUT_DIR`, with rule coverage (the
+//! Generates the IR's view for the rules (`build/ir_ops.rs`: one `Op` variant per IR opcode)
+//! and compiles the instruction-selection rules into `$OUT_DIR`, with rule coverage (the
 //! `RULE_SITES` list and a `rule_fired` call per firing; see `isa::x64::lowering_rules`).
+
+#[path = "build/ir_ops.rs"]
+mod ir_ops;
+
 fn main() {
+    let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let ops_rules = out.join("ir_ops.rules");
+    write_if_changed(&ops_rules, &ir_ops::rules());
+    write_if_changed(&out.join("ir_ops.rs"), &ir_ops::rust());
+    println!("cargo:rerun-if-changed=build/ir_ops.rs");
+
     let mut options = kestrel_rules::Options::default();
     options.codegen.coverage = true;
+    let ops_rules = ops_rules.to_str().expect("OUT_DIR is UTF-8");
     kestrel_rules::build::compile_rules_with(
-        &["src/isa/x64/lower.rules"],
+        &[ops_rules, "src/isa/x64/lower.rules"],
         "x64_lower.rs",
         &options,
     );
+}
+
+fn write_if_changed(path: &std::path::Path, text: &str) {
+    if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
+        std::fs::write(path, text).expect("OUT_DIR is writable");
+    }
 }

@@ -418,6 +418,20 @@ pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), Codeg
 }
 
 /// A call of `callee` with signature `sig`; returns the result vregs.
+/// The signature of a runtime-library helper: System V, these parameter and result types.
+pub fn libcall_signature(params: &[Type], returns: &[Type]) -> Signature {
+    let mut sig = Signature::new(kestrel_ir::CallConv::SystemV);
+    sig.params = params
+        .iter()
+        .map(|&t| kestrel_ir::AbiParam::new(t))
+        .collect();
+    sig.returns = returns
+        .iter()
+        .map(|&t| kestrel_ir::AbiParam::new(t))
+        .collect();
+    sig
+}
+
 pub fn gen_call(
     ctx: &mut Lower<'_, Inst>,
     callee: CallDest,

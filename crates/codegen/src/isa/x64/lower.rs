@@ -8,7 +8,10 @@
 //! that record a merge are those that consume a merged producer (`alu_imm`, `imul_imm`,
 //! `shift_imm`, `cond_of`, `fcond_of`, `alu_mem`/`imul_mem` for a load, and `cmp_cond` for an immediate
 //! or load operand; a load's address folds in `lower_mem::addr_mem`), so a failed rule
-//! leaves the use counts untouched. Calls and returns are lowered here directly through the ABI.
+//! leaves the use counts untouched. Calls, returns and runtime-library calls are rules too:
+//! their constructors (`ret`, `call`, `call_indirect`, `libcall`, `divrem128`, ...) go
+//! through the ABI (`abi.rs`) and are partial; one that fails keeps its error in
+//! [`IselCtx::error`], which [`lower_inst`] returns instead of "unsupported".
 //!
 //! Every merge is optional: the extractors `imm32`, `icmp_merge`, `fcmp_merge` and
 //! `load_merge` (and `cmp_cond` for a constant operand) ask the chaos control
@@ -23,21 +26,26 @@ use kestrel_regalloc::{RegClass, VReg};
 use super::abi;
 use super::asm::alu::{AluOp, UnaryOp};
 use super::asm::bits::{BitCount, ShiftX};
-use super::asm::moves::ExtMode;
 use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::ShiftOp;
 use super::asm::sse::{FloatSize, RoundMode, SseOp};
 use super::asm::Size;
 use super::features::CpuFeatures;
-use super::inst::{CallDest, Cond, Inst, Pred, RegImm};
+use super::inst::{CallDest, Cond, Inst, RegImm};
 use super::lower_op::op_of;
 pub use super::lower_op::Op;
 use crate::chaos::Decision;
 use crate::machinst::lower::{Lower, Results};
 use crate::machinst::{BlockIndex, CodegenError};
 
+pub use super::isel::IselCtx;
+use super::isel::*;
+
 mod generated {
     use super::*;
+    // The IR types `ir_ops.rules` declares, whichever of them the rules use.
+    #[allow(unused_imports)]
+    use kestrel_ir::{AtomicRmwOp, FuncRef, GlobalValue, MemFlags, StackSlot};
     include!(concat!(env!("OUT_DIR"), "/x64_lower.rs"));
 }
 
@@ -50,7 +58,17 @@ pub fn lowering_rules() -> &'static [&'static str] {
     generated::RULE_SITES
 }
 
-/// Which division.
+/// A helper the embedder provides for an operation with no instruction here (`libcall`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Libcall {
+    Fma,
+    Ceil,
+    Floor,
+    Trunc,
+    Nearest,
+}
+
+/// Which division (`div`, `divrem128`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DivKind {
     Udiv,
@@ -62,51 +80,68 @@ pub enum DivKind {
 /// A constant operand that a user may fold: the value and its sign-extended bits.
 #[derive(Clone, Copy, Debug)]
 pub struct Imm {
-    value: Value,
-    imm: i64,
+    pub(super) value: Value,
+    pub(super) imm: i64,
 }
 
 /// A mergeable `icmp`: its result value, condition and operands.
 #[derive(Clone, Copy, Debug)]
 pub struct Cmp {
-    value: Value,
-    cc: IntCC,
-    a: Value,
-    b: Value,
+    pub(super) value: Value,
+    pub(super) cc: IntCC,
+    pub(super) a: Value,
+    pub(super) b: Value,
 }
 
 /// A mergeable `fcmp`: its result value, condition and operands.
 #[derive(Clone, Copy, Debug)]
 pub struct FCmp {
-    value: Value,
-    cc: FloatCC,
-    a: Value,
-    b: Value,
+    pub(super) value: Value,
+    pub(super) cc: FloatCC,
+    pub(super) a: Value,
+    pub(super) b: Value,
 }
 
 /// A load its single ALU user may perform: the loaded value, the load and its address.
 #[derive(Clone, Copy, Debug)]
 pub struct Ld {
-    value: Value,
-    load: IrInst,
-    addr: Value,
-    offset: i32,
-    trap: Option<TrapCode>,
+    pub(super) value: Value,
+    pub(super) load: IrInst,
+    pub(super) addr: Value,
+    pub(super) offset: i32,
+    pub(super) trap: Option<TrapCode>,
 }
 
-/// The registers an IR instruction's results live in (none for side effects).
-#[derive(Clone, Copy, Debug)]
-pub struct Out([Option<VReg>; 3]);
+/// The registers an IR instruction's results live in, in order (a split value takes two,
+/// low half first; none for side effects).
+#[derive(Clone, Debug, Default)]
+pub struct Out(Results);
 
 impl Out {
-    /// A two-register result (low half first).
+    /// No result.
+    pub(super) fn none() -> Out {
+        Out::default()
+    }
+
+    /// One register.
+    pub(super) fn one(r: VReg) -> Out {
+        Out(smallvec::smallvec![r])
+    }
+
+    /// A two-register result (low half first), or a result and a flag.
     pub(super) fn two(lo: VReg, hi: VReg) -> Out {
-        Out([Some(lo), Some(hi), None])
+        Out(smallvec::smallvec![lo, hi])
     }
 
     /// A two-register result and a one-register flag.
     pub(super) fn three(lo: VReg, hi: VReg, flag: VReg) -> Out {
-        Out([Some(lo), Some(hi), Some(flag)])
+        Out(smallvec::smallvec![lo, hi, flag])
+    }
+}
+
+impl From<Results> for Out {
+    fn from(regs: Results) -> Out {
+        Out(regs)
     }
 }
 
@@ -136,387 +171,14 @@ pub(super) fn float_size(ty: Type) -> FloatSize {
     }
 }
 
-/// The scalar SSE operation for `ty`: `ss` for f32, `sd` for f64.
-fn sse_for(ty: Type, single: SseOp, double: SseOp) -> SseOp {
-    match float_size(ty) {
-        FloatSize::F32 => single,
-        FloatSize::F64 => double,
-    }
-}
-
-/// Selection state for one IR instruction.
-pub struct IselCtx<'a, 'f> {
-    pub lower: &'a mut Lower<'f, Inst>,
-    /// The instruction being lowered.
-    pub inst: IrInst,
-    /// The lowered successors, for a terminator.
-    pub targets: &'a [BlockIndex],
-    /// What the target CPU has: an instruction it lacks gets its baseline fallback.
-    pub features: CpuFeatures,
-}
-
-/// The operation size for a type whose upper bits may be garbage (8/16 use 32-bit forms).
-fn op_size(ty: Type) -> Size {
-    if ty.bits() == 64 {
-        Size::S64
-    } else {
-        Size::S32
-    }
-}
-
-/// The exact size of an integer type.
-pub(super) fn exact_size(ty: Type) -> Size {
-    match ty.bits() {
-        8 => Size::S8,
-        16 => Size::S16,
-        32 => Size::S32,
-        _ => Size::S64,
-    }
-}
-
-/// The sign bit of a float type's bits.
-fn sign_bit(ty: Type) -> u64 {
-    1 << (ty.bits() - 1)
-}
-
-/// All bits of a float type.
-fn width_mask(ty: Type) -> u64 {
-    if ty.bits() == 64 {
-        u64::MAX
-    } else {
-        (1 << ty.bits()) - 1
-    }
-}
-
-fn int_cc(cc: IntCC) -> Cc {
-    match cc {
-        IntCC::Equal => Cc::E,
-        IntCC::NotEqual => Cc::NE,
-        IntCC::SignedLessThan => Cc::L,
-        IntCC::SignedGreaterThanOrEqual => Cc::GE,
-        IntCC::SignedGreaterThan => Cc::G,
-        IntCC::SignedLessThanOrEqual => Cc::LE,
-        IntCC::UnsignedLessThan => Cc::B,
-        IntCC::UnsignedGreaterThanOrEqual => Cc::AE,
-        IntCC::UnsignedGreaterThan => Cc::A,
-        IntCC::UnsignedLessThanOrEqual => Cc::BE,
-    }
-}
-
-impl IselCtx<'_, '_> {
-    fn int(&mut self) -> VReg {
-        self.lower.alloc_vreg(RegClass::Int)
-    }
-
-    pub(super) fn ext(&mut self, signed: bool, a: Value, to_bits: u32) -> VReg {
-        let from = self.lower.value_type(a).bits();
-        let src = self.lower.value_vreg(a);
-        let mode = match (from, to_bits == 64) {
-            (8, false) => ExtMode::BL,
-            (8, true) => ExtMode::BQ,
-            (16, false) => ExtMode::WL,
-            (16, true) => ExtMode::WQ,
-            (32, true) => ExtMode::LQ,
-            // Same width (32 → 32 is not an IR extension; a no-op for safety).
-            _ => return src,
-        };
-        let dst = self.int();
-        self.lower.emit(Inst::Ext {
-            mode,
-            signed,
-            dst,
-            src,
-        });
-        dst
-    }
-
-    /// `op` (`Lzcnt`, `Tzcnt` or `Popcnt`) of `src` at `size` (32 or 64 bits), with
-    /// baseline code when the target lacks the instruction:
-    ///
-    /// - LZCNT: `bsr` gives the index `i` of the highest set bit; `clz = i ^ (w - 1)`. For a
-    ///   zero source `bsr` sets ZF and leaves its destination undefined, so a `test`/`cmov`
-    ///   substitutes `2w - 1`, which the `xor` turns into `w`.
-    /// - TZCNT: `bsf`, with `w` substituted for a zero source the same way.
-    /// - POPCNT: the SWAR sum (bit pairs, nibbles, bytes, then a multiply by `0x0101…` that
-    ///   adds the byte counts into the top byte).
-    pub(super) fn count_bits(&mut self, op: BitCount, size: Size, src: VReg) -> VReg {
-        let have = match op {
-            BitCount::Lzcnt => self.features.lzcnt,
-            BitCount::Tzcnt => self.features.bmi1,
-            BitCount::Popcnt => self.features.popcnt,
-            BitCount::Bsf | BitCount::Bsr => true,
-        };
-        if have {
-            let dst = self.int();
-            self.lower.emit(Inst::BitCount { op, size, dst, src });
-            return dst;
-        }
-        let width: u64 = if size == Size::S64 { 64 } else { 32 };
-        let scan = |ctx: &mut Self, op: BitCount, zero_result: u64| {
-            let idx = ctx.int();
-            ctx.lower.emit(Inst::BitCount {
-                op,
-                size,
-                dst: idx,
-                src,
-            });
-            let alt = ctx.int();
-            ctx.lower.emit(Inst::MovImm {
-                dst: alt,
-                imm: zero_result,
-            });
-            let dst = ctx.int();
-            ctx.lower.emit(Inst::Cmov {
-                cond: Cond::Test {
-                    size,
-                    cc: Cc::E,
-                    a: src,
-                },
-                t: alt,
-                f: idx,
-                dst,
-            });
-            dst
-        };
-        match op {
-            BitCount::Lzcnt => {
-                let idx = scan(self, BitCount::Bsr, 2 * width - 1);
-                self.alu_at(AluOp::Xor, size, idx, RegImm::Imm(width as i32 - 1))
-            }
-            BitCount::Tzcnt => scan(self, BitCount::Bsf, width),
-            _ => self.popcnt_swar(size, src),
-        }
-    }
-
-    /// `dst = a op b` at `size`.
-    fn alu_at(&mut self, op: AluOp, size: Size, a: VReg, b: RegImm) -> VReg {
-        let dst = self.int();
-        self.lower.emit(Inst::Alu {
-            op,
-            size,
-            dst,
-            a,
-            b,
-        });
-        dst
-    }
-
-    /// `dst = a op imm` at `size`.
-    fn shift_at(&mut self, op: ShiftOp, size: Size, a: VReg, imm: u8) -> VReg {
-        let dst = self.int();
-        self.lower.emit(Inst::ShiftImm {
-            op,
-            size,
-            dst,
-            a,
-            imm,
-        });
-        dst
-    }
-
-    /// The population count of `x` at `size` without POPCNT (see [`Self::count_bits`]).
-    fn popcnt_swar(&mut self, size: Size, x: VReg) -> VReg {
-        let wide = size == Size::S64;
-        // A byte pattern repeated across the width: an immediate at 32 bits (every pattern
-        // is below 2^31), a register at 64.
-        let pattern = |ctx: &mut Self, byte: u8| {
-            if wide {
-                let r = ctx.int();
-                ctx.lower.emit(Inst::MovImm {
-                    dst: r,
-                    imm: u64::from(byte) * 0x0101_0101_0101_0101,
-                });
-                RegImm::Reg(r)
-            } else {
-                RegImm::Imm(i32::from(byte) * 0x0101_0101)
-            }
-        };
-        // x - ((x >> 1) & 0x55…): two-bit counts.
-        let m1 = pattern(self, 0x55);
-        let t = self.shift_at(ShiftOp::Shr, size, x, 1);
-        let t = self.alu_at(AluOp::And, size, t, m1);
-        let x = self.alu_at(AluOp::Sub, size, x, RegImm::Reg(t));
-        // (x & 0x33…) + ((x >> 2) & 0x33…): nibble counts.
-        let m2 = pattern(self, 0x33);
-        let t = self.shift_at(ShiftOp::Shr, size, x, 2);
-        let t = self.alu_at(AluOp::And, size, t, m2);
-        let x = self.alu_at(AluOp::And, size, x, m2);
-        let x = self.alu_at(AluOp::Add, size, x, RegImm::Reg(t));
-        // (x + (x >> 4)) & 0x0f…: byte counts.
-        let m4 = pattern(self, 0x0f);
-        let t = self.shift_at(ShiftOp::Shr, size, x, 4);
-        let x = self.alu_at(AluOp::Add, size, x, RegImm::Reg(t));
-        let x = self.alu_at(AluOp::And, size, x, m4);
-        // The multiply sums every byte into the top one.
-        let h = pattern(self, 0x01);
-        let p = self.int();
-        self.lower.emit(Inst::Imul {
-            size,
-            dst: p,
-            a: x,
-            b: h,
-        });
-        let top = if wide { 56 } else { 24 };
-        self.shift_at(ShiftOp::Shr, size, p, top)
-    }
-
-    /// Reverse the bits of the low `ty.bits()` of `x`: swap adjacent bits, pairs and nibbles
-    /// with masks, then reverse the bytes. Bits above the width are masked away at each step
-    /// before they can reach the low part.
-    pub(super) fn bitrev_reg(&mut self, ty: Type, x: VReg) -> VReg {
-        let size = op_size(ty);
-        let mut x = x;
-        for (sh, m) in [
-            (1u8, 0x5555_5555_5555_5555u64),
-            (2, 0x3333_3333_3333_3333),
-            (4, 0x0f0f_0f0f_0f0f_0f0f),
-        ] {
-            let mask = if size == Size::S64 {
-                let r = self.int();
-                self.lower.emit(Inst::MovImm { dst: r, imm: m });
-                RegImm::Reg(r)
-            } else {
-                RegImm::Imm(m as u32 as i32)
-            };
-            let alu = |this: &mut Self, op, a, b| {
-                let dst = this.int();
-                this.lower.emit(Inst::Alu {
-                    op,
-                    size,
-                    dst,
-                    a,
-                    b,
-                });
-                dst
-            };
-            let shift = |this: &mut Self, op, a| {
-                let dst = this.int();
-                this.lower.emit(Inst::ShiftImm {
-                    op,
-                    size,
-                    dst,
-                    a,
-                    imm: sh,
-                });
-                dst
-            };
-            let t1 = shift(self, ShiftOp::Shr, x);
-            let t1 = alu(self, AluOp::And, t1, mask);
-            let t2 = alu(self, AluOp::And, x, mask);
-            let t2 = shift(self, ShiftOp::Shl, t2);
-            x = alu(self, AluOp::Or, t1, RegImm::Reg(t2));
-        }
-        if ty.bits() == 8 {
-            return x;
-        }
-        let dst = self.int();
-        self.lower.emit(Inst::Bswap {
-            size: exact_size(ty),
-            dst,
-            a: x,
-        });
-        dst
-    }
-
-    fn xmm_rmr(&mut self, op: SseOp, a: VReg, b: VReg) -> VReg {
-        let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(Inst::XmmRmR { op, dst, a, b });
-        dst
-    }
-
-    fn xmm_unary(&mut self, op: SseOp, src: VReg) -> VReg {
-        let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(Inst::XmmUnary { op, dst, src });
-        dst
-    }
-
-    fn minmax(&mut self, ty: Type, max: bool, a: VReg, b: VReg) -> VReg {
-        let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(Inst::FMinMax {
-            size: float_size(ty),
-            max,
-            dst,
-            a,
-            b,
-        });
-        dst
-    }
-
-    fn cvt_int(&mut self, ty: Type, isize: Size, src: VReg) -> VReg {
-        let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(Inst::CvtIntToFloat {
-            fsize: float_size(ty),
-            isize,
-            dst,
-            src,
-        });
-        dst
-    }
-
-    /// `a op [load]` (`None`: multiply), performing the merged load `m`.
-    fn mem_op(&mut self, ty: Type, op: Option<AluOp>, a: VReg, m: Ld) -> VReg {
-        self.lower.sink_load(m.value);
-        let mem = super::lower_mem::addr_mem(self.lower, m.load, m.addr, m.offset, 0);
-        let dst = self.int();
-        self.lower.emit(Inst::AluMem {
-            op,
-            size: op_size(ty),
-            dst,
-            a,
-            mem,
-            trap: m.trap,
-        });
-        dst
-    }
-
-    pub(super) fn test(&mut self, c: Value, cc: Cc) -> Cond {
-        if self.lower.value_type(c) == Type::I128 {
-            return self.i128_test(c, cc);
-        }
-        let size = exact_size(self.lower.value_type(c));
-        let a = self.lower.value_vreg(c);
-        Cond::Test { size, cc, a }
-    }
-
-    /// `a <cc> b` for floats as `ucomis` flags. Unordered sets ZF, PF and CF, `x < y` sets
-    /// CF, equal sets ZF; so `lt`/`le`/`ugt`/`uge` swap the operands, and only `eq` (ZF
-    /// without PF) and `ne` (its negation) need two flags.
-    fn fcmp_cond(&mut self, cc: FloatCC, a: Value, b: Value) -> Cond {
-        use FloatCC::*;
-        use Pred::{And, One, Or};
-        let size = float_size(self.lower.value_type(a));
-        let (swap, pred) = match cc {
-            Ordered => (false, One(Cc::NP)),
-            Unordered => (false, One(Cc::P)),
-            Equal => (false, And(Cc::E, Cc::NP)),
-            NotEqual => (false, Or(Cc::NE, Cc::P)),
-            OrderedNotEqual => (false, One(Cc::NE)),
-            UnorderedOrEqual => (false, One(Cc::E)),
-            GreaterThan => (false, One(Cc::A)),
-            GreaterThanOrEqual => (false, One(Cc::AE)),
-            LessThan => (true, One(Cc::A)),
-            LessThanOrEqual => (true, One(Cc::AE)),
-            UnorderedOrLessThan => (false, One(Cc::B)),
-            UnorderedOrLessThanOrEqual => (false, One(Cc::BE)),
-            UnorderedOrGreaterThan => (true, One(Cc::B)),
-            UnorderedOrGreaterThanOrEqual => (true, One(Cc::BE)),
-        };
-        let (mut x, mut y) = (self.lower.value_vreg(a), self.lower.value_vreg(b));
-        if swap {
-            std::mem::swap(&mut x, &mut y);
-        }
-        Cond::Fcmp {
-            size,
-            pred,
-            a: x,
-            b: y,
-        }
-    }
-}
-
 impl generated::Context for IselCtx<'_, '_> {
     fn inst_op(&mut self, i: IrInst) -> Op {
-        op_of(self.lower.data(i))
+        match op_of(self.lower.data(i)) {
+            // A guarded select lowers as a select: `cmov` already makes the result depend on
+            // the condition's data, which is what the guard asks for.
+            Op::SelectSpectreGuard { a, b, c } => Op::Select { a, b, c },
+            op => op,
+        }
     }
 
     fn result_type(&mut self, i: IrInst) -> Option<Type> {
@@ -601,7 +263,7 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn out_reg(&mut self, r: VReg) -> Out {
-        Out([Some(r), None, None])
+        Out::one(r)
     }
 
     fn mov_imm(&mut self, ty: Type, n: i64) -> VReg {
@@ -1054,7 +716,7 @@ impl generated::Context for IselCtx<'_, '_> {
             cc: if signed { Cc::O } else { Cc::B },
             flag,
         });
-        Out([Some(dst), Some(flag), None])
+        Out::two(dst, flag)
     }
 
     fn alu_trap(&mut self, ty: Type, a: VReg, b: VReg, code: TrapCode) -> VReg {
@@ -1121,7 +783,7 @@ impl generated::Context for IselCtx<'_, '_> {
             lo,
             flag,
         });
-        Out([Some(lo), Some(flag), None])
+        Out::two(lo, flag)
     }
 
     fn bitrev(&mut self, ty: Type, a: VReg) -> VReg {
@@ -1179,7 +841,7 @@ impl generated::Context for IselCtx<'_, '_> {
             imm: (ty.bits() / 2) as u8,
         });
         // The low half is the same register: its upper bits are unspecified.
-        Out([Some(x), Some(hi), None])
+        Out::two(x, hi)
     }
 
     fn i128_ty(&mut self, ty: Type) -> Option<Type> {
@@ -1271,7 +933,7 @@ impl generated::Context for IselCtx<'_, '_> {
             cc,
             flag,
         });
-        Out([Some(dst), Some(flag), None])
+        Out::two(dst, flag)
     }
 
     fn fcvt_narrow(&mut self, ty: Type, a: Value, signed: bool, sat: bool) -> VReg {
@@ -1363,6 +1025,82 @@ impl generated::Context for IselCtx<'_, '_> {
         IntCC::UnsignedGreaterThan
     }
 
+    fn ret(&mut self, i: IrInst) -> Option<Out> {
+        let f = self.lower.f;
+        let args = f.dfg.inst(i).arguments(&f.dfg.pool).collect::<Vec<_>>();
+        let done = abi::gen_return(self.lower, &args);
+        self.result(done.map(|()| Vec::new()))
+    }
+
+    fn call(&mut self, i: IrInst) -> Option<Out> {
+        let f = self.lower.f;
+        let InstructionData::Call { func_ref, args, .. } = *f.dfg.inst(i) else {
+            return None;
+        };
+        let ext = &f.ext_funcs[func_ref];
+        let sig = &f.signatures[ext.signature];
+        let dest = CallDest::Direct(ext.name.clone());
+        let done = abi::gen_call(self.lower, dest, sig, f.dfg.pool.get(args));
+        self.result(done)
+    }
+
+    fn call_indirect(&mut self, i: IrInst) -> Option<Out> {
+        let f = self.lower.f;
+        let InstructionData::CallIndirect { sig_ref, args, .. } = *f.dfg.inst(i) else {
+            return None;
+        };
+        let args = f.dfg.pool.get(args);
+        let target = self.lower.value_vreg(args[0]);
+        let done = abi::gen_call(
+            self.lower,
+            CallDest::Indirect(target),
+            &f.signatures[sig_ref],
+            &args[1..],
+        );
+        self.result(done)
+    }
+
+    fn func_addr(&mut self, func: kestrel_ir::FuncRef) -> VReg {
+        let callee = &self.lower.f.ext_funcs[func];
+        super::lower_mem::symbol_addr(self.lower, &callee.name, 0, callee.colocated)
+    }
+
+    fn libcall(&mut self, call: Libcall, ty: Type, i: IrInst) -> Option<Out> {
+        let f = self.lower.f;
+        let args: Vec<Value> = f.dfg.inst(i).arguments(&f.dfg.pool).collect();
+        let op = match call {
+            Libcall::Fma => "Fma",
+            Libcall::Ceil => "Ceil",
+            Libcall::Floor => "Floor",
+            Libcall::Trunc => "Trunc",
+            Libcall::Nearest => "Nearest",
+        };
+        let name = format!("{op}{}", if ty == Type::F32 { "F32" } else { "F64" });
+        let sig = abi::libcall_signature(&vec![ty; args.len()], &[ty]);
+        let dest = CallDest::Direct(kestrel_ir::FunctionName::Named(name));
+        let done = abi::gen_call(self.lower, dest, &sig, &args);
+        self.result(done)
+    }
+
+    fn lacks_sse41(&mut self, _: IrInst) -> Option<()> {
+        (!self.features.sse41).then_some(())
+    }
+
+    fn divrem128(&mut self, kind: DivKind, a: Value, b: Value) -> Option<Out> {
+        let done = super::lower_i128::lower_divrem(self.lower, kind, a, b);
+        self.result(done)
+    }
+
+    fn fcvt_to128(&mut self, a: Value, signed: bool, sat: bool) -> Option<Out> {
+        let done = super::lower_i128::lower_fcvt_to(self.lower, signed, sat, a);
+        self.result(done)
+    }
+
+    fn fcvt_from128(&mut self, ty: Type, signed: bool, a: Value) -> Option<Out> {
+        let done = super::lower_i128::lower_fcvt_from(self.lower, signed, ty, a);
+        self.result(done)
+    }
+
     fn bool_true(&mut self) -> bool {
         true
     }
@@ -1416,12 +1154,12 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn trap(&mut self, code: TrapCode) -> Out {
         self.lower.emit(Inst::Ud2 { code });
-        Out([None, None, None])
+        Out::none()
     }
 
     fn trap_if(&mut self, cond: Cond, code: TrapCode) -> Out {
         self.lower.emit(Inst::TrapIf { cond, code });
-        Out([None, None, None])
+        Out::none()
     }
 
     fn branch(&mut self, cond: Cond) -> Out {
@@ -1430,14 +1168,14 @@ impl generated::Context for IselCtx<'_, '_> {
             taken: self.targets[0],
             not_taken: self.targets[1],
         });
-        Out([None, None, None])
+        Out::none()
     }
 
     fn jump(&mut self) -> Out {
         self.lower.emit(Inst::Jmp {
             target: self.targets[0],
         });
-        Out([None, None, None])
+        Out::none()
     }
 
     fn cmp_cond(&mut self, cc: IntCC, a: Value, b: Value) -> Cond {
@@ -1496,114 +1234,13 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 }
 
-/// Lower one non-branch IR instruction (calls and returns through the ABI, the rest by the
-/// rules).
+/// Lower one non-branch IR instruction: memory accesses through `lower_mem` (for now), every
+/// other instruction by the rules; `Ok(None)` when no rule matches.
 pub fn lower_inst(
     lower: &mut Lower<'_, Inst>,
     inst: IrInst,
     features: &CpuFeatures,
 ) -> Result<Option<Results>, CodegenError> {
-    let f = lower.f;
-    match *f.dfg.inst(inst) {
-        InstructionData::MultiAry {
-            opcode: Opcode::Return,
-            args,
-        } => {
-            abi::gen_return(lower, f.dfg.pool.get(args))?;
-            return Ok(Some(Results::new()));
-        }
-        InstructionData::Call { func_ref, args, .. } => {
-            let ext = &f.ext_funcs[func_ref];
-            let sig = &f.signatures[ext.signature];
-            let dest = CallDest::Direct(ext.name.clone());
-            let regs = abi::gen_call(lower, dest, sig, f.dfg.pool.get(args))?;
-            return Ok(Some(regs.into()));
-        }
-        InstructionData::CallIndirect { sig_ref, args, .. } => {
-            let sig = &f.signatures[sig_ref];
-            let args = f.dfg.pool.get(args);
-            let target = lower.value_vreg(args[0]);
-            let regs = abi::gen_call(lower, CallDest::Indirect(target), sig, &args[1..])?;
-            return Ok(Some(regs.into()));
-        }
-        InstructionData::Binary {
-            opcode: opcode @ (Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem),
-            args: [a, b],
-        } if f.dfg.value_type(a) == Type::I128 => {
-            let regs = super::lower_i128::lower_divrem(lower, opcode, a, b)?;
-            return Ok(Some(regs.into()));
-        }
-        InstructionData::Unary {
-            opcode:
-                opcode @ (Opcode::FcvtToSint
-                | Opcode::FcvtToUint
-                | Opcode::FcvtToSintSat
-                | Opcode::FcvtToUintSat),
-            arg,
-        } if f
-            .dfg
-            .inst_results(inst)
-            .first()
-            .map(|&r| f.dfg.value_type(r))
-            == Some(Type::I128) =>
-        {
-            let regs = super::lower_i128::lower_fcvt_to(lower, opcode, arg)?;
-            return Ok(Some(regs.into()));
-        }
-        InstructionData::Unary {
-            opcode: opcode @ (Opcode::FcvtFromSint | Opcode::FcvtFromUint),
-            arg,
-        } if f.dfg.value_type(arg) == Type::I128 => {
-            let to = f
-                .dfg
-                .value_type(f.dfg.first_result(inst).expect("a conversion result"));
-            let signed = opcode == Opcode::FcvtFromSint;
-            let regs = super::lower_i128::lower_fcvt_from(lower, signed, to, arg)?;
-            return Ok(Some(regs.into()));
-        }
-        InstructionData::Ternary {
-            opcode: Opcode::Fma,
-            args,
-        } => {
-            // No FMA instruction in the assembler yet: call the `FmaF32`/`FmaF64` libcall,
-            // which the embedder provides (the test runner does).
-            let ty = f.dfg.value_type(args[0]);
-            let name = if ty == Type::F32 { "FmaF32" } else { "FmaF64" };
-            let mut sig = kestrel_ir::Signature::new(kestrel_ir::CallConv::SystemV);
-            sig.params = vec![kestrel_ir::AbiParam::new(ty); 3];
-            sig.returns = vec![kestrel_ir::AbiParam::new(ty)];
-            let dest = CallDest::Direct(kestrel_ir::FunctionName::Named(name.into()));
-            let regs = abi::gen_call(lower, dest, &sig, &args)?;
-            return Ok(Some(regs.into()));
-        }
-        InstructionData::Unary {
-            opcode: opcode @ (Opcode::Ceil | Opcode::Floor | Opcode::Trunc | Opcode::Nearest),
-            arg,
-        } if !features.sse41 => {
-            // No ROUNDSS/ROUNDSD without SSE4.1: call the rounding libcall (`CeilF32`, …),
-            // which the embedder provides (the test runner does).
-            let ty = f.dfg.value_type(arg);
-            let op = match opcode {
-                Opcode::Ceil => "Ceil",
-                Opcode::Floor => "Floor",
-                Opcode::Trunc => "Trunc",
-                _ => "Nearest",
-            };
-            let name = format!("{op}{}", if ty == Type::F32 { "F32" } else { "F64" });
-            let mut sig = kestrel_ir::Signature::new(kestrel_ir::CallConv::SystemV);
-            sig.params = vec![kestrel_ir::AbiParam::new(ty)];
-            sig.returns = vec![kestrel_ir::AbiParam::new(ty)];
-            let dest = CallDest::Direct(kestrel_ir::FunctionName::Named(name));
-            let regs = abi::gen_call(lower, dest, &sig, &[arg])?;
-            return Ok(Some(regs.into()));
-        }
-        InstructionData::FuncAddr { func_ref, .. } => {
-            let callee = &f.ext_funcs[func_ref];
-            let dst = super::lower_mem::symbol_addr(lower, &callee.name, 0, callee.colocated);
-            return Ok(Some(smallvec::smallvec![dst]));
-        }
-        _ => {}
-    }
     super::lower_i128::check_i128(lower, inst)?;
     if let Some(regs) = super::lower_mem::lower_memory(lower, inst)? {
         return Ok(Some(regs));
@@ -1613,8 +1250,12 @@ pub fn lower_inst(
         inst,
         targets: &[],
         features: *features,
+        error: None,
     };
-    Ok(generated::constructor_lower(&mut ctx, inst).map(|o| o.0.into_iter().flatten().collect()))
+    match generated::constructor_lower(&mut ctx, inst) {
+        Some(out) => Ok(Some(out.0)),
+        None => ctx.error.map_or(Ok(None), Err),
+    }
 }
 
 /// Lower a block terminator with its lowered successors.
@@ -1633,6 +1274,7 @@ pub fn lower_branch(
         inst,
         targets,
         features: *features,
+        error: None,
     };
     generated::constructor_lower_branch(&mut ctx, inst).map(|_| ())
 }

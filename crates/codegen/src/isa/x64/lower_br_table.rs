@@ -15,7 +15,7 @@ use kestrel_regalloc::RegClass;
 use super::asm::moves::ExtMode;
 use super::asm::Size;
 use super::inst::Inst;
-use super::lower::exact_size;
+use super::isel::exact_size;
 use crate::machinst::lower::Lower;
 use crate::machinst::BlockIndex;
 

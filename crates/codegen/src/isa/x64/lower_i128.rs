@@ -10,10 +10,7 @@
 //! [`check_i128`] rejects (as unsupported) every instruction that touches an `i128` value
 //! without a rule here, so no single-register rule ever sees half of a pair.
 
-use kestrel_ir::{
-    AbiParam, CallConv, FunctionName, Inst as IrInst, IntCC, Opcode, Signature, TrapCode, Type,
-    Value,
-};
+use kestrel_ir::{FunctionName, Inst as IrInst, IntCC, Opcode, TrapCode, Type, Value};
 use kestrel_regalloc::{RegClass, VReg};
 
 use super::asm::alu::{AluOp, UnaryOp};
@@ -23,7 +20,7 @@ use super::asm::shift::{DoubleShift, ShiftOp};
 use super::asm::sse::FloatSize;
 use super::asm::Size;
 use super::inst::{CallDest, Cond, Inst, Pred, RegImm};
-use super::lower::{IselCtx, Out};
+use super::lower::{DivKind, IselCtx, Out};
 use crate::machinst::lower::Lower;
 use crate::machinst::CodegenError;
 
@@ -92,6 +89,7 @@ const I128_OPCODES: &[Opcode] = &[
     Opcode::Bitcast,
     Opcode::Return,
     Opcode::Call,
+    Opcode::CallIndirect,
     Opcode::Jump,
     Opcode::Load,
     Opcode::Store,
@@ -126,7 +124,7 @@ pub fn check_i128(lower: &Lower<'_, Inst>, inst: IrInst) -> Result<(), CodegenEr
 /// and needs no check.
 pub fn lower_divrem(
     lower: &mut Lower<'_, Inst>,
-    opcode: Opcode,
+    kind: DivKind,
     a: Value,
     b: Value,
 ) -> Result<Vec<VReg>, CodegenError> {
@@ -153,7 +151,7 @@ pub fn lower_divrem(
         },
         code: TrapCode::INTEGER_DIVISION_BY_ZERO,
     });
-    if opcode == Opcode::Sdiv {
+    if kind == DivKind::Sdiv {
         // b == -1: both halves all ones.
         let both = alu(lower, AluOp::And, bl, RegImm::Reg(bh));
         let minus_one = int(lower);
@@ -193,15 +191,13 @@ pub fn lower_divrem(
             code: TrapCode::INTEGER_OVERFLOW,
         });
     }
-    let name = match opcode {
-        Opcode::Udiv => "__udivti3",
-        Opcode::Sdiv => "__divti3",
-        Opcode::Urem => "__umodti3",
-        _ => "__modti3",
+    let name = match kind {
+        DivKind::Udiv => "__udivti3",
+        DivKind::Sdiv => "__divti3",
+        DivKind::Urem => "__umodti3",
+        DivKind::Srem => "__modti3",
     };
-    let mut sig = Signature::new(CallConv::SystemV);
-    sig.params = vec![AbiParam::new(Type::I128); 2];
-    sig.returns = vec![AbiParam::new(Type::I128)];
+    let sig = super::abi::libcall_signature(&[Type::I128; 2], &[Type::I128]);
     let dest = CallDest::Direct(FunctionName::Named(name.into()));
     super::abi::gen_call(lower, dest, &sig, &[a, b])
 }
@@ -220,9 +216,7 @@ pub fn lower_fcvt_from(
         (false, true) => "__floatuntisf",
         (false, false) => "__floatuntidf",
     };
-    let mut sig = Signature::new(CallConv::SystemV);
-    sig.params = vec![AbiParam::new(Type::I128)];
-    sig.returns = vec![AbiParam::new(to)];
+    let sig = super::abi::libcall_signature(&[Type::I128], &[to]);
     let dest = CallDest::Direct(FunctionName::Named(name.into()));
     super::abi::gen_call(lower, dest, &sig, &[a])
 }
@@ -233,11 +227,10 @@ pub fn lower_fcvt_from(
 /// that case and then replace the result with 0, MIN or MAX.
 pub fn lower_fcvt_to(
     lower: &mut Lower<'_, Inst>,
-    opcode: Opcode,
+    signed: bool,
+    sat: bool,
     a: Value,
 ) -> Result<Vec<VReg>, CodegenError> {
-    let signed = matches!(opcode, Opcode::FcvtToSint | Opcode::FcvtToSintSat);
-    let sat = matches!(opcode, Opcode::FcvtToSintSat | Opcode::FcvtToUintSat);
     let from = lower.value_type(a);
     let f32 = from == Type::F32;
     let fsize = if f32 { FloatSize::F32 } else { FloatSize::F64 };
@@ -293,9 +286,7 @@ pub fn lower_fcvt_to(
         (false, true) => "__fixunssfti",
         (false, false) => "__fixunsdfti",
     };
-    let mut sig = Signature::new(CallConv::SystemV);
-    sig.params = vec![AbiParam::new(from)];
-    sig.returns = vec![AbiParam::new(Type::I128)];
+    let sig = super::abi::libcall_signature(&[from], &[Type::I128]);
     let dest = CallDest::Direct(FunctionName::Named(name.into()));
     if !sat {
         lower.emit(Inst::TrapIf {

@@ -14,6 +14,7 @@ pub mod asm;
 pub mod emit;
 pub mod features;
 pub mod inst;
+mod isel;
 pub mod lower;
 pub mod lower_br_table;
 pub mod lower_i128;
