@@ -413,6 +413,8 @@ impl<'a> TermEmitter<'a> {
                 for (id, ty, value) in locals {
                     let v = self.rhs(value, false);
                     let rust = self.ty(*ty).rust_name();
+                    // A local may be bound only for its effects (a sequence), so unused.
+                    self.w.line("#[allow(unused_variables)]");
                     self.w.line(&format!("let l{id}: {rust} = {v};"));
                 }
                 self.rhs(body, top)

@@ -20,7 +20,11 @@
 //! no match when told to skip, so a lower-priority rule takes the general form. The rules
 //! report each firing through `rule_fired` (indices into [`lowering_rules`]).
 
-use kestrel_ir::{FloatCC, Inst as IrInst, InstructionData, IntCC, Opcode, TrapCode, Type, Value};
+use kestrel_ir::entity::EntityRef;
+use kestrel_ir::{
+    AtomicRmwOp, FloatCC, GlobalValue, Inst as IrInst, InstructionData, IntCC, MemFlags, StackSlot,
+    TrapCode, Type, Value,
+};
 use kestrel_regalloc::{RegClass, VReg};
 
 use super::abi;
@@ -31,7 +35,8 @@ use super::asm::shift::ShiftOp;
 use super::asm::sse::{FloatSize, RoundMode, SseOp};
 use super::asm::Size;
 use super::features::CpuFeatures;
-use super::inst::{CallDest, Cond, Inst, RegImm};
+use super::inst::{CallDest, Cond, FrameValue, Inst, LoadKind, Mem, RegImm, StoreKind};
+use super::lower_mem::{self, LoadWidth, StoreWidth};
 use super::lower_op::op_of;
 pub use super::lower_op::Op;
 use crate::chaos::Decision;
@@ -41,11 +46,14 @@ use crate::machinst::{BlockIndex, CodegenError};
 pub use super::isel::IselCtx;
 use super::isel::*;
 
+// The generated selector clones extern enum values it uses twice (some are `Copy`), and
+// matches every variant with a struct pattern (some are unit variants).
+#[allow(clippy::clone_on_copy, clippy::unneeded_struct_pattern)]
 mod generated {
     use super::*;
     // The IR types `ir_ops.rules` declares, whichever of them the rules use.
     #[allow(unused_imports)]
-    use kestrel_ir::{AtomicRmwOp, FuncRef, GlobalValue, MemFlags, StackSlot};
+    use kestrel_ir::FuncRef;
     include!(concat!(env!("OUT_DIR"), "/x64_lower.rs"));
 }
 
@@ -205,30 +213,20 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn icmp_merge(&mut self, v: Value) -> Option<Cmp> {
         let inst = self.lower.mergeable_inst(v, self.inst)?;
-        let cmp = match *self.lower.data(inst) {
-            InstructionData::IntCompare {
-                opcode: Opcode::Icmp,
-                cond,
-                args: [a, b],
-            } => Cmp {
-                value: v,
-                cc: cond,
-                a,
-                b,
-            },
-            _ => return None,
+        let Op::Icmp { cc, a, b } = op_of(self.lower.data(inst)) else {
+            return None;
         };
+        let cmp = Cmp { value: v, cc, a, b };
         (!self.lower.should_skip(Decision::IcmpFusion)).then_some(cmp)
     }
 
     fn load_merge(&mut self, v: Value) -> Option<Ld> {
         let load = self.lower.mergeable_load(v, self.inst)?;
         let ty = self.lower.value_type(v);
-        match *self.lower.data(load) {
-            InstructionData::Load {
-                opcode: Opcode::Load,
+        match op_of(self.lower.data(load)) {
+            Op::Load {
                 flags,
-                arg,
+                a: arg,
                 offset,
             } if (ty == Type::I32 || ty == Type::I64)
                 && flags.endianness != Some(kestrel_ir::immediates::Endianness::Big)
@@ -487,12 +485,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn fcmp_merge(&mut self, v: Value) -> Option<FCmp> {
         let inst = self.lower.mergeable_inst(v, self.inst)?;
-        let InstructionData::FloatCompare {
-            opcode: Opcode::Fcmp,
-            cond,
-            args: [a, b],
-        } = *self.lower.data(inst)
-        else {
+        let Op::Fcmp { cc: cond, a, b } = op_of(self.lower.data(inst)) else {
             return None;
         };
         let m = FCmp {
@@ -1101,6 +1094,205 @@ impl generated::Context for IselCtx<'_, '_> {
         self.result(done)
     }
 
+    fn value_type(&mut self, v: Value) -> Type {
+        self.lower.value_type(v)
+    }
+
+    fn amode(&mut self, addr: Value, offset: i32) -> Mem {
+        lower_mem::addr_mem(self.lower, self.inst, addr, offset, 0)
+    }
+
+    fn amode_wide(&mut self, addr: Value, offset: i32) -> Mem {
+        lower_mem::addr_mem(self.lower, self.inst, addr, offset, 8)
+    }
+
+    fn reg_mem(&mut self, addr: Value) -> Mem {
+        let base = self.lower.value_vreg(addr);
+        Mem::Reg { base, disp: 0 }
+    }
+
+    fn slot_mem(&mut self, slot: StackSlot, offset: i32) -> Mem {
+        Mem::Slot {
+            slot: slot.index() as u32,
+            disp: offset,
+        }
+    }
+
+    fn little(&mut self, flags: MemFlags) -> Option<MemFlags> {
+        (!lower_mem::is_big(flags)).then_some(flags)
+    }
+
+    fn big(&mut self, flags: MemFlags) -> Option<MemFlags> {
+        lower_mem::is_big(flags).then_some(flags)
+    }
+
+    fn notrap(&mut self) -> MemFlags {
+        MemFlags::trusted()
+    }
+
+    fn load_kind(&mut self, ty: Type, width: LoadWidth) -> Option<LoadKind> {
+        lower_mem::load_kind(ty, width)
+    }
+
+    fn store_kind(&mut self, ty: Type, width: StoreWidth) -> Option<StoreKind> {
+        lower_mem::store_kind(ty, width)
+    }
+
+    fn load(&mut self, kind: LoadKind, mem: Mem, flags: MemFlags) -> VReg {
+        lower_mem::load(self.lower, kind, mem, flags.trap_code)
+    }
+
+    fn store(&mut self, kind: StoreKind, src: VReg, mem: Mem, flags: MemFlags) -> Out {
+        self.lower.emit(Inst::Store {
+            kind,
+            src,
+            mem,
+            trap: flags.trap_code,
+        });
+        Out::none()
+    }
+
+    fn load_pair(&mut self, mem: Mem, flags: MemFlags) -> Out {
+        let hi = lower_mem::hi(mem);
+        Out::from(lower_mem::load_pair(self.lower, [mem, hi], flags.trap_code))
+    }
+
+    fn store_pair(&mut self, v: Value, mem: Mem, flags: MemFlags) -> Out {
+        let hi = lower_mem::hi(mem);
+        lower_mem::store_pair(self.lower, v, [mem, hi], flags.trap_code);
+        Out::none()
+    }
+
+    fn load_big(&mut self, width: LoadWidth, ty: Type, mem: Mem, flags: MemFlags) -> Option<Out> {
+        // `[a]` (an atomic access) has no room for a second half; only i128 needs one.
+        let hi = mem.offset(8).unwrap_or(mem);
+        lower_mem::load_big(self.lower, width, ty, mem, hi, flags.trap_code).map(Out::from)
+    }
+
+    fn store_big(&mut self, width: StoreWidth, v: Value, mem: Mem, flags: MemFlags) -> Option<Out> {
+        let hi = mem.offset(8).unwrap_or(mem);
+        lower_mem::store_big(self.lower, width, v, mem, hi, flags.trap_code).map(|()| Out::none())
+    }
+
+    fn stack_addr(&mut self, slot: StackSlot, offset: i32) -> VReg {
+        let dst = self.int();
+        self.lower.emit(Inst::StackAddr {
+            dst,
+            slot: slot.index() as u32,
+            disp: offset,
+        });
+        dst
+    }
+
+    fn fence(&mut self) -> Out {
+        self.lower.emit(Inst::Fence);
+        Out::none()
+    }
+
+    fn atomic_rmw(&mut self, ty: Type, op: AtomicRmwOp, addr: VReg, val: VReg) -> VReg {
+        let (size, dst) = (exact_size(ty), self.int());
+        self.lower.emit(match op {
+            AtomicRmwOp::Add | AtomicRmwOp::Sub | AtomicRmwOp::Xchg => Inst::AtomicXadd {
+                size,
+                op,
+                addr,
+                val,
+                dst,
+            },
+            _ => Inst::AtomicLoop {
+                size,
+                op,
+                addr,
+                val,
+                dst,
+            },
+        });
+        dst
+    }
+
+    fn atomic_cas(&mut self, ty: Type, addr: VReg, expected: VReg, repl: VReg) -> VReg {
+        let dst = self.int();
+        self.lower.emit(Inst::AtomicCas {
+            size: exact_size(ty),
+            addr,
+            expected,
+            repl,
+            dst,
+        });
+        dst
+    }
+
+    fn atomic_load128(&mut self, addr: Value) -> Out {
+        // cmpxchg16b with expected = replacement = 0 loads the value (and rewrites it
+        // unchanged if it was 0).
+        let addr = self.lower.value_vreg(addr);
+        let z: Vec<VReg> = (0..4).map(|_| self.mov_imm(Type::I64, 0)).collect();
+        let dst = [self.int(), self.int()];
+        self.lower.emit(Inst::AtomicCas128 {
+            addr,
+            expected: [z[0], z[1]],
+            repl: [z[2], z[3]],
+            dst,
+        });
+        Out::two(dst[0], dst[1])
+    }
+
+    fn atomic_store128(&mut self, val: Value, addr: Value) -> Out {
+        self.atomic_rmw128(AtomicRmwOp::Xchg, addr, val);
+        Out::none()
+    }
+
+    fn atomic_rmw128(&mut self, op: AtomicRmwOp, addr: Value, val: Value) -> Out {
+        let addr = self.lower.value_vreg(addr);
+        let v = self.lower.value_regs(val);
+        let (dst, tmp) = ([self.int(), self.int()], [self.int(), self.int()]);
+        self.lower.emit(Inst::AtomicLoop128 {
+            op,
+            addr,
+            val: [v.regs()[0], v.regs()[1]],
+            dst,
+            tmp,
+        });
+        Out::two(dst[0], dst[1])
+    }
+
+    fn atomic_cas128(&mut self, addr: Value, expected: Value, repl: Value) -> Out {
+        let addr = self.lower.value_vreg(addr);
+        let (e, r) = (self.lower.value_regs(expected), self.lower.value_regs(repl));
+        let dst = [self.int(), self.int()];
+        self.lower.emit(Inst::AtomicCas128 {
+            addr,
+            expected: [e.regs()[0], e.regs()[1]],
+            repl: [r.regs()[0], r.regs()[1]],
+            dst,
+        });
+        Out::two(dst[0], dst[1])
+    }
+
+    fn frame_value(&mut self, what: FrameValue) -> VReg {
+        let dst = self.int();
+        self.lower.emit(Inst::FrameValue { dst, what });
+        dst
+    }
+
+    fn i64_ty(&mut self, ty: Type) -> Option<Type> {
+        (ty == Type::I64).then_some(ty)
+    }
+
+    fn global_value(&mut self, gv: GlobalValue) -> Option<Out> {
+        let done = lower_mem::global_value_vreg(self.lower, gv, 0).map(|r| vec![r]);
+        self.result(done)
+    }
+
+    fn debugtrap(&mut self) -> Out {
+        self.lower.emit(Inst::Debugtrap);
+        Out::none()
+    }
+
+    fn nothing(&mut self) -> Out {
+        Out::none()
+    }
+
     fn bool_true(&mut self) -> bool {
         true
     }
@@ -1171,6 +1363,11 @@ impl generated::Context for IselCtx<'_, '_> {
         Out::none()
     }
 
+    fn br_table(&mut self, index: Value) -> Out {
+        super::lower_br_table::lower_br_table(self.lower, index, self.targets);
+        Out::none()
+    }
+
     fn jump(&mut self) -> Out {
         self.lower.emit(Inst::Jmp {
             target: self.targets[0],
@@ -1234,17 +1431,13 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 }
 
-/// Lower one non-branch IR instruction: memory accesses through `lower_mem` (for now), every
-/// other instruction by the rules; `Ok(None)` when no rule matches.
+/// Lower one non-branch IR instruction by the rules; `Ok(None)` when no rule matches.
 pub fn lower_inst(
     lower: &mut Lower<'_, Inst>,
     inst: IrInst,
     features: &CpuFeatures,
 ) -> Result<Option<Results>, CodegenError> {
     super::lower_i128::check_i128(lower, inst)?;
-    if let Some(regs) = super::lower_mem::lower_memory(lower, inst)? {
-        return Ok(Some(regs));
-    }
     let mut ctx = IselCtx {
         lower,
         inst,
@@ -1265,10 +1458,6 @@ pub fn lower_branch(
     targets: &[BlockIndex],
     features: &CpuFeatures,
 ) -> Option<()> {
-    if let InstructionData::BranchTable { arg, .. } = *lower.f.dfg.inst(inst) {
-        super::lower_br_table::lower_br_table(lower, arg, targets);
-        return Some(());
-    }
     let mut ctx = IselCtx {
         lower,
         inst,

@@ -1,33 +1,46 @@
-//! Loads, stores and stack slots for the x86-64 selector.
+//! Memory for the x86-64 selector: the pieces the memory rules of `lower.rules` are built
+//! from.
 //!
 //! # Contract
 //!
-//! [`lower_memory`] lowers `load`/`store` (and their extending and truncating forms),
-//! `stack_load`, `stack_store` and `stack_addr`, or returns `Ok(None)` for any other
-//! instruction. Accesses through a pointer are trap sites with the flags' trap code (none for
-//! `notrap` and for stack slots); big-endian accesses are unsupported; `i128` is two 64-bit
-//! accesses, low half at the lower address.
+//! - [`addr_mem`] folds an address (`iadd`s of a base, a scaled index and constants) into one
+//!   x86-64 addressing mode, merging the producers it absorbs; `slack` keeps room for a
+//!   second access 8 bytes further (`i128` halves).
+//! - [`load_kind`]/[`store_kind`] choose the instruction for a little-endian access of a
+//!   [`LoadWidth`]/[`StoreWidth`] (one per load or store opcode); [`load`] emits it.
+//! - [`load_big`]/[`store_big`]: big-endian accesses (the same bytes, byte-swapped at the
+//!   access width, before any sign extension; `i128` high half first).
+//! - [`load_pair`]/[`store_pair`]: `i128` as two 64-bit accesses, low half first.
+//! - [`global_value_vreg`] evaluates a global value chain; [`symbol_addr`] a symbol's address.
+//!
+//! Accesses through a pointer are trap sites with the flags' trap code (none for `notrap`
+//! and for stack slots).
+//!
+//! Cost: O(1) per access, plus the length of a global value chain (bounded).
 
-use kestrel_ir::entity::EntityRef;
 use kestrel_ir::immediates::Endianness;
 use kestrel_ir::{
-    ArgumentPurpose, AtomicRmwOp, GlobalValue, GlobalValueData, Inst as IrInst, InstructionData,
-    MemFlags, Opcode, TrapCode, Type, Value,
+    ArgumentPurpose, GlobalValue, GlobalValueData, Inst as IrInst, MemFlags, TrapCode, Type, Value,
 };
 use kestrel_regalloc::{RegClass, VReg};
 
 use super::asm::alu::AluOp;
 use super::asm::moves::ExtMode;
 use super::asm::Size;
-use super::inst::{FrameValue, Inst, LoadKind, Mem, RegImm, StoreKind};
+use super::inst::{Inst, LoadKind, Mem, RegImm, StoreKind};
 use super::isel::exact_size;
 use super::lower::float_size;
+use super::lower_op::{op_of, Op};
 use crate::chaos::Decision;
 use crate::machinst::lower::{Lower, Results};
 use crate::machinst::CodegenError;
 
 /// Load the two halves of an `i128` (little-endian: low half first).
-fn load_pair(lower: &mut Lower<'_, Inst>, mems: [Mem; 2], trap: Option<TrapCode>) -> Results {
+pub(super) fn load_pair(
+    lower: &mut Lower<'_, Inst>,
+    mems: [Mem; 2],
+    trap: Option<TrapCode>,
+) -> Results {
     mems.iter()
         .map(|&mem| {
             let dst = lower.alloc_vreg(RegClass::Int);
@@ -43,7 +56,12 @@ fn load_pair(lower: &mut Lower<'_, Inst>, mems: [Mem; 2], trap: Option<TrapCode>
 }
 
 /// Store the two halves of the `i128` value `val`.
-fn store_pair(lower: &mut Lower<'_, Inst>, val: Value, mems: [Mem; 2], trap: Option<TrapCode>) {
+pub(super) fn store_pair(
+    lower: &mut Lower<'_, Inst>,
+    val: Value,
+    mems: [Mem; 2],
+    trap: Option<TrapCode>,
+) {
     let regs = lower.value_regs(val);
     for (&src, mem) in regs.regs().iter().zip(mems) {
         lower.emit(Inst::Store {
@@ -59,13 +77,7 @@ fn int(lower: &mut Lower<'_, Inst>) -> VReg {
     lower.alloc_vreg(RegClass::Int)
 }
 
-fn zero(lower: &mut Lower<'_, Inst>) -> VReg {
-    let dst = int(lower);
-    lower.emit(Inst::MovImm { dst, imm: 0 });
-    dst
-}
-
-fn is_big(flags: MemFlags) -> bool {
+pub(super) fn is_big(flags: MemFlags) -> bool {
     flags.endianness == Some(Endianness::Big)
 }
 
@@ -110,7 +122,7 @@ pub(super) fn symbol_addr(
 /// Evaluate global value `gv` into a fresh vreg (a `vmctx` parameter, loads from it, and
 /// constant offsets). Each `global_value` instruction evaluates its chain again: the chain
 /// has no instruction of its own whose result could be shared.
-fn global_value_vreg(
+pub(super) fn global_value_vreg(
     lower: &mut Lower<'_, Inst>,
     gv: GlobalValue,
     depth: u32,
@@ -221,9 +233,9 @@ fn global_value_vreg(
 
 /// A big-endian load: the little-endian load of the same bytes, then a byte swap at the
 /// access width (before any sign extension). `hi_mem` is `mem + 8`, for `i128`.
-fn load_big(
+pub(super) fn load_big(
     lower: &mut Lower<'_, Inst>,
-    opcode: Opcode,
+    width: LoadWidth,
     ty: Type,
     mem: Mem,
     hi_mem: Mem,
@@ -240,24 +252,23 @@ fn load_big(
         });
         dst
     };
-    let v = match (opcode, ty.bits()) {
-        (Opcode::Load | Opcode::Uload8 | Opcode::Sload8, _)
-            if opcode != Opcode::Load || ty.bits() == 8 =>
-        {
-            let kind = match opcode {
-                Opcode::Sload8 => LoadKind::Sext(if wide { ExtMode::BQ } else { ExtMode::BL }),
+    use LoadWidth as W;
+    let v = match (width, ty.bits()) {
+        (W::Full | W::U8 | W::S8, _) if width != W::Full || ty.bits() == 8 => {
+            let kind = match width {
+                W::S8 => LoadKind::Sext(if wide { ExtMode::BQ } else { ExtMode::BL }),
                 _ => LoadKind::Zext(ExtMode::BL),
             };
             load_int(lower, kind, mem, trap)
         }
-        (Opcode::Load, 128) => {
+        (W::Full, 128) => {
             // The high half comes first in memory.
             let hi = load_int(lower, LoadKind::Int(Size::S64), mem, trap);
             let lo = load_int(lower, LoadKind::Int(Size::S64), hi_mem, trap);
             let (lo, hi) = (bswap(lower, Size::S64, lo), bswap(lower, Size::S64, hi));
             return Some(smallvec::smallvec![lo, hi]);
         }
-        (Opcode::Load, _) if ty.is_float() => {
+        (W::Full, _) if ty.is_float() => {
             let size = if ty.bits() == 64 {
                 Size::S64
             } else {
@@ -273,25 +284,25 @@ fn load_big(
             });
             return Some(smallvec::smallvec![dst]);
         }
-        (Opcode::Load, 16) | (Opcode::Uload16, _) => {
+        (W::Full, 16) | (W::U16, _) => {
             let raw = load_int(lower, LoadKind::Zext(ExtMode::WL), mem, trap);
             bswap(lower, Size::S16, raw)
         }
-        (Opcode::Sload16, _) => {
+        (W::S16, _) => {
             let raw = load_int(lower, LoadKind::Zext(ExtMode::WL), mem, trap);
             let swapped = bswap(lower, Size::S16, raw);
             sext(lower, if wide { ExtMode::WQ } else { ExtMode::WL }, swapped)
         }
-        (Opcode::Load, 32) | (Opcode::Uload32, _) => {
+        (W::Full, 32) | (W::U32, _) => {
             let raw = load_int(lower, LoadKind::Int(Size::S32), mem, trap);
             bswap(lower, Size::S32, raw)
         }
-        (Opcode::Sload32, _) => {
+        (W::S32, _) => {
             let raw = load_int(lower, LoadKind::Int(Size::S32), mem, trap);
             let swapped = bswap(lower, Size::S32, raw);
             sext(lower, ExtMode::LQ, swapped)
         }
-        (Opcode::Load, 64) => {
+        (W::Full, 64) => {
             let raw = load_int(lower, LoadKind::Int(Size::S64), mem, trap);
             bswap(lower, Size::S64, raw)
         }
@@ -301,9 +312,9 @@ fn load_big(
 }
 
 /// A big-endian store: byte-swap a copy at the access width, then store it.
-fn store_big(
+pub(super) fn store_big(
     lower: &mut Lower<'_, Inst>,
-    opcode: Opcode,
+    width: StoreWidth,
     val: Value,
     mem: Mem,
     hi_mem: Mem,
@@ -318,11 +329,11 @@ fn store_big(
             trap,
         });
     };
-    let size = match opcode {
-        Opcode::Istore8 => Size::S8,
-        Opcode::Istore16 => Size::S16,
-        Opcode::Istore32 => Size::S32,
-        Opcode::Store if ty == Type::I128 => {
+    let size = match width {
+        StoreWidth::B8 => Size::S8,
+        StoreWidth::B16 => Size::S16,
+        StoreWidth::B32 => Size::S32,
+        StoreWidth::Full if ty == Type::I128 => {
             let regs = lower.value_regs(val);
             let (lo, hi) = (regs.regs()[0], regs.regs()[1]);
             let (lo, hi) = (bswap(lower, Size::S64, lo), bswap(lower, Size::S64, hi));
@@ -330,7 +341,7 @@ fn store_big(
             store(lower, Size::S64, lo, hi_mem);
             return Some(());
         }
-        Opcode::Store if ty.is_float() || ty.bits() <= 64 => exact_size(ty.as_int()),
+        StoreWidth::Full if ty.is_float() || ty.bits() <= 64 => exact_size(ty.as_int()),
         _ => return None,
     };
     let mut src = lower.value_vreg(val);
@@ -351,441 +362,86 @@ fn store_big(
 }
 
 /// The high half of a two-half access at `mem` (8 bytes further; `addr_mem` left room).
-fn hi(mem: Mem) -> Mem {
+pub(super) fn hi(mem: Mem) -> Mem {
     mem.offset(8)
         .expect("addr_mem keeps 8 bytes of displacement slack")
 }
 
-fn check_endianness(flags: MemFlags) -> Result<(), CodegenError> {
-    match flags.endianness {
-        Some(Endianness::Big) => Err(CodegenError::unsupported("big-endian memory access")),
-        _ => Ok(()),
-    }
+/// Which bytes a load reads and how it extends them (one per load opcode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadWidth {
+    Full,
+    U8,
+    S8,
+    U16,
+    S16,
+    U32,
+    S32,
 }
 
-/// Loads, stores and stack slots; `Ok(None)` for any other instruction.
-pub fn lower_memory(
+/// Which bytes a store writes (one per store opcode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreWidth {
+    Full,
+    B8,
+    B16,
+    B32,
+}
+
+/// The little-endian load of `width` into a value of type `ty`; `None` for `i128` (two
+/// halves: [`load_pair`]) and combinations no opcode allows.
+pub(super) fn load_kind(ty: Type, width: LoadWidth) -> Option<LoadKind> {
+    let wide = ty.bits() == 64;
+    Some(match width {
+        LoadWidth::Full => match ty.bits() {
+            _ if ty.is_float() => LoadKind::Float(float_size(ty)),
+            8 => LoadKind::Zext(ExtMode::BL),
+            16 => LoadKind::Zext(ExtMode::WL),
+            32 => LoadKind::Int(Size::S32),
+            64 => LoadKind::Int(Size::S64),
+            _ => return None,
+        },
+        LoadWidth::U8 => LoadKind::Zext(ExtMode::BL),
+        LoadWidth::S8 => LoadKind::Sext(if wide { ExtMode::BQ } else { ExtMode::BL }),
+        LoadWidth::U16 => LoadKind::Zext(ExtMode::WL),
+        LoadWidth::S16 => LoadKind::Sext(if wide { ExtMode::WQ } else { ExtMode::WL }),
+        LoadWidth::U32 => LoadKind::Int(Size::S32),
+        LoadWidth::S32 => LoadKind::Sext(ExtMode::LQ),
+    })
+}
+
+/// The little-endian store of `width` bytes of a `ty` value; `None` for `i128`
+/// ([`store_pair`]).
+pub(super) fn store_kind(ty: Type, width: StoreWidth) -> Option<StoreKind> {
+    Some(match width {
+        StoreWidth::Full if ty.is_float() => StoreKind::Float(float_size(ty)),
+        StoreWidth::Full if ty.bits() <= 64 => StoreKind::Int(exact_size(ty)),
+        StoreWidth::Full => return None,
+        StoreWidth::B8 => StoreKind::Int(Size::S8),
+        StoreWidth::B16 => StoreKind::Int(Size::S16),
+        StoreWidth::B32 => StoreKind::Int(Size::S32),
+    })
+}
+
+/// One load instruction into a fresh register of the kind's class.
+pub(super) fn load(
     lower: &mut Lower<'_, Inst>,
-    inst: IrInst,
-) -> Result<Option<Results>, CodegenError> {
-    let f = lower.f;
-    let data = *f.dfg.inst(inst);
-    let result_ty = f.dfg.first_result(inst).map(|v| f.dfg.value_type(v));
-    let load_kind = |op: Opcode, ty: Type| -> Option<LoadKind> {
-        let wide = ty.bits() == 64;
-        Some(match op {
-            Opcode::Load | Opcode::StackLoad => match ty.bits() {
-                _ if ty.is_float() => LoadKind::Float(float_size(ty)),
-                8 => LoadKind::Zext(ExtMode::BL),
-                16 => LoadKind::Zext(ExtMode::WL),
-                32 => LoadKind::Int(Size::S32),
-                64 => LoadKind::Int(Size::S64),
-                _ => return None,
-            },
-            Opcode::Uload8 => LoadKind::Zext(ExtMode::BL),
-            Opcode::Sload8 => LoadKind::Sext(if wide { ExtMode::BQ } else { ExtMode::BL }),
-            Opcode::Uload16 => LoadKind::Zext(ExtMode::WL),
-            Opcode::Sload16 => LoadKind::Sext(if wide { ExtMode::WQ } else { ExtMode::WL }),
-            Opcode::Uload32 => LoadKind::Int(Size::S32),
-            Opcode::Sload32 => LoadKind::Sext(ExtMode::LQ),
-            _ => return None,
-        })
+    kind: LoadKind,
+    mem: Mem,
+    trap: Option<TrapCode>,
+) -> VReg {
+    let class = match kind {
+        LoadKind::Float(_) => RegClass::Float,
+        _ => RegClass::Int,
     };
-    let store_kind = |op: Opcode, ty: Type| -> Option<StoreKind> {
-        Some(match op {
-            Opcode::Store | Opcode::StackStore if ty.is_float() => StoreKind::Float(float_size(ty)),
-            Opcode::Store | Opcode::StackStore if ty.bits() <= 64 => StoreKind::Int(exact_size(ty)),
-            Opcode::Istore8 => StoreKind::Int(Size::S8),
-            Opcode::Istore16 => StoreKind::Int(Size::S16),
-            Opcode::Istore32 => StoreKind::Int(Size::S32),
-            _ => return None,
-        })
-    };
-    let unsupported = |op: Opcode, ty: Option<Type>| CodegenError::Unsupported {
-        opcode: Some(op),
-        ty,
-        what: format!("memory access in {}", f.name),
-    };
-    match data {
-        InstructionData::Load {
-            opcode,
-            flags,
-            arg,
-            offset,
-        } if is_big(flags) => {
-            let ty = result_ty.expect("a load has a result");
-            let mem = addr_mem(lower, inst, arg, offset, 8);
-            load_big(lower, opcode, ty, mem, hi(mem), flags.trap_code)
-                .ok_or_else(|| unsupported(opcode, Some(ty)))
-                .map(Some)
-        }
-        InstructionData::Store {
-            opcode,
-            flags,
-            args: [val, addr],
-            offset,
-        } if is_big(flags) => {
-            let mem = addr_mem(lower, inst, addr, offset, 8);
-            let ty = f.dfg.value_type(val);
-            store_big(lower, opcode, val, mem, hi(mem), flags.trap_code)
-                .ok_or_else(|| unsupported(opcode, Some(ty)))?;
-            Ok(Some(Results::new()))
-        }
-        InstructionData::Load {
-            opcode,
-            flags,
-            arg,
-            offset,
-        } => {
-            check_endianness(flags)?;
-            let ty = result_ty.expect("a load has a result");
-            if ty == Type::I128 && opcode == Opcode::Load {
-                let mem = addr_mem(lower, inst, arg, offset, 8);
-                return Ok(Some(load_pair(lower, [mem, hi(mem)], flags.trap_code)));
-            }
-            let kind = load_kind(opcode, ty).ok_or_else(|| unsupported(opcode, Some(ty)))?;
-            let mem = addr_mem(lower, inst, arg, offset, 0);
-            let dst = lower.alloc_vreg(if ty.is_float() {
-                RegClass::Float
-            } else {
-                RegClass::Int
-            });
-            lower.emit(Inst::Load {
-                kind,
-                dst,
-                mem,
-                trap: flags.trap_code,
-            });
-            Ok(Some(smallvec::smallvec![dst]))
-        }
-        InstructionData::Store {
-            opcode,
-            flags,
-            args: [val, addr],
-            offset,
-        } => {
-            check_endianness(flags)?;
-            let ty = f.dfg.value_type(val);
-            if ty == Type::I128 && opcode == Opcode::Store {
-                let mem = addr_mem(lower, inst, addr, offset, 8);
-                store_pair(lower, val, [mem, hi(mem)], flags.trap_code);
-                return Ok(Some(Results::new()));
-            }
-            let kind = store_kind(opcode, ty).ok_or_else(|| unsupported(opcode, Some(ty)))?;
-            let src = lower.value_vreg(val);
-            let mem = addr_mem(lower, inst, addr, offset, 0);
-            lower.emit(Inst::Store {
-                kind,
-                src,
-                mem,
-                trap: flags.trap_code,
-            });
-            Ok(Some(Results::new()))
-        }
-        InstructionData::StackLoad {
-            opcode,
-            stack_slot,
-            offset,
-        } => {
-            let ty = result_ty.expect("a stack load has a result");
-            let slot = stack_slot.index() as u32;
-            if opcode == Opcode::StackAddr {
-                let dst = lower.alloc_vreg(RegClass::Int);
-                lower.emit(Inst::StackAddr {
-                    dst,
-                    slot,
-                    disp: offset,
-                });
-                return Ok(Some(smallvec::smallvec![dst]));
-            }
-            if ty == Type::I128 {
-                let mem = |disp| Mem::Slot { slot, disp };
-                return Ok(Some(load_pair(lower, [mem(offset), mem(offset + 8)], None)));
-            }
-            let kind = load_kind(opcode, ty).ok_or_else(|| unsupported(opcode, Some(ty)))?;
-            let dst = lower.alloc_vreg(if ty.is_float() {
-                RegClass::Float
-            } else {
-                RegClass::Int
-            });
-            lower.emit(Inst::Load {
-                kind,
-                dst,
-                mem: Mem::Slot { slot, disp: offset },
-                trap: None,
-            });
-            Ok(Some(smallvec::smallvec![dst]))
-        }
-        InstructionData::StackStore {
-            opcode,
-            arg,
-            stack_slot,
-            offset,
-        } => {
-            let ty = f.dfg.value_type(arg);
-            if ty == Type::I128 {
-                let slot = stack_slot.index() as u32;
-                let mem = |disp| Mem::Slot { slot, disp };
-                store_pair(lower, arg, [mem(offset), mem(offset + 8)], None);
-                return Ok(Some(Results::new()));
-            }
-            let kind = store_kind(opcode, ty).ok_or_else(|| unsupported(opcode, Some(ty)))?;
-            let src = lower.value_vreg(arg);
-            lower.emit(Inst::Store {
-                kind,
-                src,
-                mem: Mem::Slot {
-                    slot: stack_slot.index() as u32,
-                    disp: offset,
-                },
-                trap: None,
-            });
-            Ok(Some(Results::new()))
-        }
-        InstructionData::NullAry {
-            opcode: Opcode::Fence,
-        } => {
-            lower.emit(Inst::Fence);
-            Ok(Some(Results::new()))
-        }
-        InstructionData::UnaryGlobalValue {
-            opcode: Opcode::GlobalValue | Opcode::SymbolValue,
-            global_value,
-        } => Ok(Some(smallvec::smallvec![global_value_vreg(
-            lower,
-            global_value,
-            0
-        )?])),
-        InstructionData::NullAry {
-            opcode: Opcode::Debugtrap,
-        } => {
-            lower.emit(Inst::Debugtrap);
-            Ok(Some(Results::new()))
-        }
-        // A barrier for the compiler only: nothing moves across it (it changes the side-effect
-        // color, so no load is sunk past it), and it emits no code.
-        InstructionData::NullAry {
-            opcode: Opcode::SequencePoint,
-        } => Ok(Some(Results::new())),
-        InstructionData::NullAry {
-            opcode:
-                opcode @ (Opcode::GetStackPointer | Opcode::GetFramePointer | Opcode::GetReturnAddress),
-        } if result_ty == Some(Type::I64) => {
-            let what = match opcode {
-                Opcode::GetStackPointer => FrameValue::StackPointer,
-                Opcode::GetFramePointer => FrameValue::FramePointer,
-                _ => FrameValue::ReturnAddress,
-            };
-            let dst = lower.alloc_vreg(RegClass::Int);
-            lower.emit(Inst::FrameValue { dst, what });
-            Ok(Some(smallvec::smallvec![dst]))
-        }
-        InstructionData::LoadNoOffset {
-            opcode: Opcode::AtomicLoad,
-            flags,
-            arg,
-        } if is_big(flags) && result_ty.is_some_and(|t| t.is_int() && t.bits() <= 64) => {
-            // An aligned load of at most 8 bytes is atomic; swap the bytes after it.
-            let ty = result_ty.expect("checked above");
-            let base = lower.value_vreg(arg);
-            let mem = Mem::Reg { base, disp: 0 };
-            load_big(lower, Opcode::Load, ty, mem, mem, flags.trap_code)
-                .ok_or_else(|| unsupported(Opcode::AtomicLoad, Some(ty)))
-                .map(Some)
-        }
-        InstructionData::StoreNoOffset {
-            opcode: Opcode::AtomicStore,
-            flags,
-            args: [val, addr],
-        } if is_big(flags)
-            && f.dfg.value_type(val).is_int()
-            && f.dfg.value_type(val).bits() <= 64 =>
-        {
-            let base = lower.value_vreg(addr);
-            let mem = Mem::Reg { base, disp: 0 };
-            let ty = f.dfg.value_type(val);
-            store_big(lower, Opcode::Store, val, mem, mem, flags.trap_code)
-                .ok_or_else(|| unsupported(Opcode::AtomicStore, Some(ty)))?;
-            lower.emit(Inst::Fence);
-            Ok(Some(Results::new()))
-        }
-        InstructionData::LoadNoOffset {
-            opcode: Opcode::AtomicLoad,
-            flags,
-            arg,
-        } if result_ty == Some(Type::I128) => {
-            check_endianness(flags)?;
-            // cmpxchg16b with expected = replacement = 0 loads the value (and rewrites it
-            // unchanged if it was 0).
-            let addr = lower.value_vreg(arg);
-            let z: Vec<VReg> = (0..4).map(|_| zero(lower)).collect();
-            let dst = [int(lower), int(lower)];
-            lower.emit(Inst::AtomicCas128 {
-                addr,
-                expected: [z[0], z[1]],
-                repl: [z[2], z[3]],
-                dst,
-            });
-            Ok(Some(Results::from_slice(&dst)))
-        }
-        InstructionData::StoreNoOffset {
-            opcode: Opcode::AtomicStore,
-            flags,
-            args: [val, addr],
-        } if f.dfg.value_type(val) == Type::I128 => {
-            check_endianness(flags)?;
-            let addr = lower.value_vreg(addr);
-            let v = lower.value_regs(val);
-            let (dst, tmp) = ([int(lower), int(lower)], [int(lower), int(lower)]);
-            lower.emit(Inst::AtomicLoop128 {
-                op: AtomicRmwOp::Xchg,
-                addr,
-                val: [v.regs()[0], v.regs()[1]],
-                dst,
-                tmp,
-            });
-            Ok(Some(Results::new()))
-        }
-        InstructionData::AtomicRmw {
-            flags,
-            op,
-            args: [addr, val],
-            ..
-        } if f.dfg.value_type(val) == Type::I128 => {
-            check_endianness(flags)?;
-            let addr = lower.value_vreg(addr);
-            let v = lower.value_regs(val);
-            let (dst, tmp) = ([int(lower), int(lower)], [int(lower), int(lower)]);
-            lower.emit(Inst::AtomicLoop128 {
-                op,
-                addr,
-                val: [v.regs()[0], v.regs()[1]],
-                dst,
-                tmp,
-            });
-            Ok(Some(Results::from_slice(&dst)))
-        }
-        InstructionData::AtomicCas {
-            flags,
-            args: [addr, expected, repl],
-            ..
-        } if f.dfg.value_type(expected) == Type::I128 => {
-            check_endianness(flags)?;
-            let addr = lower.value_vreg(addr);
-            let (e, r) = (lower.value_regs(expected), lower.value_regs(repl));
-            let dst = [int(lower), int(lower)];
-            lower.emit(Inst::AtomicCas128 {
-                addr,
-                expected: [e.regs()[0], e.regs()[1]],
-                repl: [r.regs()[0], r.regs()[1]],
-                dst,
-            });
-            Ok(Some(Results::from_slice(&dst)))
-        }
-        InstructionData::LoadNoOffset {
-            opcode: Opcode::AtomicLoad,
-            flags,
-            arg,
-        } => {
-            // x86 loads are sequentially consistent with locked writes and `mfence`d stores.
-            check_endianness(flags)?;
-            let ty = result_ty.expect("an atomic load has a result");
-            let kind = load_kind(Opcode::Load, ty)
-                .filter(|_| ty.is_int())
-                .ok_or_else(|| unsupported(opcode_of(&data), Some(ty)))?;
-            let base = lower.value_vreg(arg);
-            let dst = lower.alloc_vreg(RegClass::Int);
-            lower.emit(Inst::Load {
-                kind,
-                dst,
-                mem: Mem::Reg { base, disp: 0 },
-                trap: flags.trap_code,
-            });
-            Ok(Some(smallvec::smallvec![dst]))
-        }
-        InstructionData::StoreNoOffset {
-            opcode: Opcode::AtomicStore,
-            flags,
-            args: [val, addr],
-        } => {
-            check_endianness(flags)?;
-            let ty = f.dfg.value_type(val);
-            let kind = store_kind(Opcode::Store, ty)
-                .filter(|_| ty.is_int())
-                .ok_or_else(|| unsupported(opcode_of(&data), Some(ty)))?;
-            let (src, base) = (lower.value_vreg(val), lower.value_vreg(addr));
-            lower.emit(Inst::Store {
-                kind,
-                src,
-                mem: Mem::Reg { base, disp: 0 },
-                trap: flags.trap_code,
-            });
-            lower.emit(Inst::Fence);
-            Ok(Some(Results::new()))
-        }
-        InstructionData::AtomicRmw {
-            flags,
-            op,
-            args: [addr, val],
-            ..
-        } => {
-            check_endianness(flags)?;
-            let ty = f.dfg.value_type(val);
-            if !ty.is_int() || ty.bits() > 64 {
-                return Err(unsupported(Opcode::AtomicRmw, Some(ty)));
-            }
-            let size = exact_size(ty);
-            let (addr, val) = (lower.value_vreg(addr), lower.value_vreg(val));
-            let dst = lower.alloc_vreg(RegClass::Int);
-            lower.emit(match op {
-                AtomicRmwOp::Add | AtomicRmwOp::Sub | AtomicRmwOp::Xchg => Inst::AtomicXadd {
-                    size,
-                    op,
-                    addr,
-                    val,
-                    dst,
-                },
-                _ => Inst::AtomicLoop {
-                    size,
-                    op,
-                    addr,
-                    val,
-                    dst,
-                },
-            });
-            Ok(Some(smallvec::smallvec![dst]))
-        }
-        InstructionData::AtomicCas {
-            flags,
-            args: [addr, expected, repl],
-            ..
-        } => {
-            check_endianness(flags)?;
-            let ty = f.dfg.value_type(expected);
-            if !ty.is_int() || ty.bits() > 64 {
-                return Err(unsupported(Opcode::AtomicCas, Some(ty)));
-            }
-            let (addr, expected, repl) = (
-                lower.value_vreg(addr),
-                lower.value_vreg(expected),
-                lower.value_vreg(repl),
-            );
-            let dst = lower.alloc_vreg(RegClass::Int);
-            lower.emit(Inst::AtomicCas {
-                size: exact_size(ty),
-                addr,
-                expected,
-                repl,
-                dst,
-            });
-            Ok(Some(smallvec::smallvec![dst]))
-        }
-        _ => Ok(None),
-    }
-}
-
-fn opcode_of(data: &InstructionData) -> Opcode {
-    data.opcode()
+    let dst = lower.alloc_vreg(class);
+    lower.emit(Inst::Load {
+        kind,
+        dst,
+        mem,
+        trap,
+    });
+    dst
 }
 
 /// How an address folds into an x86-64 addressing mode: up to two register terms (the
@@ -800,11 +456,8 @@ struct AddrPlan {
 /// The operands of `v` if it is an `i64` `iadd`.
 fn iadd_args(lower: &Lower<'_, Inst>, v: Value) -> Option<(Value, Value)> {
     let inst = lower.def_inst(v)?;
-    match *lower.data(inst) {
-        InstructionData::Binary {
-            opcode: Opcode::Iadd,
-            args: [a, b],
-        } if lower.value_type(v) == Type::I64 => Some((a, b)),
+    match op_of(lower.data(inst)) {
+        Op::Iadd { a, b } if lower.value_type(v) == Type::I64 => Some((a, b)),
         _ => None,
     }
 }
@@ -812,11 +465,8 @@ fn iadd_args(lower: &Lower<'_, Inst>, v: Value) -> Option<(Value, Value)> {
 /// `(x, k)` if `v` is an `i64` `ishl x, k` by a constant `k` of 0 to 3.
 fn ishl_args(lower: &Lower<'_, Inst>, v: Value) -> Option<(Value, Value, u8)> {
     let inst = lower.def_inst(v)?;
-    match *lower.data(inst) {
-        InstructionData::Binary {
-            opcode: Opcode::Ishl,
-            args: [x, k],
-        } if lower.value_type(v) == Type::I64 => {
+    match op_of(lower.data(inst)) {
+        Op::Ishl { a: x, b: k } if lower.value_type(v) == Type::I64 => {
             let shift = u8::try_from(lower.const_value(k)?).ok()?;
             (shift <= 3).then_some((x, k, shift))
         }
