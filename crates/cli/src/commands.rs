@@ -111,7 +111,16 @@ pub fn run(
         }
     };
     if !interpret {
-        let module = NativeModule::compile(&funcs).map_err(|e| e.join("\n"))?;
+        // `load` verified every function: compile without verifying again.
+        let flags = kestrel_filetests::native::Flags {
+            check_regalloc: true,
+            verified: true,
+            features: kestrel_filetests::native::CpuFeatures::host(),
+            ..Default::default()
+        };
+        let no_chaos = kestrel_codegen::chaos::Chaos::disabled;
+        let module = NativeModule::build(&funcs, &flags, &no_chaos, &mut |_| {})
+            .map_err(|e| e.join("\n"))?;
         let name = func_name(&funcs[index]);
         return match module.call_raw(&name, &values) {
             Ok(results) => {

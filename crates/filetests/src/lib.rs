@@ -296,7 +296,11 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
     if native {
         // One native run per `target x86_64` line, for a CPU with that line's features.
         for target in header.targets.iter().filter(|t| t.isa == "x86_64") {
-            let flags = native_flags(&header, Some(target));
+            // `funcs` were verified above.
+            let flags = native::Flags {
+                verified: true,
+                ..native_flags(&header, Some(target))
+            };
             let no_chaos = kestrel_codegen::chaos::Chaos::disabled;
             match native::NativeModule::build(&funcs, &flags, &no_chaos, &mut |_| {}) {
                 Ok(module) => {

@@ -386,11 +386,8 @@ impl<'f, I: MachInst> Lower<'f, I> {
         }
     }
 
-    fn resolve(&self, mut v: VReg) -> VReg {
-        while let Some(t) = self.aliases[v.index()] {
-            v = t;
-        }
-        v
+    fn resolve(&self, v: VReg) -> VReg {
+        resolve_alias(&self.aliases, v)
     }
 
     /// Make `value`'s vregs aliases of `regs` (which hold the result).
@@ -414,12 +411,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
     fn finish(self) -> VCode<I> {
         let mut code = self.builder.finish(self.aliases.len());
         let aliases = &self.aliases;
-        let resolve = |mut v: VReg| {
-            while let Some(t) = aliases[v.index()] {
-                v = t;
-            }
-            v
-        };
+        let resolve = |v: VReg| resolve_alias(aliases, v);
         code.rewrite_vregs(
             &mut |op: Operand| {
                 Operand::new(resolve(op.vreg()), op.kind(), op.pos(), op.constraint())
@@ -428,6 +420,14 @@ impl<'f, I: MachInst> Lower<'f, I> {
         );
         code
     }
+}
+
+/// The vreg `v` stands for: the end of its alias chain.
+fn resolve_alias(aliases: &[Option<VReg>], mut v: VReg) -> VReg {
+    while let Some(t) = aliases[v.index()] {
+        v = t;
+    }
+    v
 }
 
 fn unsupported_inst(f: &Function, inst: Inst, why: &str) -> CodegenError {

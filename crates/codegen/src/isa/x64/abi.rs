@@ -8,8 +8,14 @@
 //!   8-byte slots in result order, whose address the caller passes as a hidden first argument
 //!   (rdi; the integer parameters then start at rsi).
 //! - Callee-saved `rbx, r12`–`r15` are saved only when the allocator used them; everything
-//!   else is caller-saved and clobbered by calls. `r11` and `xmm15` are never allocated:
-//!   they are the edit scratch registers.
+//!   else is caller-saved and clobbered by calls.
+//! - **Scratch registers.** `r11` and `xmm15` are never allocated, so no value lives in them
+//!   across an instruction boundary. Two users rely on that, and only they may write them:
+//!   the allocator's edits (moves and spills between instructions), and the encoder, which
+//!   uses `r11` as a temporary inside one instruction (`emit.rs`: wide comparisons, i128
+//!   selects and conversions, atomic loops, jump tables, stack probes). The prologue's
+//!   stack-limit check also uses `r10`, before any value is in a register other than the
+//!   arguments (`r10` carries none).
 //! - `rbp` is the frame pointer whenever there is a frame: a function with calls, incoming
 //!   stack arguments, stack slots, spills or saved registers. A leaf with none of these sets
 //!   up nothing (no `push rbp`, no `sub rsp`) and returns with a bare `ret`.

@@ -4,7 +4,8 @@
 //!
 //! Requires an allocation in which every operand is a register (see `inst.rs`), and a
 //! [`Frame`] computed from the same allocation. Each instruction reads its registers from
-//! `allocs` by operand position. Branches are emitted naively (`jcc taken; jmp not_taken`)
+//! `allocs` by operand position; `r11` is free inside any instruction (the scratch-register
+//! contract in `abi.rs`), which multi-instruction sequences use. Branches are emitted naively (`jcc taken; jmp not_taken`)
 //! and described to the buffer, which turns them into their final form; every other label
 //! reference is an in-instruction `rel8` over a fixed sequence whose length is measured by
 //! encoding it first. Trap sites are recorded at the faulting instruction's offset.

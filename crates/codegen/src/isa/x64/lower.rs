@@ -639,13 +639,7 @@ impl generated::Context for IselCtx<'_, '_> {
         if ty.bits() == 8 {
             return a;
         }
-        let dst = self.int();
-        self.lower.emit(Inst::Bswap {
-            size: exact_size(ty),
-            dst,
-            a,
-        });
-        dst
+        lower_mem::bswap(self.lower, exact_size(ty), a)
     }
 
     fn mulhi(&mut self, ty: Type, signed: bool, a: Value, b: Value) -> VReg {

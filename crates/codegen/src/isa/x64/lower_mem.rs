@@ -81,7 +81,8 @@ pub(super) fn is_big(flags: MemFlags) -> bool {
     flags.endianness == Some(Endianness::Big)
 }
 
-fn bswap(lower: &mut Lower<'_, Inst>, size: Size, a: VReg) -> VReg {
+/// `bswap` at `size` into a fresh register (the selector's `bswap` uses it too).
+pub(super) fn bswap(lower: &mut Lower<'_, Inst>, size: Size, a: VReg) -> VReg {
     let dst = lower.alloc_vreg(RegClass::Int);
     lower.emit(Inst::Bswap { size, dst, a });
     dst

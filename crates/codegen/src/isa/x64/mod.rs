@@ -54,6 +54,10 @@ pub struct Flags {
     /// Give every function an `rbp` frame, even a leaf that needs none, so stack walkers
     /// (profilers, debuggers) can follow the frame chain (CLIF `preserve_frame_pointers`).
     pub preserve_frame_pointers: bool,
+    /// The caller has run the IR verifier on the function already (a test harness that
+    /// verifies before interpreting, for instance): skip it, so each compile verifies once.
+    /// A function that does not verify must never be compiled with this set.
+    pub verified: bool,
 }
 
 /// The x86-64 (System V) backend.
@@ -99,8 +103,10 @@ impl X64Backend {
         mut times: Option<&mut PhaseTimes>,
     ) -> Result<CompiledCode, CodegenError> {
         let start = times.is_some().then(std::time::Instant::now);
-        if let Err(errors) = kestrel_ir::verify_function(f) {
-            return Err(CodegenError::Verifier(errors.to_string()));
+        if !flags.verified {
+            if let Err(errors) = kestrel_ir::verify_function(f) {
+                return Err(CodegenError::Verifier(errors.to_string()));
+            }
         }
         features::check_function(f, &flags.features)?;
         if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
