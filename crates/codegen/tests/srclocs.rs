@@ -24,6 +24,16 @@ block2:
 }
 ";
 
+/// Compile the first function of `text` and check its source ranges' shape.
+fn compile_checked(text: &str, file: &str) -> kestrel_codegen::machinst::CompiledCode {
+    let f = kestrel_ir::parse_functions(text, file).unwrap().remove(0);
+    let code = X64Backend
+        .compile_function(&f, &Flags::default())
+        .expect("compiles");
+    check_ranges(&code.srclocs, code.code.len());
+    code
+}
+
 fn check_ranges(ranges: &[(u32, u32, u32)], code_len: usize) {
     let mut last_end = 0;
     for &(start, end, line) in ranges {
@@ -36,13 +46,7 @@ fn check_ranges(ranges: &[(u32, u32, u32)], code_len: usize) {
 
 #[test]
 fn clif_lines_map_to_machine_code() {
-    let f = kestrel_ir::parse_functions(LOOP, "sum.clif")
-        .unwrap()
-        .remove(0);
-    let code = X64Backend
-        .compile_function(&f, &Flags::default())
-        .expect("compiles");
-    check_ranges(&code.srclocs, code.code.len());
+    let code = compile_checked(LOOP, "sum.clif");
     let lines: Vec<u32> = code.srclocs.iter().map(|r| r.2).collect();
     // The instructions with code of their own: add (7), sub (9), the branch (10), multiply
     // (13) and return (14); the constant folded into the sub (8) and the jump to the next
@@ -94,13 +98,7 @@ fn deleted_branches_cut_their_ranges() {
         );
     }
     text += "block40(v80: i32):\n    return v80\n}\n";
-    let f = kestrel_ir::parse_functions(&text, "chain.clif")
-        .unwrap()
-        .remove(0);
-    let code = X64Backend
-        .compile_function(&f, &Flags::default())
-        .expect("compiles");
-    check_ranges(&code.srclocs, code.code.len());
+    let code = compile_checked(&text, "chain.clif");
     // No jump survives, so no `jump` line has code.
     let jump_lines: Vec<u32> = text
         .lines()

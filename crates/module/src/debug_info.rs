@@ -28,7 +28,10 @@ use gimli::write::{
     Address, AttributeValue, DwarfUnit, EndianVec, Expression, FileId, LineProgram, LineString,
     Range, RangeList, Sections, Writer,
 };
-use gimli::{Encoding, Format, LineEncoding, LittleEndian, SectionId};
+use gimli::{Encoding, Format, LineEncoding, LittleEndian};
+
+use crate::section_writer::SectionWriter;
+pub use crate::section_writer::{RelocTarget, SectionReloc};
 
 /// One function to describe.
 #[derive(Clone, Copy, Debug)]
@@ -48,31 +51,12 @@ pub struct DebugFunction<'a> {
     pub external: bool,
 }
 
-/// A relocation in a debug section.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct DebugReloc {
-    pub offset: u32,
-    /// 4 or 8 bytes, absolute.
-    pub size: u8,
-    pub target: DebugRelocTarget,
-    pub addend: i64,
-}
-
-/// What a [`DebugReloc`] refers to.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum DebugRelocTarget {
-    /// A function, by the index given as [`DebugFunction::at`].
-    Symbol(usize),
-    /// The start of another debug section, by name (`.debug_line`, ...).
-    Section(&'static str),
-}
-
 /// One written debug section.
 #[derive(Clone, Debug)]
 pub struct DebugSection {
     pub name: &'static str,
     pub data: Vec<u8>,
-    pub relocs: Vec<DebugReloc>,
+    pub relocs: Vec<SectionReloc>,
 }
 
 /// Collects functions, then writes the sections.
@@ -230,11 +214,7 @@ impl DwarfBuilder {
         );
         entry.set(gimli::DW_AT_ranges, AttributeValue::RangeListRef(ranges));
 
-        let mut sections = Sections::new(SectionWriter {
-            bytes: EndianVec::new(LittleEndian),
-            relocs: Vec::new(),
-            relocatable: self.relocatable,
-        });
+        let mut sections = Sections::new(SectionWriter::new(self.relocatable));
         self.dwarf
             .write(&mut sections)
             .expect("the debug info Kestrel builds is encodable");
@@ -261,84 +241,5 @@ fn non_empty<'a>(s: &'a str, default: &'a str) -> &'a str {
         default
     } else {
         s
-    }
-}
-
-/// A section writer that turns symbol addresses and cross-section offsets into relocations
-/// (relocatable builder) or writes them as plain values (absolute builder).
-#[derive(Clone)]
-struct SectionWriter {
-    bytes: EndianVec<LittleEndian>,
-    relocs: Vec<DebugReloc>,
-    relocatable: bool,
-}
-
-impl SectionWriter {
-    fn reloc(&mut self, offset: usize, size: u8, target: DebugRelocTarget, addend: i64) {
-        self.relocs.push(DebugReloc {
-            offset: offset as u32,
-            size,
-            target,
-            addend,
-        });
-    }
-}
-
-impl Writer for SectionWriter {
-    type Endian = LittleEndian;
-
-    fn endian(&self) -> LittleEndian {
-        LittleEndian
-    }
-
-    fn len(&self) -> usize {
-        self.bytes.len()
-    }
-
-    fn write(&mut self, bytes: &[u8]) -> gimli::write::Result<()> {
-        self.bytes.write(bytes)
-    }
-
-    fn write_at(&mut self, offset: usize, bytes: &[u8]) -> gimli::write::Result<()> {
-        self.bytes.write_at(offset, bytes)
-    }
-
-    fn write_address(&mut self, address: Address, size: u8) -> gimli::write::Result<()> {
-        match address {
-            Address::Constant(value) => self.bytes.write_udata(value, size),
-            Address::Symbol { symbol, addend } => {
-                self.reloc(self.len(), size, DebugRelocTarget::Symbol(symbol), addend);
-                self.bytes.write_udata(0, size)
-            }
-        }
-    }
-
-    fn write_offset(
-        &mut self,
-        val: usize,
-        section: SectionId,
-        size: u8,
-    ) -> gimli::write::Result<()> {
-        if !self.relocatable {
-            return self.bytes.write_udata(val as u64, size);
-        }
-        let target = DebugRelocTarget::Section(section.name());
-        self.reloc(self.len(), size, target, val as i64);
-        self.bytes.write_udata(0, size)
-    }
-
-    fn write_offset_at(
-        &mut self,
-        offset: usize,
-        val: usize,
-        section: SectionId,
-        size: u8,
-    ) -> gimli::write::Result<()> {
-        if !self.relocatable {
-            return self.bytes.write_udata_at(offset, val as u64, size);
-        }
-        let target = DebugRelocTarget::Section(section.name());
-        self.reloc(offset, size, target, val as i64);
-        self.bytes.write_udata_at(offset, 0, size)
     }
 }

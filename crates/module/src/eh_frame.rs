@@ -15,10 +15,12 @@
 //! Cost: O(functions + unwind records).
 
 use gimli::write::{
-    Address, CallFrameInstruction, CommonInformationEntry, EhFrame, EndianVec,
-    FrameDescriptionEntry, FrameTable, Writer,
+    Address, CallFrameInstruction, CommonInformationEntry, EhFrame, FrameDescriptionEntry,
+    FrameTable, Writer,
 };
-use gimli::{Encoding, Format, LittleEndian, Register};
+use gimli::{Encoding, Format, Register};
+
+use crate::section_writer::{RelocTarget, SectionWriter};
 use kestrel_codegen::machinst::unwind::{UnwindCie, UnwindOp};
 
 /// A 4-byte PC-relative reference from `.eh_frame` at `offset` to function `symbol`
@@ -99,16 +101,27 @@ impl EhFrameBuilder {
 
     /// The section bytes (zero-terminated) and, for a relocatable builder, its relocations.
     pub fn finish(self) -> (Vec<u8>, Vec<EhReloc>) {
-        let mut out = EhFrame::from(RelocWriter {
-            bytes: EndianVec::new(LittleEndian),
-            relocs: Vec::new(),
-        });
+        let mut out = EhFrame::from(SectionWriter::new(self.relocatable));
         self.table
             .write_eh_frame(&mut out)
             .expect("the records Kestrel emits are encodable");
         let mut w = out.0;
         w.bytes.write_u32(0).expect("writing to a Vec");
-        (w.bytes.into_vec(), w.relocs)
+        // An FDE refers only to its function, PC-relatively: no other relocation arises.
+        debug_assert!(w.relocs.iter().all(|r| r.pc_relative));
+        let relocs = w
+            .relocs
+            .iter()
+            .filter_map(|r| match r.target {
+                RelocTarget::Symbol(symbol) => Some(EhReloc {
+                    offset: r.offset,
+                    symbol,
+                    addend: r.addend,
+                }),
+                RelocTarget::Section(_) => None,
+            })
+            .collect();
+        (w.bytes.into_vec(), relocs)
     }
 }
 
@@ -125,58 +138,10 @@ fn instruction(op: UnwindOp) -> CallFrameInstruction {
     }
 }
 
-/// A section writer that turns symbol addresses into relocations.
-struct RelocWriter {
-    bytes: EndianVec<LittleEndian>,
-    relocs: Vec<EhReloc>,
-}
-
-impl Writer for RelocWriter {
-    type Endian = LittleEndian;
-
-    fn endian(&self) -> LittleEndian {
-        LittleEndian
-    }
-
-    fn len(&self) -> usize {
-        self.bytes.len()
-    }
-
-    fn write(&mut self, bytes: &[u8]) -> gimli::write::Result<()> {
-        self.bytes.write(bytes)
-    }
-
-    fn write_at(&mut self, offset: usize, bytes: &[u8]) -> gimli::write::Result<()> {
-        self.bytes.write_at(offset, bytes)
-    }
-
-    fn write_eh_pointer(
-        &mut self,
-        address: Address,
-        eh_pe: gimli::DwEhPe,
-        size: u8,
-    ) -> gimli::write::Result<()> {
-        match address {
-            Address::Symbol { symbol, addend }
-                if eh_pe == gimli::DW_EH_PE_pcrel | gimli::DW_EH_PE_sdata4 =>
-            {
-                self.relocs.push(EhReloc {
-                    offset: self.bytes.len() as u32,
-                    symbol,
-                    addend,
-                });
-                self.bytes.write_u32(0)
-            }
-            Address::Symbol { .. } => Err(gimli::write::Error::InvalidAddress),
-            Address::Constant(_) => self.bytes.write_eh_pointer(address, eh_pe, size),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gimli::{BaseAddresses, CieOrFde, EhFrame as ReadEhFrame, UnwindSection};
+    use gimli::{BaseAddresses, CieOrFde, EhFrame as ReadEhFrame, LittleEndian, UnwindSection};
     use kestrel_codegen::isa::x64::unwind::CIE;
 
     fn prologue() -> Vec<(u32, UnwindOp)> {

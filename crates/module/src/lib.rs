@@ -23,6 +23,7 @@
 pub mod debug_info;
 pub mod decls;
 pub mod eh_frame;
+pub mod section_writer;
 
 pub use decls::{DeclError, Declarations, Declared};
 

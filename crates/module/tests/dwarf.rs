@@ -3,7 +3,7 @@
 //! offsets in the relocatable form.
 
 use gimli::{EndianSlice, LittleEndian, SectionId};
-use kestrel_module::debug_info::{DebugFunction, DebugRelocTarget, DebugSection, DwarfBuilder};
+use kestrel_module::debug_info::{DebugFunction, DebugSection, DwarfBuilder, RelocTarget};
 
 const F_LINES: &[(u32, u32, u32)] = &[(4, 10, 7), (10, 12, 8), (16, 20, 9)];
 const G_LINES: &[(u32, u32, u32)] = &[(0, 3, 40)];
@@ -134,10 +134,7 @@ fn relocatable_form_relocates_addresses_and_section_offsets() {
         .collect();
     assert_eq!(
         line,
-        [
-            (DebugRelocTarget::Symbol(0), 8),
-            (DebugRelocTarget::Symbol(1), 8)
-        ]
+        [(RelocTarget::Symbol(0), 8), (RelocTarget::Symbol(1), 8)]
     );
     // The unit refers to its abbreviations, line program and strings by relocation, and to
     // each function's start by relocation.
@@ -145,12 +142,12 @@ fn relocatable_form_relocates_addresses_and_section_offsets() {
     for target in [".debug_abbrev", ".debug_line", ".debug_str"] {
         assert!(
             info.iter()
-                .any(|r| r.target == DebugRelocTarget::Section(target) && r.size == 4),
+                .any(|r| r.target == RelocTarget::Section(target) && r.size == 4),
             "no relocation to {target}: {info:?}"
         );
     }
     for s in 0..2 {
-        assert!(info.iter().any(|r| r.target == DebugRelocTarget::Symbol(s)));
+        assert!(info.iter().any(|r| r.target == RelocTarget::Symbol(s)));
     }
     // Relocated fields hold zero; the addend carries the value.
     let data = &sections

@@ -39,7 +39,7 @@ use kestrel_codegen::machinst::buffer::RelocKind;
 use kestrel_codegen::machinst::unwind::UnwindOp;
 use kestrel_codegen::machinst::CodegenError;
 use kestrel_ir::{Function, Signature};
-use kestrel_module::debug_info::{DebugFunction, DebugRelocTarget, DwarfBuilder};
+use kestrel_module::debug_info::{DebugFunction, DwarfBuilder, RelocTarget};
 use kestrel_module::eh_frame::EhFrameBuilder;
 pub use kestrel_module::{
     ir_name, DataDescription, DataId, DataInit, DataReloc, DeclError, Declared, FuncId, Linkage,
@@ -382,8 +382,8 @@ impl ObjectModule {
         for (s, &id) in sections.iter().zip(&ids) {
             for r in &s.relocs {
                 let symbol = match r.target {
-                    DebugRelocTarget::Symbol(i) => self.defined[i].symbol,
-                    DebugRelocTarget::Section(name) => {
+                    RelocTarget::Symbol(i) => self.defined[i].symbol,
+                    RelocTarget::Section(name) => {
                         let k = sections
                             .iter()
                             .position(|t| t.name == name)

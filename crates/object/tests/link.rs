@@ -254,12 +254,9 @@ fn backtraces_walk_through_kestrel_frames_in_a_linked_program() {
     assert!(out.ends_with("result 71\n"), "{out}");
 }
 
-#[test]
-fn gdb_shows_kestrel_functions_in_a_backtrace() {
-    let dir = scratch("gdb");
-    let obj = object_from(&dir, "calls", CALLS, |_| {});
-    let exe = link(&dir, BACKTRACE_MAIN, &[&obj], &[]);
-    let out = run(tool("gdb", "gdb")
+/// gdb's backtrace of `exe` stopped in the host callback `host_cb`.
+fn gdb_backtrace_at_host_cb(exe: &Path) -> String {
+    run(tool("gdb", "gdb")
         .args([
             "-batch",
             "-nx",
@@ -270,7 +267,15 @@ fn gdb_shows_kestrel_functions_in_a_backtrace() {
             "-ex",
             "bt",
         ])
-        .arg(&exe));
+        .arg(exe))
+}
+
+#[test]
+fn gdb_shows_kestrel_functions_in_a_backtrace() {
+    let dir = scratch("gdb");
+    let obj = object_from(&dir, "calls", CALLS, |_| {});
+    let exe = link(&dir, BACKTRACE_MAIN, &[&obj], &[]);
+    let out = gdb_backtrace_at_host_cb(&exe);
     let frame = |name: &str| {
         out.lines()
             .position(|l| l.starts_with('#') && l.contains(&format!(" {name} ")))
@@ -325,18 +330,7 @@ fn gdb_shows_kestrel_lines_from_debug_info() {
     }
 
     let exe = link(&dir, BACKTRACE_MAIN, &[&obj], &[]);
-    let out = run(tool("gdb", "gdb")
-        .args([
-            "-batch",
-            "-nx",
-            "-ex",
-            "break host_cb",
-            "-ex",
-            "run",
-            "-ex",
-            "bt",
-        ])
-        .arg(&exe));
+    let out = gdb_backtrace_at_host_cb(&exe);
     for (name, line) in [("inner", call_inner), ("outer", call_outer)] {
         let at = format!(" {name} () at {}:{line}", source.display());
         assert!(out.contains(&at), "no `{at}` in the gdb backtrace:\n{out}");

@@ -396,15 +396,7 @@ impl generated::Context for IselCtx<'_, '_> {
         } else {
             exact_size(ty)
         };
-        let dst = self.int();
-        self.lower.emit(Inst::ShiftImm {
-            op,
-            size,
-            dst,
-            a,
-            imm,
-        });
-        dst
+        self.shift_at(op, size, a, imm)
     }
 
     fn cmp_zero(&mut self, cc: IntCC, a: Value) -> Cond {

@@ -88,17 +88,6 @@ pub(super) fn bswap(lower: &mut Lower<'_, Inst>, size: Size, a: VReg) -> VReg {
     dst
 }
 
-fn load_int(lower: &mut Lower<'_, Inst>, kind: LoadKind, mem: Mem, trap: Option<TrapCode>) -> VReg {
-    let dst = lower.alloc_vreg(RegClass::Int);
-    lower.emit(Inst::Load {
-        kind,
-        dst,
-        mem,
-        trap,
-    });
-    dst
-}
-
 /// Global values nest at most this deep (the verifier rejects cycles; this bounds the rest).
 const MAX_GLOBAL_VALUE_DEPTH: u32 = 32;
 
@@ -195,7 +184,7 @@ pub(super) fn global_value_vreg(
             };
             let base = global_value_vreg(lower, base, depth + 1)?;
             let mem = Mem::Reg { base, disp: offset };
-            Ok(load_int(lower, kind, mem, flags.trap_code))
+            Ok(load(lower, kind, mem, flags.trap_code))
         }
         GlobalValueData::IAddImm {
             base,
@@ -260,12 +249,12 @@ pub(super) fn load_big(
                 W::S8 => LoadKind::Sext(if wide { ExtMode::BQ } else { ExtMode::BL }),
                 _ => LoadKind::Zext(ExtMode::BL),
             };
-            load_int(lower, kind, mem, trap)
+            load(lower, kind, mem, trap)
         }
         (W::Full, 128) => {
             // The high half comes first in memory.
-            let hi = load_int(lower, LoadKind::Int(Size::S64), mem, trap);
-            let lo = load_int(lower, LoadKind::Int(Size::S64), hi_mem, trap);
+            let hi = load(lower, LoadKind::Int(Size::S64), mem, trap);
+            let lo = load(lower, LoadKind::Int(Size::S64), hi_mem, trap);
             let (lo, hi) = (bswap(lower, Size::S64, lo), bswap(lower, Size::S64, hi));
             return Some(smallvec::smallvec![lo, hi]);
         }
@@ -275,7 +264,7 @@ pub(super) fn load_big(
             } else {
                 Size::S32
             };
-            let raw = load_int(lower, LoadKind::Int(size), mem, trap);
+            let raw = load(lower, LoadKind::Int(size), mem, trap);
             let swapped = bswap(lower, size, raw);
             let dst = lower.alloc_vreg(RegClass::Float);
             lower.emit(Inst::MovToXmm {
@@ -286,25 +275,25 @@ pub(super) fn load_big(
             return Some(smallvec::smallvec![dst]);
         }
         (W::Full, 16) | (W::U16, _) => {
-            let raw = load_int(lower, LoadKind::Zext(ExtMode::WL), mem, trap);
+            let raw = load(lower, LoadKind::Zext(ExtMode::WL), mem, trap);
             bswap(lower, Size::S16, raw)
         }
         (W::S16, _) => {
-            let raw = load_int(lower, LoadKind::Zext(ExtMode::WL), mem, trap);
+            let raw = load(lower, LoadKind::Zext(ExtMode::WL), mem, trap);
             let swapped = bswap(lower, Size::S16, raw);
             sext(lower, if wide { ExtMode::WQ } else { ExtMode::WL }, swapped)
         }
         (W::Full, 32) | (W::U32, _) => {
-            let raw = load_int(lower, LoadKind::Int(Size::S32), mem, trap);
+            let raw = load(lower, LoadKind::Int(Size::S32), mem, trap);
             bswap(lower, Size::S32, raw)
         }
         (W::S32, _) => {
-            let raw = load_int(lower, LoadKind::Int(Size::S32), mem, trap);
+            let raw = load(lower, LoadKind::Int(Size::S32), mem, trap);
             let swapped = bswap(lower, Size::S32, raw);
             sext(lower, ExtMode::LQ, swapped)
         }
         (W::Full, 64) => {
-            let raw = load_int(lower, LoadKind::Int(Size::S64), mem, trap);
+            let raw = load(lower, LoadKind::Int(Size::S64), mem, trap);
             bswap(lower, Size::S64, raw)
         }
         _ => return None,
