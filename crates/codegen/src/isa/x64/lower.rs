@@ -153,6 +153,10 @@ impl From<Results> for Out {
     }
 }
 
+/// The two registers of an `i128` value, low half first.
+#[derive(Clone, Copy, Debug)]
+pub struct Pair([VReg; 2]);
+
 /// Bitwise operations on float registers (`AndNot` is `!a & b`).
 #[derive(Clone, Copy, Debug)]
 pub enum FBitOp {
@@ -769,18 +773,6 @@ impl generated::Context for IselCtx<'_, '_> {
         self.bitrev_reg(ty, a)
     }
 
-    fn bitrev128(&mut self, a: Value) -> Out {
-        self.i128_bitrev(a)
-    }
-
-    fn iabs128(&mut self, a: Value) -> Out {
-        self.i128_iabs(a)
-    }
-
-    fn bitselect128(&mut self, c: Value, t: Value, f: Value) -> Out {
-        self.i128_bitselect(c, t, f)
-    }
-
     fn i128_val(&mut self, v: Value) -> Option<Value> {
         (self.lower.value_type(v) == Type::I128).then_some(v)
     }
@@ -827,10 +819,6 @@ impl generated::Context for IselCtx<'_, '_> {
         (ty == Type::I128).then_some(ty)
     }
 
-    fn alu128(&mut self, lo: AluOp, hi: AluOp, a: Value, b: Value) -> Out {
-        self.i128_alu(lo, hi, a, b)
-    }
-
     fn overflow128(&mut self, op_lo: AluOp, op_hi: AluOp, cc: Cc, a: Value, b: Value) -> Out {
         self.i128_overflow(op_lo, op_hi, cc, a, b, None)
     }
@@ -843,20 +831,8 @@ impl generated::Context for IselCtx<'_, '_> {
         Cc::B
     }
 
-    fn op_not128(&mut self, op: AluOp, a: Value, b: Value) -> Out {
-        self.i128_op_not(op, a, b)
-    }
-
     fn mulhi128(&mut self, signed: bool, a: Value, b: Value) -> Out {
         self.i128_mulhi(signed, a, b)
-    }
-
-    fn not128(&mut self, a: Value) -> Out {
-        self.i128_not(a)
-    }
-
-    fn neg128(&mut self, a: Value) -> Out {
-        self.i128_neg(a)
     }
 
     fn mul128(&mut self, a: Value, b: Value) -> Out {
@@ -865,26 +841,6 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn shift128(&mut self, op: ShiftOp, a: Value, b: Value) -> Out {
         self.i128_shift(op, a, b)
-    }
-
-    fn ext128(&mut self, signed: bool, a: Value) -> Out {
-        self.i128_ext(signed, a)
-    }
-
-    fn concat128(&mut self, lo: Value, hi: Value) -> Out {
-        self.i128_concat(lo, hi)
-    }
-
-    fn split128(&mut self, a: Value) -> Out {
-        self.i128_split(a)
-    }
-
-    fn select128(&mut self, cond: Cond, t: Value, f: Value) -> Out {
-        self.i128_select(cond, t, f)
-    }
-
-    fn bmask128(&mut self, a: Value) -> Out {
-        self.i128_bmask(a)
     }
 
     fn count128(&mut self, op: BitCount, a: Value) -> Out {
@@ -982,10 +938,6 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn cls128(&mut self, a: Value) -> Out {
         self.i128_cls(a)
-    }
-
-    fn bswap128(&mut self, a: Value) -> Out {
-        self.i128_bswap(a)
     }
 
     fn cc_slt(&mut self) -> IntCC {
@@ -1277,6 +1229,53 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn nothing(&mut self) -> Out {
         Out::none()
+    }
+
+    fn pair_of(&mut self, v: Value) -> Pair {
+        let r = self.lower.value_regs(v);
+        let regs = r.regs();
+        debug_assert_eq!(regs.len(), 2, "an i128 value has two registers");
+        Pair([regs[0], regs[1]])
+    }
+
+    fn pair_lo(&mut self, p: Pair) -> VReg {
+        p.0[0]
+    }
+
+    fn pair_hi(&mut self, p: Pair) -> VReg {
+        p.0[1]
+    }
+
+    fn make_pair(&mut self, lo: VReg, hi: VReg) -> Pair {
+        Pair([lo, hi])
+    }
+
+    fn out_pair(&mut self, p: Pair) -> Out {
+        Out::two(p.0[0], p.0[1])
+    }
+
+    fn alu_pair(&mut self, op_lo: AluOp, op_hi: AluOp, a: Pair, b: Pair) -> Pair {
+        Pair(self.alu128_regs(op_lo, op_hi, a.0, b.0))
+    }
+
+    fn copy_reg(&mut self, src: VReg) -> VReg {
+        let dst = self.int();
+        self.lower.emit(Inst::Mov { dst, src });
+        dst
+    }
+
+    fn ty_i64(&mut self) -> Type {
+        Type::I64
+    }
+
+    fn sign_spread(&mut self, a: VReg) -> VReg {
+        self.shift_at(ShiftOp::Sar, Size::S64, a, 63)
+    }
+
+    fn zero64(&mut self) -> VReg {
+        let dst = self.int();
+        self.lower.emit(Inst::MovImm { dst, imm: 0 });
+        dst
     }
 
     fn bool_true(&mut self) -> bool {

@@ -390,12 +390,6 @@ impl IselCtx<'_, '_> {
         dst
     }
 
-    fn copy(&mut self, src: VReg) -> VReg {
-        let dst = self.fresh();
-        self.lower.emit(Inst::Mov { dst, src });
-        dst
-    }
-
     fn zero(&mut self) -> VReg {
         let dst = self.fresh();
         self.lower.emit(Inst::MovImm { dst, imm: 0 });
@@ -426,14 +420,7 @@ impl IselCtx<'_, '_> {
         dst
     }
 
-    /// `a op b` on pairs (`add`/`adc`, `sub`/`sbb`, or a bitwise op twice).
-    pub(super) fn i128_alu(&mut self, op_lo: AluOp, op_hi: AluOp, a: Value, b: Value) -> Out {
-        let (a, b) = (self.pair(a), self.pair(b));
-        let [lo, hi] = self.alu128_regs(op_lo, op_hi, a, b);
-        pair_out(lo, hi)
-    }
-
-    fn alu128_regs(&mut self, op_lo: AluOp, op_hi: AluOp, a: [VReg; 2], b: [VReg; 2]) -> [VReg; 2] {
+    pub(super) fn alu128_regs(&mut self, op_lo: AluOp, op_hi: AluOp, a: [VReg; 2], b: [VReg; 2]) -> [VReg; 2] {
         let dst = [self.fresh(), self.fresh()];
         self.lower.emit(Inst::Alu128 {
             op_lo,
@@ -471,48 +458,6 @@ impl IselCtx<'_, '_> {
             flag: Some((cc, f)),
         });
         Out::three(dst[0], dst[1], f)
-    }
-
-    /// `a op !b` on pairs (`band_not`, `bor_not`, `bxor_not`).
-    pub(super) fn i128_op_not(&mut self, op: AluOp, a: Value, b: Value) -> Out {
-        let a = self.pair(a);
-        let [bl, bh] = self.pair(b);
-        let mut not = |x| {
-            let dst = self.fresh();
-            self.lower.emit(Inst::Unary {
-                op: UnaryOp::Not,
-                size: Size::S64,
-                dst,
-                a: x,
-            });
-            dst
-        };
-        let nb = [not(bl), not(bh)];
-        let [lo, hi] = self.alu128_regs(op, op, a, nb);
-        pair_out(lo, hi)
-    }
-
-    pub(super) fn i128_not(&mut self, a: Value) -> Out {
-        let [lo, hi] = self.pair(a);
-        let mut not = |x| {
-            let dst = self.fresh();
-            self.lower.emit(Inst::Unary {
-                op: UnaryOp::Not,
-                size: Size::S64,
-                dst,
-                a: x,
-            });
-            dst
-        };
-        let (l, h) = (not(lo), not(hi));
-        pair_out(l, h)
-    }
-
-    pub(super) fn i128_neg(&mut self, a: Value) -> Out {
-        let a = self.pair(a);
-        let zero = [self.zero(), self.zero()];
-        let [lo, hi] = self.alu128_regs(AluOp::Sub, AluOp::Sbb, zero, a);
-        pair_out(lo, hi)
     }
 
     /// `(a_hi·2⁶⁴ + a_lo)(b_hi·2⁶⁴ + b_lo) mod 2¹²⁸ = a_lo·b_lo + (a_lo·b_hi + a_hi·b_lo)·2⁶⁴`.
@@ -682,57 +627,6 @@ impl IselCtx<'_, '_> {
         }
     }
 
-    pub(super) fn i128_ext(&mut self, signed: bool, a: Value) -> Out {
-        let lo = self.ext(signed, a, 64);
-        let hi = if signed {
-            let s = self.fresh();
-            self.lower.emit(Inst::ShiftImm {
-                op: ShiftOp::Sar,
-                size: Size::S64,
-                dst: s,
-                a: lo,
-                imm: 63,
-            });
-            s
-        } else {
-            self.zero()
-        };
-        pair_out(lo, hi)
-    }
-
-    pub(super) fn i128_concat(&mut self, lo: Value, hi: Value) -> Out {
-        let (lo, hi) = (self.lower.value_vreg(lo), self.lower.value_vreg(hi));
-        let (l, h) = (self.copy(lo), self.copy(hi));
-        pair_out(l, h)
-    }
-
-    pub(super) fn i128_split(&mut self, a: Value) -> Out {
-        let [lo, hi] = self.pair(a);
-        pair_out(lo, hi)
-    }
-
-    pub(super) fn i128_select(&mut self, cond: Cond, t: Value, f: Value) -> Out {
-        let ([tl, th], [fl, fh]) = (self.pair(t), self.pair(f));
-        let lo = self.cmov64(cond, tl, fl);
-        let hi = self.cmov64(cond, th, fh);
-        pair_out(lo, hi)
-    }
-
-    pub(super) fn i128_bmask(&mut self, a: Value) -> Out {
-        let cond = self.test(a, Cc::NE);
-        let flag = self.fresh();
-        self.lower.emit(Inst::Setcc { cond, dst: flag });
-        let m = self.fresh();
-        self.lower.emit(Inst::Unary {
-            op: UnaryOp::Neg,
-            size: Size::S64,
-            dst: m,
-            a: flag,
-        });
-        let hi = self.copy(m);
-        pair_out(m, hi)
-    }
-
     pub(super) fn i128_count(&mut self, op: BitCount, a: Value) -> Out {
         let [lo, hi] = self.pair(a);
         let cl = self.count_bits(op, Size::S64, lo);
@@ -788,66 +682,6 @@ impl IselCtx<'_, '_> {
         let res = self.alu64(AluOp::Sub, clz, RegImm::Imm(1));
         let zero = self.zero();
         pair_out(res, zero)
-    }
-
-    pub(super) fn i128_bswap(&mut self, a: Value) -> Out {
-        let [lo, hi] = self.pair(a);
-        let mut swap = |x| {
-            let dst = self.fresh();
-            self.lower.emit(Inst::Bswap {
-                size: Size::S64,
-                dst,
-                a: x,
-            });
-            dst
-        };
-        let (l, h) = (swap(hi), swap(lo));
-        pair_out(l, h)
-    }
-
-    pub(super) fn i128_bitrev(&mut self, a: Value) -> Out {
-        let [lo, hi] = self.pair(a);
-        let (l, h) = (
-            self.bitrev_reg(Type::I64, hi),
-            self.bitrev_reg(Type::I64, lo),
-        );
-        pair_out(l, h)
-    }
-
-    /// `|x| = (x ^ s) - s` with `s` the sign spread over both halves.
-    pub(super) fn i128_iabs(&mut self, a: Value) -> Out {
-        let x = self.pair(a);
-        let s = self.fresh();
-        self.lower.emit(Inst::ShiftImm {
-            op: ShiftOp::Sar,
-            size: Size::S64,
-            dst: s,
-            a: x[1],
-            imm: 63,
-        });
-        let s2 = self.copy(s);
-        let y = self.alu128_regs(AluOp::Xor, AluOp::Xor, x, [s, s2]);
-        let (s3, s4) = (self.copy(s), self.copy(s));
-        let [lo, hi] = self.alu128_regs(AluOp::Sub, AluOp::Sbb, y, [s3, s4]);
-        pair_out(lo, hi)
-    }
-
-    pub(super) fn i128_bitselect(&mut self, c: Value, t: Value, f: Value) -> Out {
-        let (c, t, f) = (self.pair(c), self.pair(t), self.pair(f));
-        let mut half = |i: usize| {
-            let ct = self.alu64(AluOp::And, c[i], RegImm::Reg(t[i]));
-            let nc = self.fresh();
-            self.lower.emit(Inst::Unary {
-                op: UnaryOp::Not,
-                size: Size::S64,
-                dst: nc,
-                a: c[i],
-            });
-            let cf = self.alu64(AluOp::And, nc, RegImm::Reg(f[i]));
-            self.alu64(AluOp::Or, ct, RegImm::Reg(cf))
-        };
-        let (lo, hi) = (half(0), half(1));
-        pair_out(lo, hi)
     }
 
     /// A test of `c != 0` / `c == 0` for a pair: `lo | hi`.
