@@ -843,10 +843,6 @@ impl generated::Context for IselCtx<'_, '_> {
         self.i128_shift(op, a, b)
     }
 
-    fn count128(&mut self, op: BitCount, a: Value) -> Out {
-        self.i128_count(op, a)
-    }
-
     fn overflow_carry128(&mut self, op: AluOp, cc: Cc, a: Value, b: Value, c: Value) -> Out {
         self.i128_overflow(op, op, cc, a, b, Some(c))
     }
@@ -934,10 +930,6 @@ impl generated::Context for IselCtx<'_, '_> {
             dst,
         });
         dst
-    }
-
-    fn cls128(&mut self, a: Value) -> Out {
-        self.i128_cls(a)
     }
 
     fn cc_slt(&mut self) -> IntCC {
@@ -1270,6 +1262,23 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn sign_spread(&mut self, a: VReg) -> VReg {
         self.shift_at(ShiftOp::Sar, Size::S64, a, 63)
+    }
+
+    fn count64(&mut self, op: BitCount, a: VReg) -> VReg {
+        self.count_bits(op, Size::S64, a)
+    }
+
+    fn add_imm64(&mut self, a: VReg, k: i64) -> VReg {
+        let k = i32::try_from(k).expect("the rules add small constants");
+        self.alu_at(AluOp::Add, Size::S64, a, RegImm::Imm(k))
+    }
+
+    fn is_zero64(&mut self, a: VReg) -> Cond {
+        Cond::Test {
+            size: Size::S64,
+            cc: Cc::E,
+            a,
+        }
     }
 
     fn zero64(&mut self) -> VReg {

@@ -14,7 +14,6 @@ use kestrel_ir::{FunctionName, Inst as IrInst, IntCC, Opcode, TrapCode, Type, Va
 use kestrel_regalloc::{RegClass, VReg};
 
 use super::asm::alu::{AluOp, UnaryOp};
-use super::asm::bits::BitCount;
 use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::{DoubleShift, ShiftOp};
 use super::asm::sse::FloatSize;
@@ -625,63 +624,6 @@ impl IselCtx<'_, '_> {
                 [lo2, hi2]
             }
         }
-    }
-
-    pub(super) fn i128_count(&mut self, op: BitCount, a: Value) -> Out {
-        let [lo, hi] = self.pair(a);
-        let cl = self.count_bits(op, Size::S64, lo);
-        let ch = self.count_bits(op, Size::S64, hi);
-        let res = match op {
-            BitCount::Popcnt => self.alu64(AluOp::Add, cl, RegImm::Reg(ch)),
-            // Leading zeros: all of the high half's, plus the low half's if the high is 0.
-            BitCount::Lzcnt => {
-                let s = self.alu64(AluOp::Add, cl, RegImm::Imm(64));
-                let z = Cond::Test {
-                    size: Size::S64,
-                    cc: Cc::E,
-                    a: hi,
-                };
-                self.cmov64(z, s, ch)
-            }
-            _ => {
-                let s = self.alu64(AluOp::Add, ch, RegImm::Imm(64));
-                let z = Cond::Test {
-                    size: Size::S64,
-                    cc: Cc::E,
-                    a: lo,
-                };
-                self.cmov64(z, s, cl)
-            }
-        };
-        let zero = self.zero();
-        pair_out(res, zero)
-    }
-
-    /// Leading sign bits: `clz(x ^ (x >> 127)) - 1`, the shift arithmetic.
-    pub(super) fn i128_cls(&mut self, a: Value) -> Out {
-        let [lo, hi] = self.pair(a);
-        let s = self.fresh();
-        self.lower.emit(Inst::ShiftImm {
-            op: ShiftOp::Sar,
-            size: Size::S64,
-            dst: s,
-            a: hi,
-            imm: 63,
-        });
-        let yl = self.alu64(AluOp::Xor, lo, RegImm::Reg(s));
-        let yh = self.alu64(AluOp::Xor, hi, RegImm::Reg(s));
-        let cl = self.count_bits(BitCount::Lzcnt, Size::S64, yl);
-        let ch = self.count_bits(BitCount::Lzcnt, Size::S64, yh);
-        let t = self.alu64(AluOp::Add, cl, RegImm::Imm(64));
-        let z = Cond::Test {
-            size: Size::S64,
-            cc: Cc::E,
-            a: yh,
-        };
-        let clz = self.cmov64(z, t, ch);
-        let res = self.alu64(AluOp::Sub, clz, RegImm::Imm(1));
-        let zero = self.zero();
-        pair_out(res, zero)
     }
 
     /// A test of `c != 0` / `c == 0` for a pair: `lo | hi`.
