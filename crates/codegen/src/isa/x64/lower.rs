@@ -31,7 +31,7 @@ use super::abi;
 use super::asm::alu::{AluOp, UnaryOp};
 use super::asm::bits::{BitCount, ShiftX};
 use super::asm::setcc_cmov_jcc::Cc;
-use super::asm::shift::ShiftOp;
+use super::asm::shift::{DoubleShift, ShiftOp};
 use super::asm::sse::{FloatSize, RoundMode, SseOp};
 use super::asm::Size;
 use super::features::CpuFeatures;
@@ -819,10 +819,6 @@ impl generated::Context for IselCtx<'_, '_> {
         (ty == Type::I128).then_some(ty)
     }
 
-    fn overflow128(&mut self, op_lo: AluOp, op_hi: AluOp, cc: Cc, a: Value, b: Value) -> Out {
-        self.i128_overflow(op_lo, op_hi, cc, a, b, None)
-    }
-
     fn cc_o(&mut self) -> Cc {
         Cc::O
     }
@@ -833,18 +829,6 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn mulhi128(&mut self, signed: bool, a: Value, b: Value) -> Out {
         self.i128_mulhi(signed, a, b)
-    }
-
-    fn mul128(&mut self, a: Value, b: Value) -> Out {
-        self.i128_mul(a, b)
-    }
-
-    fn shift128(&mut self, op: ShiftOp, a: Value, b: Value) -> Out {
-        self.i128_shift(op, a, b)
-    }
-
-    fn overflow_carry128(&mut self, op: AluOp, cc: Cc, a: Value, b: Value, c: Value) -> Out {
-        self.i128_overflow(op, op, cc, a, b, Some(c))
     }
 
     fn overflow_carry(&mut self, ty: Type, op: AluOp, cc: Cc, a: Value, b: Value, c: Value) -> Out {
@@ -1278,6 +1262,54 @@ impl generated::Context for IselCtx<'_, '_> {
             size: Size::S64,
             cc: Cc::E,
             a,
+        }
+    }
+
+    fn alu_pair_flag(&mut self, op_lo: AluOp, op_hi: AluOp, cc: Cc, a: Pair, b: Pair) -> Out {
+        self.i128_overflow(op_lo, op_hi, cc, a.0, b.0, None)
+    }
+
+    fn alu_pair_carry_flag(&mut self, op: AluOp, cc: Cc, a: Pair, b: Pair, cin: VReg) -> Out {
+        self.i128_overflow(op, op, cc, a.0, b.0, Some(cin))
+    }
+
+    fn mul_wide(&mut self, a: VReg, b: VReg) -> Pair {
+        let (hi, lo) = (self.int(), self.int());
+        self.lower.emit(Inst::MulHi {
+            size: Size::S64,
+            signed: false,
+            a,
+            b,
+            dst: hi,
+            tmp: lo,
+        });
+        Pair([lo, hi])
+    }
+
+    fn shift64(&mut self, op: ShiftOp, a: VReg, amt: VReg) -> VReg {
+        let dst = self.int();
+        self.lower.emit(Inst::ShiftCl {
+            op,
+            size: Size::S64,
+            dst,
+            a,
+            amt,
+        });
+        dst
+    }
+
+    fn dshift(&mut self, op: DoubleShift, a: VReg, b: VReg, amt: VReg) -> VReg {
+        let dst = self.int();
+        self.lower.emit(Inst::ShiftDouble { op, dst, a, b, amt });
+        dst
+    }
+
+    fn crosses_halves(&mut self, amt: VReg) -> Cond {
+        let bit6 = self.alu_at(AluOp::And, Size::S64, amt, RegImm::Imm(64));
+        Cond::Test {
+            size: Size::S64,
+            cc: Cc::NE,
+            a: bit6,
         }
     }
 

@@ -13,9 +13,9 @@
 use kestrel_ir::{FunctionName, Inst as IrInst, IntCC, Opcode, TrapCode, Type, Value};
 use kestrel_regalloc::{RegClass, VReg};
 
-use super::asm::alu::{AluOp, UnaryOp};
+use super::asm::alu::AluOp;
 use super::asm::setcc_cmov_jcc::Cc;
-use super::asm::shift::{DoubleShift, ShiftOp};
+use super::asm::shift::ShiftOp;
 use super::asm::sse::FloatSize;
 use super::asm::Size;
 use super::inst::{CallDest, Cond, Inst, Pred, RegImm};
@@ -395,31 +395,13 @@ impl IselCtx<'_, '_> {
         dst
     }
 
-    fn cmov64(&mut self, cond: Cond, t: VReg, f: VReg) -> VReg {
-        let dst = self.fresh();
-        self.lower.emit(Inst::cmov(cond, t, f, dst));
-        dst
-    }
-
-    fn shift64(&mut self, op: ShiftOp, a: VReg, amt: VReg) -> VReg {
-        let dst = self.fresh();
-        self.lower.emit(Inst::ShiftCl {
-            op,
-            size: Size::S64,
-            dst,
-            a,
-            amt,
-        });
-        dst
-    }
-
-    fn dshift(&mut self, op: DoubleShift, a: VReg, b: VReg, amt: VReg) -> VReg {
-        let dst = self.fresh();
-        self.lower.emit(Inst::ShiftDouble { op, dst, a, b, amt });
-        dst
-    }
-
-    pub(super) fn alu128_regs(&mut self, op_lo: AluOp, op_hi: AluOp, a: [VReg; 2], b: [VReg; 2]) -> [VReg; 2] {
+    pub(super) fn alu128_regs(
+        &mut self,
+        op_lo: AluOp,
+        op_hi: AluOp,
+        a: [VReg; 2],
+        b: [VReg; 2],
+    ) -> [VReg; 2] {
         let dst = [self.fresh(), self.fresh()];
         self.lower.emit(Inst::Alu128 {
             op_lo,
@@ -439,12 +421,10 @@ impl IselCtx<'_, '_> {
         op_lo: AluOp,
         op_hi: AluOp,
         cc: Cc,
-        a: Value,
-        b: Value,
-        cin: Option<Value>,
+        a: [VReg; 2],
+        b: [VReg; 2],
+        cin: Option<VReg>,
     ) -> Out {
-        let (a, b) = (self.pair(a), self.pair(b));
-        let cin = cin.map(|c| self.lower.value_vreg(c));
         let dst = [self.fresh(), self.fresh()];
         let f = self.fresh();
         self.lower.emit(Inst::Alu128 {
@@ -457,34 +437,6 @@ impl IselCtx<'_, '_> {
             flag: Some((cc, f)),
         });
         Out::three(dst[0], dst[1], f)
-    }
-
-    /// `(a_hi·2⁶⁴ + a_lo)(b_hi·2⁶⁴ + b_lo) mod 2¹²⁸ = a_lo·b_lo + (a_lo·b_hi + a_hi·b_lo)·2⁶⁴`.
-    pub(super) fn i128_mul(&mut self, a: Value, b: Value) -> Out {
-        let ([al, ah], [bl, bh]) = (self.pair(a), self.pair(b));
-        let (hi0, lo) = (self.fresh(), self.fresh());
-        self.lower.emit(Inst::MulHi {
-            size: Size::S64,
-            signed: false,
-            a: al,
-            b: bl,
-            dst: hi0,
-            tmp: lo,
-        });
-        let mut mul = |x, y| {
-            let dst = self.fresh();
-            self.lower.emit(Inst::Imul {
-                size: Size::S64,
-                dst,
-                a: x,
-                b: RegImm::Reg(y),
-            });
-            dst
-        };
-        let (c1, c2) = (mul(al, bh), mul(ah, bl));
-        let h1 = self.alu64(AluOp::Add, hi0, RegImm::Reg(c1));
-        let hi = self.alu64(AluOp::Add, h1, RegImm::Reg(c2));
-        pair_out(lo, hi)
     }
 
     /// The high 128 bits of the 256-bit product, from the four 64×64→128 partial products:
@@ -553,77 +505,6 @@ impl IselCtx<'_, '_> {
             x = self.alu128_regs(AluOp::Sub, AluOp::Sbb, x, t2);
         }
         pair_out(x[0], x[1])
-    }
-
-    /// Shift or rotate a pair by `amt` (modulo 128).
-    pub(super) fn i128_shift(&mut self, op: ShiftOp, a: Value, amt: Value) -> Out {
-        let x = self.pair(a);
-        let n = self.lower.value_vreg(amt);
-        match op {
-            ShiftOp::Rol | ShiftOp::Ror => {
-                let neg = self.fresh();
-                self.lower.emit(Inst::Unary {
-                    op: UnaryOp::Neg,
-                    size: Size::S64,
-                    dst: neg,
-                    a: n,
-                });
-                let (first, second) = if op == ShiftOp::Rol {
-                    (ShiftOp::Shl, ShiftOp::Shr)
-                } else {
-                    (ShiftOp::Shr, ShiftOp::Shl)
-                };
-                let p = self.shift_pair(first, x, n);
-                let q = self.shift_pair(second, x, neg);
-                let lo = self.alu64(AluOp::Or, p[0], RegImm::Reg(q[0]));
-                let hi = self.alu64(AluOp::Or, p[1], RegImm::Reg(q[1]));
-                pair_out(lo, hi)
-            }
-            _ => {
-                let [lo, hi] = self.shift_pair(op, x, n);
-                pair_out(lo, hi)
-            }
-        }
-    }
-
-    fn shift_pair(&mut self, op: ShiftOp, [lo, hi]: [VReg; 2], n: VReg) -> [VReg; 2] {
-        // Bit 6 of the amount: the shift crosses the halves.
-        let t = self.alu64(AluOp::And, n, RegImm::Imm(64));
-        let big = Cond::Test {
-            size: Size::S64,
-            cc: Cc::NE,
-            a: t,
-        };
-        match op {
-            ShiftOp::Shl => {
-                let lo1 = self.shift64(ShiftOp::Shl, lo, n);
-                let hi1 = self.dshift(DoubleShift::Shld, hi, lo, n);
-                let zero = self.zero();
-                let hi2 = self.cmov64(big, lo1, hi1);
-                let lo2 = self.cmov64(big, zero, lo1);
-                [lo2, hi2]
-            }
-            _ => {
-                let lo1 = self.dshift(DoubleShift::Shrd, lo, hi, n);
-                let hi1 = self.shift64(op, hi, n);
-                let fill = if op == ShiftOp::Sar {
-                    let s = self.fresh();
-                    self.lower.emit(Inst::ShiftImm {
-                        op: ShiftOp::Sar,
-                        size: Size::S64,
-                        dst: s,
-                        a: hi,
-                        imm: 63,
-                    });
-                    s
-                } else {
-                    self.zero()
-                };
-                let lo2 = self.cmov64(big, hi1, lo1);
-                let hi2 = self.cmov64(big, fill, hi1);
-                [lo2, hi2]
-            }
-        }
     }
 
     /// A test of `c != 0` / `c == 0` for a pair: `lo | hi`.
