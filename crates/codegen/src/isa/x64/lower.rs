@@ -32,7 +32,7 @@ use super::asm::alu::{AluOp, UnaryOp};
 use super::asm::bits::{BitCount, ShiftX};
 use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::{DoubleShift, ShiftOp};
-use super::asm::sse::{FloatSize, RoundMode, SseOp};
+use super::asm::sse::{RoundMode, SseOp};
 use super::asm::Size;
 use super::features::CpuFeatures;
 use super::inst::{CallDest, Cond, FrameValue, Inst, LoadKind, Mem, RegImm, StoreKind};
@@ -45,6 +45,7 @@ use crate::machinst::{BlockIndex, CodegenError};
 
 pub use super::isel::IselCtx;
 use super::isel::*;
+pub use super::isel_types::*;
 
 // The generated selector clones extern enum values it uses twice (some are `Copy`), and
 // matches every variant with a struct pattern (some are unit variants).
@@ -64,123 +65,6 @@ const _: () = assert!(generated::RULE_SITES.len() <= u16::MAX as usize);
 /// `CompiledCode::rules_fired` indexes this list.
 pub fn lowering_rules() -> &'static [&'static str] {
     generated::RULE_SITES
-}
-
-/// A helper the embedder provides for an operation with no instruction here (`libcall`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Libcall {
-    Fma,
-    Ceil,
-    Floor,
-    Trunc,
-    Nearest,
-}
-
-/// Which division (`div`, `divrem128`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DivKind {
-    Udiv,
-    Sdiv,
-    Urem,
-    Srem,
-}
-
-/// A constant operand that a user may fold: the value and its sign-extended bits.
-#[derive(Clone, Copy, Debug)]
-pub struct Imm {
-    pub(super) value: Value,
-    pub(super) imm: i64,
-}
-
-/// A mergeable `icmp`: its result value, condition and operands.
-#[derive(Clone, Copy, Debug)]
-pub struct Cmp {
-    pub(super) value: Value,
-    pub(super) cc: IntCC,
-    pub(super) a: Value,
-    pub(super) b: Value,
-}
-
-/// A mergeable `fcmp`: its result value, condition and operands.
-#[derive(Clone, Copy, Debug)]
-pub struct FCmp {
-    pub(super) value: Value,
-    pub(super) cc: FloatCC,
-    pub(super) a: Value,
-    pub(super) b: Value,
-}
-
-/// A load its single ALU user may perform: the loaded value, the load and its address.
-#[derive(Clone, Copy, Debug)]
-pub struct Ld {
-    pub(super) value: Value,
-    pub(super) load: IrInst,
-    pub(super) addr: Value,
-    pub(super) offset: i32,
-    pub(super) trap: Option<TrapCode>,
-}
-
-/// The registers an IR instruction's results live in, in order (a split value takes two,
-/// low half first; none for side effects).
-#[derive(Clone, Debug, Default)]
-pub struct Out(Results);
-
-impl Out {
-    /// No result.
-    pub(super) fn none() -> Out {
-        Out::default()
-    }
-
-    /// One register.
-    pub(super) fn one(r: VReg) -> Out {
-        Out(smallvec::smallvec![r])
-    }
-
-    /// A two-register result (low half first), or a result and a flag.
-    pub(super) fn two(lo: VReg, hi: VReg) -> Out {
-        Out(smallvec::smallvec![lo, hi])
-    }
-
-    /// A two-register result and a one-register flag.
-    pub(super) fn three(lo: VReg, hi: VReg, flag: VReg) -> Out {
-        Out(smallvec::smallvec![lo, hi, flag])
-    }
-}
-
-impl From<Results> for Out {
-    fn from(regs: Results) -> Out {
-        Out(regs)
-    }
-}
-
-/// The two registers of an `i128` value, low half first.
-#[derive(Clone, Copy, Debug)]
-pub struct Pair([VReg; 2]);
-
-/// Bitwise operations on float registers (`AndNot` is `!a & b`).
-#[derive(Clone, Copy, Debug)]
-pub enum FBitOp {
-    And,
-    Or,
-    Xor,
-    AndNot,
-}
-
-/// Float arithmetic selected by `fbinop`.
-#[derive(Clone, Copy, Debug)]
-pub enum FloatOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-}
-
-pub(super) fn float_size(ty: Type) -> FloatSize {
-    if ty == Type::F32 {
-        FloatSize::F32
-    } else {
-        FloatSize::F64
-    }
 }
 
 impl generated::Context for IselCtx<'_, '_> {

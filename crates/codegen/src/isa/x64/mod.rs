@@ -15,6 +15,7 @@ pub mod emit;
 pub mod features;
 pub mod inst;
 mod isel;
+mod isel_types;
 pub mod lower;
 pub mod lower_br_table;
 pub mod lower_i128;
