@@ -340,13 +340,6 @@ impl generated::Context for IselCtx<'_, '_> {
         self.xmm_rmr(SseOp::Andps, a, mask)
     }
 
-    fn fcopysign(&mut self, ty: Type, a: VReg, b: VReg) -> VReg {
-        let magnitude = self.fabs(ty, a);
-        let sign_mask = self.fconst(ty, sign_bit(ty));
-        let sign = self.xmm_rmr(SseOp::Andps, b, sign_mask);
-        self.xmm_rmr(SseOp::Orps, magnitude, sign)
-    }
-
     fn fround(&mut self, ty: Type, mode: RoundMode, a: VReg) -> VReg {
         let dst = self.lower.alloc_vreg(RegClass::Float);
         self.lower.emit(Inst::XmmRound {
@@ -479,42 +472,6 @@ impl generated::Context for IselCtx<'_, '_> {
         dst
     }
 
-    fn cls(&mut self, ty: Type, a: Value) -> VReg {
-        // cls(x) = clz(x ^ (x >> 63)) - 1 - (64 - bits), on x sign-extended to 64 bits.
-        let bits = ty.bits();
-        let x = if bits == 64 {
-            self.lower.value_vreg(a)
-        } else {
-            self.ext(true, a, 64)
-        };
-        let s = self.int();
-        self.lower.emit(Inst::ShiftImm {
-            op: ShiftOp::Sar,
-            size: Size::S64,
-            dst: s,
-            a: x,
-            imm: 63,
-        });
-        let u = self.int();
-        self.lower.emit(Inst::Alu {
-            op: AluOp::Xor,
-            size: Size::S64,
-            dst: u,
-            a: s,
-            b: RegImm::Reg(x),
-        });
-        let z = self.count_bits(BitCount::Lzcnt, Size::S64, u);
-        let r = self.int();
-        self.lower.emit(Inst::Alu {
-            op: AluOp::Sub,
-            size: Size::S64,
-            dst: r,
-            a: z,
-            b: RegImm::Imm(64 - bits as i32 + 1),
-        });
-        r
-    }
-
     fn bswap(&mut self, ty: Type, a: VReg) -> VReg {
         if ty.bits() == 8 {
             return a;
@@ -553,20 +510,6 @@ impl generated::Context for IselCtx<'_, '_> {
             dst,
             a: p,
             imm: bits as u8,
-        });
-        dst
-    }
-
-    fn bmask(&mut self, ty: Type, a: Value) -> VReg {
-        let cond = self.test(a, Cc::NE);
-        let flag = self.int();
-        self.lower.emit(Inst::Setcc { cond, dst: flag });
-        let dst = self.int();
-        self.lower.emit(Inst::Unary {
-            op: UnaryOp::Neg,
-            size: op_size(ty),
-            dst,
-            a: flag,
         });
         dst
     }
@@ -1195,6 +1138,19 @@ impl generated::Context for IselCtx<'_, '_> {
             cc: Cc::NE,
             a: bit6,
         }
+    }
+
+    fn sub_imm64(&mut self, a: VReg, k: i64) -> VReg {
+        let k = i32::try_from(k).expect("the rules subtract small constants");
+        self.alu_at(AluOp::Sub, Size::S64, a, RegImm::Imm(k))
+    }
+
+    fn sign_bit(&mut self, ty: Type) -> u64 {
+        sign_bit(ty)
+    }
+
+    fn cls_excess(&mut self, ty: Type) -> i64 {
+        65 - i64::from(ty.bits())
     }
 
     fn zero64(&mut self) -> VReg {
