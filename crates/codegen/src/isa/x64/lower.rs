@@ -678,71 +678,6 @@ impl generated::Context for IselCtx<'_, '_> {
         Out::two(dst, flag)
     }
 
-    fn fcvt_narrow(&mut self, ty: Type, a: Value, signed: bool, sat: bool) -> VReg {
-        // Convert at 32 bits (which traps or saturates for that range), then check or clamp
-        // to the narrow range.
-        let v = self.fcvt_to_int(Type::I32, a, signed, sat);
-        let bits = ty.bits();
-        let (lo, hi): (i64, i64) = if signed {
-            (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
-        } else {
-            (0, (1 << bits) - 1)
-        };
-        let cmp = |cc, k: i64| Cond::Cmp {
-            size: Size::S32,
-            cc,
-            a: v,
-            b: RegImm::Imm(k as i32),
-        };
-        if !sat {
-            if signed {
-                self.lower.emit(Inst::TrapIf {
-                    cond: cmp(Cc::L, lo),
-                    code: TrapCode::INTEGER_OVERFLOW,
-                });
-            }
-            self.lower.emit(Inst::TrapIf {
-                cond: cmp(if signed { Cc::G } else { Cc::A }, hi),
-                code: TrapCode::INTEGER_OVERFLOW,
-            });
-            return v;
-        }
-        let max = self.int();
-        self.lower.emit(Inst::MovImm {
-            dst: max,
-            imm: hi as u64,
-        });
-        let upper = self.int();
-        let over = cmp(if signed { Cc::G } else { Cc::A }, hi);
-        self.lower.emit(Inst::Cmov {
-            cond: over,
-            t: max,
-            f: v,
-            dst: upper,
-        });
-        if !signed {
-            return upper;
-        }
-        let min = self.int();
-        self.lower.emit(Inst::MovImm {
-            dst: min,
-            imm: lo as u64,
-        });
-        let dst = self.int();
-        self.lower.emit(Inst::Cmov {
-            cond: Cond::Cmp {
-                size: Size::S32,
-                cc: Cc::L,
-                a: upper,
-                b: RegImm::Imm(lo as i32),
-            },
-            t: min,
-            f: upper,
-            dst,
-        });
-        dst
-    }
-
     fn cc_slt(&mut self) -> IntCC {
         IntCC::SignedLessThan
     }
@@ -1151,6 +1086,51 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn cls_excess(&mut self, ty: Type) -> i64 {
         65 - i64::from(ty.bits())
+    }
+
+    fn ty_i32(&mut self) -> Type {
+        Type::I32
+    }
+
+    fn narrow_min(&mut self, ty: Type, signed: bool) -> i64 {
+        if signed {
+            -(1 << (ty.bits() - 1))
+        } else {
+            0
+        }
+    }
+
+    fn narrow_max(&mut self, ty: Type, signed: bool) -> i64 {
+        if signed {
+            (1 << (ty.bits() - 1)) - 1
+        } else {
+            (1 << ty.bits()) - 1
+        }
+    }
+
+    fn cmp32_imm(&mut self, cc: Cc, a: VReg, k: i64) -> Cond {
+        Cond::Cmp {
+            size: Size::S32,
+            cc,
+            a,
+            b: RegImm::Imm(i32::try_from(k).expect("narrow bounds fit 32 bits")),
+        }
+    }
+
+    fn cc_l(&mut self) -> Cc {
+        Cc::L
+    }
+
+    fn cc_g(&mut self) -> Cc {
+        Cc::G
+    }
+
+    fn cc_a(&mut self) -> Cc {
+        Cc::A
+    }
+
+    fn int_overflow(&mut self) -> TrapCode {
+        TrapCode::INTEGER_OVERFLOW
     }
 
     fn zero64(&mut self) -> VReg {
