@@ -7,7 +7,8 @@
 //! a line program with one sequence per function. A sequence starts at the function's
 //! declaration line (so a breakpoint on the function stops after the prologue, at the first
 //! row of its body), then has a row where each source range changes the line; bytes outside
-//! every range (spill code, islands) keep the previous row's line. Lines are whatever the ranges carry: CLIF text
+//! every range (spill code, islands) keep the previous row's line. Ranges past the code or
+//! out of order are ignored, so any input gives a well-formed table. Lines are whatever the ranges carry: CLIF text
 //! lines, or a front end's source locations; a function's file is the text it was parsed
 //! from, or a name the embedder chooses.
 //!
@@ -157,11 +158,15 @@ impl DwarfBuilder {
         program.row().line = u64::from(decl_line);
         program.generate_row();
         let mut last_line = decl_line;
+        let mut last_offset = 0;
         for &(from, _, line) in f.lines.iter().filter(|r| r.0 < f.len) {
+            // Rows must not go backwards (the ranges promise it; a caller's may not keep the
+            // promise, and a row out of order is dropped rather than corrupting the table).
             // A row with the previous row's line adds nothing: that row already covers it.
-            if line == last_line {
+            if from < last_offset || line == last_line {
                 continue;
             }
+            last_offset = from;
             last_line = line;
             program.row().address_offset = u64::from(from);
             program.row().line = u64::from(line);

@@ -160,3 +160,21 @@ fn relocatable_form_relocates_addresses_and_section_offsets() {
         assert!(data[at..at + r.size as usize].iter().all(|&b| b == 0));
     }
 }
+
+#[test]
+fn ranges_out_of_order_or_past_the_code_are_ignored() {
+    let lines = [(8, 10, 3), (2, 4, 4), (30, 40, 5), (9, 12, 6)];
+    let mut b = DwarfBuilder::absolute("/src");
+    b.add_function(&DebugFunction {
+        name: "h",
+        file: "h.clif",
+        decl_line: 1,
+        at: 0x100,
+        len: 20,
+        lines: &lines,
+        external: true,
+    });
+    let (rows, _) = read(&b.finish());
+    let addrs: Vec<u64> = rows.iter().map(|r| r.0).collect();
+    assert_eq!(addrs, [0x100, 0x108, 0x109], "{rows:?}");
+}
