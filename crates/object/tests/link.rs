@@ -353,3 +353,42 @@ fn gdb_shows_kestrel_lines_from_debug_info() {
     let at = format!("inner () at {}:{first}", source.display());
     assert!(out.contains(&at), "no `{at}` in:\n{out}");
 }
+
+#[test]
+fn front_end_source_locations_become_lines_of_the_builder_file() {
+    use kestrel_ir::builder::FunctionBuilder;
+    use kestrel_ir::{AbiParam, FunctionName, Signature, Type};
+    let dir = scratch("srcloc-lines");
+    let mut sig = Signature::default();
+    sig.params.push(AbiParam::new(Type::I64));
+    sig.returns.push(AbiParam::new(Type::I64));
+    let mut b = FunctionBuilder::new(FunctionName::Named("square".into()), sig.clone());
+    let entry = b.create_block();
+    let x = b.append_block_params_for_function_params(entry).unwrap()[0];
+    b.switch_to_block(entry).unwrap();
+    b.set_srcloc(Some(41));
+    let y = b.ins().imul(x, x).unwrap();
+    b.set_srcloc(Some(42));
+    b.ins().return_(&[y]).unwrap();
+    b.seal_all_blocks().unwrap();
+    let f = b.finalize().unwrap();
+
+    let mut m = ObjectModule::new(ObjectBuilder::new("program.src").debug_info(true));
+    let id = m.declare_function("square", Linkage::Export, &sig).unwrap();
+    m.define_function(id, &f).unwrap();
+    let obj = dir.join("square.o");
+    std::fs::write(&obj, m.finish().unwrap()).unwrap();
+    let table = run(tool("readelf", "binutils")
+        .arg("--debug-dump=decodedline")
+        .arg(&obj));
+    let rows: Vec<(String, String)> = table
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let (file, line) = (w.next()?, w.next()?);
+            (file == "program.src").then(|| (file.to_string(), line.to_string()))
+        })
+        .collect();
+    let lines: Vec<&str> = rows.iter().map(|r| r.1.as_str()).collect();
+    assert!(lines.contains(&"41") && lines.contains(&"42"), "{table}");
+}
