@@ -479,41 +479,6 @@ impl generated::Context for IselCtx<'_, '_> {
         lower_mem::bswap(self.lower, exact_size(ty), a)
     }
 
-    fn mulhi(&mut self, ty: Type, signed: bool, a: Value, b: Value) -> VReg {
-        let bits = ty.bits();
-        if bits == 64 {
-            let (a, b) = (self.lower.value_vreg(a), self.lower.value_vreg(b));
-            let (dst, tmp) = (self.int(), self.int());
-            self.lower.emit(Inst::MulHi {
-                size: Size::S64,
-                signed,
-                a,
-                b,
-                dst,
-                tmp,
-            });
-            return dst;
-        }
-        // Narrower: the full product fits 64 bits; take its upper half.
-        let (x, y) = (self.ext(signed, a, 64), self.ext(signed, b, 64));
-        let p = self.int();
-        self.lower.emit(Inst::Imul {
-            size: Size::S64,
-            dst: p,
-            a: x,
-            b: RegImm::Reg(y),
-        });
-        let dst = self.int();
-        self.lower.emit(Inst::ShiftImm {
-            op: if signed { ShiftOp::Sar } else { ShiftOp::Shr },
-            size: Size::S64,
-            dst,
-            a: p,
-            imm: bits as u8,
-        });
-        dst
-    }
-
     fn overflow(&mut self, ty: Type, op: AluOp, signed: bool, a: Value, b: Value) -> Out {
         let (a, b) = (self.lower.value_vreg(a), self.lower.value_vreg(b));
         let (dst, flag) = (self.int(), self.int());
@@ -652,10 +617,6 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn cc_b(&mut self) -> Cc {
         Cc::B
-    }
-
-    fn mulhi128(&mut self, signed: bool, a: Value, b: Value) -> Out {
-        self.i128_mulhi(signed, a, b)
     }
 
     fn overflow_carry(&mut self, ty: Type, op: AluOp, cc: Cc, a: Value, b: Value, c: Value) -> Out {
@@ -1131,6 +1092,42 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn int_overflow(&mut self) -> TrapCode {
         TrapCode::INTEGER_OVERFLOW
+    }
+
+    fn mul_hi64(&mut self, signed: bool, a: VReg, b: VReg) -> VReg {
+        let (dst, tmp) = (self.int(), self.int());
+        self.lower.emit(Inst::MulHi {
+            size: Size::S64,
+            signed,
+            a,
+            b,
+            dst,
+            tmp,
+        });
+        dst
+    }
+
+    fn shift_imm64(&mut self, op: ShiftOp, a: VReg, k: i64) -> VReg {
+        let k = u8::try_from(k).expect("the rules shift by less than 64");
+        self.shift_at(op, Size::S64, a, k)
+    }
+
+    fn type_bits(&mut self, ty: Type) -> i64 {
+        i64::from(ty.bits())
+    }
+
+    fn add_carry64(&mut self, a: VReg, b: VReg) -> Pair {
+        let (dst, flag) = (self.int(), self.int());
+        self.lower.emit(Inst::AluFlags {
+            op: AluOp::Add,
+            size: Size::S64,
+            dst,
+            a,
+            b: RegImm::Reg(b),
+            cc: Cc::B,
+            flag,
+        });
+        Pair([dst, flag])
     }
 
     fn zero64(&mut self) -> VReg {

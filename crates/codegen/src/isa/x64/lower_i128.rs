@@ -15,7 +15,6 @@ use kestrel_regalloc::{RegClass, VReg};
 
 use super::asm::alu::AluOp;
 use super::asm::setcc_cmov_jcc::Cc;
-use super::asm::shift::ShiftOp;
 use super::asm::sse::FloatSize;
 use super::asm::Size;
 use super::inst::{CallDest, Cond, Inst, Pred, RegImm};
@@ -361,10 +360,6 @@ fn pair_of(lower: &mut Lower<'_, Inst>, v: Value) -> [VReg; 2] {
     [r.regs()[0], r.regs()[1]]
 }
 
-fn pair_out(lo: VReg, hi: VReg) -> Out {
-    Out::two(lo, hi)
-}
-
 impl IselCtx<'_, '_> {
     fn pair(&mut self, v: Value) -> [VReg; 2] {
         let r = self.lower.value_regs(v);
@@ -386,12 +381,6 @@ impl IselCtx<'_, '_> {
             a,
             b,
         });
-        dst
-    }
-
-    fn zero(&mut self) -> VReg {
-        let dst = self.fresh();
-        self.lower.emit(Inst::MovImm { dst, imm: 0 });
         dst
     }
 
@@ -437,74 +426,6 @@ impl IselCtx<'_, '_> {
             flag: Some((cc, f)),
         });
         Out::three(dst[0], dst[1], f)
-    }
-
-    /// The high 128 bits of the 256-bit product, from the four 64×64→128 partial products:
-    /// `hi = p3 + p1.hi + p2.hi + carries(p0.hi + p1.lo + p2.lo)`. Signed: subtract `b` when
-    /// `a < 0` and `a` when `b < 0` (two's complement correction, modulo 2¹²⁸).
-    pub(super) fn i128_mulhi(&mut self, signed: bool, a: Value, b: Value) -> Out {
-        let ([al, ah], [bl, bh]) = (self.pair(a), self.pair(b));
-        let mulw = |this: &mut Self, x, y| {
-            let (hi, lo) = (this.fresh(), this.fresh());
-            this.lower.emit(Inst::MulHi {
-                size: Size::S64,
-                signed: false,
-                a: x,
-                b: y,
-                dst: hi,
-                tmp: lo,
-            });
-            [lo, hi]
-        };
-        let [_, p0h] = mulw(self, al, bl);
-        let [p1l, p1h] = mulw(self, al, bh);
-        let [p2l, p2h] = mulw(self, ah, bl);
-        let p3 = mulw(self, ah, bh);
-        let add_carry = |this: &mut Self, x, y| {
-            let (dst, flag) = (this.fresh(), this.fresh());
-            this.lower.emit(Inst::AluFlags {
-                op: AluOp::Add,
-                size: Size::S64,
-                dst,
-                a: x,
-                b: RegImm::Reg(y),
-                cc: Cc::B,
-                flag,
-            });
-            [dst, flag]
-        };
-        let [s1, c1] = add_carry(self, p0h, p1l);
-        let [_, c2] = add_carry(self, s1, p2l);
-        let mut x = p3;
-        for low in [p1h, p2h, c1, c2] {
-            let z = self.zero();
-            x = self.alu128_regs(AluOp::Add, AluOp::Adc, x, [low, z]);
-        }
-        if signed {
-            let sar63 = |this: &mut Self, v| {
-                let dst = this.fresh();
-                this.lower.emit(Inst::ShiftImm {
-                    op: ShiftOp::Sar,
-                    size: Size::S64,
-                    dst,
-                    a: v,
-                    imm: 63,
-                });
-                dst
-            };
-            let (sa, sb) = (sar63(self, ah), sar63(self, bh));
-            let t1 = [
-                self.alu64(AluOp::And, bl, RegImm::Reg(sa)),
-                self.alu64(AluOp::And, bh, RegImm::Reg(sa)),
-            ];
-            let t2 = [
-                self.alu64(AluOp::And, al, RegImm::Reg(sb)),
-                self.alu64(AluOp::And, ah, RegImm::Reg(sb)),
-            ];
-            x = self.alu128_regs(AluOp::Sub, AluOp::Sbb, x, t1);
-            x = self.alu128_regs(AluOp::Sub, AluOp::Sbb, x, t2);
-        }
-        pair_out(x[0], x[1])
     }
 
     /// A test of `c != 0` / `c == 0` for a pair: `lo | hi`.
