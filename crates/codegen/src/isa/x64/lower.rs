@@ -379,34 +379,6 @@ impl generated::Context for IselCtx<'_, '_> {
         self.xmm_unary(sse_for(ty, SseOp::Cvtsd2ss, SseOp::Cvtss2sd), a)
     }
 
-    fn fcvt_from_sint(&mut self, ty: Type, a: Value) -> VReg {
-        let bits = self.lower.value_type(a).bits();
-        let (src, isize) = match bits {
-            8 | 16 => (self.ext(true, a, 32), Size::S32),
-            32 => (self.lower.value_vreg(a), Size::S32),
-            _ => (self.lower.value_vreg(a), Size::S64),
-        };
-        self.cvt_int(ty, isize, src)
-    }
-
-    fn fcvt_from_uint(&mut self, ty: Type, a: Value) -> VReg {
-        let bits = self.lower.value_type(a).bits();
-        if bits == 64 {
-            let src = self.lower.value_vreg(a);
-            let dst = self.lower.alloc_vreg(RegClass::Float);
-            self.lower.emit(Inst::CvtU64ToFloat {
-                fsize: float_size(ty),
-                dst,
-                src,
-            });
-            return dst;
-        }
-        // Zero-extended to 64 bits the value is non-negative, so the signed conversion is
-        // exact.
-        let src = self.ext(false, a, 64);
-        self.cvt_int(ty, Size::S64, src)
-    }
-
     fn bitcast(&mut self, ty: Type, a: Value) -> VReg {
         let from = self.lower.value_type(a);
         let src = self.lower.value_vreg(a);
@@ -1128,6 +1100,28 @@ impl generated::Context for IselCtx<'_, '_> {
             flag,
         });
         Pair([dst, flag])
+    }
+
+    fn cvt_int32(&mut self, ty: Type, src: VReg) -> VReg {
+        self.cvt_int(ty, Size::S32, src)
+    }
+
+    fn cvt_int64(&mut self, ty: Type, src: VReg) -> VReg {
+        self.cvt_int(ty, Size::S64, src)
+    }
+
+    fn cvt_u64(&mut self, ty: Type, src: VReg) -> VReg {
+        let dst = self.lower.alloc_vreg(RegClass::Float);
+        self.lower.emit(Inst::CvtU64ToFloat {
+            fsize: float_size(ty),
+            dst,
+            src,
+        });
+        dst
+    }
+
+    fn i32_ty(&mut self, ty: Type) -> Option<Type> {
+        (ty == Type::I32).then_some(ty)
     }
 
     fn zero64(&mut self) -> VReg {
