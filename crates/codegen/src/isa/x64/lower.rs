@@ -379,68 +379,9 @@ impl generated::Context for IselCtx<'_, '_> {
         self.xmm_unary(sse_for(ty, SseOp::Cvtsd2ss, SseOp::Cvtss2sd), a)
     }
 
-    fn bitcast(&mut self, ty: Type, a: Value) -> VReg {
-        let from = self.lower.value_type(a);
-        let src = self.lower.value_vreg(a);
-        let size = if ty.bits() == 64 {
-            Size::S64
-        } else {
-            Size::S32
-        };
-        match (from.is_float(), ty.is_float()) {
-            (false, true) => {
-                let dst = self.lower.alloc_vreg(RegClass::Float);
-                self.lower.emit(Inst::MovToXmm { size, dst, src });
-                dst
-            }
-            (true, false) => {
-                let dst = self.int();
-                self.lower.emit(Inst::MovFromXmm { size, dst, src });
-                dst
-            }
-            _ => src,
-        }
-    }
-
     fn xmm_select(&mut self, cond: Cond, t: VReg, f: VReg) -> VReg {
         let dst = self.lower.alloc_vreg(RegClass::Float);
         self.lower.emit(Inst::XmmSelect { cond, t, f, dst });
-        dst
-    }
-
-    fn bit_count(&mut self, ty: Type, op: BitCount, a: Value) -> VReg {
-        let bits = ty.bits();
-        let size = op_size(ty);
-        let src = match (bits, op) {
-            (64 | 32, _) => self.lower.value_vreg(a),
-            // A marker bit just above the value stops tzcnt at the width.
-            (_, BitCount::Tzcnt) => {
-                let v = self.lower.value_vreg(a);
-                let dst = self.int();
-                self.lower.emit(Inst::Alu {
-                    op: AluOp::Or,
-                    size: Size::S32,
-                    dst,
-                    a: v,
-                    b: RegImm::Imm(1 << bits),
-                });
-                dst
-            }
-            _ => self.ext(false, a, 32),
-        };
-        let dst = self.count_bits(op, size, src);
-        if op == BitCount::Lzcnt && bits < 32 {
-            // Counted over 32 bits: the extension added 32 - bits leading zeros.
-            let adj = self.int();
-            self.lower.emit(Inst::Alu {
-                op: AluOp::Sub,
-                size: Size::S32,
-                dst: adj,
-                a: dst,
-                b: RegImm::Imm(32 - bits as i32),
-            });
-            return adj;
-        }
         dst
     }
 
@@ -1122,6 +1063,45 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn i32_ty(&mut self, ty: Type) -> Option<Type> {
         (ty == Type::I32).then_some(ty)
+    }
+
+    fn mov_to_xmm(&mut self, ty: Type, src: VReg) -> VReg {
+        let size = if ty.bits() == 64 {
+            Size::S64
+        } else {
+            Size::S32
+        };
+        let dst = self.lower.alloc_vreg(RegClass::Float);
+        self.lower.emit(Inst::MovToXmm { size, dst, src });
+        dst
+    }
+
+    fn mov_from_xmm(&mut self, ty: Type, src: VReg) -> VReg {
+        let size = if ty.bits() == 64 {
+            Size::S64
+        } else {
+            Size::S32
+        };
+        let dst = self.int();
+        self.lower.emit(Inst::MovFromXmm { size, dst, src });
+        dst
+    }
+
+    fn count_at(&mut self, ty: Type, op: BitCount, src: VReg) -> VReg {
+        self.count_bits(op, op_size(ty), src)
+    }
+
+    fn alu_imm32(&mut self, op: AluOp, a: VReg, k: i64) -> VReg {
+        let k = i32::try_from(k).expect("the rules use small constants");
+        self.alu_at(op, Size::S32, a, RegImm::Imm(k))
+    }
+
+    fn above_width(&mut self, ty: Type) -> i64 {
+        1 << ty.bits()
+    }
+
+    fn below_32(&mut self, ty: Type) -> i64 {
+        32 - i64::from(ty.bits())
     }
 
     fn zero64(&mut self) -> VReg {
