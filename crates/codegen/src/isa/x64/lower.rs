@@ -223,59 +223,6 @@ impl generated::Context for IselCtx<'_, '_> {
         dst
     }
 
-    fn shift(&mut self, ty: Type, op: ShiftOp, a: VReg, amt: VReg) -> VReg {
-        let bits = ty.bits();
-        // BMI2 masks the count to 5 (6) bits too, which is CLIF's modulo at 32 (64) bits.
-        let x = match op {
-            ShiftOp::Shl => Some(ShiftX::Shlx),
-            ShiftOp::Shr => Some(ShiftX::Shrx),
-            ShiftOp::Sar => Some(ShiftX::Sarx),
-            _ => None,
-        };
-        if let Some(op) = x.filter(|_| self.features.bmi2 && bits >= 32) {
-            let dst = self.int();
-            let size = exact_size(ty);
-            self.lower.emit(Inst::ShiftX {
-                op,
-                size,
-                dst,
-                a,
-                amt,
-            });
-            return dst;
-        }
-        let rotate = matches!(op, ShiftOp::Rol | ShiftOp::Ror);
-        // The hardware masks the count to 5 (6) bits; narrower shifts need their own mask (a
-        // rotate by the masked count is already right modulo the width).
-        let amt = if bits < 32 && !rotate {
-            let masked = self.int();
-            self.lower.emit(Inst::Alu {
-                op: AluOp::And,
-                size: Size::S32,
-                dst: masked,
-                a: amt,
-                b: RegImm::Imm(bits as i32 - 1),
-            });
-            masked
-        } else {
-            amt
-        };
-        let size = if op == ShiftOp::Shl {
-            op_size(ty)
-        } else {
-            exact_size(ty)
-        };
-        let dst = self.int();
-        self.lower.emit(Inst::ShiftCl {
-            op,
-            size,
-            dst,
-            a,
-            amt,
-        });
-        dst
-    }
-
     fn shift_imm(&mut self, ty: Type, op: ShiftOp, a: VReg, k: Imm) -> VReg {
         self.lower.merge(k.value);
         let imm = (k.imm as u64 & u64::from(ty.bits() - 1)) as u8;
@@ -1102,6 +1049,45 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn below_32(&mut self, ty: Type) -> i64 {
         32 - i64::from(ty.bits())
+    }
+
+    fn wide_with_bmi2(&mut self, ty: Type) -> Option<Type> {
+        (self.features.bmi2 && ty.bits() >= 32).then_some(ty)
+    }
+
+    fn shiftx(&mut self, op: ShiftX, ty: Type, a: VReg, amt: VReg) -> VReg {
+        let dst = self.int();
+        let size = exact_size(ty);
+        self.lower.emit(Inst::ShiftX {
+            op,
+            size,
+            dst,
+            a,
+            amt,
+        });
+        dst
+    }
+
+    fn shift_cl(&mut self, op: ShiftOp, ty: Type, a: VReg, amt: VReg) -> VReg {
+        // A left shift's upper bits are garbage anyway: the 32-bit form serves i8/i16.
+        let size = if op == ShiftOp::Shl {
+            op_size(ty)
+        } else {
+            exact_size(ty)
+        };
+        let dst = self.int();
+        self.lower.emit(Inst::ShiftCl {
+            op,
+            size,
+            dst,
+            a,
+            amt,
+        });
+        dst
+    }
+
+    fn bits_minus_1(&mut self, ty: Type) -> i64 {
+        i64::from(ty.bits()) - 1
     }
 
     fn zero64(&mut self) -> VReg {
