@@ -186,6 +186,9 @@ impl<'a> TermEmitter<'a> {
             params_text.push_str(", ");
             params_text.push_str(&p);
         }
+        // A match that covers every variant of an enum can leave the final "no rule matched"
+        // unreachable; that is fine, and not worth a warning in generated code.
+        self.w.line("#[allow(unreachable_code)]");
         self.w.line(&format!(
             "pub fn constructor_{}<C: Context + ?Sized>({params_text}) -> {ret} {{",
             rust_ident(&info.name)

@@ -429,29 +429,6 @@ impl generated::Context for IselCtx<'_, '_> {
         (self.lower.value_type(v) == Type::I128).then_some(v)
     }
 
-    fn concat_narrow(&mut self, ty: Type, lo: Value, hi: Value) -> VReg {
-        let half = ty.bits() / 2;
-        let l = self.ext(false, lo, ty.bits().max(32));
-        let h = self.lower.value_vreg(hi);
-        let shifted = self.int();
-        self.lower.emit(Inst::ShiftImm {
-            op: ShiftOp::Shl,
-            size: op_size(ty),
-            dst: shifted,
-            a: h,
-            imm: half as u8,
-        });
-        let dst = self.int();
-        self.lower.emit(Inst::Alu {
-            op: AluOp::Or,
-            size: op_size(ty),
-            dst,
-            a: l,
-            b: RegImm::Reg(shifted),
-        });
-        dst
-    }
-
     fn split_narrow(&mut self, a: Value) -> Out {
         let ty = self.lower.value_type(a);
         let x = self.lower.value_vreg(a);
@@ -1090,6 +1067,32 @@ impl generated::Context for IselCtx<'_, '_> {
         i64::from(ty.bits()) - 1
     }
 
+    fn div_op(&mut self, ty: Type, kind: DivKind, dividend: VReg, divisor: VReg) -> VReg {
+        let signed = matches!(kind, DivKind::Sdiv | DivKind::Srem);
+        let rem = matches!(kind, DivKind::Urem | DivKind::Srem);
+        let (tmp, dst) = (self.int(), self.int());
+        self.lower.emit(Inst::Div {
+            size: op_size(ty),
+            narrow: exact_size(ty),
+            signed,
+            rem,
+            dividend,
+            divisor,
+            tmp,
+            dst,
+        });
+        dst
+    }
+
+    fn shl_imm_at(&mut self, ty: Type, a: VReg, k: i64) -> VReg {
+        let k = u8::try_from(k).expect("the rules shift by less than 64");
+        self.shift_at(ShiftOp::Shl, op_size(ty), a, k)
+    }
+
+    fn half_bits(&mut self, ty: Type) -> i64 {
+        i64::from(ty.bits() / 2)
+    }
+
     fn zero64(&mut self) -> VReg {
         let dst = self.int();
         self.lower.emit(Inst::MovImm { dst, imm: 0 });
@@ -1110,29 +1113,6 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn sext(&mut self, a: Value, ty: Type) -> VReg {
         self.ext(true, a, ty.bits())
-    }
-
-    fn div(&mut self, ty: Type, kind: DivKind, a: Value, b: Value) -> VReg {
-        let signed = matches!(kind, DivKind::Sdiv | DivKind::Srem);
-        let rem = matches!(kind, DivKind::Urem | DivKind::Srem);
-        let (dividend, divisor) = if ty.bits() < 32 {
-            (self.ext(signed, a, 32), self.ext(signed, b, 32))
-        } else {
-            (self.lower.value_vreg(a), self.lower.value_vreg(b))
-        };
-        let tmp = self.int();
-        let dst = self.int();
-        self.lower.emit(Inst::Div {
-            size: op_size(ty),
-            narrow: exact_size(ty),
-            signed,
-            rem,
-            dividend,
-            divisor,
-            tmp,
-            dst,
-        });
-        dst
     }
 
     fn setcc(&mut self, cond: Cond) -> VReg {
