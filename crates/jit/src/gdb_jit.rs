@@ -273,6 +273,34 @@ mod tests {
     }
 
     #[test]
+    fn freeing_one_batch_keeps_the_others_listed() {
+        let mut b = JitBuilder::new();
+        b.debug_info(true);
+        let mut m = b.build();
+        let mut ids = Vec::new();
+        for name in ["gdb_jit_first", "gdb_jit_second", "gdb_jit_third"] {
+            let text =
+                format!("function %{name}(i64) -> i64 {{\nblock0(v0: i64):\n    return v0\n}}\n");
+            let f = &kestrel_ir::parse_functions(&text, "batches.clif").unwrap()[0];
+            ids.push(m.define_ir(f, &Default::default()).unwrap());
+            // One finalize per function: three batches, three images.
+            m.finalize_definitions().unwrap();
+        }
+        // SAFETY: nothing runs the functions.
+        unsafe { m.free_function(ids[1]) }.unwrap();
+        assert_eq!(registered_images_naming("gdb_jit_first").len(), 1);
+        assert!(registered_images_naming("gdb_jit_second").is_empty());
+        assert_eq!(registered_images_naming("gdb_jit_third").len(), 1);
+        drop(m);
+        for name in ["gdb_jit_first", "gdb_jit_third"] {
+            assert!(
+                registered_images_naming(name).is_empty(),
+                "{name} outlived its module"
+            );
+        }
+    }
+
+    #[test]
     fn without_debug_info_nothing_is_registered() {
         let mut b = JitBuilder::new();
         b.debug_info(false);
