@@ -63,7 +63,9 @@ pub struct Ld {
 }
 
 /// The registers an IR instruction's results live in, in order (a split value takes two,
-/// low half first; none for side effects).
+/// low half first; none for side effects). Not `Copy` (a call has any number of results),
+/// unlike the DSL's other primitives: a rule may use an `Out` once, which returning it or
+/// binding it for its effect (`let`) does.
 #[derive(Clone, Debug, Default)]
 pub struct Out(pub(super) Results);
 
