@@ -196,6 +196,11 @@ pub fn rust() -> String {
     };
     for &op in Opcode::ALL {
         let (fields, _) = format_spec(op.format());
+        if fields.is_empty() {
+            // A variant without fields is a unit variant, as the DSL expects.
+            writeln!(s, "    {},", variant(op)).unwrap();
+            continue;
+        }
         let fields: Vec<String> = fields
             .iter()
             .map(|(n, t)| format!("{n}: {}", rust_ty(t)))
@@ -205,7 +210,7 @@ pub fn rust() -> String {
     s.push_str(
         "    /// Operands that do not have the opcode's format (the parser and the function\n\
          \x20   /// builder never make one): no rule matches it.\n\
-         \x20   Malformed {},\n}\n\n\
+         \x20   Malformed,\n}\n\n\
          /// The rules' view of `data`.\n\
          pub fn op_of(data: &kestrel_ir::InstructionData) -> Op {\n\
          \x20   use kestrel_ir::InstructionData as D;\n\
@@ -226,11 +231,14 @@ pub fn rust() -> String {
                 _ => n.to_string(),
             })
             .collect();
-        let inits = inits.join(", ");
+        let value = |v: &str| match inits.is_empty() {
+            true => format!("Op::{v}"),
+            false => format!("Op::{v} {{ {} }}", inits.join(", ")),
+        };
         if ops.is_empty() {
             writeln!(
                 s,
-                "        D::{pattern} => {{ let _ = opcode; Op::Malformed {{}} }}"
+                "        D::{pattern} => {{ let _ = opcode; Op::Malformed }}"
             )
             .unwrap();
             continue;
@@ -238,9 +246,9 @@ pub fn rust() -> String {
         writeln!(s, "        D::{pattern} => match opcode {{").unwrap();
         for op in ops {
             let v = variant(op);
-            writeln!(s, "            O::{v} => Op::{v} {{ {inits} }},").unwrap();
+            writeln!(s, "            O::{v} => {},", value(&v)).unwrap();
         }
-        s.push_str("            _ => Op::Malformed {},\n        },\n");
+        s.push_str("            _ => Op::Malformed,\n        },\n");
     }
     s.push_str("    }\n}\n");
     s

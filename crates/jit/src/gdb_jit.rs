@@ -50,7 +50,8 @@ pub struct JitDescriptor {
     first_entry: *mut JitCodeEntry,
 }
 
-/// The head a debugger reads; changed only under [`LIST_LOCK`].
+/// The head a debugger reads; changed only under [`LIST_LOCK`]. Its name is the
+/// protocol's, which debuggers look up, hence lower case.
 #[no_mangle]
 #[allow(non_upper_case_globals)]
 pub static mut __jit_debug_descriptor: JitDescriptor = JitDescriptor {

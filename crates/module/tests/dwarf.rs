@@ -39,10 +39,13 @@ fn section<'a>(sections: &'a [DebugSection], id: SectionId) -> EndianSlice<'a, L
     EndianSlice::new(data, LittleEndian)
 }
 
-/// `(address, file name, line)` of every row, and `(name, low_pc, high_pc)` of every
-/// subprogram.
-#[allow(clippy::type_complexity)]
-fn read(sections: &[DebugSection]) -> (Vec<(u64, String, u64)>, Vec<(String, u64, u64)>) {
+/// A line-table row: address, file name, line.
+type Row = (u64, String, u64);
+/// A subprogram: name, low pc, high pc.
+type Subprogram = (String, u64, u64);
+
+/// Every row of the line table, and every subprogram.
+fn read(sections: &[DebugSection]) -> (Vec<Row>, Vec<Subprogram>) {
     let dwarf = gimli::Dwarf::load(|id| Ok::<_, gimli::Error>(section(sections, id))).unwrap();
     let mut units = dwarf.units();
     let header = units.next().unwrap().expect("one unit");

@@ -21,11 +21,13 @@ pub enum Def {
     Convert(Convert),
 }
 
-/// `(type Name [extern] (primitive RustType))` or `(type Name [extern] (enum …))`.
+/// `(type Name [extern] (primitive RustType))` or `(type Name [extern] [copy] (enum …))`.
 #[derive(Clone, Debug)]
 pub struct TypeDef {
     pub name: Ident,
     pub is_extern: bool,
+    /// An enum whose Rust type is `Copy`: its values are copied, never cloned.
+    pub is_copy: bool,
     pub value: TypeValue,
     pub span: Span,
 }

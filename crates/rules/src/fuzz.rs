@@ -91,6 +91,7 @@ pub fn mutate(data: &mut Vec<u8>, other: &[u8], rng: &mut Rng) {
         "(extractor (",
         "(type T (enum (A) (B (f u32))))",
         " extern ",
+        " copy ",
         " infallible ",
         ".",
         "\0",

@@ -116,15 +116,26 @@ fn parse_type(items: &[SExpr], span: Span) -> PResult<TypeDef> {
     if is_extern {
         rest = &rest[1..];
     }
+    let is_copy = matches!(rest.first().and_then(keyword), Some("copy"));
+    if is_copy {
+        rest = &rest[1..];
+    }
     let [body] = rest else {
         return Err(err(
             span,
             "malformed `type`",
-            "expected `(type Name [extern] (primitive T))` or `(type Name [extern] (enum …))`",
+            "expected `(type Name [extern] (primitive T))` or `(type Name [extern] [copy] (enum …))`",
         ));
     };
     let body_items = list(body, "`(primitive …)` or `(enum …)`")?;
     let value = match body_items.first().and_then(keyword) {
+        Some("primitive") if is_copy => {
+            return Err(err(
+                span,
+                "malformed `type`",
+                "`copy` marks an enum; primitives are always copied",
+            ))
+        }
         Some("primitive") => {
             expect_len(body_items, body.span(), 2, "primitive")?;
             TypeValue::Primitive(ident(&body_items[1], "a Rust type name")?)
@@ -146,6 +157,7 @@ fn parse_type(items: &[SExpr], span: Span) -> PResult<TypeDef> {
     Ok(TypeDef {
         name,
         is_extern,
+        is_copy,
         value,
         span,
     })

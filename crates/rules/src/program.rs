@@ -36,10 +36,11 @@ pub struct TypeInfo {
 pub enum TypeKind {
     /// A Rust type used as is; must be `Copy`.
     Primitive { rust: String },
-    /// A Rust enum, generated unless `is_extern`; must be `Clone`.
+    /// A Rust enum, generated unless `is_extern`; must be `Clone`, and `Copy` when `copy`.
     Enum {
         variants: Vec<VariantInfo>,
         is_extern: bool,
+        copy: bool,
     },
 }
 
@@ -50,8 +51,16 @@ pub struct VariantInfo {
 }
 
 impl TypeInfo {
-    /// Whether values are `Copy` (primitives) rather than cloned (enums).
+    /// Whether values are copied (primitives, `copy` enums) rather than cloned.
     pub fn is_copy(&self) -> bool {
+        matches!(
+            self.kind,
+            TypeKind::Primitive { .. } | TypeKind::Enum { copy: true, .. }
+        )
+    }
+
+    /// Whether this is a primitive (integers apply), not an enum.
+    pub fn is_primitive(&self) -> bool {
         matches!(self.kind, TypeKind::Primitive { .. })
     }
 

@@ -186,9 +186,6 @@ impl<'a> TermEmitter<'a> {
             params_text.push_str(", ");
             params_text.push_str(&p);
         }
-        // A match that covers every variant of an enum can leave the final "no rule matched"
-        // unreachable; that is fine, and not worth a warning in generated code.
-        self.w.line("#[allow(unreachable_code)]");
         self.w.line(&format!(
             "pub fn constructor_{}<C: Context + ?Sized>({params_text}) -> {ret} {{",
             rust_ident(&info.name)
@@ -303,8 +300,9 @@ impl<'a> TermEmitter<'a> {
         if fields.len() < v.fields.len() {
             parts.push("..".to_string());
         }
-        if parts.is_empty() {
-            return format!("{}::{} {{}}", name_ident(&info.name), name_ident(&v.name));
+        if v.fields.is_empty() {
+            // A variant without fields is a unit variant (as in the enums generated here).
+            return format!("{}::{}", name_ident(&info.name), name_ident(&v.name));
         }
         format!(
             "{}::{} {{ {} }}",
@@ -332,7 +330,8 @@ impl<'a> TermEmitter<'a> {
 
     /// Whether a binding is an enum (matched by reference) rather than a primitive.
     pub fn is_enum(&self, b: BindingId) -> bool {
-        self.value_type(b).is_some_and(|t| !self.ty(t).is_copy())
+        self.value_type(b)
+            .is_some_and(|t| !self.ty(t).is_primitive())
     }
 
     /// A rule's source location comment and, if enabled, its log and coverage calls; then its
@@ -413,12 +412,19 @@ impl<'a> TermEmitter<'a> {
                 t
             }
             RhsExpr::Let { locals, body } => {
-                for (id, ty, value) in locals {
+                for (i, (id, ty, value)) in locals.iter().enumerate() {
                     let v = self.rhs(value, false);
                     let rust = self.ty(*ty).rust_name();
-                    // A local may be bound only for its effects (a sequence), so unused.
-                    self.w.line("#[allow(unused_variables)]");
-                    self.w.line(&format!("let l{id}: {rust} = {v};"));
+                    // A local bound only for its effects (one step of a sequence) is never
+                    // read: `_` says so to the compiler.
+                    let read = locals[i + 1..].iter().any(|l| reads_local(&l.2, *id))
+                        || reads_local(body, *id);
+                    let name = if read {
+                        format!("l{id}")
+                    } else {
+                        format!("_l{id}")
+                    };
+                    self.w.line(&format!("let {name}: {rust} = {v};"));
                 }
                 self.rhs(body, top)
             }
@@ -437,5 +443,19 @@ impl<'a> TermEmitter<'a> {
     fn temp(&mut self) -> String {
         self.next_temp += 1;
         format!("e{}", self.next_temp)
+    }
+}
+
+/// Whether `e` reads local `id`.
+fn reads_local(e: &RhsExpr, id: LocalId) -> bool {
+    match e {
+        RhsExpr::Local(l, _) => *l == id,
+        RhsExpr::Binding(_) | RhsExpr::Int { .. } => false,
+        RhsExpr::Call { args, .. } | RhsExpr::Variant { args, .. } => {
+            args.iter().any(|a| reads_local(a, id))
+        }
+        RhsExpr::Let { locals, body } => {
+            locals.iter().any(|l| reads_local(&l.2, id)) || reads_local(body, id)
+        }
     }
 }

@@ -154,12 +154,17 @@ fn enums(program: &Program, w: &mut Writer) {
         let TypeKind::Enum {
             variants,
             is_extern: false,
+            copy,
         } = &ty.kind
         else {
             continue;
         };
         w.blank();
-        w.line("#[derive(Clone, Debug, PartialEq)]");
+        w.line(if *copy {
+            "#[derive(Clone, Copy, Debug, PartialEq)]"
+        } else {
+            "#[derive(Clone, Debug, PartialEq)]"
+        });
         w.line(&format!("pub enum {} {{", name_ident(&ty.name)));
         w.indent();
         for v in variants {

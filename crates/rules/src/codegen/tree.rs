@@ -12,8 +12,21 @@ pub fn emit_term(e: &mut TermEmitter) {
     let mut tree = matchtree::build_with_scope(e.set, multi, |b| counts[b], e.initial_scope());
     e.open_function();
     emit_block(e, &mut tree, true);
-    let falls_through = !matches!(tree.steps.last(), Some(Step::Leaf(_)));
-    e.close_function(falls_through);
+    e.close_function(falls_through(&tree));
+}
+
+/// Whether control can reach the end of `block`: not when it ends in a leaf (which returns),
+/// nor in an exhaustive match none of whose arms can reach their end.
+fn falls_through(block: &Block) -> bool {
+    match block.steps.last() {
+        Some(Step::Leaf(_)) => false,
+        Some(Step::Match {
+            arms,
+            exhaustive: true,
+            ..
+        }) => arms.iter().any(|arm| falls_through(&arm.body)),
+        _ => true,
+    }
 }
 
 /// Emits a block; `tail` is true when nothing follows it in the function, so that a
@@ -53,13 +66,15 @@ fn emit_block(e: &mut TermEmitter, block: &mut Block, tail: bool) {
                 subject,
                 arms,
                 exhaustive,
-            } => emit_match(e, *subject, arms, *exhaustive),
+            } => emit_match(e, *subject, arms, *exhaustive, tail),
         }
     }
 }
 
-/// A switch: `if let` (or `if`) for a single arm that may fail, `match` otherwise.
-fn emit_match(e: &mut TermEmitter, subject: usize, arms: &mut [Arm], exhaustive: bool) {
+/// A switch: `if let` (or `if`) for a single arm that may fail, `match` otherwise. A match
+/// in `tail` position that cannot fall through is the function's value: its arms end in
+/// their values rather than in `return`.
+fn emit_match(e: &mut TermEmitter, subject: usize, arms: &mut [Arm], exhaustive: bool, tail: bool) {
     let pattern = |e: &TermEmitter, arm: &Arm| match arm.value {
         ArmValue::Variant(variant) => e.variant_pattern(subject, variant, &arm.fields),
         ArmValue::Int(value) => value.to_string(),
@@ -71,17 +86,18 @@ fn emit_match(e: &mut TermEmitter, subject: usize, arms: &mut [Arm], exhaustive:
                 ArmValue::Int(value) => format!("if v{subject} == {value} {{"),
             };
             e.w.line(&head);
-            emit_arm_body(e, arm);
+            emit_arm_body(e, arm, false);
             e.w.line("}");
             return;
         }
     }
+    let value_of_function = tail && exhaustive && !arms.iter().any(|a| falls_through(&a.body));
     let by_ref = if e.is_enum(subject) { "&" } else { "" };
     e.w.line(&format!("match {by_ref}v{subject} {{"));
     e.w.indent();
     for arm in arms.iter_mut() {
         e.w.line(&format!("{} => {{", pattern(e, arm)));
-        emit_arm_body(e, arm);
+        emit_arm_body(e, arm, value_of_function);
         e.w.line("}");
     }
     if !exhaustive {
@@ -91,11 +107,11 @@ fn emit_match(e: &mut TermEmitter, subject: usize, arms: &mut [Arm], exhaustive:
     e.w.line("}");
 }
 
-fn emit_arm_body(e: &mut TermEmitter, arm: &mut Arm) {
+fn emit_arm_body(e: &mut TermEmitter, arm: &mut Arm, tail: bool) {
     e.w.indent();
     for &(_, f) in &arm.fields {
         e.own_bound_ref(f);
     }
-    emit_block(e, &mut arm.body, false);
+    emit_block(e, &mut arm.body, tail);
     e.w.dedent();
 }

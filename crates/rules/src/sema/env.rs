@@ -131,6 +131,7 @@ pub fn declare_types(
                 TypeKind::Enum {
                     variants: infos,
                     is_extern: t.is_extern,
+                    copy: t.is_copy,
                 }
             }
         };

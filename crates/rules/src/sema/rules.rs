@@ -251,7 +251,7 @@ impl Lowerer<'_> {
                 self.pattern(sub, ty, b);
             }
             Pattern::Int(v, span) => {
-                if self.program.types[ty].is_copy() {
+                if self.program.types[ty].is_primitive() {
                     self.check_int_range(*v, ty, *span);
                     self.tests.push(Test::Int(b, *v));
                 } else {
@@ -476,7 +476,7 @@ impl Lowerer<'_> {
                 }
             },
             Expr::Int(value, span) => {
-                let Some(ty) = expected.filter(|&t| self.program.types[t].is_copy()) else {
+                let Some(ty) = expected.filter(|&t| self.program.types[t].is_primitive()) else {
                     self.error(
                         Diagnostic::error(
                             Code::TypeMismatch,
@@ -621,7 +621,7 @@ impl Lowerer<'_> {
                 }
             }
             Expr::Int(value, span) => {
-                if !self.program.types[expected].is_copy() {
+                if !self.program.types[expected].is_primitive() {
                     let msg = format!(
                         "integer where a value of enum type `{}` is expected",
                         self.type_name(expected)

@@ -47,13 +47,9 @@ pub use super::isel::IselCtx;
 use super::isel::*;
 pub use super::isel_types::*;
 
-// The generated selector clones extern enum values it uses twice (some are `Copy`), and
-// matches every variant with a struct pattern (some are unit variants).
-#[allow(clippy::clone_on_copy, clippy::unneeded_struct_pattern)]
 mod generated {
     use super::*;
-    // The IR types `ir_ops.rules` declares, whichever of them the rules use.
-    #[allow(unused_imports)]
+    // The one IR type of `ir_ops.rules` that the rest of this file does not import.
     use kestrel_ir::FuncRef;
     include!(concat!(env!("OUT_DIR"), "/x64_lower.rs"));
 }

@@ -14,6 +14,12 @@ pub enum Shape {
     Rect { w: u32, h: u32 },
 }
 
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Dir {
+    Left,
+    Right,
+}
+
 mod tree {
     use super::*;
     include!("tree.rs");
@@ -28,6 +34,8 @@ struct Ctx {
     log: Vec<&'static str>,
     /// The same firings through coverage: `RULE_SITES[index]` per `rule_fired`.
     fired: Vec<&'static str>,
+    /// Values passed to `note`.
+    notes: Vec<u32>,
 }
 
 macro_rules! impl_context {
@@ -47,6 +55,16 @@ macro_rules! impl_context {
             }
             fn dec(&mut self, x: u32) -> u32 {
                 x - 1
+            }
+            fn turn(&mut self, d: Dir, x: u32) -> u32 {
+                match d {
+                    Dir::Left => x + 1,
+                    Dir::Right => x * 2,
+                }
+            }
+            fn note(&mut self, x: u32) -> u32 {
+                self.notes.push(x);
+                x
             }
             fn log_rule(&mut self, rule: &'static str) {
                 self.log.push(rule);
@@ -95,4 +113,16 @@ fn main() {
     assert_eq!(a.log, b.log);
     assert_eq!((&a.log, &b.log), (&a.fired, &b.fired));
     println!("count(3) fired: {}", a.log.join(", "));
+    for d in [Dir::Left, Dir::Right] {
+        let mut a = Ctx::default();
+        let mut b = Ctx::default();
+        let (s, t) = (
+            tree::constructor_steer(&mut a, d, 5),
+            tree::constructor_twice(&mut a, d, 5),
+        );
+        assert_eq!(naive::constructor_steer(&mut b, d, 5), s);
+        assert_eq!(naive::constructor_twice(&mut b, d, 5), t);
+        assert_eq!(a.notes, b.notes);
+        println!("steer({d:?}, 5) = {s}, twice = {t}, notes {:?}", a.notes);
+    }
 }
