@@ -61,15 +61,19 @@ pub fn run_via_object(text: &str, name: &str, workdir: &Path) -> Outcome {
             message: String::new(),
         })
     };
-    run_directives(
-        &header,
-        &funcs,
-        &opts,
-        &mut Vec::new(),
-        false,
-        &mut record,
-        &mut Vec::new(),
-    );
+    // The directives run twice: once recording the calls, once judging their outcomes.
+    let pass = |caller: &mut crate::Caller<'_>, failures: &mut Vec<String>| {
+        run_directives(
+            &header,
+            &funcs,
+            &opts,
+            &mut Vec::new(),
+            false,
+            caller,
+            failures,
+        )
+    };
+    pass(&mut record, &mut Vec::new());
     if calls.is_empty() {
         return Outcome::Skip("no run directive could be typed".into());
     }
@@ -82,15 +86,7 @@ pub fn run_via_object(text: &str, name: &str, workdir: &Path) -> Outcome {
     let mut next = outcomes.into_iter();
     let mut serve = |_: &str, _: &[DataValue]| next.next().expect("one outcome per call");
     let mut failures = Vec::new();
-    run_directives(
-        &header,
-        &funcs,
-        &opts,
-        &mut Vec::new(),
-        false,
-        &mut serve,
-        &mut failures,
-    );
+    pass(&mut serve, &mut failures);
     if failures.is_empty() {
         Outcome::Pass
     } else {

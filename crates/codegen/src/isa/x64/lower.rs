@@ -65,12 +65,7 @@ pub fn lowering_rules() -> &'static [&'static str] {
 
 impl generated::Context for IselCtx<'_, '_> {
     fn inst_op(&mut self, i: IrInst) -> Op {
-        match op_of(self.lower.data(i)) {
-            // A guarded select lowers as a select: `cmov` already makes the result depend on
-            // the condition's data, which is what the guard asks for.
-            Op::SelectSpectreGuard { a, b, c } => Op::Select { a, b, c },
-            op => op,
-        }
+        op_of(self.lower.data(i))
     }
 
     fn result_type(&mut self, i: IrInst) -> Option<Type> {
