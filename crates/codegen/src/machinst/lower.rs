@@ -10,7 +10,9 @@
 //! Guarantees: the VCode is in final order with one VCode block per lowered block and the
 //! same successor lists; every IR value that some emitted instruction reads has exactly one
 //! definition (an instruction's def, a block parameter, or the entry's argument
-//! definitions); values that need no code produce none.
+//! definitions); values that need no code produce none. Each machine instruction carries
+//! the source line ([`Function::debug_line`]) of the IR instruction it was lowered from (an
+//! edge block's jump, that of the branch; the entry's argument moves, none), for debug info.
 //!
 //! Cost: O(instructions + values + edges): one pass to count uses, one walk over the
 //! blocks; each instruction's selection inspects a bounded neighbourhood (its operands'
