@@ -3,15 +3,15 @@
 //!
 //! # Contract
 //!
-//! - [`addr_mem`] folds an address (`iadd`s of a base, a scaled index and constants) into one
+//! - `addr_mem` folds an address (`iadd`s of a base, a scaled index and constants) into one
 //!   x86-64 addressing mode, merging the producers it absorbs; `slack` keeps room for a
 //!   second access 8 bytes further (`i128` halves).
-//! - [`load_kind`]/[`store_kind`] choose the instruction for a little-endian access of a
-//!   [`LoadWidth`]/[`StoreWidth`] (one per load or store opcode); [`load`] emits it.
-//! - [`load_big`]/[`store_big`]: big-endian accesses (the same bytes, byte-swapped at the
+//! - `load_kind`/`store_kind` choose the instruction for a little-endian access of a
+//!   [`LoadWidth`]/[`StoreWidth`] (one per load or store opcode); `load` emits it.
+//! - `load_big`/`store_big`: big-endian accesses (the same bytes, byte-swapped at the
 //!   access width, before any sign extension; `i128` high half first).
-//! - [`load_pair`]/[`store_pair`]: `i128` as two 64-bit accesses, low half first.
-//! - [`global_value_vreg`] evaluates a global value chain; [`symbol_addr`] a symbol's address.
+//! - `load_pair`/`store_pair`: `i128` as two 64-bit accesses, low half first.
+//! - `global_value_vreg` evaluates a global value chain; `symbol_addr` a symbol's address.
 //!
 //! Accesses through a pointer are trap sites with the flags' trap code (none for `notrap`
 //! and for stack slots).
