@@ -86,6 +86,9 @@ pub struct MachineEnv {
     pub caller_saved: PRegSet,
     /// A register per class that the resolver may use freely to break move cycles and to
     /// move between two spill slots. Must not be allocatable nor used by fixed constraints.
+    /// The client's encoder may also write it inside any instruction, so the checker
+    /// rejects an operand allocated to it and treats every instruction as clobbering it:
+    /// only edits between the same two instructions may read back what edits put there.
     /// When `None`, the resolver looks for a register free at that point, and failing that
     /// borrows one through an emergency spill slot.
     pub scratch: [Option<PReg>; NUM_CLASSES],

@@ -13,8 +13,9 @@
 //! proportional to their number, not to the number of locations.
 //!
 //! Cost: one visit of block `b` is O(|entry state| + instructions + operands + edits +
-//! Σ over edges |live_in(succ)| + k log k), k the locations it touched; the states
-//! together hold O(L + blocks × clobbered registers) entries (L: the liveness sets' size).
+//! Σ over edges |live_in(succ)| + k log k), k the locations it touched (the scratch clobber
+//! adds O(classes) per instruction); the states together hold O(L + blocks × (clobbered +
+//! scratch registers)) entries (L: the liveness sets' size).
 //! Blocks are visited in reverse postorder from a priority queue; a block is revisited
 //! only when a back edge lowers its entry state, which happens at most lattice-height
 //! times (in practice the loop nesting depth plus one).
@@ -43,6 +44,9 @@ pub(super) struct Flow<'a, F: Function> {
     /// whose contents nothing reads).
     pub loc_map: Vec<u32>,
     pub num_locs: usize,
+    /// Dense indices of the scratch registers the output mentions (at most one per
+    /// class): every instruction clobbers them.
+    pub scratch_locs: SmallVec<[u32; 2]>,
 }
 
 /// One block's state, unpacked. Invariant: `holders[v]` lists exactly the locations whose
@@ -224,6 +228,11 @@ impl<F: Function> Flow<'_, F> {
                 if let Some(&k) = self.loc_map.get(r.index()).filter(|&&k| k != u32::MAX) {
                     s.set(k as usize, Value::Clobbered(inst.0));
                 }
+            }
+            // The encoder may write a scratch register anywhere inside the instruction (no
+            // operand is in one: `check_constraints`), so nothing held there survives it.
+            for &k in &self.scratch_locs {
+                s.set(k as usize, Value::Clobbered(inst.0));
             }
             self.write_defs(inst, OperandPos::Late, s);
             self.apply_edits(2 * inst.index() + 1, s);

@@ -12,8 +12,11 @@
 //! - **Scratch registers.** `r11` and `xmm15` are never allocated, so no value lives in them
 //!   across an instruction boundary. Two users rely on that, and only they may write them:
 //!   the allocator's edits (moves and spills between instructions), and the encoder, which
-//!   uses `r11` as a temporary inside one instruction (`emit.rs`: wide comparisons, i128
-//!   selects and conversions, atomic loops, jump tables, stack probes). The prologue's
+//!   uses them as temporaries inside one instruction (`emit.rs`: wide comparisons, i128
+//!   selects and conversions, float constants and conversions, atomic loops, jump tables,
+//!   stack probes). The regalloc checker enforces this (`MachineEnv::scratch`): no operand
+//!   may be allocated to them, and every instruction clobbers them, so a value an edit puts
+//!   there must be consumed by edits before the next instruction. The prologue's
 //!   stack-limit check also uses `r10`, before any value is in a register other than the
 //!   arguments (`r10` carries none).
 //! - `rbp` is the frame pointer whenever there is a frame: a function with calls, incoming
