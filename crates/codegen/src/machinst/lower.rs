@@ -371,8 +371,8 @@ impl<'f, I: MachInst> Lower<'f, I> {
     }
 
     /// Append a machine instruction for the IR instruction being lowered.
-    pub fn emit(&mut self, inst: I) {
-        self.cur_insts.push(inst);
+    pub fn emit(&mut self, inst: impl Into<I>) {
+        self.cur_insts.push(inst.into());
     }
 
     /// The function's signature.

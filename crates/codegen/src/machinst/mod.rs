@@ -29,7 +29,8 @@ pub type BlockIndex = kestrel_regalloc::Block;
 ///
 /// The operand order that [`MachInst::collect_operands`] reports is part of each
 /// instruction's definition: the allocator returns one [`Allocation`] per operand in that
-/// order, and [`MachInst::emit`] reads them by position.
+/// order, and [`MachInst::emit`] receives them in that order (an ISA should derive both from
+/// one operand visitor, as x86-64's instruction families do, so they cannot disagree).
 pub trait MachInst: Clone + fmt::Debug {
     /// The kinds of label references its branches and PC-relative loads use.
     type LabelUse: LabelUse;

@@ -38,7 +38,9 @@ use super::asm::sse::FloatSize;
 use super::asm::Size;
 use super::asm::{Gpr, Xmm};
 use super::emit::Frame;
-use super::inst::{gpr_preg, CallDest, FrameValue, Inst, LoadKind, Mem, StoreKind};
+use super::inst::{
+    gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, LoadKind, Mem, MemInst, StoreKind,
+};
 use super::winch;
 use crate::machinst::lower::Lower;
 use crate::machinst::vcode::VCode;
@@ -349,7 +351,7 @@ fn distinct(ctx: &mut Lower<'_, Inst>, seen: &mut Vec<VReg>, v: VReg) -> VReg {
         return v;
     }
     let copy = ctx.alloc_vreg(v.class());
-    ctx.emit(Inst::Mov { dst: copy, src: v });
+    ctx.emit(AluInst::Mov { dst: copy, src: v });
     copy
 }
 
@@ -382,7 +384,7 @@ pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), Codeg
         for (&v, loc) in regs.regs().iter().zip(locs) {
             match loc {
                 Loc::Reg(r) => args.push((v, r)),
-                Loc::Stack(disp) => stack.push(Inst::Load {
+                Loc::Stack(disp) => stack.push(MemInst::Load {
                     kind: load_kind_of(v.class()),
                     dst: v,
                     mem: Mem::IncomingArg { disp },
@@ -391,7 +393,7 @@ pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), Codeg
             }
         }
     }
-    ctx.emit(Inst::Args { args });
+    ctx.emit(ControlInst::Args { args });
     for i in stack {
         ctx.emit(i);
     }
@@ -412,7 +414,7 @@ pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), Codeg
                 RetLoc::Reg(r) => rets.push((distinct(ctx, &mut seen, vr), r)),
                 RetLoc::Area(disp) => {
                     let base = ret_area_ptr(ctx);
-                    ctx.emit(Inst::Store {
+                    ctx.emit(MemInst::Store {
                         kind: area_access(cc, ty, vr.class()).0,
                         src: vr,
                         mem: Mem::Reg { base, disp },
@@ -422,7 +424,7 @@ pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), Codeg
             }
         }
     }
-    ctx.emit(Inst::Ret { rets });
+    ctx.emit(ControlInst::Ret { rets });
     Ok(())
 }
 
@@ -477,7 +479,7 @@ fn gen_call_parts(
     let mut uses = Vec::new();
     if area > 0 {
         let ptr = ctx.alloc_vreg(RegClass::Int);
-        ctx.emit(Inst::RetAreaAddr {
+        ctx.emit(MemInst::RetAreaAddr {
             dst: ptr,
             size: area,
         });
@@ -487,7 +489,7 @@ fn gen_call_parts(
         for (&v, loc) in regs.iter().zip(locs) {
             match loc {
                 Loc::Reg(r) => uses.push((distinct(ctx, &mut seen, v), r)),
-                Loc::Stack(disp) => ctx.emit(Inst::Store {
+                Loc::Stack(disp) => ctx.emit(MemInst::Store {
                     kind: store_kind_of(v),
                     src: v,
                     mem: Mem::OutgoingArg { disp },
@@ -510,7 +512,7 @@ fn gen_call_parts(
                     clobbers.remove(r);
                     defs.push((v, r));
                 }
-                RetLoc::Area(disp) => loads.push(Inst::Load {
+                RetLoc::Area(disp) => loads.push(MemInst::Load {
                     kind: area_access(sig.call_conv, p.value_type, class).1,
                     dst: v,
                     mem: Mem::RetArea { disp },
@@ -519,7 +521,7 @@ fn gen_call_parts(
             }
         }
     }
-    ctx.emit(Inst::Call {
+    ctx.emit(ControlInst::Call {
         dest: callee,
         uses,
         defs,
@@ -553,14 +555,14 @@ pub fn compute_frame(
             .is_ok_and(|locs| locs.iter().flatten().any(|l| matches!(l, Loc::Stack(_))));
     for inst in vcode.insts() {
         match inst {
-            Inst::RetAreaAddr { size, .. } => ret_area = ret_area.max(*size),
-            Inst::Store {
+            Inst::Mem(MemInst::RetAreaAddr { size, .. }) => ret_area = ret_area.max(*size),
+            Inst::Mem(MemInst::Store {
                 mem: Mem::OutgoingArg { disp },
                 ..
-            } => out_args = out_args.max(*disp as u32 + 8),
-            Inst::Call {
+            }) => out_args = out_args.max(*disp as u32 + 8),
+            Inst::Control(ControlInst::Call {
                 out_area, clobbers, ..
-            } => {
+            }) => {
                 has_calls = true;
                 out_args = out_args.max(*out_area);
                 // What the callee may overwrite counts as written here: this function must
@@ -568,10 +570,10 @@ pub fn compute_frame(
                 clobbers.iter().for_each(|r| used_by_calls.add(r));
                 needs_fp = true;
             }
-            Inst::FrameValue {
+            Inst::Mem(MemInst::FrameValue {
                 what: FrameValue::FramePointer | FrameValue::ReturnAddress,
                 ..
-            } => needs_fp = true,
+            }) => needs_fp = true,
             _ => {}
         }
     }

@@ -18,7 +18,7 @@ use super::asm::shift::ShiftOp;
 use super::asm::sse::{FloatSize, SseOp};
 use super::asm::Size;
 use super::features::CpuFeatures;
-use super::inst::{Cond, Inst, Pred, RegImm};
+use super::inst::{AluInst, BitsInst, Cond, Inst, Pred, RegImm, SseInst};
 use crate::machinst::lower::{Lower, Results};
 use crate::machinst::{BlockIndex, CodegenError};
 
@@ -123,7 +123,7 @@ impl IselCtx<'_, '_> {
             _ => return src,
         };
         let dst = self.int();
-        self.lower.emit(Inst::Ext {
+        self.lower.emit(AluInst::Ext {
             mode,
             signed,
             dst,
@@ -150,25 +150,25 @@ impl IselCtx<'_, '_> {
         };
         if have {
             let dst = self.int();
-            self.lower.emit(Inst::BitCount { op, size, dst, src });
+            self.lower.emit(BitsInst::BitCount { op, size, dst, src });
             return dst;
         }
         let width: u64 = if size == Size::S64 { 64 } else { 32 };
         let scan = |ctx: &mut Self, op: BitCount, zero_result: u64| {
             let idx = ctx.int();
-            ctx.lower.emit(Inst::BitCount {
+            ctx.lower.emit(BitsInst::BitCount {
                 op,
                 size,
                 dst: idx,
                 src,
             });
             let alt = ctx.int();
-            ctx.lower.emit(Inst::MovImm {
+            ctx.lower.emit(AluInst::MovImm {
                 dst: alt,
                 imm: zero_result,
             });
             let dst = ctx.int();
-            ctx.lower.emit(Inst::Cmov {
+            ctx.lower.emit(AluInst::Cmov {
                 cond: Cond::Test {
                     size,
                     cc: Cc::E,
@@ -193,7 +193,7 @@ impl IselCtx<'_, '_> {
     /// `dst = a op b` at `size`.
     pub(super) fn alu_at(&mut self, op: AluOp, size: Size, a: VReg, b: RegImm) -> VReg {
         let dst = self.int();
-        self.lower.emit(Inst::Alu {
+        self.lower.emit(AluInst::Alu {
             op,
             size,
             dst,
@@ -206,7 +206,7 @@ impl IselCtx<'_, '_> {
     /// `dst = a op imm` at `size`.
     pub(super) fn shift_at(&mut self, op: ShiftOp, size: Size, a: VReg, imm: u8) -> VReg {
         let dst = self.int();
-        self.lower.emit(Inst::ShiftImm {
+        self.lower.emit(BitsInst::ShiftImm {
             op,
             size,
             dst,
@@ -224,7 +224,7 @@ impl IselCtx<'_, '_> {
         let pattern = |ctx: &mut Self, byte: u8| {
             if wide {
                 let r = ctx.int();
-                ctx.lower.emit(Inst::MovImm {
+                ctx.lower.emit(AluInst::MovImm {
                     dst: r,
                     imm: u64::from(byte) * 0x0101_0101_0101_0101,
                 });
@@ -252,7 +252,7 @@ impl IselCtx<'_, '_> {
         // The multiply sums every byte into the top one.
         let h = pattern(self, 0x01);
         let p = self.int();
-        self.lower.emit(Inst::Imul {
+        self.lower.emit(AluInst::Imul {
             size,
             dst: p,
             a: x,
@@ -275,14 +275,14 @@ impl IselCtx<'_, '_> {
         ] {
             let mask = if size == Size::S64 {
                 let r = self.int();
-                self.lower.emit(Inst::MovImm { dst: r, imm: m });
+                self.lower.emit(AluInst::MovImm { dst: r, imm: m });
                 RegImm::Reg(r)
             } else {
                 RegImm::Imm(m as u32 as i32)
             };
             let alu = |this: &mut Self, op, a, b| {
                 let dst = this.int();
-                this.lower.emit(Inst::Alu {
+                this.lower.emit(AluInst::Alu {
                     op,
                     size,
                     dst,
@@ -293,7 +293,7 @@ impl IselCtx<'_, '_> {
             };
             let shift = |this: &mut Self, op, a| {
                 let dst = this.int();
-                this.lower.emit(Inst::ShiftImm {
+                this.lower.emit(BitsInst::ShiftImm {
                     op,
                     size,
                     dst,
@@ -312,7 +312,7 @@ impl IselCtx<'_, '_> {
             return x;
         }
         let dst = self.int();
-        self.lower.emit(Inst::Bswap {
+        self.lower.emit(BitsInst::Bswap {
             size: exact_size(ty),
             dst,
             a: x,
@@ -322,19 +322,19 @@ impl IselCtx<'_, '_> {
 
     pub(super) fn xmm_rmr(&mut self, op: SseOp, a: VReg, b: VReg) -> VReg {
         let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(Inst::XmmRmR { op, dst, a, b });
+        self.lower.emit(SseInst::XmmRmR { op, dst, a, b });
         dst
     }
 
     pub(super) fn xmm_unary(&mut self, op: SseOp, src: VReg) -> VReg {
         let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(Inst::XmmUnary { op, dst, src });
+        self.lower.emit(SseInst::XmmUnary { op, dst, src });
         dst
     }
 
     pub(super) fn minmax(&mut self, ty: Type, max: bool, a: VReg, b: VReg) -> VReg {
         let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(Inst::FMinMax {
+        self.lower.emit(SseInst::FMinMax {
             size: float_size(ty),
             max,
             dst,
@@ -346,7 +346,7 @@ impl IselCtx<'_, '_> {
 
     pub(super) fn cvt_int(&mut self, ty: Type, isize: Size, src: VReg) -> VReg {
         let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(Inst::CvtIntToFloat {
+        self.lower.emit(SseInst::CvtIntToFloat {
             fsize: float_size(ty),
             isize,
             dst,
@@ -360,7 +360,7 @@ impl IselCtx<'_, '_> {
         self.lower.sink_load(m.value);
         let mem = super::lower_mem::addr_mem(self.lower, m.load, m.addr, m.offset, 0);
         let dst = self.int();
-        self.lower.emit(Inst::AluMem {
+        self.lower.emit(AluInst::AluMem {
             op,
             size: op_size(ty),
             dst,

@@ -35,7 +35,10 @@ use super::asm::shift::{DoubleShift, ShiftOp};
 use super::asm::sse::{RoundMode, SseOp};
 use super::asm::Size;
 use super::features::CpuFeatures;
-use super::inst::{CallDest, Cond, FrameValue, Inst, LoadKind, Mem, RegImm, StoreKind};
+use super::inst::{
+    AluInst, AtomicInst, BitsInst, CallDest, Cond, ControlInst, FrameValue, Inst, LoadKind, Mem,
+    MemInst, RegImm, SseInst, StoreKind,
+};
 use super::lower_mem::{self, LoadWidth, StoreWidth};
 use super::lower_op::op_of;
 pub use super::lower_op::Op;
@@ -151,14 +154,14 @@ impl generated::Context for IselCtx<'_, '_> {
         } else {
             (n as u64) & ((1u64 << bits) - 1)
         };
-        self.lower.emit(Inst::MovImm { dst, imm });
+        self.lower.emit(AluInst::MovImm { dst, imm });
         dst
     }
 
     fn alu(&mut self, ty: Type, op: AluOp, a: VReg, b: VReg) -> VReg {
         let dst = self.int();
         let size = op_size(ty);
-        self.lower.emit(Inst::Alu {
+        self.lower.emit(AluInst::Alu {
             op,
             size,
             dst,
@@ -172,7 +175,7 @@ impl generated::Context for IselCtx<'_, '_> {
         self.lower.merge(k.value);
         let dst = self.int();
         let size = op_size(ty);
-        self.lower.emit(Inst::Alu {
+        self.lower.emit(AluInst::Alu {
             op,
             size,
             dst,
@@ -185,7 +188,7 @@ impl generated::Context for IselCtx<'_, '_> {
     fn imul(&mut self, ty: Type, a: VReg, b: VReg) -> VReg {
         let dst = self.int();
         let size = op_size(ty);
-        self.lower.emit(Inst::Imul {
+        self.lower.emit(AluInst::Imul {
             size,
             dst,
             a,
@@ -198,7 +201,7 @@ impl generated::Context for IselCtx<'_, '_> {
         self.lower.merge(k.value);
         let dst = self.int();
         let size = op_size(ty);
-        self.lower.emit(Inst::Imul {
+        self.lower.emit(AluInst::Imul {
             size,
             dst,
             a,
@@ -210,7 +213,7 @@ impl generated::Context for IselCtx<'_, '_> {
     fn unary(&mut self, ty: Type, op: UnaryOp, a: VReg) -> VReg {
         let dst = self.int();
         let size = op_size(ty);
-        self.lower.emit(Inst::Unary { op, size, dst, a });
+        self.lower.emit(AluInst::Unary { op, size, dst, a });
         dst
     }
 
@@ -238,7 +241,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn fconst(&mut self, ty: Type, bits: u64) -> VReg {
         let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(Inst::XmmConst {
+        self.lower.emit(SseInst::XmmConst {
             size: float_size(ty),
             dst,
             bits,
@@ -280,7 +283,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn fround(&mut self, ty: Type, mode: RoundMode, a: VReg) -> VReg {
         let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(Inst::XmmRound {
+        self.lower.emit(SseInst::XmmRound {
             size: float_size(ty),
             mode,
             dst,
@@ -319,7 +322,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn xmm_select(&mut self, cond: Cond, t: VReg, f: VReg) -> VReg {
         let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(Inst::XmmSelect { cond, t, f, dst });
+        self.lower.emit(SseInst::XmmSelect { cond, t, f, dst });
         dst
     }
 
@@ -333,7 +336,7 @@ impl generated::Context for IselCtx<'_, '_> {
     fn overflow(&mut self, ty: Type, op: AluOp, signed: bool, a: Value, b: Value) -> Out {
         let (a, b) = (self.lower.value_vreg(a), self.lower.value_vreg(b));
         let (dst, flag) = (self.int(), self.int());
-        self.lower.emit(Inst::AluFlags {
+        self.lower.emit(AluInst::AluFlags {
             op,
             size: exact_size(ty),
             dst,
@@ -347,7 +350,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn alu_trap(&mut self, ty: Type, a: VReg, b: VReg, code: TrapCode) -> VReg {
         let dst = self.int();
-        self.lower.emit(Inst::AluTrap {
+        self.lower.emit(AluInst::AluTrap {
             op: AluOp::Add,
             size: exact_size(ty),
             dst,
@@ -386,7 +389,7 @@ impl generated::Context for IselCtx<'_, '_> {
         let fsize = float_size(self.lower.value_type(a));
         let src = self.lower.value_vreg(a);
         let dst = self.int();
-        self.lower.emit(Inst::FcvtToInt {
+        self.lower.emit(SseInst::FcvtToInt {
             fsize,
             isize: exact_size(ty),
             signed,
@@ -400,7 +403,7 @@ impl generated::Context for IselCtx<'_, '_> {
     fn mul_overflow(&mut self, ty: Type, signed: bool, a: Value, b: Value) -> Out {
         let (a, b) = (self.lower.value_vreg(a), self.lower.value_vreg(b));
         let (tmp, lo, flag) = (self.int(), self.int(), self.int());
-        self.lower.emit(Inst::MulOverflow {
+        self.lower.emit(AluInst::MulOverflow {
             size: exact_size(ty),
             signed,
             a,
@@ -424,7 +427,7 @@ impl generated::Context for IselCtx<'_, '_> {
         let ty = self.lower.value_type(a);
         let x = self.lower.value_vreg(a);
         let hi = self.int();
-        self.lower.emit(Inst::ShiftImm {
+        self.lower.emit(BitsInst::ShiftImm {
             op: ShiftOp::Shr,
             size: exact_size(ty),
             dst: hi,
@@ -454,7 +457,7 @@ impl generated::Context for IselCtx<'_, '_> {
             self.lower.value_vreg(c),
         );
         let (dst, flag) = (self.int(), self.int());
-        self.lower.emit(Inst::AluCarry {
+        self.lower.emit(AluInst::AluCarry {
             op,
             size: exact_size(ty),
             dst,
@@ -608,7 +611,7 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn store(&mut self, kind: StoreKind, src: VReg, mem: Mem, flags: MemFlags) -> Out {
-        self.lower.emit(Inst::Store {
+        self.lower.emit(MemInst::Store {
             kind,
             src,
             mem,
@@ -641,7 +644,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn stack_addr(&mut self, slot: StackSlot, offset: i32) -> VReg {
         let dst = self.int();
-        self.lower.emit(Inst::StackAddr {
+        self.lower.emit(MemInst::StackAddr {
             dst,
             slot: slot.index() as u32,
             disp: offset,
@@ -650,21 +653,21 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn fence(&mut self) -> Out {
-        self.lower.emit(Inst::Fence);
+        self.lower.emit(AtomicInst::Fence);
         Out::none()
     }
 
     fn atomic_rmw(&mut self, ty: Type, op: AtomicRmwOp, addr: VReg, val: VReg) -> VReg {
         let (size, dst) = (exact_size(ty), self.int());
         self.lower.emit(match op {
-            AtomicRmwOp::Add | AtomicRmwOp::Sub | AtomicRmwOp::Xchg => Inst::AtomicXadd {
+            AtomicRmwOp::Add | AtomicRmwOp::Sub | AtomicRmwOp::Xchg => AtomicInst::Xadd {
                 size,
                 op,
                 addr,
                 val,
                 dst,
             },
-            _ => Inst::AtomicLoop {
+            _ => AtomicInst::Loop {
                 size,
                 op,
                 addr,
@@ -677,7 +680,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn atomic_cas(&mut self, ty: Type, addr: VReg, expected: VReg, repl: VReg) -> VReg {
         let dst = self.int();
-        self.lower.emit(Inst::AtomicCas {
+        self.lower.emit(AtomicInst::Cas {
             size: exact_size(ty),
             addr,
             expected,
@@ -693,7 +696,7 @@ impl generated::Context for IselCtx<'_, '_> {
         let addr = self.lower.value_vreg(addr);
         let z: Vec<VReg> = (0..4).map(|_| self.mov_imm(Type::I64, 0)).collect();
         let dst = [self.int(), self.int()];
-        self.lower.emit(Inst::AtomicCas128 {
+        self.lower.emit(AtomicInst::Cas128 {
             addr,
             expected: [z[0], z[1]],
             repl: [z[2], z[3]],
@@ -711,7 +714,7 @@ impl generated::Context for IselCtx<'_, '_> {
         let addr = self.lower.value_vreg(addr);
         let v = self.lower.value_regs(val);
         let (dst, tmp) = ([self.int(), self.int()], [self.int(), self.int()]);
-        self.lower.emit(Inst::AtomicLoop128 {
+        self.lower.emit(AtomicInst::Loop128 {
             op,
             addr,
             val: [v.regs()[0], v.regs()[1]],
@@ -725,7 +728,7 @@ impl generated::Context for IselCtx<'_, '_> {
         let addr = self.lower.value_vreg(addr);
         let (e, r) = (self.lower.value_regs(expected), self.lower.value_regs(repl));
         let dst = [self.int(), self.int()];
-        self.lower.emit(Inst::AtomicCas128 {
+        self.lower.emit(AtomicInst::Cas128 {
             addr,
             expected: [e.regs()[0], e.regs()[1]],
             repl: [r.regs()[0], r.regs()[1]],
@@ -736,7 +739,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn frame_value(&mut self, what: FrameValue) -> VReg {
         let dst = self.int();
-        self.lower.emit(Inst::FrameValue { dst, what });
+        self.lower.emit(MemInst::FrameValue { dst, what });
         dst
     }
 
@@ -750,7 +753,7 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn debugtrap(&mut self) -> Out {
-        self.lower.emit(Inst::Debugtrap);
+        self.lower.emit(ControlInst::Debugtrap);
         Out::none()
     }
 
@@ -787,7 +790,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn copy_reg(&mut self, src: VReg) -> VReg {
         let dst = self.int();
-        self.lower.emit(Inst::Mov { dst, src });
+        self.lower.emit(AluInst::Mov { dst, src });
         dst
     }
 
@@ -826,7 +829,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn mul_wide(&mut self, a: VReg, b: VReg) -> Pair {
         let (hi, lo) = (self.int(), self.int());
-        self.lower.emit(Inst::MulHi {
+        self.lower.emit(AluInst::MulHi {
             size: Size::S64,
             signed: false,
             a,
@@ -839,7 +842,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn shift64(&mut self, op: ShiftOp, a: VReg, amt: VReg) -> VReg {
         let dst = self.int();
-        self.lower.emit(Inst::ShiftCl {
+        self.lower.emit(BitsInst::ShiftCl {
             op,
             size: Size::S64,
             dst,
@@ -851,7 +854,8 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn dshift(&mut self, op: DoubleShift, a: VReg, b: VReg, amt: VReg) -> VReg {
         let dst = self.int();
-        self.lower.emit(Inst::ShiftDouble { op, dst, a, b, amt });
+        self.lower
+            .emit(BitsInst::ShiftDouble { op, dst, a, b, amt });
         dst
     }
 
@@ -924,7 +928,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn mul_hi64(&mut self, signed: bool, a: VReg, b: VReg) -> VReg {
         let (dst, tmp) = (self.int(), self.int());
-        self.lower.emit(Inst::MulHi {
+        self.lower.emit(AluInst::MulHi {
             size: Size::S64,
             signed,
             a,
@@ -946,7 +950,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn add_carry64(&mut self, a: VReg, b: VReg) -> Pair {
         let (dst, flag) = (self.int(), self.int());
-        self.lower.emit(Inst::AluFlags {
+        self.lower.emit(AluInst::AluFlags {
             op: AluOp::Add,
             size: Size::S64,
             dst,
@@ -968,7 +972,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn cvt_u64(&mut self, ty: Type, src: VReg) -> VReg {
         let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(Inst::CvtU64ToFloat {
+        self.lower.emit(SseInst::CvtU64ToFloat {
             fsize: float_size(ty),
             dst,
             src,
@@ -987,7 +991,7 @@ impl generated::Context for IselCtx<'_, '_> {
             Size::S32
         };
         let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(Inst::MovToXmm { size, dst, src });
+        self.lower.emit(SseInst::MovToXmm { size, dst, src });
         dst
     }
 
@@ -998,7 +1002,7 @@ impl generated::Context for IselCtx<'_, '_> {
             Size::S32
         };
         let dst = self.int();
-        self.lower.emit(Inst::MovFromXmm { size, dst, src });
+        self.lower.emit(SseInst::MovFromXmm { size, dst, src });
         dst
     }
 
@@ -1026,7 +1030,7 @@ impl generated::Context for IselCtx<'_, '_> {
     fn shiftx(&mut self, op: ShiftX, ty: Type, a: VReg, amt: VReg) -> VReg {
         let dst = self.int();
         let size = exact_size(ty);
-        self.lower.emit(Inst::ShiftX {
+        self.lower.emit(BitsInst::ShiftX {
             op,
             size,
             dst,
@@ -1044,7 +1048,7 @@ impl generated::Context for IselCtx<'_, '_> {
             exact_size(ty)
         };
         let dst = self.int();
-        self.lower.emit(Inst::ShiftCl {
+        self.lower.emit(BitsInst::ShiftCl {
             op,
             size,
             dst,
@@ -1062,7 +1066,7 @@ impl generated::Context for IselCtx<'_, '_> {
         let signed = matches!(kind, DivKind::Sdiv | DivKind::Srem);
         let rem = matches!(kind, DivKind::Urem | DivKind::Srem);
         let (tmp, dst) = (self.int(), self.int());
-        self.lower.emit(Inst::Div {
+        self.lower.emit(AluInst::Div {
             size: op_size(ty),
             narrow: exact_size(ty),
             signed,
@@ -1086,7 +1090,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn zero64(&mut self) -> VReg {
         let dst = self.int();
-        self.lower.emit(Inst::MovImm { dst, imm: 0 });
+        self.lower.emit(AluInst::MovImm { dst, imm: 0 });
         dst
     }
 
@@ -1108,7 +1112,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn setcc(&mut self, cond: Cond) -> VReg {
         let dst = self.int();
-        self.lower.emit(Inst::Setcc { cond, dst });
+        self.lower.emit(AluInst::Setcc { cond, dst });
         dst
     }
 
@@ -1119,17 +1123,17 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn trap(&mut self, code: TrapCode) -> Out {
-        self.lower.emit(Inst::Ud2 { code });
+        self.lower.emit(ControlInst::Ud2 { code });
         Out::none()
     }
 
     fn trap_if(&mut self, cond: Cond, code: TrapCode) -> Out {
-        self.lower.emit(Inst::TrapIf { cond, code });
+        self.lower.emit(ControlInst::TrapIf { cond, code });
         Out::none()
     }
 
     fn branch(&mut self, cond: Cond) -> Out {
-        self.lower.emit(Inst::CondBr {
+        self.lower.emit(ControlInst::CondBr {
             cond,
             taken: self.targets[0],
             not_taken: self.targets[1],
@@ -1143,7 +1147,7 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn jump(&mut self) -> Out {
-        self.lower.emit(Inst::Jmp {
+        self.lower.emit(ControlInst::Jmp {
             target: self.targets[0],
         });
         Out::none()

@@ -4,9 +4,9 @@
 //!
 //! Takes the index value and the lowered successors (`targets[0]` the default, `targets[1 +
 //! k]` the target of index `k`) and emits the block's terminator, plus what it needs before
-//! it. Tables of up to [`MAX_CHAIN`] entries become a compare chain ([`Inst::JmpTable`]);
+//! it. Tables of up to [`MAX_CHAIN`] entries become a compare chain ([`ControlInst::JmpTable`]);
 //! larger ones a bounds check and an indirect jump through a table of 32-bit offsets in the
-//! constant pool ([`Inst::JmpTableBase`] + [`Inst::JmpTableSeq`]). The index is compared
+//! constant pool ([`ControlInst::JmpTableBase`] + [`ControlInst::JmpTableSeq`]). The index is compared
 //! unsigned at its own width, so an out-of-range value, however large, takes the default.
 
 use kestrel_ir::{Type, Value};
@@ -14,7 +14,7 @@ use kestrel_regalloc::RegClass;
 
 use super::asm::moves::ExtMode;
 use super::asm::Size;
-use super::inst::Inst;
+use super::inst::{AluInst, ControlInst, Inst};
 use super::isel::exact_size;
 use crate::machinst::lower::Lower;
 use crate::machinst::BlockIndex;
@@ -31,11 +31,11 @@ pub fn lower_br_table(lower: &mut Lower<'_, Inst>, arg: Value, targets: &[BlockI
     let ty = lower.value_type(arg);
     let idx = lower.value_vreg(arg);
     if targets.len() == 1 {
-        lower.emit(Inst::Jmp { target: targets[0] });
+        lower.emit(ControlInst::Jmp { target: targets[0] });
         return;
     }
     if targets.len() - 1 <= MAX_CHAIN {
-        lower.emit(Inst::JmpTable {
+        lower.emit(ControlInst::JmpTable {
             size: exact_size(ty),
             idx,
             targets: targets.to_vec(),
@@ -53,7 +53,7 @@ pub fn lower_br_table(lower: &mut Lower<'_, Inst>, arg: Value, targets: &[BlockI
                 _ => ExtMode::LQ,
             };
             let ext = lower.alloc_vreg(RegClass::Int);
-            lower.emit(Inst::Ext {
+            lower.emit(AluInst::Ext {
                 mode,
                 signed: false,
                 dst: ext,
@@ -63,11 +63,11 @@ pub fn lower_br_table(lower: &mut Lower<'_, Inst>, arg: Value, targets: &[BlockI
         }
     };
     let base = lower.alloc_vreg(RegClass::Int);
-    lower.emit(Inst::JmpTableBase {
+    lower.emit(ControlInst::JmpTableBase {
         dst: base,
         targets: targets.to_vec(),
     });
-    lower.emit(Inst::JmpTableSeq {
+    lower.emit(ControlInst::JmpTableSeq {
         size,
         idx,
         base,

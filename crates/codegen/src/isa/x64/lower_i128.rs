@@ -17,7 +17,7 @@ use super::asm::alu::AluOp;
 use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::sse::FloatSize;
 use super::asm::Size;
-use super::inst::{CallDest, Cond, Inst, Pred, RegImm};
+use super::inst::{AluInst, CallDest, Cond, ControlInst, Inst, Pred, RegImm, SseInst};
 use super::lower::{DivKind, IselCtx, Out};
 use crate::machinst::lower::Lower;
 use crate::machinst::CodegenError;
@@ -131,7 +131,7 @@ pub fn lower_divrem(
     let int = |lower: &mut Lower<'_, Inst>| lower.alloc_vreg(RegClass::Int);
     let alu = |lower: &mut Lower<'_, Inst>, op, x, y: RegImm| {
         let dst = lower.alloc_vreg(RegClass::Int);
-        lower.emit(Inst::Alu {
+        lower.emit(AluInst::Alu {
             op,
             size: Size::S64,
             dst,
@@ -141,7 +141,7 @@ pub fn lower_divrem(
         dst
     };
     let any = alu(lower, AluOp::Or, bl, RegImm::Reg(bh));
-    lower.emit(Inst::TrapIf {
+    lower.emit(ControlInst::TrapIf {
         cond: Cond::Test {
             size: Size::S64,
             cc: Cc::E,
@@ -153,7 +153,7 @@ pub fn lower_divrem(
         // b == -1: both halves all ones.
         let both = alu(lower, AluOp::And, bl, RegImm::Reg(bh));
         let minus_one = int(lower);
-        lower.emit(Inst::Setcc {
+        lower.emit(AluInst::Setcc {
             cond: Cond::Cmp {
                 size: Size::S64,
                 cc: Cc::E,
@@ -164,14 +164,14 @@ pub fn lower_divrem(
         });
         // a == MIN: high half 0x8000…, low half 0.
         let min_hi = int(lower);
-        lower.emit(Inst::MovImm {
+        lower.emit(AluInst::MovImm {
             dst: min_hi,
             imm: 1 << 63,
         });
         let x = alu(lower, AluOp::Xor, ah, RegImm::Reg(min_hi));
         let y = alu(lower, AluOp::Or, x, RegImm::Reg(al));
         let is_min = int(lower);
-        lower.emit(Inst::Setcc {
+        lower.emit(AluInst::Setcc {
             cond: Cond::Test {
                 size: Size::S64,
                 cc: Cc::E,
@@ -180,7 +180,7 @@ pub fn lower_divrem(
             dst: is_min,
         });
         let overflow = alu(lower, AluOp::And, minus_one, RegImm::Reg(is_min));
-        lower.emit(Inst::TrapIf {
+        lower.emit(ControlInst::TrapIf {
             cond: Cond::Test {
                 size: Size::S64,
                 cc: Cc::NE,
@@ -242,7 +242,7 @@ pub fn lower_fcvt_to(
     let x = lower.value_vreg(a);
     let fconst = |lower: &mut Lower<'_, Inst>, v: f64| {
         let dst = lower.alloc_vreg(RegClass::Float);
-        lower.emit(Inst::XmmConst {
+        lower.emit(SseInst::XmmConst {
             size: fsize,
             dst,
             bits: fbits(v),
@@ -258,7 +258,7 @@ pub fn lower_fcvt_to(
             a: p,
             b: q,
         };
-        lower.emit(Inst::Setcc { cond, dst });
+        lower.emit(AluInst::Setcc { cond, dst });
         dst
     };
     let test = |v, cc| Cond::Test {
@@ -287,12 +287,12 @@ pub fn lower_fcvt_to(
     let sig = super::abi::libcall_signature(&[from], &[Type::I128]);
     let dest = CallDest::Direct(FunctionName::Named(name.into()));
     if !sat {
-        lower.emit(Inst::TrapIf {
+        lower.emit(ControlInst::TrapIf {
             cond: test(nan, Cc::NE),
             code: TrapCode::BAD_CONVERSION_TO_INTEGER,
         });
         for ok in [in_lo, in_hi] {
-            lower.emit(Inst::TrapIf {
+            lower.emit(ControlInst::TrapIf {
                 cond: test(ok, Cc::E),
                 code: TrapCode::INTEGER_OVERFLOW,
             });
@@ -300,7 +300,7 @@ pub fn lower_fcvt_to(
         return super::abi::gen_call(lower, dest, &sig, &[a]);
     }
     let ok = lower.alloc_vreg(RegClass::Int);
-    lower.emit(Inst::Alu {
+    lower.emit(AluInst::Alu {
         op: AluOp::And,
         size: Size::S64,
         dst: ok,
@@ -309,7 +309,7 @@ pub fn lower_fcvt_to(
     });
     let zero_f = fconst(lower, 0.0);
     let safe = lower.alloc_vreg(RegClass::Float);
-    lower.emit(Inst::XmmSelect {
+    lower.emit(SseInst::XmmSelect {
         cond: test(ok, Cc::NE),
         t: x,
         f: zero_f,
@@ -318,14 +318,14 @@ pub fn lower_fcvt_to(
     let r = super::abi::gen_call_regs(lower, dest, &sig, &[safe])?;
     let imm = |lower: &mut Lower<'_, Inst>, v: u64| {
         let dst = lower.alloc_vreg(RegClass::Int);
-        lower.emit(Inst::MovImm { dst, imm: v });
+        lower.emit(AluInst::MovImm { dst, imm: v });
         dst
     };
     let select = |lower: &mut Lower<'_, Inst>, c: VReg, t: [VReg; 2], f: [VReg; 2]| {
         let mut out = [f[0]; 2];
         for i in 0..2 {
             let dst = lower.alloc_vreg(RegClass::Int);
-            lower.emit(Inst::Cmov {
+            lower.emit(AluInst::Cmov {
                 cond: test(c, Cc::NE),
                 t: t[i],
                 f: f[i],
@@ -374,7 +374,7 @@ impl IselCtx<'_, '_> {
 
     fn alu64(&mut self, op: AluOp, a: VReg, b: RegImm) -> VReg {
         let dst = self.fresh();
-        self.lower.emit(Inst::Alu {
+        self.lower.emit(AluInst::Alu {
             op,
             size: Size::S64,
             dst,
@@ -392,7 +392,7 @@ impl IselCtx<'_, '_> {
         b: [VReg; 2],
     ) -> [VReg; 2] {
         let dst = [self.fresh(), self.fresh()];
-        self.lower.emit(Inst::Alu128 {
+        self.lower.emit(AluInst::Alu128 {
             op_lo,
             op_hi,
             dst,
@@ -416,7 +416,7 @@ impl IselCtx<'_, '_> {
     ) -> Out {
         let dst = [self.fresh(), self.fresh()];
         let f = self.fresh();
-        self.lower.emit(Inst::Alu128 {
+        self.lower.emit(AluInst::Alu128 {
             op_lo,
             op_hi,
             dst,

@@ -27,7 +27,7 @@ use kestrel_regalloc::{RegClass, VReg};
 use super::asm::alu::AluOp;
 use super::asm::moves::ExtMode;
 use super::asm::Size;
-use super::inst::{Inst, LoadKind, Mem, RegImm, StoreKind};
+use super::inst::{AluInst, BitsInst, Inst, LoadKind, Mem, MemInst, RegImm, SseInst, StoreKind};
 use super::isel::exact_size;
 use super::lower::float_size;
 use super::lower_op::{op_of, Op};
@@ -44,7 +44,7 @@ pub(super) fn load_pair(
     mems.iter()
         .map(|&mem| {
             let dst = lower.alloc_vreg(RegClass::Int);
-            lower.emit(Inst::Load {
+            lower.emit(MemInst::Load {
                 kind: LoadKind::Int(Size::S64),
                 dst,
                 mem,
@@ -64,7 +64,7 @@ pub(super) fn store_pair(
 ) {
     let regs = lower.value_regs(val);
     for (&src, mem) in regs.regs().iter().zip(mems) {
-        lower.emit(Inst::Store {
+        lower.emit(MemInst::Store {
             kind: StoreKind::Int(Size::S64),
             src,
             mem,
@@ -84,7 +84,7 @@ pub(super) fn is_big(flags: MemFlags) -> bool {
 /// `bswap` at `size` into a fresh register (the selector's `bswap` uses it too).
 pub(super) fn bswap(lower: &mut Lower<'_, Inst>, size: Size, a: VReg) -> VReg {
     let dst = lower.alloc_vreg(RegClass::Int);
-    lower.emit(Inst::Bswap { size, dst, a });
+    lower.emit(BitsInst::Bswap { size, dst, a });
     dst
 }
 
@@ -100,7 +100,7 @@ pub(super) fn symbol_addr(
     colocated: bool,
 ) -> VReg {
     let dst = int(lower);
-    lower.emit(Inst::SymbolAddr {
+    lower.emit(MemInst::SymbolAddr {
         dst,
         name: name.clone(),
         offset,
@@ -137,12 +137,12 @@ pub(super) fn global_value_vreg(
             Err(_) => {
                 let base = symbol_addr(lower, name, 0, colocated);
                 let k = int(lower);
-                lower.emit(Inst::MovImm {
+                lower.emit(AluInst::MovImm {
                     dst: k,
                     imm: offset as u64,
                 });
                 let dst = int(lower);
-                lower.emit(Inst::Alu {
+                lower.emit(AluInst::Alu {
                     op: AluOp::Add,
                     size: Size::S64,
                     dst,
@@ -201,7 +201,7 @@ pub(super) fn global_value_vreg(
                 Ok(k) => RegImm::Imm(k),
                 Err(_) => {
                     let k = int(lower);
-                    lower.emit(Inst::MovImm {
+                    lower.emit(AluInst::MovImm {
                         dst: k,
                         imm: offset as u64,
                     });
@@ -209,7 +209,7 @@ pub(super) fn global_value_vreg(
                 }
             };
             let dst = int(lower);
-            lower.emit(Inst::Alu {
+            lower.emit(AluInst::Alu {
                 op: AluOp::Add,
                 size,
                 dst,
@@ -234,7 +234,7 @@ pub(super) fn load_big(
     let wide = ty.bits() == 64;
     let sext = |lower: &mut Lower<'_, Inst>, mode, src| {
         let dst = lower.alloc_vreg(RegClass::Int);
-        lower.emit(Inst::Ext {
+        lower.emit(AluInst::Ext {
             mode,
             signed: true,
             dst,
@@ -267,7 +267,7 @@ pub(super) fn load_big(
             let raw = load(lower, LoadKind::Int(size), mem, trap);
             let swapped = bswap(lower, size, raw);
             let dst = lower.alloc_vreg(RegClass::Float);
-            lower.emit(Inst::MovToXmm {
+            lower.emit(SseInst::MovToXmm {
                 size,
                 dst,
                 src: swapped,
@@ -312,7 +312,7 @@ pub(super) fn store_big(
 ) -> Option<()> {
     let ty = lower.value_type(val);
     let store = |lower: &mut Lower<'_, Inst>, size, src, mem| {
-        lower.emit(Inst::Store {
+        lower.emit(MemInst::Store {
             kind: StoreKind::Int(size),
             src,
             mem,
@@ -337,7 +337,7 @@ pub(super) fn store_big(
     let mut src = lower.value_vreg(val);
     if ty.is_float() {
         let bits = lower.alloc_vreg(RegClass::Int);
-        lower.emit(Inst::MovFromXmm {
+        lower.emit(SseInst::MovFromXmm {
             size,
             dst: bits,
             src,
@@ -425,7 +425,7 @@ pub(super) fn load(
         _ => RegClass::Int,
     };
     let dst = lower.alloc_vreg(class);
-    lower.emit(Inst::Load {
+    lower.emit(MemInst::Load {
         kind,
         dst,
         mem,
@@ -552,7 +552,7 @@ pub(super) fn addr_mem(
             // No room for the high half's displacement: add the offset first.
             let a = lower.value_vreg(addr);
             let base = lower.alloc_vreg(RegClass::Int);
-            lower.emit(Inst::Alu {
+            lower.emit(AluInst::Alu {
                 op: AluOp::Add,
                 size: Size::S64,
                 dst: base,

@@ -1,0 +1,238 @@
+//! The memory family: loads, stores and addresses (frame places, symbols).
+
+use kestrel_ir::{FunctionName, TrapCode};
+use kestrel_regalloc::{PReg, VReg};
+
+use super::super::asm::misc;
+use super::super::asm::moves;
+use super::super::asm::sse::{self as sse_enc, FloatSize, SseOp, SseStore};
+use super::super::asm::{Amode, Gpr, GprMem, Size, XmmMem};
+use super::super::emit::{gpr, xmm, Buf, Ctx};
+use super::{FrameValue, LoadKind, Mem, Operands, StoreKind};
+use crate::machinst::buffer::RelocKind;
+
+/// One memory instruction. Each variant's doc gives its operand order.
+#[derive(Clone, Debug)]
+pub enum MemInst<R = VReg> {
+    /// Load from memory; a trap site with `trap` when the access may fault. Operands:
+    /// `[address uses, dst def]`.
+    Load {
+        kind: LoadKind,
+        dst: R,
+        mem: Mem<R>,
+        trap: Option<TrapCode>,
+    },
+    /// Store to memory. Operands: `[src use, address uses]`.
+    Store {
+        kind: StoreKind,
+        src: R,
+        mem: Mem<R>,
+        trap: Option<TrapCode>,
+    },
+    /// `dst = address of the outgoing return area` (of `size` bytes, for the call that
+    /// follows). Operands: `[dst def]`.
+    RetAreaAddr { dst: R, size: u32 },
+    /// `dst = address of the stack slot plus disp` (`lea`). Operands: `[dst def]`.
+    StackAddr { dst: R, slot: u32, disp: i32 },
+    /// `dst = rsp`, `rbp`, or the return address `[rbp + 8]` (`get_stack_pointer`,
+    /// `get_frame_pointer`, `get_return_address`; the last two make the function set up a
+    /// frame). Operands: `[dst def]`.
+    FrameValue { dst: R, what: FrameValue },
+    /// `dst = address of name + offset`: `lea dst, [rip + name + offset]` (PC-relative
+    /// relocation) when the symbol is colocated, else `mov dst, [rip + GOT(name)]` then
+    /// `lea dst, [dst + offset]` if `offset` is not 0. Operands: `[dst def]`.
+    SymbolAddr {
+        dst: R,
+        name: FunctionName,
+        offset: i32,
+        got: bool,
+    },
+}
+
+impl MemInst {
+    pub(super) fn map<S>(&self, m: &mut Operands<'_, S>) -> MemInst<S> {
+        match self {
+            MemInst::Load {
+                kind,
+                dst,
+                mem,
+                trap,
+            } => {
+                let mem = mem.map(m);
+                MemInst::Load {
+                    kind: *kind,
+                    dst: m.reg_def(*dst),
+                    mem,
+                    trap: *trap,
+                }
+            }
+            MemInst::Store {
+                kind,
+                src,
+                mem,
+                trap,
+            } => {
+                let src = m.reg_use(*src);
+                MemInst::Store {
+                    kind: *kind,
+                    src,
+                    mem: mem.map(m),
+                    trap: *trap,
+                }
+            }
+            MemInst::RetAreaAddr { dst, size } => MemInst::RetAreaAddr {
+                dst: m.reg_def(*dst),
+                size: *size,
+            },
+            MemInst::StackAddr { dst, slot, disp } => MemInst::StackAddr {
+                dst: m.reg_def(*dst),
+                slot: *slot,
+                disp: *disp,
+            },
+            MemInst::FrameValue { dst, what } => MemInst::FrameValue {
+                dst: m.reg_def(*dst),
+                what: *what,
+            },
+            MemInst::SymbolAddr {
+                dst,
+                name,
+                offset,
+                got,
+            } => MemInst::SymbolAddr {
+                dst: m.reg_def(*dst),
+                name: name.clone(),
+                offset: *offset,
+                got: *got,
+            },
+        }
+    }
+}
+
+impl MemInst<String> {
+    pub(super) fn pretty(&self) -> String {
+        match self {
+            MemInst::Load { kind, dst, mem, .. } => {
+                format!("{dst} = load.{kind:?} {}", mem.pretty())
+            }
+            MemInst::Store { kind, src, mem, .. } => {
+                format!("store.{kind:?} {src}, {}", mem.pretty())
+            }
+            MemInst::StackAddr { dst, slot, disp } => format!("{dst} = lea [ss{slot}{disp:+}]"),
+            MemInst::FrameValue { dst, what } => format!("{dst} = {}", what.name()),
+            MemInst::RetAreaAddr { dst, size } => {
+                format!("{dst} = lea [ret_area] ({size} bytes)")
+            }
+            MemInst::SymbolAddr {
+                dst,
+                name,
+                offset,
+                got,
+            } => format!(
+                "{dst} = {} {name}{}",
+                if *got { "got_addr" } else { "pc_addr" },
+                match offset {
+                    0 => String::new(),
+                    o => format!("{o:+}"),
+                }
+            ),
+        }
+    }
+}
+
+impl MemInst<PReg> {
+    pub(in crate::isa::x64) fn emit(&self, ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
+        match self {
+            MemInst::Load {
+                kind,
+                dst,
+                mem,
+                trap,
+            } => {
+                let m = ctx.frame.amode(mem);
+                if let Some(code) = trap {
+                    buf.add_trap(*code);
+                }
+                let gm = GprMem::Mem(m);
+                match *kind {
+                    LoadKind::Int(size) => moves::mov_r_rm(buf, size, gpr(*dst), &gm),
+                    LoadKind::Zext(mode) => moves::movzx(buf, mode, gpr(*dst), &gm),
+                    LoadKind::Sext(mode) => moves::movsx(buf, mode, gpr(*dst), &gm),
+                    LoadKind::Float(FloatSize::F32) => {
+                        sse_enc::sse_r_rm(buf, SseOp::Movss, xmm(*dst), &XmmMem::Mem(m))
+                    }
+                    LoadKind::Float(FloatSize::F64) => {
+                        sse_enc::sse_r_rm(buf, SseOp::Movsd, xmm(*dst), &XmmMem::Mem(m))
+                    }
+                };
+            }
+            MemInst::Store {
+                kind,
+                src,
+                mem,
+                trap,
+            } => {
+                let m = ctx.frame.amode(mem);
+                if let Some(code) = trap {
+                    buf.add_trap(*code);
+                }
+                match *kind {
+                    StoreKind::Int(size) => {
+                        moves::mov_rm_r(buf, size, &GprMem::Mem(m), gpr(*src));
+                    }
+                    StoreKind::Float(FloatSize::F32) => {
+                        sse_enc::sse_store(buf, SseStore::Movss, &m, xmm(*src));
+                    }
+                    StoreKind::Float(FloatSize::F64) => {
+                        sse_enc::sse_store(buf, SseStore::Movsd, &m, xmm(*src));
+                    }
+                }
+            }
+            MemInst::RetAreaAddr { dst, .. } => {
+                let m = ctx.frame.amode(&Mem::RetArea { disp: 0 });
+                misc::lea(buf, Size::S64, gpr(*dst), &m);
+            }
+            MemInst::FrameValue { dst, what } => {
+                let dst = gpr(*dst);
+                match what {
+                    FrameValue::StackPointer => {
+                        moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(dst), Gpr::RSP);
+                    }
+                    FrameValue::FramePointer => {
+                        moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(dst), Gpr::RBP);
+                    }
+                    FrameValue::ReturnAddress => {
+                        let m = Amode::base_disp(Gpr::RBP, 8);
+                        moves::mov_r_rm(buf, Size::S64, dst, &GprMem::Mem(m));
+                    }
+                };
+            }
+            MemInst::StackAddr { dst, slot, disp } => {
+                let m = ctx.frame.amode(&Mem::Slot {
+                    slot: *slot,
+                    disp: *disp,
+                });
+                misc::lea(buf, Size::S64, gpr(*dst), &m);
+            }
+            MemInst::SymbolAddr {
+                dst,
+                name,
+                offset,
+                got,
+            } => {
+                let dst = gpr(*dst);
+                if *got {
+                    let m = GprMem::Mem(Amode::rip(0));
+                    let fix = moves::mov_r_rm(buf, Size::S64, dst, &m).expect("rip-relative");
+                    buf.add_reloc(fix.at, RelocKind::GotPcRel4, name.clone(), -4);
+                    if *offset != 0 {
+                        misc::lea(buf, Size::S64, dst, &Amode::base_disp(dst, *offset));
+                    }
+                } else {
+                    let fix = misc::lea(buf, Size::S64, dst, &Amode::rip(0)).expect("rip-relative");
+                    let addend = i64::from(*offset) - i64::from(fix.end - fix.at);
+                    buf.add_reloc(fix.at, RelocKind::PcRel4, name.clone(), addend);
+                }
+            }
+        }
+    }
+}

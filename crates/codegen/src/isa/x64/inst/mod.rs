@@ -1,0 +1,300 @@
+//! x86-64 machine instructions over virtual registers, grouped by family.
+//!
+//! # Contract
+//!
+//! [`Inst`] is one of six families ([`AluInst`], [`BitsInst`], [`SseInst`], [`MemInst`],
+//! [`AtomicInst`], [`ControlInst`]); each family's file keeps its variants, their operands,
+//! printing and encoding together.
+//!
+//! Every family is generic over its register type `R`: lowering builds `Inst<VReg>`, and one
+//! function per family, `map`, visits the registers in operand order through an
+//! [`Operands`] mapper, which gives each operand its constraint and replaces it by an `S`.
+//! That one function defines the operand order for all three uses: collection for the
+//! allocator (`S = ()`), encoding (`S = PReg`, the allocated register: the encoder reads
+//! `dst`, `a`, … by name, never by position) and printing (`S = String`). Every operand has
+//! a register constraint (any, fixed or reuse), never a stack one, so every allocation the
+//! encoder sees is a register; values live in spill slots only between instructions, moved
+//! by the allocator's edits.
+//!
+//! Integer values narrower than 64 bits live in the low bits of a 64-bit register; the upper
+//! bits are unspecified. An instruction whose result depends on them (compares, right shifts,
+//! division, extension) works at the value's exact width or extends first.
+//!
+//! The encoder may use the scratch registers (`r11`, `xmm15`; see `abi.rs`) inside any
+//! instruction; no operand is ever allocated to them.
+
+use kestrel_ir::FunctionName;
+use kestrel_regalloc::{
+    Operand, OperandConstraint, OperandKind, OperandPos, PReg, PRegSet, RegClass, VReg,
+};
+
+use super::asm::moves::ExtMode;
+use super::asm::sse::FloatSize;
+use super::asm::{Gpr, Size};
+
+mod alu;
+mod atomic;
+mod bits;
+mod cond;
+mod control;
+mod mem;
+mod sse;
+
+pub use alu::AluInst;
+pub use atomic::AtomicInst;
+pub use bits::BitsInst;
+pub use cond::{Cond, Mem, Pred};
+pub use control::ControlInst;
+pub use mem::MemInst;
+pub use sse::SseInst;
+
+/// The hardware register `gpr` as an allocator register.
+pub fn gpr_preg(gpr: Gpr) -> PReg {
+    PReg::new(usize::from(gpr.enc()), RegClass::Int)
+}
+
+/// A register operand or a 32-bit immediate (sign-extended to the operation size).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegImm<R = VReg> {
+    Reg(R),
+    Imm(i32),
+}
+
+impl RegImm {
+    fn map<S>(self, m: &mut Operands<'_, S>) -> RegImm<S> {
+        match self {
+            RegImm::Reg(r) => RegImm::Reg(m.reg_use(r)),
+            RegImm::Imm(k) => RegImm::Imm(k),
+        }
+    }
+}
+
+impl RegImm<String> {
+    fn pretty(&self) -> String {
+        match self {
+            RegImm::Reg(r) => r.clone(),
+            RegImm::Imm(k) => k.to_string(),
+        }
+    }
+}
+
+/// How a load reads memory into a register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadKind {
+    /// `mov` at 32 or 64 bits.
+    Int(Size),
+    /// `movzx` (or `mov r32` for 32 → 64).
+    Zext(ExtMode),
+    /// `movsx`/`movsxd`.
+    Sext(ExtMode),
+    /// `movss`/`movsd` into an XMM register.
+    Float(FloatSize),
+}
+
+/// How a store writes a register to memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreKind {
+    Int(Size),
+    Float(FloatSize),
+}
+
+/// What a call calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallDest<R = VReg> {
+    /// A named function, by a `call rel32` relocation.
+    Direct(FunctionName),
+    /// An address in a register (the call's first operand).
+    Indirect(R),
+}
+
+/// A value of the frame itself (see [`MemInst::FrameValue`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FrameValue {
+    StackPointer,
+    FramePointer,
+    ReturnAddress,
+}
+
+impl FrameValue {
+    /// The IR opcode's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameValue::StackPointer => "get_stack_pointer",
+            FrameValue::FramePointer => "get_frame_pointer",
+            FrameValue::ReturnAddress => "get_return_address",
+        }
+    }
+}
+
+/// Visits one instruction's register operands in operand order, replacing each by what
+/// `visit` returns for it (see the module contract). Reuse constraints name an earlier
+/// operand by its index in this instruction, which [`Operands::next_index`] gives.
+pub struct Operands<'a, S> {
+    visit: &'a mut dyn FnMut(Operand) -> S,
+    count: usize,
+}
+
+impl<'a, S> Operands<'a, S> {
+    pub fn new(visit: &'a mut dyn FnMut(Operand) -> S) -> Self {
+        Operands { visit, count: 0 }
+    }
+
+    fn push(&mut self, op: Operand) -> S {
+        self.count += 1;
+        (self.visit)(op)
+    }
+
+    /// The index the next operand will have.
+    pub fn next_index(&self) -> usize {
+        self.count
+    }
+
+    pub fn reg_use(&mut self, v: VReg) -> S {
+        self.push(Operand::reg_use(v))
+    }
+
+    pub fn reg_def(&mut self, v: VReg) -> S {
+        self.push(Operand::reg_def(v))
+    }
+
+    /// A def written while the uses are still read.
+    pub fn early_def(&mut self, v: VReg) -> S {
+        self.push(Operand::new(
+            v,
+            OperandKind::Def,
+            OperandPos::Early,
+            OperandConstraint::Reg,
+        ))
+    }
+
+    /// A def in the register of operand `input` (two-address forms).
+    pub fn reuse_def(&mut self, v: VReg, input: usize) -> S {
+        self.push(Operand::new(
+            v,
+            OperandKind::Def,
+            OperandPos::Late,
+            OperandConstraint::Reuse(input),
+        ))
+    }
+
+    pub fn fixed_use(&mut self, v: VReg, r: PReg) -> S {
+        self.push(Operand::new(
+            v,
+            OperandKind::Use,
+            OperandPos::Early,
+            OperandConstraint::FixedReg(r),
+        ))
+    }
+
+    pub fn fixed_def(&mut self, v: VReg, r: PReg) -> S {
+        self.push(Operand::new(
+            v,
+            OperandKind::Def,
+            OperandPos::Late,
+            OperandConstraint::FixedReg(r),
+        ))
+    }
+
+    pub fn fixed_early_def(&mut self, v: VReg, r: PReg) -> S {
+        self.push(Operand::new(
+            v,
+            OperandKind::Def,
+            OperandPos::Early,
+            OperandConstraint::FixedReg(r),
+        ))
+    }
+
+    /// A pair of registers (the halves of an `i128`), each mapped by `f`.
+    pub fn pair(&mut self, p: [VReg; 2], f: fn(&mut Self, VReg) -> S) -> [S; 2] {
+        let lo = f(self, p[0]);
+        [lo, f(self, p[1])]
+    }
+}
+
+/// One x86-64 instruction (or a short fixed sequence), by family.
+#[derive(Clone, Debug)]
+pub enum Inst<R = VReg> {
+    Alu(AluInst<R>),
+    Bits(BitsInst<R>),
+    Sse(SseInst<R>),
+    Mem(MemInst<R>),
+    Atomic(AtomicInst<R>),
+    Control(ControlInst<R>),
+}
+
+macro_rules! family_into_inst {
+    ($($family:ident => $variant:ident),*) => {$(
+        impl From<$family> for Inst {
+            fn from(i: $family) -> Inst {
+                Inst::$variant(i)
+            }
+        }
+    )*};
+}
+
+family_into_inst!(
+    AluInst => Alu,
+    BitsInst => Bits,
+    SseInst => Sse,
+    MemInst => Mem,
+    AtomicInst => Atomic,
+    ControlInst => Control
+);
+
+impl Inst {
+    /// The same instruction with every register operand mapped (see the module contract).
+    pub fn map<S>(&self, m: &mut Operands<'_, S>) -> Inst<S> {
+        match self {
+            Inst::Alu(i) => Inst::Alu(i.map(m)),
+            Inst::Bits(i) => Inst::Bits(i.map(m)),
+            Inst::Sse(i) => Inst::Sse(i.map(m)),
+            Inst::Mem(i) => Inst::Mem(i.map(m)),
+            Inst::Atomic(i) => Inst::Atomic(i.map(m)),
+            Inst::Control(i) => Inst::Control(i.map(m)),
+        }
+    }
+
+    /// Append the operands, in operand order, to `out`.
+    pub fn collect_operands(&self, out: &mut Vec<Operand>) {
+        self.map(&mut Operands::new(&mut |op| out.push(op)));
+    }
+
+    /// `dst = cond ? t : f` as an [`AluInst::Cmov`]: a `Pred::And` condition (no two-`cmov`
+    /// form) becomes its `Pred::Or` inverse with `t` and `f` swapped.
+    pub fn cmov(cond: Cond, t: VReg, f: VReg, dst: VReg) -> Inst {
+        let inst = match cond.pred() {
+            Pred::And(..) => AluInst::Cmov {
+                cond: cond.invert(),
+                t: f,
+                f: t,
+                dst,
+            },
+            _ => AluInst::Cmov { cond, t, f, dst },
+        };
+        inst.into()
+    }
+
+    /// Registers overwritten beyond the defs.
+    pub fn clobbers(&self) -> PRegSet {
+        match self {
+            Inst::Control(ControlInst::Call { clobbers, .. }) => *clobbers,
+            _ => PRegSet::empty(),
+        }
+    }
+
+    /// Printed form, operands named by `ops` (in operand order).
+    pub fn pretty(&self, ops: &[String]) -> String {
+        let mut names = ops.iter();
+        let named = self.map(&mut Operands::new(&mut |_| {
+            names.next().cloned().unwrap_or_else(|| "?".into())
+        }));
+        match named {
+            Inst::Alu(i) => i.pretty(),
+            Inst::Bits(i) => i.pretty(),
+            Inst::Sse(i) => i.pretty(),
+            Inst::Mem(i) => i.pretty(),
+            Inst::Atomic(i) => i.pretty(),
+            Inst::Control(i) => i.pretty(),
+        }
+    }
+}
