@@ -16,7 +16,11 @@ fn main() {
     options.codegen.coverage = true;
     let ops_rules = ops_rules.to_str().expect("OUT_DIR is UTF-8");
     kestrel_rules::build::compile_rules_with(
-        &[ops_rules, "src/isa/x64/lower.rules"],
+        &[
+            ops_rules,
+            "src/isa/x64/inst.rules",
+            "src/isa/x64/lower.rules",
+        ],
         "x64_lower.rs",
         &options,
     );

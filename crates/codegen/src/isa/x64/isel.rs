@@ -106,6 +106,13 @@ impl IselCtx<'_, '_> {
         }
     }
 
+    /// A fresh register holding 0.
+    pub(super) fn zero_reg(&mut self) -> VReg {
+        let dst = self.int();
+        self.lower.emit(AluInst::MovImm { dst, imm: 0 });
+        dst
+    }
+
     pub(super) fn int(&mut self) -> VReg {
         self.lower.alloc_vreg(RegClass::Int)
     }
@@ -326,12 +333,6 @@ impl IselCtx<'_, '_> {
         dst
     }
 
-    pub(super) fn xmm_unary(&mut self, op: SseOp, src: VReg) -> VReg {
-        let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(SseInst::XmmUnary { op, dst, src });
-        dst
-    }
-
     pub(super) fn minmax(&mut self, ty: Type, max: bool, a: VReg, b: VReg) -> VReg {
         let dst = self.lower.alloc_vreg(RegClass::Float);
         self.lower.emit(SseInst::FMinMax {
@@ -340,17 +341,6 @@ impl IselCtx<'_, '_> {
             dst,
             a,
             b,
-        });
-        dst
-    }
-
-    pub(super) fn cvt_int(&mut self, ty: Type, isize: Size, src: VReg) -> VReg {
-        let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(SseInst::CvtIntToFloat {
-            fsize: float_size(ty),
-            isize,
-            dst,
-            src,
         });
         dst
     }

@@ -32,7 +32,7 @@ use super::asm::alu::{AluOp, UnaryOp};
 use super::asm::bits::{BitCount, ShiftX};
 use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::{DoubleShift, ShiftOp};
-use super::asm::sse::{RoundMode, SseOp};
+use super::asm::sse::{FloatSize, RoundMode, SseOp};
 use super::asm::Size;
 use super::features::CpuFeatures;
 use super::inst::{
@@ -138,83 +138,114 @@ impl generated::Context for IselCtx<'_, '_> {
         self.mem_op(ty, None, a, m)
     }
 
+    fn alu_inst(&mut self, i: AluInst) -> Inst {
+        i.into()
+    }
+
+    fn bits_inst(&mut self, i: BitsInst) -> Inst {
+        i.into()
+    }
+
+    fn sse_inst(&mut self, i: SseInst) -> Inst {
+        i.into()
+    }
+
+    fn control_inst(&mut self, i: ControlInst) -> Inst {
+        i.into()
+    }
+
+    fn atomic_inst(&mut self, i: AtomicInst) -> Inst {
+        i.into()
+    }
+
+    fn mem_inst(&mut self, i: MemInst) -> Inst {
+        i.into()
+    }
+
+    fn def(&mut self, dst: VReg, inst: Inst) -> VReg {
+        self.lower.emit(inst);
+        dst
+    }
+
+    fn emit(&mut self, inst: Inst) -> Out {
+        self.lower.emit(inst);
+        Out::none()
+    }
+
+    fn int_reg(&mut self) -> VReg {
+        self.int()
+    }
+
+    fn float_reg(&mut self) -> VReg {
+        self.lower.alloc_vreg(RegClass::Float)
+    }
+
+    fn out2(&mut self, a: VReg, b: VReg) -> Out {
+        Out::two(a, b)
+    }
+
+    fn reg_operand(&mut self, r: VReg) -> RegImm {
+        RegImm::Reg(r)
+    }
+
+    fn imm_operand(&mut self, k: Imm) -> RegImm {
+        self.lower.merge(k.value);
+        RegImm::Imm(k.imm as i32)
+    }
+
+    fn const_operand(&mut self, k: i64) -> RegImm {
+        RegImm::Imm(i32::try_from(k).expect("the rules use 32-bit constants"))
+    }
+
+    fn op_size(&mut self, ty: Type) -> Size {
+        op_size(ty)
+    }
+
+    fn exact_size(&mut self, ty: Type) -> Size {
+        exact_size(ty)
+    }
+
+    fn float_size(&mut self, ty: Type) -> FloatSize {
+        float_size(ty)
+    }
+
+    fn imm_bits(&mut self, ty: Type, n: i64) -> u64 {
+        match ty.bits() {
+            64.. => n as u64,
+            bits => (n as u64) & ((1 << bits) - 1),
+        }
+    }
+
+    fn sse_for(&mut self, ty: Type, single: SseOp, double: SseOp) -> SseOp {
+        sse_for(ty, single, double)
+    }
+
+    fn abs_mask(&mut self, ty: Type) -> u64 {
+        !sign_bit(ty) & width_mask(ty)
+    }
+
+    fn width_mask(&mut self, ty: Type) -> u64 {
+        width_mask(ty)
+    }
+
+    fn float_cond(&mut self, cc: FloatCC, a: Value, b: Value) -> Cond {
+        self.fcmp_cond(cc, a, b)
+    }
+
+    fn int_cc(&mut self, cc: IntCC) -> Cc {
+        int_cc(cc)
+    }
+
+    fn imm8(&mut self, k: i64) -> u8 {
+        u8::try_from(k).expect("the rules shift by less than 64")
+    }
+
     fn put_in_reg(&mut self, v: Value) -> VReg {
         self.lower.value_vreg(v)
     }
 
     fn out_reg(&mut self, r: VReg) -> Out {
         Out::one(r)
-    }
-
-    fn mov_imm(&mut self, ty: Type, n: i64) -> VReg {
-        let dst = self.int();
-        let bits = ty.bits();
-        let imm = if bits >= 64 {
-            n as u64
-        } else {
-            (n as u64) & ((1u64 << bits) - 1)
-        };
-        self.lower.emit(AluInst::MovImm { dst, imm });
-        dst
-    }
-
-    fn alu(&mut self, ty: Type, op: AluOp, a: VReg, b: VReg) -> VReg {
-        let dst = self.int();
-        let size = op_size(ty);
-        self.lower.emit(AluInst::Alu {
-            op,
-            size,
-            dst,
-            a,
-            b: RegImm::Reg(b),
-        });
-        dst
-    }
-
-    fn alu_imm(&mut self, ty: Type, op: AluOp, a: VReg, k: Imm) -> VReg {
-        self.lower.merge(k.value);
-        let dst = self.int();
-        let size = op_size(ty);
-        self.lower.emit(AluInst::Alu {
-            op,
-            size,
-            dst,
-            a,
-            b: RegImm::Imm(k.imm as i32),
-        });
-        dst
-    }
-
-    fn imul(&mut self, ty: Type, a: VReg, b: VReg) -> VReg {
-        let dst = self.int();
-        let size = op_size(ty);
-        self.lower.emit(AluInst::Imul {
-            size,
-            dst,
-            a,
-            b: RegImm::Reg(b),
-        });
-        dst
-    }
-
-    fn imul_imm(&mut self, ty: Type, a: VReg, k: Imm) -> VReg {
-        self.lower.merge(k.value);
-        let dst = self.int();
-        let size = op_size(ty);
-        self.lower.emit(AluInst::Imul {
-            size,
-            dst,
-            a,
-            b: RegImm::Imm(k.imm as i32),
-        });
-        dst
-    }
-
-    fn unary(&mut self, ty: Type, op: UnaryOp, a: VReg) -> VReg {
-        let dst = self.int();
-        let size = op_size(ty);
-        self.lower.emit(AluInst::Unary { op, size, dst, a });
-        dst
     }
 
     fn shift_imm(&mut self, ty: Type, op: ShiftOp, a: VReg, k: Imm) -> VReg {
@@ -228,26 +259,6 @@ impl generated::Context for IselCtx<'_, '_> {
         self.shift_at(op, size, a, imm)
     }
 
-    fn cmp_zero(&mut self, cc: IntCC, a: Value) -> Cond {
-        let size = exact_size(self.lower.value_type(a));
-        let a = self.lower.value_vreg(a);
-        Cond::Cmp {
-            size,
-            cc: int_cc(cc),
-            a,
-            b: RegImm::Imm(0),
-        }
-    }
-
-    fn fconst(&mut self, ty: Type, bits: u64) -> VReg {
-        let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(SseInst::XmmConst {
-            size: float_size(ty),
-            dst,
-            bits,
-        });
-        dst
-    }
 
     fn fbinop(&mut self, ty: Type, op: FloatOp, a: VReg, b: VReg) -> VReg {
         let op = match op {
@@ -265,36 +276,6 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn fmax(&mut self, ty: Type, a: VReg, b: VReg) -> VReg {
         self.minmax(ty, true, a, b)
-    }
-
-    fn fsqrt(&mut self, ty: Type, a: VReg) -> VReg {
-        self.xmm_unary(sse_for(ty, SseOp::Sqrtss, SseOp::Sqrtsd), a)
-    }
-
-    fn fneg(&mut self, ty: Type, a: VReg) -> VReg {
-        let mask = self.fconst(ty, sign_bit(ty));
-        self.xmm_rmr(SseOp::Xorps, a, mask)
-    }
-
-    fn fabs(&mut self, ty: Type, a: VReg) -> VReg {
-        let mask = self.fconst(ty, !sign_bit(ty) & width_mask(ty));
-        self.xmm_rmr(SseOp::Andps, a, mask)
-    }
-
-    fn fround(&mut self, ty: Type, mode: RoundMode, a: VReg) -> VReg {
-        let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(SseInst::XmmRound {
-            size: float_size(ty),
-            mode,
-            dst,
-            src: a,
-        });
-        dst
-    }
-
-    fn fcmp(&mut self, cc: FloatCC, a: Value, b: Value) -> VReg {
-        let cond = self.fcmp_cond(cc, a, b);
-        self.setcc(cond)
     }
 
     fn fcmp_merge(&mut self, v: Value) -> Option<FCmp> {
@@ -316,50 +297,11 @@ impl generated::Context for IselCtx<'_, '_> {
         self.fcmp_cond(m.cc, m.a, m.b)
     }
 
-    fn fcvt_width(&mut self, ty: Type, a: VReg) -> VReg {
-        self.xmm_unary(sse_for(ty, SseOp::Cvtsd2ss, SseOp::Cvtss2sd), a)
-    }
-
-    fn xmm_select(&mut self, cond: Cond, t: VReg, f: VReg) -> VReg {
-        let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(SseInst::XmmSelect { cond, t, f, dst });
-        dst
-    }
-
     fn bswap(&mut self, ty: Type, a: VReg) -> VReg {
         if ty.bits() == 8 {
             return a;
         }
         lower_mem::bswap(self.lower, exact_size(ty), a)
-    }
-
-    fn overflow(&mut self, ty: Type, op: AluOp, signed: bool, a: Value, b: Value) -> Out {
-        let (a, b) = (self.lower.value_vreg(a), self.lower.value_vreg(b));
-        let (dst, flag) = (self.int(), self.int());
-        self.lower.emit(AluInst::AluFlags {
-            op,
-            size: exact_size(ty),
-            dst,
-            a,
-            b: RegImm::Reg(b),
-            cc: if signed { Cc::O } else { Cc::B },
-            flag,
-        });
-        Out::two(dst, flag)
-    }
-
-    fn alu_trap(&mut self, ty: Type, a: VReg, b: VReg, code: TrapCode) -> VReg {
-        let dst = self.int();
-        self.lower.emit(AluInst::AluTrap {
-            op: AluOp::Add,
-            size: exact_size(ty),
-            dst,
-            a,
-            b: RegImm::Reg(b),
-            cc: Cc::B,
-            code,
-        });
-        dst
     }
 
     fn fbitop(&mut self, op: FBitOp, a: VReg, b: VReg) -> VReg {
@@ -372,47 +314,12 @@ impl generated::Context for IselCtx<'_, '_> {
         self.xmm_rmr(op, a, b)
     }
 
-    fn fbnot(&mut self, ty: Type, a: VReg) -> VReg {
-        let ones = self.fconst(ty, width_mask(ty));
-        self.xmm_rmr(SseOp::Xorps, a, ones)
-    }
-
     fn int_ty_narrow(&mut self, ty: Type) -> Option<Type> {
         (ty == Type::I8 || ty == Type::I16).then_some(ty)
     }
 
     fn int_ty_wide(&mut self, ty: Type) -> Option<Type> {
         (ty == Type::I32 || ty == Type::I64).then_some(ty)
-    }
-
-    fn fcvt_to_int(&mut self, ty: Type, a: Value, signed: bool, sat: bool) -> VReg {
-        let fsize = float_size(self.lower.value_type(a));
-        let src = self.lower.value_vreg(a);
-        let dst = self.int();
-        self.lower.emit(SseInst::FcvtToInt {
-            fsize,
-            isize: exact_size(ty),
-            signed,
-            sat,
-            dst,
-            src,
-        });
-        dst
-    }
-
-    fn mul_overflow(&mut self, ty: Type, signed: bool, a: Value, b: Value) -> Out {
-        let (a, b) = (self.lower.value_vreg(a), self.lower.value_vreg(b));
-        let (tmp, lo, flag) = (self.int(), self.int(), self.int());
-        self.lower.emit(AluInst::MulOverflow {
-            size: exact_size(ty),
-            signed,
-            a,
-            b,
-            tmp,
-            lo,
-            flag,
-        });
-        Out::two(lo, flag)
     }
 
     fn bitrev(&mut self, ty: Type, a: VReg) -> VReg {
@@ -423,51 +330,9 @@ impl generated::Context for IselCtx<'_, '_> {
         (self.lower.value_type(v) == Type::I128).then_some(v)
     }
 
-    fn split_narrow(&mut self, a: Value) -> Out {
-        let ty = self.lower.value_type(a);
-        let x = self.lower.value_vreg(a);
-        let hi = self.int();
-        self.lower.emit(BitsInst::ShiftImm {
-            op: ShiftOp::Shr,
-            size: exact_size(ty),
-            dst: hi,
-            a: x,
-            imm: (ty.bits() / 2) as u8,
-        });
-        // The low half is the same register: its upper bits are unspecified.
-        Out::two(x, hi)
-    }
 
     fn i128_ty(&mut self, ty: Type) -> Option<Type> {
         (ty == Type::I128).then_some(ty)
-    }
-
-    fn cc_o(&mut self) -> Cc {
-        Cc::O
-    }
-
-    fn cc_b(&mut self) -> Cc {
-        Cc::B
-    }
-
-    fn overflow_carry(&mut self, ty: Type, op: AluOp, cc: Cc, a: Value, b: Value, c: Value) -> Out {
-        let (a, b, cin) = (
-            self.lower.value_vreg(a),
-            self.lower.value_vreg(b),
-            self.lower.value_vreg(c),
-        );
-        let (dst, flag) = (self.int(), self.int());
-        self.lower.emit(AluInst::AluCarry {
-            op,
-            size: exact_size(ty),
-            dst,
-            a,
-            b,
-            cin,
-            cc,
-            flag,
-        });
-        Out::two(dst, flag)
     }
 
     fn cc_slt(&mut self) -> IntCC {
@@ -652,11 +517,6 @@ impl generated::Context for IselCtx<'_, '_> {
         dst
     }
 
-    fn fence(&mut self) -> Out {
-        self.lower.emit(AtomicInst::Fence);
-        Out::none()
-    }
-
     fn atomic_rmw(&mut self, ty: Type, op: AtomicRmwOp, addr: VReg, val: VReg) -> VReg {
         let (size, dst) = (exact_size(ty), self.int());
         self.lower.emit(match op {
@@ -678,23 +538,11 @@ impl generated::Context for IselCtx<'_, '_> {
         dst
     }
 
-    fn atomic_cas(&mut self, ty: Type, addr: VReg, expected: VReg, repl: VReg) -> VReg {
-        let dst = self.int();
-        self.lower.emit(AtomicInst::Cas {
-            size: exact_size(ty),
-            addr,
-            expected,
-            repl,
-            dst,
-        });
-        dst
-    }
-
     fn atomic_load128(&mut self, addr: Value) -> Out {
         // cmpxchg16b with expected = replacement = 0 loads the value (and rewrites it
         // unchanged if it was 0).
         let addr = self.lower.value_vreg(addr);
-        let z: Vec<VReg> = (0..4).map(|_| self.mov_imm(Type::I64, 0)).collect();
+        let z: Vec<VReg> = (0..4).map(|_| self.zero_reg()).collect();
         let dst = [self.int(), self.int()];
         self.lower.emit(AtomicInst::Cas128 {
             addr,
@@ -737,12 +585,6 @@ impl generated::Context for IselCtx<'_, '_> {
         Out::two(dst[0], dst[1])
     }
 
-    fn frame_value(&mut self, what: FrameValue) -> VReg {
-        let dst = self.int();
-        self.lower.emit(MemInst::FrameValue { dst, what });
-        dst
-    }
-
     fn i64_ty(&mut self, ty: Type) -> Option<Type> {
         (ty == Type::I64).then_some(ty)
     }
@@ -750,11 +592,6 @@ impl generated::Context for IselCtx<'_, '_> {
     fn global_value(&mut self, gv: GlobalValue) -> Option<Out> {
         let done = lower_mem::global_value_vreg(self.lower, gv, 0).map(|r| vec![r]);
         self.result(done)
-    }
-
-    fn debugtrap(&mut self) -> Out {
-        self.lower.emit(ControlInst::Debugtrap);
-        Out::none()
     }
 
     fn nothing(&mut self) -> Out {
@@ -788,36 +625,14 @@ impl generated::Context for IselCtx<'_, '_> {
         Pair(self.alu128_regs(op_lo, op_hi, a.0, b.0))
     }
 
-    fn copy_reg(&mut self, src: VReg) -> VReg {
-        let dst = self.int();
-        self.lower.emit(AluInst::Mov { dst, src });
-        dst
-    }
-
     fn ty_i64(&mut self) -> Type {
         Type::I64
-    }
-
-    fn sign_spread(&mut self, a: VReg) -> VReg {
-        self.shift_at(ShiftOp::Sar, Size::S64, a, 63)
     }
 
     fn count64(&mut self, op: BitCount, a: VReg) -> VReg {
         self.count_bits(op, Size::S64, a)
     }
 
-    fn add_imm64(&mut self, a: VReg, k: i64) -> VReg {
-        let k = i32::try_from(k).expect("the rules add small constants");
-        self.alu_at(AluOp::Add, Size::S64, a, RegImm::Imm(k))
-    }
-
-    fn is_zero64(&mut self, a: VReg) -> Cond {
-        Cond::Test {
-            size: Size::S64,
-            cc: Cc::E,
-            a,
-        }
-    }
 
     fn alu_pair_flag(&mut self, op_lo: AluOp, op_hi: AluOp, cc: Cc, a: Pair, b: Pair) -> Out {
         self.i128_overflow(op_lo, op_hi, cc, a.0, b.0, None)
@@ -827,51 +642,6 @@ impl generated::Context for IselCtx<'_, '_> {
         self.i128_overflow(op, op, cc, a.0, b.0, Some(cin))
     }
 
-    fn mul_wide(&mut self, a: VReg, b: VReg) -> Pair {
-        let (hi, lo) = (self.int(), self.int());
-        self.lower.emit(AluInst::MulHi {
-            size: Size::S64,
-            signed: false,
-            a,
-            b,
-            dst: hi,
-            tmp: lo,
-        });
-        Pair([lo, hi])
-    }
-
-    fn shift64(&mut self, op: ShiftOp, a: VReg, amt: VReg) -> VReg {
-        let dst = self.int();
-        self.lower.emit(BitsInst::ShiftCl {
-            op,
-            size: Size::S64,
-            dst,
-            a,
-            amt,
-        });
-        dst
-    }
-
-    fn dshift(&mut self, op: DoubleShift, a: VReg, b: VReg, amt: VReg) -> VReg {
-        let dst = self.int();
-        self.lower
-            .emit(BitsInst::ShiftDouble { op, dst, a, b, amt });
-        dst
-    }
-
-    fn crosses_halves(&mut self, amt: VReg) -> Cond {
-        let bit6 = self.alu_at(AluOp::And, Size::S64, amt, RegImm::Imm(64));
-        Cond::Test {
-            size: Size::S64,
-            cc: Cc::NE,
-            a: bit6,
-        }
-    }
-
-    fn sub_imm64(&mut self, a: VReg, k: i64) -> VReg {
-        let k = i32::try_from(k).expect("the rules subtract small constants");
-        self.alu_at(AluOp::Sub, Size::S64, a, RegImm::Imm(k))
-    }
 
     fn sign_bit(&mut self, ty: Type) -> u64 {
         sign_bit(ty)
@@ -901,118 +671,21 @@ impl generated::Context for IselCtx<'_, '_> {
         }
     }
 
-    fn cmp32_imm(&mut self, cc: Cc, a: VReg, k: i64) -> Cond {
-        Cond::Cmp {
-            size: Size::S32,
-            cc,
-            a,
-            b: RegImm::Imm(i32::try_from(k).expect("narrow bounds fit 32 bits")),
-        }
-    }
-
-    fn cc_l(&mut self) -> Cc {
-        Cc::L
-    }
-
-    fn cc_g(&mut self) -> Cc {
-        Cc::G
-    }
-
-    fn cc_a(&mut self) -> Cc {
-        Cc::A
-    }
 
     fn int_overflow(&mut self) -> TrapCode {
         TrapCode::INTEGER_OVERFLOW
-    }
-
-    fn mul_hi64(&mut self, signed: bool, a: VReg, b: VReg) -> VReg {
-        let (dst, tmp) = (self.int(), self.int());
-        self.lower.emit(AluInst::MulHi {
-            size: Size::S64,
-            signed,
-            a,
-            b,
-            dst,
-            tmp,
-        });
-        dst
-    }
-
-    fn shift_imm64(&mut self, op: ShiftOp, a: VReg, k: i64) -> VReg {
-        let k = u8::try_from(k).expect("the rules shift by less than 64");
-        self.shift_at(op, Size::S64, a, k)
     }
 
     fn type_bits(&mut self, ty: Type) -> i64 {
         i64::from(ty.bits())
     }
 
-    fn add_carry64(&mut self, a: VReg, b: VReg) -> Pair {
-        let (dst, flag) = (self.int(), self.int());
-        self.lower.emit(AluInst::AluFlags {
-            op: AluOp::Add,
-            size: Size::S64,
-            dst,
-            a,
-            b: RegImm::Reg(b),
-            cc: Cc::B,
-            flag,
-        });
-        Pair([dst, flag])
-    }
-
-    fn cvt_int32(&mut self, ty: Type, src: VReg) -> VReg {
-        self.cvt_int(ty, Size::S32, src)
-    }
-
-    fn cvt_int64(&mut self, ty: Type, src: VReg) -> VReg {
-        self.cvt_int(ty, Size::S64, src)
-    }
-
-    fn cvt_u64(&mut self, ty: Type, src: VReg) -> VReg {
-        let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(SseInst::CvtU64ToFloat {
-            fsize: float_size(ty),
-            dst,
-            src,
-        });
-        dst
-    }
-
     fn i32_ty(&mut self, ty: Type) -> Option<Type> {
         (ty == Type::I32).then_some(ty)
     }
 
-    fn mov_to_xmm(&mut self, ty: Type, src: VReg) -> VReg {
-        let size = if ty.bits() == 64 {
-            Size::S64
-        } else {
-            Size::S32
-        };
-        let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(SseInst::MovToXmm { size, dst, src });
-        dst
-    }
-
-    fn mov_from_xmm(&mut self, ty: Type, src: VReg) -> VReg {
-        let size = if ty.bits() == 64 {
-            Size::S64
-        } else {
-            Size::S32
-        };
-        let dst = self.int();
-        self.lower.emit(SseInst::MovFromXmm { size, dst, src });
-        dst
-    }
-
     fn count_at(&mut self, ty: Type, op: BitCount, src: VReg) -> VReg {
         self.count_bits(op, op_size(ty), src)
-    }
-
-    fn alu_imm32(&mut self, op: AluOp, a: VReg, k: i64) -> VReg {
-        let k = i32::try_from(k).expect("the rules use small constants");
-        self.alu_at(op, Size::S32, a, RegImm::Imm(k))
     }
 
     fn above_width(&mut self, ty: Type) -> i64 {
@@ -1025,19 +698,6 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn wide_with_bmi2(&mut self, ty: Type) -> Option<Type> {
         (self.features.bmi2 && ty.bits() >= 32).then_some(ty)
-    }
-
-    fn shiftx(&mut self, op: ShiftX, ty: Type, a: VReg, amt: VReg) -> VReg {
-        let dst = self.int();
-        let size = exact_size(ty);
-        self.lower.emit(BitsInst::ShiftX {
-            op,
-            size,
-            dst,
-            a,
-            amt,
-        });
-        dst
     }
 
     fn shift_cl(&mut self, op: ShiftOp, ty: Type, a: VReg, amt: VReg) -> VReg {
@@ -1079,19 +739,8 @@ impl generated::Context for IselCtx<'_, '_> {
         dst
     }
 
-    fn shl_imm_at(&mut self, ty: Type, a: VReg, k: i64) -> VReg {
-        let k = u8::try_from(k).expect("the rules shift by less than 64");
-        self.shift_at(ShiftOp::Shl, op_size(ty), a, k)
-    }
-
     fn half_bits(&mut self, ty: Type) -> i64 {
         i64::from(ty.bits() / 2)
-    }
-
-    fn zero64(&mut self) -> VReg {
-        let dst = self.int();
-        self.lower.emit(AluInst::MovImm { dst, imm: 0 });
-        dst
     }
 
     fn bool_true(&mut self) -> bool {
@@ -1110,26 +759,10 @@ impl generated::Context for IselCtx<'_, '_> {
         self.ext(true, a, ty.bits())
     }
 
-    fn setcc(&mut self, cond: Cond) -> VReg {
-        let dst = self.int();
-        self.lower.emit(AluInst::Setcc { cond, dst });
-        dst
-    }
-
     fn cmov(&mut self, cond: Cond, t: VReg, f: VReg) -> VReg {
         let dst = self.int();
         self.lower.emit(Inst::cmov(cond, t, f, dst));
         dst
-    }
-
-    fn trap(&mut self, code: TrapCode) -> Out {
-        self.lower.emit(ControlInst::Ud2 { code });
-        Out::none()
-    }
-
-    fn trap_if(&mut self, cond: Cond, code: TrapCode) -> Out {
-        self.lower.emit(ControlInst::TrapIf { cond, code });
-        Out::none()
     }
 
     fn branch(&mut self, cond: Cond) -> Out {
