@@ -7,11 +7,11 @@ use kestrel_codegen::isa::x64::features::CpuFeatures;
 use kestrel_codegen::isa::x64::inst::Inst;
 use kestrel_codegen::isa::x64::{Flags, X64Backend};
 use kestrel_codegen::machinst::blockorder::BlockLoweringOrder;
-use kestrel_codegen::machinst::lower::lower;
+use kestrel_codegen::machinst::lower::{lower, Lower, LowerBackend, Results};
 use kestrel_codegen::machinst::vcode::VCode;
-use kestrel_codegen::machinst::{CodegenError, MachInst};
-use kestrel_ir::{Opcode, Type};
-use kestrel_regalloc::{Block, Function as _};
+use kestrel_codegen::machinst::{BlockIndex, CodegenError, MachInst};
+use kestrel_ir::{Opcode, Type, Value};
+use kestrel_regalloc::{Block, Function as _, RegClass};
 
 fn parse(text: &str) -> kestrel_ir::Function {
     let mut funcs = kestrel_ir::parse_functions(text, "test").expect("parses");
@@ -26,6 +26,21 @@ fn vcode(text: &str) -> VCode<Inst> {
 
 fn vcode_text(text: &str) -> String {
     vcode(text).pretty(None)
+}
+
+/// Lower `text` (not verified) with `backend`: what the driver makes of the ISA's answers.
+fn lower_with(backend: &impl LowerBackend<MInst = Inst>, text: &str) -> Result<(), CodegenError> {
+    let f = parse(text);
+    let order = BlockLoweringOrder::new(&f, &mut Chaos::disabled());
+    lower(backend, &f, &order).map(|_| ())
+}
+
+/// The `Unsupported` error's opcode, type and text (panics on anything else).
+fn unsupported(result: Result<(), CodegenError>) -> (Option<Opcode>, Option<Type>, String) {
+    match result {
+        Err(CodegenError::Unsupported { opcode, ty, what }) => (opcode, ty, what),
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
 }
 
 /// Every block ends in a terminator, successor and predecessor lists mirror each other, and
@@ -189,4 +204,135 @@ fn unsupported_calling_convention_is_a_typed_error() {
         .unwrap_err();
     assert!(matches!(err, CodegenError::Unsupported { .. }), "{err}");
     assert!(err.to_string().contains("probestack"), "{err}");
+}
+
+#[test]
+fn i128_met_by_a_scalar_rule_is_a_typed_error() {
+    // Every instruction the verifier accepts that touches an i128 has a pair lowering, so
+    // these functions are ones it rejects, lowered directly: each operand reaches a rule
+    // written for the other shape, which must be an error naming the instruction, never
+    // code that reads half of a pair.
+    let cases = [
+        // `put_in_reg` (`bitcast`'s same-class rule).
+        (
+            "function %f(i128) -> f64 {
+             block0(v0: i128):
+                 v1 = bitcast.f64 v0
+                 return v1
+             }",
+            Opcode::Bitcast,
+            Some(Type::F64),
+            "i128 value v0 used as one register",
+        ),
+        // A Rust helper: the address of a load.
+        (
+            "function %f(i128) -> i64 {
+             block0(v0: i128):
+                 v1 = load.i64 notrap v0
+                 return v1
+             }",
+            Opcode::Load,
+            Some(Type::I64),
+            "i128 value v0 used as one register",
+        ),
+        // A branch.
+        (
+            "function %f(i128) {
+             block0(v0: i128):
+                 br_table v0, block1, [block1]
+             block1:
+                 return
+             }",
+            Opcode::BrTable,
+            Some(Type::I128),
+            "i128 value v0 used as one register",
+        ),
+        // The other way round: a pair rule meeting a one-register value.
+        (
+            "function %f(i64) -> i128 {
+             block0(v0: i64):
+                 v1 = iadd.i128 v0, v0
+                 return v1
+             }",
+            Opcode::Iadd,
+            Some(Type::I128),
+            "i64 value v0 used as a register pair",
+        ),
+    ];
+    for (text, op, ty, why) in cases {
+        let (opcode, t, what) = unsupported(lower_with(&X64Backend, text));
+        assert_eq!((opcode, t), (Some(op), ty), "{what}");
+        assert!(what.contains(why), "{what}");
+    }
+}
+
+/// An ISA whose every instruction with results returns fresh registers of these classes
+/// (and emits nothing; the others lower as on x86-64): what the driver does with results of
+/// the wrong shape.
+struct Returns(&'static [RegClass]);
+
+impl LowerBackend for Returns {
+    type MInst = Inst;
+
+    fn lower_inst(
+        &self,
+        ctx: &mut Lower<'_, Inst>,
+        inst: kestrel_ir::Inst,
+    ) -> Result<Option<Results>, CodegenError> {
+        if ctx.f.dfg.inst_results(inst).is_empty() {
+            return X64Backend.lower_inst(ctx, inst);
+        }
+        Ok(Some(self.0.iter().map(|&c| ctx.alloc_vreg(c)).collect()))
+    }
+
+    fn lower_branch(
+        &self,
+        ctx: &mut Lower<'_, Inst>,
+        inst: kestrel_ir::Inst,
+        targets: &[BlockIndex],
+    ) -> Option<()> {
+        X64Backend.lower_branch(ctx, inst, targets)
+    }
+
+    fn gen_args(&self, ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
+        X64Backend.gen_args(ctx, params)
+    }
+
+    fn value_regs(&self, ty: Type) -> Option<(RegClass, usize)> {
+        X64Backend.value_regs(ty)
+    }
+}
+
+#[test]
+fn results_in_the_wrong_registers_are_a_typed_error() {
+    let add128 = "function %f(i128) -> i128 {
+         block0(v0: i128):
+             v1 = iadd v0, v0
+             return v1
+         }";
+    let add64 = "function %f(i64) -> i64 {
+         block0(v0: i64):
+             v1 = iadd v0, v0
+             return v1
+         }";
+    let fadd = "function %f(f64) -> f64 {
+         block0(v0: f64):
+             v1 = fadd v0, v0
+             return v1
+         }";
+    // Too few: one register for an i128.
+    let (opcode, ty, what) = unsupported(lower_with(&Returns(&[RegClass::Int]), add128));
+    assert_eq!((opcode, ty), (Some(Opcode::Iadd), Some(Type::I128)));
+    assert!(what.contains("result v1"), "{what}");
+    // Too many: a pair for an i64.
+    let (opcode, ty, what) =
+        unsupported(lower_with(&Returns(&[RegClass::Int, RegClass::Int]), add64));
+    assert_eq!((opcode, ty), (Some(Opcode::Iadd), Some(Type::I64)));
+    assert!(what.contains("beyond the results"), "{what}");
+    // The wrong class: an integer register for an f64.
+    let (opcode, ty, what) = unsupported(lower_with(&Returns(&[RegClass::Int]), fadd));
+    assert_eq!((opcode, ty), (Some(Opcode::Fadd), Some(Type::F64)));
+    assert!(what.contains("result v1"), "{what}");
+    // The right shape passes the driver.
+    assert!(lower_with(&Returns(&[RegClass::Int, RegClass::Int]), add128).is_ok());
 }

@@ -55,6 +55,19 @@
 //! holding the results; the driver makes each result's vreg an *alias* of the returned one,
 //! and [`Lower::finish`] rewrites every operand, parameter and branch argument through the
 //! aliases, so results cost no copies.
+//!
+//! A lowering gets exactly the shape each value's type needs, or the instruction is
+//! unsupported (never wrong code):
+//!
+//! - It asks for a value's registers as they are held: [`Lower::value_vreg`] for a value in
+//!   one register, [`Lower::value_pair`] for a split one, [`Lower::value_regs`] for either,
+//!   [`Lower::value_lo`] for the low bits of either (a shift amount, a truncation). Asking
+//!   for one register of a split value, or for the pair of a one-register value, is recorded,
+//!   and the driver reports it as unsupported, naming the instruction and the value, once the
+//!   ISA has lowered the instruction: a rule written for scalars never quietly reads half of
+//!   an `i128`.
+//! - It returns exactly the registers its results take, in order, each of the class the
+//!   result's type needs; anything else is unsupported, naming the instruction and the type.
 
 use kestrel_ir::entity::EntityRef;
 use kestrel_ir::{Block, Function, Inst, InstructionData, Opcode, Type, Value, ValueDef};
@@ -135,6 +148,10 @@ pub struct Lower<'f, I: MachInst> {
     chaos: &'f mut Chaos,
     /// The selection rules fired so far, when coverage is on.
     rules_fired: Option<&'f mut RulesFired>,
+    /// The first value asked for in a shape it is not held in (one register of a split
+    /// value, or a pair of a one-register value) since the driver last looked, with what
+    /// was asked.
+    misused: Option<(Value, &'static str)>,
 }
 
 /// A set of selection-rule indices (into the ISA's rule list), as a bitset.
@@ -235,6 +252,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
             ret_area_ptr: None,
             chaos,
             rules_fired,
+            misused: None,
         }
     }
 
@@ -280,9 +298,41 @@ impl<'f, I: MachInst> Lower<'f, I> {
         regs
     }
 
-    /// The vreg holding `value`; for a two-register value, its low half.
+    /// The vreg holding `value`, which must be held in one register. For a split value this
+    /// records a misuse, which the driver reports as unsupported (the low half is returned so
+    /// selection can finish); [`Lower::value_lo`] asks for the low half on purpose.
     pub fn value_vreg(&mut self, value: Value) -> VReg {
+        let regs = self.value_regs(value);
+        if regs.regs().len() != 1 {
+            self.misuse(value, "used as one register");
+        }
+        regs.regs()[0]
+    }
+
+    /// The two vregs (low half first) of `value`, which must be split. For a value in one
+    /// register this records a misuse, which the driver reports as unsupported (that
+    /// register is returned twice so selection can finish).
+    pub fn value_pair(&mut self, value: Value) -> [VReg; 2] {
+        let regs = self.value_regs(value);
+        match *regs.regs() {
+            [lo, hi] => [lo, hi],
+            _ => {
+                self.misuse(value, "used as a register pair");
+                [regs.regs()[0]; 2]
+            }
+        }
+    }
+
+    /// The vreg holding the low bits of `value`: its register, or the low half of a split
+    /// value (for operands of which only the low bits matter: shift amounts, truncations).
+    pub fn value_lo(&mut self, value: Value) -> VReg {
         self.value_regs(value).regs()[0]
+    }
+
+    fn misuse(&mut self, value: Value, what: &'static str) {
+        if self.misused.is_none() {
+            self.misused = Some((self.f.dfg.resolve(value), what));
+        }
     }
 
     /// The type of `value`.
@@ -392,22 +442,42 @@ impl<'f, I: MachInst> Lower<'f, I> {
         resolve_alias(&self.aliases, v)
     }
 
-    /// Make `value`'s vregs aliases of `regs` (which hold the result).
-    fn set_result(&mut self, value: Value, regs: &[VReg]) -> Result<(), CodegenError> {
+    /// Make the result `value`'s vregs aliases of `regs`, which hold it; `Err` with why when
+    /// `regs` are not what `value`'s type takes (their number and class).
+    fn set_result(&mut self, value: Value, regs: &[VReg]) -> Result<(), String> {
         let vs = self.value_regs(value);
-        debug_assert_eq!(vs.regs().len(), regs.len(), "result register count");
+        let class = |r: &VReg| r.class();
+        if !vs.regs().iter().map(class).eq(regs.iter().map(class)) {
+            let want: Vec<RegClass> = vs.regs().iter().map(class).collect();
+            let got: Vec<RegClass> = regs.iter().map(class).collect();
+            return Err(format!(
+                "result {value} takes registers {want:?}, the lowering gave {got:?}"
+            ));
+        }
         for (&v, &reg) in vs.regs().iter().zip(regs) {
-            if self.resolve(reg) == v {
-                continue;
+            if self.resolve(reg) != v {
+                self.aliases[v.index()] = Some(reg);
             }
-            if v.class() != reg.class() {
-                return Err(CodegenError::unsupported(format!(
-                    "result {value} in a register of the wrong class"
-                )));
-            }
-            self.aliases[v.index()] = Some(reg);
         }
         Ok(())
+    }
+
+    /// The misuse recorded since the last call (see [`Lower::value_vreg`]), as an error
+    /// naming `inst` (if any) and the value.
+    fn take_misuse(&mut self, inst: Option<Inst>) -> Result<(), CodegenError> {
+        let Some((value, what)) = self.misused.take() else {
+            return Ok(());
+        };
+        let f = self.f;
+        let why = format!("{} value {value} {what}", f.dfg.value_type(value));
+        Err(match inst {
+            Some(inst) => unsupported_inst(f, inst, &why),
+            None => CodegenError::Unsupported {
+                opcode: None,
+                ty: Some(f.dfg.value_type(value)),
+                what: format!("{why} in {}", f.name),
+            },
+        })
     }
 
     fn finish(self) -> VCode<I> {
@@ -432,23 +502,25 @@ fn resolve_alias(aliases: &[Option<VReg>], mut v: VReg) -> VReg {
     v
 }
 
+/// `inst` is unsupported (`why`), at its controlling type: its first result's, else its
+/// first argument's.
 fn unsupported_inst(f: &Function, inst: Inst, why: &str) -> CodegenError {
-    let data = f.dfg.inst(inst);
     let ty = f
         .dfg
         .first_result(inst)
-        .map(|v| f.dfg.value_type(v))
-        .or_else(|| {
-            data.arguments(&f.dfg.pool)
-                .next()
-                .map(|v| f.dfg.value_type(v))
-        });
+        .or_else(|| f.dfg.inst(inst).arguments(&f.dfg.pool).next())
+        .map(|v| f.dfg.value_type(v));
+    unsupported_at(f, inst, ty, why)
+}
+
+/// `inst` is unsupported at type `ty` (`why`).
+fn unsupported_at(f: &Function, inst: Inst, ty: Option<Type>, why: &str) -> CodegenError {
     let at = f
         .inst_pos(inst)
         .map(|p| format!(" (line {})", p.line))
         .unwrap_or_default();
     CodegenError::Unsupported {
-        opcode: Some(data.opcode()),
+        opcode: Some(f.dfg.inst(inst).opcode()),
         ty,
         what: format!("{why} in {}{at}", f.name),
     }
@@ -531,9 +603,9 @@ pub fn lower_with<B: LowerBackend>(
                 let term = *insts.peek().expect("verified blocks are not empty");
                 if f.dfg.inst(term).opcode().is_branch() {
                     insts.next();
-                    backend
-                        .lower_branch(&mut ctx, term, &succs)
-                        .ok_or_else(|| unsupported_inst(f, term, "branch"))?;
+                    let lowered = backend.lower_branch(&mut ctx, term, &succs);
+                    ctx.take_misuse(Some(term))?;
+                    lowered.ok_or_else(|| unsupported_inst(f, term, "branch"))?;
                     ctx.flush(f.debug_line(term));
                     for (slot, &succ) in succs.iter().enumerate() {
                         let call = &f.branch_destination(term, slot);
@@ -563,24 +635,30 @@ pub fn lower_with<B: LowerBackend>(
                     if !needed {
                         continue;
                     }
-                    let outs = backend
-                        .lower_inst(&mut ctx, inst)?
-                        .ok_or_else(|| unsupported_inst(f, inst, "instruction"))?;
-                    // The ISA returns each result's registers in order, two for a split value.
+                    let lowered = backend.lower_inst(&mut ctx, inst);
+                    ctx.take_misuse(Some(inst))?;
+                    let outs = lowered?.ok_or_else(|| unsupported_inst(f, inst, "instruction"))?;
+                    // The ISA returns each result's registers in order, two for a split value,
+                    // and nothing more.
                     let mut outs = outs.as_slice();
                     for &r in f.dfg.inst_results(inst) {
-                        let n = ctx.value_regs(r).regs().len();
-                        if outs.len() < n {
-                            return Err(unsupported_inst(f, inst, "results"));
-                        }
-                        ctx.set_result(r, &outs[..n])?;
-                        outs = &outs[n..];
+                        let n = ctx.value_regs(r).regs().len().min(outs.len());
+                        let (regs, rest) = outs.split_at(n);
+                        ctx.set_result(r, regs).map_err(|why| {
+                            unsupported_at(f, inst, Some(f.dfg.value_type(r)), &why)
+                        })?;
+                        outs = rest;
+                    }
+                    if !outs.is_empty() {
+                        let why = format!("{} registers beyond the results", outs.len());
+                        return Err(unsupported_inst(f, inst, &why));
                     }
                     ctx.flush(f.debug_line(inst));
                 }
                 if Some(b) == entry {
                     let params = f.dfg.block_params(b).to_vec();
                     backend.gen_args(&mut ctx, &params)?;
+                    ctx.take_misuse(None)?;
                     ctx.flush(0);
                 } else {
                     args.clear();

@@ -1,5 +1,4 @@
-//! CPU features beyond baseline x86-64 that the backend's lowerings use, and the gate that
-//! keeps a function from being compiled for a CPU that lacks one it cannot do without.
+//! CPU features beyond baseline x86-64 that the backend's lowerings use.
 //!
 //! Contract. Selection (`lower`) consults the target's [`CpuFeatures`] (`Flags.features`)
 //! and uses an extension only when the target has it; otherwise it emits a baseline
@@ -15,19 +14,16 @@
 //!   `CeilF32`/`CeilF64`, `FloorF32`/…, `TruncF32`/…, `NearestF32`/`NearestF64`, which the
 //!   embedder provides (the native test runner registers them).
 //!
-//! 128-bit atomics need CMPXCHG16B and have no fallback: [`check_function`] rejects, with a
-//! typed error naming the instruction and the feature, any function that needs a feature the
-//! target lacks and that has no fallback — an error, never wrong code.
+//! The rules consult features through extractors (`lacks_sse41`, `wide_with_bmi2`,
+//! `has_cmpxchg16b`). 128-bit atomics need CMPXCHG16B and have no fallback: their rules
+//! match only with it, and without it a lower-priority rule fails with a typed error naming
+//! the instruction and the feature — an error, never wrong code.
 //!
 //! Defaults come from the host (`is_x86_feature_detected!`); a test file's
 //! `target x86_64 has_lzcnt=false …` flags force features off through
 //! [`CpuFeatures::apply_flag`] (code that runs here can only use what the host has, so a
 //! runner intersects with [`CpuFeatures::host`]). Flags the backend does not use are
 //! accepted and ignored.
-
-use kestrel_ir::{Function, Opcode, Type};
-
-use crate::machinst::CodegenError;
 
 /// Optional instruction-set extensions the backend may emit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,52 +120,13 @@ impl CpuFeatures {
             cmpxchg16b: self.cmpxchg16b && other.cmpxchg16b,
         }
     }
-
-    /// The feature without a fallback that `op` at type `ty` needs, with its name, if this
-    /// set lacks it.
-    fn missing_for(&self, op: Opcode, ty: Type) -> Option<&'static str> {
-        use Opcode::*;
-        let (have, name) = match op {
-            AtomicRmw | AtomicCas | AtomicLoad | AtomicStore if ty == Type::I128 => {
-                (self.cmpxchg16b, "CMPXCHG16B")
-            }
-            _ => return None,
-        };
-        (!have).then_some(name)
-    }
-}
-
-/// Reject `f` if one of its instructions needs a feature `features` lacks.
-pub fn check_function(f: &Function, features: &CpuFeatures) -> Result<(), CodegenError> {
-    for &block in f.layout.blocks() {
-        for inst in f.layout.block_insts(block) {
-            let data = f.dfg.inst(inst);
-            let op = data.opcode();
-            // The controlling type: a result's, or the stored value's for atomic_store.
-            let ty = match f.dfg.first_result(inst) {
-                Some(r) => f.dfg.value_type(r),
-                None => data
-                    .fixed_args()
-                    .first()
-                    .map_or(Type::INVALID, |&a| f.dfg.value_type(a)),
-            };
-            if let Some(feature) = features.missing_for(op, ty) {
-                return Err(CodegenError::Unsupported {
-                    opcode: Some(op),
-                    ty: Some(ty),
-                    what: format!(
-                        "{inst} needs {feature}, which the target CPU lacks (no fallback yet):"
-                    ),
-                });
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::isa::x64::{Flags, X64Backend};
+    use crate::machinst::{CodegenError, CompiledCode};
 
     #[test]
     fn target_flags_force_features() {
@@ -181,6 +138,18 @@ mod tests {
         assert!(!f.apply_flag("has_avx"), "unused flags are ignored");
     }
 
+    /// Compile `f` (code is only generated, never run) for a CPU with `features`.
+    fn compile(
+        f: &kestrel_ir::Function,
+        features: &CpuFeatures,
+    ) -> Result<CompiledCode, CodegenError> {
+        let flags = Flags {
+            features: *features,
+            ..Flags::default()
+        };
+        X64Backend.compile_function(f, &flags)
+    }
+
     #[test]
     fn missing_features_are_errors_or_fallbacks() {
         let parse = |text: &str| kestrel_ir::parse_functions(text, "f.clif").unwrap();
@@ -189,15 +158,30 @@ mod tests {
         let counts = parse(
             "function %f(i32, f64) -> i32, f64 {\nblock0(v0: i32, v1: f64):\n    v2 = clz v0\n    v3 = ctz v2\n    v4 = popcnt v3\n    v5 = cls v4\n    v6 = nearest v1\n    return v5, v6\n}\n",
         );
-        assert!(check_function(&counts[0], &none).is_ok());
+        assert!(compile(&counts[0], &none).is_ok());
         // A 128-bit atomic has none: a typed error naming CMPXCHG16B.
         let atomic = parse(
             "function %g(i64) -> i128 {\nblock0(v0: i64):\n    v1 = atomic_load.i128 v0\n    return v1\n}\n",
         );
-        let err = check_function(&atomic[0], &none).unwrap_err();
+        let err = compile(&atomic[0], &none).unwrap_err();
         assert!(err.to_string().contains("CMPXCHG16B"), "{err}");
         let mut with = none;
         with.cmpxchg16b = true;
-        assert!(check_function(&atomic[0], &with).is_ok());
+        assert!(compile(&atomic[0], &with).is_ok());
+        // So do the other three, each named in its error.
+        for (inst, op) in [
+            ("atomic_store v1, v0", "atomic_store"),
+            ("v2 = atomic_rmw.i128 xchg v0, v1", "atomic_rmw"),
+            ("v2 = atomic_cas.i128 v0, v1, v1", "atomic_cas"),
+        ] {
+            let f = parse(&format!(
+                "function %h(i64, i128) {{\nblock0(v0: i64, v1: i128):\n    {inst}\n    return\n}}\n"
+            ));
+            let err = compile(&f[0], &none).unwrap_err();
+            let text = err.to_string();
+            assert!(text.contains("CMPXCHG16B"), "{text}");
+            assert!(text.contains(&format!("`{op}` of type i128")), "{text}");
+            assert!(compile(&f[0], &with).is_ok(), "{inst}");
+        }
     }
 }

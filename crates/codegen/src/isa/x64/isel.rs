@@ -41,7 +41,8 @@ pub struct IselCtx<'a, 'f> {
     pub targets: &'a [BlockIndex],
     /// What the target CPU has: an instruction it lacks gets its baseline fallback.
     pub features: CpuFeatures,
-    /// Why a partial constructor failed (an ABI error), reported instead of "unsupported".
+    /// Why a partial constructor failed (an ABI error, a CPU feature the target lacks),
+    /// reported instead of "unsupported".
     pub error: Option<CodegenError>,
 }
 
@@ -111,6 +112,20 @@ impl IselCtx<'_, '_> {
         let dst = self.int();
         self.lower.emit(AluInst::MovImm { dst, imm: 0 });
         dst
+    }
+
+    /// Why `i` (at type `ty`) cannot be lowered: it needs `feature`, which the target CPU
+    /// lacks, and has no fallback.
+    pub(super) fn missing_feature(&self, i: IrInst, ty: Type, feature: &str) -> CodegenError {
+        let f = self.lower.f;
+        CodegenError::Unsupported {
+            opcode: Some(f.dfg.inst(i).opcode()),
+            ty: Some(ty),
+            what: format!(
+                "{i} in {} needs {feature}, which the target CPU lacks (no fallback yet):",
+                f.name
+            ),
+        }
     }
 
     pub(super) fn int(&mut self) -> VReg {

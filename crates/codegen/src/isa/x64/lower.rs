@@ -11,7 +11,16 @@
 //! leaves the use counts untouched. Calls, returns and runtime-library calls are rules too:
 //! their constructors (`ret`, `call`, `call_indirect`, `libcall`, `divrem128`, ...) go
 //! through the ABI (`abi.rs`) and are partial; one that fails keeps its error in
-//! [`IselCtx::error`], which [`lower_inst`] returns instead of "unsupported".
+//! [`IselCtx::error`], which [`lower_inst`] returns instead of "unsupported". So does
+//! `lacks_cmpxchg16b`, the rule for a 128-bit atomic on a target without CMPXCHG16B (CPU
+//! features are extractors: `lacks_sse41`, `has_cmpxchg16b`, `wide_with_bmi2`).
+//!
+//! Constructors take a value's registers in the shape it is held in: `put_in_reg` and the
+//! scalar constructors one register (`Lower::value_vreg`), `pair_of` and the `i128` helpers
+//! an `i128`'s two (`Lower::value_pair`), `low_bits` the low half on purpose
+//! (`Lower::value_lo`). The Lower driver reports any other shape, and results returned in
+//! registers their types do not take, as unsupported: no opcode list decides which rules
+//! may meet an `i128`.
 //!
 //! Every merge is optional: the extractors `imm32`, `icmp_merge`, `fcmp_merge` and
 //! `load_merge` (and `cmp_cond` for a constant operand) ask the chaos control
@@ -244,6 +253,10 @@ impl generated::Context for IselCtx<'_, '_> {
         self.lower.value_vreg(v)
     }
 
+    fn low_bits(&mut self, v: Value) -> VReg {
+        self.lower.value_lo(v)
+    }
+
     fn out_reg(&mut self, r: VReg) -> Out {
         Out::one(r)
     }
@@ -412,6 +425,15 @@ impl generated::Context for IselCtx<'_, '_> {
         (!self.features.sse41).then_some(())
     }
 
+    fn has_cmpxchg16b(&mut self, _: IrInst) -> Option<()> {
+        self.features.cmpxchg16b.then_some(())
+    }
+
+    fn lacks_cmpxchg16b(&mut self, i: IrInst, ty: Type) -> Option<Out> {
+        self.error = Some(self.missing_feature(i, ty, "CMPXCHG16B"));
+        None
+    }
+
     fn divrem128(&mut self, kind: DivKind, a: Value, b: Value) -> Option<Out> {
         let done = super::lower_i128::lower_divrem(self.lower, kind, a, b);
         self.result(done)
@@ -560,12 +582,12 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn atomic_rmw128(&mut self, op: AtomicRmwOp, addr: Value, val: Value) -> Out {
         let addr = self.lower.value_vreg(addr);
-        let v = self.lower.value_regs(val);
+        let val = self.lower.value_pair(val);
         let (dst, tmp) = ([self.int(), self.int()], [self.int(), self.int()]);
         self.lower.emit(AtomicInst::Loop128 {
             op,
             addr,
-            val: [v.regs()[0], v.regs()[1]],
+            val,
             dst,
             tmp,
         });
@@ -574,12 +596,13 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn atomic_cas128(&mut self, addr: Value, expected: Value, repl: Value) -> Out {
         let addr = self.lower.value_vreg(addr);
-        let (e, r) = (self.lower.value_regs(expected), self.lower.value_regs(repl));
+        let expected = self.lower.value_pair(expected);
+        let repl = self.lower.value_pair(repl);
         let dst = [self.int(), self.int()];
         self.lower.emit(AtomicInst::Cas128 {
             addr,
-            expected: [e.regs()[0], e.regs()[1]],
-            repl: [r.regs()[0], r.regs()[1]],
+            expected,
+            repl,
             dst,
         });
         Out::two(dst[0], dst[1])
@@ -599,10 +622,7 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn pair_of(&mut self, v: Value) -> Pair {
-        let r = self.lower.value_regs(v);
-        let regs = r.regs();
-        debug_assert_eq!(regs.len(), 2, "an i128 value has two registers");
-        Pair([regs[0], regs[1]])
+        Pair(self.lower.value_pair(v))
     }
 
     fn pair_lo(&mut self, p: Pair) -> VReg {
@@ -848,7 +868,6 @@ pub fn lower_inst(
     inst: IrInst,
     features: &CpuFeatures,
 ) -> Result<Option<Results>, CodegenError> {
-    super::lower_i128::check_i128(lower, inst)?;
     let mut ctx = IselCtx {
         lower,
         inst,

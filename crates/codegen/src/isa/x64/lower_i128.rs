@@ -7,10 +7,13 @@
 //! extended low half and a fresh high half), so a two-address pair instruction never finds
 //! both halves of one input in a single register. Shift amounts are taken modulo 128: the
 //! hardware masks `cl` to 6 bits, and bit 6 selects between the two halves.
-//! [`check_i128`] rejects (as unsupported) every instruction that touches an `i128` value
-//! without a rule here, so no single-register rule ever sees half of a pair.
+//!
+//! Nothing lists which instructions may touch an `i128`: the helpers here take pairs through
+//! `Lower::value_pair`, and the Lower driver reports an `i128` that any other rule asks for
+//! as one register (or results in the wrong registers) as unsupported, naming the
+//! instruction, so a rule written for scalars never sees half of a pair.
 
-use kestrel_ir::{FunctionName, Inst as IrInst, IntCC, Opcode, TrapCode, Type, Value};
+use kestrel_ir::{FunctionName, IntCC, TrapCode, Type, Value};
 use kestrel_regalloc::{RegClass, VReg};
 
 use super::asm::alu::AluOp;
@@ -22,100 +25,6 @@ use super::lower::{DivKind, IselCtx, Out};
 use crate::machinst::lower::Lower;
 use crate::machinst::CodegenError;
 
-/// Opcodes with `i128` operands or results that the rules lower correctly.
-const I128_OPCODES: &[Opcode] = &[
-    Opcode::Iadd,
-    Opcode::Isub,
-    Opcode::FcvtFromSint,
-    Opcode::FcvtFromUint,
-    Opcode::FcvtToSint,
-    Opcode::FcvtToUint,
-    Opcode::FcvtToSintSat,
-    Opcode::FcvtToUintSat,
-    Opcode::Umulhi,
-    Opcode::Smulhi,
-    Opcode::Udiv,
-    Opcode::Sdiv,
-    Opcode::Urem,
-    Opcode::Srem,
-    Opcode::UaddOverflow,
-    Opcode::SaddOverflow,
-    Opcode::UsubOverflow,
-    Opcode::SsubOverflow,
-    Opcode::UaddOverflowCin,
-    Opcode::SaddOverflowCin,
-    Opcode::UsubOverflowBin,
-    Opcode::SsubOverflowBin,
-    Opcode::Imul,
-    Opcode::Band,
-    Opcode::Bor,
-    Opcode::Bxor,
-    Opcode::BandNot,
-    Opcode::BorNot,
-    Opcode::BxorNot,
-    Opcode::Bnot,
-    Opcode::Ineg,
-    Opcode::Ishl,
-    Opcode::Ushr,
-    Opcode::Sshr,
-    Opcode::Rotl,
-    Opcode::Rotr,
-    Opcode::Icmp,
-    Opcode::Select,
-    Opcode::SelectSpectreGuard,
-    Opcode::Brif,
-    Opcode::Trapz,
-    Opcode::Trapnz,
-    Opcode::Ireduce,
-    Opcode::Isplit,
-    Opcode::Iconcat,
-    Opcode::Uextend,
-    Opcode::Sextend,
-    Opcode::Bmask,
-    Opcode::Popcnt,
-    Opcode::Clz,
-    Opcode::Ctz,
-    Opcode::Bswap,
-    Opcode::Cls,
-    Opcode::Smin,
-    Opcode::Smax,
-    Opcode::Umin,
-    Opcode::Umax,
-    Opcode::Bitrev,
-    Opcode::Iabs,
-    Opcode::Bitselect,
-    Opcode::Bitcast,
-    Opcode::Return,
-    Opcode::Call,
-    Opcode::CallIndirect,
-    Opcode::Jump,
-    Opcode::Load,
-    Opcode::Store,
-    Opcode::AtomicLoad,
-    Opcode::AtomicStore,
-    Opcode::AtomicRmw,
-    Opcode::AtomicCas,
-    Opcode::StackLoad,
-    Opcode::StackStore,
-];
-
-/// `Err(Unsupported)` when `inst` touches an `i128` value and has no pair lowering.
-pub fn check_i128(lower: &Lower<'_, Inst>, inst: IrInst) -> Result<(), CodegenError> {
-    let f = lower.f;
-    let data = f.dfg.inst(inst);
-    let wide = |v: Value| f.dfg.value_type(v) == Type::I128;
-    let touches =
-        data.arguments(&f.dfg.pool).any(wide) || f.dfg.inst_results(inst).iter().any(|&r| wide(r));
-    if !touches || I128_OPCODES.contains(&data.opcode()) {
-        return Ok(());
-    }
-    Err(CodegenError::Unsupported {
-        opcode: Some(data.opcode()),
-        ty: Some(Type::I128),
-        what: format!("128-bit operation in {}", f.name),
-    })
-}
-
 /// 128-bit division and remainder: the traps are checked inline (division by zero, and
 /// `MIN / -1` for `sdiv`), then the libcall (`__udivti3`, `__divti3`, `__umodti3`,
 /// `__modti3`, which the embedder provides) computes the result; `srem` of `MIN` by `-1` is 0
@@ -126,8 +35,8 @@ pub fn lower_divrem(
     a: Value,
     b: Value,
 ) -> Result<Vec<VReg>, CodegenError> {
-    let [al, ah] = pair_of(lower, a);
-    let [bl, bh] = pair_of(lower, b);
+    let [al, ah] = lower.value_pair(a);
+    let [bl, bh] = lower.value_pair(b);
     let int = |lower: &mut Lower<'_, Inst>| lower.alloc_vreg(RegClass::Int);
     let alu = |lower: &mut Lower<'_, Inst>, op, x, y: RegImm| {
         let dst = lower.alloc_vreg(RegClass::Int);
@@ -355,19 +264,7 @@ pub fn lower_fcvt_to(
     Ok(r.to_vec())
 }
 
-fn pair_of(lower: &mut Lower<'_, Inst>, v: Value) -> [VReg; 2] {
-    let r = lower.value_regs(v);
-    [r.regs()[0], r.regs()[1]]
-}
-
 impl IselCtx<'_, '_> {
-    fn pair(&mut self, v: Value) -> [VReg; 2] {
-        let r = self.lower.value_regs(v);
-        let regs = r.regs();
-        debug_assert_eq!(regs.len(), 2, "an i128 value has two registers");
-        [regs[0], regs[1]]
-    }
-
     fn fresh(&mut self) -> VReg {
         self.lower.alloc_vreg(RegClass::Int)
     }
@@ -430,7 +327,7 @@ impl IselCtx<'_, '_> {
 
     /// A test of `c != 0` / `c == 0` for a pair: `lo | hi`.
     pub(super) fn i128_test(&mut self, c: Value, cc: Cc) -> Cond {
-        let [lo, hi] = self.pair(c);
+        let [lo, hi] = self.lower.value_pair(c);
         let t = self.alu64(AluOp::Or, lo, RegImm::Reg(hi));
         Cond::Test {
             size: Size::S64,
@@ -441,7 +338,7 @@ impl IselCtx<'_, '_> {
 
     /// A 128-bit comparison as a condition.
     pub(super) fn i128_cmp(&mut self, cc: IntCC, a: Value, b: Value) -> Cond {
-        let (a, b) = (self.pair(a), self.pair(b));
+        let (a, b) = (self.lower.value_pair(a), self.lower.value_pair(b));
         use IntCC::*;
         let (swap, cc) = match cc {
             Equal | NotEqual => {

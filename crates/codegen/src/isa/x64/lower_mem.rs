@@ -62,8 +62,7 @@ pub(super) fn store_pair(
     mems: [Mem; 2],
     trap: Option<TrapCode>,
 ) {
-    let regs = lower.value_regs(val);
-    for (&src, mem) in regs.regs().iter().zip(mems) {
+    for (src, mem) in lower.value_pair(val).into_iter().zip(mems) {
         lower.emit(MemInst::Store {
             kind: StoreKind::Int(Size::S64),
             src,
@@ -324,8 +323,7 @@ pub(super) fn store_big(
         StoreWidth::B16 => Size::S16,
         StoreWidth::B32 => Size::S32,
         StoreWidth::Full if ty == Type::I128 => {
-            let regs = lower.value_regs(val);
-            let (lo, hi) = (regs.regs()[0], regs.regs()[1]);
+            let [lo, hi] = lower.value_pair(val);
             let (lo, hi) = (bswap(lower, Size::S64, lo), bswap(lower, Size::S64, hi));
             store(lower, Size::S64, hi, mem);
             store(lower, Size::S64, lo, hi_mem);

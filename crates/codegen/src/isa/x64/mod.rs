@@ -109,7 +109,6 @@ impl X64Backend {
                 return Err(CodegenError::Verifier(errors.to_string()));
             }
         }
-        features::check_function(f, &flags.features)?;
         if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
             t.verify += start.elapsed();
         }
