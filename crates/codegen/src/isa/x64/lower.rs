@@ -272,7 +272,6 @@ impl generated::Context for IselCtx<'_, '_> {
         self.shift_at(op, size, a, imm)
     }
 
-
     fn fbinop(&mut self, ty: Type, op: FloatOp, a: VReg, b: VReg) -> VReg {
         let op = match op {
             FloatOp::Add => sse_for(ty, SseOp::Addss, SseOp::Addsd),
@@ -342,7 +341,6 @@ impl generated::Context for IselCtx<'_, '_> {
     fn i128_val(&mut self, v: Value) -> Option<Value> {
         (self.lower.value_type(v) == Type::I128).then_some(v)
     }
-
 
     fn i128_ty(&mut self, ty: Type) -> Option<Type> {
         (ty == Type::I128).then_some(ty)
@@ -653,7 +651,6 @@ impl generated::Context for IselCtx<'_, '_> {
         self.count_bits(op, Size::S64, a)
     }
 
-
     fn alu_pair_flag(&mut self, op_lo: AluOp, op_hi: AluOp, cc: Cc, a: Pair, b: Pair) -> Out {
         self.i128_overflow(op_lo, op_hi, cc, a.0, b.0, None)
     }
@@ -661,7 +658,6 @@ impl generated::Context for IselCtx<'_, '_> {
     fn alu_pair_carry_flag(&mut self, op: AluOp, cc: Cc, a: Pair, b: Pair, cin: VReg) -> Out {
         self.i128_overflow(op, op, cc, a.0, b.0, Some(cin))
     }
-
 
     fn sign_bit(&mut self, ty: Type) -> u64 {
         sign_bit(ty)
@@ -690,7 +686,6 @@ impl generated::Context for IselCtx<'_, '_> {
             (1 << ty.bits()) - 1
         }
     }
-
 
     fn int_overflow(&mut self) -> TrapCode {
         TrapCode::INTEGER_OVERFLOW
