@@ -140,15 +140,26 @@ const FORMATS: &[F] = &[
 /// IR types the fields use, declared to the DSL as primitives.
 const IR_TYPES: &[&str] = &[
     "Value",
-    "IntCC",
-    "FloatCC",
     "TrapCode",
     "MemFlags",
     "GlobalValue",
     "FuncRef",
     "StackSlot",
-    "AtomicRmwOp",
 ];
+
+/// The IR's condition and operation enums, declared to the DSL with every variant, so rules
+/// match and build them by name.
+fn ir_enums() -> [(&'static str, Vec<String>); 3] {
+    fn names<T: std::fmt::Debug>(all: &[T]) -> Vec<String> {
+        all.iter().map(|v| format!("{v:?}")).collect()
+    }
+    use kestrel_ir::{AtomicRmwOp, FloatCC, IntCC};
+    [
+        ("IntCC", names(IntCC::ALL)),
+        ("FloatCC", names(FloatCC::ALL)),
+        ("AtomicRmwOp", names(AtomicRmwOp::ALL)),
+    ]
+}
 const PRIMITIVES: &[&str] = &["i32", "i64", "u64"];
 
 fn variant(op: Opcode) -> String {
@@ -164,6 +175,10 @@ pub fn rules() -> String {
     );
     for t in PRIMITIVES.iter().chain(IR_TYPES) {
         writeln!(s, "(type {t} (primitive {t}))").unwrap();
+    }
+    for (name, variants) in ir_enums() {
+        let variants: Vec<String> = variants.iter().map(|v| format!("({v})")).collect();
+        writeln!(s, "(type {name} extern copy (enum {}))", variants.join(" ")).unwrap();
     }
     s.push_str("\n(type Op extern\n  (enum");
     for &op in Opcode::ALL {

@@ -7,18 +7,17 @@
 //! Each helper emits into the current IR instruction's sequence and returns the register
 //! holding its result; none records a merge (only the constructors in `lower.rs` do).
 
-use kestrel_ir::{FloatCC, Inst as IrInst, IntCC, Type, Value};
+use kestrel_ir::{Inst as IrInst, IntCC, Type, Value};
 use kestrel_regalloc::{RegClass, VReg};
 
 use super::asm::alu::AluOp;
-use super::asm::bits::BitCount;
 use super::asm::moves::ExtMode;
 use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::ShiftOp;
 use super::asm::sse::{FloatSize, SseOp};
 use super::asm::Size;
 use super::features::CpuFeatures;
-use super::inst::{AluInst, BitsInst, Cond, Inst, Pred, RegImm, SseInst};
+use super::inst::{AluInst, BitsInst, Cond, Inst, SseInst};
 use crate::machinst::lower::{Lower, Results};
 use crate::machinst::{BlockIndex, CodegenError};
 
@@ -154,77 +153,6 @@ impl IselCtx<'_, '_> {
         dst
     }
 
-    /// `op` (`Lzcnt`, `Tzcnt` or `Popcnt`) of `src` at `size` (32 or 64 bits), with
-    /// baseline code when the target lacks the instruction:
-    ///
-    /// - LZCNT: `bsr` gives the index `i` of the highest set bit; `clz = i ^ (w - 1)`. For a
-    ///   zero source `bsr` sets ZF and leaves its destination undefined, so a `test`/`cmov`
-    ///   substitutes `2w - 1`, which the `xor` turns into `w`.
-    /// - TZCNT: `bsf`, with `w` substituted for a zero source the same way.
-    /// - POPCNT: the SWAR sum (bit pairs, nibbles, bytes, then a multiply by `0x0101…` that
-    ///   adds the byte counts into the top byte).
-    pub(super) fn count_bits(&mut self, op: BitCount, size: Size, src: VReg) -> VReg {
-        let have = match op {
-            BitCount::Lzcnt => self.features.lzcnt,
-            BitCount::Tzcnt => self.features.bmi1,
-            BitCount::Popcnt => self.features.popcnt,
-            BitCount::Bsf | BitCount::Bsr => true,
-        };
-        if have {
-            let dst = self.int();
-            self.lower.emit(BitsInst::BitCount { op, size, dst, src });
-            return dst;
-        }
-        let width: u64 = if size == Size::S64 { 64 } else { 32 };
-        let scan = |ctx: &mut Self, op: BitCount, zero_result: u64| {
-            let idx = ctx.int();
-            ctx.lower.emit(BitsInst::BitCount {
-                op,
-                size,
-                dst: idx,
-                src,
-            });
-            let alt = ctx.int();
-            ctx.lower.emit(AluInst::MovImm {
-                dst: alt,
-                imm: zero_result,
-            });
-            let dst = ctx.int();
-            ctx.lower.emit(AluInst::Cmov {
-                cond: Cond::Test {
-                    size,
-                    cc: Cc::E,
-                    a: src,
-                },
-                t: alt,
-                f: idx,
-                dst,
-            });
-            dst
-        };
-        match op {
-            BitCount::Lzcnt => {
-                let idx = scan(self, BitCount::Bsr, 2 * width - 1);
-                self.alu_at(AluOp::Xor, size, idx, RegImm::Imm(width as i32 - 1))
-            }
-            BitCount::Tzcnt => scan(self, BitCount::Bsf, width),
-            _ => self.popcnt_swar(size, src),
-        }
-    }
-
-    /// `dst = a op b` at `size`.
-    pub(super) fn alu_at(&mut self, op: AluOp, size: Size, a: VReg, b: RegImm) -> VReg {
-        let dst = self.int();
-        self.lower.emit(AluInst::Alu {
-            op,
-            size,
-            dst,
-            a,
-            b,
-        });
-        dst
-    }
-
     /// `dst = a op imm` at `size`.
     pub(super) fn shift_at(&mut self, op: ShiftOp, size: Size, a: VReg, imm: u8) -> VReg {
         let dst = self.int();
@@ -234,110 +162,6 @@ impl IselCtx<'_, '_> {
             dst,
             a,
             imm,
-        });
-        dst
-    }
-
-    /// The population count of `x` at `size` without POPCNT (see [`Self::count_bits`]).
-    pub(super) fn popcnt_swar(&mut self, size: Size, x: VReg) -> VReg {
-        let wide = size == Size::S64;
-        // A byte pattern repeated across the width: an immediate at 32 bits (every pattern
-        // is below 2^31), a register at 64.
-        let pattern = |ctx: &mut Self, byte: u8| {
-            if wide {
-                let r = ctx.int();
-                ctx.lower.emit(AluInst::MovImm {
-                    dst: r,
-                    imm: u64::from(byte) * 0x0101_0101_0101_0101,
-                });
-                RegImm::Reg(r)
-            } else {
-                RegImm::Imm(i32::from(byte) * 0x0101_0101)
-            }
-        };
-        // x - ((x >> 1) & 0x55…): two-bit counts.
-        let m1 = pattern(self, 0x55);
-        let t = self.shift_at(ShiftOp::Shr, size, x, 1);
-        let t = self.alu_at(AluOp::And, size, t, m1);
-        let x = self.alu_at(AluOp::Sub, size, x, RegImm::Reg(t));
-        // (x & 0x33…) + ((x >> 2) & 0x33…): nibble counts.
-        let m2 = pattern(self, 0x33);
-        let t = self.shift_at(ShiftOp::Shr, size, x, 2);
-        let t = self.alu_at(AluOp::And, size, t, m2);
-        let x = self.alu_at(AluOp::And, size, x, m2);
-        let x = self.alu_at(AluOp::Add, size, x, RegImm::Reg(t));
-        // (x + (x >> 4)) & 0x0f…: byte counts.
-        let m4 = pattern(self, 0x0f);
-        let t = self.shift_at(ShiftOp::Shr, size, x, 4);
-        let x = self.alu_at(AluOp::Add, size, x, RegImm::Reg(t));
-        let x = self.alu_at(AluOp::And, size, x, m4);
-        // The multiply sums every byte into the top one.
-        let h = pattern(self, 0x01);
-        let p = self.int();
-        self.lower.emit(AluInst::Imul {
-            size,
-            dst: p,
-            a: x,
-            b: h,
-        });
-        let top = if wide { 56 } else { 24 };
-        self.shift_at(ShiftOp::Shr, size, p, top)
-    }
-
-    /// Reverse the bits of the low `ty.bits()` of `x`: swap adjacent bits, pairs and nibbles
-    /// with masks, then reverse the bytes. Bits above the width are masked away at each step
-    /// before they can reach the low part.
-    pub(super) fn bitrev_reg(&mut self, ty: Type, x: VReg) -> VReg {
-        let size = op_size(ty);
-        let mut x = x;
-        for (sh, m) in [
-            (1u8, 0x5555_5555_5555_5555u64),
-            (2, 0x3333_3333_3333_3333),
-            (4, 0x0f0f_0f0f_0f0f_0f0f),
-        ] {
-            let mask = if size == Size::S64 {
-                let r = self.int();
-                self.lower.emit(AluInst::MovImm { dst: r, imm: m });
-                RegImm::Reg(r)
-            } else {
-                RegImm::Imm(m as u32 as i32)
-            };
-            let alu = |this: &mut Self, op, a, b| {
-                let dst = this.int();
-                this.lower.emit(AluInst::Alu {
-                    op,
-                    size,
-                    dst,
-                    a,
-                    b,
-                });
-                dst
-            };
-            let shift = |this: &mut Self, op, a| {
-                let dst = this.int();
-                this.lower.emit(BitsInst::ShiftImm {
-                    op,
-                    size,
-                    dst,
-                    a,
-                    imm: sh,
-                });
-                dst
-            };
-            let t1 = shift(self, ShiftOp::Shr, x);
-            let t1 = alu(self, AluOp::And, t1, mask);
-            let t2 = alu(self, AluOp::And, x, mask);
-            let t2 = shift(self, ShiftOp::Shl, t2);
-            x = alu(self, AluOp::Or, t1, RegImm::Reg(t2));
-        }
-        if ty.bits() == 8 {
-            return x;
-        }
-        let dst = self.int();
-        self.lower.emit(BitsInst::Bswap {
-            size: exact_size(ty),
-            dst,
-            a: x,
         });
         dst
     }
@@ -383,40 +207,5 @@ impl IselCtx<'_, '_> {
         let size = exact_size(self.lower.value_type(c));
         let a = self.lower.value_vreg(c);
         Cond::Test { size, cc, a }
-    }
-
-    /// `a <cc> b` for floats as `ucomis` flags. Unordered sets ZF, PF and CF, `x < y` sets
-    /// CF, equal sets ZF; so `lt`/`le`/`ugt`/`uge` swap the operands, and only `eq` (ZF
-    /// without PF) and `ne` (its negation) need two flags.
-    pub(super) fn fcmp_cond(&mut self, cc: FloatCC, a: Value, b: Value) -> Cond {
-        use FloatCC::*;
-        use Pred::{And, One, Or};
-        let size = float_size(self.lower.value_type(a));
-        let (swap, pred) = match cc {
-            Ordered => (false, One(Cc::NP)),
-            Unordered => (false, One(Cc::P)),
-            Equal => (false, And(Cc::E, Cc::NP)),
-            NotEqual => (false, Or(Cc::NE, Cc::P)),
-            OrderedNotEqual => (false, One(Cc::NE)),
-            UnorderedOrEqual => (false, One(Cc::E)),
-            GreaterThan => (false, One(Cc::A)),
-            GreaterThanOrEqual => (false, One(Cc::AE)),
-            LessThan => (true, One(Cc::A)),
-            LessThanOrEqual => (true, One(Cc::AE)),
-            UnorderedOrLessThan => (false, One(Cc::B)),
-            UnorderedOrLessThanOrEqual => (false, One(Cc::BE)),
-            UnorderedOrGreaterThan => (true, One(Cc::B)),
-            UnorderedOrGreaterThanOrEqual => (true, One(Cc::BE)),
-        };
-        let (mut x, mut y) = (self.lower.value_vreg(a), self.lower.value_vreg(b));
-        if swap {
-            std::mem::swap(&mut x, &mut y);
-        }
-        Cond::Fcmp {
-            size,
-            pred,
-            a: x,
-            b: y,
-        }
     }
 }

@@ -46,7 +46,7 @@ use super::asm::Size;
 use super::features::CpuFeatures;
 use super::inst::{
     AluInst, AtomicInst, BitsInst, CallDest, Cond, ControlInst, FrameValue, Inst, LoadKind, Mem,
-    MemInst, RegImm, SseInst, StoreKind,
+    MemInst, Pred, RegImm, SseInst, StoreKind,
 };
 use super::lower_mem::{self, LoadWidth, StoreWidth};
 use super::lower_op::op_of;
@@ -237,8 +237,26 @@ impl generated::Context for IselCtx<'_, '_> {
         width_mask(ty)
     }
 
-    fn float_cond(&mut self, cc: FloatCC, a: Value, b: Value) -> Cond {
-        self.fcmp_cond(cc, a, b)
+    fn pred_one(&mut self, c: Cc) -> Pred {
+        Pred::One(c)
+    }
+
+    fn pred_and(&mut self, c: Cc, d: Cc) -> Pred {
+        Pred::And(c, d)
+    }
+
+    fn pred_or(&mut self, c: Cc, d: Cc) -> Pred {
+        Pred::Or(c, d)
+    }
+
+    fn has_bit_count(&mut self, op: BitCount) -> Option<BitCount> {
+        let have = match op {
+            BitCount::Lzcnt => self.features.lzcnt,
+            BitCount::Tzcnt => self.features.bmi1,
+            BitCount::Popcnt => self.features.popcnt,
+            BitCount::Bsf | BitCount::Bsr => true,
+        };
+        have.then_some(op)
     }
 
     fn int_cc(&mut self, cc: IntCC) -> Cc {
@@ -306,7 +324,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn fcond_of(&mut self, m: FCmp) -> Cond {
         self.lower.merge(m.value);
-        self.fcmp_cond(m.cc, m.a, m.b)
+        generated::constructor_float_cond(self, m.cc, m.a, m.b)
     }
 
     fn bswap(&mut self, ty: Type, a: VReg) -> VReg {
@@ -334,32 +352,12 @@ impl generated::Context for IselCtx<'_, '_> {
         (ty == Type::I32 || ty == Type::I64).then_some(ty)
     }
 
-    fn bitrev(&mut self, ty: Type, a: VReg) -> VReg {
-        self.bitrev_reg(ty, a)
-    }
-
     fn i128_val(&mut self, v: Value) -> Option<Value> {
         (self.lower.value_type(v) == Type::I128).then_some(v)
     }
 
     fn i128_ty(&mut self, ty: Type) -> Option<Type> {
         (ty == Type::I128).then_some(ty)
-    }
-
-    fn cc_slt(&mut self) -> IntCC {
-        IntCC::SignedLessThan
-    }
-
-    fn cc_sgt(&mut self) -> IntCC {
-        IntCC::SignedGreaterThan
-    }
-
-    fn cc_ult(&mut self) -> IntCC {
-        IntCC::UnsignedLessThan
-    }
-
-    fn cc_ugt(&mut self) -> IntCC {
-        IntCC::UnsignedGreaterThan
     }
 
     fn ret(&mut self, i: IrInst) -> Option<Out> {
@@ -647,10 +645,6 @@ impl generated::Context for IselCtx<'_, '_> {
         Type::I64
     }
 
-    fn count64(&mut self, op: BitCount, a: VReg) -> VReg {
-        self.count_bits(op, Size::S64, a)
-    }
-
     fn alu_pair_flag(&mut self, op_lo: AluOp, op_hi: AluOp, cc: Cc, a: Pair, b: Pair) -> Out {
         self.i128_overflow(op_lo, op_hi, cc, a.0, b.0, None)
     }
@@ -697,10 +691,6 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn i32_ty(&mut self, ty: Type) -> Option<Type> {
         (ty == Type::I32).then_some(ty)
-    }
-
-    fn count_at(&mut self, ty: Type, op: BitCount, src: VReg) -> VReg {
-        self.count_bits(op, op_size(ty), src)
     }
 
     fn above_width(&mut self, ty: Type) -> i64 {
