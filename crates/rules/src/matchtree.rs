@@ -298,7 +298,9 @@ impl Builder<'_> {
                         None => arms.push((t, value, vec![row])),
                     }
                 }
-                let exhaustive = matches!(test, Test::Variant(..))
+                // Distinct arms as many as the subject has values (variants, or `true` and
+                // `false`) cover it.
+                let exhaustive = matches!(test, Test::Variant(..) | Test::Int(..))
                     && arms.len() == (self.variant_count)(*subject);
                 let arms = arms
                     .into_iter()

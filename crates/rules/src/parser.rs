@@ -399,6 +399,9 @@ fn parse_pattern(e: &SExpr) -> PResult<Pattern> {
             args: Vec::new(),
             span: *span,
         }),
+        SExpr::Symbol(s, span) if bool_literal(s).is_some() => {
+            Ok(Pattern::Int(bool_literal(s).unwrap_or_default(), *span))
+        }
         SExpr::Symbol(s, span) => Ok(Pattern::Var(Ident {
             name: s.clone(),
             span: *span,
@@ -411,6 +414,16 @@ fn parse_pattern(e: &SExpr) -> PResult<Pattern> {
             }
             parse_term_pattern(items, *span)
         }
+    }
+}
+
+/// `true` and `false`: literals of a `bool` primitive, carried as 1 and 0 (sema accepts them
+/// only where a `bool` is expected; the generated code spells them `true` and `false`).
+fn bool_literal(s: &str) -> Option<i128> {
+    match s {
+        "true" => Some(1),
+        "false" => Some(0),
+        _ => None,
     }
 }
 
@@ -436,6 +449,9 @@ fn parse_expr(e: &SExpr) -> PResult<Expr> {
             args: Vec::new(),
             span: *span,
         }),
+        SExpr::Symbol(s, span) if bool_literal(s).is_some() => {
+            Ok(Expr::Int(bool_literal(s).unwrap_or_default(), *span))
+        }
         SExpr::Symbol(s, span) => Ok(Expr::Var(Ident {
             name: s.clone(),
             span: *span,

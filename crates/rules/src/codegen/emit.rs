@@ -221,6 +221,7 @@ impl<'a> TermEmitter<'a> {
         let text = match &self.set.bindings[b] {
             Binding::Arg(_) | Binding::Some(_) | Binding::Field { .. } => return,
             Binding::Const { ty, value } => {
+                let value = self.literal(*ty, *value);
                 format!("let v{b}: {} = {value};", self.ty(*ty).rust_name())
             }
             Binding::Extract { term, input } => {
@@ -322,10 +323,45 @@ impl<'a> TermEmitter<'a> {
         }
     }
 
-    /// Number of variants of an enum binding's type.
+    /// Number of values a match over binding `b` can cover by listing them: the variants of
+    /// an enum, the two literals of a `bool`; 0 for other primitives.
     pub fn variant_count(&self, b: BindingId) -> usize {
+        if self.is_bool(b) {
+            return 2;
+        }
         self.value_type(b)
             .map_or(0, |t| self.ty(t).variants().len())
+    }
+
+    /// An integer literal of type `ty` as Rust source (`bool` literals are carried as 1 and 0).
+    pub fn literal(&self, ty: TypeId, value: i128) -> String {
+        match self.ty(ty).rust_name() {
+            "bool" => (value != 0).to_string(),
+            _ => value.to_string(),
+        }
+    }
+
+    /// The literal `value` compared with binding `b` (of a primitive type).
+    pub fn literal_of(&self, b: BindingId, value: i128) -> String {
+        match self.value_type(b) {
+            Some(ty) => self.literal(ty, value),
+            None => value.to_string(),
+        }
+    }
+
+    /// Whether binding `b` is a `bool`.
+    pub fn is_bool(&self, b: BindingId) -> bool {
+        self.value_type(b)
+            .is_some_and(|t| self.ty(t).rust_name() == "bool")
+    }
+
+    /// Rust for "binding `b` is true" (`vN`) or "is false" (`!vN`), for a `bool` binding.
+    pub fn literal_test(&self, b: BindingId, truth: bool) -> String {
+        if truth {
+            format!("v{b}")
+        } else {
+            format!("!v{b}")
+        }
     }
 
     /// Whether a binding is an enum (matched by reference) rather than a primitive.
@@ -386,7 +422,7 @@ impl<'a> TermEmitter<'a> {
             RhsExpr::Binding(b) => self.owned(*b),
             RhsExpr::Local(l, ty) if self.ty(*ty).is_copy() => format!("l{l}"),
             RhsExpr::Local(l, _) => format!("l{l}.clone()"),
-            RhsExpr::Int { value, .. } => value.to_string(),
+            RhsExpr::Int { ty, value } => self.literal(*ty, *value),
             RhsExpr::Call { term, args } => {
                 let args: Vec<String> = args.iter().map(|a| self.rhs(a, false)).collect();
                 let mut call = self.call(*term, &args);

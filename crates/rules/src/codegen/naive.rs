@@ -42,7 +42,11 @@ fn emit_rule(e: &mut TermEmitter, rule: usize, last: bool) {
         }
         match *test {
             Test::Int(b, value) => {
-                e.w.line(&format!("if v{b} != {value} {{ break {label}; }}"))
+                let differs = match e.is_bool(b) {
+                    true => e.literal_test(b, value == 0),
+                    false => format!("v{b} != {value}"),
+                };
+                e.w.line(&format!("if {differs} {{ break {label}; }}"))
             }
             Test::Eq(a, b) => e.w.line(&format!("if v{a} != v{b} {{ break {label}; }}")),
             Test::Some(b) => {

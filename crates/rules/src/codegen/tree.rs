@@ -77,12 +77,15 @@ fn emit_block(e: &mut TermEmitter, block: &mut Block, tail: bool) {
 fn emit_match(e: &mut TermEmitter, subject: usize, arms: &mut [Arm], exhaustive: bool, tail: bool) {
     let pattern = |e: &TermEmitter, arm: &Arm| match arm.value {
         ArmValue::Variant(variant) => e.variant_pattern(subject, variant, &arm.fields),
-        ArmValue::Int(value) => value.to_string(),
+        ArmValue::Int(value) => e.literal_of(subject, value),
     };
     if let [arm] = arms {
         if !exhaustive {
             let head = match arm.value {
                 ArmValue::Variant(_) => format!("if let {} = &v{subject} {{", pattern(e, arm)),
+                ArmValue::Int(value) if e.is_bool(subject) => {
+                    format!("if {} {{", e.literal_test(subject, value != 0))
+                }
                 ArmValue::Int(value) => format!("if v{subject} == {value} {{"),
             };
             e.w.line(&head);

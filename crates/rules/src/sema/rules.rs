@@ -149,6 +149,7 @@ impl Lowerer<'_> {
             "i16" => Some((i16::MIN.into(), i16::MAX.into())),
             "i32" => Some((i32::MIN.into(), i32::MAX.into())),
             "i64" | "isize" => Some((i64::MIN.into(), i64::MAX.into())),
+            "bool" => Some((0, 1)),
             _ => None,
         };
         if let Some((lo, hi)) = range.filter(|(lo, hi)| value < *lo || value > *hi) {

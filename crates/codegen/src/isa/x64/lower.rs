@@ -748,13 +748,7 @@ impl generated::Context for IselCtx<'_, '_> {
         i64::from(ty.bits() / 2)
     }
 
-    fn bool_true(&mut self) -> bool {
-        true
-    }
 
-    fn bool_false(&mut self) -> bool {
-        false
-    }
 
     fn uext(&mut self, a: Value, ty: Type) -> VReg {
         self.ext(false, a, ty.bits())

@@ -125,4 +125,15 @@ fn main() {
         assert_eq!(a.notes, b.notes);
         println!("steer({d:?}, 5) = {s}, twice = {t}, notes {:?}", a.notes);
     }
+    for x in [true, false] {
+        let mut a = Ctx::default();
+        let mut b = Ctx::default();
+        let (f, p) = (
+            tree::constructor_flip(&mut a, x),
+            tree::constructor_pick(&mut a, x, 1, 2),
+        );
+        assert_eq!(naive::constructor_flip(&mut b, x), f);
+        assert_eq!(naive::constructor_pick(&mut b, x, 1, 2), p);
+        println!("flip({x}) = {f}, pick({x}, 1, 2) = {p}");
+    }
 }
