@@ -17,7 +17,7 @@ use super::asm::shift::ShiftOp;
 use super::asm::sse::{FloatSize, SseOp};
 use super::asm::Size;
 use super::features::CpuFeatures;
-use super::inst::{AluInst, BitsInst, Cond, Inst, SseInst};
+use super::inst::{AluInst, BitsInst, Inst, SseInst};
 use crate::machinst::lower::{Lower, Results};
 use crate::machinst::{BlockIndex, CodegenError};
 
@@ -61,6 +61,14 @@ pub(super) fn exact_size(ty: Type) -> Size {
         16 => Size::S16,
         32 => Size::S32,
         _ => Size::S64,
+    }
+}
+
+/// The bits of `v` as a float of type `ty`.
+pub(super) fn float_bits(ty: Type, v: f64) -> u64 {
+    match float_size(ty) {
+        FloatSize::F32 => u64::from((v as f32).to_bits()),
+        FloatSize::F64 => v.to_bits(),
     }
 }
 
@@ -125,6 +133,42 @@ impl IselCtx<'_, '_> {
                 f.name
             ),
         }
+    }
+
+    /// A call of `routine` with `args`, whose signature is the arguments' types to the
+    /// instruction's result types.
+    pub(super) fn runtime_call(&mut self, routine: Runtime, args: &[Value]) -> Option<Out> {
+        let f = self.lower.f;
+        let params: Vec<Type> = args.iter().map(|&a| f.dfg.value_type(a)).collect();
+        let results = f.dfg.inst_results(self.inst);
+        let returns: Vec<Type> = results.iter().map(|&r| f.dfg.value_type(r)).collect();
+        let sig = super::abi::libcall_signature(&params, &returns);
+        let done = super::abi::gen_call(self.lower, runtime_dest(routine), &sig, args);
+        self.result(done)
+    }
+
+    /// `a op b` on pairs with the carry (`B`) or overflow (`O`) flag of the 128-bit result,
+    /// and `cin` as the carry in: the two halves and the flag, all fresh and distinct.
+    pub(super) fn alu128_flag(
+        &mut self,
+        (op_lo, op_hi): (AluOp, AluOp),
+        cc: Cc,
+        a: Pair,
+        b: Pair,
+        cin: Option<VReg>,
+    ) -> Out {
+        let dst = [self.int(), self.int()];
+        let f = self.int();
+        self.lower.emit(AluInst::Alu128 {
+            op_lo,
+            op_hi,
+            dst,
+            a: a.0,
+            b: b.0,
+            cin,
+            flag: Some((cc, f)),
+        });
+        Out::three(dst[0], dst[1], f)
     }
 
     pub(super) fn int(&mut self) -> VReg {
@@ -198,14 +242,5 @@ impl IselCtx<'_, '_> {
             trap: m.trap,
         });
         dst
-    }
-
-    pub(super) fn test(&mut self, c: Value, cc: Cc) -> Cond {
-        if self.lower.value_type(c) == Type::I128 {
-            return self.i128_test(c, cc);
-        }
-        let size = exact_size(self.lower.value_type(c));
-        let a = self.lower.value_vreg(c);
-        Cond::Test { size, cc, a }
     }
 }

@@ -6,6 +6,7 @@ use kestrel_ir::{FloatCC, Inst as IrInst, IntCC, TrapCode, Type, Value};
 use kestrel_regalloc::VReg;
 
 use super::asm::sse::FloatSize;
+use super::inst::CallDest;
 use crate::machinst::lower::Results;
 
 /// A helper the embedder provides for an operation with no instruction here (`libcall`).
@@ -125,4 +126,28 @@ pub(super) fn float_size(ty: Type) -> FloatSize {
     } else {
         FloatSize::F64
     }
+}
+
+/// Runtime-library routines for i128 arithmetic that the rules call, by the name `__` and
+/// the variant in lower case (the embedder provides them, as compiler-rt and libgcc do).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runtime {
+    Udivti3,
+    Divti3,
+    Umodti3,
+    Modti3,
+    Floattisf,
+    Floattidf,
+    Floatuntisf,
+    Floatuntidf,
+    Fixsfti,
+    Fixdfti,
+    Fixunssfti,
+    Fixunsdfti,
+}
+
+/// The call target of `routine`.
+pub(super) fn runtime_dest(routine: Runtime) -> CallDest {
+    let name = format!("__{}", format!("{routine:?}").to_lowercase());
+    CallDest::Direct(kestrel_ir::FunctionName::Named(name))
 }

@@ -430,21 +430,6 @@ impl generated::Context for IselCtx<'_, '_> {
         None
     }
 
-    fn divrem128(&mut self, kind: DivKind, a: Value, b: Value) -> Option<Out> {
-        let done = super::lower_i128::lower_divrem(self.lower, kind, a, b);
-        self.result(done)
-    }
-
-    fn fcvt_to128(&mut self, a: Value, signed: bool, sat: bool) -> Option<Out> {
-        let done = super::lower_i128::lower_fcvt_to(self.lower, signed, sat, a);
-        self.result(done)
-    }
-
-    fn fcvt_from128(&mut self, ty: Type, signed: bool, a: Value) -> Option<Out> {
-        let done = super::lower_i128::lower_fcvt_from(self.lower, signed, ty, a);
-        self.result(done)
-    }
-
     fn value_type(&mut self, v: Value) -> Type {
         self.lower.value_type(v)
     }
@@ -638,7 +623,17 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn alu_pair(&mut self, op_lo: AluOp, op_hi: AluOp, a: Pair, b: Pair) -> Pair {
-        Pair(self.alu128_regs(op_lo, op_hi, a.0, b.0))
+        let dst = [self.int(), self.int()];
+        self.lower.emit(AluInst::Alu128 {
+            op_lo,
+            op_hi,
+            dst,
+            a: a.0,
+            b: b.0,
+            cin: None,
+            flag: None,
+        });
+        Pair(dst)
     }
 
     fn ty_i64(&mut self) -> Type {
@@ -646,11 +641,11 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn alu_pair_flag(&mut self, op_lo: AluOp, op_hi: AluOp, cc: Cc, a: Pair, b: Pair) -> Out {
-        self.i128_overflow(op_lo, op_hi, cc, a.0, b.0, None)
+        self.alu128_flag((op_lo, op_hi), cc, a, b, None)
     }
 
     fn alu_pair_carry_flag(&mut self, op: AluOp, cc: Cc, a: Pair, b: Pair, cin: VReg) -> Out {
-        self.i128_overflow(op, op, cc, a.0, b.0, Some(cin))
+        self.alu128_flag((op, op), cc, a, b, Some(cin))
     }
 
     fn sign_bit(&mut self, ty: Type) -> u64 {
@@ -748,8 +743,6 @@ impl generated::Context for IselCtx<'_, '_> {
         i64::from(ty.bits() / 2)
     }
 
-
-
     fn uext(&mut self, a: Value, ty: Type) -> VReg {
         self.ext(false, a, ty.bits())
     }
@@ -785,55 +778,62 @@ impl generated::Context for IselCtx<'_, '_> {
         Out::none()
     }
 
-    fn cmp_cond(&mut self, cc: IntCC, a: Value, b: Value) -> Cond {
-        if self.lower.value_type(a) == Type::I128 {
-            return self.i128_cmp(cc, a, b);
-        }
+    fn cond_of(&mut self, m: Cmp) -> Cond {
+        self.lower.merge(m.value);
+        generated::constructor_cmp_cond(self, m.cc, m.a, m.b)
+    }
+
+    fn cmp_mem(&mut self, cc: IntCC, a: Value, m: Ld) -> Cond {
         let size = exact_size(self.lower.value_type(a));
         let a = self.lower.value_vreg(a);
-        // A load as the right operand is compared in memory.
-        if let Some(m) = generated::Context::load_merge(self, b) {
-            self.lower.sink_load(m.value);
-            let mem = super::lower_mem::addr_mem(self.lower, m.load, m.addr, m.offset, 0);
-            return Cond::CmpMem {
-                size,
-                cc: int_cc(cc),
-                a,
-                mem,
-                trap: m.trap,
-            };
-        }
-        let b = match self
-            .lower
-            .const_value(b)
-            .and_then(|k| i32::try_from(k).ok())
-            .filter(|_| !self.lower.should_skip(Decision::ImmOperand))
-        {
-            Some(k) => {
-                self.lower.merge(b);
-                RegImm::Imm(k)
-            }
-            None => RegImm::Reg(self.lower.value_vreg(b)),
-        };
-        Cond::Cmp {
+        self.lower.sink_load(m.value);
+        let mem = lower_mem::addr_mem(self.lower, m.load, m.addr, m.offset, 0);
+        Cond::CmpMem {
             size,
             cc: int_cc(cc),
             a,
-            b,
+            mem,
+            trap: m.trap,
         }
     }
 
-    fn cond_of(&mut self, m: Cmp) -> Cond {
-        self.lower.merge(m.value);
-        self.cmp_cond(m.cc, m.a, m.b)
+    fn cmp128_flags(&mut self, cc: Cc, a: Pair, b: Pair) -> Cond {
+        Cond::Cmp128 { cc, a: a.0, b: b.0 }
     }
 
-    fn nonzero(&mut self, c: Value) -> Cond {
-        self.test(c, Cc::NE)
+    fn runtime_call1(&mut self, routine: Runtime, a: Value) -> Option<Out> {
+        self.runtime_call(routine, &[a])
     }
 
-    fn zero(&mut self, c: Value) -> Cond {
-        self.test(c, Cc::E)
+    fn runtime_call2(&mut self, routine: Runtime, a: Value, b: Value) -> Option<Out> {
+        self.runtime_call(routine, &[a, b])
+    }
+
+    fn runtime_call_reg(&mut self, routine: Runtime, ty: Type, a: VReg) -> Option<Pair> {
+        let sig = abi::libcall_signature(&[ty], &[Type::I128]);
+        match abi::gen_call_regs(self.lower, runtime_dest(routine), &sig, &[a]) {
+            Ok(regs) => Some(Pair([regs[0], regs[1]])),
+            Err(e) => {
+                self.error = Some(e);
+                None
+            }
+        }
+    }
+
+    fn div_by_zero(&mut self) -> TrapCode {
+        TrapCode::INTEGER_DIVISION_BY_ZERO
+    }
+
+    fn bad_toint(&mut self) -> TrapCode {
+        TrapCode::BAD_CONVERSION_TO_INTEGER
+    }
+
+    fn pow2_bits(&mut self, ty: Type, k: i64) -> u64 {
+        float_bits(ty, 2f64.powi(k as i32))
+    }
+
+    fn neg_pow2_bits(&mut self, ty: Type, k: i64) -> u64 {
+        float_bits(ty, -(2f64.powi(k as i32)))
     }
 
     fn invert(&mut self, c: Cond) -> Cond {

@@ -18,7 +18,6 @@ mod isel;
 mod isel_types;
 pub mod lower;
 pub mod lower_br_table;
-pub mod lower_i128;
 pub mod lower_mem;
 pub mod lower_op;
 pub mod stack_limit;
