@@ -226,8 +226,10 @@ fn area_access(cc: CallConv, ty: Type, class: RegClass) -> (StoreKind, LoadKind)
         winch::area_access(ty)
     } else {
         let kind = match class {
-            RegClass::Int => StoreKind::Int(Size::S64),
-            RegClass::Float => StoreKind::Float(FloatSize::F64),
+            RegClass::Int => StoreKind::Int { size: Size::S64 },
+            RegClass::Float => StoreKind::Float {
+                size: FloatSize::F64,
+            },
         };
         (kind, load_kind_of(class))
     }
@@ -279,15 +281,19 @@ pub fn param_locs(sig: &Signature) -> Result<Vec<Vec<Loc>>, CodegenError> {
 
 fn store_kind_of(v: VReg) -> StoreKind {
     match v.class() {
-        RegClass::Int => StoreKind::Int(Size::S64),
-        RegClass::Float => StoreKind::Float(FloatSize::F64),
+        RegClass::Int => StoreKind::Int { size: Size::S64 },
+        RegClass::Float => StoreKind::Float {
+            size: FloatSize::F64,
+        },
     }
 }
 
 fn load_kind_of(class: RegClass) -> LoadKind {
     match class {
-        RegClass::Int => LoadKind::Int(Size::S64),
-        RegClass::Float => LoadKind::Float(FloatSize::F64),
+        RegClass::Int => LoadKind::Int { size: Size::S64 },
+        RegClass::Float => LoadKind::Float {
+            size: FloatSize::F64,
+        },
     }
 }
 

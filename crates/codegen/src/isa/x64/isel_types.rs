@@ -151,3 +151,6 @@ pub(super) fn runtime_dest(routine: Runtime) -> CallDest {
     let name = format!("__{}", format!("{routine:?}").to_lowercase());
     CallDest::Direct(kestrel_ir::FunctionName::Named(name))
 }
+
+/// The trap code of an access that may fault (`None`: it cannot, or it is `notrap`).
+pub type MaybeTrap = Option<TrapCode>;

@@ -39,6 +39,7 @@ use kestrel_regalloc::{RegClass, VReg};
 use super::abi;
 use super::asm::alu::{AluOp, UnaryOp};
 use super::asm::bits::{BitCount, ShiftX};
+use super::asm::moves::ExtMode;
 use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::{DoubleShift, ShiftOp};
 use super::asm::sse::{FloatSize, RoundMode, SseOp};
@@ -327,13 +328,6 @@ impl generated::Context for IselCtx<'_, '_> {
         generated::constructor_float_cond(self, m.cc, m.a, m.b)
     }
 
-    fn bswap(&mut self, ty: Type, a: VReg) -> VReg {
-        if ty.bits() == 8 {
-            return a;
-        }
-        lower_mem::bswap(self.lower, exact_size(ty), a)
-    }
-
     fn fbitop(&mut self, op: FBitOp, a: VReg, b: VReg) -> VReg {
         let op = match op {
             FBitOp::And => SseOp::Andps,
@@ -466,48 +460,8 @@ impl generated::Context for IselCtx<'_, '_> {
         MemFlags::trusted()
     }
 
-    fn load_kind(&mut self, ty: Type, width: LoadWidth) -> Option<LoadKind> {
-        lower_mem::load_kind(ty, width)
-    }
-
-    fn store_kind(&mut self, ty: Type, width: StoreWidth) -> Option<StoreKind> {
-        lower_mem::store_kind(ty, width)
-    }
-
     fn load(&mut self, kind: LoadKind, mem: Mem, flags: MemFlags) -> VReg {
         lower_mem::load(self.lower, kind, mem, flags.trap_code)
-    }
-
-    fn store(&mut self, kind: StoreKind, src: VReg, mem: Mem, flags: MemFlags) -> Out {
-        self.lower.emit(MemInst::Store {
-            kind,
-            src,
-            mem,
-            trap: flags.trap_code,
-        });
-        Out::none()
-    }
-
-    fn load_pair(&mut self, mem: Mem, flags: MemFlags) -> Out {
-        let hi = lower_mem::hi(mem);
-        Out::from(lower_mem::load_pair(self.lower, [mem, hi], flags.trap_code))
-    }
-
-    fn store_pair(&mut self, v: Value, mem: Mem, flags: MemFlags) -> Out {
-        let hi = lower_mem::hi(mem);
-        lower_mem::store_pair(self.lower, v, [mem, hi], flags.trap_code);
-        Out::none()
-    }
-
-    fn load_big(&mut self, width: LoadWidth, ty: Type, mem: Mem, flags: MemFlags) -> Option<Out> {
-        // `[a]` (an atomic access) has no room for a second half; only i128 needs one.
-        let hi = mem.offset(8).unwrap_or(mem);
-        lower_mem::load_big(self.lower, width, ty, mem, hi, flags.trap_code).map(Out::from)
-    }
-
-    fn store_big(&mut self, width: StoreWidth, v: Value, mem: Mem, flags: MemFlags) -> Option<Out> {
-        let hi = mem.offset(8).unwrap_or(mem);
-        lower_mem::store_big(self.lower, width, v, mem, hi, flags.trap_code).map(|()| Out::none())
     }
 
     fn stack_addr(&mut self, slot: StackSlot, offset: i32) -> VReg {
@@ -834,6 +788,15 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn neg_pow2_bits(&mut self, ty: Type, k: i64) -> u64 {
         float_bits(ty, -(2f64.powi(k as i32)))
+    }
+
+    fn mem_trap(&mut self, flags: MemFlags) -> MaybeTrap {
+        flags.trap_code
+    }
+
+    fn mem_hi(&mut self, mem: Mem) -> Mem {
+        mem.offset(8)
+            .expect("addr_mem keeps 8 bytes of displacement slack")
     }
 
     fn invert(&mut self, c: Cond) -> Cond {

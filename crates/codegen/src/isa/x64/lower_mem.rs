@@ -27,50 +27,11 @@ use kestrel_regalloc::{RegClass, VReg};
 use super::asm::alu::AluOp;
 use super::asm::moves::ExtMode;
 use super::asm::Size;
-use super::inst::{AluInst, BitsInst, Inst, LoadKind, Mem, MemInst, RegImm, SseInst, StoreKind};
-use super::isel::exact_size;
-use super::lower::float_size;
+use super::inst::{AluInst, Inst, LoadKind, Mem, MemInst, RegImm};
 use super::lower_op::{op_of, Op};
 use crate::chaos::Decision;
-use crate::machinst::lower::{Lower, Results};
+use crate::machinst::lower::Lower;
 use crate::machinst::CodegenError;
-
-/// Load the two halves of an `i128` (little-endian: low half first).
-pub(super) fn load_pair(
-    lower: &mut Lower<'_, Inst>,
-    mems: [Mem; 2],
-    trap: Option<TrapCode>,
-) -> Results {
-    mems.iter()
-        .map(|&mem| {
-            let dst = lower.alloc_vreg(RegClass::Int);
-            lower.emit(MemInst::Load {
-                kind: LoadKind::Int(Size::S64),
-                dst,
-                mem,
-                trap,
-            });
-            dst
-        })
-        .collect()
-}
-
-/// Store the two halves of the `i128` value `val`.
-pub(super) fn store_pair(
-    lower: &mut Lower<'_, Inst>,
-    val: Value,
-    mems: [Mem; 2],
-    trap: Option<TrapCode>,
-) {
-    for (src, mem) in lower.value_pair(val).into_iter().zip(mems) {
-        lower.emit(MemInst::Store {
-            kind: StoreKind::Int(Size::S64),
-            src,
-            mem,
-            trap,
-        });
-    }
-}
 
 fn int(lower: &mut Lower<'_, Inst>) -> VReg {
     lower.alloc_vreg(RegClass::Int)
@@ -78,13 +39,6 @@ fn int(lower: &mut Lower<'_, Inst>) -> VReg {
 
 pub(super) fn is_big(flags: MemFlags) -> bool {
     flags.endianness == Some(Endianness::Big)
-}
-
-/// `bswap` at `size` into a fresh register (the selector's `bswap` uses it too).
-pub(super) fn bswap(lower: &mut Lower<'_, Inst>, size: Size, a: VReg) -> VReg {
-    let dst = lower.alloc_vreg(RegClass::Int);
-    lower.emit(BitsInst::Bswap { size, dst, a });
-    dst
 }
 
 /// Global values nest at most this deep (the verifier rejects cycles; this bounds the rest).
@@ -171,10 +125,10 @@ pub(super) fn global_value_vreg(
             flags,
         } => {
             let kind = match global_type {
-                Type::I64 => LoadKind::Int(Size::S64),
-                Type::I32 => LoadKind::Int(Size::S32),
-                Type::I16 => LoadKind::Zext(ExtMode::WL),
-                Type::I8 => LoadKind::Zext(ExtMode::BL),
+                Type::I64 => LoadKind::Int { size: Size::S64 },
+                Type::I32 => LoadKind::Int { size: Size::S32 },
+                Type::I16 => LoadKind::Zext { mode: ExtMode::WL },
+                Type::I8 => LoadKind::Zext { mode: ExtMode::BL },
                 other => {
                     return Err(CodegenError::unsupported(format!(
                         "global value loaded as {other}"
@@ -220,141 +174,6 @@ pub(super) fn global_value_vreg(
     }
 }
 
-/// A big-endian load: the little-endian load of the same bytes, then a byte swap at the
-/// access width (before any sign extension). `hi_mem` is `mem + 8`, for `i128`.
-pub(super) fn load_big(
-    lower: &mut Lower<'_, Inst>,
-    width: LoadWidth,
-    ty: Type,
-    mem: Mem,
-    hi_mem: Mem,
-    trap: Option<TrapCode>,
-) -> Option<Results> {
-    let wide = ty.bits() == 64;
-    let sext = |lower: &mut Lower<'_, Inst>, mode, src| {
-        let dst = lower.alloc_vreg(RegClass::Int);
-        lower.emit(AluInst::Ext {
-            mode,
-            signed: true,
-            dst,
-            src,
-        });
-        dst
-    };
-    use LoadWidth as W;
-    let v = match (width, ty.bits()) {
-        (W::Full | W::U8 | W::S8, _) if width != W::Full || ty.bits() == 8 => {
-            let kind = match width {
-                W::S8 => LoadKind::Sext(if wide { ExtMode::BQ } else { ExtMode::BL }),
-                _ => LoadKind::Zext(ExtMode::BL),
-            };
-            load(lower, kind, mem, trap)
-        }
-        (W::Full, 128) => {
-            // The high half comes first in memory.
-            let hi = load(lower, LoadKind::Int(Size::S64), mem, trap);
-            let lo = load(lower, LoadKind::Int(Size::S64), hi_mem, trap);
-            let (lo, hi) = (bswap(lower, Size::S64, lo), bswap(lower, Size::S64, hi));
-            return Some(smallvec::smallvec![lo, hi]);
-        }
-        (W::Full, _) if ty.is_float() => {
-            let size = if ty.bits() == 64 {
-                Size::S64
-            } else {
-                Size::S32
-            };
-            let raw = load(lower, LoadKind::Int(size), mem, trap);
-            let swapped = bswap(lower, size, raw);
-            let dst = lower.alloc_vreg(RegClass::Float);
-            lower.emit(SseInst::MovToXmm {
-                size,
-                dst,
-                src: swapped,
-            });
-            return Some(smallvec::smallvec![dst]);
-        }
-        (W::Full, 16) | (W::U16, _) => {
-            let raw = load(lower, LoadKind::Zext(ExtMode::WL), mem, trap);
-            bswap(lower, Size::S16, raw)
-        }
-        (W::S16, _) => {
-            let raw = load(lower, LoadKind::Zext(ExtMode::WL), mem, trap);
-            let swapped = bswap(lower, Size::S16, raw);
-            sext(lower, if wide { ExtMode::WQ } else { ExtMode::WL }, swapped)
-        }
-        (W::Full, 32) | (W::U32, _) => {
-            let raw = load(lower, LoadKind::Int(Size::S32), mem, trap);
-            bswap(lower, Size::S32, raw)
-        }
-        (W::S32, _) => {
-            let raw = load(lower, LoadKind::Int(Size::S32), mem, trap);
-            let swapped = bswap(lower, Size::S32, raw);
-            sext(lower, ExtMode::LQ, swapped)
-        }
-        (W::Full, 64) => {
-            let raw = load(lower, LoadKind::Int(Size::S64), mem, trap);
-            bswap(lower, Size::S64, raw)
-        }
-        _ => return None,
-    };
-    Some(smallvec::smallvec![v])
-}
-
-/// A big-endian store: byte-swap a copy at the access width, then store it.
-pub(super) fn store_big(
-    lower: &mut Lower<'_, Inst>,
-    width: StoreWidth,
-    val: Value,
-    mem: Mem,
-    hi_mem: Mem,
-    trap: Option<TrapCode>,
-) -> Option<()> {
-    let ty = lower.value_type(val);
-    let store = |lower: &mut Lower<'_, Inst>, size, src, mem| {
-        lower.emit(MemInst::Store {
-            kind: StoreKind::Int(size),
-            src,
-            mem,
-            trap,
-        });
-    };
-    let size = match width {
-        StoreWidth::B8 => Size::S8,
-        StoreWidth::B16 => Size::S16,
-        StoreWidth::B32 => Size::S32,
-        StoreWidth::Full if ty == Type::I128 => {
-            let [lo, hi] = lower.value_pair(val);
-            let (lo, hi) = (bswap(lower, Size::S64, lo), bswap(lower, Size::S64, hi));
-            store(lower, Size::S64, hi, mem);
-            store(lower, Size::S64, lo, hi_mem);
-            return Some(());
-        }
-        StoreWidth::Full if ty.is_float() || ty.bits() <= 64 => exact_size(ty.as_int()),
-        _ => return None,
-    };
-    let mut src = lower.value_vreg(val);
-    if ty.is_float() {
-        let bits = lower.alloc_vreg(RegClass::Int);
-        lower.emit(SseInst::MovFromXmm {
-            size,
-            dst: bits,
-            src,
-        });
-        src = bits;
-    }
-    if size != Size::S8 {
-        src = bswap(lower, size, src);
-    }
-    store(lower, size, src, mem);
-    Some(())
-}
-
-/// The high half of a two-half access at `mem` (8 bytes further; `addr_mem` left room).
-pub(super) fn hi(mem: Mem) -> Mem {
-    mem.offset(8)
-        .expect("addr_mem keeps 8 bytes of displacement slack")
-}
-
 /// Which bytes a load reads and how it extends them (one per load opcode).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LoadWidth {
@@ -376,41 +195,6 @@ pub enum StoreWidth {
     B32,
 }
 
-/// The little-endian load of `width` into a value of type `ty`; `None` for `i128` (two
-/// halves: [`load_pair`]) and combinations no opcode allows.
-pub(super) fn load_kind(ty: Type, width: LoadWidth) -> Option<LoadKind> {
-    let wide = ty.bits() == 64;
-    Some(match width {
-        LoadWidth::Full => match ty.bits() {
-            _ if ty.is_float() => LoadKind::Float(float_size(ty)),
-            8 => LoadKind::Zext(ExtMode::BL),
-            16 => LoadKind::Zext(ExtMode::WL),
-            32 => LoadKind::Int(Size::S32),
-            64 => LoadKind::Int(Size::S64),
-            _ => return None,
-        },
-        LoadWidth::U8 => LoadKind::Zext(ExtMode::BL),
-        LoadWidth::S8 => LoadKind::Sext(if wide { ExtMode::BQ } else { ExtMode::BL }),
-        LoadWidth::U16 => LoadKind::Zext(ExtMode::WL),
-        LoadWidth::S16 => LoadKind::Sext(if wide { ExtMode::WQ } else { ExtMode::WL }),
-        LoadWidth::U32 => LoadKind::Int(Size::S32),
-        LoadWidth::S32 => LoadKind::Sext(ExtMode::LQ),
-    })
-}
-
-/// The little-endian store of `width` bytes of a `ty` value; `None` for `i128`
-/// ([`store_pair`]).
-pub(super) fn store_kind(ty: Type, width: StoreWidth) -> Option<StoreKind> {
-    Some(match width {
-        StoreWidth::Full if ty.is_float() => StoreKind::Float(float_size(ty)),
-        StoreWidth::Full if ty.bits() <= 64 => StoreKind::Int(exact_size(ty)),
-        StoreWidth::Full => return None,
-        StoreWidth::B8 => StoreKind::Int(Size::S8),
-        StoreWidth::B16 => StoreKind::Int(Size::S16),
-        StoreWidth::B32 => StoreKind::Int(Size::S32),
-    })
-}
-
 /// One load instruction into a fresh register of the kind's class.
 pub(super) fn load(
     lower: &mut Lower<'_, Inst>,
@@ -419,7 +203,7 @@ pub(super) fn load(
     trap: Option<TrapCode>,
 ) -> VReg {
     let class = match kind {
-        LoadKind::Float(_) => RegClass::Float,
+        LoadKind::Float { size: _ } => RegClass::Float,
         _ => RegClass::Int,
     };
     let dst = lower.alloc_vreg(class);

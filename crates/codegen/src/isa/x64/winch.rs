@@ -72,18 +72,38 @@ pub fn ret_locs(sig: &Signature) -> Result<(Vec<Vec<RetLoc>>, u32), CodegenError
 /// The store and load of a result of type `ty` in the return area, exactly its width.
 pub fn area_access(ty: Type) -> (StoreKind, LoadKind) {
     match ty {
-        Type::I8 => (StoreKind::Int(Size::S8), LoadKind::Zext(ExtMode::BL)),
-        Type::I16 => (StoreKind::Int(Size::S16), LoadKind::Zext(ExtMode::WL)),
-        Type::I32 => (StoreKind::Int(Size::S32), LoadKind::Int(Size::S32)),
+        Type::I8 => (
+            StoreKind::Int { size: Size::S8 },
+            LoadKind::Zext { mode: ExtMode::BL },
+        ),
+        Type::I16 => (
+            StoreKind::Int { size: Size::S16 },
+            LoadKind::Zext { mode: ExtMode::WL },
+        ),
+        Type::I32 => (
+            StoreKind::Int { size: Size::S32 },
+            LoadKind::Int { size: Size::S32 },
+        ),
         Type::F32 => (
-            StoreKind::Float(FloatSize::F32),
-            LoadKind::Float(FloatSize::F32),
+            StoreKind::Float {
+                size: FloatSize::F32,
+            },
+            LoadKind::Float {
+                size: FloatSize::F32,
+            },
         ),
         Type::F64 => (
-            StoreKind::Float(FloatSize::F64),
-            LoadKind::Float(FloatSize::F64),
+            StoreKind::Float {
+                size: FloatSize::F64,
+            },
+            LoadKind::Float {
+                size: FloatSize::F64,
+            },
         ),
         // I64 (ret_locs refuses I128; regs_of refuses the rest).
-        _ => (StoreKind::Int(Size::S64), LoadKind::Int(Size::S64)),
+        _ => (
+            StoreKind::Int { size: Size::S64 },
+            LoadKind::Int { size: Size::S64 },
+        ),
     }
 }

@@ -112,10 +112,10 @@ impl MemInst<String> {
     pub(super) fn pretty(&self) -> String {
         match self {
             MemInst::Load { kind, dst, mem, .. } => {
-                format!("{dst} = load.{kind:?} {}", mem.pretty())
+                format!("{dst} = load.{kind} {}", mem.pretty())
             }
             MemInst::Store { kind, src, mem, .. } => {
-                format!("store.{kind:?} {src}, {}", mem.pretty())
+                format!("store.{kind} {src}, {}", mem.pretty())
             }
             MemInst::StackAddr { dst, slot, disp } => format!("{dst} = lea [ss{slot}{disp:+}]"),
             MemInst::FrameValue { dst, what } => format!("{dst} = {}", what.name()),
@@ -154,15 +154,15 @@ impl MemInst<PReg> {
                 }
                 let gm = GprMem::Mem(m);
                 match *kind {
-                    LoadKind::Int(size) => moves::mov_r_rm(buf, size, gpr(*dst), &gm),
-                    LoadKind::Zext(mode) => moves::movzx(buf, mode, gpr(*dst), &gm),
-                    LoadKind::Sext(mode) => moves::movsx(buf, mode, gpr(*dst), &gm),
-                    LoadKind::Float(FloatSize::F32) => {
-                        sse_enc::sse_r_rm(buf, SseOp::Movss, xmm(*dst), &XmmMem::Mem(m))
-                    }
-                    LoadKind::Float(FloatSize::F64) => {
-                        sse_enc::sse_r_rm(buf, SseOp::Movsd, xmm(*dst), &XmmMem::Mem(m))
-                    }
+                    LoadKind::Int { size } => moves::mov_r_rm(buf, size, gpr(*dst), &gm),
+                    LoadKind::Zext { mode } => moves::movzx(buf, mode, gpr(*dst), &gm),
+                    LoadKind::Sext { mode } => moves::movsx(buf, mode, gpr(*dst), &gm),
+                    LoadKind::Float {
+                        size: FloatSize::F32,
+                    } => sse_enc::sse_r_rm(buf, SseOp::Movss, xmm(*dst), &XmmMem::Mem(m)),
+                    LoadKind::Float {
+                        size: FloatSize::F64,
+                    } => sse_enc::sse_r_rm(buf, SseOp::Movsd, xmm(*dst), &XmmMem::Mem(m)),
                 };
             }
             MemInst::Store {
@@ -176,13 +176,17 @@ impl MemInst<PReg> {
                     buf.add_trap(*code);
                 }
                 match *kind {
-                    StoreKind::Int(size) => {
+                    StoreKind::Int { size } => {
                         moves::mov_rm_r(buf, size, &GprMem::Mem(m), gpr(*src));
                     }
-                    StoreKind::Float(FloatSize::F32) => {
+                    StoreKind::Float {
+                        size: FloatSize::F32,
+                    } => {
                         sse_enc::sse_store(buf, SseStore::Movss, &m, xmm(*src));
                     }
-                    StoreKind::Float(FloatSize::F64) => {
+                    StoreKind::Float {
+                        size: FloatSize::F64,
+                    } => {
                         sse_enc::sse_store(buf, SseStore::Movsd, &m, xmm(*src));
                     }
                 }

@@ -82,20 +82,41 @@ impl RegImm<String> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LoadKind {
     /// `mov` at 32 or 64 bits.
-    Int(Size),
+    Int { size: Size },
     /// `movzx` (or `mov r32` for 32 → 64).
-    Zext(ExtMode),
+    Zext { mode: ExtMode },
     /// `movsx`/`movsxd`.
-    Sext(ExtMode),
+    Sext { mode: ExtMode },
     /// `movss`/`movsd` into an XMM register.
-    Float(FloatSize),
+    Float { size: FloatSize },
 }
 
 /// How a store writes a register to memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StoreKind {
-    Int(Size),
-    Float(FloatSize),
+    Int { size: Size },
+    Float { size: FloatSize },
+}
+
+/// Printed as `Int(S64)`, `Zext(BL)`, … (the VCode listings' form).
+impl std::fmt::Display for LoadKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadKind::Int { size } => write!(f, "Int({size:?})"),
+            LoadKind::Zext { mode } => write!(f, "Zext({mode:?})"),
+            LoadKind::Sext { mode } => write!(f, "Sext({mode:?})"),
+            LoadKind::Float { size } => write!(f, "Float({size:?})"),
+        }
+    }
+}
+
+impl std::fmt::Display for StoreKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreKind::Int { size } => write!(f, "Int({size:?})"),
+            StoreKind::Float { size } => write!(f, "Float({size:?})"),
+        }
+    }
 }
 
 /// What a call calls.
