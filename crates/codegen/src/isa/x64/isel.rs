@@ -13,11 +13,10 @@ use kestrel_regalloc::{RegClass, VReg};
 use super::asm::alu::AluOp;
 use super::asm::moves::ExtMode;
 use super::asm::setcc_cmov_jcc::Cc;
-use super::asm::shift::ShiftOp;
 use super::asm::sse::{FloatSize, SseOp};
 use super::asm::Size;
 use super::features::CpuFeatures;
-use super::inst::{AluInst, BitsInst, Inst, SseInst};
+use super::inst::{AluInst, Inst, SseInst};
 use crate::machinst::lower::{Lower, Results};
 use crate::machinst::{BlockIndex, CodegenError};
 
@@ -194,25 +193,6 @@ impl IselCtx<'_, '_> {
             dst,
             src,
         });
-        dst
-    }
-
-    /// `dst = a op imm` at `size`.
-    pub(super) fn shift_at(&mut self, op: ShiftOp, size: Size, a: VReg, imm: u8) -> VReg {
-        let dst = self.int();
-        self.lower.emit(BitsInst::ShiftImm {
-            op,
-            size,
-            dst,
-            a,
-            imm,
-        });
-        dst
-    }
-
-    pub(super) fn xmm_rmr(&mut self, op: SseOp, a: VReg, b: VReg) -> VReg {
-        let dst = self.lower.alloc_vreg(RegClass::Float);
-        self.lower.emit(SseInst::XmmRmR { op, dst, a, b });
         dst
     }
 

@@ -280,27 +280,6 @@ impl generated::Context for IselCtx<'_, '_> {
         Out::one(r)
     }
 
-    fn shift_imm(&mut self, ty: Type, op: ShiftOp, a: VReg, k: Imm) -> VReg {
-        self.lower.merge(k.value);
-        let imm = (k.imm as u64 & u64::from(ty.bits() - 1)) as u8;
-        let size = if op == ShiftOp::Shl {
-            op_size(ty)
-        } else {
-            exact_size(ty)
-        };
-        self.shift_at(op, size, a, imm)
-    }
-
-    fn fbinop(&mut self, ty: Type, op: FloatOp, a: VReg, b: VReg) -> VReg {
-        let op = match op {
-            FloatOp::Add => sse_for(ty, SseOp::Addss, SseOp::Addsd),
-            FloatOp::Sub => sse_for(ty, SseOp::Subss, SseOp::Subsd),
-            FloatOp::Mul => sse_for(ty, SseOp::Mulss, SseOp::Mulsd),
-            FloatOp::Div => sse_for(ty, SseOp::Divss, SseOp::Divsd),
-        };
-        self.xmm_rmr(op, a, b)
-    }
-
     fn fmin(&mut self, ty: Type, a: VReg, b: VReg) -> VReg {
         self.minmax(ty, false, a, b)
     }
@@ -326,16 +305,6 @@ impl generated::Context for IselCtx<'_, '_> {
     fn fcond_of(&mut self, m: FCmp) -> Cond {
         self.lower.merge(m.value);
         generated::constructor_float_cond(self, m.cc, m.a, m.b)
-    }
-
-    fn fbitop(&mut self, op: FBitOp, a: VReg, b: VReg) -> VReg {
-        let op = match op {
-            FBitOp::And => SseOp::Andps,
-            FBitOp::Or => SseOp::Orps,
-            FBitOp::Xor => SseOp::Xorps,
-            FBitOp::AndNot => SseOp::Andnps,
-        };
-        self.xmm_rmr(op, a, b)
     }
 
     fn int_ty_narrow(&mut self, ty: Type) -> Option<Type> {
@@ -462,37 +431,6 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn load(&mut self, kind: LoadKind, mem: Mem, flags: MemFlags) -> VReg {
         lower_mem::load(self.lower, kind, mem, flags.trap_code)
-    }
-
-    fn stack_addr(&mut self, slot: StackSlot, offset: i32) -> VReg {
-        let dst = self.int();
-        self.lower.emit(MemInst::StackAddr {
-            dst,
-            slot: slot.index() as u32,
-            disp: offset,
-        });
-        dst
-    }
-
-    fn atomic_rmw(&mut self, ty: Type, op: AtomicRmwOp, addr: VReg, val: VReg) -> VReg {
-        let (size, dst) = (exact_size(ty), self.int());
-        self.lower.emit(match op {
-            AtomicRmwOp::Add | AtomicRmwOp::Sub | AtomicRmwOp::Xchg => AtomicInst::Xadd {
-                size,
-                op,
-                addr,
-                val,
-                dst,
-            },
-            _ => AtomicInst::Loop {
-                size,
-                op,
-                addr,
-                val,
-                dst,
-            },
-        });
-        dst
     }
 
     fn atomic_load128(&mut self, addr: Value) -> Out {
@@ -654,43 +592,8 @@ impl generated::Context for IselCtx<'_, '_> {
         (self.features.bmi2 && ty.bits() >= 32).then_some(ty)
     }
 
-    fn shift_cl(&mut self, op: ShiftOp, ty: Type, a: VReg, amt: VReg) -> VReg {
-        // A left shift's upper bits are garbage anyway: the 32-bit form serves i8/i16.
-        let size = if op == ShiftOp::Shl {
-            op_size(ty)
-        } else {
-            exact_size(ty)
-        };
-        let dst = self.int();
-        self.lower.emit(BitsInst::ShiftCl {
-            op,
-            size,
-            dst,
-            a,
-            amt,
-        });
-        dst
-    }
-
     fn bits_minus_1(&mut self, ty: Type) -> i64 {
         i64::from(ty.bits()) - 1
-    }
-
-    fn div_op(&mut self, ty: Type, kind: DivKind, dividend: VReg, divisor: VReg) -> VReg {
-        let signed = matches!(kind, DivKind::Sdiv | DivKind::Srem);
-        let rem = matches!(kind, DivKind::Urem | DivKind::Srem);
-        let (tmp, dst) = (self.int(), self.int());
-        self.lower.emit(AluInst::Div {
-            size: op_size(ty),
-            narrow: exact_size(ty),
-            signed,
-            rem,
-            dividend,
-            divisor,
-            tmp,
-            dst,
-        });
-        dst
     }
 
     fn half_bits(&mut self, ty: Type) -> i64 {
@@ -788,6 +691,15 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn neg_pow2_bits(&mut self, ty: Type, k: i64) -> u64 {
         float_bits(ty, -(2f64.powi(k as i32)))
+    }
+
+    fn shift_count(&mut self, ty: Type, k: Imm) -> u8 {
+        self.lower.merge(k.value);
+        (k.imm as u64 & u64::from(ty.bits() - 1)) as u8
+    }
+
+    fn slot_index(&mut self, slot: StackSlot) -> u32 {
+        slot.index() as u32
     }
 
     fn mem_trap(&mut self, flags: MemFlags) -> MaybeTrap {
