@@ -170,6 +170,17 @@ impl IselCtx<'_, '_> {
         Out::three(dst[0], dst[1], f)
     }
 
+    /// What `parts` (a rule over the producer's opcode) makes of the instruction defining
+    /// `v`, if any.
+    pub(super) fn producer<T>(
+        &mut self,
+        v: Value,
+        parts: fn(&mut Self, Value, IrInst) -> Option<T>,
+    ) -> Option<T> {
+        let inst = self.lower.def_inst(v)?;
+        parts(self, v, inst)
+    }
+
     pub(super) fn int(&mut self) -> VReg {
         self.lower.alloc_vreg(RegClass::Int)
     }
@@ -211,7 +222,7 @@ impl IselCtx<'_, '_> {
     /// `a op [load]` (`None`: multiply), performing the merged load `m`.
     pub(super) fn mem_op(&mut self, ty: Type, op: Option<AluOp>, a: VReg, m: Ld) -> VReg {
         self.lower.sink_load(m.value);
-        let mem = super::lower_mem::addr_mem(self.lower, m.load, m.addr, m.offset, 0);
+        let mem = super::lower_mem::addr_mem(self, m.load, m.addr, m.offset, 0);
         let dst = self.int();
         self.lower.emit(AluInst::AluMem {
             op,

@@ -60,7 +60,7 @@ pub use super::isel::IselCtx;
 use super::isel::*;
 pub use super::isel_types::*;
 
-mod generated {
+pub(super) mod generated {
     use super::*;
     // The one IR type of `ir_ops.rules` that the rest of this file does not import.
     use kestrel_ir::FuncRef;
@@ -105,35 +105,14 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn icmp_merge(&mut self, v: Value) -> Option<Cmp> {
         let inst = self.lower.mergeable_inst(v, self.inst)?;
-        let Op::Icmp { cc, a, b } = op_of(self.lower.data(inst)) else {
-            return None;
-        };
-        let cmp = Cmp { value: v, cc, a, b };
+        let cmp = generated::constructor_icmp_parts(self, v, inst)?;
         (!self.lower.should_skip(Decision::IcmpFusion)).then_some(cmp)
     }
 
     fn load_merge(&mut self, v: Value) -> Option<Ld> {
         let load = self.lower.mergeable_load(v, self.inst)?;
-        let ty = self.lower.value_type(v);
-        match op_of(self.lower.data(load)) {
-            Op::Load {
-                flags,
-                a: arg,
-                offset,
-            } if (ty == Type::I32 || ty == Type::I64)
-                && flags.endianness != Some(kestrel_ir::immediates::Endianness::Big)
-                && !self.lower.should_skip(Decision::LoadSink) =>
-            {
-                Some(Ld {
-                    value: v,
-                    load,
-                    addr: arg,
-                    offset,
-                    trap: flags.trap_code,
-                })
-            }
-            _ => None,
-        }
+        let ld = generated::constructor_load_parts(self, v, load)?;
+        (!self.lower.should_skip(Decision::LoadSink)).then_some(ld)
     }
 
     fn rule_fired(&mut self, rule: usize) {
@@ -290,15 +269,7 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn fcmp_merge(&mut self, v: Value) -> Option<FCmp> {
         let inst = self.lower.mergeable_inst(v, self.inst)?;
-        let Op::Fcmp { cc: cond, a, b } = op_of(self.lower.data(inst)) else {
-            return None;
-        };
-        let m = FCmp {
-            value: v,
-            cc: cond,
-            a,
-            b,
-        };
+        let m = generated::constructor_fcmp_parts(self, v, inst)?;
         (!self.lower.should_skip(Decision::FcmpFusion)).then_some(m)
     }
 
@@ -398,11 +369,11 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn amode(&mut self, addr: Value, offset: i32) -> Mem {
-        lower_mem::addr_mem(self.lower, self.inst, addr, offset, 0)
+        lower_mem::addr_mem(self, self.inst, addr, offset, 0)
     }
 
     fn amode_wide(&mut self, addr: Value, offset: i32) -> Mem {
-        lower_mem::addr_mem(self.lower, self.inst, addr, offset, 8)
+        lower_mem::addr_mem(self, self.inst, addr, offset, 8)
     }
 
     fn reg_mem(&mut self, addr: Value) -> Mem {
@@ -644,7 +615,7 @@ impl generated::Context for IselCtx<'_, '_> {
         let size = exact_size(self.lower.value_type(a));
         let a = self.lower.value_vreg(a);
         self.lower.sink_load(m.value);
-        let mem = lower_mem::addr_mem(self.lower, m.load, m.addr, m.offset, 0);
+        let mem = lower_mem::addr_mem(self, m.load, m.addr, m.offset, 0);
         Cond::CmpMem {
             size,
             cc: int_cc(cc),
@@ -700,6 +671,31 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn slot_index(&mut self, slot: StackSlot) -> u32 {
         slot.index() as u32
+    }
+
+    fn make_cmp(&mut self, value: Value, cc: IntCC, a: Value, b: Value) -> Cmp {
+        Cmp { value, cc, a, b }
+    }
+
+    fn make_fcmp(&mut self, value: Value, cc: FloatCC, a: Value, b: Value) -> FCmp {
+        FCmp { value, cc, a, b }
+    }
+
+    fn make_ld(
+        &mut self,
+        value: Value,
+        load: IrInst,
+        addr: Value,
+        offset: i32,
+        flags: MemFlags,
+    ) -> Ld {
+        Ld {
+            value,
+            load,
+            addr,
+            offset,
+            trap: flags.trap_code,
+        }
     }
 
     fn mem_trap(&mut self, flags: MemFlags) -> MaybeTrap {

@@ -1,20 +1,17 @@
-//! Memory for the x86-64 selector: the pieces the memory rules of `lower.rules` are built
-//! from.
+//! Memory for the x86-64 selector: what the memory rules of `lower.rules` cannot say yet.
 //!
 //! # Contract
 //!
 //! - `addr_mem` folds an address (`iadd`s of a base, a scaled index and constants) into one
 //!   x86-64 addressing mode, merging the producers it absorbs; `slack` keeps room for a
-//!   second access 8 bytes further (`i128` halves).
-//! - `load_kind`/`store_kind` choose the instruction for a little-endian access of a
-//!   [`LoadWidth`]/[`StoreWidth`] (one per load or store opcode); `load` emits it.
-//! - `load_big`/`store_big`: big-endian accesses (the same bytes, byte-swapped at the
-//!   access width, before any sign extension; `i128` high half first).
-//! - `load_pair`/`store_pair`: `i128` as two 64-bit accesses, low half first.
-//! - `global_value_vreg` evaluates a global value chain; `symbol_addr` a symbol's address.
+//!   second access 8 bytes further (`i128` halves). Which producers are `iadd`s and `ishl`s
+//!   the rules say (`iadd_parts`, `ishl_parts`).
+//! - `load` emits one load; `global_value_vreg` evaluates a global value chain;
+//!   `symbol_addr` a symbol's address.
 //!
-//! Accesses through a pointer are trap sites with the flags' trap code (none for `notrap`
-//! and for stack slots).
+//! Load and store kinds, `i128` halves and big-endian accesses are rules. Accesses through
+//! a pointer are trap sites with the flags' trap code (none for `notrap` and for stack
+//! slots).
 //!
 //! Cost: O(1) per access, plus the length of a global value chain (bounded).
 
@@ -28,7 +25,8 @@ use super::asm::alu::AluOp;
 use super::asm::moves::ExtMode;
 use super::asm::Size;
 use super::inst::{AluInst, Inst, LoadKind, Mem, MemInst, RegImm};
-use super::lower_op::{op_of, Op};
+use super::lower::generated::{self, Operands2};
+use super::lower::IselCtx;
 use crate::chaos::Decision;
 use crate::machinst::lower::Lower;
 use crate::machinst::CodegenError;
@@ -225,48 +223,29 @@ struct AddrPlan {
     merges: Vec<Value>,
 }
 
-/// The operands of `v` if it is an `i64` `iadd`.
-fn iadd_args(lower: &Lower<'_, Inst>, v: Value) -> Option<(Value, Value)> {
-    let inst = lower.def_inst(v)?;
-    match op_of(lower.data(inst)) {
-        Op::Iadd { a, b } if lower.value_type(v) == Type::I64 => Some((a, b)),
-        _ => None,
-    }
-}
-
-/// `(x, k)` if `v` is an `i64` `ishl x, k` by a constant `k` of 0 to 3.
-fn ishl_args(lower: &Lower<'_, Inst>, v: Value) -> Option<(Value, Value, u8)> {
-    let inst = lower.def_inst(v)?;
-    match op_of(lower.data(inst)) {
-        Op::Ishl { a: x, b: k } if lower.value_type(v) == Type::I64 => {
-            let shift = u8::try_from(lower.const_value(k)?).ok()?;
-            (shift <= 3).then_some((x, k, shift))
-        }
-        _ => None,
-    }
-}
-
 impl AddrPlan {
     /// Add the address term `v`, whose use is the access's own (or that of a producer the
     /// access absorbed), so folding `v`'s producer merges it. Each fold is optional (asked
     /// of the chaos control once possible); a skipped one leaves `v` a plain register term.
-    fn walk(&mut self, lower: &mut Lower<'_, Inst>, user: IrInst, v: Value, depth: u32) {
-        if let Some(k) = lower.const_value(v) {
-            if !lower.should_skip(Decision::AddrConstFold) {
+    fn walk(&mut self, ctx: &mut IselCtx<'_, '_>, user: IrInst, v: Value, depth: u32) {
+        if let Some(k) = ctx.lower.const_value(v) {
+            if !ctx.lower.should_skip(Decision::AddrConstFold) {
                 // Address arithmetic wraps at 64 bits, like the sum it replaces.
                 self.disp = self.disp.wrapping_add(k);
                 self.merges.push(v);
                 return;
             }
         }
-        let mergeable = lower.mergeable_inst(v, user).is_some();
+        let mergeable = ctx.lower.mergeable_inst(v, user).is_some();
         if depth < 3 {
-            if let Some((a, b)) = iadd_args(lower, v) {
-                if mergeable && !lower.should_skip(Decision::AddrAddFold) {
+            if let Some(Operands2::Two { a, b }) =
+                ctx.producer(v, generated::constructor_iadd_parts)
+            {
+                if mergeable && !ctx.lower.should_skip(Decision::AddrAddFold) {
                     // The access takes over the `iadd`: its operands' uses become ours.
                     self.merges.push(v);
-                    self.walk(lower, user, a, depth + 1);
-                    self.walk(lower, user, b, depth + 1);
+                    self.walk(ctx, user, a, depth + 1);
+                    self.walk(ctx, user, b, depth + 1);
                     return;
                 }
                 // An `iadd` with other uses or in another block stays: its result is
@@ -275,9 +254,15 @@ impl AddrPlan {
             }
         }
         if mergeable {
-            if let Some((x, k, shift)) =
-                ishl_args(lower, v).filter(|_| !lower.should_skip(Decision::AddrShiftFold))
-            {
+            // `x << k` by a constant `k` of 0 to 3 is a scaled index.
+            let shifted = ctx
+                .producer(v, generated::constructor_ishl_parts)
+                .and_then(|Operands2::Two { a: x, b: k }| {
+                    let shift = u8::try_from(ctx.lower.const_value(k)?).ok()?;
+                    (shift <= 3).then_some((x, k, shift))
+                })
+                .filter(|_| !ctx.lower.should_skip(Decision::AddrShiftFold));
+            if let Some((x, k, shift)) = shifted {
                 self.merges.push(v);
                 self.merges.push(k);
                 self.terms.push((x, shift));
@@ -294,7 +279,7 @@ impl AddrPlan {
 /// for a two-half `i128` access). Falls back to `[addr + offset]` when the fold does not fit
 /// (more than two registers, two scaled ones, or a displacement out of `i32` range).
 pub(super) fn addr_mem(
-    lower: &mut Lower<'_, Inst>,
+    ctx: &mut IselCtx<'_, '_>,
     user: IrInst,
     addr: Value,
     offset: i32,
@@ -305,7 +290,8 @@ pub(super) fn addr_mem(
         disp: i64::from(offset),
         merges: Vec::new(),
     };
-    plan.walk(lower, user, addr, 0);
+    plan.walk(ctx, user, addr, 0);
+    let lower = &mut *ctx.lower;
     let fits = i32::try_from(plan.disp).is_ok()
         && i32::try_from(plan.disp.wrapping_add(i64::from(slack))).is_ok();
     let terms = match plan.terms.as_slice() {
