@@ -277,7 +277,7 @@ impl MachInst for Inst {
 
     fn emit(&self, allocs: &[Allocation], ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
         let mut regs = allocs.iter();
-        let inst = self.map(&mut Operands::new(&mut |_| {
+        let inst = self.map(&mut Operands::new(|_| {
             let alloc = regs.next().expect("one allocation per operand");
             alloc.as_reg().expect("operands are allocated to registers")
         }));

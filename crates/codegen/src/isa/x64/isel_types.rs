@@ -149,7 +149,7 @@ pub enum Runtime {
 /// The call target of `routine`.
 pub(super) fn runtime_dest(routine: Runtime) -> CallDest {
     let name = format!("__{}", format!("{routine:?}").to_lowercase());
-    CallDest::Direct(kestrel_ir::FunctionName::Named(name))
+    CallDest::Direct(std::sync::Arc::new(kestrel_ir::FunctionName::Named(name)))
 }
 
 /// The trap code of an access that may fault (`None`: it cannot, or it is `notrap`).

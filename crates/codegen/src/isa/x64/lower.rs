@@ -308,7 +308,7 @@ impl generated::Context for IselCtx<'_, '_> {
         };
         let ext = &f.ext_funcs[func_ref];
         let sig = &f.signatures[ext.signature];
-        let dest = CallDest::Direct(ext.name.clone());
+        let dest = CallDest::Direct(std::sync::Arc::new(ext.name.clone()));
         let done = abi::gen_call(self.lower, dest, sig, f.dfg.pool.get(args));
         self.result(done)
     }
@@ -346,7 +346,7 @@ impl generated::Context for IselCtx<'_, '_> {
         };
         let name = format!("{op}{}", if ty == Type::F32 { "F32" } else { "F64" });
         let sig = abi::libcall_signature(&vec![ty; args.len()], &[ty]);
-        let dest = CallDest::Direct(kestrel_ir::FunctionName::Named(name));
+        let dest = CallDest::Direct(std::sync::Arc::new(kestrel_ir::FunctionName::Named(name)));
         let done = abi::gen_call(self.lower, dest, &sig, &args);
         self.result(done)
     }

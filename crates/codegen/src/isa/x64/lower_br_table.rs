@@ -9,6 +9,8 @@
 //! constant pool ([`ControlInst::JmpTableBase`] + [`ControlInst::JmpTableSeq`]). The index is compared
 //! unsigned at its own width, so an out-of-range value, however large, takes the default.
 
+use std::sync::Arc;
+
 use kestrel_ir::{Type, Value};
 use kestrel_regalloc::RegClass;
 
@@ -38,7 +40,7 @@ pub fn lower_br_table(lower: &mut Lower<'_, Inst>, arg: Value, targets: &[BlockI
         lower.emit(ControlInst::JmpTable {
             size: exact_size(ty),
             idx,
-            targets: targets.to_vec(),
+            targets: targets.into(),
         });
         return;
     }
@@ -63,14 +65,16 @@ pub fn lower_br_table(lower: &mut Lower<'_, Inst>, arg: Value, targets: &[BlockI
         }
     };
     let base = lower.alloc_vreg(RegClass::Int);
+    // One shared list for both halves of the sequence.
+    let targets: Arc<[BlockIndex]> = targets.into();
     lower.emit(ControlInst::JmpTableBase {
         dst: base,
-        targets: targets.to_vec(),
+        targets: targets.clone(),
     });
     lower.emit(ControlInst::JmpTableSeq {
         size,
         idx,
         base,
-        targets: targets.to_vec(),
+        targets,
     });
 }

@@ -15,6 +15,8 @@
 //!
 //! Cost: O(1) per access, plus the length of a global value chain (bounded).
 
+use std::sync::Arc;
+
 use kestrel_ir::immediates::Endianness;
 use kestrel_ir::{
     ArgumentPurpose, GlobalValue, GlobalValueData, Inst as IrInst, MemFlags, TrapCode, Type, Value,
@@ -53,7 +55,7 @@ pub(super) fn symbol_addr(
     let dst = int(lower);
     lower.emit(MemInst::SymbolAddr {
         dst,
-        name: name.clone(),
+        name: Arc::new(name.clone()),
         offset,
         got: !colocated,
     });

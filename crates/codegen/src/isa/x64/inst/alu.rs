@@ -11,7 +11,7 @@ use super::super::asm::setcc_cmov_jcc::{self as cc_ops, Cc};
 use super::super::asm::sse::{self as sse_enc, SseOp};
 use super::super::asm::{Gpr, GprMem, Size, XmmMem};
 use super::super::emit::{bytes, gpr, trap, trap_unless, xmm, Buf, Ctx};
-use super::{gpr_preg, Cond, Mem, Operands, Pred, RegImm};
+use super::{gpr_preg, Cond, Mem, OperandSpec, Operands, Pred, RegImm};
 
 /// One ALU instruction. Each variant's doc gives its operand order.
 #[derive(Clone, Debug)]
@@ -153,7 +153,8 @@ pub enum AluInst<R = VReg> {
 }
 
 impl AluInst {
-    pub(super) fn map<S>(&self, m: &mut Operands<'_, S>) -> AluInst<S> {
+    #[inline]
+    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> AluInst<S> {
         let (rax, rdx) = (gpr_preg(Gpr::RAX), gpr_preg(Gpr::RDX));
         match *self {
             AluInst::MovImm { dst, imm } => AluInst::MovImm {

@@ -10,7 +10,7 @@ use super::super::asm::moves::{self, ExtMode};
 use super::super::asm::setcc_cmov_jcc::{self as cc_ops, Cc};
 use super::super::asm::{Amode, Gpr, GprMem, Size};
 use super::super::emit::{gpr, jcc_to, Buf, Ctx};
-use super::{gpr_preg, Operands};
+use super::{gpr_preg, OperandSpec, Operands};
 
 /// One atomic instruction. Each variant's doc gives its operand order.
 #[derive(Clone, Debug)]
@@ -68,7 +68,11 @@ pub enum AtomicInst<R = VReg> {
 }
 
 impl AtomicInst {
-    pub(super) fn map<S>(&self, m: &mut Operands<'_, S>) -> AtomicInst<S> {
+    #[inline]
+    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(
+        &self,
+        m: &mut Operands<S, F>,
+    ) -> AtomicInst<S> {
         let [rax, rdx, rbx, rcx] = [Gpr::RAX, Gpr::RDX, Gpr::RBX, Gpr::RCX].map(gpr_preg);
         match *self {
             AtomicInst::Fence => AtomicInst::Fence,

@@ -6,7 +6,7 @@ use super::super::asm::bits::{self as enc, BitCount, ShiftX};
 use super::super::asm::shift::{self, DoubleShift, ShiftOp};
 use super::super::asm::{Gpr, GprMem, Size};
 use super::super::emit::{gpr, Buf};
-use super::{gpr_preg, Operands};
+use super::{gpr_preg, OperandSpec, Operands};
 
 /// One shift or bit instruction. Each variant's doc gives its operand order.
 #[derive(Clone, Debug)]
@@ -57,7 +57,8 @@ pub enum BitsInst<R = VReg> {
 }
 
 impl BitsInst {
-    pub(super) fn map<S>(&self, m: &mut Operands<'_, S>) -> BitsInst<S> {
+    #[inline]
+    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> BitsInst<S> {
         let rcx = gpr_preg(Gpr::RCX);
         match *self {
             BitsInst::ShiftCl {

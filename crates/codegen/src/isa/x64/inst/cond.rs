@@ -10,7 +10,7 @@ use super::super::asm::setcc_cmov_jcc::Cc;
 use super::super::asm::sse::{self as sse_enc, FloatSize, SseOp};
 use super::super::asm::{Gpr, GprMem, Size, XmmMem};
 use super::super::emit::{gpr, xmm, Buf, Frame};
-use super::{Operands, RegImm};
+use super::{OperandSpec, Operands, RegImm};
 
 /// What a condition reads from the flags: one condition code, or two combined (a float
 /// compare's `eq` is `E and NP`, its `ne` is `NE or P`).
@@ -125,7 +125,8 @@ impl<R> Cond<R> {
 impl Cond {
     /// Operands: `Cmp` `[a, b?]`, `Test` `[a]`, `CmpMem` `[a, mem…]`, `Fcmp` `[a, b]`,
     /// `Cmp128` `[a_lo, a_hi, b_lo, b_hi]`; all uses.
-    pub(super) fn map<S>(&self, m: &mut Operands<'_, S>) -> Cond<S> {
+    #[inline]
+    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> Cond<S> {
         match *self {
             Cond::Cmp { size, cc, a, b } => Cond::Cmp {
                 size,
@@ -301,7 +302,8 @@ impl<R> Mem<R> {
 
 impl Mem {
     /// Operands: `Reg` `[base]`, `RegIndex` `[base, index]`, others none; all uses.
-    pub(super) fn map<S>(&self, m: &mut Operands<'_, S>) -> Mem<S> {
+    #[inline]
+    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> Mem<S> {
         match *self {
             Mem::Reg { base, disp } => Mem::Reg {
                 base: m.reg_use(base),

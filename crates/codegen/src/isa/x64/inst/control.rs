@@ -1,5 +1,7 @@
 //! The control family: arguments, branches, jump tables, returns, traps and calls.
 
+use std::sync::Arc;
+
 use kestrel_ir::TrapCode;
 use kestrel_regalloc::{PReg, PRegSet, VReg};
 
@@ -13,7 +15,7 @@ use super::super::emit::{
     bytes, gpr, jcc_to, trap, trap_unless, uncond_branch, Buf, Ctx, X64LabelUse,
 };
 use super::super::unwind;
-use super::{CallDest, Cond, Operands, Pred};
+use super::{CallDest, Cond, OperandSpec, Operands, Pred};
 use crate::machinst::buffer::RelocKind;
 use crate::machinst::BlockIndex;
 
@@ -37,12 +39,12 @@ pub enum ControlInst<R = VReg> {
     JmpTable {
         size: Size,
         idx: R,
-        targets: Vec<BlockIndex>,
+        targets: Arc<[BlockIndex]>,
     },
     /// `dst = &table` for the [`ControlInst::JmpTableSeq`] with the same `targets`: the
     /// table (one 32-bit offset from the table's start per `targets[1..]`) goes to the
     /// constant pool. Operands: `[dst def]`.
-    JmpTableBase { dst: R, targets: Vec<BlockIndex> },
+    JmpTableBase { dst: R, targets: Arc<[BlockIndex]> },
     /// A `br_table` through a jump table: `cmp idx, n; jae default; movsxd r11, [base +
     /// idx*4]; add r11, base; jmp r11` (r11 is the scratch register). `idx` is zero-extended
     /// to 64 bits and compared at `size`; `targets` as in [`ControlInst::JmpTable`]. Opaque
@@ -52,7 +54,7 @@ pub enum ControlInst<R = VReg> {
         size: Size,
         idx: R,
         base: R,
-        targets: Vec<BlockIndex>,
+        targets: Arc<[BlockIndex]>,
     },
     /// Epilogue and `ret`. Operands: one use per returned value, fixed to its register.
     Ret { rets: Vec<(R, PReg)> },
@@ -78,10 +80,14 @@ pub enum ControlInst<R = VReg> {
 }
 
 impl ControlInst {
-    pub(super) fn map<S>(&self, m: &mut Operands<'_, S>) -> ControlInst<S> {
+    #[inline]
+    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(
+        &self,
+        m: &mut Operands<S, F>,
+    ) -> ControlInst<S> {
         match self {
             ControlInst::Args { args } => ControlInst::Args {
-                args: args.iter().map(|&(v, r)| (m.fixed_def(v, r), r)).collect(),
+                args: m.fixed_list(args, Operands::fixed_def),
             },
             ControlInst::Jmp { target } => ControlInst::Jmp { target: *target },
             ControlInst::CondBr {
@@ -117,7 +123,7 @@ impl ControlInst {
                 }
             }
             ControlInst::Ret { rets } => ControlInst::Ret {
-                rets: rets.iter().map(|&(v, r)| (m.fixed_use(v, r), r)).collect(),
+                rets: m.fixed_list(rets, Operands::fixed_use),
             },
             ControlInst::Ud2 { code } => ControlInst::Ud2 { code: *code },
             ControlInst::TrapIf { cond, code } => ControlInst::TrapIf {
@@ -136,8 +142,8 @@ impl ControlInst {
                     CallDest::Direct(name) => CallDest::Direct(name.clone()),
                     CallDest::Indirect(target) => CallDest::Indirect(m.reg_use(*target)),
                 };
-                let uses = uses.iter().map(|&(v, r)| (m.fixed_use(v, r), r)).collect();
-                let defs = defs.iter().map(|&(v, r)| (m.fixed_def(v, r), r)).collect();
+                let uses = m.fixed_list(uses, Operands::fixed_use);
+                let defs = m.fixed_list(defs, Operands::fixed_def);
                 ControlInst::Call {
                     dest,
                     uses,
@@ -317,7 +323,7 @@ impl ControlInst<PReg> {
             ControlInst::Call { dest, .. } => match dest {
                 CallDest::Direct(callee) => {
                     let fix = misc::call_rel32(buf, 0);
-                    buf.add_reloc(fix.at, RelocKind::CallPcRel4, callee.clone(), -4);
+                    buf.add_reloc(fix.at, RelocKind::CallPcRel4, (**callee).clone(), -4);
                 }
                 CallDest::Indirect(target) => {
                     misc::call_rm(buf, &GprMem::Reg(gpr(*target)));

@@ -1,5 +1,7 @@
 //! The memory family: loads, stores and addresses (frame places, symbols).
 
+use std::sync::Arc;
+
 use kestrel_ir::{FunctionName, TrapCode};
 use kestrel_regalloc::{PReg, VReg};
 
@@ -8,7 +10,7 @@ use super::super::asm::moves;
 use super::super::asm::sse::{self as sse_enc, FloatSize, SseOp, SseStore};
 use super::super::asm::{Amode, Gpr, GprMem, Size, XmmMem};
 use super::super::emit::{gpr, xmm, Buf, Ctx};
-use super::{FrameValue, LoadKind, Mem, Operands, StoreKind};
+use super::{FrameValue, LoadKind, Mem, OperandSpec, Operands, StoreKind};
 use crate::machinst::buffer::RelocKind;
 
 /// One memory instruction. Each variant's doc gives its operand order.
@@ -43,14 +45,15 @@ pub enum MemInst<R = VReg> {
     /// `lea dst, [dst + offset]` if `offset` is not 0. Operands: `[dst def]`.
     SymbolAddr {
         dst: R,
-        name: FunctionName,
+        name: Arc<FunctionName>,
         offset: i32,
         got: bool,
     },
 }
 
 impl MemInst {
-    pub(super) fn map<S>(&self, m: &mut Operands<'_, S>) -> MemInst<S> {
+    #[inline]
+    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> MemInst<S> {
         match self {
             MemInst::Load {
                 kind,
@@ -227,14 +230,14 @@ impl MemInst<PReg> {
                 if *got {
                     let m = GprMem::Mem(Amode::rip(0));
                     let fix = moves::mov_r_rm(buf, Size::S64, dst, &m).expect("rip-relative");
-                    buf.add_reloc(fix.at, RelocKind::GotPcRel4, name.clone(), -4);
+                    buf.add_reloc(fix.at, RelocKind::GotPcRel4, (**name).clone(), -4);
                     if *offset != 0 {
                         misc::lea(buf, Size::S64, dst, &Amode::base_disp(dst, *offset));
                     }
                 } else {
                     let fix = misc::lea(buf, Size::S64, dst, &Amode::rip(0)).expect("rip-relative");
                     let addend = i64::from(*offset) - i64::from(fix.end - fix.at);
-                    buf.add_reloc(fix.at, RelocKind::PcRel4, name.clone(), addend);
+                    buf.add_reloc(fix.at, RelocKind::PcRel4, (**name).clone(), addend);
                 }
             }
         }

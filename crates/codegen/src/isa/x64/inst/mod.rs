@@ -23,6 +23,8 @@
 //! The encoder may use the scratch registers (`r11`, `xmm15`; see `abi.rs`) inside any
 //! instruction; no operand is ever allocated to them.
 
+use std::sync::Arc;
+
 use kestrel_ir::FunctionName;
 use kestrel_regalloc::{
     Operand, OperandConstraint, OperandKind, OperandPos, PReg, PRegSet, RegClass, VReg,
@@ -61,7 +63,8 @@ pub enum RegImm<R = VReg> {
 }
 
 impl RegImm {
-    fn map<S>(self, m: &mut Operands<'_, S>) -> RegImm<S> {
+    #[inline]
+    fn map<S, F: FnMut(OperandSpec) -> S>(self, m: &mut Operands<S, F>) -> RegImm<S> {
         match self {
             RegImm::Reg(r) => RegImm::Reg(m.reg_use(r)),
             RegImm::Imm(k) => RegImm::Imm(k),
@@ -122,8 +125,9 @@ impl std::fmt::Display for StoreKind {
 /// What a call calls.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CallDest<R = VReg> {
-    /// A named function, by a `call rel32` relocation.
-    Direct(FunctionName),
+    /// A named function, by a `call rel32` relocation (shared: mapping an instruction's
+    /// registers copies it).
+    Direct(Arc<FunctionName>),
     /// An address in a register (the call's first operand).
     Indirect(R),
 }
@@ -147,40 +151,114 @@ impl FrameValue {
     }
 }
 
+/// An operand as a family describes it; [`OperandSpec::operand`] packs it for the
+/// allocator (only collection does: encoding and printing need no packing).
+#[derive(Clone, Copy, Debug)]
+pub struct OperandSpec {
+    vreg: VReg,
+    kind: OperandKind,
+    pos: OperandPos,
+    constraint: OperandConstraint,
+}
+
+impl OperandSpec {
+    fn new(vreg: VReg, kind: OperandKind, pos: OperandPos, constraint: OperandConstraint) -> Self {
+        OperandSpec {
+            vreg,
+            kind,
+            pos,
+            constraint,
+        }
+    }
+
+    /// The allocator's operand.
+    pub fn operand(self) -> Operand {
+        Operand::new(self.vreg, self.kind, self.pos, self.constraint)
+    }
+}
+
 /// Visits one instruction's register operands in operand order, replacing each by what
 /// `visit` returns for it (see the module contract). Reuse constraints name an earlier
 /// operand by its index in this instruction, which [`Operands::next_index`] gives.
-pub struct Operands<'a, S> {
-    visit: &'a mut dyn FnMut(Operand) -> S,
+pub struct Operands<S, F: FnMut(OperandSpec) -> S> {
+    visit: F,
     count: usize,
+    /// Whether lists of fixed registers (arguments, results) are kept in the output: only
+    /// printing reads them, so collection and encoding visit them without allocating.
+    keep_lists: bool,
 }
 
-impl<'a, S> Operands<'a, S> {
-    pub fn new(visit: &'a mut dyn FnMut(Operand) -> S) -> Self {
-        Operands { visit, count: 0 }
+impl<S, F: FnMut(OperandSpec) -> S> Operands<S, F> {
+    pub fn new(visit: F) -> Self {
+        Operands {
+            visit,
+            count: 0,
+            keep_lists: false,
+        }
     }
 
-    fn push(&mut self, op: Operand) -> S {
+    /// A mapper whose output keeps every operand, lists included (for printing).
+    pub fn keeping_lists(visit: F) -> Self {
+        Operands {
+            visit,
+            count: 0,
+            keep_lists: true,
+        }
+    }
+
+    /// Visit the fixed-register operands `regs` with `f`; the mapped list, or an empty one
+    /// unless this mapper keeps lists.
+    pub fn fixed_list(
+        &mut self,
+        regs: &[(VReg, PReg)],
+        f: fn(&mut Self, VReg, PReg) -> S,
+    ) -> Vec<(S, PReg)> {
+        let mut out = Vec::new();
+        for &(v, r) in regs {
+            let s = f(self, v, r);
+            if self.keep_lists {
+                out.push((s, r));
+            }
+        }
+        out
+    }
+
+    #[inline]
+    fn push(&mut self, op: OperandSpec) -> S {
         self.count += 1;
         (self.visit)(op)
     }
 
     /// The index the next operand will have.
+    #[inline]
     pub fn next_index(&self) -> usize {
         self.count
     }
 
+    #[inline]
     pub fn reg_use(&mut self, v: VReg) -> S {
-        self.push(Operand::reg_use(v))
+        self.push(OperandSpec::new(
+            v,
+            OperandKind::Use,
+            OperandPos::Early,
+            OperandConstraint::Reg,
+        ))
     }
 
+    #[inline]
     pub fn reg_def(&mut self, v: VReg) -> S {
-        self.push(Operand::reg_def(v))
+        self.push(OperandSpec::new(
+            v,
+            OperandKind::Def,
+            OperandPos::Late,
+            OperandConstraint::Reg,
+        ))
     }
 
     /// A def written while the uses are still read.
+    #[inline]
     pub fn early_def(&mut self, v: VReg) -> S {
-        self.push(Operand::new(
+        self.push(OperandSpec::new(
             v,
             OperandKind::Def,
             OperandPos::Early,
@@ -189,8 +267,9 @@ impl<'a, S> Operands<'a, S> {
     }
 
     /// A def in the register of operand `input` (two-address forms).
+    #[inline]
     pub fn reuse_def(&mut self, v: VReg, input: usize) -> S {
-        self.push(Operand::new(
+        self.push(OperandSpec::new(
             v,
             OperandKind::Def,
             OperandPos::Late,
@@ -198,8 +277,9 @@ impl<'a, S> Operands<'a, S> {
         ))
     }
 
+    #[inline]
     pub fn fixed_use(&mut self, v: VReg, r: PReg) -> S {
-        self.push(Operand::new(
+        self.push(OperandSpec::new(
             v,
             OperandKind::Use,
             OperandPos::Early,
@@ -207,8 +287,9 @@ impl<'a, S> Operands<'a, S> {
         ))
     }
 
+    #[inline]
     pub fn fixed_def(&mut self, v: VReg, r: PReg) -> S {
-        self.push(Operand::new(
+        self.push(OperandSpec::new(
             v,
             OperandKind::Def,
             OperandPos::Late,
@@ -216,8 +297,9 @@ impl<'a, S> Operands<'a, S> {
         ))
     }
 
+    #[inline]
     pub fn fixed_early_def(&mut self, v: VReg, r: PReg) -> S {
-        self.push(Operand::new(
+        self.push(OperandSpec::new(
             v,
             OperandKind::Def,
             OperandPos::Early,
@@ -264,7 +346,7 @@ family_into_inst!(
 
 impl Inst {
     /// The same instruction with every register operand mapped (see the module contract).
-    pub fn map<S>(&self, m: &mut Operands<'_, S>) -> Inst<S> {
+    pub fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> Inst<S> {
         match self {
             Inst::Alu(i) => Inst::Alu(i.map(m)),
             Inst::Bits(i) => Inst::Bits(i.map(m)),
@@ -277,7 +359,7 @@ impl Inst {
 
     /// Append the operands, in operand order, to `out`.
     pub fn collect_operands(&self, out: &mut Vec<Operand>) {
-        self.map(&mut Operands::new(&mut |op| out.push(op)));
+        self.map(&mut Operands::new(|op| out.push(op.operand())));
     }
 
     /// `dst = cond ? t : f` as an [`AluInst::Cmov`]: a `Pred::And` condition (no two-`cmov`
@@ -306,7 +388,7 @@ impl Inst {
     /// Printed form, operands named by `ops` (in operand order).
     pub fn pretty(&self, ops: &[String]) -> String {
         let mut names = ops.iter();
-        let named = self.map(&mut Operands::new(&mut |_| {
+        let named = self.map(&mut Operands::keeping_lists(|_| {
             names.next().cloned().unwrap_or_else(|| "?".into())
         }));
         match named {

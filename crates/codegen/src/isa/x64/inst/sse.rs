@@ -11,7 +11,7 @@ use super::super::asm::shift::{self, ShiftOp};
 use super::super::asm::sse::{self as enc, FloatSize, RoundMode, SseOp};
 use super::super::asm::{Gpr, GprMem, Size, Xmm, XmmMem};
 use super::super::emit::{bytes, gpr, jcc_to, jmp_to, sse_const, trap_unless, xmm, Buf, Ctx};
-use super::{Cond, Operands, Pred};
+use super::{Cond, OperandSpec, Operands, Pred};
 use crate::machinst::buffer::Label;
 
 /// One SSE instruction. Each variant's doc gives its operand order.
@@ -69,7 +69,8 @@ pub enum SseInst<R = VReg> {
 }
 
 impl SseInst {
-    pub(super) fn map<S>(&self, m: &mut Operands<'_, S>) -> SseInst<S> {
+    #[inline]
+    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> SseInst<S> {
         match *self {
             SseInst::XmmConst { size, dst, bits } => SseInst::XmmConst {
                 size,
