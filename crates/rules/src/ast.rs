@@ -106,7 +106,7 @@ pub enum Pattern {
     Wildcard(Span),
     Var(Ident),
     Bind(Ident, Box<Pattern>),
-    Int(i128, Span),
+    Int(Lit, Span),
     Term {
         name: Ident,
         args: Vec<Pattern>,
@@ -126,10 +126,27 @@ impl Pattern {
     }
 }
 
+/// A literal: an integer, or `true`/`false` (only for `bool`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lit {
+    Int(i128),
+    Bool(bool),
+}
+
+impl Lit {
+    /// The value (`bool` literals are 1 and 0).
+    pub fn value(self) -> i128 {
+        match self {
+            Lit::Int(v) => v,
+            Lit::Bool(b) => i128::from(b),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum Expr {
     Var(Ident),
-    Int(i128, Span),
+    Int(Lit, Span),
     Call {
         name: Ident,
         args: Vec<Expr>,

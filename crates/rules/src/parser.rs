@@ -400,13 +400,13 @@ fn parse_pattern(e: &SExpr) -> PResult<Pattern> {
             span: *span,
         }),
         SExpr::Symbol(s, span) if bool_literal(s).is_some() => {
-            Ok(Pattern::Int(bool_literal(s).unwrap_or_default(), *span))
+            Ok(Pattern::Int(Lit::Bool(bool_literal(s) == Some(1)), *span))
         }
         SExpr::Symbol(s, span) => Ok(Pattern::Var(Ident {
             name: s.clone(),
             span: *span,
         })),
-        SExpr::Int(v, span) => Ok(Pattern::Int(*v, *span)),
+        SExpr::Int(v, span) => Ok(Pattern::Int(Lit::Int(*v), *span)),
         SExpr::At(span) => Err(err(*span, "unexpected `@`", "write `name @ pattern`")),
         SExpr::List(items, span) => {
             if let Some("and") = items.first().and_then(keyword) {
@@ -417,8 +417,8 @@ fn parse_pattern(e: &SExpr) -> PResult<Pattern> {
     }
 }
 
-/// `true` and `false`: literals of a `bool` primitive, carried as 1 and 0 (sema accepts them
-/// only where a `bool` is expected; the generated code spells them `true` and `false`).
+/// `true` and `false`: literals of a `bool` primitive (sema accepts them only where a `bool`
+/// is expected; the generated code spells them `true` and `false`).
 fn bool_literal(s: &str) -> Option<i128> {
     match s {
         "true" => Some(1),
@@ -450,13 +450,13 @@ fn parse_expr(e: &SExpr) -> PResult<Expr> {
             span: *span,
         }),
         SExpr::Symbol(s, span) if bool_literal(s).is_some() => {
-            Ok(Expr::Int(bool_literal(s).unwrap_or_default(), *span))
+            Ok(Expr::Int(Lit::Bool(bool_literal(s) == Some(1)), *span))
         }
         SExpr::Symbol(s, span) => Ok(Expr::Var(Ident {
             name: s.clone(),
             span: *span,
         })),
-        SExpr::Int(v, span) => Ok(Expr::Int(*v, *span)),
+        SExpr::Int(v, span) => Ok(Expr::Int(Lit::Int(*v), *span)),
         SExpr::At(span) => Err(err(*span, "unexpected `@`", "`@` only appears in patterns")),
         SExpr::List(items, span) => {
             let name = ident(

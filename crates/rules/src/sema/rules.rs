@@ -136,6 +136,37 @@ impl Lowerer<'_> {
 
     /// Reports an integer that does not fit its primitive type, when that type is one
     /// of Rust's integer types (other primitives are left to the Rust compiler).
+    /// Whether literal `lit` may stand for a value of primitive type `ty`: `true`/`false`
+    /// exactly for `bool`, integers in range for the others (reported otherwise).
+    fn check_literal(&mut self, lit: ast::Lit, ty: TypeId, span: Span) -> bool {
+        let is_bool = matches!(
+            &self.program.types[ty].kind,
+            TypeKind::Primitive { rust } if rust == "bool"
+        );
+        match (lit, is_bool) {
+            (ast::Lit::Bool(_), true) => true,
+            (ast::Lit::Int(v), false) => {
+                self.check_int_range(v, ty, span);
+                true
+            }
+            (ast::Lit::Bool(_), false) => {
+                let msg = format!(
+                    "`true`/`false` where a `{}` is expected",
+                    self.type_name(ty)
+                );
+                self.error(Diagnostic::error(Code::TypeMismatch, msg).at(span, "not a `bool`"));
+                false
+            }
+            (ast::Lit::Int(_), true) => {
+                self.error(
+                    Diagnostic::error(Code::TypeMismatch, "an integer where a `bool` is expected")
+                        .at(span, "write `true` or `false`"),
+                );
+                false
+            }
+        }
+    }
+
     fn check_int_range(&mut self, value: i128, ty: TypeId, span: Span) {
         let TypeKind::Primitive { rust } = &self.program.types[ty].kind else {
             return;
@@ -149,7 +180,6 @@ impl Lowerer<'_> {
             "i16" => Some((i16::MIN.into(), i16::MAX.into())),
             "i32" => Some((i32::MIN.into(), i32::MAX.into())),
             "i64" | "isize" => Some((i64::MIN.into(), i64::MAX.into())),
-            "bool" => Some((0, 1)),
             _ => None,
         };
         if let Some((lo, hi)) = range.filter(|(lo, hi)| value < *lo || value > *hi) {
@@ -251,10 +281,11 @@ impl Lowerer<'_> {
                 self.bind_var(id, ty, b);
                 self.pattern(sub, ty, b);
             }
-            Pattern::Int(v, span) => {
+            Pattern::Int(lit, span) => {
                 if self.program.types[ty].is_primitive() {
-                    self.check_int_range(*v, ty, *span);
-                    self.tests.push(Test::Int(b, *v));
+                    if self.check_literal(*lit, ty, *span) {
+                        self.tests.push(Test::Int(b, lit.value()));
+                    }
                 } else {
                     let msg = format!(
                         "integer pattern where a value of enum type `{}` is expected",
@@ -476,7 +507,7 @@ impl Lowerer<'_> {
                     return None;
                 }
             },
-            Expr::Int(value, span) => {
+            Expr::Int(lit, span) => {
                 let Some(ty) = expected.filter(|&t| self.program.types[t].is_primitive()) else {
                     self.error(
                         Diagnostic::error(
@@ -487,9 +518,13 @@ impl Lowerer<'_> {
                     );
                     return None;
                 };
+                if !self.check_literal(*lit, ty, *span) {
+                    return None;
+                }
+                let value = lit.value();
                 (
                     self.set
-                        .intern(Binding::Const { ty, value: *value }, Shape::Value(ty)),
+                        .intern(Binding::Const { ty, value }, Shape::Value(ty)),
                     ty,
                 )
             }
@@ -621,7 +656,7 @@ impl Lowerer<'_> {
                     return None;
                 }
             }
-            Expr::Int(value, span) => {
+            Expr::Int(lit, span) => {
                 if !self.program.types[expected].is_primitive() {
                     let msg = format!(
                         "integer where a value of enum type `{}` is expected",
@@ -632,10 +667,13 @@ impl Lowerer<'_> {
                     );
                     return None;
                 }
+                if !self.check_literal(*lit, expected, *span) {
+                    return None;
+                }
                 (
                     RhsExpr::Int {
                         ty: expected,
-                        value: *value,
+                        value: lit.value(),
                     },
                     expected,
                 )
