@@ -494,6 +494,15 @@ mod tests {
         );
     }
 
+    /// `err` says inst2 read a value that inst1's scratch clobber destroyed.
+    fn assert_clobbered_at_inst2(err: CheckError) {
+        assert!(
+            matches!(&err, CheckError::WrongValue { inst: 2, operand: 0, found, .. }
+                if found.contains("clobbered by inst1")),
+            "{err:?}"
+        );
+    }
+
     #[test]
     fn value_kept_in_a_scratch_register_across_an_instruction_is_rejected() {
         let env = scratch_env();
@@ -514,12 +523,7 @@ mod tests {
                 (ProgPoint::before(Inst(2)), r(15), r(2)),
             ],
         );
-        let err = check(&f, &env, &out).unwrap_err();
-        assert!(
-            matches!(&err, CheckError::WrongValue { inst: 2, operand: 0, found, .. }
-                if found.contains("clobbered by inst1")),
-            "{err:?}"
-        );
+        assert_clobbered_at_inst2(check(&f, &env, &out).unwrap_err());
         // The same through a block boundary: the jump is an instruction too.
         let f = func(&[
             (vec![vec![Operand::reg_def(v(0))], vec![]], vec![1]),
@@ -532,12 +536,7 @@ mod tests {
                 (ProgPoint::before(Inst(2)), r(15), r(2)),
             ],
         );
-        let err = check(&f, &env, &out).unwrap_err();
-        assert!(
-            matches!(&err, CheckError::WrongValue { inst: 2, operand: 0, found, .. }
-                if found.contains("clobbered by inst1")),
-            "{err:?}"
-        );
+        assert_clobbered_at_inst2(check(&f, &env, &out).unwrap_err());
         // Control: through r3 (not a scratch register) the value survives inst1.
         let out = output(
             &[&[r(0)], &[], &[r(2)]],

@@ -7,26 +7,8 @@ use kestrel_regalloc::VReg;
 
 use super::asm::sse::FloatSize;
 use super::inst::CallDest;
+use super::lower::Runtime;
 use crate::machinst::lower::Results;
-
-/// A helper the embedder provides for an operation with no instruction here (`libcall`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Libcall {
-    Fma,
-    Ceil,
-    Floor,
-    Trunc,
-    Nearest,
-}
-
-/// Which division (`div`, `divrem128`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DivKind {
-    Udiv,
-    Sdiv,
-    Urem,
-    Srem,
-}
 
 /// A constant operand that a user may fold: the value and its sign-extended bits.
 #[derive(Clone, Copy, Debug)]
@@ -102,24 +84,6 @@ impl From<Results> for Out {
 #[derive(Clone, Copy, Debug)]
 pub struct Pair(pub(super) [VReg; 2]);
 
-/// Bitwise operations on float registers (`AndNot` is `!a & b`).
-#[derive(Clone, Copy, Debug)]
-pub enum FBitOp {
-    And,
-    Or,
-    Xor,
-    AndNot,
-}
-
-/// Float arithmetic selected by `fbinop`.
-#[derive(Clone, Copy, Debug)]
-pub enum FloatOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-}
-
 pub(super) fn float_size(ty: Type) -> FloatSize {
     if ty == Type::F32 {
         FloatSize::F32
@@ -128,25 +92,7 @@ pub(super) fn float_size(ty: Type) -> FloatSize {
     }
 }
 
-/// Runtime-library routines for i128 arithmetic that the rules call, by the name `__` and
-/// the variant in lower case (the embedder provides them, as compiler-rt and libgcc do).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Runtime {
-    Udivti3,
-    Divti3,
-    Umodti3,
-    Modti3,
-    Floattisf,
-    Floattidf,
-    Floatuntisf,
-    Floatuntidf,
-    Fixsfti,
-    Fixdfti,
-    Fixunssfti,
-    Fixunsdfti,
-}
-
-/// The call target of `routine`.
+/// The call target of `routine`: `__` and the variant in lower case (`__udivti3`, …).
 pub(super) fn runtime_dest(routine: Runtime) -> CallDest {
     let name = format!("__{}", format!("{routine:?}").to_lowercase());
     CallDest::Direct(std::sync::Arc::new(kestrel_ir::FunctionName::Named(name)))

@@ -2,18 +2,19 @@
 //!
 //! # Contract
 //!
-//! Implements the generated `Context` trait: extractors describe IR instructions to the
-//! rules (read-only; they never merge anything), constructors emit [`Inst`]s into the current
-//! IR instruction's sequence and return the registers holding results. The only constructors
-//! that record a merge are those that consume a merged producer (`alu_imm`, `imul_imm`,
-//! `shift_imm`, `cond_of`, `fcond_of`, `alu_mem`/`imul_mem` for a load, and `cmp_cond` for an immediate
-//! or load operand; a load's address folds in `lower_mem::addr_mem`), so a failed rule
-//! leaves the use counts untouched. Calls, returns and runtime-library calls are rules too:
-//! their constructors (`ret`, `call`, `call_indirect`, `libcall`, `divrem128`, ...) go
-//! through the ABI (`abi.rs`) and are partial; one that fails keeps its error in
-//! [`IselCtx::error`], which [`lower_inst`] returns instead of "unsupported". So does
-//! `lacks_cmpxchg16b`, the rule for a 128-bit atomic on a target without CMPXCHG16B (CPU
-//! features are extractors: `lacks_sse41`, `has_cmpxchg16b`, `wide_with_bmi2`).
+//! Implements the generated `Context` trait with the externs the rules call: extractors
+//! describe IR instructions to the rules (read-only; they never merge anything), and
+//! constructors build operands (`reg_operand`, `imm_operand`, `amode`, …) or emit an
+//! instruction the rules built (`def`, `emit`) or one the rules cannot build yet (register
+//! pairs, the ABI). The only externs that record a merge are those that consume a merged
+//! producer (`imm_operand` and `shift_count` for an `iconst`, `cond_of`/`fcond_of` for a
+//! compare, `alu_mem`/`imul_mem`/`cmp_mem` for a load; a load's address folds in
+//! `lower_mem::addr_mem`), so a failed rule leaves the use counts untouched. Calls, returns
+//! and runtime-library calls go through the ABI (`abi.rs`) and are partial; one that fails
+//! keeps its error in [`IselCtx::error`], which [`lower_inst`] returns instead of
+//! "unsupported". So does `lacks_cmpxchg16b`, the rule for a 128-bit atomic on a target
+//! without CMPXCHG16B (CPU features are extractors: `has_bit_count`, `lacks_sse41`,
+//! `has_cmpxchg16b`, `wide_with_bmi2`).
 //!
 //! Constructors take a value's registers in the shape it is held in: `put_in_reg` and the
 //! scalar constructors one register (`Lower::value_vreg`), `pair_of` and the `i128` helpers
@@ -23,10 +24,11 @@
 //! may meet an `i128`.
 //!
 //! Every merge is optional: the extractors `imm32`, `icmp_merge`, `fcmp_merge` and
-//! `load_merge` (and `cmp_cond` for a constant operand) ask the chaos control
+//! `load_merge` ask the chaos control
 //! ([`Decision::ImmOperand`], [`Decision::IcmpFusion`], [`Decision::FcmpFusion`],
 //! [`Decision::LoadSink`]) once the merge is possible, and report
-//! no match when told to skip, so a lower-priority rule takes the general form. The rules
+//! no match when told to skip, so a lower-priority rule takes the general form. Which
+//! opcode a producer has, the rules say (`icmp_parts`, `load_parts`, …). The rules
 //! report each firing through `rule_fired` (indices into [`lowering_rules`]).
 
 use kestrel_ir::entity::EntityRef;
@@ -49,7 +51,7 @@ use super::inst::{
     AluInst, AtomicInst, BitsInst, CallDest, Cond, ControlInst, FrameValue, Inst, LoadKind, Mem,
     MemInst, Pred, RegImm, SseInst, StoreKind,
 };
-use super::lower_mem::{self, LoadWidth, StoreWidth};
+use super::lower_mem;
 use super::lower_op::op_of;
 pub use super::lower_op::Op;
 use crate::chaos::Decision;
@@ -66,6 +68,8 @@ pub(super) mod generated {
     use kestrel_ir::FuncRef;
     include!(concat!(env!("OUT_DIR"), "/x64_lower.rs"));
 }
+// Enums the rules declare for themselves (the DSL generates them).
+pub use generated::{DivKind, FBitOp, FloatOp, Libcall, LoadWidth, Runtime, StoreWidth};
 
 // `CompiledCode::rules_fired` holds rule indices as `u16`.
 const _: () = assert!(generated::RULE_SITES.len() <= u16::MAX as usize);
@@ -337,14 +341,8 @@ impl generated::Context for IselCtx<'_, '_> {
     fn libcall(&mut self, call: Libcall, ty: Type, i: IrInst) -> Option<Out> {
         let f = self.lower.f;
         let args: Vec<Value> = f.dfg.inst(i).arguments(&f.dfg.pool).collect();
-        let op = match call {
-            Libcall::Fma => "Fma",
-            Libcall::Ceil => "Ceil",
-            Libcall::Floor => "Floor",
-            Libcall::Trunc => "Trunc",
-            Libcall::Nearest => "Nearest",
-        };
-        let name = format!("{op}{}", if ty == Type::F32 { "F32" } else { "F64" });
+        // `CeilF32`, `FmaF64`, …: the routine's name and the type's.
+        let name = format!("{call:?}{}", if ty == Type::F32 { "F32" } else { "F64" });
         let sig = abi::libcall_signature(&vec![ty; args.len()], &[ty]);
         let dest = CallDest::Direct(std::sync::Arc::new(kestrel_ir::FunctionName::Named(name)));
         let done = abi::gen_call(self.lower, dest, &sig, &args);

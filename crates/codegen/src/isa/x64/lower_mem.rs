@@ -174,27 +174,6 @@ pub(super) fn global_value_vreg(
     }
 }
 
-/// Which bytes a load reads and how it extends them (one per load opcode).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LoadWidth {
-    Full,
-    U8,
-    S8,
-    U16,
-    S16,
-    U32,
-    S32,
-}
-
-/// Which bytes a store writes (one per store opcode).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StoreWidth {
-    Full,
-    B8,
-    B16,
-    B32,
-}
-
 /// One load instruction into a fresh register of the kind's class.
 pub(super) fn load(
     lower: &mut Lower<'_, Inst>,
