@@ -25,7 +25,7 @@
 //!
 //! Cost: O(instructions + operands + L), L the total size of the live-out lists (each
 //! block's walk starts from its live-out list and adds one range per live vreg), plus
-//! sorting each register's reservations. The live set is sparse, so nothing is sized
+//! sorting the reservations. The live set is sparse, so nothing is sized
 //! blocks × vregs.
 
 use smallvec::SmallVec;
@@ -150,6 +150,51 @@ pub(crate) struct Reservation {
     pub owner: Option<VReg>,
 }
 
+/// Every register's reservations, in one list grouped by register (by [`PReg::index`]),
+/// each group sorted by `from`.
+pub(crate) struct Reservations {
+    items: Vec<Reservation>,
+    /// Group `r` is `items[starts[r]..starts[r + 1]]`.
+    starts: Vec<u32>,
+}
+
+impl Reservations {
+    /// Groups `pending` (register index, reservation) by register, each group sorted by
+    /// `from`. A counting sort by register, then a sort of each group, which the build's
+    /// backward walk hands over almost descending (linear for the standard sort's run
+    /// detection): O(n) in practice, O(n log n) at worst, and three allocations.
+    fn group(pending: &[(u8, Reservation)]) -> Reservations {
+        let mut starts = vec![0u32; 129];
+        for &(r, _) in pending {
+            starts[usize::from(r) + 1] += 1;
+        }
+        for r in 0..128 {
+            starts[r + 1] += starts[r];
+        }
+        let placeholder = Reservation {
+            from: 0,
+            to: 0,
+            owner: None,
+        };
+        let mut items = vec![placeholder; pending.len()];
+        let mut next = starts.clone();
+        for &(r, res) in pending {
+            let slot = &mut next[usize::from(r)];
+            items[*slot as usize] = res;
+            *slot += 1;
+        }
+        for r in 0..128 {
+            items[starts[r] as usize..starts[r + 1] as usize].sort_by_key(|res| res.from);
+        }
+        Reservations { items, starts }
+    }
+
+    /// The reservations of the register with index `reg`, sorted by `from`.
+    pub fn of(&self, reg: usize) -> &[Reservation] {
+        &self.items[self.starts[reg] as usize..self.starts[reg + 1] as usize]
+    }
+}
+
 /// Longest reservation; the conflict search starts this far before an interval's start.
 pub(crate) const MAX_RESERVATION_LEN: u32 = 3;
 
@@ -159,8 +204,8 @@ pub(crate) struct Built {
     pub intervals: Vec<Interval>,
     /// Per vreg, its pieces (indices into `intervals`) sorted by start.
     pub pieces: Vec<Pieces>,
-    /// Per physical register index, its reservations sorted by `from`.
-    pub reservations: Vec<Vec<Reservation>>,
+    /// Per physical register, its reservations sorted by `from`.
+    pub reservations: Reservations,
     /// Per vreg, the start of its whole lifetime (0 if it has no interval).
     pub vreg_start: Vec<u32>,
     /// Per vreg, the end of its whole lifetime (0 if it has no interval).
@@ -218,7 +263,8 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         .collect();
     let mut class_of: Vec<Option<VReg>> = vec![None; nv];
     let mut needs_slot = vec![false; nv];
-    let mut reservations: Vec<Vec<Reservation>> = vec![Vec::new(); 128];
+    // (register index, reservation), grouped by register at the end.
+    let mut reservations: Vec<(u8, Reservation)> = Vec::new();
     let mut allocatable = PRegSet::empty();
     for regs in &env.allocatable {
         for &r in regs {
@@ -278,11 +324,14 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
                         } else {
                             late(i)
                         };
-                        reservations[r.index()].push(Reservation {
-                            from,
-                            to: gap(i + 1),
-                            owner: Some(v),
-                        });
+                        reservations.push((
+                            r.index() as u8,
+                            Reservation {
+                                from,
+                                to: gap(i + 1),
+                                owner: Some(v),
+                            },
+                        ));
                     }
                     intervals[v.index()].hint_reg = Some(r);
                 }
@@ -328,11 +377,14 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
                 }
                 for r in clobbers.iter() {
                     if allocatable.contains(r) && !fixed_defs.contains(r) {
-                        reservations[r.index()].push(Reservation {
-                            from: late(i),
-                            to: late(i) + 1,
-                            owner: None,
-                        });
+                        reservations.push((
+                            r.index() as u8,
+                            Reservation {
+                                from: late(i),
+                                to: late(i) + 1,
+                                owner: None,
+                            },
+                        ));
                     }
                 }
             }
@@ -355,11 +407,14 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
                 let requires_reg = op.constraint() == OperandConstraint::Reg && !reused;
                 match op.constraint() {
                     OperandConstraint::FixedReg(r) if allocatable.contains(r) => {
-                        reservations[r.index()].push(Reservation {
-                            from: gap(i),
-                            to: end,
-                            owner: Some(v),
-                        });
+                        reservations.push((
+                            r.index() as u8,
+                            Reservation {
+                                from: gap(i),
+                                to: end,
+                                owner: Some(v),
+                            },
+                        ));
                     }
                     OperandConstraint::Stack => needs_slot[v.index()] = true,
                     _ => {}
@@ -414,13 +469,10 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         vreg_start[v] = iv.start();
         pieces[v].push(v as u32);
     }
-    for list in &mut reservations {
-        list.sort_by_key(|r| r.from);
-    }
     Built {
         intervals,
         pieces,
-        reservations,
+        reservations: Reservations::group(&reservations),
         vreg_start,
         vreg_end,
         needs_slot,

@@ -24,6 +24,8 @@
 //! Cost: O(m log m) for a parallel move of m copies (grouping by destination), linear
 //! sequencing after that.
 
+use smallvec::SmallVec;
+
 use crate::{Allocation, PReg, SpillSlot};
 
 /// A location in a sequenced move: a real location or the cycle temporary.
@@ -63,8 +65,9 @@ pub enum Scratch {
 
 /// Orders the copies of a parallel move (see the module doc). Self-copies are dropped.
 /// Destinations must be distinct.
-pub fn sequence(moves: &[(Allocation, Allocation)]) -> Vec<(Loc, Loc)> {
-    let mut pending: Vec<(Loc, Allocation)> = moves
+/// Most parallel moves are a few copies: their sequence is kept inline.
+pub fn sequence(moves: &[(Allocation, Allocation)]) -> SmallVec<[(Loc, Loc); 8]> {
+    let mut pending: SmallVec<[(Loc, Allocation); 8]> = moves
         .iter()
         .filter(|(s, d)| s != d)
         .map(|&(s, d)| (Loc::At(s), d))
@@ -77,7 +80,7 @@ pub fn sequence(moves: &[(Allocation, Allocation)]) -> Vec<(Loc, Loc)> {
         },
         "parallel move with a repeated destination"
     );
-    let mut out = Vec::with_capacity(pending.len() + 1);
+    let mut out = SmallVec::with_capacity(pending.len() + 1);
     while !pending.is_empty() {
         // Emit every leaf: a copy whose destination no pending copy reads.
         let mut progress = true;
@@ -213,8 +216,8 @@ mod tests {
         // r0 -> r1 -> r2 (a chain): written back to front.
         let seq = sequence(&[(r(0), r(1)), (r(1), r(2))]);
         assert_eq!(
-            seq,
-            vec![
+            seq[..],
+            [
                 (Loc::At(r(1)), Loc::At(r(2))),
                 (Loc::At(r(0)), Loc::At(r(1)))
             ]

@@ -384,8 +384,9 @@ impl<F: Function> Resolver<'_, F> {
                     occ[r.index()].extend(iv.ranges.iter().map(|rg| (rg.from, rg.to)));
                 }
             }
-            for (r, list) in self.built.reservations.iter().enumerate() {
-                occ[r].extend(list.iter().map(|rv| (rv.from, rv.to)));
+            for (r, list) in occ.iter_mut().enumerate() {
+                let reserved = self.built.reservations.of(r);
+                list.extend(reserved.iter().map(|rv| (rv.from, rv.to)));
             }
             for list in &mut occ {
                 list.sort_unstable();

@@ -55,6 +55,8 @@ use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use smallvec::SmallVec;
+
 use crate::intervals::{Built, Interval, Range, Ranges, Uses, MAX_RESERVATION_LEN};
 use crate::perturb::Perturb;
 use crate::validate::{gap_floor, Cfg};
@@ -308,7 +310,7 @@ impl<F: Function> Scan<'_, F> {
 
     /// First position where `iv` meets a reservation of `reg` owned by another vreg.
     fn reservation_conflict(&self, reg: PReg, iv: &Interval) -> Option<u32> {
-        let list = &self.built.reservations[reg.index()];
+        let list = self.built.reservations.of(reg.index());
         // Intervals are queried in order of increasing start, so reservations that end
         // before the current start are never relevant again: a per-register cursor skips
         // them. (Reservations are sorted by `from` and at most MAX_RESERVATION_LEN long.)
@@ -559,7 +561,7 @@ impl<F: Function> Scan<'_, F> {
         }
         // Evict the active intervals in the register: split at the current position, the tail
         // goes to the stack and is reloaded before its next register use.
-        let victims: Vec<u32> = self
+        let victims: SmallVec<[u32; 4]> = self
             .active
             .iter()
             .copied()

@@ -134,7 +134,8 @@ pub fn compile_timed<B: Backend>(
     // The allocator timed itself; restart the clock for emission.
     clock = times.as_ref().map(|_| Instant::now());
     let frame = backend.compute_frame(f, &vcode, &ra);
-    let mut buf = MachBuffer::new();
+    // About 4 bytes per instruction on the targets here, plus the prologue and epilogues.
+    let mut buf = MachBuffer::with_capacity(4 * vcode.insts().len() + 64, vcode.num_blocks());
     buf.set_validate(options.validate_buffer);
     emit(&vcode, &ra, &frame, chaos, &mut buf);
     let code_size_without_constants = buf.cur_offset();

@@ -33,6 +33,7 @@ use std::sync::OnceLock;
 
 use kestrel_ir::{CallConv, Function, Signature, Type, Value};
 use kestrel_regalloc::{Allocation, MachineEnv, Output, PReg, PRegSet, RegClass, VReg};
+use smallvec::{smallvec, SmallVec};
 
 use super::asm::sse::FloatSize;
 use super::asm::Size;
@@ -42,7 +43,7 @@ use super::inst::{
     gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, LoadKind, Mem, MemInst, StoreKind,
 };
 use super::winch;
-use crate::machinst::lower::Lower;
+use crate::machinst::lower::{Lower, Results, ValueRegs};
 use crate::machinst::vcode::VCode;
 use crate::machinst::CodegenError;
 
@@ -53,6 +54,13 @@ const CALLEE_SAVED: [Gpr; 5] = [Gpr::RBX, Gpr::R12, Gpr::R13, Gpr::R14, Gpr::R15
 pub(super) fn xmm_preg(n: usize) -> PReg {
     PReg::new(n, RegClass::Float)
 }
+
+/// The locations of one value's parts: one, or two for an `i128` (low first).
+pub type Parts<T> = SmallVec<[T; 2]>;
+
+/// The locations of a signature's parameters or results, one [`Parts`] per value; inline for
+/// up to eight values, so computing a call's locations allocates nothing for most calls.
+pub type SigLocs<T> = SmallVec<[Parts<T>; 8]>;
 
 /// Where one argument or result goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,7 +117,7 @@ pub enum RetLoc {
 /// size of the return area. Each part takes the next return register of its class (rax, rdx;
 /// xmm0, xmm1); the rest go to the return area in order, 8 bytes each. A non-empty area is
 /// passed by the caller as a hidden first argument (in rdi).
-pub fn ret_locs(sig: &Signature) -> Result<(Vec<Vec<RetLoc>>, u32), CodegenError> {
+pub fn ret_locs(sig: &Signature) -> Result<(SigLocs<RetLoc>, u32), CodegenError> {
     check_call_conv(sig.call_conv)?;
     if sig.call_conv == CallConv::WindowsFastcall {
         return fastcall_ret_locs(sig);
@@ -118,10 +126,10 @@ pub fn ret_locs(sig: &Signature) -> Result<(Vec<Vec<RetLoc>>, u32), CodegenError
         return winch::ret_locs(sig);
     }
     let (mut ints, mut floats, mut area) = (0, 0, 0u32);
-    let mut locs = Vec::with_capacity(sig.returns.len());
+    let mut locs = SigLocs::with_capacity(sig.returns.len());
     for p in &sig.returns {
         let (class, n) = regs_of(p.value_type)?;
-        let mut parts = Vec::with_capacity(n);
+        let mut parts = Parts::new();
         for _ in 0..n {
             let reg = match class {
                 RegClass::Int if ints < INT_RETS.len() => {
@@ -148,12 +156,12 @@ pub fn ret_locs(sig: &Signature) -> Result<(Vec<Vec<RetLoc>>, u32), CodegenError
 }
 
 /// Windows x64: one result, in rax or xmm0.
-fn fastcall_ret_locs(sig: &Signature) -> Result<(Vec<Vec<RetLoc>>, u32), CodegenError> {
+fn fastcall_ret_locs(sig: &Signature) -> Result<(SigLocs<RetLoc>, u32), CodegenError> {
     match sig.returns.as_slice() {
-        [] => Ok((Vec::new(), 0)),
+        [] => Ok((SigLocs::new(), 0)),
         [p] => match regs_of(p.value_type)? {
-            (RegClass::Int, 1) => Ok((vec![vec![RetLoc::Reg(gpr_preg(Gpr::RAX))]], 0)),
-            (RegClass::Float, 1) => Ok((vec![vec![RetLoc::Reg(xmm_preg(0))]], 0)),
+            (RegClass::Int, 1) => Ok((smallvec![smallvec![RetLoc::Reg(gpr_preg(Gpr::RAX))]], 0)),
+            (RegClass::Float, 1) => Ok((smallvec![smallvec![RetLoc::Reg(xmm_preg(0))]], 0)),
             _ => Err(CodegenError::unsupported(
                 "an i128 result under windows_fastcall",
             )),
@@ -166,17 +174,17 @@ fn fastcall_ret_locs(sig: &Signature) -> Result<(Vec<Vec<RetLoc>>, u32), Codegen
 
 /// Windows x64: argument `i` in rcx, rdx, r8, r9 (or xmm`i`) for `i < 4`, the rest on the
 /// stack above the caller's 32-byte shadow area.
-fn fastcall_param_locs(sig: &Signature) -> Result<Vec<Vec<Loc>>, CodegenError> {
+fn fastcall_param_locs(sig: &Signature) -> Result<SigLocs<Loc>, CodegenError> {
     const ARGS: [Gpr; 4] = [Gpr::RCX, Gpr::RDX, Gpr::R8, Gpr::R9];
     sig.params
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            Ok(vec![match regs_of(p.value_type)? {
+            Ok(smallvec![match regs_of(p.value_type)? {
                 (_, 2) => {
                     return Err(CodegenError::unsupported(
                         "an i128 argument under windows_fastcall",
-                    ))
+                    ));
                 }
                 (RegClass::Int, _) if i < 4 => Loc::Reg(gpr_preg(ARGS[i])),
                 (RegClass::Float, _) if i < 4 => Loc::Reg(xmm_preg(i)),
@@ -243,7 +251,7 @@ pub fn needs_ret_area(sig: &Signature) -> bool {
 /// Locations of the parameters of `sig`, one list per parameter (two parts for `i128`: both
 /// in registers, or both on the stack in a 16-byte-aligned pair of slots). With a return
 /// area, rdi carries its address and the parameters start at rsi.
-pub fn param_locs(sig: &Signature) -> Result<Vec<Vec<Loc>>, CodegenError> {
+pub fn param_locs(sig: &Signature) -> Result<SigLocs<Loc>, CodegenError> {
     check_call_conv(sig.call_conv)?;
     if sig.call_conv == CallConv::WindowsFastcall {
         return fastcall_param_locs(sig);
@@ -263,7 +271,7 @@ pub fn param_locs(sig: &Signature) -> Result<Vec<Vec<Loc>>, CodegenError> {
                 }
                 RegClass::Float if floats < 8 => {
                     floats += 1;
-                    vec![Loc::Reg(xmm_preg(floats - 1))]
+                    smallvec![Loc::Reg(xmm_preg(floats - 1))]
                 }
                 _ => {
                     if n == 2 {
@@ -351,7 +359,7 @@ pub fn caller_saved() -> PRegSet {
 
 /// Copy `v` into a fresh vreg if it was already placed in another fixed register, so each
 /// vreg has one fixed constraint per instruction.
-fn distinct(ctx: &mut Lower<'_, Inst>, seen: &mut Vec<VReg>, v: VReg) -> VReg {
+fn distinct(ctx: &mut Lower<'_, Inst>, seen: &mut SmallVec<[VReg; 8]>, v: VReg) -> VReg {
     if !seen.contains(&v) {
         seen.push(v);
         return v;
@@ -410,8 +418,8 @@ pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), Codeg
 pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), CodegenError> {
     let (locs, _) = ret_locs(ctx.signature())?;
     let cc = ctx.signature().call_conv;
-    let mut seen = Vec::new();
-    let mut rets = Vec::new();
+    let mut seen = SmallVec::new();
+    let mut rets = Vec::with_capacity(locs.len());
     for (&v, parts) in vals.iter().zip(locs) {
         let vrs = ctx.value_regs(v);
         let ty = ctx.value_type(v);
@@ -454,11 +462,8 @@ pub fn gen_call(
     callee: CallDest,
     sig: &Signature,
     args: &[Value],
-) -> Result<Vec<VReg>, CodegenError> {
-    let regs: Vec<Vec<VReg>> = args
-        .iter()
-        .map(|&a| ctx.value_regs(a).regs().to_vec())
-        .collect();
+) -> Result<Results, CodegenError> {
+    let regs: SmallVec<[ValueRegs; 8]> = args.iter().map(|&a| ctx.value_regs(a)).collect();
     gen_call_parts(ctx, callee, sig, &regs)
 }
 
@@ -468,8 +473,8 @@ pub fn gen_call_regs(
     callee: CallDest,
     sig: &Signature,
     args: &[VReg],
-) -> Result<Vec<VReg>, CodegenError> {
-    let regs: Vec<Vec<VReg>> = args.iter().map(|&v| vec![v]).collect();
+) -> Result<Results, CodegenError> {
+    let regs: SmallVec<[ValueRegs; 8]> = args.iter().map(|&v| ValueRegs::one(v)).collect();
     gen_call_parts(ctx, callee, sig, &regs)
 }
 
@@ -477,12 +482,12 @@ fn gen_call_parts(
     ctx: &mut Lower<'_, Inst>,
     callee: CallDest,
     sig: &Signature,
-    args: &[Vec<VReg>],
-) -> Result<Vec<VReg>, CodegenError> {
+    args: &[ValueRegs],
+) -> Result<Results, CodegenError> {
     let locs = param_locs(sig)?;
     let (ret_locs, area) = ret_locs(sig)?;
-    let mut seen = Vec::new();
-    let mut uses = Vec::new();
+    let mut seen = SmallVec::new();
+    let mut uses = Vec::with_capacity(args.len() + 1);
     if area > 0 {
         let ptr = ctx.alloc_vreg(RegClass::Int);
         ctx.emit(MemInst::RetAreaAddr {
@@ -492,7 +497,7 @@ fn gen_call_parts(
         uses.push((ptr, gpr_preg(INT_ARGS[0])));
     }
     for (regs, locs) in args.iter().zip(locs) {
-        for (&v, loc) in regs.iter().zip(locs) {
+        for (&v, loc) in regs.regs().iter().zip(locs) {
             match loc {
                 Loc::Reg(r) => uses.push((distinct(ctx, &mut seen, v), r)),
                 Loc::Stack(disp) => ctx.emit(MemInst::Store {
@@ -505,9 +510,9 @@ fn gen_call_parts(
         }
     }
     let mut clobbers = call_clobbers(sig.call_conv);
-    let mut defs = Vec::new();
-    let mut results = Vec::new();
-    let mut loads = Vec::new();
+    let mut defs = Vec::with_capacity(ret_locs.len());
+    let mut results = Results::new();
+    let mut loads: SmallVec<[MemInst; 2]> = SmallVec::new();
     for (p, parts) in sig.returns.iter().zip(ret_locs) {
         let (class, _) = regs_of(p.value_type)?;
         for loc in parts {

@@ -277,17 +277,17 @@ impl MachInst for Inst {
 
     fn emit(&self, allocs: &[Allocation], ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
         let mut regs = allocs.iter();
-        let inst = self.map(&mut Operands::new(|_| {
+        let mut m = Operands::new(|_| {
             let alloc = regs.next().expect("one allocation per operand");
             alloc.as_reg().expect("operands are allocated to registers")
-        }));
-        match inst {
-            Inst::Alu(i) => i.emit(ctx, buf),
-            Inst::Bits(i) => i.emit(buf),
-            Inst::Sse(i) => i.emit(ctx, buf),
-            Inst::Mem(i) => i.emit(ctx, buf),
-            Inst::Atomic(i) => i.emit(ctx, buf),
-            Inst::Control(i) => i.emit(ctx, buf),
+        });
+        match self {
+            Inst::Alu(i) => i.map(&mut m).emit(ctx, buf),
+            Inst::Bits(i) => i.map(&mut m).emit(buf),
+            Inst::Sse(i) => i.map(&mut m).emit(ctx, buf),
+            Inst::Mem(i) => i.map(&mut m).emit(ctx, buf),
+            Inst::Atomic(i) => i.map(&mut m).emit(ctx, buf),
+            Inst::Control(i) => i.map(&mut m).emit(ctx, buf),
         }
     }
 

@@ -103,9 +103,9 @@ pub(super) fn int_cc(cc: IntCC) -> Cc {
 impl IselCtx<'_, '_> {
     /// A partial constructor's outcome: the result registers, or `None` with the error kept
     /// for the driver.
-    pub(super) fn result(&mut self, done: Result<Vec<VReg>, CodegenError>) -> Option<Out> {
+    pub(super) fn result(&mut self, done: Result<Results, CodegenError>) -> Option<Out> {
         match done {
-            Ok(regs) => Some(Out::from(Results::from_vec(regs))),
+            Ok(regs) => Some(Out::from(regs)),
             Err(e) => {
                 self.error = Some(e);
                 None

@@ -37,6 +37,7 @@ use kestrel_ir::{
     TrapCode, Type, Value,
 };
 use kestrel_regalloc::{RegClass, VReg};
+use smallvec::{smallvec, SmallVec};
 
 use super::abi;
 use super::asm::alu::{AluOp, UnaryOp};
@@ -300,9 +301,9 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn ret(&mut self, i: IrInst) -> Option<Out> {
         let f = self.lower.f;
-        let args = f.dfg.inst(i).arguments(&f.dfg.pool).collect::<Vec<_>>();
+        let args: SmallVec<[Value; 8]> = f.dfg.inst(i).arguments(&f.dfg.pool).collect();
         let done = abi::gen_return(self.lower, &args);
-        self.result(done.map(|()| Vec::new()))
+        self.result(done.map(|()| Results::new()))
     }
 
     fn call(&mut self, i: IrInst) -> Option<Out> {
@@ -455,7 +456,7 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn global_value(&mut self, gv: GlobalValue) -> Option<Out> {
-        let done = lower_mem::global_value_vreg(self.lower, gv, 0).map(|r| vec![r]);
+        let done = lower_mem::global_value_vreg(self.lower, gv, 0).map(|r| smallvec![r]);
         self.result(done)
     }
 

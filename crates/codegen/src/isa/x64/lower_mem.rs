@@ -22,6 +22,7 @@ use kestrel_ir::{
     ArgumentPurpose, GlobalValue, GlobalValueData, Inst as IrInst, MemFlags, TrapCode, Type, Value,
 };
 use kestrel_regalloc::{RegClass, VReg};
+use smallvec::SmallVec;
 
 use super::asm::alu::AluOp;
 use super::asm::moves::ExtMode;
@@ -198,10 +199,12 @@ pub(super) fn load(
 /// How an address folds into an x86-64 addressing mode: up to two register terms (the
 /// second, if any, scaled by `1 << shift`), a displacement, and the values whose producers
 /// the access absorbs (merged only once the plan is known to fit).
+/// A walk folds `iadd`s to depth 3: at most 8 terms, and 7 `iadd`s plus 2 merges per term;
+/// the lists are inline for all but the deepest trees.
 struct AddrPlan {
-    terms: Vec<(Value, u8)>,
+    terms: SmallVec<[(Value, u8); 8]>,
     disp: i64,
-    merges: Vec<Value>,
+    merges: SmallVec<[Value; 16]>,
 }
 
 impl AddrPlan {
@@ -267,9 +270,9 @@ pub(super) fn addr_mem(
     slack: i32,
 ) -> Mem {
     let mut plan = AddrPlan {
-        terms: Vec::new(),
+        terms: SmallVec::new(),
         disp: i64::from(offset),
-        merges: Vec::new(),
+        merges: SmallVec::new(),
     };
     plan.walk(ctx, user, addr, 0);
     let lower = &mut *ctx.lower;

@@ -19,7 +19,7 @@
 use kestrel_ir::{ArgumentExtension, Signature, Type};
 use kestrel_regalloc::RegClass;
 
-use super::abi::{regs_of, xmm_preg, RetLoc};
+use super::abi::{regs_of, xmm_preg, RetLoc, SigLocs};
 use super::asm::moves::ExtMode;
 use super::asm::sse::FloatSize;
 use super::asm::{Gpr, Size};
@@ -27,7 +27,7 @@ use super::inst::{gpr_preg, LoadKind, StoreKind};
 use crate::machinst::CodegenError;
 
 /// Result locations and area size of a winch signature (see the module contract).
-pub fn ret_locs(sig: &Signature) -> Result<(Vec<Vec<RetLoc>>, u32), CodegenError> {
+pub fn ret_locs(sig: &Signature) -> Result<(SigLocs<RetLoc>, u32), CodegenError> {
     if sig
         .params
         .iter()
@@ -41,13 +41,13 @@ pub fn ret_locs(sig: &Signature) -> Result<(Vec<Vec<RetLoc>>, u32), CodegenError
         .iter()
         .any(|p| p.extension != ArgumentExtension::None);
     let size = |ty: Type| if widened { 8 } else { ty.bytes() };
-    let mut locs = Vec::with_capacity(sig.returns.len());
+    let mut locs = SigLocs::with_capacity(sig.returns.len());
     // Forward layout. Widened slots are all 8 bytes, so every offset is already 8-aligned;
     // packed slots are not aligned at all.
     let mut total = 0u32;
     for (i, p) in sig.returns.iter().enumerate() {
         let (class, _) = regs_of(p.value_type)?;
-        locs.push(vec![if i + 1 == sig.returns.len() {
+        locs.push(smallvec::smallvec![if i + 1 == sig.returns.len() {
             RetLoc::Reg(match class {
                 RegClass::Int => gpr_preg(Gpr::RAX),
                 RegClass::Float => xmm_preg(0),

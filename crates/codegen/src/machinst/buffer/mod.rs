@@ -86,7 +86,7 @@ pub mod toy;
 use std::mem;
 
 use crate::chaos::{Chaos, Decision};
-use types::{Branch, Fixup, InlineBytes, PendingConstant, UNBOUND};
+use types::{Branch, Fixup, InlineBytes, LabelList, PendingConstant, UNBOUND};
 pub use types::{BufferError, Label, LabelUse, MachBufferFinalized, Reloc, RelocKind, TrapSite};
 
 use kestrel_ir::{FunctionName, TrapCode};
@@ -110,7 +110,7 @@ pub struct MachBuffer<U: LabelUse> {
     /// The branches that end contiguously at (or near) the tail: the window (I3).
     latest_branches: Vec<Branch>,
     /// Labels bound at `labels_at_tail_off` (I2).
-    labels_at_tail: Vec<Label>,
+    labels_at_tail: LabelList,
     labels_at_tail_off: u32,
     /// Constants waiting for an island or the end.
     pending_constants: Vec<PendingConstant<U>>,
@@ -151,7 +151,7 @@ impl<U: LabelUse> MachBuffer<U> {
             deferred_fixups: Vec::new(),
             fixup_deadline: u32::MAX,
             latest_branches: Vec::new(),
-            labels_at_tail: Vec::new(),
+            labels_at_tail: LabelList::new(),
             labels_at_tail_off: 0,
             pending_constants: Vec::new(),
             pending_constants_size: 0,
@@ -165,6 +165,16 @@ impl<U: LabelUse> MachBuffer<U> {
             validate: false,
             invariant_error: None,
         }
+    }
+
+    /// An empty buffer with room for `code_bytes` of code and `labels` labels, so that
+    /// emitting about that much grows nothing (a hint: the buffer grows as needed).
+    pub fn with_capacity(code_bytes: usize, labels: usize) -> Self {
+        let mut buf = Self::new();
+        buf.data.reserve(code_bytes);
+        buf.label_offsets.reserve(labels);
+        buf.label_aliases.reserve(labels);
+        buf
     }
 
     /// Run the full validator after every bind and island, and report the first violation
@@ -376,7 +386,7 @@ impl<U: LabelUse> MachBuffer<U> {
             mem::take(&mut self.labels_at_tail)
         } else {
             self.labels_at_tail.clear();
-            Vec::new()
+            LabelList::new()
         };
         self.labels_at_tail_off = end;
         self.latest_branches.push(Branch {

@@ -165,6 +165,9 @@ impl<U: LabelUse> Fixup<U> {
     }
 }
 
+/// Labels bound at one offset; usually one or two, kept inline.
+pub(super) type LabelList = smallvec::SmallVec<[Label; 4]>;
+
 /// A branch in the window (see I3 in the module doc).
 #[derive(Clone, Debug)]
 pub(super) struct Branch {
@@ -176,7 +179,7 @@ pub(super) struct Branch {
     /// For a conditional branch, the bytes of the opposite condition.
     pub inverted: Option<InlineBytes>,
     /// The labels bound at `start`.
-    pub labels_here: Vec<Label>,
+    pub labels_here: LabelList,
 }
 
 /// Up to 16 bytes stored inline (a branch instruction), so registering one allocates nothing.

@@ -68,7 +68,7 @@ impl<U: LabelUse> MachBuffer<U> {
         }
         let mut listed = self.labels_at_tail.clone();
         listed.sort();
-        if listed != self.bound_at(off) {
+        if listed[..] != self.bound_at(off)[..] {
             return Err(format!(
                 "I2: labels_at_tail {listed:?} but bound at {off}: {:?}",
                 self.bound_at(off)
@@ -117,7 +117,7 @@ impl<U: LabelUse> MachBuffer<U> {
             }
             let mut here = b.labels_here.clone();
             here.sort();
-            if here != self.bound_at(b.start) {
+            if here[..] != self.bound_at(b.start)[..] {
                 return Err(format!("I3: branch {k} labels {here:?} inexact"));
             }
             for i in 0..self.label_offsets.len() {

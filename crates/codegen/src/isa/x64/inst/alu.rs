@@ -154,7 +154,10 @@ pub enum AluInst<R = VReg> {
 
 impl AluInst {
     #[inline]
-    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> AluInst<S> {
+    pub(in crate::isa::x64) fn map<S, F: FnMut(OperandSpec) -> S>(
+        &self,
+        m: &mut Operands<S, F>,
+    ) -> AluInst<S> {
         let (rax, rdx) = (gpr_preg(Gpr::RAX), gpr_preg(Gpr::RDX));
         match *self {
             AluInst::MovImm { dst, imm } => AluInst::MovImm {

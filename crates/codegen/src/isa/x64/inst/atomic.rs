@@ -69,7 +69,7 @@ pub enum AtomicInst<R = VReg> {
 
 impl AtomicInst {
     #[inline]
-    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(
+    pub(in crate::isa::x64) fn map<S, F: FnMut(OperandSpec) -> S>(
         &self,
         m: &mut Operands<S, F>,
     ) -> AtomicInst<S> {

@@ -58,7 +58,10 @@ pub enum BitsInst<R = VReg> {
 
 impl BitsInst {
     #[inline]
-    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> BitsInst<S> {
+    pub(in crate::isa::x64) fn map<S, F: FnMut(OperandSpec) -> S>(
+        &self,
+        m: &mut Operands<S, F>,
+    ) -> BitsInst<S> {
         let rcx = gpr_preg(Gpr::RCX);
         match *self {
             BitsInst::ShiftCl {

@@ -81,7 +81,7 @@ pub enum ControlInst<R = VReg> {
 
 impl ControlInst {
     #[inline]
-    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(
+    pub(in crate::isa::x64) fn map<S, F: FnMut(OperandSpec) -> S>(
         &self,
         m: &mut Operands<S, F>,
     ) -> ControlInst<S> {

@@ -53,7 +53,10 @@ pub enum MemInst<R = VReg> {
 
 impl MemInst {
     #[inline]
-    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> MemInst<S> {
+    pub(in crate::isa::x64) fn map<S, F: FnMut(OperandSpec) -> S>(
+        &self,
+        m: &mut Operands<S, F>,
+    ) -> MemInst<S> {
         match self {
             MemInst::Load {
                 kind,

@@ -70,7 +70,10 @@ pub enum SseInst<R = VReg> {
 
 impl SseInst {
     #[inline]
-    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> SseInst<S> {
+    pub(in crate::isa::x64) fn map<S, F: FnMut(OperandSpec) -> S>(
+        &self,
+        m: &mut Operands<S, F>,
+    ) -> SseInst<S> {
         match *self {
             SseInst::XmmConst { size, dst, bits } => SseInst::XmmConst {
                 size,
