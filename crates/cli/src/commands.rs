@@ -45,8 +45,8 @@ pub fn test(
         verbose,
         via_object,
     };
-    let summary = kestrel_filetests::run_files(&files, &opts, |r| println!("{}", r.render()));
-    println!("{summary}");
+    let summary = kestrel_filetests::run_files(&files, &opts, |r| outln!("{}", r.render()));
+    outln!("{summary}");
     Ok(if summary.failed == 0 {
         ExitCode::SUCCESS
     } else {
@@ -106,8 +106,8 @@ pub fn run(
     let print_results = |results: &[kestrel_interp::DataValue]| {
         let text: Vec<String> = results.iter().map(|v| v.to_string()).collect();
         match text.len() {
-            1 => println!("{}", text[0]),
-            _ => println!("[{}]", text.join(", ")),
+            1 => outln!("{}", text[0]),
+            _ => outln!("[{}]", text.join(", ")),
         }
     };
     if !interpret {
@@ -128,7 +128,7 @@ pub fn run(
                 Ok(ExitCode::SUCCESS)
             }
             Err(NativeError::Trap(t)) => {
-                println!("trap: {} (at offset {:#x} in %{name})", t.code, t.offset);
+                outln!("trap: {} (at offset {:#x} in %{name})", t.code, t.offset);
                 Ok(ExitCode::from(2))
             }
             Err(NativeError::Other(e)) => Err(e),
@@ -145,7 +145,7 @@ pub fn run(
             function,
             inst,
         }) => {
-            println!("trap: {code} (at {inst} in %{function})");
+            outln!("trap: {code} (at {inst} in %{function})");
             Ok(ExitCode::from(2))
         }
         Err(e) => Err(e.to_string()),
@@ -156,9 +156,9 @@ pub fn print(path: &Path) -> Result<ExitCode, String> {
     let funcs = load(path)?;
     for (i, f) in funcs.iter().enumerate() {
         if i > 0 {
-            println!();
+            outln!();
         }
-        print!("{f}");
+        out!("{f}");
     }
     Ok(ExitCode::SUCCESS)
 }

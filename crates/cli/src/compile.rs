@@ -90,28 +90,28 @@ pub fn compile(
         file_flags_and_functions(path, &text, check_regalloc, show.vcode || show.regalloc)?;
     for (i, f) in funcs.iter().enumerate() {
         if i > 0 {
-            println!();
+            outln!();
         }
         let code = X64Backend
             .compile_function(f, &flags)
             .map_err(|e| format!("%{}: {e}", func_name(f)))?;
-        println!("function %{}:", func_name(f));
+        outln!("function %{}:", func_name(f));
         if show.vcode {
-            println!("VCode:");
-            print!("{}", code.vcode_text);
+            outln!("VCode:");
+            out!("{}", code.vcode_text);
         }
         if show.regalloc {
-            println!("Allocated:");
-            print!("{}", code.regalloc_text);
+            outln!("Allocated:");
+            out!("{}", code.regalloc_text);
         }
         if show.disasm {
             if show.vcode || show.regalloc {
-                println!("Disassembly:");
+                outln!("Disassembly:");
             }
             for line in disassemble(&code.code, code.code_size_without_constants as usize) {
-                println!("{line}");
+                outln!("{line}");
             }
-            println!("code size: {} bytes", code.code.len());
+            outln!("code size: {} bytes", code.code.len());
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -150,7 +150,7 @@ fn time_phases(path: &Path, text: &str, flags: &Flags) -> Result<ExitCode, Strin
         for (c, w) in cells[1..].iter().zip(&widths[1..]) {
             line += &format!("{c:>w$}");
         }
-        println!("{}", line.trim_end());
+        outln!("{}", line.trim_end());
     };
     let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
     print_row(&header);
@@ -177,7 +177,7 @@ fn time_phases(path: &Path, text: &str, flags: &Flags) -> Result<ExitCode, Strin
     let label = format!("total ({} functions)", parsed.len());
     print_row(&row(&label, total_insts, total_blocks, total_parse, &total));
     if !flags.check_regalloc {
-        println!("(checker off: --check-regalloc turns it on)");
+        outln!("(checker off: --check-regalloc turns it on)");
     }
     Ok(ExitCode::SUCCESS)
 }

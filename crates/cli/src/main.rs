@@ -3,6 +3,27 @@
 //! Exit status: 0 on success; 1 for any error (bad input, failed tests), with the message on
 //! stderr; 2 when `kestrel run`'s program trapped. Never Rust's panic status 101 on bad input.
 
+/// `println!` to standard output, except that a closed pipe (`kestrel compile … | head`)
+/// ends the program quietly and any other write error is reported, never a panic.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+            $crate::output_failed(e)
+        }
+    }};
+}
+
+/// `print!` with the same handling of write errors as [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = write!(std::io::stdout(), $($arg)*) {
+            $crate::output_failed(e)
+        }
+    }};
+}
+
 mod commands;
 mod compile;
 #[cfg(feature = "cranelift")]
@@ -191,4 +212,14 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Ends the program after a failed write to standard output: quietly (success) when the
+/// reader closed the pipe, with a message otherwise.
+fn output_failed(e: std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    eprintln!("error: cannot write to standard output: {e}");
+    std::process::exit(1);
 }

@@ -289,6 +289,31 @@ block2:
 }
 
 #[test]
+fn a_closed_output_pipe_ends_quietly() {
+    // Far more output than a pipe holds, so writes continue after the reader is gone.
+    let one =
+        "function %f(i64) -> i64 {\nblock0(v0: i64):\n    v1 = iadd v0, v0\n    return v1\n}\n";
+    let file = scratch("many.clif", one.repeat(3000).as_bytes());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args(["compile", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run kestrel");
+    let mut first = [0u8; 16];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "status {:?}: {}",
+        out.status,
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+}
+
+#[test]
 fn compile_dash_o_writes_an_object_that_cc_links() {
     let dir = std::env::temp_dir().join(format!("kestrel-cli-o-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
