@@ -108,36 +108,60 @@ fn controlling_type(func: &Function, inst: Inst) -> Option<Type> {
     }
 }
 
+/// Constraints on an instruction's fixed operands: a short list (operands past its end are
+/// not checked here), or one constraint for all of them. Inline, so checking allocates
+/// nothing.
+#[derive(Clone, Copy)]
+enum Wants {
+    Listed([Want; 3], u8),
+    AllSame(Want),
+}
+
+impl Wants {
+    fn listed(wants: &[Want]) -> Wants {
+        let mut list = [Want::Int; 3];
+        list[..wants.len()].copy_from_slice(wants);
+        Wants::Listed(list, wants.len() as u8)
+    }
+
+    /// The constraint on operand `k`, if any.
+    fn get(self, k: usize) -> Option<Want> {
+        match self {
+            Wants::Listed(list, len) => list[..usize::from(len)].get(k).copied(),
+            Wants::AllSame(w) => Some(w),
+        }
+    }
+}
+
 /// The constraints on the fixed operands of a non-call instruction with controlling type
-/// `ctrl`, one per operand (same order as `fixed_args`).
-fn operand_wants(data: &InstructionData, ctrl: Type) -> Vec<Want> {
+/// `ctrl`, in the order of `fixed_args`.
+fn operand_wants(data: &InstructionData, ctrl: Type) -> Wants {
     use Opcode::*;
     let same = Want::Exactly(ctrl);
-    let n = data.fixed_args().len();
     match data.opcode() {
-        Uextend | Sextend => vec![Want::IntNarrowerThan(ctrl)],
-        Ireduce => vec![Want::IntWiderThan(ctrl)],
-        Bmask => vec![Want::Int],
-        Fpromote => vec![Want::Exactly(Type::F32)],
-        Fdemote => vec![Want::Exactly(Type::F64)],
-        FcvtToUint | FcvtToSint | FcvtToUintSat | FcvtToSintSat => vec![Want::Float],
-        FcvtFromUint | FcvtFromSint => vec![Want::Int],
-        Bitcast => vec![Want::Bits(ctrl.bits())],
-        Ishl | Ushr | Sshr | Rotl | Rotr => vec![same, Want::Int],
-        Select | SelectSpectreGuard => vec![Want::Int, same, same],
+        Uextend | Sextend => Wants::listed(&[Want::IntNarrowerThan(ctrl)]),
+        Ireduce => Wants::listed(&[Want::IntWiderThan(ctrl)]),
+        Bmask => Wants::listed(&[Want::Int]),
+        Fpromote => Wants::listed(&[Want::Exactly(Type::F32)]),
+        Fdemote => Wants::listed(&[Want::Exactly(Type::F64)]),
+        FcvtToUint | FcvtToSint | FcvtToUintSat | FcvtToSintSat => Wants::listed(&[Want::Float]),
+        FcvtFromUint | FcvtFromSint => Wants::listed(&[Want::Int]),
+        Bitcast => Wants::listed(&[Want::Bits(ctrl.bits())]),
+        Ishl | Ushr | Sshr | Rotl | Rotr => Wants::listed(&[same, Want::Int]),
+        Select | SelectSpectreGuard => Wants::listed(&[Want::Int, same, same]),
         UaddOverflowCin | SaddOverflowCin | UsubOverflowBin | SsubOverflowBin => {
-            vec![same, same, Want::Exactly(Type::I8)]
+            Wants::listed(&[same, same, Want::Exactly(Type::I8)])
         }
-        Brif | Trapz | Trapnz => vec![Want::Int],
-        BrTable => vec![Want::Exactly(Type::I32)],
+        Brif | Trapz | Trapnz => Wants::listed(&[Want::Int]),
+        BrTable => Wants::listed(&[Want::Exactly(Type::I32)]),
         Load | Uload8 | Sload8 | Uload16 | Sload16 | Uload32 | Sload32 | AtomicLoad => {
-            vec![Want::Addr]
+            Wants::listed(&[Want::Addr])
         }
-        Store | Istore8 | Istore16 | Istore32 | AtomicStore => vec![same, Want::Addr],
-        AtomicRmw => vec![Want::Addr, same],
-        AtomicCas => vec![Want::Addr, same, same],
+        Store | Istore8 | Istore16 | Istore32 | AtomicStore => Wants::listed(&[same, Want::Addr]),
+        AtomicRmw => Wants::listed(&[Want::Addr, same]),
+        AtomicCas => Wants::listed(&[Want::Addr, same, same]),
         // Everything else takes operands of the controlling type (iadd, icmp, fma, …).
-        _ => vec![same; n],
+        _ => Wants::AllSame(same),
     }
 }
 
@@ -180,7 +204,8 @@ pub(crate) fn inst_type_errors(func: &Function, inst: Inst, out: &mut Vec<String
         ));
     }
     let wants = operand_wants(data, ctrl);
-    for (i, (&v, w)) in data.fixed_args().iter().zip(wants).enumerate() {
+    for (i, &v) in data.fixed_args().iter().enumerate() {
+        let Some(w) = wants.get(i) else { break };
         if let Some(t) = value_type(func, v) {
             if !w.accepts(t) {
                 out.push(format!(
