@@ -155,16 +155,16 @@ pub(crate) struct Reservation {
 pub(crate) struct Reservations {
     items: Vec<Reservation>,
     /// Group `r` is `items[starts[r]..starts[r + 1]]`.
-    starts: Vec<u32>,
+    starts: [u32; 129],
 }
 
 impl Reservations {
     /// Groups `pending` (register index, reservation) by register, each group sorted by
     /// `from`. A counting sort by register, then a sort of each group, which the build's
     /// backward walk hands over almost descending (linear for the standard sort's run
-    /// detection): O(n) in practice, O(n log n) at worst, and three allocations.
+    /// detection): O(n) in practice, O(n log n) at worst, and one allocation.
     fn group(pending: &[(u8, Reservation)]) -> Reservations {
-        let mut starts = vec![0u32; 129];
+        let mut starts = [0u32; 129];
         for &(r, _) in pending {
             starts[usize::from(r) + 1] += 1;
         }
@@ -177,14 +177,17 @@ impl Reservations {
             owner: None,
         };
         let mut items = vec![placeholder; pending.len()];
-        let mut next = starts.clone();
+        let mut next = starts;
         for &(r, res) in pending {
             let slot = &mut next[usize::from(r)];
             items[*slot as usize] = res;
             *slot += 1;
         }
         for r in 0..128 {
-            items[starts[r] as usize..starts[r + 1] as usize].sort_by_key(|res| res.from);
+            let group = &mut items[starts[r] as usize..starts[r + 1] as usize];
+            if group.len() > 1 {
+                group.sort_by_key(|res| res.from);
+            }
         }
         Reservations { items, starts }
     }

@@ -99,11 +99,13 @@ struct Scan<'a, F: Function> {
     arg_of: ArgsOf,
     splits: usize,
     split_budget: usize,
-    use_pos: Vec<u32>,
-    block_pos: Vec<u32>,
+    /// Per allocatable register (by its place in `regs`), scratch for `allocate_blocked`;
+    /// inline for a machine's usual 16 or 32 registers.
+    use_pos: SmallVec<[u32; 32]>,
+    block_pos: SmallVec<[u32; 32]>,
     /// Per register index, the first reservation that may still matter (see
     /// `reservation_conflict`).
-    resv_cursor: Vec<Cell<u32>>,
+    resv_cursor: [Cell<u32>; 128],
     /// Alternative heuristic choices, when perturbing.
     perturb: Perturb,
 }
@@ -180,9 +182,9 @@ pub(crate) fn run<F: Function>(
             arg_of: std::mem::take(&mut arg_of),
             splits: scanned.splits,
             split_budget,
-            use_pos: vec![0; regs.len()],
-            block_pos: vec![0; regs.len()],
-            resv_cursor: vec![Cell::new(0); 128],
+            use_pos: smallvec::smallvec![0; regs.len()],
+            block_pos: smallvec::smallvec![0; regs.len()],
+            resv_cursor: std::array::from_fn(|_| Cell::new(0)),
             perturb,
         };
         scan.run()?;

@@ -201,7 +201,8 @@ fn check_shape<F: Function>(func: &F) -> Result<Cfg, RegAllocError> {
     // Postorder by an explicit-stack DFS from the entry.
     let mut visited = vec![false; num_blocks];
     let mut postorder = Vec::with_capacity(num_blocks);
-    let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
+    let mut stack: Vec<(Block, usize)> = Vec::with_capacity(num_blocks);
+    stack.push((entry, 0));
     visited[entry.index()] = true;
     while let Some(&mut (block, ref mut next_succ)) = stack.last_mut() {
         let succs = func.block_succs(block);

@@ -108,7 +108,8 @@ impl Slots {
     fn compute(func: &Function) -> Slots {
         let n = func.dfg.num_blocks();
         let mut start = Vec::with_capacity(n + 1);
-        let mut to = Vec::new();
+        // Most blocks end in a jump or a two-way branch.
+        let mut to = Vec::with_capacity(2 * n);
         let mut incoming = vec![0u32; n];
         for i in 0..n {
             start.push(to.len() as u32);
@@ -189,7 +190,8 @@ impl BlockLoweringOrder {
 
     /// Depth-first search of the virtual graph from the entry; returns the postorder.
     fn search(func: &Function, slots: &Slots) -> Vec<Node> {
-        let mut postorder = Vec::new();
+        // Every block, and each critical edge's block: at most one per slot.
+        let mut postorder = Vec::with_capacity(func.dfg.num_blocks() + slots.to.len());
         let Some(entry) = func.layout.entry_block() else {
             return postorder;
         };
@@ -197,7 +199,7 @@ impl BlockLoweringOrder {
         // (node, number of its virtual successors not yet visited). A block's successors are
         // taken from its last slot down, so the first slot is finished last and ends up
         // right after the block in reverse postorder.
-        let mut stack: Vec<(Node, usize)> = Vec::new();
+        let mut stack: Vec<(Node, usize)> = Vec::with_capacity(func.dfg.num_blocks());
         visited[entry.index()] = true;
         stack.push((Node::Block(entry), slots.range(entry).len()));
         while let Some(top) = stack.last_mut() {
@@ -245,7 +247,7 @@ impl BlockLoweringOrder {
         }
         let reached = |b: Block| orig_index[b.index()].expect("successor of a reached block");
         let mut succ_start = Vec::with_capacity(order.len() + 1);
-        let mut succs = Vec::new();
+        let mut succs = Vec::with_capacity(slots.to.len() + order.len());
         let mut lowered = Vec::with_capacity(order.len());
         for node in order {
             succ_start.push(succs.len() as u32);

@@ -242,7 +242,8 @@ impl<'f, I: MachInst> Lower<'f, I> {
             builder: VCodeBuilder::with_capacity(f.dfg.num_insts(), f.layout.blocks().len()),
             value_vregs: vec![None; num_values],
             regs_for,
-            aliases: Vec::new(),
+            // Most values get a vreg, and lowering adds temporaries: room for both.
+            aliases: Vec::with_capacity(num_values + num_values / 2),
             uses,
             demanded: vec![false; num_values],
             colors,

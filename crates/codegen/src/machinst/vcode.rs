@@ -265,6 +265,8 @@ impl<I: MachInst> VCodeBuilder<I> {
         c.succ_ranges.reserve(blocks);
         c.param_ranges.reserve(blocks);
         c.branch_arg_ranges.reserve(2 * blocks);
+        // One block at a time: its average size, and growth beyond.
+        b.pending.reserve((insts / blocks.max(1)).clamp(8, 64));
         b
     }
 

@@ -207,14 +207,32 @@ pub fn min_out_area(sig: &Signature) -> u32 {
 }
 
 /// Registers a function of convention `cc` must preserve (besides rbp and rsp).
-fn callee_saved(cc: CallConv) -> (Vec<Gpr>, Vec<Xmm>) {
+fn callee_saved(cc: CallConv) -> (&'static [Gpr], &'static [Xmm]) {
+    const FASTCALL_GPRS: [Gpr; 7] = [
+        Gpr::RBX,
+        Gpr::R12,
+        Gpr::R13,
+        Gpr::R14,
+        Gpr::R15,
+        Gpr::RSI,
+        Gpr::RDI,
+    ];
+    const FASTCALL_XMMS: [Xmm; 10] = [
+        Xmm::new(6),
+        Xmm::new(7),
+        Xmm::new(8),
+        Xmm::new(9),
+        Xmm::new(10),
+        Xmm::new(11),
+        Xmm::new(12),
+        Xmm::new(13),
+        Xmm::new(14),
+        Xmm::new(15),
+    ];
     match cc {
-        CallConv::Winch => (Vec::new(), Vec::new()),
-        CallConv::WindowsFastcall => (
-            [&CALLEE_SAVED[..], &[Gpr::RSI, Gpr::RDI]].concat(),
-            (6..16).map(Xmm::new).collect(),
-        ),
-        _ => (CALLEE_SAVED.to_vec(), Vec::new()),
+        CallConv::Winch => (&[], &[]),
+        CallConv::WindowsFastcall => (&FASTCALL_GPRS, &FASTCALL_XMMS),
+        _ => (&CALLEE_SAVED, &[]),
     }
 }
 
@@ -606,11 +624,13 @@ pub fn compute_frame(
     debug_assert!(spill_slots as usize <= ra.num_spillslots);
     let (gprs, xmms) = callee_saved(f.signature.call_conv);
     let saved: Vec<Gpr> = gprs
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|&g| used.contains(gpr_preg(g)))
         .collect();
     let saved_xmm: Vec<Xmm> = xmms
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|&x| used.contains(xmm_preg(usize::from(x.enc()))))
         .collect();
     // GPRs at [rbp - 8*(i+1)], then XMMs in 16-byte slots below them.

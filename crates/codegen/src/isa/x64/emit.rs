@@ -115,7 +115,7 @@ pub struct Frame {
     pub ret_area_base: i32,
     /// `stack_limit`: how to compute the limit, and the bytes the function takes below
     /// `rbp` (see `stack_limit.rs`); checked in the prologue.
-    pub stack_check: Option<(Vec<super::stack_limit::Step>, u32)>,
+    pub stack_check: Option<(super::stack_limit::Steps, u32)>,
 }
 
 impl Frame {

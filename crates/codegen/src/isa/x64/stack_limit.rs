@@ -19,6 +19,7 @@
 //! Cost: O(length of the global value chain) per function.
 
 use kestrel_ir::{ArgumentPurpose, Function, GlobalValue, GlobalValueData, Type};
+use smallvec::SmallVec;
 
 use super::abi::{param_locs, Loc};
 use super::asm::alu::{self, AluOp};
@@ -42,12 +43,16 @@ pub enum Step {
     AddImm(i32),
 }
 
+/// The steps of a limit computation: a short chain (vmctx, a load or two, an offset) is
+/// kept inline.
+pub type Steps = SmallVec<[Step; 4]>;
+
 /// The steps computing `f`'s stack limit, or `None` when it declares none.
-pub fn plan(f: &Function) -> Result<Option<Vec<Step>>, CodegenError> {
+pub fn plan(f: &Function) -> Result<Option<Steps>, CodegenError> {
     let Some(gv) = f.stack_limit else {
         return Ok(None);
     };
-    let mut steps = Vec::new();
+    let mut steps = Steps::new();
     push_steps(f, gv, 0, &mut steps)?;
     Ok(Some(steps))
 }
@@ -56,7 +61,7 @@ fn push_steps(
     f: &Function,
     gv: GlobalValue,
     depth: usize,
-    steps: &mut Vec<Step>,
+    steps: &mut Steps,
 ) -> Result<(), CodegenError> {
     let unsupported = |what: String| CodegenError::unsupported(format!("stack_limit: {what}"));
     if depth > MAX_DEPTH {
