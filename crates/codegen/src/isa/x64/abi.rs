@@ -197,9 +197,9 @@ fn fastcall_param_locs(sig: &Signature) -> Result<SigLocs<Loc>, CodegenError> {
 /// The stack space a Windows x64 caller reserves for the callee's register arguments.
 const FASTCALL_SHADOW: u32 = 32;
 
-/// Bytes of outgoing-argument area a call of `sig` needs at least.
-pub fn min_out_area(sig: &Signature) -> u32 {
-    if sig.call_conv == CallConv::WindowsFastcall {
+/// Bytes of outgoing-argument area a call of a function of convention `cc` needs at least.
+pub fn min_out_area(cc: CallConv) -> u32 {
+    if cc == CallConv::WindowsFastcall {
         FASTCALL_SHADOW
     } else {
         0
@@ -237,7 +237,7 @@ fn callee_saved(cc: CallConv) -> (&'static [Gpr], &'static [Xmm]) {
 }
 
 /// Registers a call of a function of convention `cc` may overwrite.
-fn call_clobbers(cc: CallConv) -> PRegSet {
+pub(super) fn call_clobbers(cc: CallConv) -> PRegSet {
     let mut set = caller_saved();
     if cc == CallConv::Winch {
         CALLEE_SAVED.iter().for_each(|&g| set.add(gpr_preg(g)));
@@ -505,19 +505,22 @@ fn gen_call_parts(
     let locs = param_locs(sig)?;
     let (ret_locs, area) = ret_locs(sig)?;
     let mut seen = SmallVec::new();
-    let mut uses = Vec::with_capacity(args.len() + 1);
+    // Argument uses, then result defs: every register part, and the return-area pointer.
+    let parts = args.iter().map(|r| r.regs().len()).sum::<usize>()
+        + ret_locs.iter().map(|p| p.len()).sum::<usize>();
+    let mut regs = Vec::with_capacity(parts + 1);
     if area > 0 {
         let ptr = ctx.alloc_vreg(RegClass::Int);
         ctx.emit(MemInst::RetAreaAddr {
             dst: ptr,
             size: area,
         });
-        uses.push((ptr, gpr_preg(INT_ARGS[0])));
+        regs.push((ptr, gpr_preg(INT_ARGS[0])));
     }
-    for (regs, locs) in args.iter().zip(locs) {
-        for (&v, loc) in regs.regs().iter().zip(locs) {
+    for (arg, locs) in args.iter().zip(locs) {
+        for (&v, loc) in arg.regs().iter().zip(locs) {
             match loc {
-                Loc::Reg(r) => uses.push((distinct(ctx, &mut seen, v), r)),
+                Loc::Reg(r) => regs.push((distinct(ctx, &mut seen, v), r)),
                 Loc::Stack(disp) => ctx.emit(MemInst::Store {
                     kind: store_kind_of(v),
                     src: v,
@@ -527,8 +530,7 @@ fn gen_call_parts(
             }
         }
     }
-    let mut clobbers = call_clobbers(sig.call_conv);
-    let mut defs = Vec::with_capacity(ret_locs.len());
+    let num_uses = regs.len() as u32;
     let mut results = Results::new();
     let mut loads: SmallVec<[MemInst; 2]> = SmallVec::new();
     for (p, parts) in sig.returns.iter().zip(ret_locs) {
@@ -537,10 +539,7 @@ fn gen_call_parts(
             let v = ctx.alloc_vreg(class);
             results.push(v);
             match loc {
-                RetLoc::Reg(r) => {
-                    clobbers.remove(r);
-                    defs.push((v, r));
-                }
+                RetLoc::Reg(r) => regs.push((v, r)),
                 RetLoc::Area(disp) => loads.push(MemInst::Load {
                     kind: area_access(sig.call_conv, p.value_type, class).1,
                     dst: v,
@@ -552,10 +551,9 @@ fn gen_call_parts(
     }
     ctx.emit(ControlInst::Call {
         dest: callee,
-        uses,
-        defs,
-        clobbers,
-        out_area: min_out_area(sig),
+        regs,
+        num_uses,
+        conv: sig.call_conv,
     });
     for load in loads {
         ctx.emit(load);
@@ -589,14 +587,12 @@ pub fn compute_frame(
                 mem: Mem::OutgoingArg { disp },
                 ..
             }) => out_args = out_args.max(*disp as u32 + 8),
-            Inst::Control(ControlInst::Call {
-                out_area, clobbers, ..
-            }) => {
+            Inst::Control(ControlInst::Call { conv, .. }) => {
                 has_calls = true;
-                out_args = out_args.max(*out_area);
+                out_args = out_args.max(min_out_area(*conv));
                 // What the callee may overwrite counts as written here: this function must
                 // still preserve its own callee-saved registers for its caller.
-                clobbers.iter().for_each(|r| used_by_calls.add(r));
+                inst.clobbers().iter().for_each(|r| used_by_calls.add(r));
                 needs_fp = true;
             }
             Inst::Mem(MemInst::FrameValue {

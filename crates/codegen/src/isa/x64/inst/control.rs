@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use kestrel_ir::TrapCode;
-use kestrel_regalloc::{PReg, PRegSet, VReg};
+use kestrel_ir::{CallConv, TrapCode};
+use kestrel_regalloc::{PReg, VReg};
 
 use super::super::asm::alu::{self as enc, AluOp};
 use super::super::asm::misc;
@@ -65,17 +65,16 @@ pub enum ControlInst<R = VReg> {
     /// `int3` (`debugtrap`): stops in an attached debugger; without one the process gets
     /// SIGTRAP. No operands.
     Debugtrap,
-    /// `call dest`. Operands: the target (indirect calls only), argument uses fixed to their
-    /// registers, then result defs fixed to theirs; clobbers the caller-saved registers that
-    /// are not results.
+    /// `call dest` of a callee of convention `conv`. Operands: the target (indirect calls
+    /// only), then `regs`: the first `num_uses` are argument uses, the rest result defs, each
+    /// fixed to its register. Clobbers what `conv` lets a callee overwrite, except the results
+    /// ([`super::Inst::clobbers`]). One list and a convention, not two lists and a register
+    /// set, keep this family within the ALU family's 48 bytes.
     Call {
         dest: CallDest<R>,
-        uses: Vec<(R, PReg)>,
-        defs: Vec<(R, PReg)>,
-        clobbers: PRegSet,
-        /// Bytes of outgoing-argument area the callee's convention requires at least (the
-        /// Windows x64 shadow space).
-        out_area: u32,
+        regs: Vec<(R, PReg)>,
+        num_uses: u32,
+        conv: CallConv,
     },
 }
 
@@ -133,23 +132,22 @@ impl ControlInst {
             ControlInst::Debugtrap => ControlInst::Debugtrap,
             ControlInst::Call {
                 dest,
-                uses,
-                defs,
-                clobbers,
-                out_area,
+                regs,
+                num_uses,
+                conv,
             } => {
                 let dest = match dest {
                     CallDest::Direct(name) => CallDest::Direct(name.clone()),
                     CallDest::Indirect(target) => CallDest::Indirect(m.reg_use(*target)),
                 };
-                let uses = m.fixed_list(uses, Operands::fixed_use);
-                let defs = m.fixed_list(defs, Operands::fixed_def);
+                let (uses, defs) = regs.split_at(*num_uses as usize);
+                let mut regs = m.fixed_list(uses, Operands::fixed_use);
+                regs.extend(m.fixed_list(defs, Operands::fixed_def));
                 ControlInst::Call {
                     dest,
-                    uses,
-                    defs,
-                    clobbers: *clobbers,
-                    out_area: *out_area,
+                    regs,
+                    num_uses: *num_uses,
+                    conv: *conv,
                 }
             }
         }
@@ -217,8 +215,12 @@ impl ControlInst<String> {
             ControlInst::TrapIf { cond, code } => format!("trap_if {}, {code}", cond.pretty()),
             ControlInst::Debugtrap => "int3".into(),
             ControlInst::Call {
-                dest, uses, defs, ..
+                dest,
+                regs,
+                num_uses,
+                ..
             } => {
+                let (uses, defs) = regs.split_at(*num_uses as usize);
                 let callee = match dest {
                     CallDest::Direct(name) => name.to_string(),
                     CallDest::Indirect(target) => format!("*{target}"),

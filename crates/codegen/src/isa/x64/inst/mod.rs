@@ -318,6 +318,10 @@ impl<S, F: FnMut(OperandSpec) -> S> Operands<S, F> {
     }
 }
 
+/// Instructions are copied as the VCode is built and encoded: a size check keeps a large
+/// variant from growing them all (move rarely used data out of line instead).
+const _: () = assert!(std::mem::size_of::<Inst>() <= 56);
+
 /// One x86-64 instruction (or a short fixed sequence), by family.
 #[derive(Clone, Debug)]
 pub enum Inst<R = VReg> {
@@ -384,7 +388,18 @@ impl Inst {
     /// Registers overwritten beyond the defs.
     pub fn clobbers(&self) -> PRegSet {
         match self {
-            Inst::Control(ControlInst::Call { clobbers, .. }) => *clobbers,
+            Inst::Control(ControlInst::Call {
+                regs,
+                num_uses,
+                conv,
+                ..
+            }) => {
+                let mut set = super::abi::call_clobbers(*conv);
+                for &(_, r) in &regs[*num_uses as usize..] {
+                    set.remove(r);
+                }
+                set
+            }
             _ => PRegSet::empty(),
         }
     }
