@@ -156,8 +156,22 @@ impl IselCtx<'_, '_> {
         b: Pair,
         cin: Option<VReg>,
     ) -> Out {
+        let (dst, f) = self.alu128((op_lo, op_hi), a, b, cin, Some(cc));
+        Out::three(dst.0[0], dst.0[1], f.expect("a flag was asked for"))
+    }
+
+    /// `a op b` on pairs ([`AluInst::Alu128`]) into a fresh pair, and with `flag_cc` a fresh
+    /// flag register set to that condition of the result.
+    pub(super) fn alu128(
+        &mut self,
+        (op_lo, op_hi): (AluOp, AluOp),
+        a: Pair,
+        b: Pair,
+        cin: Option<VReg>,
+        flag_cc: Option<Cc>,
+    ) -> (Pair, Option<VReg>) {
         let dst = [self.int(), self.int()];
-        let f = self.int();
+        let flag = flag_cc.map(|cc| (cc, self.int()));
         self.lower.emit(AluInst::Alu128 {
             op_lo,
             op_hi,
@@ -165,9 +179,9 @@ impl IselCtx<'_, '_> {
             a: a.0,
             b: b.0,
             cin,
-            flag: Some((cc, f)),
+            flag,
         });
-        Out::three(dst[0], dst[1], f)
+        (Pair(dst), flag.map(|(_, f)| f))
     }
 
     /// What `parts` (a rule over the producer's opcode) makes of the instruction defining

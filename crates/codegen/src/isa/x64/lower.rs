@@ -485,17 +485,7 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn alu_pair(&mut self, op_lo: AluOp, op_hi: AluOp, a: Pair, b: Pair) -> Pair {
-        let dst = [self.int(), self.int()];
-        self.lower.emit(AluInst::Alu128 {
-            op_lo,
-            op_hi,
-            dst,
-            a: a.0,
-            b: b.0,
-            cin: None,
-            flag: None,
-        });
-        Pair(dst)
+        self.alu128((op_lo, op_hi), a, b, None, None).0
     }
 
     fn ty_i64(&mut self) -> Type {

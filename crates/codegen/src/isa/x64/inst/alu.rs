@@ -11,7 +11,7 @@ use super::super::asm::setcc_cmov_jcc::{self as cc_ops, Cc};
 use super::super::asm::sse::{self as sse_enc, SseOp};
 use super::super::asm::{Gpr, GprMem, Size, XmmMem};
 use super::super::emit::{bytes, gpr, trap, trap_unless, xmm, Buf, Ctx};
-use super::{gpr_preg, Cond, Mem, OperandSpec, Operands, Pred, RegImm};
+use super::{gpr_preg, map_operands, Cond, Mem, OperandSpec, Operands, Pred, RegImm};
 
 /// One ALU instruction. Each variant's doc gives its operand order.
 #[derive(Clone, Debug)]
@@ -159,247 +159,71 @@ impl AluInst {
         m: &mut Operands<S, F>,
     ) -> AluInst<S> {
         let (rax, rdx) = (gpr_preg(Gpr::RAX), gpr_preg(Gpr::RDX));
-        match *self {
-            AluInst::MovImm { dst, imm } => AluInst::MovImm {
-                dst: m.reg_def(dst),
-                imm,
-            },
-            AluInst::Mov { dst, src } => {
-                let src = m.reg_use(src);
-                AluInst::Mov {
-                    dst: m.reg_def(dst),
-                    src,
-                }
-            }
-            AluInst::Alu {
-                op,
-                size,
-                dst,
-                a,
-                b,
-            } => {
-                let (a, b) = (m.reg_use(a), b.map(m));
-                let dst = m.reuse_def(dst, 0);
-                AluInst::Alu {
-                    op,
-                    size,
-                    dst,
-                    a,
-                    b,
-                }
-            }
-            AluInst::Imul { size, dst, a, b } => {
-                let (a, b) = (m.reg_use(a), b.map(m));
-                let dst = m.reuse_def(dst, 0);
-                AluInst::Imul { size, dst, a, b }
-            }
-            AluInst::AluMem {
-                op,
-                size,
-                dst,
-                a,
-                mem,
-                trap,
-            } => {
-                let (a, mem) = (m.reg_use(a), mem.map(m));
-                let dst = m.reuse_def(dst, 0);
-                AluInst::AluMem {
-                    op,
-                    size,
-                    dst,
-                    a,
-                    mem,
-                    trap,
-                }
-            }
-            AluInst::Unary { op, size, dst, a } => {
-                let a = m.reg_use(a);
-                let dst = m.reuse_def(dst, 0);
-                AluInst::Unary { op, size, dst, a }
-            }
-            AluInst::Ext {
-                mode,
-                signed,
-                dst,
-                src,
-            } => {
-                let src = m.reg_use(src);
-                let dst = m.reg_def(dst);
-                AluInst::Ext {
-                    mode,
-                    signed,
-                    dst,
-                    src,
-                }
-            }
-            AluInst::Setcc { cond, dst } => {
-                let cond = cond.map(m);
-                AluInst::Setcc {
-                    cond,
-                    dst: m.reg_def(dst),
-                }
-            }
-            AluInst::Cmov { cond, t, f, dst } => {
-                let (cond, t) = (cond.map(m), m.reg_use(t));
-                let f_index = m.next_index();
-                let f = m.reg_use(f);
-                let dst = m.reuse_def(dst, f_index);
-                AluInst::Cmov { cond, t, f, dst }
-            }
-            AluInst::AluFlags {
-                op,
-                size,
-                dst,
-                a,
-                b,
-                cc,
-                flag,
-            } => {
-                let (a, b) = (m.reg_use(a), b.map(m));
-                let dst = m.reuse_def(dst, 0);
-                AluInst::AluFlags {
-                    op,
-                    size,
-                    dst,
-                    a,
-                    b,
-                    cc,
-                    flag: m.reg_def(flag),
-                }
-            }
-            AluInst::AluCarry {
-                op,
-                size,
-                dst,
-                a,
-                b,
-                cin,
-                cc,
-                flag,
-            } => {
-                let (a, b, cin) = (m.reg_use(a), m.reg_use(b), m.reg_use(cin));
-                let dst = m.reuse_def(dst, 0);
-                AluInst::AluCarry {
-                    op,
-                    size,
-                    dst,
-                    a,
-                    b,
-                    cin,
-                    cc,
-                    flag: m.reg_def(flag),
-                }
-            }
-            AluInst::AluTrap {
-                op,
-                size,
-                dst,
-                a,
-                b,
-                cc,
-                code,
-            } => {
-                let (a, b) = (m.reg_use(a), b.map(m));
-                let dst = m.reuse_def(dst, 0);
-                AluInst::AluTrap {
-                    op,
-                    size,
-                    dst,
-                    a,
-                    b,
-                    cc,
-                    code,
-                }
-            }
-            AluInst::Alu128 {
-                op_lo,
-                op_hi,
-                dst,
-                a,
-                b,
-                cin,
-                flag,
-            } => {
-                let (a, b) = (m.pair(a, Operands::reg_use), m.pair(b, Operands::reg_use));
-                let cin = cin.map(|c| m.reg_use(c));
-                let dst = [m.reuse_def(dst[0], 0), m.reuse_def(dst[1], 1)];
-                let flag = flag.map(|(cc, f)| (cc, m.reg_def(f)));
-                AluInst::Alu128 {
-                    op_lo,
-                    op_hi,
-                    dst,
-                    a,
-                    b,
-                    cin,
-                    flag,
-                }
-            }
-            AluInst::Div {
-                size,
-                narrow,
-                signed,
-                rem,
-                dividend,
-                divisor,
-                tmp,
-                dst,
-            } => {
-                let dividend = m.fixed_use(dividend, rax);
-                let divisor = m.reg_use(divisor);
-                let tmp = m.fixed_early_def(tmp, rdx);
-                AluInst::Div {
-                    size,
-                    narrow,
-                    signed,
-                    rem,
-                    dividend,
-                    divisor,
-                    tmp,
-                    dst: m.fixed_def(dst, rax),
-                }
-            }
-            AluInst::MulHi {
-                size,
-                signed,
-                a,
-                b,
-                dst,
-                tmp,
-            } => {
-                let (a, b) = (m.fixed_use(a, rax), m.reg_use(b));
-                let dst = m.fixed_def(dst, rdx);
-                AluInst::MulHi {
-                    size,
-                    signed,
-                    a,
-                    b,
-                    dst,
-                    tmp: m.fixed_def(tmp, rax),
-                }
-            }
-            AluInst::MulOverflow {
-                size,
-                signed,
-                a,
-                b,
-                tmp,
-                lo,
-                flag,
-            } => {
-                let (a, b) = (m.fixed_use(a, rax), m.reg_use(b));
-                let tmp = m.fixed_early_def(tmp, rdx);
-                let lo = m.fixed_def(lo, rax);
-                AluInst::MulOverflow {
-                    size,
-                    signed,
-                    a,
-                    b,
-                    tmp,
-                    lo,
-                    flag: m.reg_def(flag),
-                }
-            }
-        }
+        map_operands!(self, AluInst {
+            MovImm { imm } [dst = m.reg_def(*dst)],
+            Mov {} [src = m.reg_use(*src), dst = m.reg_def(*dst)],
+            Alu { op, size } [a = m.reg_use(*a), b = b.map(m), dst = m.reuse_def(*dst, 0)],
+            Imul { size } [a = m.reg_use(*a), b = b.map(m), dst = m.reuse_def(*dst, 0)],
+            AluMem { op, size, trap } [
+                a = m.reg_use(*a),
+                mem = mem.map(m),
+                dst = m.reuse_def(*dst, 0)
+            ],
+            Unary { op, size } [a = m.reg_use(*a), dst = m.reuse_def(*dst, 0)],
+            Ext { mode, signed } [src = m.reg_use(*src), dst = m.reg_def(*dst)],
+            Setcc {} [cond = cond.map(m), dst = m.reg_def(*dst)],
+            // `dst` reuses `f`, the operand just before it.
+            Cmov {} [
+                cond = cond.map(m),
+                t = m.reg_use(*t),
+                f = m.reg_use(*f),
+                dst = m.reuse_def(*dst, m.next_index() - 1)
+            ],
+            AluFlags { op, size, cc } [
+                a = m.reg_use(*a),
+                b = b.map(m),
+                dst = m.reuse_def(*dst, 0),
+                flag = m.reg_def(*flag)
+            ],
+            AluCarry { op, size, cc } [
+                a = m.reg_use(*a),
+                b = m.reg_use(*b),
+                cin = m.reg_use(*cin),
+                dst = m.reuse_def(*dst, 0),
+                flag = m.reg_def(*flag)
+            ],
+            AluTrap { op, size, cc, code } [
+                a = m.reg_use(*a),
+                b = b.map(m),
+                dst = m.reuse_def(*dst, 0)
+            ],
+            Alu128 { op_lo, op_hi } [
+                a = m.pair(*a, Operands::reg_use),
+                b = m.pair(*b, Operands::reg_use),
+                cin = cin.map(|c| m.reg_use(c)),
+                dst = [m.reuse_def(dst[0], 0), m.reuse_def(dst[1], 1)],
+                flag = flag.map(|(cc, f)| (cc, m.reg_def(f)))
+            ],
+            Div { size, narrow, signed, rem } [
+                dividend = m.fixed_use(*dividend, rax),
+                divisor = m.reg_use(*divisor),
+                tmp = m.fixed_early_def(*tmp, rdx),
+                dst = m.fixed_def(*dst, rax)
+            ],
+            MulHi { size, signed } [
+                a = m.fixed_use(*a, rax),
+                b = m.reg_use(*b),
+                dst = m.fixed_def(*dst, rdx),
+                tmp = m.fixed_def(*tmp, rax)
+            ],
+            MulOverflow { size, signed } [
+                a = m.fixed_use(*a, rax),
+                b = m.reg_use(*b),
+                tmp = m.fixed_early_def(*tmp, rdx),
+                lo = m.fixed_def(*lo, rax),
+                flag = m.reg_def(*flag)
+            ],
+        })
     }
 }
 

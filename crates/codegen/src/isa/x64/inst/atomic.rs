@@ -10,7 +10,7 @@ use super::super::asm::moves::{self, ExtMode};
 use super::super::asm::setcc_cmov_jcc::{self as cc_ops, Cc};
 use super::super::asm::{Amode, Gpr, GprMem, Size};
 use super::super::emit::{gpr, jcc_to, Buf, Ctx};
-use super::{gpr_preg, OperandSpec, Operands};
+use super::{gpr_preg, map_operands, OperandSpec, Operands};
 
 /// One atomic instruction. Each variant's doc gives its operand order.
 #[derive(Clone, Debug)]
@@ -74,100 +74,37 @@ impl AtomicInst {
         m: &mut Operands<S, F>,
     ) -> AtomicInst<S> {
         let [rax, rdx, rbx, rcx] = [Gpr::RAX, Gpr::RDX, Gpr::RBX, Gpr::RCX].map(gpr_preg);
-        match *self {
-            AtomicInst::Fence => AtomicInst::Fence,
-            AtomicInst::Xadd {
-                size,
-                op,
-                addr,
-                val,
-                dst,
-            } => {
-                let (addr, val) = (m.reg_use(addr), m.reg_use(val));
-                AtomicInst::Xadd {
-                    size,
-                    op,
-                    addr,
-                    val,
-                    dst: m.reuse_def(dst, 1),
-                }
-            }
-            AtomicInst::Loop {
-                size,
-                op,
-                addr,
-                val,
-                dst,
-            } => {
-                let (addr, val) = (m.reg_use(addr), m.reg_use(val));
-                AtomicInst::Loop {
-                    size,
-                    op,
-                    addr,
-                    val,
-                    dst: m.fixed_early_def(dst, rax),
-                }
-            }
-            AtomicInst::Cas {
-                size,
-                addr,
-                expected,
-                repl,
-                dst,
-            } => {
-                let addr = m.reg_use(addr);
-                let expected = m.fixed_use(expected, rax);
-                let repl = m.reg_use(repl);
-                AtomicInst::Cas {
-                    size,
-                    addr,
-                    expected,
-                    repl,
-                    dst: m.fixed_def(dst, rax),
-                }
-            }
-            AtomicInst::Cas128 {
-                addr,
-                expected,
-                repl,
-                dst,
-            } => {
-                let addr = m.reg_use(addr);
-                let expected = [m.fixed_use(expected[0], rax), m.fixed_use(expected[1], rdx)];
-                let repl = [m.fixed_use(repl[0], rbx), m.fixed_use(repl[1], rcx)];
-                let dst = [m.fixed_def(dst[0], rax), m.fixed_def(dst[1], rdx)];
-                AtomicInst::Cas128 {
-                    addr,
-                    expected,
-                    repl,
-                    dst,
-                }
-            }
-            AtomicInst::Loop128 {
-                op,
-                addr,
-                val,
-                dst,
-                tmp,
-            } => {
-                let (addr, val) = (m.reg_use(addr), m.pair(val, Operands::reg_use));
-                let dst = [
-                    m.fixed_early_def(dst[0], rax),
-                    m.fixed_early_def(dst[1], rdx),
-                ];
-                let tmp = [
-                    m.fixed_early_def(tmp[0], rbx),
-                    m.fixed_early_def(tmp[1], rcx),
-                ];
-                AtomicInst::Loop128 {
-                    op,
-                    addr,
-                    val,
-                    dst,
-                    tmp,
-                }
-            }
-        }
+        map_operands!(self, AtomicInst {
+            Fence {} [],
+            Xadd { size, op } [
+                addr = m.reg_use(*addr),
+                val = m.reg_use(*val),
+                dst = m.reuse_def(*dst, 1)
+            ],
+            Loop { size, op } [
+                addr = m.reg_use(*addr),
+                val = m.reg_use(*val),
+                dst = m.fixed_early_def(*dst, rax)
+            ],
+            Cas { size } [
+                addr = m.reg_use(*addr),
+                expected = m.fixed_use(*expected, rax),
+                repl = m.reg_use(*repl),
+                dst = m.fixed_def(*dst, rax)
+            ],
+            Cas128 {} [
+                addr = m.reg_use(*addr),
+                expected = [m.fixed_use(expected[0], rax), m.fixed_use(expected[1], rdx)],
+                repl = [m.fixed_use(repl[0], rbx), m.fixed_use(repl[1], rcx)],
+                dst = [m.fixed_def(dst[0], rax), m.fixed_def(dst[1], rdx)]
+            ],
+            Loop128 { op } [
+                addr = m.reg_use(*addr),
+                val = m.pair(*val, Operands::reg_use),
+                dst = [m.fixed_early_def(dst[0], rax), m.fixed_early_def(dst[1], rdx)],
+                tmp = [m.fixed_early_def(tmp[0], rbx), m.fixed_early_def(tmp[1], rcx)]
+            ],
+        })
     }
 }
 

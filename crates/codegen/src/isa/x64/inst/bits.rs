@@ -6,7 +6,7 @@ use super::super::asm::bits::{self as enc, BitCount, ShiftX};
 use super::super::asm::shift::{self, DoubleShift, ShiftOp};
 use super::super::asm::{Gpr, GprMem, Size};
 use super::super::emit::{gpr, Buf};
-use super::{gpr_preg, OperandSpec, Operands};
+use super::{gpr_preg, map_operands, OperandSpec, Operands};
 
 /// One shift or bit instruction. Each variant's doc gives its operand order.
 #[derive(Clone, Debug)]
@@ -63,83 +63,23 @@ impl BitsInst {
         m: &mut Operands<S, F>,
     ) -> BitsInst<S> {
         let rcx = gpr_preg(Gpr::RCX);
-        match *self {
-            BitsInst::ShiftCl {
-                op,
-                size,
-                dst,
-                a,
-                amt,
-            } => {
-                let (a, amt) = (m.reg_use(a), m.fixed_use(amt, rcx));
-                BitsInst::ShiftCl {
-                    op,
-                    size,
-                    dst: m.reuse_def(dst, 0),
-                    a,
-                    amt,
-                }
-            }
-            BitsInst::ShiftX {
-                op,
-                size,
-                dst,
-                a,
-                amt,
-            } => {
-                let (a, amt) = (m.reg_use(a), m.reg_use(amt));
-                BitsInst::ShiftX {
-                    op,
-                    size,
-                    dst: m.reg_def(dst),
-                    a,
-                    amt,
-                }
-            }
-            BitsInst::ShiftImm {
-                op,
-                size,
-                dst,
-                a,
-                imm,
-            } => {
-                let a = m.reg_use(a);
-                BitsInst::ShiftImm {
-                    op,
-                    size,
-                    dst: m.reuse_def(dst, 0),
-                    a,
-                    imm,
-                }
-            }
-            BitsInst::ShiftDouble { op, dst, a, b, amt } => {
-                let (a, b, amt) = (m.reg_use(a), m.reg_use(b), m.fixed_use(amt, rcx));
-                BitsInst::ShiftDouble {
-                    op,
-                    dst: m.reuse_def(dst, 0),
-                    a,
-                    b,
-                    amt,
-                }
-            }
-            BitsInst::BitCount { op, size, dst, src } => {
-                let src = m.reg_use(src);
-                BitsInst::BitCount {
-                    op,
-                    size,
-                    dst: m.reg_def(dst),
-                    src,
-                }
-            }
-            BitsInst::Bswap { size, dst, a } => {
-                let a = m.reg_use(a);
-                BitsInst::Bswap {
-                    size,
-                    dst: m.reuse_def(dst, 0),
-                    a,
-                }
-            }
-        }
+        map_operands!(self, BitsInst {
+            ShiftCl { op, size } [
+                a = m.reg_use(*a),
+                amt = m.fixed_use(*amt, rcx),
+                dst = m.reuse_def(*dst, 0)
+            ],
+            ShiftX { op, size } [a = m.reg_use(*a), amt = m.reg_use(*amt), dst = m.reg_def(*dst)],
+            ShiftImm { op, size, imm } [a = m.reg_use(*a), dst = m.reuse_def(*dst, 0)],
+            ShiftDouble { op } [
+                a = m.reg_use(*a),
+                b = m.reg_use(*b),
+                amt = m.fixed_use(*amt, rcx),
+                dst = m.reuse_def(*dst, 0)
+            ],
+            BitCount { op, size } [src = m.reg_use(*src), dst = m.reg_def(*dst)],
+            Bswap { size } [a = m.reg_use(*a), dst = m.reuse_def(*dst, 0)],
+        })
     }
 }
 

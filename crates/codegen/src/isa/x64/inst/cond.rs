@@ -10,7 +10,7 @@ use super::super::asm::setcc_cmov_jcc::Cc;
 use super::super::asm::sse::{self as sse_enc, FloatSize, SseOp};
 use super::super::asm::{Gpr, GprMem, Size, XmmMem};
 use super::super::emit::{gpr, xmm, Buf, Frame};
-use super::{OperandSpec, Operands, RegImm};
+use super::{map_operands, OperandSpec, Operands, RegImm};
 
 /// What a condition reads from the flags: one condition code, or two combined (a float
 /// compare's `eq` is `E and NP`, its `ne` is `NE or P`).
@@ -127,43 +127,16 @@ impl Cond {
     /// `Cmp128` `[a_lo, a_hi, b_lo, b_hi]`; all uses.
     #[inline]
     pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> Cond<S> {
-        match *self {
-            Cond::Cmp { size, cc, a, b } => Cond::Cmp {
-                size,
-                cc,
-                a: m.reg_use(a),
-                b: b.map(m),
-            },
-            Cond::Test { size, cc, a } => Cond::Test {
-                size,
-                cc,
-                a: m.reg_use(a),
-            },
-            Cond::CmpMem {
-                size,
-                cc,
-                a,
-                mem,
-                trap,
-            } => Cond::CmpMem {
-                size,
-                cc,
-                a: m.reg_use(a),
-                mem: mem.map(m),
-                trap,
-            },
-            Cond::Fcmp { size, pred, a, b } => Cond::Fcmp {
-                size,
-                pred,
-                a: m.reg_use(a),
-                b: m.reg_use(b),
-            },
-            Cond::Cmp128 { cc, a, b } => Cond::Cmp128 {
-                cc,
-                a: m.pair(a, Operands::reg_use),
-                b: m.pair(b, Operands::reg_use),
-            },
-        }
+        map_operands!(self, Cond {
+            Cmp { size, cc } [a = m.reg_use(*a), b = b.map(m)],
+            Test { size, cc } [a = m.reg_use(*a)],
+            CmpMem { size, cc, trap } [a = m.reg_use(*a), mem = mem.map(m)],
+            Fcmp { size, pred } [a = m.reg_use(*a), b = m.reg_use(*b)],
+            Cmp128 { cc } [
+                a = m.pair(*a, Operands::reg_use),
+                b = m.pair(*b, Operands::reg_use)
+            ],
+        })
     }
 }
 
@@ -304,30 +277,14 @@ impl Mem {
     /// Operands: `Reg` `[base]`, `RegIndex` `[base, index]`, others none; all uses.
     #[inline]
     pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> Mem<S> {
-        match *self {
-            Mem::Reg { base, disp } => Mem::Reg {
-                base: m.reg_use(base),
-                disp,
-            },
-            Mem::RegIndex {
-                base,
-                index,
-                shift,
-                disp,
-            } => {
-                let base = m.reg_use(base);
-                Mem::RegIndex {
-                    base,
-                    index: m.reg_use(index),
-                    shift,
-                    disp,
-                }
-            }
-            Mem::Slot { slot, disp } => Mem::Slot { slot, disp },
-            Mem::RetArea { disp } => Mem::RetArea { disp },
-            Mem::IncomingArg { disp } => Mem::IncomingArg { disp },
-            Mem::OutgoingArg { disp } => Mem::OutgoingArg { disp },
-        }
+        map_operands!(self, Mem {
+            Reg { disp } [base = m.reg_use(*base)],
+            RegIndex { shift, disp } [base = m.reg_use(*base), index = m.reg_use(*index)],
+            Slot { slot, disp } [],
+            RetArea { disp } [],
+            IncomingArg { disp } [],
+            OutgoingArg { disp } [],
+        })
     }
 }
 

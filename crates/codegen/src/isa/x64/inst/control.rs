@@ -15,7 +15,7 @@ use super::super::emit::{
     bytes, gpr, jcc_to, trap, trap_unless, uncond_branch, Buf, Ctx, X64LabelUse,
 };
 use super::super::unwind;
-use super::{CallDest, Cond, OperandSpec, Operands, Pred};
+use super::{map_operands, CallDest, Cond, OperandSpec, Operands, Pred};
 use crate::machinst::buffer::RelocKind;
 use crate::machinst::BlockIndex;
 
@@ -84,73 +84,30 @@ impl ControlInst {
         &self,
         m: &mut Operands<S, F>,
     ) -> ControlInst<S> {
-        match self {
-            ControlInst::Args { args } => ControlInst::Args {
-                args: m.fixed_list(args, Operands::fixed_def),
-            },
-            ControlInst::Jmp { target } => ControlInst::Jmp { target: *target },
-            ControlInst::CondBr {
-                cond,
-                taken,
-                not_taken,
-            } => ControlInst::CondBr {
-                cond: cond.map(m),
-                taken: *taken,
-                not_taken: *not_taken,
-            },
-            ControlInst::JmpTable { size, idx, targets } => ControlInst::JmpTable {
-                size: *size,
-                idx: m.reg_use(*idx),
-                targets: targets.clone(),
-            },
-            ControlInst::JmpTableBase { dst, targets } => ControlInst::JmpTableBase {
-                dst: m.reg_def(*dst),
-                targets: targets.clone(),
-            },
-            ControlInst::JmpTableSeq {
-                size,
-                idx,
-                base,
-                targets,
-            } => {
-                let idx = m.reg_use(*idx);
-                ControlInst::JmpTableSeq {
-                    size: *size,
-                    idx,
-                    base: m.reg_use(*base),
-                    targets: targets.clone(),
-                }
-            }
-            ControlInst::Ret { rets } => ControlInst::Ret {
-                rets: m.fixed_list(rets, Operands::fixed_use),
-            },
-            ControlInst::Ud2 { code } => ControlInst::Ud2 { code: *code },
-            ControlInst::TrapIf { cond, code } => ControlInst::TrapIf {
-                cond: cond.map(m),
-                code: *code,
-            },
-            ControlInst::Debugtrap => ControlInst::Debugtrap,
-            ControlInst::Call {
-                dest,
-                regs,
-                num_uses,
-                conv,
-            } => {
-                let dest = match dest {
+        map_operands!(self, ControlInst {
+            Args {} [args = m.fixed_list(args, Operands::fixed_def)],
+            Jmp { target } [],
+            CondBr { taken, not_taken } [cond = cond.map(m)],
+            JmpTable { size, targets } [idx = m.reg_use(*idx)],
+            JmpTableBase { targets } [dst = m.reg_def(*dst)],
+            JmpTableSeq { size, targets } [idx = m.reg_use(*idx), base = m.reg_use(*base)],
+            Ret {} [rets = m.fixed_list(rets, Operands::fixed_use)],
+            Ud2 { code } [],
+            TrapIf { code } [cond = cond.map(m)],
+            Debugtrap {} [],
+            Call { num_uses, conv } [
+                dest = match dest {
                     CallDest::Direct(name) => CallDest::Direct(name.clone()),
                     CallDest::Indirect(target) => CallDest::Indirect(m.reg_use(*target)),
-                };
-                let (uses, defs) = regs.split_at(*num_uses as usize);
-                let mut regs = m.fixed_list(uses, Operands::fixed_use);
-                regs.extend(m.fixed_list(defs, Operands::fixed_def));
-                ControlInst::Call {
-                    dest,
-                    regs,
-                    num_uses: *num_uses,
-                    conv: *conv,
+                },
+                regs = {
+                    let (uses, defs) = regs.split_at(*num_uses as usize);
+                    let mut mapped = m.fixed_list(uses, Operands::fixed_use);
+                    mapped.extend(m.fixed_list(defs, Operands::fixed_def));
+                    mapped
                 }
-            }
-        }
+            ],
+        })
     }
 
     /// Whether the instruction ends its block.

@@ -10,7 +10,7 @@ use super::super::asm::moves;
 use super::super::asm::sse::{self as sse_enc, FloatSize, SseOp, SseStore};
 use super::super::asm::{Amode, Gpr, GprMem, Size, XmmMem};
 use super::super::emit::{gpr, xmm, Buf, Ctx};
-use super::{FrameValue, LoadKind, Mem, OperandSpec, Operands, StoreKind};
+use super::{map_operands, FrameValue, LoadKind, Mem, OperandSpec, Operands, StoreKind};
 use crate::machinst::buffer::RelocKind;
 
 /// One memory instruction. Each variant's doc gives its operand order.
@@ -57,60 +57,14 @@ impl MemInst {
         &self,
         m: &mut Operands<S, F>,
     ) -> MemInst<S> {
-        match self {
-            MemInst::Load {
-                kind,
-                dst,
-                mem,
-                trap,
-            } => {
-                let mem = mem.map(m);
-                MemInst::Load {
-                    kind: *kind,
-                    dst: m.reg_def(*dst),
-                    mem,
-                    trap: *trap,
-                }
-            }
-            MemInst::Store {
-                kind,
-                src,
-                mem,
-                trap,
-            } => {
-                let src = m.reg_use(*src);
-                MemInst::Store {
-                    kind: *kind,
-                    src,
-                    mem: mem.map(m),
-                    trap: *trap,
-                }
-            }
-            MemInst::RetAreaAddr { dst, size } => MemInst::RetAreaAddr {
-                dst: m.reg_def(*dst),
-                size: *size,
-            },
-            MemInst::StackAddr { dst, slot, disp } => MemInst::StackAddr {
-                dst: m.reg_def(*dst),
-                slot: *slot,
-                disp: *disp,
-            },
-            MemInst::FrameValue { dst, what } => MemInst::FrameValue {
-                dst: m.reg_def(*dst),
-                what: *what,
-            },
-            MemInst::SymbolAddr {
-                dst,
-                name,
-                offset,
-                got,
-            } => MemInst::SymbolAddr {
-                dst: m.reg_def(*dst),
-                name: name.clone(),
-                offset: *offset,
-                got: *got,
-            },
-        }
+        map_operands!(self, MemInst {
+            Load { kind, trap } [mem = mem.map(m), dst = m.reg_def(*dst)],
+            Store { kind, trap } [src = m.reg_use(*src), mem = mem.map(m)],
+            RetAreaAddr { size } [dst = m.reg_def(*dst)],
+            StackAddr { slot, disp } [dst = m.reg_def(*dst)],
+            FrameValue { what } [dst = m.reg_def(*dst)],
+            SymbolAddr { name, offset, got } [dst = m.reg_def(*dst)],
+        })
     }
 }
 
@@ -154,10 +108,7 @@ impl MemInst<PReg> {
                 mem,
                 trap,
             } => {
-                let m = ctx.frame.amode(mem);
-                if let Some(code) = trap {
-                    buf.add_trap(*code);
-                }
+                let m = access(ctx, buf, mem, *trap);
                 let gm = GprMem::Mem(m);
                 match *kind {
                     LoadKind::Int { size } => moves::mov_r_rm(buf, size, gpr(*dst), &gm),
@@ -177,10 +128,7 @@ impl MemInst<PReg> {
                 mem,
                 trap,
             } => {
-                let m = ctx.frame.amode(mem);
-                if let Some(code) = trap {
-                    buf.add_trap(*code);
-                }
+                let m = access(ctx, buf, mem, *trap);
                 match *kind {
                     StoreKind::Int { size } => {
                         moves::mov_rm_r(buf, size, &GprMem::Mem(m), gpr(*src));
@@ -245,4 +193,13 @@ impl MemInst<PReg> {
             }
         }
     }
+}
+
+/// The address of `mem` for the access about to be encoded, recorded as a trap site with
+/// `trap` when the access may fault.
+fn access(ctx: &Ctx<'_, '_>, buf: &mut Buf, mem: &Mem<PReg>, trap: Option<TrapCode>) -> Amode {
+    if let Some(code) = trap {
+        buf.add_trap(code);
+    }
+    ctx.frame.amode(mem)
 }

@@ -11,7 +11,8 @@
 //! [`Operands`] mapper, which gives each operand its constraint and replaces it by an `S`.
 //! That one function defines the operand order for all three uses: collection for the
 //! allocator (`S = ()`), encoding (`S = PReg`, the allocated register: the encoder reads
-//! `dst`, `a`, … by name, never by position) and printing (`S = String`). Every operand has
+//! `dst`, `a`, … by name, never by position) and printing (`S = String`). Each `map` is
+//! written with [`map_operands`]: one line per variant, its register fields in operand order. Every operand has
 //! a register constraint (any, fixed or reuse), never a stack one, so every allocation the
 //! encoder sees is a register; values live in spill slots only between instructions, moved
 //! by the allocator's edits.
@@ -154,6 +155,26 @@ impl FrameValue {
         }
     }
 }
+
+/// The body of a family's `map`: for each variant, its plain fields (copied into the
+/// result), then its register fields in operand order, each with the expression that visits
+/// it through the mapper (the field's name is bound to a reference to its value there), e.g.
+/// `Alu { op, size } [a = m.reg_use(*a), b = b.map(m), dst = m.reuse_def(*dst, 0)]`.
+/// Listing a variant once is what fixes its operand order for collection, encoding and
+/// printing alike.
+macro_rules! map_operands {
+    ($inst:expr, $Family:ident {
+        $( $Variant:ident { $($plain:ident),* } [ $($field:ident = $mapped:expr),* ] ),* $(,)?
+    }) => {
+        match $inst {
+            $( $Family::$Variant { $($plain,)* $($field,)* } => {
+                $( let $field = $mapped; )*
+                $Family::$Variant { $($plain: Clone::clone($plain),)* $($field,)* }
+            } )*
+        }
+    };
+}
+pub(crate) use map_operands;
 
 /// An operand as a family describes it; [`OperandSpec::operand`] packs it for the
 /// allocator (only collection does: encoding and printing need no packing).

@@ -11,7 +11,7 @@ use super::super::asm::shift::{self, ShiftOp};
 use super::super::asm::sse::{self as enc, FloatSize, RoundMode, SseOp};
 use super::super::asm::{Gpr, GprMem, Size, Xmm, XmmMem};
 use super::super::emit::{bytes, gpr, jcc_to, jmp_to, sse_const, trap_unless, xmm, Buf, Ctx};
-use super::{Cond, OperandSpec, Operands, Pred};
+use super::{map_operands, Cond, OperandSpec, Operands, Pred};
 use crate::machinst::buffer::Label;
 
 /// One SSE instruction. Each variant's doc gives its operand order.
@@ -74,127 +74,29 @@ impl SseInst {
         &self,
         m: &mut Operands<S, F>,
     ) -> SseInst<S> {
-        match *self {
-            SseInst::XmmConst { size, dst, bits } => SseInst::XmmConst {
-                size,
-                dst: m.reg_def(dst),
-                bits,
-            },
-            SseInst::XmmRmR { op, dst, a, b } => {
-                let (a, b) = (m.reg_use(a), m.reg_use(b));
-                SseInst::XmmRmR {
-                    op,
-                    dst: m.reuse_def(dst, 0),
-                    a,
-                    b,
-                }
-            }
-            SseInst::XmmUnary { op, dst, src } => {
-                let src = m.reg_use(src);
-                SseInst::XmmUnary {
-                    op,
-                    dst: m.reg_def(dst),
-                    src,
-                }
-            }
-            SseInst::XmmRound {
-                size,
-                mode,
-                dst,
-                src,
-            } => {
-                let src = m.reg_use(src);
-                SseInst::XmmRound {
-                    size,
-                    mode,
-                    dst: m.reg_def(dst),
-                    src,
-                }
-            }
-            SseInst::XmmSelect { cond, t, f, dst } => {
-                let (cond, t) = (cond.map(m), m.reg_use(t));
-                let f_index = m.next_index();
-                let f = m.reg_use(f);
-                SseInst::XmmSelect {
-                    cond,
-                    t,
-                    f,
-                    dst: m.reuse_def(dst, f_index),
-                }
-            }
-            SseInst::FMinMax {
-                size,
-                max,
-                dst,
-                a,
-                b,
-            } => {
-                let (a, b) = (m.reg_use(a), m.reg_use(b));
-                SseInst::FMinMax {
-                    size,
-                    max,
-                    dst: m.reuse_def(dst, 0),
-                    a,
-                    b,
-                }
-            }
-            SseInst::MovToXmm { size, dst, src } => {
-                let src = m.reg_use(src);
-                SseInst::MovToXmm {
-                    size,
-                    dst: m.reg_def(dst),
-                    src,
-                }
-            }
-            SseInst::MovFromXmm { size, dst, src } => {
-                let src = m.reg_use(src);
-                SseInst::MovFromXmm {
-                    size,
-                    dst: m.reg_def(dst),
-                    src,
-                }
-            }
-            SseInst::CvtIntToFloat {
-                fsize,
-                isize,
-                dst,
-                src,
-            } => {
-                let src = m.reg_use(src);
-                SseInst::CvtIntToFloat {
-                    fsize,
-                    isize,
-                    dst: m.reg_def(dst),
-                    src,
-                }
-            }
-            SseInst::CvtU64ToFloat { fsize, dst, src } => {
-                let src = m.reg_use(src);
-                SseInst::CvtU64ToFloat {
-                    fsize,
-                    dst: m.early_def(dst),
-                    src,
-                }
-            }
-            SseInst::FcvtToInt {
-                fsize,
-                isize,
-                signed,
-                sat,
-                dst,
-                src,
-            } => {
-                let src = m.reg_use(src);
-                SseInst::FcvtToInt {
-                    fsize,
-                    isize,
-                    signed,
-                    sat,
-                    dst: m.reg_def(dst),
-                    src,
-                }
-            }
-        }
+        map_operands!(self, SseInst {
+            XmmConst { size, bits } [dst = m.reg_def(*dst)],
+            XmmRmR { op } [a = m.reg_use(*a), b = m.reg_use(*b), dst = m.reuse_def(*dst, 0)],
+            XmmUnary { op } [src = m.reg_use(*src), dst = m.reg_def(*dst)],
+            XmmRound { size, mode } [src = m.reg_use(*src), dst = m.reg_def(*dst)],
+            // `dst` reuses `f`, the operand just before it.
+            XmmSelect {} [
+                cond = cond.map(m),
+                t = m.reg_use(*t),
+                f = m.reg_use(*f),
+                dst = m.reuse_def(*dst, m.next_index() - 1)
+            ],
+            FMinMax { size, max } [
+                a = m.reg_use(*a),
+                b = m.reg_use(*b),
+                dst = m.reuse_def(*dst, 0)
+            ],
+            MovToXmm { size } [src = m.reg_use(*src), dst = m.reg_def(*dst)],
+            MovFromXmm { size } [src = m.reg_use(*src), dst = m.reg_def(*dst)],
+            CvtIntToFloat { fsize, isize } [src = m.reg_use(*src), dst = m.reg_def(*dst)],
+            CvtU64ToFloat { fsize } [src = m.reg_use(*src), dst = m.early_def(*dst)],
+            FcvtToInt { fsize, isize, signed, sat } [src = m.reg_use(*src), dst = m.reg_def(*dst)],
+        })
     }
 }
 
