@@ -270,11 +270,17 @@ pub fn needs_ret_area(sig: &Signature) -> bool {
 /// in registers, or both on the stack in a 16-byte-aligned pair of slots). With a return
 /// area, rdi carries its address and the parameters start at rsi.
 pub fn param_locs(sig: &Signature) -> Result<SigLocs<Loc>, CodegenError> {
+    param_locs_given(sig, needs_ret_area(sig))
+}
+
+/// [`param_locs`] for a caller that already knows whether `sig` passes a return-area
+/// pointer (from its [`ret_locs`]).
+fn param_locs_given(sig: &Signature, ret_area: bool) -> Result<SigLocs<Loc>, CodegenError> {
     check_call_conv(sig.call_conv)?;
     if sig.call_conv == CallConv::WindowsFastcall {
         return fastcall_param_locs(sig);
     }
-    let hidden = usize::from(needs_ret_area(sig));
+    let hidden = usize::from(ret_area);
     let (mut ints, mut floats, mut stack) = (hidden, 0, 0i32);
     sig.params
         .iter()
@@ -502,8 +508,8 @@ fn gen_call_parts(
     sig: &Signature,
     args: &[ValueRegs],
 ) -> Result<Results, CodegenError> {
-    let locs = param_locs(sig)?;
     let (ret_locs, area) = ret_locs(sig)?;
+    let locs = param_locs_given(sig, area > 0)?;
     let mut seen = SmallVec::new();
     // Argument uses, then result defs: every register part, and the return-area pointer.
     let parts = args.iter().map(|r| r.regs().len()).sum::<usize>()
