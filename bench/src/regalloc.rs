@@ -1,4 +1,4 @@
-//! `kestrel-bench regalloc [--seed S] [--count N] [--reps R]`: Kestrel's allocator against
+//! `kestrel-bench regalloc [--seed S] [--count N] [--reps R] [--only kestrel]`: Kestrel's allocator against
 //! regalloc2 0.15.2 (backtracking `ion` and `fastalloc`) on the same generated functions.
 //!
 //! The functions come from `kestrel_regalloc::stress::case` (the fuzzing generator: loops,
@@ -19,6 +19,8 @@ struct Args {
     seed: u64,
     count: usize,
     reps: usize,
+    /// Time only Kestrel (for profiling it); the ratios then are not printed.
+    kestrel_only: bool,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -26,6 +28,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         seed: 1,
         count: 2000,
         reps: 5,
+        kestrel_only: false,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -35,9 +38,10 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--seed" => parsed.seed = value.parse().map_err(bad)?,
             "--count" => parsed.count = value.parse().map_err(bad)?,
             "--reps" => parsed.reps = value.parse().map_err(bad)?,
+            "--only" if value == "kestrel" => parsed.kestrel_only = true,
             _ => {
                 return Err(format!(
-                    "unknown option {flag} (options: --seed S --count N --reps R)"
+                    "unknown option {flag} (options: --seed S --count N --reps R --only kestrel)"
                 ))
             }
         }
@@ -309,6 +313,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let adapters: Vec<Adapter> = cases.iter().map(|c| Adapter::new(&c.func)).collect();
     let ra2_envs: Vec<ra2::MachineEnv> = cases.iter().map(|c| ra2_env(&c.env)).collect();
     let mut tallies = [Tally::default(); 3];
+    let mut phases = kr::PhaseTimes::default();
     let names = ["regalloc2 ion", "regalloc2 fastalloc", "kestrel"];
     for (k, case) in cases.iter().enumerate() {
         let depths = kr::loop_depths(&case.func);
@@ -322,10 +327,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
             v
         };
         let w = |inst: usize| weight(depths[block_of[inst]]);
-        for (a, algorithm) in [ra2::Algorithm::Ion, ra2::Algorithm::Fastalloc]
-            .into_iter()
-            .enumerate()
-        {
+        let ra2_algorithms = if args.kestrel_only {
+            &[][..]
+        } else {
+            &[ra2::Algorithm::Ion, ra2::Algorithm::Fastalloc][..]
+        };
+        for (a, &algorithm) in ra2_algorithms.iter().enumerate() {
             let options = ra2::RegallocOptions {
                 algorithm,
                 ..Default::default()
@@ -357,6 +364,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
             result = Some(kr::allocate(&case.func, &case.env, options));
         }
         tallies[2].time += start.elapsed();
+        // One more, untimed run, to split Kestrel's time by phase.
+        let timed = kr::Options {
+            timing: true,
+            ..options
+        };
+        if let Ok(out) = kr::allocate(&case.func, &case.env, timed) {
+            phases += out.times;
+        }
         match result.expect("reps > 0") {
             Ok(out) => {
                 if kr::checker::check(&case.func, &case.env, &out).is_err() {
@@ -382,20 +397,40 @@ pub fn run(args: &[String]) -> Result<(), String> {
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let ion = tallies[0];
+    // With `--only kestrel` there is no ion run to compare with.
+    let ratio = |x: f64, ion: f64| {
+        if args.kestrel_only {
+            "–".to_string()
+        } else {
+            format!("{:.3}", x / ion)
+        }
+    };
     for (name, t) in names.iter().zip(&tallies) {
+        if args.kestrel_only && *name != "kestrel" {
+            continue;
+        }
         println!(
-            "| {name} | {:.1} | {:.2} | {} | {} | {} | {} | {} | {} | {:.3} | {} |",
+            "| {name} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             t.time.as_secs_f64() * 1e3,
-            t.time.as_secs_f64() / ion.time.as_secs_f64(),
+            ratio(t.time.as_secs_f64(), ion.time.as_secs_f64()),
             t.moves,
             t.spills,
             t.reloads,
             t.w_moves,
             t.w_spills,
             t.w_reloads,
-            t.weighted_cost() as f64 / ion.weighted_cost().max(1) as f64,
+            ratio(t.weighted_cost() as f64, ion.weighted_cost().max(1) as f64),
             t.failures
         );
     }
+    let share = |d: Duration| 100.0 * d.as_secs_f64() / phases.total().as_secs_f64().max(1e-9);
+    println!(
+        "\nKestrel by phase (one extra run): validate {:.0}%, liveness {:.0}%, intervals {:.0}%, scan {:.0}%, resolution {:.0}%",
+        share(phases.validate),
+        share(phases.liveness),
+        share(phases.intervals),
+        share(phases.allocation),
+        share(phases.resolution)
+    );
     Ok(())
 }

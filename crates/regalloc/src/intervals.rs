@@ -24,9 +24,9 @@
 //!   scan's conflict search relies on.
 //!
 //! Cost: O(instructions + operands + L), L the total size of the live-out lists (each
-//! block's walk starts from its live-out list and adds one range per live vreg), plus
-//! sorting the reservations. The live set is sparse, so nothing is sized
-//! blocks × vregs.
+//! block's walk starts from its live-out list and adds one range per live vreg); the
+//! reservations are grouped by register with a counting sort, already in order. The live
+//! set is sparse, so nothing is sized blocks × vregs.
 
 use smallvec::SmallVec;
 
@@ -58,7 +58,7 @@ pub(crate) struct UsePos {
 pub(crate) type Ranges = SmallVec<[Range; 2]>;
 
 /// Use positions of an interval; most intervals have few, kept inline.
-pub(crate) type Uses = SmallVec<[UsePos; 2]>;
+pub(crate) type Uses = SmallVec<[UsePos; 4]>;
 
 /// Pieces of a vreg (interval indices); most vregs are split rarely, kept inline.
 pub(crate) type Pieces = SmallVec<[u32; 2]>;
@@ -160,9 +160,13 @@ pub(crate) struct Reservations {
 
 impl Reservations {
     /// Groups `pending` (register index, reservation) by register, each group sorted by
-    /// `from`. A counting sort by register, then a sort of each group, which the build's
-    /// backward walk hands over almost descending (linear for the standard sort's run
-    /// detection): O(n) in practice, O(n log n) at worst, and one allocation.
+    /// `from`, with a counting sort by register: O(n + registers), one allocation.
+    ///
+    /// Requires: `pending` in the order the build's backward walk pushes it, so each
+    /// register's reservations come in non-increasing `from` order (instructions walked
+    /// backwards; within one, a register's def reservation, from the early or late point,
+    /// comes before its use reservation, from the gap, and a clobber, at the late point,
+    /// before a use). Filling each group from its end leaves it ascending.
     fn group(pending: &[(u8, Reservation)]) -> Reservations {
         let mut starts = [0u32; 129];
         for &(r, _) in pending {
@@ -177,19 +181,16 @@ impl Reservations {
             owner: None,
         };
         let mut items = vec![placeholder; pending.len()];
-        let mut next = starts;
+        // `fill[r]`: one past the next free place of group `r`, filled backwards.
+        let mut fill = starts;
         for &(r, res) in pending {
-            let slot = &mut next[usize::from(r)];
+            let slot = &mut fill[usize::from(r) + 1];
+            *slot -= 1;
             items[*slot as usize] = res;
-            *slot += 1;
         }
-        for r in 0..128 {
-            let group = &mut items[starts[r] as usize..starts[r + 1] as usize];
-            if group.len() > 1 {
-                group.sort_by_key(|res| res.from);
-            }
-        }
-        Reservations { items, starts }
+        let grouped = Reservations { items, starts };
+        debug_assert!((0..128).all(|r| grouped.of(r).is_sorted_by_key(|res| res.from)));
+        grouped
     }
 
     /// The reservations of the register with index `reg`, sorted by `from`.

@@ -54,7 +54,18 @@ impl BlockLists {
     /// Block `b`'s list.
     #[inline]
     pub fn get(&self, b: usize) -> &[u32] {
-        &self.items[self.start[b] as usize..self.start[b + 1] as usize]
+        &self.items[self.span(b)]
+    }
+
+    /// Where block `b`'s list lies among all blocks' items (for tables parallel to them).
+    #[inline]
+    pub fn span(&self, b: usize) -> std::ops::Range<usize> {
+        self.start[b] as usize..self.start[b + 1] as usize
+    }
+
+    /// The number of items over all blocks.
+    pub fn total(&self) -> usize {
+        self.items.len()
     }
 }
 

@@ -4,9 +4,9 @@
 //! Guarantees: an [`Output`] whose edits, executed with the instructions, deliver every
 //! vreg to every operand's allocation; the checker verifies exactly this.
 //!
-//! Cost: O(operands + edits + Σ over edges |live_in(succ)| + pieces), with a sort of each
-//! program point's moves (small groups) and cursor-based piece lookups that move forward
-//! in program order.
+//! Cost: O(instructions + operands + edits + Σ over edges |live_in(succ)| + pieces); moves
+//! are ordered by counting sorts. Piece lookups go through forward-only cursors
+//! ([`PieceCursors`]), each passing a vreg's pieces once.
 //!
 //! Edits at one program point form up to four *groups*, each one parallel move, run in
 //! this order (positions as in [`crate::validate`], `g = 4i` is the gap before inst `i`):
@@ -37,7 +37,7 @@
 //! [`crate::moves`] per class with the class's scratch register, or a register free at that
 //! point, or failing both a borrowed register and emergency slots.
 
-use crate::intervals::Built;
+use crate::intervals::{Built, Interval};
 use crate::liveness::Liveness;
 use crate::moves::{self, Scratch};
 use crate::scan::Scanned;
@@ -77,8 +77,74 @@ struct Resolver<'a, F: Function> {
     /// Per vreg defined by an instruction: the instruction and the def (`u32::MAX` for
     /// block parameters).
     def_site: Vec<(u32, Operand)>,
-    /// Per vreg, the index of the piece the last lookup found (see `loc`).
-    cursor: Vec<u32>,
+    /// Piece lookups for operands, in program order.
+    operand_cursor: PieceCursors,
+}
+
+/// Per vreg, a piece index that only moves forward: lookups at non-decreasing positions
+/// per vreg cost O(pieces) in all, with no search.
+///
+/// The scan splits a piece into a prefix and a suffix at one position, so a vreg's pieces
+/// cut its lifetime into consecutive stretches: the piece covering a live position is the
+/// last one starting at or before it, found without looking at any piece's ranges.
+struct PieceCursors {
+    at: Vec<u32>,
+}
+
+impl PieceCursors {
+    fn new(num_vregs: usize) -> PieceCursors {
+        PieceCursors {
+            at: vec![0; num_vregs],
+        }
+    }
+
+    /// The piece of vreg `v` covering `pos`, where `v` is live; `pos` is at least the
+    /// piece start found by `v`'s previous lookup through this cursor.
+    fn piece<'b>(&mut self, built: &'b Built, v: u32, pos: u32) -> Option<&'b Interval> {
+        let pieces = &built.pieces[v as usize];
+        let mut k = self.at[v as usize] as usize;
+        while k + 1 < pieces.len() && built.intervals[pieces[k + 1] as usize].start() <= pos {
+            k += 1;
+        }
+        self.at[v as usize] = k as u32;
+        let piece = &built.intervals[*pieces.get(k)? as usize];
+        debug_assert!(piece.covers(pos), "v{v} is live at {pos}");
+        Some(piece)
+    }
+
+    /// The location of `v` at `pos` (see [`PieceCursors::piece`]).
+    fn loc(&mut self, built: &Built, v: u32, pos: u32) -> Option<Allocation> {
+        self.piece(built, v, pos)?.alloc
+    }
+}
+
+/// `moves` ordered by point, then group, then class (the order of `sequence_all`), in
+/// O(moves + points): a stable counting sort by group and class, then one by point. Moves
+/// within one group are a parallel move, so their order among themselves does not matter.
+fn sort_moves(moves: &[PendingMove], num_points: usize) -> Vec<PendingMove> {
+    let by_group = counting_sort(moves, 8, |m| 2 * usize::from(m.group) + m.class.index());
+    counting_sort(&by_group, num_points, |m| m.point.raw() as usize)
+}
+
+/// A stable sort of `items` by `key`, whose values are below `keys`.
+fn counting_sort<T: Copy>(items: &[T], keys: usize, key: impl Fn(&T) -> usize) -> Vec<T> {
+    let Some(&any) = items.first() else {
+        return Vec::new();
+    };
+    let mut next = vec![0u32; keys + 1];
+    for item in items {
+        next[key(item) + 1] += 1;
+    }
+    for k in 0..keys {
+        next[k + 1] += next[k];
+    }
+    let mut sorted = vec![any; items.len()];
+    for item in items {
+        let at = &mut next[key(item)];
+        sorted[*at as usize] = *item;
+        *at += 1;
+    }
+    sorted
 }
 
 fn internal(msg: String) -> RegAllocError {
@@ -105,7 +171,7 @@ pub(crate) fn resolve<F: Function>(
         emergency_base: scanned.num_slots,
         used_emergency: false,
         def_site: vec![(u32::MAX, Operand::reg_use(VReg::new(0, RegClass::Int))); func.num_vregs()],
-        cursor: vec![0; func.num_vregs()],
+        operand_cursor: PieceCursors::new(func.num_vregs()),
     };
     let (allocs, inst_alloc_offsets) = r.operand_allocations()?;
     r.split_moves();
@@ -131,33 +197,11 @@ pub(crate) fn resolve<F: Function>(
 }
 
 impl<F: Function> Resolver<'_, F> {
+    /// Location of `vreg` at `pos`, an operand's position where `vreg` is live. Operands
+    /// are resolved in program order, so one forward cursor serves every lookup.
     fn loc(&mut self, vreg: VReg, pos: u32) -> Result<Allocation, RegAllocError> {
-        // Operands are resolved in program order, so each vreg's lookups mostly move
-        // forward through its pieces: try the piece under a per-vreg cursor first.
-        let pieces = &self.built.pieces[vreg.index()];
-        if let [only] = pieces[..] {
-            // A vreg never split has one location wherever it is live; the positions asked
-            // for (operands, edges) all lie in its lifetime.
-            debug_assert!(self.built.intervals[only as usize].covers(pos));
-            if let Some(alloc) = self.built.intervals[only as usize].alloc {
-                return Ok(alloc);
-            }
-        }
-        let mut k = self.cursor[vreg.index()] as usize;
-        while k + 1 < pieces.len() && self.built.intervals[pieces[k + 1] as usize].start() <= pos {
-            k += 1;
-        }
-        if let Some(&p) = pieces.get(k) {
-            let piece = &self.built.intervals[p as usize];
-            if piece.covers(pos) {
-                self.cursor[vreg.index()] = k as u32;
-                if let Some(alloc) = piece.alloc {
-                    return Ok(alloc);
-                }
-            }
-        }
-        self.built
-            .loc_at(vreg, pos)
+        self.operand_cursor
+            .loc(self.built, vreg.index() as u32, pos)
             .ok_or_else(|| internal(format!("{vreg} has no location at position {pos}")))
     }
 
@@ -297,34 +341,61 @@ impl<F: Function> Resolver<'_, F> {
         }
     }
 
+    /// Moves on each CFG edge: vregs live across it whose location changes, and block
+    /// parameters receiving their arguments.
+    ///
+    /// Lookups go through cursors that only move forward: one sweep in block order finds
+    /// each live-in vreg's location at its block's start, and the edge loop, also in block
+    /// order, finds locations at each predecessor's end. Each cursor passes each piece of a
+    /// vreg once, so the cost is O(Σ |live_in| + edges' arguments + pieces).
     fn edge_moves(&mut self, live: &Liveness) -> Result<(), RegAllocError> {
         let func = self.func;
+        let built = self.built;
+        let mut at_start = PieceCursors::new(func.num_vregs());
+        let mut start_loc = vec![None; live.live_in.total()];
+        for b in 0..func.num_blocks() {
+            let first = self.cfg.block_start_pos(b);
+            let span = live.live_in.span(b);
+            for (slot, &v) in start_loc[span.clone()].iter_mut().zip(live.live_in.get(b)) {
+                if built.pieces[v as usize].len() > 1 {
+                    *slot = at_start.loc(built, v, first);
+                }
+            }
+        }
+        let mut at_end = PieceCursors::new(func.num_vregs());
         for b in 0..func.num_blocks() {
             let block = Block(b as u32);
             let succs = func.block_succs(block);
             let pred_last = self.cfg.block_end_pos(b) - 1;
             for (k, &s) in succs.iter().enumerate() {
-                let succ_first = self.cfg.block_start_pos(s.index());
                 let (point, group) = if succs.len() == 1 {
                     (ProgPoint::before(Inst(self.cfg.block_end[b] - 1)), 3)
                 } else {
                     (ProgPoint::before(Inst(self.cfg.block_first[s.index()])), 0)
                 };
-                for &v in live.live_in.get(s.index()) {
-                    let v = v as usize;
-                    if self.built.pieces[v].len() == 1 {
+                let span = live.live_in.span(s.index());
+                for (&to, &v) in start_loc[span].iter().zip(live.live_in.get(s.index())) {
+                    if built.pieces[v as usize].len() == 1 {
                         continue; // one location for the whole lifetime
                     }
-                    let vreg = self.built.vregs[v]
+                    let vreg = built.vregs[v as usize]
                         .ok_or_else(|| internal(format!("live vreg {v} never named")))?;
-                    let from = self.loc(vreg, pred_last)?;
-                    let to = self.loc(vreg, succ_first)?;
+                    let from = at_end.loc(built, v, pred_last);
+                    let (Some(from), Some(to)) = (from, to) else {
+                        return Err(internal(format!("{vreg} unallocated on an edge")));
+                    };
                     self.add(point, group, vreg, from, to);
                 }
                 let args = func.branch_blockparams(block, k);
                 for (&a, &p) in args.iter().zip(func.block_params(s)) {
-                    let from = self.loc(a, pred_last)?;
-                    let to = self.loc(p, succ_first)?;
+                    let from = at_end.loc(built, a.index() as u32, pred_last);
+                    // A parameter's first piece starts at its block's start.
+                    let to = built.pieces[p.index()]
+                        .first()
+                        .and_then(|&q| built.intervals[q as usize].alloc);
+                    let (Some(from), Some(to)) = (from, to) else {
+                        return Err(internal(format!("{p} or {a} unallocated on an edge")));
+                    };
                     self.add_move(point, group, p, from, to, true);
                 }
             }
@@ -430,10 +501,8 @@ impl<F: Function> Resolver<'_, F> {
     fn sequence_all(&mut self) -> Vec<(ProgPoint, Edit)> {
         let mut pending = std::mem::take(&mut self.pending);
         pending.retain(|m| !self.is_redundant_store(m));
-        // Moves within one group are a parallel move, so their order does not matter.
-        pending.sort_unstable_by_key(|m| {
-            (u64::from(m.point.raw()) << 8) | (u64::from(m.group) << 1) | m.class.index() as u64
-        });
+        let num_points = ProgPoint::before(Inst(self.func.num_insts() as u32)).raw() as usize + 2;
+        let pending = sort_moves(&pending, num_points);
         let mut edits = Vec::with_capacity(pending.len());
         let mut group_moves = Vec::new();
         let mut seq = Vec::new();
