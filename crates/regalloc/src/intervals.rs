@@ -1,9 +1,11 @@
-//! Live intervals with lifetime holes, use positions and hints; fixed-register reservations.
+//! Live intervals with lifetime holes, use positions and hints; fixed-register reservations
+//! and clobber points.
 //!
 //! Requires: validated function, liveness.
 //! Guarantees: one [`Interval`] per vreg that has a live range, its `ranges` sorted,
 //! disjoint and non-adjacent (holes between them), its `uses` sorted by position; one sorted
-//! list of [`Reservation`]s per allocatable physical register.
+//! list of [`Reservation`]s per allocatable physical register; the [`ClobberPoint`]s sorted
+//! by position.
 //!
 //! Positions are those of [`crate::validate`] (`4i` gap, `4i+1` early, `4i+2` late).
 //!
@@ -19,9 +21,13 @@
 //!   the pinned location into the interval's location (a no-op when the hint is honoured).
 //! - Fixed uses and fixed defs reserve their register around the instruction (uses
 //!   `[4i, 4i+2)` or `[4i, 4i+3)` if late; defs `[4i+2, 4i+4)` or `[4i+1, 4i+4)` if early),
-//!   tagged with the vreg so that the vreg's own interval may sit there; clobbers reserve
-//!   `[4i+2, 4i+3)` untagged. Every reservation is at most 3 positions long, which the
-//!   scan's conflict search relies on.
+//!   tagged with the vreg so that the vreg's own interval may sit there. Every reservation
+//!   is at most 3 positions long, which the scan's conflict search relies on.
+//! - Clobbers are one [`ClobberPoint`] per clobbering instruction: its allocatable clobbered
+//!   registers, except those its own fixed defs write, are unavailable to every interval
+//!   at `4i+2`. Kept apart from the reservations because a call clobbers most registers:
+//!   the scan learns every register an interval's calls clobber in one walk, instead of one
+//!   reservation search per register.
 //!
 //! Cost: O(instructions + operands + L), L the total size of the live-out lists (each
 //! block's walk starts from its live-out list and adds one range per live vreg); the
@@ -165,8 +171,8 @@ impl Reservations {
     /// Requires: `pending` in the order the build's backward walk pushes it, so each
     /// register's reservations come in non-increasing `from` order (instructions walked
     /// backwards; within one, a register's def reservation, from the early or late point,
-    /// comes before its use reservation, from the gap, and a clobber, at the late point,
-    /// before a use). Filling each group from its end leaves it ascending.
+    /// comes before its use reservation, from the gap). Filling each group from its end
+    /// leaves it ascending.
     fn group(pending: &[(u8, Reservation)]) -> Reservations {
         let mut starts = [0u32; 129];
         for &(r, _) in pending {
@@ -199,6 +205,17 @@ impl Reservations {
     }
 }
 
+/// A clobbering instruction: no interval may hold a register of `regs` at `pos` (the
+/// instruction's late point).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ClobberPoint {
+    pub pos: u32,
+    pub regs: PRegSet,
+    /// Index of the next clobber point with a different register set (calls of one
+    /// convention come in long runs; a walk that has seen one point of a run may skip it).
+    pub run_end: u32,
+}
+
 /// Longest reservation; the conflict search starts this far before an interval's start.
 pub(crate) const MAX_RESERVATION_LEN: u32 = 3;
 
@@ -210,6 +227,8 @@ pub(crate) struct Built {
     pub pieces: Vec<Pieces>,
     /// Per physical register, its reservations sorted by `from`.
     pub reservations: Reservations,
+    /// Clobbering instructions, by increasing position.
+    pub clobbers: Vec<ClobberPoint>,
     /// Per vreg, the start of its whole lifetime (0 if it has no interval).
     pub vreg_start: Vec<u32>,
     /// Per vreg, the end of its whole lifetime (0 if it has no interval).
@@ -239,6 +258,21 @@ impl Built {
     }
 }
 
+/// Reverses the backward-collected clobber points into position order and links each to
+/// the end of its run of equal register sets.
+fn with_run_ends(mut points: Vec<ClobberPoint>) -> Vec<ClobberPoint> {
+    points.reverse();
+    let n = points.len();
+    for c in (0..n).rev() {
+        points[c].run_end = if c + 1 < n && points[c + 1].regs == points[c].regs {
+            points[c + 1].run_end
+        } else {
+            c as u32 + 1
+        };
+    }
+    points
+}
+
 fn pinned(constraint: OperandConstraint) -> bool {
     matches!(
         constraint,
@@ -252,23 +286,26 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
     // Ranges and uses are collected backwards (descending) and reversed at the end.
     // Interval `v` is vreg `v`'s; ranges and uses are collected backwards (descending)
     // and reversed at the end. Vregs without ranges keep an empty interval, never queued.
-    let mut intervals: Vec<Interval> = (0..nv)
-        .map(|v| Interval {
-            vreg: VReg::new(v, RegClass::Int),
-            ranges: Ranges::new(),
-            uses: Uses::new(),
-            alloc: None,
-            hint_reg: None,
-            hint_vreg: None,
-            steal: None,
-            is_param: false,
-            is_child: false,
-        })
-        .collect();
+    // Room for the scan's split children too (an eighth more), so that splitting rarely
+    // moves the whole table.
+    let mut intervals: Vec<Interval> = Vec::with_capacity(nv + nv / 8 + 8);
+    intervals.extend((0..nv).map(|v| Interval {
+        vreg: VReg::new(v, RegClass::Int),
+        ranges: Ranges::new(),
+        uses: Uses::new(),
+        alloc: None,
+        hint_reg: None,
+        hint_vreg: None,
+        steal: None,
+        is_param: false,
+        is_child: false,
+    }));
     let mut class_of: Vec<Option<VReg>> = vec![None; nv];
     let mut needs_slot = vec![false; nv];
     // (register index, reservation), grouped by register at the end.
     let mut reservations: Vec<(u8, Reservation)> = Vec::new();
+    // Collected backwards, reversed at the end.
+    let mut clobber_points: Vec<ClobberPoint> = Vec::new();
     let mut allocatable = PRegSet::empty();
     for regs in &env.allocatable {
         for &r in regs {
@@ -379,17 +416,18 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
                         fixed_defs.add(r);
                     }
                 }
+                let mut regs = PRegSet::empty();
                 for r in clobbers.iter() {
                     if allocatable.contains(r) && !fixed_defs.contains(r) {
-                        reservations.push((
-                            r.index() as u8,
-                            Reservation {
-                                from: late(i),
-                                to: late(i) + 1,
-                                owner: None,
-                            },
-                        ));
+                        regs.add(r);
                     }
+                }
+                if !regs.is_empty() {
+                    clobber_points.push(ClobberPoint {
+                        pos: late(i),
+                        regs,
+                        run_end: 0,
+                    });
                 }
             }
             for (k, op) in ops.iter().enumerate().filter(|(_, op)| op.is_use()) {
@@ -477,6 +515,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         intervals,
         pieces,
         reservations: Reservations::group(&reservations),
+        clobbers: with_run_ends(clobber_points),
         vreg_start,
         vreg_end,
         needs_slot,

@@ -100,8 +100,12 @@ impl PieceCursors {
 
     /// The piece of vreg `v` covering `pos`, where `v` is live; `pos` is at least the
     /// piece start found by `v`'s previous lookup through this cursor.
+    #[inline]
     fn piece<'b>(&mut self, built: &'b Built, v: u32, pos: u32) -> Option<&'b Interval> {
         let pieces = &built.pieces[v as usize];
+        if let [only] = pieces[..] {
+            return Some(&built.intervals[only as usize]);
+        }
         let mut k = self.at[v as usize] as usize;
         while k + 1 < pieces.len() && built.intervals[pieces[k + 1] as usize].start() <= pos {
             k += 1;
@@ -113,6 +117,7 @@ impl PieceCursors {
     }
 
     /// The location of `v` at `pos` (see [`PieceCursors::piece`]).
+    #[inline]
     fn loc(&mut self, built: &Built, v: u32, pos: u32) -> Option<Allocation> {
         self.piece(built, v, pos)?.alloc
     }
@@ -166,7 +171,7 @@ pub(crate) fn resolve<F: Function>(
         cfg,
         built,
         vreg_slot: &scanned.vreg_slot,
-        pending: Vec::new(),
+        pending: Vec::with_capacity(func.num_insts()),
         occupancy: None,
         emergency_base: scanned.num_slots,
         used_emergency: false,

@@ -57,7 +57,7 @@ use std::collections::BinaryHeap;
 
 use smallvec::SmallVec;
 
-use crate::intervals::{Built, Interval, Range, Ranges, Uses, MAX_RESERVATION_LEN};
+use crate::intervals::{Built, ClobberPoint, Interval, Range, Ranges, Uses, MAX_RESERVATION_LEN};
 use crate::perturb::Perturb;
 use crate::validate::{gap_floor, Cfg};
 use crate::{
@@ -106,6 +106,12 @@ struct Scan<'a, F: Function> {
     /// Per register index, the first reservation that may still matter (see
     /// `reservation_conflict`).
     resv_cursor: [Cell<u32>; 128],
+    /// Per clobber point, the registers of this class it clobbers (bit k: `regs[k]`).
+    clobber_bits: Vec<u64>,
+    /// Union of `clobber_bits`.
+    clobber_any: u64,
+    /// The first clobber point that may still matter (see `clobber_conflicts`).
+    clobber_cursor: usize,
     /// Alternative heuristic choices, when perturbing.
     perturb: Perturb,
 }
@@ -150,14 +156,18 @@ pub(crate) fn run<F: Function>(
         for (k, r) in regs.iter().enumerate() {
             reg_slot[r.index()] = k as u8;
         }
-        let mut initial: Vec<(u32, u32)> = built
-            .intervals
-            .iter()
-            .enumerate()
-            .filter(|(_, iv)| !iv.ranges.is_empty() && iv.vreg.class() == class)
-            .map(|(idx, iv)| (iv.start(), idx as u32))
-            .collect();
+        let mut initial: Vec<(u32, u32)> = Vec::with_capacity(built.intervals.len());
+        initial.extend(
+            built
+                .intervals
+                .iter()
+                .enumerate()
+                .filter(|(_, iv)| !iv.ranges.is_empty() && iv.vreg.class() == class)
+                .map(|(idx, iv)| (iv.start(), idx as u32)),
+        );
         initial.sort_unstable_by(|a, b| b.cmp(a));
+        let clobber_bits = class_bits(&built.clobbers, &reg_slot);
+        let clobber_any = clobber_bits.iter().fold(0, |any, &bits| any | bits);
         let mut scan = Scan {
             func,
             cfg,
@@ -165,9 +175,9 @@ pub(crate) fn run<F: Function>(
             regs,
             reg_slot,
             initial,
-            unhandled: BinaryHeap::new(),
-            active: Vec::new(),
-            inactive: Vec::new(),
+            unhandled: BinaryHeap::with_capacity(16),
+            active: Vec::with_capacity(regs.len()),
+            inactive: Vec::with_capacity(regs.len()),
             vreg_slot: std::mem::take(&mut scanned.vreg_slot),
             slot_heap: slot_busy_until
                 .iter()
@@ -185,6 +195,9 @@ pub(crate) fn run<F: Function>(
             use_pos: smallvec::smallvec![0; regs.len()],
             block_pos: smallvec::smallvec![0; regs.len()],
             resv_cursor: std::array::from_fn(|_| Cell::new(0)),
+            clobber_bits,
+            clobber_any,
+            clobber_cursor: 0,
             perturb,
         };
         scan.run()?;
@@ -198,6 +211,26 @@ pub(crate) fn run<F: Function>(
     }
     scanned.num_slots = slot_busy_until.len() as u32;
     Ok(scanned)
+}
+
+/// Per clobber point, its registers of one class as bits over that class's allocatable
+/// registers (`reg_slot` maps a register index to its bit). A run of equal sets is
+/// translated once: O(points + Σ over runs |set|).
+fn class_bits(points: &[ClobberPoint], reg_slot: &[u8; 128]) -> Vec<u64> {
+    let mut bits = Vec::with_capacity(points.len());
+    let mut c = 0;
+    while c < points.len() {
+        let mut mask = 0u64;
+        for r in points[c].regs.iter() {
+            if let Some(&k) = reg_slot.get(r.index()).filter(|&&k| k != u8::MAX) {
+                mask |= 1 << k;
+            }
+        }
+        let run_end = points[c].run_end as usize;
+        bits.resize(run_end, mask);
+        c = run_end;
+    }
+    bits
 }
 
 /// Per vreg, the (successor, parameter index) pairs it is passed to as a branch argument,
@@ -340,6 +373,49 @@ impl<F: Function> Scan<'_, F> {
         None
     }
 
+    /// Registers (bits over `regs`) that some clobber point inside `cur`'s ranges
+    /// overwrites; with `first`, also lowers `first[k]` to the first such position of
+    /// register `k`.
+    ///
+    /// `cur` starts at the scan's current position, which never decreases, so points
+    /// before it are passed once, for good, by a cursor. The walk jumps over holes (a
+    /// search) and over the rest of a run of equal sets once one of its points is seen,
+    /// and stops when every register any point clobbers conflicts: its cost is the number
+    /// of set changes inside `cur`, which calls of one convention keep small.
+    fn clobber_conflicts(&mut self, cur: u32, mut first: Option<&mut [u32]>) -> u64 {
+        let points = &self.built.clobbers;
+        let ranges = &self.built.intervals[cur as usize].ranges;
+        let mut c = self.clobber_cursor;
+        while c < points.len() && points[c].pos < ranges[0].from {
+            c += 1;
+        }
+        self.clobber_cursor = c;
+        let mut conflicts = 0u64;
+        let mut j = 0;
+        while c < points.len() && j < ranges.len() && conflicts != self.clobber_any {
+            let pos = points[c].pos;
+            if ranges[j].to <= pos {
+                j += 1;
+            } else if pos < ranges[j].from {
+                // In a hole: go to the first point inside range j.
+                c += points[c..].partition_point(|p| p.pos < ranges[j].from);
+            } else {
+                let new = self.clobber_bits[c] & !conflicts;
+                if let Some(first) = first.as_deref_mut() {
+                    let mut bits = new;
+                    while bits != 0 {
+                        let k = bits.trailing_zeros() as usize;
+                        first[k] = first[k].min(pos);
+                        bits &= bits - 1;
+                    }
+                }
+                conflicts |= new;
+                c = points[c].run_end as usize;
+            }
+        }
+        conflicts
+    }
+
     fn loc_at(&self, vreg: VReg, pos: u32) -> Option<Allocation> {
         self.built.loc_at(vreg, pos)
     }
@@ -434,6 +510,8 @@ impl<F: Function> Scan<'_, F> {
                 busy |= 1 << r;
             }
         }
+        busy |= self.clobber_conflicts(cur, None);
+        let iv = self.iv(cur);
         let free = |k: usize| {
             busy & (1 << k) == 0 && self.reservation_conflict(self.regs[k], iv).is_none()
         };
@@ -498,9 +576,13 @@ impl<F: Function> Scan<'_, F> {
             }
             if let Some(x) = self.reservation_conflict(self.regs[k], iv) {
                 block_pos[k] = block_pos[k].min(x);
-                use_pos[k] = use_pos[k].min(x);
             }
         }
+        self.clobber_conflicts(cur, Some(&mut block_pos));
+        for k in 0..n {
+            use_pos[k] = use_pos[k].min(block_pos[k]);
+        }
+        let iv = self.iv(cur);
         let mut reg = first;
         for k in (1..n).map(|j| (first + j) % n) {
             if use_pos[k] > use_pos[reg] {
