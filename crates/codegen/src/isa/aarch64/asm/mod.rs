@@ -40,6 +40,8 @@
 //!   [`mul_div`], [`bits`], [`cond`], [`mem`], [`pair`], [`branch`], [`fp`], [`atomic`],
 //!   [`misc`].
 //!
+//! Every form is cross-checked against `aarch64-linux-gnu-objdump` in the `tests` module.
+//!
 //! # Example
 //!
 //! ```
@@ -84,6 +86,9 @@ pub mod operands;
 pub mod pair;
 pub mod regs;
 pub mod shift;
+
+#[cfg(test)]
+mod tests;
 
 pub use label_use::{Fixup, LabelUse, PcOffset};
 pub use mem::Amode;
