@@ -1,3 +1,4 @@
 //! Target instruction sets.
 
+pub mod aarch64;
 pub mod x64;
