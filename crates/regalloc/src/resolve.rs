@@ -356,6 +356,9 @@ impl<F: Function> Resolver<'_, F> {
     fn edge_moves(&mut self, live: &Liveness) -> Result<(), RegAllocError> {
         let func = self.func;
         let built = self.built;
+        // Per (block, live-in vreg) of several pieces: its location at the block's start,
+        // and whether the piece holding it began before the block (then, on the edge from
+        // the block laid out just before, the vreg stays in that piece: no move).
         let mut at_start = PieceCursors::new(func.num_vregs());
         let mut start_loc = vec![None; live.live_in.total()];
         for b in 0..func.num_blocks() {
@@ -363,7 +366,9 @@ impl<F: Function> Resolver<'_, F> {
             let span = live.live_in.span(b);
             for (slot, &v) in start_loc[span.clone()].iter_mut().zip(live.live_in.get(b)) {
                 if built.pieces[v as usize].len() > 1 {
-                    *slot = at_start.loc(built, v, first);
+                    *slot = at_start
+                        .piece(built, v, first)
+                        .map(|piece| (piece.alloc, piece.start() < first));
                 }
             }
         }
@@ -378,15 +383,21 @@ impl<F: Function> Resolver<'_, F> {
                 } else {
                     (ProgPoint::before(Inst(self.cfg.block_first[s.index()])), 0)
                 };
+                let falls_through = s.index() == b + 1;
                 let span = live.live_in.span(s.index());
-                for (&to, &v) in start_loc[span].iter().zip(live.live_in.get(s.index())) {
+                for (&at_succ, &v) in start_loc[span].iter().zip(live.live_in.get(s.index())) {
                     if built.pieces[v as usize].len() == 1 {
                         continue; // one location for the whole lifetime
                     }
                     let vreg = built.vregs[v as usize]
                         .ok_or_else(|| internal(format!("live vreg {v} never named")))?;
-                    let from = at_end.loc(built, v, pred_last);
-                    let (Some(from), Some(to)) = (from, to) else {
+                    let Some((Some(to), began_before)) = at_succ else {
+                        return Err(internal(format!("{vreg} unallocated on an edge")));
+                    };
+                    if falls_through && began_before {
+                        continue; // the piece at the successor's start covers `pred_last`
+                    }
+                    let Some(from) = at_end.loc(built, v, pred_last) else {
                         return Err(internal(format!("{vreg} unallocated on an edge")));
                     };
                     self.add(point, group, vreg, from, to);
