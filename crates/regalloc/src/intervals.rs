@@ -63,8 +63,30 @@ pub(crate) struct UsePos {
 /// Ranges of an interval; most intervals have few, kept inline.
 pub(crate) type Ranges = SmallVec<[Range; 2]>;
 
-/// Use positions of an interval; most intervals have few, kept inline.
-pub(crate) type Uses = SmallVec<[UsePos; 4]>;
+/// An interval's use positions: `Built::uses[lo..hi]`. A vreg's uses lie together in
+/// `Built::uses`, sorted by position, so splitting an interval splits its span in two.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct UseSpan {
+    pub lo: u32,
+    pub hi: u32,
+}
+
+/// First register-requiring use in `uses` (sorted) at or after `pos`.
+#[inline]
+pub(crate) fn next_reg_use(uses: &[UsePos], pos: u32) -> Option<u32> {
+    let k = uses.partition_point(|u| u.pos < pos);
+    uses[k..].iter().find(|u| u.requires_reg).map(|u| u.pos)
+}
+
+/// Whether a register-requiring use in `uses` (sorted) lies in `[from, to)`.
+#[inline]
+pub(crate) fn has_reg_use_in(uses: &[UsePos], from: u32, to: u32) -> bool {
+    let k = uses.partition_point(|u| u.pos < from);
+    uses[k..]
+        .iter()
+        .take_while(|u| u.pos < to)
+        .any(|u| u.requires_reg)
+}
 
 /// Pieces of a vreg (interval indices); most vregs are split rarely, kept inline.
 pub(crate) type Pieces = SmallVec<[u32; 2]>;
@@ -74,7 +96,7 @@ pub(crate) type Pieces = SmallVec<[u32; 2]>;
 pub(crate) struct Interval {
     pub vreg: VReg,
     pub ranges: Ranges,
-    pub uses: Uses,
+    pub uses: UseSpan,
     pub alloc: Option<Allocation>,
     /// Preferred register.
     pub hint_reg: Option<PReg>,
@@ -104,26 +126,6 @@ impl Interval {
     pub fn covers(&self, pos: u32) -> bool {
         let k = self.ranges.partition_point(|r| r.to <= pos);
         k < self.ranges.len() && self.ranges[k].from <= pos
-    }
-
-    /// First register-requiring use at or after `pos`.
-    #[inline]
-    pub fn next_reg_use(&self, pos: u32) -> Option<u32> {
-        let k = self.uses.partition_point(|u| u.pos < pos);
-        self.uses[k..]
-            .iter()
-            .find(|u| u.requires_reg)
-            .map(|u| u.pos)
-    }
-
-    /// Whether a register-requiring use lies in `[from, to)`.
-    #[inline]
-    pub fn has_reg_use_in(&self, from: u32, to: u32) -> bool {
-        let k = self.uses.partition_point(|u| u.pos < from);
-        self.uses[k..]
-            .iter()
-            .take_while(|u| u.pos < to)
-            .any(|u| u.requires_reg)
     }
 
     /// First position where `self` and `other` both are live, if any.
@@ -225,6 +227,9 @@ pub(crate) struct Built {
     pub intervals: Vec<Interval>,
     /// Per vreg, its pieces (indices into `intervals`) sorted by start.
     pub pieces: Vec<Pieces>,
+    /// Every interval's use positions, grouped by vreg and sorted by position within each
+    /// group (see [`UseSpan`]).
+    pub uses: Vec<UsePos>,
     /// Per physical register, its reservations sorted by `from`.
     pub reservations: Reservations,
     /// Clobbering instructions, by increasing position.
@@ -242,6 +247,12 @@ pub(crate) struct Built {
 }
 
 impl Built {
+    /// The use positions of `iv`.
+    #[inline]
+    pub fn uses_of(&self, iv: &Interval) -> &[UsePos] {
+        &self.uses[iv.uses.lo as usize..iv.uses.hi as usize]
+    }
+
     /// Index of the piece of `vreg` covering `pos`, if any.
     #[inline]
     pub fn piece_at(&self, vreg: VReg, pos: u32) -> Option<u32> {
@@ -283,16 +294,15 @@ fn pinned(constraint: OperandConstraint) -> bool {
 /// Builds intervals for every vreg of `func`.
 pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &MachineEnv) -> Built {
     let nv = func.num_vregs();
-    // Ranges and uses are collected backwards (descending) and reversed at the end.
-    // Interval `v` is vreg `v`'s; ranges and uses are collected backwards (descending)
-    // and reversed at the end. Vregs without ranges keep an empty interval, never queued.
+    // Interval `v` is vreg `v`'s; its ranges are collected backwards (descending) and
+    // reversed at the end. Vregs without ranges keep an empty interval, never queued.
     // Room for the scan's split children too (an eighth more), so that splitting rarely
     // moves the whole table.
     let mut intervals: Vec<Interval> = Vec::with_capacity(nv + nv / 8 + 8);
     intervals.extend((0..nv).map(|v| Interval {
         vreg: VReg::new(v, RegClass::Int),
         ranges: Ranges::new(),
-        uses: Uses::new(),
+        uses: UseSpan::default(),
         alloc: None,
         hint_reg: None,
         hint_vreg: None,
@@ -328,6 +338,34 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         }
         ranges.push(Range { from, to });
     }
+
+    // Uses are written into one flat list, each vreg's in a group of its own: count them
+    // (every use, and every def not pinned), then fill each group from its end during the
+    // backward walk, which leaves it ascending but for the order within one instruction.
+    let mut use_start = vec![0u32; nv + 1];
+    for i in 0..func.num_insts() {
+        for op in func.inst_operands(Inst(i as u32)) {
+            if op.is_use() || !pinned(op.constraint()) {
+                use_start[op.vreg().index() + 1] += 1;
+            }
+        }
+    }
+    for v in 0..nv {
+        use_start[v + 1] += use_start[v];
+    }
+    let placeholder = UsePos {
+        pos: 0,
+        requires_reg: false,
+        hint: None,
+    };
+    let mut uses = vec![placeholder; use_start[nv] as usize];
+    // `use_fill[v]`: one past the next free place of vreg v's group.
+    let mut use_fill = use_start[1..].to_vec();
+    let mut add_use = |v: VReg, u: UsePos| {
+        let slot = &mut use_fill[v.index()];
+        *slot -= 1;
+        uses[*slot as usize] = u;
+    };
 
     // The vregs live at the current position of the backward walk. Post-invariant at each
     // block start: it holds the block's live-in set (plus parameters, removed below); it is
@@ -401,11 +439,14 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
                 }
                 if !pinned(constraint) {
                     let requires_reg = !matches!(constraint, OperandConstraint::RegOrStack);
-                    intervals[v.index()].uses.push(UsePos {
-                        pos: start,
-                        requires_reg,
-                        hint: None,
-                    });
+                    add_use(
+                        v,
+                        UsePos {
+                            pos: start,
+                            requires_reg,
+                            hint: None,
+                        },
+                    );
                 }
             }
             let clobbers = func.inst_clobbers(inst);
@@ -465,11 +506,14 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
                     OperandConstraint::FixedReg(r) => Some(r),
                     _ => None,
                 };
-                intervals[v.index()].uses.push(UsePos {
-                    pos,
-                    requires_reg,
-                    hint,
-                });
+                add_use(
+                    v,
+                    UsePos {
+                        pos,
+                        requires_reg,
+                        hint,
+                    },
+                );
             }
             max_live = max_live.max(live_now.len());
         }
@@ -501,10 +545,14 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
             continue;
         }
         iv.ranges.reverse();
-        iv.uses.reverse();
-        // Several operands of one instruction may name v; keep the list sorted.
-        if !iv.uses.windows(2).all(|w| w[0].pos <= w[1].pos) {
-            iv.uses.sort_by_key(|u| u.pos);
+        iv.uses = UseSpan {
+            lo: use_start[v],
+            hi: use_start[v + 1],
+        };
+        // Several operands of one instruction may name v; keep the group sorted.
+        let group = &mut uses[use_start[v] as usize..use_start[v + 1] as usize];
+        if !group.is_sorted_by_key(|u| u.pos) {
+            group.sort_by_key(|u| u.pos);
         }
         iv.vreg = class_of[v].expect("a vreg with ranges was seen");
         vreg_end[v] = iv.end();
@@ -514,6 +562,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
     Built {
         intervals,
         pieces,
+        uses,
         reservations: Reservations::group(&reservations),
         clobbers: with_run_ends(clobber_points),
         vreg_start,

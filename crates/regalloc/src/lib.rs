@@ -34,6 +34,7 @@
 mod types;
 
 pub mod checker;
+mod counting_sort;
 pub mod exec;
 pub mod fuzzing;
 pub mod gen;

@@ -37,6 +37,7 @@
 //! [`crate::moves`] per class with the class's scratch register, or a register free at that
 //! point, or failing both a borrowed register and emergency slots.
 
+use crate::counting_sort::counting_sort;
 use crate::intervals::{Built, Interval};
 use crate::liveness::Liveness;
 use crate::moves::{self, Scratch};
@@ -129,27 +130,6 @@ impl PieceCursors {
 fn sort_moves(moves: &[PendingMove], num_points: usize) -> Vec<PendingMove> {
     let by_group = counting_sort(moves, 8, |m| 2 * usize::from(m.group) + m.class.index());
     counting_sort(&by_group, num_points, |m| m.point.raw() as usize)
-}
-
-/// A stable sort of `items` by `key`, whose values are below `keys`.
-fn counting_sort<T: Copy>(items: &[T], keys: usize, key: impl Fn(&T) -> usize) -> Vec<T> {
-    let Some(&any) = items.first() else {
-        return Vec::new();
-    };
-    let mut next = vec![0u32; keys + 1];
-    for item in items {
-        next[key(item) + 1] += 1;
-    }
-    for k in 0..keys {
-        next[k + 1] += next[k];
-    }
-    let mut sorted = vec![any; items.len()];
-    for item in items {
-        let at = &mut next[key(item)];
-        sorted[*at as usize] = *item;
-        *at += 1;
-    }
-    sorted
 }
 
 fn internal(msg: String) -> RegAllocError {

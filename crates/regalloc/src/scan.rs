@@ -46,10 +46,12 @@
 //! same guarantees as the usual choice; the termination argument is unchanged (a spilled
 //! interval's child still starts strictly later).
 //!
-//! Cost: O(I log I) to order the I intervals, then per interval a pass over the active and
-//! inactive lists (active ≤ registers; inactive grows only with intervals in lifetime
-//! holes) and binary searches in ranges, uses and reservations. Spill slots are reused
-//! through a per-class heap: O(log slots) per spilled vreg.
+//! Cost: O(I + instructions) to order the I intervals (counting sorts), then per interval
+//! a pass over the active and inactive lists (active ≤ registers; inactive grows only with
+//! intervals in lifetime holes), binary searches in ranges, uses and reservations, and one
+//! walk over the clobber points it covers (see `clobber_conflicts`: bounded by the changes
+//! of clobber set inside the interval). Spill slots are reused through a per-class heap:
+//! O(log slots) per spilled vreg.
 
 use std::cell::Cell;
 use std::cmp::Reverse;
@@ -57,7 +59,11 @@ use std::collections::BinaryHeap;
 
 use smallvec::SmallVec;
 
-use crate::intervals::{Built, ClobberPoint, Interval, Range, Ranges, Uses, MAX_RESERVATION_LEN};
+use crate::counting_sort::counting_sort;
+use crate::intervals::{
+    has_reg_use_in, next_reg_use, Built, ClobberPoint, Interval, Range, Ranges, UseSpan,
+    MAX_RESERVATION_LEN,
+};
 use crate::perturb::Perturb;
 use crate::validate::{gap_floor, Cfg};
 use crate::{
@@ -156,16 +162,7 @@ pub(crate) fn run<F: Function>(
         for (k, r) in regs.iter().enumerate() {
             reg_slot[r.index()] = k as u8;
         }
-        let mut initial: Vec<(u32, u32)> = Vec::with_capacity(built.intervals.len());
-        initial.extend(
-            built
-                .intervals
-                .iter()
-                .enumerate()
-                .filter(|(_, iv)| !iv.ranges.is_empty() && iv.vreg.class() == class)
-                .map(|(idx, iv)| (iv.start(), idx as u32)),
-        );
-        initial.sort_unstable_by(|a, b| b.cmp(a));
+        let initial = by_decreasing_start(built, class, func.num_insts());
         let clobber_bits = class_bits(&built.clobbers, &reg_slot);
         let clobber_any = clobber_bits.iter().fold(0, |any, &bits| any | bits);
         let mut scan = Scan {
@@ -212,6 +209,33 @@ pub(crate) fn run<F: Function>(
     scanned.num_slots = slot_busy_until.len() as u32;
     Ok(scanned)
 }
+
+/// The intervals of `class` as `(start, index)`, ordered by decreasing start, then index:
+/// two stable counting sorts (by the position within the instruction, then by the
+/// instruction), O(intervals + instructions); a comparison sort for a few intervals.
+fn by_decreasing_start(built: &Built, class: RegClass, num_insts: usize) -> Vec<(u32, u32)> {
+    let mut of_class: Vec<(u32, u32)> = Vec::with_capacity(built.intervals.len());
+    of_class.extend(
+        built
+            .intervals
+            .iter()
+            .enumerate()
+            .filter(|(_, iv)| !iv.ranges.is_empty() && iv.vreg.class() == class)
+            .map(|(idx, iv)| (iv.start(), idx as u32)),
+    );
+    if of_class.len() <= SMALL_SORT {
+        of_class.sort_unstable_by(|a, b| b.cmp(a));
+        return of_class;
+    }
+    let by_slot = counting_sort(&of_class, 4, |&(start, _)| (start % 4) as usize);
+    // A start is at most the gap after the last instruction.
+    let mut ordered = counting_sort(&by_slot, num_insts + 2, |&(start, _)| (start / 4) as usize);
+    ordered.reverse();
+    ordered
+}
+
+/// Up to this many intervals, a comparison sort beats allocating the counting sorts' tables.
+const SMALL_SORT: usize = 64;
 
 /// Per clobber point, its registers of one class as bits over that class's allocatable
 /// registers (`reg_slot` maps a register index to its bit). A run of equal sets is
@@ -416,6 +440,11 @@ impl<F: Function> Scan<'_, F> {
         conflicts
     }
 
+    /// First register-requiring use of interval `idx` at or after `pos`.
+    fn next_reg_use(&self, idx: u32, pos: u32) -> Option<u32> {
+        next_reg_use(self.built.uses_of(self.iv(idx)), pos)
+    }
+
     fn loc_at(&self, vreg: VReg, pos: u32) -> Option<Allocation> {
         self.built.loc_at(vreg, pos)
     }
@@ -452,7 +481,8 @@ impl<F: Function> Scan<'_, F> {
             }
         }
         let fixed_use = || {
-            iv.uses
+            self.built
+                .uses_of(iv)
                 .iter()
                 .find_map(|u| u.hint)
                 .and_then(|r| reg(Some(Allocation::Reg(r))))
@@ -537,10 +567,11 @@ impl<F: Function> Scan<'_, F> {
     fn eviction_use_pos(&self, a: u32, pos: u32) -> u32 {
         let iv = self.iv(a);
         let split = gap_floor(pos);
-        if iv.has_reg_use_in(split.max(iv.start()), pos) {
+        let uses = self.built.uses_of(iv);
+        if has_reg_use_in(uses, split.max(iv.start()), pos) {
             return 0;
         }
-        match iv.next_reg_use(pos) {
+        match next_reg_use(uses, pos) {
             Some(u) if gap_floor(u) <= pos => 0,
             Some(u) => u,
             None => u32::MAX,
@@ -566,7 +597,7 @@ impl<F: Function> Scan<'_, F> {
         for &a in &self.inactive {
             let r = self.reg_of(a);
             if self.iv(a).first_intersection(iv).is_some() {
-                let next = self.iv(a).next_reg_use(start).unwrap_or(u32::MAX);
+                let next = self.next_reg_use(a, start).unwrap_or(u32::MAX);
                 use_pos[r] = use_pos[r].min(next);
             }
         }
@@ -594,7 +625,7 @@ impl<F: Function> Scan<'_, F> {
                 reg = h;
             }
         }
-        let first_use = iv.next_reg_use(start);
+        let first_use = self.next_reg_use(cur, start);
         let can_spill_cur = first_use.is_none_or(|u| gap_floor(u) > start);
         let others_sooner = n == 0 || first_use.is_none_or(|u| use_pos[reg] < u);
         let result = if (others_sooner || prefer_spill) && can_spill_cur {
@@ -683,12 +714,9 @@ impl<F: Function> Scan<'_, F> {
         // passes through then holds it on the stack instead of reloading it on the back
         // edge.
         let iv = self.iv(a);
-        let k = iv.uses.partition_point(|u| u.pos < pos);
-        let last_use = if k > 0 {
-            iv.uses[k - 1].pos
-        } else {
-            iv.start()
-        };
+        let uses = self.built.uses_of(iv);
+        let k = uses.partition_point(|u| u.pos < pos);
+        let last_use = if k > 0 { uses[k - 1].pos } else { iv.start() };
         let after = last_use.max(iv.start());
         let split = self.best_split(after, pos).unwrap_or(gap_floor(pos));
         let tail = if split <= self.iv(a).start() {
@@ -699,7 +727,7 @@ impl<F: Function> Scan<'_, F> {
         let vreg = self.iv(tail).vreg;
         let slot = self.slot_for(vreg);
         self.built.intervals[tail as usize].alloc = Some(Allocation::Stack(slot));
-        if let Some(u) = self.iv(tail).next_reg_use(pos) {
+        if let Some(u) = self.next_reg_use(tail, pos) {
             let from = pos.max(self.iv(tail).start());
             let reload = self.best_split(from, gap_floor(u)).ok_or_else(|| {
                 RegAllocError::Internal(format!("cannot reload {vreg} before its use"))
@@ -805,8 +833,14 @@ impl<F: Function> Scan<'_, F> {
             });
             child_ranges[0].from = pos;
         }
-        let u = parent.uses.partition_point(|u| u.pos < pos);
-        let child_uses: Uses = parent.uses.drain(u..).collect();
+        // The vreg's uses are sorted: the child takes the tail of the parent's span.
+        let parent_uses = &self.built.uses[parent.uses.lo as usize..parent.uses.hi as usize];
+        let cut = parent.uses.lo + parent_uses.partition_point(|u| u.pos < pos) as u32;
+        let child_uses = UseSpan {
+            lo: cut,
+            hi: parent.uses.hi,
+        };
+        parent.uses.hi = cut;
         let hint_reg = match parent.alloc {
             Some(Allocation::Reg(r)) => Some(r),
             _ => parent.hint_reg,
