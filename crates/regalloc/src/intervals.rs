@@ -457,12 +457,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
                         fixed_defs.add(r);
                     }
                 }
-                let mut regs = PRegSet::empty();
-                for r in clobbers.iter() {
-                    if allocatable.contains(r) && !fixed_defs.contains(r) {
-                        regs.add(r);
-                    }
-                }
+                let regs = clobbers.intersection(allocatable).difference(fixed_defs);
                 if !regs.is_empty() {
                     clobber_points.push(ClobberPoint {
                         pos: late(i),

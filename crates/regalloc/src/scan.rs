@@ -112,6 +112,8 @@ struct Scan<'a, F: Function> {
     /// Per register index, the first reservation that may still matter (see
     /// `reservation_conflict`).
     resv_cursor: [Cell<u32>; 128],
+    /// Bit k: `regs[k]` has reservations its cursor has not passed yet.
+    resv_left: Cell<u64>,
     /// Per clobber point, the registers of this class it clobbers (bit k: `regs[k]`).
     clobber_bits: Vec<u64>,
     /// Union of `clobber_bits`.
@@ -165,6 +167,11 @@ pub(crate) fn run<F: Function>(
         let initial = by_decreasing_start(built, class, func.num_insts());
         let clobber_bits = class_bits(&built.clobbers, &reg_slot);
         let clobber_any = clobber_bits.iter().fold(0, |any, &bits| any | bits);
+        let resv_left = regs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !built.reservations.of(r.index()).is_empty())
+            .fold(0, |bits, (k, _)| bits | 1 << k);
         let mut scan = Scan {
             func,
             cfg,
@@ -192,6 +199,7 @@ pub(crate) fn run<F: Function>(
             use_pos: smallvec::smallvec![0; regs.len()],
             block_pos: smallvec::smallvec![0; regs.len()],
             resv_cursor: std::array::from_fn(|_| Cell::new(0)),
+            resv_left: Cell::new(resv_left),
             clobber_bits,
             clobber_any,
             clobber_cursor: 0,
@@ -367,8 +375,13 @@ impl<F: Function> Scan<'_, F> {
         }
     }
 
-    /// First position where `iv` meets a reservation of `reg` owned by another vreg.
-    fn reservation_conflict(&self, reg: PReg, iv: &Interval) -> Option<u32> {
+    /// First position where `iv` meets a reservation of `regs[slot]` owned by another vreg.
+    #[inline]
+    fn reservation_conflict(&self, slot: usize, iv: &Interval) -> Option<u32> {
+        if self.resv_left.get() & (1 << slot) == 0 {
+            return None; // no reservation of this register is left
+        }
+        let reg = self.regs[slot];
         let list = self.built.reservations.of(reg.index());
         // Intervals are queried in order of increasing start, so reservations that end
         // before the current start are never relevant again: a per-register cursor skips
@@ -380,6 +393,10 @@ impl<F: Function> Scan<'_, F> {
             k += 1;
         }
         cursor.set(k as u32);
+        if k == list.len() {
+            self.resv_left.set(self.resv_left.get() & !(1 << slot));
+            return None;
+        }
         let mut j = 0;
         let ranges = &iv.ranges;
         while k < list.len() && j < ranges.len() {
@@ -542,9 +559,7 @@ impl<F: Function> Scan<'_, F> {
         }
         busy |= self.clobber_conflicts(cur, None);
         let iv = self.iv(cur);
-        let free = |k: usize| {
-            busy & (1 << k) == 0 && self.reservation_conflict(self.regs[k], iv).is_none()
-        };
+        let free = |k: usize| busy & (1 << k) == 0 && self.reservation_conflict(k, iv).is_none();
         let chosen = match hint {
             Some(h) if free(h) => Some(h),
             _ => (0..n).map(|k| (first + k) % n).find(|&k| free(k)),
@@ -605,7 +620,7 @@ impl<F: Function> Scan<'_, F> {
             if use_pos[k] <= start {
                 continue; // unusable already; a reservation cannot make it usable
             }
-            if let Some(x) = self.reservation_conflict(self.regs[k], iv) {
+            if let Some(x) = self.reservation_conflict(k, iv) {
                 block_pos[k] = block_pos[k].min(x);
             }
         }

@@ -134,6 +134,37 @@ impl PRegSet {
         self.0 == 0
     }
 
+    /// The registers in either set.
+    #[inline]
+    pub fn union(self, other: PRegSet) -> PRegSet {
+        PRegSet(self.0 | other.0)
+    }
+
+    /// The registers in both sets.
+    #[inline]
+    pub fn intersection(self, other: PRegSet) -> PRegSet {
+        PRegSet(self.0 & other.0)
+    }
+
+    /// The registers of `self` not in `other`.
+    #[inline]
+    pub fn difference(self, other: PRegSet) -> PRegSet {
+        PRegSet(self.0 & !other.0)
+    }
+
+    /// The registers of `class` in the set (a class owns indices `64 * class..`, see
+    /// [`PReg::index`]).
+    #[inline]
+    pub fn of_class(self, class: RegClass) -> PRegSet {
+        PRegSet(self.0 & (u128::from(u64::MAX) << (64 * class as u32)))
+    }
+
+    /// The number of registers in the set.
+    #[inline]
+    pub fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
     /// The registers in index order.
     #[inline]
     pub fn iter(self) -> impl Iterator<Item = PReg> {

@@ -451,13 +451,9 @@ fn check_demand<F: Function>(
                 _ => {}
             }
         }
-        for r in clobbers.iter().filter(|r| r.class() == class) {
-            if allocatable.contains(r) {
-                late_fixed.add(r);
-            }
-        }
-        let early_need = early_n + early_fixed.iter().count();
-        let late_need = late_n + late_fixed.iter().count();
+        let late_fixed = late_fixed.union(clobbers.of_class(class).intersection(*allocatable));
+        let early_need = early_n + early_fixed.len();
+        let late_need = late_n + late_fixed.len();
         let needed = early_need.max(late_need);
         if needed > avail {
             return Err(RegAllocError::TooManyRegisters {
