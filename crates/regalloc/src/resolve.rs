@@ -70,9 +70,9 @@ struct Resolver<'a, F: Function> {
     built: &'a Built,
     vreg_slot: &'a [Option<SpillSlot>],
     pending: Vec<PendingMove>,
-    /// Per register index, ranges occupied by allocated pieces and reservations, sorted by
-    /// start, each end replaced by the largest end up to it; built on demand.
-    occupancy: Option<Vec<Vec<(u32, u32)>>>,
+    /// What each register holds where; built on demand (only a parallel move that needs a
+    /// temporary, on a machine without a scratch register, asks).
+    occupancy: Option<Occupancy>,
     emergency_base: u32,
     used_emergency: bool,
     /// Per vreg defined by an instruction: the instruction and the def (`u32::MAX` for
@@ -130,6 +130,56 @@ impl PieceCursors {
 fn sort_moves(moves: &[PendingMove], num_points: usize) -> Vec<PendingMove> {
     let by_group = counting_sort(moves, 8, |m| 2 * usize::from(m.group) + m.class.index());
     counting_sort(&by_group, num_points, |m| m.point.raw() as usize)
+}
+
+/// Per register index, the ranges occupied by allocated pieces and reservations, sorted by
+/// start, each end replaced by the largest end up to it, so that one binary search answers
+/// "does anything starting before `hi` reach past `lo`". One flat list grouped by register.
+struct Occupancy {
+    items: Vec<(u32, u32)>,
+    /// Group `r` is `items[starts[r]..starts[r + 1]]`.
+    starts: [u32; 129],
+}
+
+impl Occupancy {
+    /// O(ranges + reservations + instructions): counting sorts by start, then (stably) by
+    /// register.
+    fn new(built: &Built, num_insts: usize) -> Occupancy {
+        let mut all: Vec<(u8, u32, u32)> = Vec::new();
+        for iv in &built.intervals {
+            if let Some(Allocation::Reg(r)) = iv.alloc {
+                let r = r.index() as u8;
+                all.extend(iv.ranges.iter().map(|rg| (r, rg.from, rg.to)));
+            }
+        }
+        for r in 0..128 {
+            let reserved = built.reservations.of(r);
+            all.extend(reserved.iter().map(|rv| (r as u8, rv.from, rv.to)));
+        }
+        // Positions end at the gap after the last instruction.
+        let by_start = counting_sort(&all, 4 * num_insts + 8, |&(_, from, _)| from as usize);
+        let grouped = counting_sort(&by_start, 128, |&(r, _, _)| usize::from(r));
+        let mut starts = [0u32; 129];
+        for &(r, _, _) in &grouped {
+            starts[usize::from(r) + 1] += 1;
+        }
+        for r in 0..128 {
+            starts[r + 1] += starts[r];
+        }
+        let mut items: Vec<(u32, u32)> = grouped.iter().map(|&(_, from, to)| (from, to)).collect();
+        for r in 0..128 {
+            let mut reach = 0;
+            for entry in &mut items[starts[r] as usize..starts[r + 1] as usize] {
+                reach = reach.max(entry.1);
+                entry.1 = reach;
+            }
+        }
+        Occupancy { items, starts }
+    }
+
+    fn of(&self, reg: usize) -> &[(u32, u32)] {
+        &self.items[self.starts[reg] as usize..self.starts[reg + 1] as usize]
+    }
 }
 
 fn internal(msg: String) -> RegAllocError {
@@ -443,31 +493,10 @@ impl<F: Function> Resolver<'_, F> {
             && Some(m.to) == self.vreg_slot[m.vreg.index()].map(Allocation::Stack)
     }
 
-    fn occupancy(&mut self) -> &Vec<Vec<(u32, u32)>> {
-        if self.occupancy.is_none() {
-            let mut occ = vec![Vec::new(); 128];
-            for iv in &self.built.intervals {
-                if let Some(Allocation::Reg(r)) = iv.alloc {
-                    occ[r.index()].extend(iv.ranges.iter().map(|rg| (rg.from, rg.to)));
-                }
-            }
-            for (r, list) in occ.iter_mut().enumerate() {
-                let reserved = self.built.reservations.of(r);
-                list.extend(reserved.iter().map(|rv| (rv.from, rv.to)));
-            }
-            for list in &mut occ {
-                list.sort_unstable();
-                // Each entry's end becomes the largest end so far, so one binary search
-                // answers "does anything starting before `hi` reach past `lo`".
-                let mut reach = 0;
-                for entry in list.iter_mut() {
-                    reach = reach.max(entry.1);
-                    entry.1 = reach;
-                }
-            }
-            self.occupancy = Some(occ);
-        }
-        self.occupancy.as_ref().expect("just built")
+    fn occupancy(&mut self) -> &Occupancy {
+        let (built, num_insts) = (self.built, self.func.num_insts());
+        self.occupancy
+            .get_or_insert_with(|| Occupancy::new(built, num_insts))
     }
 
     /// A register of `class` holding nothing live around gap `g` and not named by `moves`.
@@ -477,18 +506,18 @@ impl<F: Function> Resolver<'_, F> {
         g: u32,
         moves: &[(Allocation, Allocation)],
     ) -> Option<PReg> {
-        let candidates = self.env.allocatable[class.index()].clone();
+        let env = self.env;
         let occ = self.occupancy();
-        candidates.into_iter().find(|&r| {
+        env.allocatable[class.index()].iter().copied().find(|&r| {
             let a = Allocation::Reg(r);
             if moves.iter().any(|&(s, d)| s == a || d == a) {
                 return false;
             }
-            let list = &occ[r.index()];
+            let list = occ.of(r.index());
             let lo = g.saturating_sub(1);
             let hi = g + 2;
             // Any occupied range meeting [lo, hi)? Ends are running maxima (see
-            // `occupancy`): the last range starting before `hi` has the farthest reach.
+            // `Occupancy`): the last range starting before `hi` has the farthest reach.
             let k = list.partition_point(|&(from, _)| from < hi);
             k == 0 || list[k - 1].1 <= lo
         })
