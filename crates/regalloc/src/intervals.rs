@@ -342,27 +342,29 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
     // Uses are written into one flat list, each vreg's in a group of its own: count them
     // (every use, and every def not pinned), then fill each group from its end during the
     // backward walk, which leaves it ascending but for the order within one instruction.
-    let mut use_start = vec![0u32; nv + 1];
+    // `use_bound[v + 1]` is first the end of v's group, then (moving down as the group
+    // fills) its next free place, and at the end its start, so group v is finally
+    // `use_bound[v + 1]..use_bound[v + 2]`.
+    let mut use_bound = vec![0u32; nv + 2];
     for i in 0..func.num_insts() {
         for op in func.inst_operands(Inst(i as u32)) {
             if op.is_use() || !pinned(op.constraint()) {
-                use_start[op.vreg().index() + 1] += 1;
+                use_bound[op.vreg().index() + 1] += 1;
             }
         }
     }
     for v in 0..nv {
-        use_start[v + 1] += use_start[v];
+        use_bound[v + 1] += use_bound[v];
     }
+    use_bound[nv + 1] = use_bound[nv];
     let placeholder = UsePos {
         pos: 0,
         requires_reg: false,
         hint: None,
     };
-    let mut uses = vec![placeholder; use_start[nv] as usize];
-    // `use_fill[v]`: one past the next free place of vreg v's group.
-    let mut use_fill = use_start[1..].to_vec();
+    let mut uses = vec![placeholder; use_bound[nv] as usize];
     let mut add_use = |v: VReg, u: UsePos| {
-        let slot = &mut use_fill[v.index()];
+        let slot = &mut use_bound[v.index() + 1];
         *slot -= 1;
         uses[*slot as usize] = u;
     };
@@ -541,11 +543,11 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         }
         iv.ranges.reverse();
         iv.uses = UseSpan {
-            lo: use_start[v],
-            hi: use_start[v + 1],
+            lo: use_bound[v + 1],
+            hi: use_bound[v + 2],
         };
         // Several operands of one instruction may name v; keep the group sorted.
-        let group = &mut uses[use_start[v] as usize..use_start[v + 1] as usize];
+        let group = &mut uses[use_bound[v + 1] as usize..use_bound[v + 2] as usize];
         if !group.is_sorted_by_key(|u| u.pos) {
             group.sort_by_key(|u| u.pos);
         }

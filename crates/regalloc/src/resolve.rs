@@ -89,13 +89,17 @@ struct Resolver<'a, F: Function> {
 /// cut its lifetime into consecutive stretches: the piece covering a live position is the
 /// last one starting at or before it, found without looking at any piece's ranges.
 struct PieceCursors {
+    /// Per vreg; allocated at the first lookup of a vreg with several pieces (a function
+    /// without splits never needs it).
     at: Vec<u32>,
+    num_vregs: usize,
 }
 
 impl PieceCursors {
     fn new(num_vregs: usize) -> PieceCursors {
         PieceCursors {
-            at: vec![0; num_vregs],
+            at: Vec::new(),
+            num_vregs,
         }
     }
 
@@ -106,6 +110,9 @@ impl PieceCursors {
         let pieces = &built.pieces[v as usize];
         if let [only] = pieces[..] {
             return Some(&built.intervals[only as usize]);
+        }
+        if self.at.is_empty() {
+            self.at = vec![0; self.num_vregs];
         }
         let mut k = self.at[v as usize] as usize;
         while k + 1 < pieces.len() && built.intervals[pieces[k + 1] as usize].start() <= pos {
@@ -124,11 +131,19 @@ impl PieceCursors {
     }
 }
 
+/// Up to this many moves, a comparison sort beats allocating the counting sorts' tables.
+const SMALL_SORT: usize = 64;
+
 /// `moves` ordered by point, then group, then class (the order of `sequence_all`), in
-/// O(moves + points): a stable counting sort by group and class, then one by point. Moves
-/// within one group are a parallel move, so their order among themselves does not matter.
-fn sort_moves(moves: &[PendingMove], num_points: usize) -> Vec<PendingMove> {
-    let by_group = counting_sort(moves, 8, |m| 2 * usize::from(m.group) + m.class.index());
+/// O(moves + points): a stable counting sort by group and class, then one by point (a
+/// comparison sort for a few moves). Moves within one group are a parallel move, so their
+/// order among themselves does not matter.
+fn sort_moves(mut moves: Vec<PendingMove>, num_points: usize) -> Vec<PendingMove> {
+    if moves.len() <= SMALL_SORT {
+        moves.sort_unstable_by_key(|m| (m.point, m.group, m.class.index()));
+        return moves;
+    }
+    let by_group = counting_sort(&moves, 8, |m| 2 * usize::from(m.group) + m.class.index());
     counting_sort(&by_group, num_points, |m| m.point.raw() as usize)
 }
 
@@ -201,7 +216,7 @@ pub(crate) fn resolve<F: Function>(
         cfg,
         built,
         vreg_slot: &scanned.vreg_slot,
-        pending: Vec::with_capacity(func.num_insts()),
+        pending: Vec::new(),
         occupancy: None,
         emergency_base: scanned.num_slots,
         used_emergency: false,
@@ -388,10 +403,12 @@ impl<F: Function> Resolver<'_, F> {
         let built = self.built;
         // Per (block, live-in vreg) of several pieces: its location at the block's start,
         // and whether the piece holding it began before the block (then, on the edge from
-        // the block laid out just before, the vreg stays in that piece: no move).
+        // the block laid out just before, the vreg stays in that piece: no move). Without
+        // any split, every vreg has one location and only parameters move.
         let mut at_start = PieceCursors::new(func.num_vregs());
-        let mut start_loc = vec![None; live.live_in.total()];
-        for b in 0..func.num_blocks() {
+        let any_split = built.intervals.len() > built.pieces.len();
+        let mut start_loc = vec![None; if any_split { live.live_in.total() } else { 0 }];
+        for b in (0..func.num_blocks()).filter(|_| any_split) {
             let first = self.cfg.block_start_pos(b);
             let span = live.live_in.span(b);
             for (slot, &v) in start_loc[span.clone()].iter_mut().zip(live.live_in.get(b)) {
@@ -414,7 +431,12 @@ impl<F: Function> Resolver<'_, F> {
                     (ProgPoint::before(Inst(self.cfg.block_first[s.index()])), 0)
                 };
                 let falls_through = s.index() == b + 1;
-                let span = live.live_in.span(s.index());
+                // (Empty without splits: the zip then stops at once.)
+                let span = if any_split {
+                    live.live_in.span(s.index())
+                } else {
+                    0..0
+                };
                 for (&at_succ, &v) in start_loc[span].iter().zip(live.live_in.get(s.index())) {
                     if built.pieces[v as usize].len() == 1 {
                         continue; // one location for the whole lifetime
@@ -527,7 +549,7 @@ impl<F: Function> Resolver<'_, F> {
         let mut pending = std::mem::take(&mut self.pending);
         pending.retain(|m| !self.is_redundant_store(m));
         let num_points = ProgPoint::before(Inst(self.func.num_insts() as u32)).raw() as usize + 2;
-        let pending = sort_moves(&pending, num_points);
+        let pending = sort_moves(pending, num_points);
         let mut edits = Vec::with_capacity(pending.len());
         let mut group_moves = Vec::new();
         let mut seq = Vec::new();
