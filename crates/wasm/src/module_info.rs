@@ -1,0 +1,302 @@
+//! What a module declares, decoded once from a validated binary: types, functions, imports,
+//! globals, the memory, tables, exports, the start function, element and data segments, and
+//! the byte ranges of the function bodies (translated later, one by one).
+//!
+//! Contract. Requires: `bytes` passed [`crate::features::validate`]. Guarantees: indices in
+//! the result are in range (the validator checked them); each function body is kept as its
+//! byte range, not copied. Constructs validation let through but this decoder does not know
+//! are [`WasmError::Unsupported`] with their offset.
+//!
+//! Cost: one pass over the sections, O(module size).
+
+use wasmparser::{
+    ConstExpr, DataKind, ElementItems, ElementKind, ExternalKind, FuncType, MemoryType, Operator,
+    Parser, Payload, TableType, TypeRef, ValType,
+};
+
+use crate::error::WasmError;
+
+/// A constant expression (MVP: one instruction).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ConstValue {
+    I32(i32),
+    I64(i64),
+    F32(u32),
+    F64(u64),
+    /// The value of global `n` (an imported global, in the MVP).
+    GlobalGet(u32),
+    /// A null reference.
+    RefNull,
+    /// A reference to function `n`.
+    RefFunc(u32),
+}
+
+/// A global defined or imported by the module.
+#[derive(Clone, Debug)]
+pub struct GlobalDecl {
+    pub ty: ValType,
+    pub mutable: bool,
+    /// `None` for an imported global.
+    pub init: Option<ConstValue>,
+}
+
+/// Where an import comes from and what it is.
+#[derive(Clone, Debug)]
+pub struct ImportDecl {
+    pub module: String,
+    pub field: String,
+    pub kind: ImportKind,
+}
+
+/// The kind of an import, with the index it takes in its index space.
+#[derive(Clone, Debug)]
+pub enum ImportKind {
+    /// Function `index`, of type `type_index`.
+    Func {
+        index: u32,
+        type_index: u32,
+    },
+    Global {
+        index: u32,
+    },
+    Memory(MemoryType),
+    Table {
+        index: u32,
+        ty: TableType,
+    },
+}
+
+/// An active element segment: `funcs` (None: a null entry) go to `table` at `offset`.
+#[derive(Clone, Debug)]
+pub struct ElementSegment {
+    pub table: u32,
+    pub offset: ConstValue,
+    pub funcs: Vec<Option<u32>>,
+}
+
+/// An active data segment.
+#[derive(Clone, Debug)]
+pub struct DataSegment {
+    pub offset: ConstValue,
+    pub bytes: std::ops::Range<usize>,
+}
+
+/// Everything a module declares; see the module docs.
+#[derive(Clone, Debug, Default)]
+pub struct ModuleInfo {
+    /// Function types by type index.
+    pub types: Vec<FuncType>,
+    /// The type index of each function, imported functions first.
+    pub funcs: Vec<u32>,
+    pub num_imported_funcs: u32,
+    pub imports: Vec<ImportDecl>,
+    /// Globals, imported first.
+    pub globals: Vec<GlobalDecl>,
+    pub num_imported_globals: u32,
+    /// The memory (at most one without multi-memory) and whether it is imported.
+    pub memory: Option<(MemoryType, bool)>,
+    /// Tables, imported first.
+    pub tables: Vec<TableType>,
+    pub num_imported_tables: u32,
+    pub exports: Vec<(String, ExternalKind, u32)>,
+    pub start: Option<u32>,
+    pub elements: Vec<ElementSegment>,
+    pub data: Vec<DataSegment>,
+    /// Byte ranges of the defined functions' bodies (locals and code), in order.
+    pub bodies: Vec<std::ops::Range<usize>>,
+}
+
+fn unsupported(offset: usize, feature: impl Into<String>) -> WasmError {
+    WasmError::Unsupported {
+        offset,
+        feature: feature.into(),
+    }
+}
+
+impl ModuleInfo {
+    /// Decode a validated module; see the module docs.
+    pub fn decode(bytes: &[u8]) -> Result<ModuleInfo, WasmError> {
+        let mut m = ModuleInfo::default();
+        for payload in Parser::new(0).parse_all(bytes) {
+            match payload.map_err(WasmError::from_parser)? {
+                Payload::TypeSection(r) => {
+                    for ty in r.into_iter_err_on_gc_types() {
+                        m.types.push(ty.map_err(WasmError::from_parser)?);
+                    }
+                }
+                Payload::ImportSection(r) => {
+                    for imp in r.into_imports_with_offsets() {
+                        let (offset, imp) = imp.map_err(WasmError::from_parser)?;
+                        m.add_import(offset, imp)?;
+                    }
+                }
+                Payload::FunctionSection(r) => {
+                    for ty in r {
+                        m.funcs.push(ty.map_err(WasmError::from_parser)?);
+                    }
+                }
+                Payload::TableSection(r) => {
+                    for t in r.into_iter_with_offsets() {
+                        let (offset, t) = t.map_err(WasmError::from_parser)?;
+                        if !matches!(t.init, wasmparser::TableInit::RefNull) {
+                            return Err(unsupported(offset, "table initializer expressions"));
+                        }
+                        m.tables.push(t.ty);
+                    }
+                }
+                Payload::MemorySection(r) => {
+                    for mem in r {
+                        m.memory = Some((mem.map_err(WasmError::from_parser)?, false));
+                    }
+                }
+                Payload::GlobalSection(r) => {
+                    for g in r {
+                        let g = g.map_err(WasmError::from_parser)?;
+                        m.globals.push(GlobalDecl {
+                            ty: g.ty.content_type,
+                            mutable: g.ty.mutable,
+                            init: Some(const_value(&g.init_expr)?),
+                        });
+                    }
+                }
+                Payload::ExportSection(r) => {
+                    for e in r {
+                        let e = e.map_err(WasmError::from_parser)?;
+                        m.exports.push((e.name.to_string(), e.kind, e.index));
+                    }
+                }
+                Payload::StartSection { func, .. } => m.start = Some(func),
+                Payload::ElementSection(r) => {
+                    for e in r {
+                        let e = e.map_err(WasmError::from_parser)?;
+                        m.add_element(e)?;
+                    }
+                }
+                Payload::DataSection(r) => {
+                    for d in r {
+                        let d = d.map_err(WasmError::from_parser)?;
+                        match d.kind {
+                            DataKind::Active { offset_expr, .. } => m.data.push(DataSegment {
+                                offset: const_value(&offset_expr)?,
+                                bytes: d.range.end - d.data.len()..d.range.end,
+                            }),
+                            DataKind::Passive => {
+                                return Err(unsupported(d.range.start, "passive data segments"))
+                            }
+                        }
+                    }
+                }
+                Payload::CodeSectionEntry(body) => m.bodies.push(body.range()),
+                _ => {}
+            }
+        }
+        Ok(m)
+    }
+
+    fn add_import(&mut self, offset: usize, imp: wasmparser::Import) -> Result<(), WasmError> {
+        let kind = match imp.ty {
+            TypeRef::Func(type_index) => {
+                let index = self.funcs.len() as u32;
+                self.funcs.push(type_index);
+                self.num_imported_funcs += 1;
+                ImportKind::Func { index, type_index }
+            }
+            TypeRef::Global(g) => {
+                let index = self.globals.len() as u32;
+                self.globals.push(GlobalDecl {
+                    ty: g.content_type,
+                    mutable: g.mutable,
+                    init: None,
+                });
+                self.num_imported_globals += 1;
+                ImportKind::Global { index }
+            }
+            TypeRef::Memory(mem) => {
+                self.memory = Some((mem, true));
+                ImportKind::Memory(mem)
+            }
+            TypeRef::Table(ty) => {
+                let index = self.tables.len() as u32;
+                self.tables.push(ty);
+                self.num_imported_tables += 1;
+                ImportKind::Table { index, ty }
+            }
+            TypeRef::Tag(_) | TypeRef::FuncExact(_) => {
+                return Err(unsupported(offset, "tag and exact-function imports"))
+            }
+        };
+        self.imports.push(ImportDecl {
+            module: imp.module.to_string(),
+            field: imp.name.to_string(),
+            kind,
+        });
+        Ok(())
+    }
+
+    fn add_element(&mut self, e: wasmparser::Element) -> Result<(), WasmError> {
+        let ElementKind::Active {
+            table_index,
+            offset_expr,
+        } = e.kind
+        else {
+            return Err(unsupported(
+                e.range.start,
+                "passive and declared element segments",
+            ));
+        };
+        let mut funcs = Vec::new();
+        match e.items {
+            ElementItems::Functions(r) => {
+                for f in r {
+                    funcs.push(Some(f.map_err(WasmError::from_parser)?));
+                }
+            }
+            ElementItems::Expressions(_, r) => {
+                for expr in r {
+                    match const_value(&expr.map_err(WasmError::from_parser)?)? {
+                        ConstValue::RefFunc(f) => funcs.push(Some(f)),
+                        ConstValue::RefNull => funcs.push(None),
+                        _ => return Err(unsupported(e.range.start, "element expression")),
+                    }
+                }
+            }
+        }
+        self.elements.push(ElementSegment {
+            table: table_index.unwrap_or(0),
+            offset: const_value(&offset_expr)?,
+            funcs,
+        });
+        Ok(())
+    }
+
+    /// The type of function `index`.
+    pub fn func_type(&self, index: u32) -> &FuncType {
+        &self.types[self.funcs[index as usize] as usize]
+    }
+}
+
+/// Decode a constant expression of one instruction.
+pub fn const_value(expr: &ConstExpr) -> Result<ConstValue, WasmError> {
+    let mut r = expr.get_operators_reader();
+    let offset = r.original_position();
+    let op = r.read().map_err(WasmError::from_parser)?;
+    let value = match op {
+        Operator::I32Const { value } => ConstValue::I32(value),
+        Operator::I64Const { value } => ConstValue::I64(value),
+        Operator::F32Const { value } => ConstValue::F32(value.bits()),
+        Operator::F64Const { value } => ConstValue::F64(value.bits()),
+        Operator::GlobalGet { global_index } => ConstValue::GlobalGet(global_index),
+        Operator::RefNull { .. } => ConstValue::RefNull,
+        Operator::RefFunc { function_index } => ConstValue::RefFunc(function_index),
+        other => {
+            return Err(unsupported(
+                offset,
+                format!("constant expression {other:?}"),
+            ))
+        }
+    };
+    match r.read().map_err(WasmError::from_parser)? {
+        Operator::End => Ok(value),
+        _ => Err(unsupported(offset, "extended constant expressions")),
+    }
+}
