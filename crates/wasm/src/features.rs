@@ -1,13 +1,14 @@
 //! Which WebAssembly proposals Kestrel accepts, and how a rejected module is told apart as
 //! "unsupported" rather than "invalid".
 //!
-//! Supported: the 1.0 core (MVP) plus mutable-global imports, sign-extension operators,
-//! non-trapping float-to-int conversions and multi-value. Everything else — SIMD, reference
-//! types, bulk memory, threads, tail calls, exceptions, memory64, multi-memory, GC, function
+//! Supported: the Wasm 2.0 core without SIMD — the 1.0 core plus mutable-global imports,
+//! sign-extension operators, non-trapping float-to-int conversions, multi-value, reference
+//! types (`funcref`/`externref`, multiple tables, `table.*`) and bulk memory. Everything
+//! else — SIMD, threads, tail calls, exceptions, memory64, multi-memory, GC, function
 //! references, extended constants — is refused by validation, and the error names it.
 //!
-//! Cost: [`classify`] validates the module a second time, only when the first validation
-//! failed.
+//! Cost: [`classify`] validates the module again (once per refused proposal at most), only
+//! when the first validation failed.
 
 use wasmparser::{Validator, WasmFeatures};
 
@@ -18,7 +19,8 @@ pub const SUPPORTED: WasmFeatures = WasmFeatures::WASM1
     .union(WasmFeatures::SIGN_EXTENSION)
     .union(WasmFeatures::SATURATING_FLOAT_TO_INT)
     .union(WasmFeatures::MULTI_VALUE)
-    .union(WasmFeatures::CALL_INDIRECT_OVERLONG);
+    .union(WasmFeatures::REFERENCE_TYPES)
+    .union(WasmFeatures::BULK_MEMORY);
 
 /// The reference feature set used to tell "unsupported" from "invalid": the Wasm 3.0
 /// standard. A module valid under it but not under [`SUPPORTED`] needs a proposal Kestrel
@@ -39,17 +41,51 @@ pub fn validate(bytes: &[u8]) -> Result<(), WasmError> {
     }
 }
 
-/// The error for a module Kestrel's validator rejected with `e`.
-pub fn classify(bytes: &[u8], e: wasmparser::BinaryReaderError) -> WasmError {
-    if Validator::new_with_features(STANDARD)
+/// The proposals Kestrel refuses, by name; each set is what the proposal needs on top of
+/// [`SUPPORTED`].
+const REFUSED: &[(WasmFeatures, &str)] = &[
+    (WasmFeatures::SIMD, "SIMD"),
+    (
+        WasmFeatures::SIMD.union(WasmFeatures::RELAXED_SIMD),
+        "relaxed SIMD",
+    ),
+    (WasmFeatures::THREADS, "threads"),
+    (WasmFeatures::TAIL_CALL, "tail calls"),
+    (WasmFeatures::EXCEPTIONS, "exception handling"),
+    (WasmFeatures::MEMORY64, "memory64"),
+    (WasmFeatures::MULTI_MEMORY, "multi-memory"),
+    (
+        WasmFeatures::EXTENDED_CONST,
+        "extended constant expressions",
+    ),
+    (
+        WasmFeatures::FUNCTION_REFERENCES,
+        "typed function references",
+    ),
+    (
+        WasmFeatures::GC.union(WasmFeatures::FUNCTION_REFERENCES),
+        "GC",
+    ),
+];
+
+fn validates_with(bytes: &[u8], features: WasmFeatures) -> bool {
+    Validator::new_with_features(features)
         .validate_all(bytes)
         .is_ok()
-    {
-        WasmError::Unsupported {
-            offset: e.offset(),
-            feature: e.message().to_string(),
-        }
-    } else {
-        WasmError::from_parser(e)
+}
+
+/// The error for a module Kestrel's validator rejected with `e`: unsupported, naming the
+/// proposal that makes it valid when one alone does, or invalid.
+pub fn classify(bytes: &[u8], e: wasmparser::BinaryReaderError) -> WasmError {
+    if !validates_with(bytes, STANDARD) {
+        return WasmError::from_parser(e);
+    }
+    let proposal = REFUSED
+        .iter()
+        .find(|(f, _)| validates_with(bytes, SUPPORTED.union(*f)))
+        .map_or("a combination of refused proposals", |(_, name)| name);
+    WasmError::Unsupported {
+        offset: e.offset(),
+        feature: format!("the {proposal} proposal ({})", e.message()),
     }
 }

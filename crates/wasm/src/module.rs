@@ -17,7 +17,7 @@ use crate::error::WasmError;
 use crate::features;
 use crate::module_info::ModuleInfo;
 use crate::runtime::func::Code;
-use crate::runtime::libcalls;
+use crate::runtime::libcalls::Libcall;
 use crate::translate::{self, func_name, sig};
 
 /// A compiled module; cheap to clone.
@@ -28,7 +28,7 @@ pub struct Module {
 
 pub(crate) struct CompiledModule {
     pub info: ModuleInfo,
-    /// The bytes of each active data segment.
+    /// The bytes of each data segment.
     pub data: Vec<Vec<u8>>,
     pub code: Rc<Code>,
     /// JIT ids of the defined functions, by defined-function index.
@@ -59,10 +59,9 @@ impl Module {
     pub fn new(bytes: &[u8]) -> Result<Module, WasmError> {
         let (info, funcs) = translate_module(bytes)?;
         let mut builder = JitBuilder::new();
-        builder.symbol(
-            translate::MEMORY_GROW_SYMBOL,
-            libcalls::memory_grow as *const u8,
-        );
+        for lc in Libcall::ALL {
+            builder.symbol(lc.symbol(), lc.address());
+        }
         let mut jit = builder.build();
         let compile = |func: u32, e: kestrel_jit::JitError| WasmError::Compile {
             func,

@@ -25,7 +25,7 @@ pub enum ConstValue {
     F64(u64),
     /// The value of global `n` (an imported global, in the MVP).
     GlobalGet(u32),
-    /// A null reference.
+    /// A null reference (of either kind: both are 0).
     RefNull,
     /// A reference to function `n`.
     RefFunc(u32),
@@ -66,18 +66,28 @@ pub enum ImportKind {
     },
 }
 
-/// An active element segment: `funcs` (None: a null entry) go to `table` at `offset`.
-#[derive(Clone, Debug)]
-pub struct ElementSegment {
-    pub table: u32,
-    pub offset: ConstValue,
-    pub funcs: Vec<Option<u32>>,
+/// When a segment is applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentMode {
+    /// At instantiation, into table or memory `index` at `offset`; dropped afterwards.
+    Active { index: u32, offset: ConstValue },
+    /// Only by `table.init` / `memory.init`.
+    Passive,
+    /// Never (declares functions `ref.func` may name); dropped at instantiation.
+    Declared,
 }
 
-/// An active data segment.
+/// An element segment: references (each a constant: `ref.func`, `ref.null`, `global.get`).
+#[derive(Clone, Debug)]
+pub struct ElementSegment {
+    pub mode: SegmentMode,
+    pub items: Vec<ConstValue>,
+}
+
+/// A data segment.
 #[derive(Clone, Debug)]
 pub struct DataSegment {
-    pub offset: ConstValue,
+    pub mode: SegmentMode,
     pub bytes: std::ops::Range<usize>,
 }
 
@@ -175,15 +185,20 @@ impl ModuleInfo {
                 Payload::DataSection(r) => {
                     for d in r {
                         let d = d.map_err(WasmError::from_parser)?;
-                        match d.kind {
-                            DataKind::Active { offset_expr, .. } => m.data.push(DataSegment {
+                        let mode = match d.kind {
+                            DataKind::Active {
+                                memory_index,
+                                offset_expr,
+                            } => SegmentMode::Active {
+                                index: memory_index,
                                 offset: const_value(&offset_expr)?,
-                                bytes: d.range.end - d.data.len()..d.range.end,
-                            }),
-                            DataKind::Passive => {
-                                return Err(unsupported(d.range.start, "passive data segments"))
-                            }
-                        }
+                            },
+                            DataKind::Passive => SegmentMode::Passive,
+                        };
+                        m.data.push(DataSegment {
+                            mode,
+                            bytes: d.range.end - d.data.len()..d.range.end,
+                        });
                     }
                 }
                 Payload::CodeSectionEntry(body) => m.bodies.push(body.range()),
@@ -234,38 +249,31 @@ impl ModuleInfo {
     }
 
     fn add_element(&mut self, e: wasmparser::Element) -> Result<(), WasmError> {
-        let ElementKind::Active {
-            table_index,
-            offset_expr,
-        } = e.kind
-        else {
-            return Err(unsupported(
-                e.range.start,
-                "passive and declared element segments",
-            ));
+        let mode = match e.kind {
+            ElementKind::Active {
+                table_index,
+                offset_expr,
+            } => SegmentMode::Active {
+                index: table_index.unwrap_or(0),
+                offset: const_value(&offset_expr)?,
+            },
+            ElementKind::Passive => SegmentMode::Passive,
+            ElementKind::Declared => SegmentMode::Declared,
         };
-        let mut funcs = Vec::new();
+        let mut items = Vec::new();
         match e.items {
             ElementItems::Functions(r) => {
                 for f in r {
-                    funcs.push(Some(f.map_err(WasmError::from_parser)?));
+                    items.push(ConstValue::RefFunc(f.map_err(WasmError::from_parser)?));
                 }
             }
             ElementItems::Expressions(_, r) => {
                 for expr in r {
-                    match const_value(&expr.map_err(WasmError::from_parser)?)? {
-                        ConstValue::RefFunc(f) => funcs.push(Some(f)),
-                        ConstValue::RefNull => funcs.push(None),
-                        _ => return Err(unsupported(e.range.start, "element expression")),
-                    }
+                    items.push(const_value(&expr.map_err(WasmError::from_parser)?)?);
                 }
             }
         }
-        self.elements.push(ElementSegment {
-            table: table_index.unwrap_or(0),
-            offset: const_value(&offset_expr)?,
-            funcs,
-        });
+        self.elements.push(ElementSegment { mode, items });
         Ok(())
     }
 

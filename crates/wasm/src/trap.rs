@@ -14,6 +14,8 @@ pub(crate) const NULL_REFERENCE: TrapCode = user(3);
 pub(crate) const BAD_SIGNATURE: TrapCode = user(4);
 /// A host function reported a trap.
 pub(crate) const HOST: TrapCode = user(5);
+/// `table.get`/`set`/`fill`/`copy`/`init` out of bounds.
+pub(crate) const TABLE_ACCESS: TrapCode = user(6);
 
 const fn user(code: u8) -> TrapCode {
     match TrapCode::user(code) {
@@ -67,6 +69,7 @@ impl Trap {
             NULL_REFERENCE => Trap::UninitializedElement,
             BAD_SIGNATURE => Trap::BadSignature,
             HOST => Trap::Host("a host function trapped".into()),
+            TABLE_ACCESS => Trap::TableOutOfBounds,
             other => Trap::Other(other.to_string()),
         }
     }
@@ -85,6 +88,7 @@ mod tests {
             (BAD_SIGNATURE, Trap::BadSignature),
             (TrapCode::HEAP_OUT_OF_BOUNDS, Trap::MemoryOutOfBounds),
             (TrapCode::STACK_OVERFLOW, Trap::StackOverflow),
+            (TABLE_ACCESS, Trap::TableOutOfBounds),
         ];
         for (code, trap) in codes {
             assert_eq!(Trap::from_code(code), trap);

@@ -88,6 +88,14 @@ fn float_operators_follow_wasm_rules() {
         [I32(1)]
     );
     assert_eq!(call(&i, "f32.lt", &[f32v(f32::NAN), f32v(1.0)]), [I32(0)]);
+    assert_eq!(
+        call(&i, "typed-select", &[I32(1), f32v(1.5), f32v(2.5)]),
+        [f32v(1.5)]
+    );
+    assert_eq!(
+        call(&i, "typed-select", &[I32(0), f32v(1.5), f32v(2.5)]),
+        [f32v(2.5)]
+    );
     // Payloads survive reinterpretation.
     assert_eq!(
         call(&i, "f32.reinterpret_i32", &[I32(0x7fa0_0001)]),
@@ -291,9 +299,11 @@ fn bad_input_is_an_error_naming_the_problem() {
         ),
         ("(module (memory i64 1))", "memory64"),
         ("(module (func (return_call 0)))", "tail"),
+        ("(module (memory 1) (memory 1))", "multiple memories"),
+        ("(module (memory 1 1 shared))", "threads"),
         (
-            "(module (memory 1) (func (memory.fill (i32.const 0) (i32.const 0) (i32.const 0))))",
-            "bulk memory",
+            "(module (global i32 (i32.add (i32.const 1) (i32.const 2))))",
+            "extended",
         ),
     ] {
         let wasm = wat::parse_str(text).unwrap();
@@ -347,4 +357,73 @@ fn translated_ir_verifies_and_names_the_vmctx() {
         assert!(f.stack_limit.is_some());
         assert!(f.signature.params[0].purpose == kestrel_ir::ArgumentPurpose::VMContext);
     }
+}
+
+#[test]
+fn references_tables_and_bulk_memory() {
+    let i = instantiate("refs_bulk.wat", &Imports::new());
+    // ref.func / ref.null / ref.is_null, and funcrefs through the host.
+    let [Val::FuncRef(f)] = call(&i, "get-ref", &[I32(0)])[..] else {
+        panic!("one funcref")
+    };
+    assert_ne!(f, 0);
+    assert_eq!(call(&i, "is-null", &[Val::FuncRef(f)]), [I32(0)]);
+    assert_eq!(call(&i, "is-null", &[Val::FuncRef(0)]), [I32(1)]);
+    // table.get / set / size / grow / fill, and call_indirect on what they stored.
+    assert_eq!(call(&i, "size", &[]), [I32(2)]);
+    assert_eq!(call(&i, "call", &[I32(0)]), [I32(10)]);
+    assert_eq!(trap(&i, "call", &[I32(1)]), Trap::UninitializedElement);
+    call(&i, "set", &[I32(1), Val::FuncRef(f)]);
+    assert_eq!(call(&i, "call", &[I32(1)]), [I32(10)]);
+    assert_eq!(
+        trap(&i, "set", &[I32(2), Val::FuncRef(f)]),
+        Trap::TableOutOfBounds
+    );
+    assert_eq!(call(&i, "grow", &[I32(3)]), [I32(2)]);
+    assert_eq!(call(&i, "size", &[]), [I32(5)]);
+    assert_eq!(
+        call(&i, "call", &[I32(4)]),
+        [I32(20)],
+        "grown entries hold the init"
+    );
+    assert_eq!(call(&i, "grow", &[I32(100)]), [I32(-1)], "past the maximum");
+    assert_eq!(trap(&i, "fill", &[I32(4), I32(2)]), Trap::TableOutOfBounds);
+    // Passive element segment: table.init, then elem.drop makes it empty.
+    call(&i, "init", &[I32(2), I32(0), I32(1)]);
+    assert_eq!(call(&i, "call", &[I32(2)]), [I32(20)]);
+    call(&i, "drop-elem", &[]);
+    assert_eq!(
+        trap(&i, "init", &[I32(2), I32(0), I32(1)]),
+        Trap::TableOutOfBounds
+    );
+    call(&i, "init", &[I32(2), I32(0), I32(0)]);
+    // externref round trip through a table of externrefs.
+    call(&i, "put-extern", &[I32(0), Val::ExternRef(Some(77))]);
+    assert_eq!(
+        call(&i, "get-extern", &[I32(0)]),
+        [Val::ExternRef(Some(77))]
+    );
+    assert_eq!(call(&i, "get-extern", &[I32(1)]), [Val::ExternRef(None)]);
+    // Bulk memory: fill, overlapping copy, init from a passive segment, data.drop.
+    call(&i, "mem-fill", &[I32(10), I32(0xab), I32(4)]);
+    assert_eq!(
+        i.memory().unwrap().read(9, 6).unwrap(),
+        [0, 0xab, 0xab, 0xab, 0xab, 0]
+    );
+    call(&i, "mem-copy", &[I32(11), I32(10), I32(4)]);
+    assert_eq!(
+        i.memory().unwrap().read(10, 6).unwrap(),
+        [0xab, 0xab, 0xab, 0xab, 0xab, 0]
+    );
+    assert_eq!(
+        trap(&i, "mem-copy", &[I32(65535), I32(0), I32(2)]),
+        Trap::MemoryOutOfBounds
+    );
+    call(&i, "mem-init", &[I32(100), I32(1), I32(3)]);
+    assert_eq!(i.memory().unwrap().read(100, 3).unwrap(), b"ell");
+    call(&i, "drop-data", &[]);
+    assert_eq!(
+        trap(&i, "mem-init", &[I32(100), I32(0), I32(1)]),
+        Trap::MemoryOutOfBounds
+    );
 }

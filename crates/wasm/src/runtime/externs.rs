@@ -5,7 +5,7 @@ use std::cell::UnsafeCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use wasmparser::ValType;
+use wasmparser::{RefType, ValType};
 
 use super::func::Func;
 use super::memory::MemoryBox;
@@ -41,7 +41,7 @@ impl Global {
     pub fn get(&self) -> Val {
         // SAFETY: no Wasm code runs concurrently with the host (single thread).
         let bits = unsafe { (*self.0.cell.get()).bits };
-        Val::from_bits(self.0.ty, bits).expect("globals are numeric")
+        Val::from_bits(self.0.ty, bits).expect("globals have supported types")
     }
 
     pub fn ty(&self) -> ValType {
@@ -80,15 +80,16 @@ impl Memory {
     }
 }
 
-/// A table of function references.
+/// A table of references.
 #[derive(Clone, Debug)]
 pub struct Table(pub(crate) Rc<TableBox>);
 
 impl Table {
-    /// A new table of `min` null entries.
-    pub fn new(min: u64, max: Option<u64>) -> Result<Table, WasmError> {
+    /// A new table of `min` null entries of type `element` (`RefType::FUNCREF` or
+    /// `RefType::EXTERNREF`).
+    pub fn new(element: RefType, min: u64, max: Option<u64>) -> Result<Table, WasmError> {
         Ok(Table(Rc::new(
-            TableBox::new(min, max).map_err(WasmError::Resource)?,
+            TableBox::new(element, min, max, 0).map_err(WasmError::Resource)?,
         )))
     }
 

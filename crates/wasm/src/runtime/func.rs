@@ -79,7 +79,8 @@ pub enum InvokeError {
     /// No export of that name, or not a function.
     #[error("no exported function named `{0}`")]
     UnknownExport(String),
-    /// The arguments do not match the function's parameters.
+    /// The arguments do not match the function's parameters (or an externref is
+    /// `u64::MAX`, which has no representation).
     #[error("bad arguments: {0}")]
     BadArguments(String),
     /// The JIT could not make the call (an internal error).
@@ -104,7 +105,9 @@ pub struct Func {
     pub(crate) id: FuncId,
     pub(crate) vmctx: *mut VmCtx,
     pub(crate) ty: FuncType,
-    pub(crate) owner: Rc<dyn Any>,
+    /// The function's `FuncRef` record (what references to it point at), owned by `owner`.
+    pub(crate) record: *const FuncRef,
+    pub(crate) _owner: Rc<dyn Any>,
 }
 
 impl std::fmt::Debug for Func {
@@ -119,23 +122,35 @@ impl Func {
         &self.ty
     }
 
-    /// The reference tables and import arrays hold.
-    pub(crate) fn func_ref(&self) -> FuncRef {
+    /// The record references to this function point at (code, context, type id).
+    pub(crate) fn make_record(
+        code: &Code,
+        id: FuncId,
+        vmctx: *mut VmCtx,
+        ty: &FuncType,
+    ) -> FuncRef {
         FuncRef {
-            code: self
-                .code
+            code: code
                 .jit
-                .get_finalized_function(self.id)
+                .get_finalized_function(id)
                 .expect("a Func's code is finalized"),
-            vmctx: self.vmctx,
-            type_id: type_id(&self.ty),
+            vmctx,
+            type_id: type_id(ty),
         }
+    }
+
+    /// The function as a reference value.
+    pub fn as_val(&self) -> Val {
+        Val::FuncRef(self.record as u64)
     }
 
     /// Call the function with `args`.
     pub fn call(&self, args: &[Val]) -> Result<Vec<Val>, InvokeError> {
         let params = self.ty.params();
-        if args.len() != params.len() || args.iter().zip(params).any(|(a, &p)| a.ty() != p) {
+        let ill_typed = args.len() != params.len()
+            || args.iter().zip(params).any(|(a, &p)| a.ty() != p)
+            || args.contains(&Val::ExternRef(Some(u64::MAX)));
+        if ill_typed {
             return Err(InvokeError::BadArguments(format!(
                 "expected {:?}, got {:?}",
                 params,
@@ -152,8 +167,9 @@ impl Func {
         match unsafe { self.code.jit.call(self.id, &jit_args) } {
             Ok(values) => values
                 .into_iter()
-                .map(|v| {
-                    Val::from_jit(v).ok_or_else(|| InvokeError::Call("non-Wasm result".into()))
+                .zip(self.ty.results())
+                .map(|(v, &ty)| {
+                    Val::from_jit(ty, v).ok_or_else(|| InvokeError::Call("non-Wasm result".into()))
                 })
                 .collect(),
             Err(CallError::Trap(t)) if t.code == trap::HOST => Err(InvokeError::Trap(

@@ -19,6 +19,7 @@ use wasmparser::FuncType;
 
 use super::func::{Code, Func};
 use super::libcalls;
+use super::vmctx::FuncRef;
 use crate::error::WasmError;
 use crate::translate::sig;
 use crate::trap::{self, Trap};
@@ -36,13 +37,15 @@ pub struct HostCtx {
     pub(crate) func: Box<HostFn>,
 }
 
-/// Keeps a host function's context alive as long as any `Func` or table refers to it.
+/// Keeps a host function's context and record alive as long as any `Func` or table refers
+/// to it.
 struct HostOwner {
     _ctx: Box<HostCtx>,
+    _record: Box<FuncRef>,
 }
 
 impl Func {
-    /// A function of type `ty` that runs `f` (numeric types only).
+    /// A function of type `ty` that runs `f`.
     pub fn wrap(
         ty: FuncType,
         f: impl Fn(&[Val]) -> Result<Vec<Val>, Trap> + 'static,
@@ -67,12 +70,18 @@ impl Func {
             func: Box::new(f),
         });
         let vmctx = &*ctx as *const HostCtx as *mut _;
+        let code = Rc::new(Code { jit });
+        let record = Box::new(Func::make_record(&code, id, vmctx, &ty));
         Ok(Func {
-            code: Rc::new(Code { jit }),
+            code,
             id,
             vmctx,
             ty,
-            owner: Rc::new(HostOwner { _ctx: ctx }),
+            record: &*record,
+            _owner: Rc::new(HostOwner {
+                _ctx: ctx,
+                _record: record,
+            }),
         })
     }
 }

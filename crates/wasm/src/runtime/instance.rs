@@ -1,17 +1,24 @@
-//! Instantiation: resolve imports, create globals, memory and tables, build the vmctx,
-//! apply element and data segments, run the start function.
+//! Instantiation: resolve imports, create globals, memory and tables, build the vmctx and
+//! the function records, apply element and data segments, run the start function; and the
+//! instance-side work of the bulk-memory and table libcalls.
 //!
 //! Contract. Requires a compiled [`Module`]. Guarantees: on success the instance's vmctx
-//! follows `vmctx.rs` and stays at one address for the instance's life; every pointer in it
-//! is kept alive by the instance (imports by the `Extern`s it holds). Import mismatches are
-//! [`WasmError::Link`] ("unknown import", "incompatible import type"); a segment out of
-//! bounds or a trapping start function is [`WasmError::Trap`]. Segments are applied in
-//! order, elements first, and a failing one stops instantiation with the earlier writes
-//! kept (the Wasm 2.0 rule; they may be visible through imported tables and memories).
+//! follows `vmctx.rs` and stays at one address for the instance's life (it is boxed); every
+//! pointer in it is kept alive by the instance (imports by the `Extern`s it holds). Import
+//! mismatches are [`WasmError::Link`] ("unknown import", "incompatible import type"); a
+//! segment out of bounds or a trapping start function is [`WasmError::Trap`]. Segments are
+//! applied in order, elements first, and a failing one stops instantiation with the earlier
+//! writes kept (the Wasm 2.0 rule; they may be visible through imported tables and
+//! memories). Active and declared segments are dropped once applied.
 //!
-//! Cost: O(imports + globals + segment sizes + exports).
+//! Lifetimes: every table the instance defines or imports keeps the instance alive (its
+//! code may store references to its functions there), and the instance keeps its imports
+//! alive; an instance whose table holds its own functions is a reference cycle and is not
+//! freed (a known limitation until instances live in a store).
+//!
+//! Cost: O(imports + functions + globals + segment sizes + exports).
 
-use std::cell::UnsafeCell;
+use std::cell::{RefCell, UnsafeCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -19,10 +26,12 @@ use wasmparser::ExternalKind;
 
 use super::externs::{Extern, Global, Imports, Memory, Table};
 use super::func::{thread_limits, Func, InvokeError};
+use super::memory::MemoryBox;
+use super::table::TableBox;
 use super::vmctx::{FuncRef, GlobalCell, TableDef, VmCtx};
 use crate::error::WasmError;
 use crate::module::{CompiledModule, Module};
-use crate::module_info::{ConstValue, ImportKind};
+use crate::module_info::{ConstValue, ImportKind, SegmentMode};
 use crate::trap::Trap;
 use crate::val::Val;
 
@@ -39,18 +48,26 @@ impl std::fmt::Debug for Instance {
 }
 
 /// Everything the vmctx points at, owned.
-struct InstanceData {
-    vmctx: UnsafeCell<VmCtx>,
+pub(crate) struct InstanceData {
+    vmctx: Box<UnsafeCell<VmCtx>>,
     module: Rc<CompiledModule>,
     /// Imported functions, by function index.
     imported_funcs: Vec<Func>,
-    /// Their references, the array the vmctx points at.
-    _imported_refs: Box<[FuncRef]>,
+    /// Their records, copied: the array the vmctx's `imported_funcs` points at.
+    _imported_records: Box<[FuncRef]>,
+    /// Records of the defined functions, by defined-function index.
+    records: Box<[FuncRef]>,
+    /// Record addresses of all functions, imports first: the vmctx's `func_refs`.
+    func_refs: Box<[*const FuncRef]>,
     globals: Vec<Global>,
     _global_ptrs: Box<[*mut GlobalCell]>,
     memory: Option<Memory>,
     tables: Vec<Table>,
     _table_ptrs: Box<[*mut TableDef]>,
+    /// Per data segment: dropped (an active one after instantiation).
+    dropped_data: RefCell<Vec<bool>>,
+    /// Per element segment: its references, or `None` once dropped.
+    elements: RefCell<Vec<Option<Vec<u64>>>>,
 }
 
 fn link_error(module: &str, field: &str, message: impl Into<String>) -> WasmError {
@@ -118,7 +135,8 @@ fn resolve_imports(m: &CompiledModule, imports: &Imports) -> Result<Resolved, Wa
                 r.memory = Some(mem.clone());
             }
             (ImportKind::Table { ty, .. }, Extern::Table(t)) => {
-                if !limits_match((t.len(), t.0.declared_max()), (ty.initial, ty.maximum)) {
+                let limits = limits_match((t.len(), t.0.declared_max()), (ty.initial, ty.maximum));
+                if !limits || t.0.element != ty.element_type {
                     return Err(incompatible());
                 }
                 r.tables.push(t.clone());
@@ -129,31 +147,16 @@ fn resolve_imports(m: &CompiledModule, imports: &Imports) -> Result<Resolved, Wa
     Ok(r)
 }
 
-/// The value of a constant expression, given the globals so far.
-fn eval_const(c: ConstValue, globals: &[Global]) -> Result<Val, WasmError> {
-    Ok(match c {
-        ConstValue::I32(v) => Val::I32(v),
-        ConstValue::I64(v) => Val::I64(v),
-        ConstValue::F32(v) => Val::F32(v),
-        ConstValue::F64(v) => Val::F64(v),
-        ConstValue::GlobalGet(i) => globals[i as usize].get(),
-        ConstValue::RefNull | ConstValue::RefFunc(_) => {
-            return Err(WasmError::Unsupported {
-                offset: 0,
-                feature: "reference-typed constant expressions".into(),
-            })
-        }
-    })
-}
-
-/// A segment offset (an `i32` constant expression) as an unsigned offset.
-fn eval_offset(c: ConstValue, globals: &[Global]) -> Result<u64, WasmError> {
-    match eval_const(c, globals)? {
-        Val::I32(v) => Ok(v as u32 as u64),
-        other => Err(WasmError::Unsupported {
-            offset: 0,
-            feature: format!("segment offset of type {}", other.ty()),
-        }),
+/// The bits of a constant expression, given the globals so far and the function records.
+fn eval_const(c: ConstValue, globals: &[Global], func_refs: &[*const FuncRef]) -> u64 {
+    match c {
+        ConstValue::I32(v) => v as u32 as u64,
+        ConstValue::I64(v) => v as u64,
+        ConstValue::F32(v) => v as u64,
+        ConstValue::F64(v) => v,
+        ConstValue::GlobalGet(i) => globals[i as usize].get().to_bits(),
+        ConstValue::RefNull => 0,
+        ConstValue::RefFunc(f) => func_refs[f as usize] as u64,
     }
 }
 
@@ -163,43 +166,96 @@ impl Instance {
         let m = &module.inner;
         let info = &m.info;
         let mut r = resolve_imports(m, imports)?;
+        // The vmctx is boxed first so that records can point at it.
+        let vmctx = Box::new(UnsafeCell::new(VmCtx {
+            memory: std::ptr::null_mut(),
+            globals: std::ptr::null(),
+            tables: std::ptr::null(),
+            imported_funcs: std::ptr::null(),
+            limits: thread_limits(),
+            func_refs: std::ptr::null(),
+            runtime: std::ptr::null(),
+        }));
+        let vmctx_ptr = vmctx.get();
+        let records: Box<[FuncRef]> = (info.num_imported_funcs..info.funcs.len() as u32)
+            .zip(&m.ids)
+            .map(|(index, &id)| Func::make_record(&m.code, id, vmctx_ptr, info.func_type(index)))
+            .collect();
+        let imported_records: Box<[FuncRef]> = r
+            .funcs
+            .iter()
+            // SAFETY: a Func's record lives as long as its owner, which `r.funcs` holds.
+            .map(|f| unsafe { *f.record })
+            .collect();
+        let func_refs: Box<[*const FuncRef]> = r
+            .funcs
+            .iter()
+            .map(|f| f.record)
+            .chain(records.iter().map(|rec| rec as *const FuncRef))
+            .collect();
         for decl in &info.globals[info.num_imported_globals as usize..] {
             let init = decl.init.expect("defined globals have an initializer");
-            let value = eval_const(init, &r.globals)?;
+            let bits = eval_const(init, &r.globals, &func_refs);
+            let value = Val::from_bits(decl.ty, bits).ok_or_else(|| WasmError::Unsupported {
+                offset: 0,
+                feature: format!("globals of type {}", decl.ty),
+            })?;
             r.globals.push(Global::new(value, decl.mutable));
         }
         if let (None, Some((ty, false))) = (&r.memory, &info.memory) {
             r.memory = Some(Memory::new(ty.initial, ty.maximum)?);
         }
         for ty in &info.tables[info.num_imported_tables as usize..] {
-            r.tables.push(Table::new(ty.initial, ty.maximum)?);
+            r.tables
+                .push(Table::new(ty.element_type, ty.initial, ty.maximum)?);
         }
-        let imported_refs: Box<[FuncRef]> = r.funcs.iter().map(Func::func_ref).collect();
         let global_ptrs: Box<[*mut GlobalCell]> = r.globals.iter().map(Global::cell_ptr).collect();
         let table_ptrs: Box<[*mut TableDef]> = r.tables.iter().map(|t| t.0.def_ptr()).collect();
-        let vmctx = VmCtx {
-            memory: r
+        // SAFETY: nothing else refers to the vmctx yet.
+        unsafe {
+            let v = &mut *vmctx_ptr;
+            v.memory = r
                 .memory
                 .as_ref()
-                .map_or(std::ptr::null_mut(), |mem| mem.0.def_ptr()),
-            globals: global_ptrs.as_ptr(),
-            tables: table_ptrs.as_ptr(),
-            imported_funcs: imported_refs.as_ptr(),
-            limits: thread_limits(),
-        };
-        let instance = Instance {
-            data: Rc::new(InstanceData {
-                vmctx: UnsafeCell::new(vmctx),
-                module: m.clone(),
-                imported_funcs: r.funcs,
-                _imported_refs: imported_refs,
-                globals: r.globals,
-                _global_ptrs: global_ptrs,
-                memory: r.memory,
-                tables: r.tables,
-                _table_ptrs: table_ptrs,
-            }),
-        };
+                .map_or(std::ptr::null_mut(), |mem| mem.0.def_ptr());
+            v.globals = global_ptrs.as_ptr();
+            v.tables = table_ptrs.as_ptr();
+            v.imported_funcs = imported_records.as_ptr();
+            v.func_refs = func_refs.as_ptr();
+        }
+        let elements = info
+            .elements
+            .iter()
+            .map(|seg| {
+                let items = seg.items.iter();
+                Some(
+                    items
+                        .map(|&c| eval_const(c, &r.globals, &func_refs))
+                        .collect(),
+                )
+            })
+            .collect();
+        let data = Rc::new(InstanceData {
+            vmctx,
+            module: m.clone(),
+            imported_funcs: r.funcs,
+            _imported_records: imported_records,
+            records,
+            func_refs,
+            globals: r.globals,
+            _global_ptrs: global_ptrs,
+            memory: r.memory,
+            tables: r.tables,
+            _table_ptrs: table_ptrs,
+            dropped_data: RefCell::new(vec![false; info.data.len()]),
+            elements: RefCell::new(elements),
+        });
+        // SAFETY: as above; the runtime pointer is the instance's final address.
+        unsafe { (*vmctx_ptr).runtime = Rc::as_ptr(&data) as *const () };
+        for t in &data.tables {
+            t.0.keep(data.clone());
+        }
+        let instance = Instance { data };
         instance.apply_segments()?;
         if let Some(start) = info.start {
             instance.func(start).call(&[]).map_err(|e| match e {
@@ -213,35 +269,33 @@ impl Instance {
     fn apply_segments(&self) -> Result<(), WasmError> {
         let d = &self.data;
         let info = &d.module.info;
-        for seg in &info.elements {
-            let table = &d.tables[seg.table as usize];
-            let offset = eval_offset(seg.offset, &d.globals)?;
-            if offset + seg.funcs.len() as u64 > table.len() {
-                return Err(Trap::TableOutOfBounds.into());
-            }
-            for (i, f) in seg.funcs.iter().enumerate() {
-                let (entry, owner) = match f {
-                    Some(f) => {
-                        let func = self.func(*f);
-                        (func.func_ref(), Some(func.owner.clone()))
+        for (index, seg) in info.elements.iter().enumerate() {
+            match seg.mode {
+                SegmentMode::Active {
+                    index: table,
+                    offset,
+                } => {
+                    let offset = eval_const(offset, &d.globals, &d.func_refs) as u32;
+                    let n = seg.items.len() as u32;
+                    if !d.table_init(table, index as u32, offset as u64, 0, n as u64) {
+                        return Err(Trap::TableOutOfBounds.into());
                     }
-                    None => (FuncRef::NULL, None),
-                };
-                table.0.set(offset + i as u64, entry, owner);
+                    d.elem_drop(index as u32);
+                }
+                SegmentMode::Declared => d.elem_drop(index as u32),
+                SegmentMode::Passive => {}
             }
         }
-        for (seg, bytes) in info.data.iter().zip(&d.module.data) {
-            let offset = eval_offset(seg.offset, &d.globals)?;
-            let memory = d.memory.as_ref().expect("validated: data needs a memory");
-            if !memory.0.write(offset, bytes) {
-                return Err(Trap::MemoryOutOfBounds.into());
+        for (index, (seg, bytes)) in info.data.iter().zip(&d.module.data).enumerate() {
+            if let SegmentMode::Active { offset, .. } = seg.mode {
+                let offset = eval_const(offset, &d.globals, &d.func_refs) as u32;
+                if !d.memory_init(index as u32, offset as u64, 0, bytes.len() as u64) {
+                    return Err(Trap::MemoryOutOfBounds.into());
+                }
+                d.data_drop(index as u32);
             }
         }
         Ok(())
-    }
-
-    fn vmctx_ptr(&self) -> *mut VmCtx {
-        self.data.vmctx.get()
     }
 
     /// Function `index` of the instance's index space.
@@ -251,12 +305,14 @@ impl Instance {
         if index < info.num_imported_funcs {
             return d.imported_funcs[index as usize].clone();
         }
+        let defined = (index - info.num_imported_funcs) as usize;
         Func {
             code: d.module.code.clone(),
-            id: d.module.ids[(index - info.num_imported_funcs) as usize],
-            vmctx: self.vmctx_ptr(),
+            id: d.module.ids[defined],
+            vmctx: d.vmctx.get(),
             ty: info.func_type(index).clone(),
-            owner: d.clone(),
+            record: &d.records[defined],
+            _owner: d.clone(),
         }
     }
 
@@ -303,5 +359,68 @@ impl Instance {
     /// The instance's memory, if it has one.
     pub fn memory(&self) -> Option<Memory> {
         self.data.memory.clone()
+    }
+}
+
+/// The instance-side work of the libcalls (see `libcalls.rs`). Each returns false, having
+/// written nothing, when a range is out of bounds.
+impl InstanceData {
+    pub(crate) fn memory_box(&self) -> &MemoryBox {
+        &self
+            .memory
+            .as_ref()
+            .expect("validated: the module has a memory")
+            .0
+    }
+
+    pub(crate) fn table_box(&self, table: u32) -> &TableBox {
+        &self.tables[table as usize].0
+    }
+
+    pub(crate) fn memory_init(&self, seg: u32, dst: u64, src: u64, len: u64) -> bool {
+        let bytes: &[u8] = if self.dropped_data.borrow()[seg as usize] {
+            &[]
+        } else {
+            &self.module.data[seg as usize]
+        };
+        match bytes.get(src as usize..(src + len) as usize) {
+            Some(part) => self.memory_box().write(dst, part),
+            None => false,
+        }
+    }
+
+    pub(crate) fn data_drop(&self, seg: u32) {
+        self.dropped_data.borrow_mut()[seg as usize] = true;
+    }
+
+    pub(crate) fn table_init(&self, table: u32, seg: u32, dst: u64, src: u64, len: u64) -> bool {
+        let elements = self.elements.borrow();
+        let items: &[u64] = elements[seg as usize].as_deref().unwrap_or(&[]);
+        match items.get(src as usize..(src + len) as usize) {
+            Some(part) => self.table_box(table).write(dst, part),
+            None => false,
+        }
+    }
+
+    pub(crate) fn elem_drop(&self, seg: u32) {
+        self.elements.borrow_mut()[seg as usize] = None;
+    }
+
+    pub(crate) fn table_copy(
+        &self,
+        dst_table: u32,
+        src_table: u32,
+        dst: u64,
+        src: u64,
+        len: u64,
+    ) -> bool {
+        let dst_box = self.table_box(dst_table);
+        if dst.checked_add(len).is_none_or(|end| end > dst_box.len()) {
+            return false;
+        }
+        match self.table_box(src_table).read(src, len) {
+            Some(values) => dst_box.write(dst, &values),
+            None => false,
+        }
     }
 }

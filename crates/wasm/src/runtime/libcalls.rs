@@ -1,28 +1,197 @@
-//! Runtime functions translated code calls: `memory.grow`, and the entry of host functions
-//! (called by their stubs, see `host.rs`). Both are `extern "C"` and never unwind: a panic
-//! in a host function is caught and turned into a trap.
+//! Runtime functions translated code calls, defined in one place: [`Libcall`] gives each one's
+//! symbol, IR signature and address (the translator declares them from it, `Module::new`
+//! registers them with the JIT). All are `extern "C"`, take the caller's vmctx first, and
+//! never unwind: a failure is a status the caller's code turns into a trap (0: done,
+//! 1: trap with the operation's out-of-bounds code), and a panic in a host function is
+//! caught and becomes a host trap.
 
 use std::cell::RefCell;
 
+use kestrel_ir::Type;
+
 use super::host::HostCtx;
-use super::memory::MemoryBox;
+use super::instance::InstanceData;
 use super::vmctx::VmCtx;
 use crate::trap::Trap;
 use crate::val::Val;
 
-/// `memory.grow`: grow the instance's memory by `delta` pages; the old size, or -1.
+/// A runtime function; see the module docs.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Libcall {
+    /// `(delta: i32) -> old pages or -1`
+    MemoryGrow,
+    /// `(dst, src, len: i32) -> status`
+    MemoryCopy,
+    /// `(dst, byte, len: i32) -> status`
+    MemoryFill,
+    /// `(segment, dst, src, len: i32) -> status`
+    MemoryInit,
+    /// `(segment: i32)`
+    DataDrop,
+    /// `(table: i32, init: i64, delta: i32) -> old length or -1`
+    TableGrow,
+    /// `(table: i32, dst: i32, value: i64, len: i32) -> status`
+    TableFill,
+    /// `(dst_table, src_table, dst, src, len: i32) -> status`
+    TableCopy,
+    /// `(table, segment, dst, src, len: i32) -> status`
+    TableInit,
+    /// `(segment: i32)`
+    ElemDrop,
+}
+
+impl Libcall {
+    pub const ALL: [Libcall; 10] = [
+        Libcall::MemoryGrow,
+        Libcall::MemoryCopy,
+        Libcall::MemoryFill,
+        Libcall::MemoryInit,
+        Libcall::DataDrop,
+        Libcall::TableGrow,
+        Libcall::TableFill,
+        Libcall::TableCopy,
+        Libcall::TableInit,
+        Libcall::ElemDrop,
+    ];
+
+    /// The symbol the JIT links calls to.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Libcall::MemoryGrow => "kestrel_wasm_memory_grow",
+            Libcall::MemoryCopy => "kestrel_wasm_memory_copy",
+            Libcall::MemoryFill => "kestrel_wasm_memory_fill",
+            Libcall::MemoryInit => "kestrel_wasm_memory_init",
+            Libcall::DataDrop => "kestrel_wasm_data_drop",
+            Libcall::TableGrow => "kestrel_wasm_table_grow",
+            Libcall::TableFill => "kestrel_wasm_table_fill",
+            Libcall::TableCopy => "kestrel_wasm_table_copy",
+            Libcall::TableInit => "kestrel_wasm_table_init",
+            Libcall::ElemDrop => "kestrel_wasm_elem_drop",
+        }
+    }
+
+    /// Parameter types after the vmctx, and result types.
+    pub fn signature(self) -> (&'static [Type], &'static [Type]) {
+        use Type as T;
+        match self {
+            Libcall::MemoryGrow => (&[T::I32], &[T::I32]),
+            Libcall::MemoryCopy | Libcall::MemoryFill => (&[T::I32, T::I32, T::I32], &[T::I32]),
+            Libcall::MemoryInit => (&[T::I32, T::I32, T::I32, T::I32], &[T::I32]),
+            Libcall::DataDrop | Libcall::ElemDrop => (&[T::I32], &[]),
+            Libcall::TableGrow => (&[T::I32, T::I64, T::I32], &[T::I32]),
+            Libcall::TableFill => (&[T::I32, T::I32, T::I64, T::I32], &[T::I32]),
+            Libcall::TableCopy | Libcall::TableInit => {
+                (&[T::I32, T::I32, T::I32, T::I32, T::I32], &[T::I32])
+            }
+        }
+    }
+
+    /// The implementation's address.
+    pub fn address(self) -> *const u8 {
+        match self {
+            Libcall::MemoryGrow => memory_grow as *const u8,
+            Libcall::MemoryCopy => memory_copy as *const u8,
+            Libcall::MemoryFill => memory_fill as *const u8,
+            Libcall::MemoryInit => memory_init as *const u8,
+            Libcall::DataDrop => data_drop as *const u8,
+            Libcall::TableGrow => table_grow as *const u8,
+            Libcall::TableFill => table_fill as *const u8,
+            Libcall::TableCopy => table_copy as *const u8,
+            Libcall::TableInit => table_init as *const u8,
+            Libcall::ElemDrop => elem_drop as *const u8,
+        }
+    }
+}
+
+/// The instance behind `vmctx`.
 ///
 /// # Safety
-/// `vmctx` is the context of a live instance that has a memory (the translator emits the
-/// call only then), called on the thread running that instance.
-pub unsafe extern "C" fn memory_grow(vmctx: *mut VmCtx, delta: u32) -> u32 {
-    // SAFETY: by the contract, `vmctx` and its memory are live; a `MemoryDef` pointer is
-    // always the first field of a `MemoryBox` (see `memory.rs`).
-    let memory = unsafe { &*((*vmctx).memory as *const MemoryBox) };
-    match memory.grow(delta as u64) {
-        Some(old) => old as u32,
-        None => u32::MAX,
-    }
+/// `vmctx` is the context of a live instance, on the thread running it.
+unsafe fn instance<'a>(vmctx: *mut VmCtx) -> &'a InstanceData {
+    // SAFETY: by the contract; `runtime` is set to the instance's data at instantiation.
+    unsafe { &*((*vmctx).runtime as *const InstanceData) }
+}
+
+fn status(ok: bool) -> u32 {
+    u32::from(!ok)
+}
+
+// SAFETY (all libcalls below): translated code passes its own live vmctx, on the thread
+// running the instance, and the validator checked the indices it passes.
+
+unsafe extern "C" fn memory_grow(vmctx: *mut VmCtx, delta: u32) -> u32 {
+    let i = unsafe { instance(vmctx) };
+    i.memory_box()
+        .grow(delta as u64)
+        .map_or(u32::MAX, |old| old as u32)
+}
+
+unsafe extern "C" fn memory_copy(vmctx: *mut VmCtx, dst: u32, src: u32, len: u32) -> u32 {
+    let i = unsafe { instance(vmctx) };
+    status(
+        i.memory_box()
+            .copy_within(dst as u64, src as u64, len as u64),
+    )
+}
+
+unsafe extern "C" fn memory_fill(vmctx: *mut VmCtx, dst: u32, byte: u32, len: u32) -> u32 {
+    let i = unsafe { instance(vmctx) };
+    status(i.memory_box().fill(dst as u64, byte as u8, len as u64))
+}
+
+unsafe extern "C" fn memory_init(vmctx: *mut VmCtx, seg: u32, dst: u32, src: u32, len: u32) -> u32 {
+    let i = unsafe { instance(vmctx) };
+    status(i.memory_init(seg, dst as u64, src as u64, len as u64))
+}
+
+unsafe extern "C" fn data_drop(vmctx: *mut VmCtx, seg: u32) {
+    unsafe { instance(vmctx) }.data_drop(seg);
+}
+
+unsafe extern "C" fn table_grow(vmctx: *mut VmCtx, table: u32, init: u64, delta: u32) -> u32 {
+    let i = unsafe { instance(vmctx) };
+    i.table_box(table)
+        .grow(delta as u64, init)
+        .map_or(u32::MAX, |old| old as u32)
+}
+
+unsafe extern "C" fn table_fill(
+    vmctx: *mut VmCtx,
+    table: u32,
+    dst: u32,
+    value: u64,
+    len: u32,
+) -> u32 {
+    let i = unsafe { instance(vmctx) };
+    status(i.table_box(table).fill(dst as u64, value, len as u64))
+}
+
+unsafe extern "C" fn table_copy(
+    vmctx: *mut VmCtx,
+    dst_table: u32,
+    src_table: u32,
+    dst: u32,
+    src: u32,
+    len: u32,
+) -> u32 {
+    let i = unsafe { instance(vmctx) };
+    status(i.table_copy(dst_table, src_table, dst as u64, src as u64, len as u64))
+}
+
+unsafe extern "C" fn table_init(
+    vmctx: *mut VmCtx,
+    table: u32,
+    seg: u32,
+    dst: u32,
+    src: u32,
+    len: u32,
+) -> u32 {
+    let i = unsafe { instance(vmctx) };
+    status(i.table_init(table, seg, dst as u64, src as u64, len as u64))
+}
+
+unsafe extern "C" fn elem_drop(vmctx: *mut VmCtx, seg: u32) {
+    unsafe { instance(vmctx) }.elem_drop(seg);
 }
 
 thread_local! {
@@ -45,13 +214,14 @@ pub unsafe extern "C" fn host_call(ctx: *const HostCtx, values: *mut u64) -> u32
     // SAFETY: by the contract.
     let ctx = unsafe { &*ctx };
     let params = ctx.ty.params();
-    let args: Vec<Val> = params
-        .iter()
-        .enumerate()
-        // SAFETY: slot `i` exists (contract); the type is numeric (host functions are
-        // created only for numeric signatures).
-        .map(|(i, &ty)| Val::from_bits(ty, unsafe { *values.add(i) }).expect("numeric"))
-        .collect();
+    let mut args = Vec::with_capacity(params.len());
+    for (i, &ty) in params.iter().enumerate() {
+        // SAFETY: slot `i` exists (contract).
+        match Val::from_bits(ty, unsafe { *values.add(i) }) {
+            Some(v) => args.push(v),
+            None => return record(Trap::Host(format!("unsupported parameter type {ty}"))),
+        }
+    }
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (ctx.func)(&args)));
     let results = match outcome {
         Ok(Ok(results)) => results,

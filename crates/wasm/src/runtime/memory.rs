@@ -126,6 +126,32 @@ impl MemoryBox {
         true
     }
 
+    /// `memory.copy`: move `len` bytes from `src` to `dst` (overlap allowed); false
+    /// (nothing written) if either range is out of bounds.
+    pub fn copy_within(&self, dst: u64, src: u64, len: u64) -> bool {
+        // SAFETY: as in `write`.
+        let buffer = unsafe { &mut *self.buffer.get() };
+        let size = buffer.len() as u64;
+        if src + len > size || dst + len > size {
+            return false;
+        }
+        buffer.copy_within(src as usize..(src + len) as usize, dst as usize);
+        true
+    }
+
+    /// `memory.fill`: set `len` bytes at `dst` to `byte`; false if out of bounds.
+    pub fn fill(&self, dst: u64, byte: u8, len: u64) -> bool {
+        // SAFETY: as in `write`.
+        let buffer = unsafe { &mut *self.buffer.get() };
+        match buffer.get_mut(dst as usize..(dst + len) as usize) {
+            Some(range) => {
+                range.fill(byte);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Copy `len` bytes at `offset` out of memory, if in bounds.
     pub fn read(&self, offset: u64, len: usize) -> Option<Vec<u8>> {
         // SAFETY: as in `write`.

@@ -10,10 +10,16 @@
 //!                +16 tables:          *const *mut TableDef    (one per table)
 //!                +24 imported_funcs:  *const FuncRef          (one per imported function)
 //!                +32 limits:          *const RuntimeLimits    (the thread's, see func.rs)
+//!                +40 func_refs:       *const *const FuncRef   (one per function, imports
+//!                                     first: what `ref.func` returns)
+//!                +48 runtime:         *const ()               (the instance, for libcalls only)
 //! MemoryDef      +0  base: *mut u8,  +8 size: u64 (bytes)
-//! GlobalCell     +0  bits: u64 (i32/f32 in the low 4 bytes, little-endian)
-//! TableDef       +0  base: *mut FuncRef,  +8 len: u64 (entries)
-//! FuncRef        +0  code: *const u8 (null: a null entry),  +8 vmctx: *mut VmCtx,
+//! GlobalCell     +0  bits: u64 (i32/f32 in the low 4 bytes, little-endian; a reference
+//!                    as in a table)
+//! TableDef       +0  base: *mut u64,  +8 len: u64 (entries)
+//! table entry        u64: a funcref is a `*const FuncRef` (0: null); an externref is the
+//!                    host's value plus one (0: null)
+//! FuncRef        +0  code: *const u8,  +8 vmctx: *mut VmCtx,
 //!                +16 type_id: u64 (the canonical id of its signature, see `types.rs`)
 //! RuntimeLimits  +0  stack_limit: u64 (lowest stack address Wasm frames may use;
 //!                    one per thread)
@@ -35,6 +41,8 @@ pub struct VmCtx {
     pub tables: *const *mut TableDef,
     pub imported_funcs: *const FuncRef,
     pub limits: *const RuntimeLimits,
+    pub func_refs: *const *const FuncRef,
+    pub runtime: *const (),
 }
 
 /// A linear memory as translated code sees it.
@@ -56,29 +64,17 @@ pub struct GlobalCell {
 #[repr(C)]
 #[derive(Debug)]
 pub struct TableDef {
-    pub base: *mut FuncRef,
+    pub base: *mut u64,
     pub len: u64,
 }
 
-/// A function reference: a table entry or an imported function.
+/// What a function reference points at; also an imported function's entry.
 #[repr(C)]
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct FuncRef {
     pub code: *const u8,
     pub vmctx: *mut VmCtx,
     pub type_id: u64,
-}
-
-impl FuncRef {
-    pub const NULL: FuncRef = FuncRef {
-        code: std::ptr::null(),
-        vmctx: std::ptr::null_mut(),
-        type_id: 0,
-    };
-
-    pub fn is_null(&self) -> bool {
-        self.code.is_null()
-    }
 }
 
 /// Limits shared by all instances used on one thread (see `func.rs`).
@@ -98,6 +94,7 @@ pub mod offsets {
     pub const TABLES: i32 = offset_of!(VmCtx, tables) as i32;
     pub const IMPORTED_FUNCS: i32 = offset_of!(VmCtx, imported_funcs) as i32;
     pub const LIMITS: i32 = offset_of!(VmCtx, limits) as i32;
+    pub const FUNC_REFS: i32 = offset_of!(VmCtx, func_refs) as i32;
     pub const MEMORY_BASE: i32 = offset_of!(MemoryDef, base) as i32;
     pub const MEMORY_SIZE: i32 = offset_of!(MemoryDef, size) as i32;
     pub const TABLE_BASE: i32 = offset_of!(TableDef, base) as i32;
@@ -116,9 +113,10 @@ mod tests {
     #[test]
     fn layout_is_the_documented_one() {
         assert_eq!(
-            (MEMORY, GLOBALS, TABLES, IMPORTED_FUNCS, LIMITS),
-            (0, 8, 16, 24, 32)
+            (MEMORY, GLOBALS, TABLES, IMPORTED_FUNCS, LIMITS, FUNC_REFS),
+            (0, 8, 16, 24, 32, 40)
         );
+        assert_eq!(std::mem::offset_of!(super::VmCtx, runtime), 48);
         assert_eq!(
             (MEMORY_BASE, MEMORY_SIZE, TABLE_BASE, TABLE_LEN),
             (0, 8, 0, 8)

@@ -5,9 +5,9 @@
 //! - A call to an imported function loads its `FuncRef` (code, callee vmctx) from the
 //!   vmctx's imported-function array and calls the code with the callee's vmctx.
 //! - `call_indirect` bounds-checks the index against the table's length (trap "undefined
-//!   element"), loads the entry, traps on a null entry ("uninitialized element") and on a
-//!   type id different from the expected signature's canonical id ("indirect call type
-//!   mismatch"), then calls as for an import.
+//!   element"), loads the entry (a `FuncRef` address), traps on null ("uninitialized
+//!   element") and on a type id different from the expected signature's canonical id
+//!   ("indirect call type mismatch"), then calls as for an import.
 //! - Globals live in cells reached through the vmctx's cell-pointer array (an imported
 //!   global is the exporter's cell).
 //!
@@ -22,12 +22,10 @@ use kestrel_ir::{
 };
 
 use super::{func_name, sig, trusted, trusted_readonly, FuncTranslator, Res};
+use crate::runtime::libcalls::Libcall;
 use crate::runtime::types::type_id;
 use crate::runtime::vmctx::offsets;
 use crate::trap;
-
-/// The runtime function `memory.grow` calls (see `runtime::libcalls`).
-pub const MEMORY_GROW_SYMBOL: &str = "kestrel_wasm_memory_grow";
 
 /// Entities declared in the function's preamble, by what they stand for.
 #[derive(Default)]
@@ -36,7 +34,7 @@ pub(crate) struct Refs {
     funcs: HashMap<u32, FuncRef>,
     /// Signatures by Wasm type index.
     sigs: HashMap<u32, SigRef>,
-    memory_grow: Option<FuncRef>,
+    libcalls: HashMap<Libcall, FuncRef>,
 }
 
 impl FuncTranslator<'_> {
@@ -64,25 +62,47 @@ impl FuncTranslator<'_> {
         Ok(f)
     }
 
-    pub(super) fn memory_grow_ref(&mut self) -> FuncRef {
-        if let Some(f) = self.refs.memory_grow {
-            return f;
-        }
-        let mut sig = Signature::new(CallConv::SystemV);
-        sig.params.push(AbiParam::new(Type::I64));
-        sig.params.push(AbiParam::new(Type::I32));
-        sig.returns.push(AbiParam::new(Type::I32));
-        let signature = self.b.import_signature(sig);
-        let f = self.b.import_function(ExtFuncData {
-            name: FunctionName::Named(MEMORY_GROW_SYMBOL.into()),
-            signature,
-            colocated: false,
-        });
-        self.refs.memory_grow = Some(f);
-        f
+    /// Call runtime function `lc` with the vmctx and `args`; returns its results.
+    pub(super) fn libcall(&mut self, lc: Libcall, args: &[IrValue]) -> Res<Vec<IrValue>> {
+        let callee = match self.refs.libcalls.get(&lc) {
+            Some(&f) => f,
+            None => {
+                let (params, returns) = lc.signature();
+                let mut sig = Signature::new(CallConv::SystemV);
+                sig.params.push(AbiParam::new(Type::I64));
+                sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+                sig.returns
+                    .extend(returns.iter().map(|&t| AbiParam::new(t)));
+                let signature = self.b.import_signature(sig);
+                let f = self.b.import_function(ExtFuncData {
+                    name: FunctionName::Named(lc.symbol().into()),
+                    signature,
+                    colocated: false,
+                });
+                self.refs.libcalls.insert(lc, f);
+                f
+            }
+        };
+        let mut all = Vec::with_capacity(args.len() + 1);
+        all.push(self.vmctx);
+        all.extend_from_slice(args);
+        let inst = self.b.ins().call(callee, &all).map_err(|e| self.err(e))?;
+        Ok(self.b.inst_results(inst).to_vec())
     }
 
-    fn load_field(
+    /// Call `lc`, which returns a status, and trap with `code` when it is not 0.
+    pub(super) fn checked_libcall(
+        &mut self,
+        lc: Libcall,
+        args: &[IrValue],
+        code: kestrel_ir::TrapCode,
+    ) -> Res {
+        let status = self.libcall(lc, args)?[0];
+        self.b.ins().trapnz(status, code).map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    pub(super) fn load_field(
         &mut self,
         ty: Type,
         flags: MemFlags,
@@ -144,11 +164,15 @@ impl FuncTranslator<'_> {
         Ok(())
     }
 
-    pub(super) fn op_call_indirect(&mut self, type_index: u32, table: u32) -> Res {
-        let index = self.pop();
-        let wasm_args = self.pop_args(type_index);
-        let tables = self.load_field(Type::I64, trusted_readonly(), self.vmctx, offsets::TABLES)?;
-        let def = self.load_field(Type::I64, trusted_readonly(), tables, table as i32 * 8)?;
+    /// The address of entry `index` (an `i32`) of table `table`, after a bounds check that
+    /// traps with `code`.
+    pub(super) fn table_slot(
+        &mut self,
+        table: u32,
+        index: IrValue,
+        code: kestrel_ir::TrapCode,
+    ) -> Res<IrValue> {
+        let def = self.table_def(table)?;
         let len = self.load_field(Type::I64, trusted(), def, offsets::TABLE_LEN)?;
         let wide = self
             .b
@@ -160,24 +184,34 @@ impl FuncTranslator<'_> {
             .ins()
             .icmp(IntCC::UnsignedGreaterThanOrEqual, wide, len)
             .map_err(|e| self.err(e))?;
-        self.b
-            .ins()
-            .trapnz(oob, trap::TABLE_OUT_OF_BOUNDS)
-            .map_err(|e| self.err(e))?;
+        self.b.ins().trapnz(oob, code).map_err(|e| self.err(e))?;
         let base = self.load_field(Type::I64, trusted(), def, offsets::TABLE_BASE)?;
-        let size = self
-            .b
-            .ins()
-            .iconst(Type::I64, offsets::FUNCREF_SIZE)
-            .map_err(|e| self.err(e))?;
-        let scaled = self.b.ins().imul(wide, size).map_err(|e| self.err(e))?;
-        let entry = self.b.ins().iadd(base, scaled).map_err(|e| self.err(e))?;
-        let code = self.load_field(Type::I64, trusted(), entry, offsets::FUNCREF_CODE)?;
+        let three = self.b.ins().iconst(Type::I64, 3).map_err(|e| self.err(e))?;
+        let scaled = self.b.ins().ishl(wide, three).map_err(|e| self.err(e))?;
+        self.b.ins().iadd(base, scaled).map_err(|e| self.err(e))
+    }
+
+    /// Table `table`'s `TableDef` pointer.
+    pub(super) fn table_def(&mut self, table: u32) -> Res<IrValue> {
+        let tables = self.load_field(Type::I64, trusted_readonly(), self.vmctx, offsets::TABLES)?;
+        self.load_field(Type::I64, trusted_readonly(), tables, table as i32 * 8)
+    }
+
+    pub(super) fn op_call_indirect(&mut self, type_index: u32, table: u32) -> Res {
+        let index = self.pop();
+        let wasm_args = self.pop_args(type_index);
+        let slot = self.table_slot(table, index, trap::TABLE_OUT_OF_BOUNDS)?;
+        let func_ref = self.load_field(Type::I64, trusted(), slot, 0)?;
         self.b
             .ins()
-            .trapz(code, trap::NULL_REFERENCE)
+            .trapz(func_ref, trap::NULL_REFERENCE)
             .map_err(|e| self.err(e))?;
-        let found = self.load_field(Type::I64, trusted(), entry, offsets::FUNCREF_TYPE_ID)?;
+        let found = self.load_field(
+            Type::I64,
+            trusted_readonly(),
+            func_ref,
+            offsets::FUNCREF_TYPE_ID,
+        )?;
         let id = type_id(&self.info.types[type_index as usize]);
         let expected = self
             .b
@@ -193,7 +227,18 @@ impl FuncTranslator<'_> {
             .ins()
             .trapnz(mismatch, trap::BAD_SIGNATURE)
             .map_err(|e| self.err(e))?;
-        let callee_vmctx = self.load_field(Type::I64, trusted(), entry, offsets::FUNCREF_VMCTX)?;
+        let code = self.load_field(
+            Type::I64,
+            trusted_readonly(),
+            func_ref,
+            offsets::FUNCREF_CODE,
+        )?;
+        let callee_vmctx = self.load_field(
+            Type::I64,
+            trusted_readonly(),
+            func_ref,
+            offsets::FUNCREF_VMCTX,
+        )?;
         let sig = self.sig_ref(type_index)?;
         let mut args = vec![callee_vmctx];
         args.extend_from_slice(&wasm_args);

@@ -14,6 +14,7 @@ use kestrel_ir::{InstructionData, IntCC, MemFlags, Opcode, Type, Value as IrValu
 use wasmparser::{MemArg, Operator};
 
 use super::{trusted, trusted_readonly, FuncTranslator, Res, HEAP_OOB};
+use crate::runtime::libcalls::Libcall;
 use crate::runtime::vmctx::offsets;
 
 /// Flags of a bounds-checked heap access.
@@ -171,16 +172,43 @@ impl FuncTranslator<'_> {
         Ok(())
     }
 
-    /// `memory.grow`: a call to the runtime (`libcalls::memory_grow`).
+    /// `memory.grow`: a call to the runtime.
     pub(super) fn op_memory_grow(&mut self) -> Res {
         let delta = self.pop();
-        let callee = self.memory_grow_ref();
-        let inst = self
-            .b
-            .ins()
-            .call(callee, &[self.vmctx, delta])
-            .map_err(|e| self.err(e))?;
-        self.stack.push(self.b.inst_results(inst)[0]);
+        let old = self.libcall(Libcall::MemoryGrow, &[delta])?[0];
+        self.stack.push(old);
         Ok(())
+    }
+
+    /// `memory.copy`, `memory.fill`, `memory.init`, `data.drop`: calls to the runtime, which
+    /// checks bounds (trap `heap_oob`).
+    pub(super) fn translate_bulk_memory(&mut self, op: &Operator) -> Res<bool> {
+        let (lc, arity, imm) = match *op {
+            Operator::MemoryCopy { .. } => (Libcall::MemoryCopy, 3, None),
+            Operator::MemoryFill { .. } => (Libcall::MemoryFill, 3, None),
+            Operator::MemoryInit { data_index, .. } => (Libcall::MemoryInit, 3, Some(data_index)),
+            Operator::DataDrop { data_index } => {
+                let seg = self.iconst32(data_index)?;
+                self.libcall(Libcall::DataDrop, &[seg])?;
+                return Ok(true);
+            }
+            _ => return Ok(false),
+        };
+        let mut args = Vec::with_capacity(4);
+        if let Some(seg) = imm {
+            args.push(self.iconst32(seg)?);
+        }
+        let operands = self.stack.split_off(self.stack.len() - arity);
+        args.extend(operands);
+        self.checked_libcall(lc, &args, HEAP_OOB)?;
+        Ok(true)
+    }
+
+    /// An `i32` constant from an immediate index.
+    pub(super) fn iconst32(&mut self, n: u32) -> Res<IrValue> {
+        self.b
+            .ins()
+            .iconst(Type::I32, n as i32 as i64)
+            .map_err(|e| self.err(e))
     }
 }

@@ -18,11 +18,12 @@
 //! per target) and calls (one per argument). SSA construction is the builder's (linear in
 //! practice, Braun et al.).
 
-pub(crate) mod calls;
+mod calls;
 mod control;
 mod memory;
 mod numeric;
 pub mod sig;
+mod tables;
 
 use kestrel_ir::builder::{FunctionBuilder, Variable};
 use kestrel_ir::{
@@ -33,7 +34,6 @@ use wasmparser::{BinaryReader, FunctionBody, Operator};
 use crate::error::WasmError;
 use crate::module_info::ModuleInfo;
 use crate::runtime::vmctx::offsets;
-pub use calls::MEMORY_GROW_SYMBOL;
 use control::Frame;
 
 /// The IR name of defined or imported function `index` (`u0:index`).
@@ -289,7 +289,11 @@ impl FuncTranslator<'_> {
             O::MemorySize { .. } => self.op_memory_size()?,
             O::MemoryGrow { .. } => self.op_memory_grow()?,
             op => {
-                if !self.translate_memory_access(&op)? && !self.translate_numeric(&op)? {
+                if !self.translate_memory_access(&op)?
+                    && !self.translate_numeric(&op)?
+                    && !self.translate_reference(&op)?
+                    && !self.translate_bulk_memory(&op)?
+                {
                     return Err(self.unsupported(format!("operator {op:?}")));
                 }
             }

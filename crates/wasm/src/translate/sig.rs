@@ -9,13 +9,16 @@ use wasmparser::{FuncType, ValType};
 
 use crate::error::WasmError;
 
-/// The IR type of a Wasm value type; reference and vector types are not supported yet.
+/// The IR type of a Wasm value type: numbers as themselves, `funcref` and `externref` as
+/// `i64`; vector and GC reference types are not supported yet.
 pub fn ir_type(ty: ValType, offset: usize) -> Result<Type, WasmError> {
     match ty {
         ValType::I32 => Ok(Type::I32),
         ValType::I64 => Ok(Type::I64),
         ValType::F32 => Ok(Type::F32),
         ValType::F64 => Ok(Type::F64),
+        // References are addresses or host values (see `runtime/vmctx.rs`).
+        ValType::Ref(r) if r.is_func_ref() || r.is_extern_ref() => Ok(Type::I64),
         other => Err(WasmError::Unsupported {
             offset,
             feature: format!("values of type {other}"),

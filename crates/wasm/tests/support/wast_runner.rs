@@ -135,7 +135,7 @@ fn spectest_imports() -> Imports {
     for (name, v) in globals {
         imports.define("spectest", name, Extern::Global(Global::new(v, false)));
     }
-    let table = Table::new(10, Some(20)).expect("spectest table");
+    let table = Table::new(wasmparser::RefType::FUNCREF, 10, Some(20)).expect("spectest table");
     imports.define("spectest", "table", Extern::Table(table));
     let memory = Memory::new(1, Some(2)).expect("spectest memory");
     imports.define("spectest", "memory", Extern::Memory(memory));
@@ -151,11 +151,21 @@ fn failed_slot(e: WasmError) -> Slot {
 }
 
 fn arg(a: &WastArg) -> Result<Val, String> {
+    use wast::core::{AbstractHeapType, HeapType};
     match a {
         WastArg::Core(WastArgCore::I32(v)) => Ok(Val::I32(*v)),
         WastArg::Core(WastArgCore::I64(v)) => Ok(Val::I64(*v)),
         WastArg::Core(WastArgCore::F32(v)) => Ok(Val::F32(v.bits)),
         WastArg::Core(WastArgCore::F64(v)) => Ok(Val::F64(v.bits)),
+        WastArg::Core(WastArgCore::RefExtern(n)) => Ok(Val::ExternRef(Some(*n as u64))),
+        WastArg::Core(WastArgCore::RefNull(HeapType::Abstract {
+            ty: AbstractHeapType::Func,
+            ..
+        })) => Ok(Val::FuncRef(0)),
+        WastArg::Core(WastArgCore::RefNull(HeapType::Abstract {
+            ty: AbstractHeapType::Extern,
+            ..
+        })) => Ok(Val::ExternRef(None)),
         other => Err(format!("argument {other:?}")),
     }
 }
@@ -187,8 +197,22 @@ fn result_matches(want: &WastRet, got: &Val) -> Result<bool, String> {
         (WastRet::Core(WastRetCore::I64(w)), Val::I64(g)) => w == g,
         (WastRet::Core(WastRetCore::F32(p)), Val::F32(g)) => f32_matches(p, *g),
         (WastRet::Core(WastRetCore::F64(p)), Val::F64(g)) => f64_matches(p, *g),
+        (WastRet::Core(WastRetCore::RefNull(_)), Val::FuncRef(r)) => *r == 0,
+        (WastRet::Core(WastRetCore::RefNull(_)), Val::ExternRef(r)) => r.is_none(),
+        (WastRet::Core(WastRetCore::RefExtern(None)), Val::ExternRef(r)) => r.is_some(),
+        (WastRet::Core(WastRetCore::RefExtern(Some(n))), Val::ExternRef(r)) => {
+            *r == Some(*n as u64)
+        }
+        // Function identity is not observable from the host: any non-null funcref.
+        (WastRet::Core(WastRetCore::RefFunc(_)), Val::FuncRef(r)) => *r != 0,
         (WastRet::Core(WastRetCore::I32(_) | WastRetCore::I64(_)), _)
-        | (WastRet::Core(WastRetCore::F32(_) | WastRetCore::F64(_)), _) => false,
+        | (WastRet::Core(WastRetCore::F32(_) | WastRetCore::F64(_)), _)
+        | (
+            WastRet::Core(
+                WastRetCore::RefNull(_) | WastRetCore::RefExtern(_) | WastRetCore::RefFunc(_),
+            ),
+            _,
+        ) => false,
         (other, _) => return Err(format!("expected result {other:?}")),
     })
 }

@@ -32,4 +32,6 @@
   (func (export "i64.reinterpret_f64") (param f64) (result i64) (i64.reinterpret_f64 (local.get 0)))
   (func (export "select") (param i32 i64 i64) (result i64)
     (select (local.get 1) (local.get 2) (local.get 0)))
+  (func (export "typed-select") (param i32 f32 f32) (result f32)
+    (select (result f32) (local.get 1) (local.get 2) (local.get 0)))
 )
