@@ -3,9 +3,10 @@
 //!
 //! Supported: the Wasm 2.0 core without SIMD — the 1.0 core plus mutable-global imports,
 //! sign-extension operators, non-trapping float-to-int conversions, multi-value, reference
-//! types (`funcref`/`externref`, multiple tables, `table.*`) and bulk memory. Everything
-//! else — SIMD, threads, tail calls, exceptions, memory64, multi-memory, GC, function
-//! references, extended constants — is refused by validation, and the error names it.
+//! types (`funcref`/`externref`, multiple tables, `table.*`) and bulk memory — plus
+//! extended constant expressions and multiple memories. Everything else — SIMD, threads,
+//! tail calls, exceptions, memory64, GC, function references — is refused by validation,
+//! and the error names it.
 //!
 //! Cost: [`classify`] validates the module again (once per refused proposal at most), only
 //! when the first validation failed.
@@ -20,7 +21,9 @@ pub const SUPPORTED: WasmFeatures = WasmFeatures::WASM1
     .union(WasmFeatures::SATURATING_FLOAT_TO_INT)
     .union(WasmFeatures::MULTI_VALUE)
     .union(WasmFeatures::REFERENCE_TYPES)
-    .union(WasmFeatures::BULK_MEMORY);
+    .union(WasmFeatures::BULK_MEMORY)
+    .union(WasmFeatures::EXTENDED_CONST)
+    .union(WasmFeatures::MULTI_MEMORY);
 
 /// The reference feature set used to tell "unsupported" from "invalid": the Wasm 3.0
 /// standard. A module valid under it but not under [`SUPPORTED`] needs a proposal Kestrel
@@ -53,7 +56,6 @@ const REFUSED: &[(WasmFeatures, &str)] = &[
     (WasmFeatures::TAIL_CALL, "tail calls"),
     (WasmFeatures::EXCEPTIONS, "exception handling"),
     (WasmFeatures::MEMORY64, "memory64"),
-    (WasmFeatures::MULTI_MEMORY, "multi-memory"),
     (
         WasmFeatures::EXTENDED_CONST,
         "extended constant expressions",
@@ -83,9 +85,24 @@ pub fn classify(bytes: &[u8], e: wasmparser::BinaryReaderError) -> WasmError {
     let proposal = REFUSED
         .iter()
         .find(|(f, _)| validates_with(bytes, SUPPORTED.union(*f)))
-        .map_or("a combination of refused proposals", |(_, name)| name);
+        .map_or("several refused proposals".to_string(), |(_, name)| {
+            format!("the {name} proposal")
+        });
     WasmError::Unsupported {
         offset: e.offset(),
-        feature: format!("the {proposal} proposal ({})", e.message()),
+        feature: format!("{proposal} ({})", e.message()),
     }
+}
+
+/// Whether a validation message says a refused proposal is needed (as opposed to the
+/// module being wrong under every feature set).
+pub fn is_feature_gate(message: &str) -> bool {
+    const GATES: [&str; 5] = [
+        "enabled",
+        "required for",
+        "requires",
+        "without the",
+        "multiple memories",
+    ];
+    GATES.iter().any(|g| message.contains(g))
 }

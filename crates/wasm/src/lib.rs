@@ -18,26 +18,32 @@
 //! ```
 //!
 //! Contract.
-//! - **Supported** ([`features::SUPPORTED`]): the Wasm 1.0 core — all numeric operators,
-//!   locals, globals (imported mutable ones too), structured control with multi-value block
-//!   types, `br_table`, direct, imported and indirect calls (with signature checks), one
-//!   linear memory with explicit bounds checks, `memory.size`/`memory.grow`, one funcref
-//!   table with active element segments, active data segments, imports and exports of every
-//!   kind, the start function — plus sign-extension operators, non-trapping float-to-int
-//!   conversions and multi-value. Host functions are Rust closures ([`Func::wrap`]).
-//!   Deep recursion traps "call stack exhausted" through the backend's stack-limit check.
-//! - **Refused with an error naming the proposal** (never a panic): SIMD, reference types
-//!   (and so multiple tables, `table.*`, typed `select` of references), bulk memory,
-//!   threads, tail calls, exceptions, memory64, multi-memory, extended constants, GC and
-//!   function references. Malformed or invalid modules are [`WasmError::Invalid`] with the
-//!   byte offset; valid modules that need a refused proposal are
-//!   [`WasmError::Unsupported`].
-//! - **Not yet**: guard-page memories (every access is bounds-checked in code), WASI,
-//!   caching compiled code, freeing instances that reference each other through tables
-//!   (they are kept alive), calls from host functions back into the caller's instance.
+//! - **Supported** ([`features::SUPPORTED`]): the Wasm 2.0 core without SIMD — all numeric
+//!   operators (with sign-extension and non-trapping float-to-int), locals, globals
+//!   (imported mutable ones too), structured control with multi-value block types,
+//!   `br_table`, direct, imported and indirect calls (with signature checks), reference
+//!   types (`funcref`/`externref` values, multiple tables, `table.*`, `ref.*`), bulk memory
+//!   (`memory.copy`/`fill`/`init`, `data.drop`, passive segments), imports and exports of
+//!   every kind, the start function — plus two Wasm 3.0 pieces: multiple memories and
+//!   extended constant expressions. Memory accesses are bounds-checked in code. Host
+//!   functions are Rust closures ([`Func::wrap`]). Deep recursion traps "call stack
+//!   exhausted" through the backend's stack-limit check (see `runtime/func.rs`).
+//! - **Refused with an error naming the proposal** (never a panic): SIMD and relaxed SIMD,
+//!   threads, tail calls, exceptions, memory64 (and 64-bit tables), GC and typed function
+//!   references. Malformed or invalid modules are [`WasmError::Invalid`] with the byte
+//!   offset; valid modules that need a refused proposal are [`WasmError::Unsupported`].
+//! - **Not yet**: guard-page memories (every access is bounds-checked in code), WASI, a
+//!   store that frees instances referring to each other through tables (such cycles are
+//!   kept alive), caching compiled code, memories beyond 1 GiB.
 //! - **Cost**: compilation is linear in the module's size plus the backend's cost per
 //!   function; each memory access costs a bounds check (three loads, a compare, a
-//!   conditional trap); calls between instances go through an indirect call.
+//!   conditional trap); calls to imports and through tables are indirect calls; bulk and
+//!   table-growing operators are runtime calls.
+//!
+//! Layout: [`features`] (what is accepted), [`module_info`] (decoding), [`translate`] (one
+//! function to IR, one file per concern), [`module`] (compile into a JIT module),
+//! [`runtime`] (the vmctx layout in `vmctx.rs`, memories, tables, globals, libcalls, host
+//! functions, instances), [`trap`] (Wasm traps and their IR trap codes, in one place).
 //!
 //! x86-64 Linux only, like `kestrel-jit`.
 

@@ -1,5 +1,5 @@
 //! What a module declares, decoded once from a validated binary: types, functions, imports,
-//! globals, the memory, tables, exports, the start function, element and data segments, and
+//! globals, memories, tables, exports, the start function, element and data segments, and
 //! the byte ranges of the function bodies (translated later, one by one).
 //!
 //! Contract. Requires: `bytes` passed [`crate::features::validate`]. Guarantees: indices in
@@ -10,25 +10,43 @@
 //! Cost: one pass over the sections, O(module size).
 
 use wasmparser::{
-    ConstExpr, DataKind, ElementItems, ElementKind, ExternalKind, FuncType, MemoryType, Operator,
-    Parser, Payload, TableType, TypeRef, ValType,
+    DataKind, ElementItems, ElementKind, ExternalKind, FuncType, MemoryType, Operator, Parser,
+    Payload, TableType, TypeRef, ValType,
 };
 
 use crate::error::WasmError;
 
-/// A constant expression (MVP: one instruction).
+/// One instruction of a constant expression.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum ConstValue {
+pub enum ConstOp {
     I32(i32),
     I64(i64),
     F32(u32),
     F64(u64),
-    /// The value of global `n` (an imported global, in the MVP).
+    /// The value of global `n` (an imported or earlier global).
     GlobalGet(u32),
     /// A null reference (of either kind: both are 0).
     RefNull,
     /// A reference to function `n`.
     RefFunc(u32),
+    /// Extended constants: wrapping arithmetic on the two values on top.
+    I32Add,
+    I32Sub,
+    I32Mul,
+    I64Add,
+    I64Sub,
+    I64Mul,
+}
+
+/// A constant expression: a stack program of [`ConstOp`]s leaving one value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConstExpr(pub Vec<ConstOp>);
+
+impl ConstExpr {
+    /// The single reference function of `ref.func n` (what element segments list).
+    pub fn ref_func(n: u32) -> ConstExpr {
+        ConstExpr(vec![ConstOp::RefFunc(n)])
+    }
 }
 
 /// A global defined or imported by the module.
@@ -37,7 +55,7 @@ pub struct GlobalDecl {
     pub ty: ValType,
     pub mutable: bool,
     /// `None` for an imported global.
-    pub init: Option<ConstValue>,
+    pub init: Option<ConstExpr>,
 }
 
 /// Where an import comes from and what it is.
@@ -59,7 +77,10 @@ pub enum ImportKind {
     Global {
         index: u32,
     },
-    Memory(MemoryType),
+    Memory {
+        index: u32,
+        ty: MemoryType,
+    },
     Table {
         index: u32,
         ty: TableType,
@@ -67,10 +88,10 @@ pub enum ImportKind {
 }
 
 /// When a segment is applied.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SegmentMode {
     /// At instantiation, into table or memory `index` at `offset`; dropped afterwards.
-    Active { index: u32, offset: ConstValue },
+    Active { index: u32, offset: ConstExpr },
     /// Only by `table.init` / `memory.init`.
     Passive,
     /// Never (declares functions `ref.func` may name); dropped at instantiation.
@@ -81,7 +102,7 @@ pub enum SegmentMode {
 #[derive(Clone, Debug)]
 pub struct ElementSegment {
     pub mode: SegmentMode,
-    pub items: Vec<ConstValue>,
+    pub items: Vec<ConstExpr>,
 }
 
 /// A data segment.
@@ -103,8 +124,9 @@ pub struct ModuleInfo {
     /// Globals, imported first.
     pub globals: Vec<GlobalDecl>,
     pub num_imported_globals: u32,
-    /// The memory (at most one without multi-memory) and whether it is imported.
-    pub memory: Option<(MemoryType, bool)>,
+    /// Memories, imported first.
+    pub memories: Vec<MemoryType>,
+    pub num_imported_memories: u32,
     /// Tables, imported first.
     pub tables: Vec<TableType>,
     pub num_imported_tables: u32,
@@ -156,7 +178,7 @@ impl ModuleInfo {
                 }
                 Payload::MemorySection(r) => {
                     for mem in r {
-                        m.memory = Some((mem.map_err(WasmError::from_parser)?, false));
+                        m.memories.push(mem.map_err(WasmError::from_parser)?);
                     }
                 }
                 Payload::GlobalSection(r) => {
@@ -165,7 +187,7 @@ impl ModuleInfo {
                         m.globals.push(GlobalDecl {
                             ty: g.ty.content_type,
                             mutable: g.ty.mutable,
-                            init: Some(const_value(&g.init_expr)?),
+                            init: Some(const_expr(&g.init_expr)?),
                         });
                     }
                 }
@@ -191,7 +213,7 @@ impl ModuleInfo {
                                 offset_expr,
                             } => SegmentMode::Active {
                                 index: memory_index,
-                                offset: const_value(&offset_expr)?,
+                                offset: const_expr(&offset_expr)?,
                             },
                             DataKind::Passive => SegmentMode::Passive,
                         };
@@ -227,8 +249,10 @@ impl ModuleInfo {
                 ImportKind::Global { index }
             }
             TypeRef::Memory(mem) => {
-                self.memory = Some((mem, true));
-                ImportKind::Memory(mem)
+                let index = self.memories.len() as u32;
+                self.memories.push(mem);
+                self.num_imported_memories += 1;
+                ImportKind::Memory { index, ty: mem }
             }
             TypeRef::Table(ty) => {
                 let index = self.tables.len() as u32;
@@ -255,7 +279,7 @@ impl ModuleInfo {
                 offset_expr,
             } => SegmentMode::Active {
                 index: table_index.unwrap_or(0),
-                offset: const_value(&offset_expr)?,
+                offset: const_expr(&offset_expr)?,
             },
             ElementKind::Passive => SegmentMode::Passive,
             ElementKind::Declared => SegmentMode::Declared,
@@ -264,12 +288,12 @@ impl ModuleInfo {
         match e.items {
             ElementItems::Functions(r) => {
                 for f in r {
-                    items.push(ConstValue::RefFunc(f.map_err(WasmError::from_parser)?));
+                    items.push(ConstExpr::ref_func(f.map_err(WasmError::from_parser)?));
                 }
             }
             ElementItems::Expressions(_, r) => {
                 for expr in r {
-                    items.push(const_value(&expr.map_err(WasmError::from_parser)?)?);
+                    items.push(const_expr(&expr.map_err(WasmError::from_parser)?)?);
                 }
             }
         }
@@ -283,28 +307,34 @@ impl ModuleInfo {
     }
 }
 
-/// Decode a constant expression of one instruction.
-pub fn const_value(expr: &ConstExpr) -> Result<ConstValue, WasmError> {
+/// Decode a constant expression.
+pub fn const_expr(expr: &wasmparser::ConstExpr) -> Result<ConstExpr, WasmError> {
     let mut r = expr.get_operators_reader();
-    let offset = r.original_position();
-    let op = r.read().map_err(WasmError::from_parser)?;
-    let value = match op {
-        Operator::I32Const { value } => ConstValue::I32(value),
-        Operator::I64Const { value } => ConstValue::I64(value),
-        Operator::F32Const { value } => ConstValue::F32(value.bits()),
-        Operator::F64Const { value } => ConstValue::F64(value.bits()),
-        Operator::GlobalGet { global_index } => ConstValue::GlobalGet(global_index),
-        Operator::RefNull { .. } => ConstValue::RefNull,
-        Operator::RefFunc { function_index } => ConstValue::RefFunc(function_index),
-        other => {
-            return Err(unsupported(
-                offset,
-                format!("constant expression {other:?}"),
-            ))
-        }
-    };
-    match r.read().map_err(WasmError::from_parser)? {
-        Operator::End => Ok(value),
-        _ => Err(unsupported(offset, "extended constant expressions")),
+    let mut ops = Vec::new();
+    loop {
+        let offset = r.original_position();
+        let op = match r.read().map_err(WasmError::from_parser)? {
+            Operator::End => return Ok(ConstExpr(ops)),
+            Operator::I32Const { value } => ConstOp::I32(value),
+            Operator::I64Const { value } => ConstOp::I64(value),
+            Operator::F32Const { value } => ConstOp::F32(value.bits()),
+            Operator::F64Const { value } => ConstOp::F64(value.bits()),
+            Operator::GlobalGet { global_index } => ConstOp::GlobalGet(global_index),
+            Operator::RefNull { .. } => ConstOp::RefNull,
+            Operator::RefFunc { function_index } => ConstOp::RefFunc(function_index),
+            Operator::I32Add => ConstOp::I32Add,
+            Operator::I32Sub => ConstOp::I32Sub,
+            Operator::I32Mul => ConstOp::I32Mul,
+            Operator::I64Add => ConstOp::I64Add,
+            Operator::I64Sub => ConstOp::I64Sub,
+            Operator::I64Mul => ConstOp::I64Mul,
+            other => {
+                return Err(unsupported(
+                    offset,
+                    format!("constant expression {other:?}"),
+                ))
+            }
+        };
+        ops.push(op);
     }
 }

@@ -299,12 +299,9 @@ fn bad_input_is_an_error_naming_the_problem() {
         ),
         ("(module (memory i64 1))", "memory64"),
         ("(module (func (return_call 0)))", "tail"),
-        ("(module (memory 1) (memory 1))", "multiple memories"),
+        ("(module (tag))", "exception handling"),
+        ("(module (type (struct)))", "GC"),
         ("(module (memory 1 1 shared))", "threads"),
-        (
-            "(module (global i32 (i32.add (i32.const 1) (i32.const 2))))",
-            "extended",
-        ),
     ] {
         let wasm = wat::parse_str(text).unwrap();
         let err = Module::new(&wasm).unwrap_err();
@@ -426,4 +423,22 @@ fn references_tables_and_bulk_memory() {
         trap(&i, "mem-init", &[I32(100), I32(0), I32(1)]),
         Trap::MemoryOutOfBounds
     );
+}
+
+#[test]
+fn multiple_memories_and_extended_constants() {
+    let i = instantiate("multi_memory.wat", &Imports::new());
+    assert_eq!(call(&i, "load", &[I32(0)]), [I32(0x0403_0201)]);
+    assert_eq!(call(&i, "load1", &[I32(0)]), [I32(0)]);
+    // Memory 1 is 2 pages, memory 0 one: bounds are per memory.
+    assert_eq!(call(&i, "load1", &[I32(70_000)]), [I32(0)]);
+    assert_eq!(trap(&i, "load", &[I32(70_000)]), Trap::MemoryOutOfBounds);
+    call(&i, "copy-0-to-1", &[I32(500), I32(0), I32(4)]);
+    assert_eq!(call(&i, "load1", &[I32(500)]), [I32(0x0403_0201)]);
+    assert_eq!(call(&i, "grow1", &[I32(1)]), [I32(2)]);
+    assert_eq!(call(&i, "size1", &[]), [I32(3)]);
+    assert_eq!(call(&i, "size0", &[]), [I32(1)]);
+    // global $offset = 8 * 4 + 2 (extended constant), used by a data segment too.
+    assert_eq!(i.global("offset"), Some(I32(34)));
+    assert_eq!(call(&i, "load1", &[I32(34)]), [I32(0x6968)]);
 }

@@ -31,7 +31,7 @@ use super::table::TableBox;
 use super::vmctx::{FuncRef, GlobalCell, TableDef, VmCtx};
 use crate::error::WasmError;
 use crate::module::{CompiledModule, Module};
-use crate::module_info::{ConstValue, ImportKind, SegmentMode};
+use crate::module_info::{ConstExpr, ConstOp, ImportKind, SegmentMode};
 use crate::trap::Trap;
 use crate::val::Val;
 
@@ -61,7 +61,8 @@ pub(crate) struct InstanceData {
     func_refs: Box<[*const FuncRef]>,
     globals: Vec<Global>,
     _global_ptrs: Box<[*mut GlobalCell]>,
-    memory: Option<Memory>,
+    memories: Vec<Memory>,
+    _memory_ptrs: Box<[*mut super::vmctx::MemoryDef]>,
     tables: Vec<Table>,
     _table_ptrs: Box<[*mut TableDef]>,
     /// Per data segment: dropped (an active one after instantiation).
@@ -93,7 +94,7 @@ fn limits_match(actual: (u64, Option<u64>), declared: (u64, Option<u64>)) -> boo
 struct Resolved {
     funcs: Vec<Func>,
     globals: Vec<Global>,
-    memory: Option<Memory>,
+    memories: Vec<Memory>,
     tables: Vec<Table>,
 }
 
@@ -125,14 +126,14 @@ fn resolve_imports(m: &CompiledModule, imports: &Imports) -> Result<Resolved, Wa
                 }
                 r.globals.push(g.clone());
             }
-            (ImportKind::Memory(ty), Extern::Memory(mem)) => {
+            (ImportKind::Memory { ty, .. }, Extern::Memory(mem)) => {
                 if !limits_match(
                     (mem.pages(), mem.0.declared_max()),
                     (ty.initial, ty.maximum),
                 ) {
                     return Err(incompatible());
                 }
-                r.memory = Some(mem.clone());
+                r.memories.push(mem.clone());
             }
             (ImportKind::Table { ty, .. }, Extern::Table(t)) => {
                 let limits = limits_match((t.len(), t.0.declared_max()), (ty.initial, ty.maximum));
@@ -147,17 +148,36 @@ fn resolve_imports(m: &CompiledModule, imports: &Imports) -> Result<Resolved, Wa
     Ok(r)
 }
 
-/// The bits of a constant expression, given the globals so far and the function records.
-fn eval_const(c: ConstValue, globals: &[Global], func_refs: &[*const FuncRef]) -> u64 {
-    match c {
-        ConstValue::I32(v) => v as u32 as u64,
-        ConstValue::I64(v) => v as u64,
-        ConstValue::F32(v) => v as u64,
-        ConstValue::F64(v) => v,
-        ConstValue::GlobalGet(i) => globals[i as usize].get().to_bits(),
-        ConstValue::RefNull => 0,
-        ConstValue::RefFunc(f) => func_refs[f as usize] as u64,
+/// The bits of a constant expression (validated: well-typed, leaves one value), given the
+/// globals so far and the function records.
+fn eval_const(c: &ConstExpr, globals: &[Global], func_refs: &[*const FuncRef]) -> u64 {
+    let mut stack: Vec<u64> = Vec::with_capacity(c.0.len());
+    for op in &c.0 {
+        let v = match *op {
+            ConstOp::I32(v) => v as u32 as u64,
+            ConstOp::I64(v) => v as u64,
+            ConstOp::F32(v) => v as u64,
+            ConstOp::F64(v) => v,
+            ConstOp::GlobalGet(i) => globals[i as usize].get().to_bits(),
+            ConstOp::RefNull => 0,
+            ConstOp::RefFunc(f) => func_refs[f as usize] as u64,
+            binary => {
+                let y = stack.pop().expect("validated constant expression");
+                let x = stack.pop().expect("validated constant expression");
+                let (x32, y32) = (x as u32, y as u32);
+                match binary {
+                    ConstOp::I32Add => x32.wrapping_add(y32) as u64,
+                    ConstOp::I32Sub => x32.wrapping_sub(y32) as u64,
+                    ConstOp::I32Mul => x32.wrapping_mul(y32) as u64,
+                    ConstOp::I64Add => x.wrapping_add(y),
+                    ConstOp::I64Sub => x.wrapping_sub(y),
+                    _ => x.wrapping_mul(y),
+                }
+            }
+        };
+        stack.push(v);
     }
+    stack.pop().expect("validated constant expression")
 }
 
 impl Instance {
@@ -169,6 +189,7 @@ impl Instance {
         // The vmctx is boxed first so that records can point at it.
         let vmctx = Box::new(UnsafeCell::new(VmCtx {
             memory: std::ptr::null_mut(),
+            memories: std::ptr::null(),
             globals: std::ptr::null(),
             tables: std::ptr::null(),
             imported_funcs: std::ptr::null(),
@@ -194,7 +215,10 @@ impl Instance {
             .chain(records.iter().map(|rec| rec as *const FuncRef))
             .collect();
         for decl in &info.globals[info.num_imported_globals as usize..] {
-            let init = decl.init.expect("defined globals have an initializer");
+            let init = decl
+                .init
+                .as_ref()
+                .expect("defined globals have an initializer");
             let bits = eval_const(init, &r.globals, &func_refs);
             let value = Val::from_bits(decl.ty, bits).ok_or_else(|| WasmError::Unsupported {
                 offset: 0,
@@ -202,8 +226,8 @@ impl Instance {
             })?;
             r.globals.push(Global::new(value, decl.mutable));
         }
-        if let (None, Some((ty, false))) = (&r.memory, &info.memory) {
-            r.memory = Some(Memory::new(ty.initial, ty.maximum)?);
+        for ty in &info.memories[info.num_imported_memories as usize..] {
+            r.memories.push(Memory::new(ty.initial, ty.maximum)?);
         }
         for ty in &info.tables[info.num_imported_tables as usize..] {
             r.tables
@@ -211,13 +235,13 @@ impl Instance {
         }
         let global_ptrs: Box<[*mut GlobalCell]> = r.globals.iter().map(Global::cell_ptr).collect();
         let table_ptrs: Box<[*mut TableDef]> = r.tables.iter().map(|t| t.0.def_ptr()).collect();
+        let memory_ptrs: Box<[*mut super::vmctx::MemoryDef]> =
+            r.memories.iter().map(|m| m.0.def_ptr()).collect();
         // SAFETY: nothing else refers to the vmctx yet.
         unsafe {
             let v = &mut *vmctx_ptr;
-            v.memory = r
-                .memory
-                .as_ref()
-                .map_or(std::ptr::null_mut(), |mem| mem.0.def_ptr());
+            v.memory = memory_ptrs.first().copied().unwrap_or(std::ptr::null_mut());
+            v.memories = memory_ptrs.as_ptr();
             v.globals = global_ptrs.as_ptr();
             v.tables = table_ptrs.as_ptr();
             v.imported_funcs = imported_records.as_ptr();
@@ -230,7 +254,7 @@ impl Instance {
                 let items = seg.items.iter();
                 Some(
                     items
-                        .map(|&c| eval_const(c, &r.globals, &func_refs))
+                        .map(|c| eval_const(c, &r.globals, &func_refs))
                         .collect(),
                 )
             })
@@ -244,7 +268,8 @@ impl Instance {
             func_refs,
             globals: r.globals,
             _global_ptrs: global_ptrs,
-            memory: r.memory,
+            memories: r.memories,
+            _memory_ptrs: memory_ptrs,
             tables: r.tables,
             _table_ptrs: table_ptrs,
             dropped_data: RefCell::new(vec![false; info.data.len()]),
@@ -270,11 +295,12 @@ impl Instance {
         let d = &self.data;
         let info = &d.module.info;
         for (index, seg) in info.elements.iter().enumerate() {
-            match seg.mode {
+            match &seg.mode {
                 SegmentMode::Active {
                     index: table,
                     offset,
                 } => {
+                    let table = *table;
                     let offset = eval_const(offset, &d.globals, &d.func_refs) as u32;
                     let n = seg.items.len() as u32;
                     if !d.table_init(table, index as u32, offset as u64, 0, n as u64) {
@@ -287,9 +313,10 @@ impl Instance {
             }
         }
         for (index, (seg, bytes)) in info.data.iter().zip(&d.module.data).enumerate() {
-            if let SegmentMode::Active { offset, .. } = seg.mode {
+            if let SegmentMode::Active { index: mem, offset } = &seg.mode {
                 let offset = eval_const(offset, &d.globals, &d.func_refs) as u32;
-                if !d.memory_init(index as u32, offset as u64, 0, bytes.len() as u64) {
+                let len = bytes.len() as u64;
+                if !d.memory_init(*mem, index as u32, offset as u64, 0, len) {
                     return Err(Trap::MemoryOutOfBounds.into());
                 }
                 d.data_drop(index as u32);
@@ -323,7 +350,7 @@ impl Instance {
         Some(match kind {
             ExternalKind::Func => Extern::Func(self.func(index)),
             ExternalKind::Global => Extern::Global(d.globals[index as usize].clone()),
-            ExternalKind::Memory => Extern::Memory(d.memory.clone()?),
+            ExternalKind::Memory => Extern::Memory(d.memories[index as usize].clone()),
             ExternalKind::Table => Extern::Table(d.tables[index as usize].clone()),
             _ => return None,
         })
@@ -356,35 +383,48 @@ impl Instance {
         }
     }
 
-    /// The instance's memory, if it has one.
+    /// The instance's memory 0, if it has one.
     pub fn memory(&self) -> Option<Memory> {
-        self.data.memory.clone()
+        self.data.memories.first().cloned()
     }
 }
 
 /// The instance-side work of the libcalls (see `libcalls.rs`). Each returns false, having
 /// written nothing, when a range is out of bounds.
 impl InstanceData {
-    pub(crate) fn memory_box(&self) -> &MemoryBox {
-        &self
-            .memory
-            .as_ref()
-            .expect("validated: the module has a memory")
-            .0
+    pub(crate) fn memory_box(&self, mem: u32) -> &MemoryBox {
+        &self.memories[mem as usize].0
+    }
+
+    pub(crate) fn memory_copy(
+        &self,
+        dst_mem: u32,
+        src_mem: u32,
+        dst: u64,
+        src: u64,
+        len: u64,
+    ) -> bool {
+        if dst_mem == src_mem {
+            return self.memory_box(dst_mem).copy_within(dst, src, len);
+        }
+        match self.memory_box(src_mem).read(src, len as usize) {
+            Some(bytes) => self.memory_box(dst_mem).write(dst, &bytes),
+            None => false,
+        }
     }
 
     pub(crate) fn table_box(&self, table: u32) -> &TableBox {
         &self.tables[table as usize].0
     }
 
-    pub(crate) fn memory_init(&self, seg: u32, dst: u64, src: u64, len: u64) -> bool {
+    pub(crate) fn memory_init(&self, mem: u32, seg: u32, dst: u64, src: u64, len: u64) -> bool {
         let bytes: &[u8] = if self.dropped_data.borrow()[seg as usize] {
             &[]
         } else {
             &self.module.data[seg as usize]
         };
         match bytes.get(src as usize..(src + len) as usize) {
-            Some(part) => self.memory_box().write(dst, part),
+            Some(part) => self.memory_box(mem).write(dst, part),
             None => false,
         }
     }

@@ -18,13 +18,13 @@ use crate::val::Val;
 /// A runtime function; see the module docs.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum Libcall {
-    /// `(delta: i32) -> old pages or -1`
+    /// `(memory, delta: i32) -> old pages or -1`
     MemoryGrow,
-    /// `(dst, src, len: i32) -> status`
+    /// `(dst_memory, src_memory, dst, src, len: i32) -> status`
     MemoryCopy,
-    /// `(dst, byte, len: i32) -> status`
+    /// `(memory, dst, byte, len: i32) -> status`
     MemoryFill,
-    /// `(segment, dst, src, len: i32) -> status`
+    /// `(memory, segment, dst, src, len: i32) -> status`
     MemoryInit,
     /// `(segment: i32)`
     DataDrop,
@@ -74,9 +74,11 @@ impl Libcall {
     pub fn signature(self) -> (&'static [Type], &'static [Type]) {
         use Type as T;
         match self {
-            Libcall::MemoryGrow => (&[T::I32], &[T::I32]),
-            Libcall::MemoryCopy | Libcall::MemoryFill => (&[T::I32, T::I32, T::I32], &[T::I32]),
-            Libcall::MemoryInit => (&[T::I32, T::I32, T::I32, T::I32], &[T::I32]),
+            Libcall::MemoryGrow => (&[T::I32, T::I32], &[T::I32]),
+            Libcall::MemoryFill => (&[T::I32, T::I32, T::I32, T::I32], &[T::I32]),
+            Libcall::MemoryCopy | Libcall::MemoryInit => {
+                (&[T::I32, T::I32, T::I32, T::I32, T::I32], &[T::I32])
+            }
             Libcall::DataDrop | Libcall::ElemDrop => (&[T::I32], &[]),
             Libcall::TableGrow => (&[T::I32, T::I64, T::I32], &[T::I32]),
             Libcall::TableFill => (&[T::I32, T::I32, T::I64, T::I32], &[T::I32]),
@@ -119,29 +121,46 @@ fn status(ok: bool) -> u32 {
 // SAFETY (all libcalls below): translated code passes its own live vmctx, on the thread
 // running the instance, and the validator checked the indices it passes.
 
-unsafe extern "C" fn memory_grow(vmctx: *mut VmCtx, delta: u32) -> u32 {
+unsafe extern "C" fn memory_grow(vmctx: *mut VmCtx, mem: u32, delta: u32) -> u32 {
     let i = unsafe { instance(vmctx) };
-    i.memory_box()
+    i.memory_box(mem)
         .grow(delta as u64)
         .map_or(u32::MAX, |old| old as u32)
 }
 
-unsafe extern "C" fn memory_copy(vmctx: *mut VmCtx, dst: u32, src: u32, len: u32) -> u32 {
+unsafe extern "C" fn memory_copy(
+    vmctx: *mut VmCtx,
+    dst_mem: u32,
+    src_mem: u32,
+    dst: u32,
+    src: u32,
+    len: u32,
+) -> u32 {
     let i = unsafe { instance(vmctx) };
-    status(
-        i.memory_box()
-            .copy_within(dst as u64, src as u64, len as u64),
-    )
+    status(i.memory_copy(dst_mem, src_mem, dst as u64, src as u64, len as u64))
 }
 
-unsafe extern "C" fn memory_fill(vmctx: *mut VmCtx, dst: u32, byte: u32, len: u32) -> u32 {
+unsafe extern "C" fn memory_fill(
+    vmctx: *mut VmCtx,
+    mem: u32,
+    dst: u32,
+    byte: u32,
+    len: u32,
+) -> u32 {
     let i = unsafe { instance(vmctx) };
-    status(i.memory_box().fill(dst as u64, byte as u8, len as u64))
+    status(i.memory_box(mem).fill(dst as u64, byte as u8, len as u64))
 }
 
-unsafe extern "C" fn memory_init(vmctx: *mut VmCtx, seg: u32, dst: u32, src: u32, len: u32) -> u32 {
+unsafe extern "C" fn memory_init(
+    vmctx: *mut VmCtx,
+    mem: u32,
+    seg: u32,
+    dst: u32,
+    src: u32,
+    len: u32,
+) -> u32 {
     let i = unsafe { instance(vmctx) };
-    status(i.memory_init(seg, dst as u64, src as u64, len as u64))
+    status(i.memory_init(mem, seg, dst as u64, src as u64, len as u64))
 }
 
 unsafe extern "C" fn data_drop(vmctx: *mut VmCtx, seg: u32) {

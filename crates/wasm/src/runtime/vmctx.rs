@@ -5,7 +5,7 @@
 //! Layout (all `#[repr(C)]`, x86-64):
 //!
 //! ```text
-//! VmCtx          +0  memory:          *mut MemoryDef      (null: no memory)
+//! VmCtx          +0  memory:          *mut MemoryDef      (memory 0; null: no memory)
 //!                +8  globals:         *const *mut GlobalCell  (one cell pointer per global)
 //!                +16 tables:          *const *mut TableDef    (one per table)
 //!                +24 imported_funcs:  *const FuncRef          (one per imported function)
@@ -13,6 +13,8 @@
 //!                +40 func_refs:       *const *const FuncRef   (one per function, imports
 //!                                     first: what `ref.func` returns)
 //!                +48 runtime:         *const ()               (the instance, for libcalls only)
+//!                +56 memories:        *const *mut MemoryDef   (one per memory, imports first;
+//!                                     memory 0 is also `memory`, the fast path)
 //! MemoryDef      +0  base: *mut u8,  +8 size: u64 (bytes)
 //! GlobalCell     +0  bits: u64 (i32/f32 in the low 4 bytes, little-endian; a reference
 //!                    as in a table)
@@ -43,6 +45,7 @@ pub struct VmCtx {
     pub limits: *const RuntimeLimits,
     pub func_refs: *const *const FuncRef,
     pub runtime: *const (),
+    pub memories: *const *mut MemoryDef,
 }
 
 /// A linear memory as translated code sees it.
@@ -95,6 +98,7 @@ pub mod offsets {
     pub const IMPORTED_FUNCS: i32 = offset_of!(VmCtx, imported_funcs) as i32;
     pub const LIMITS: i32 = offset_of!(VmCtx, limits) as i32;
     pub const FUNC_REFS: i32 = offset_of!(VmCtx, func_refs) as i32;
+    pub const MEMORIES: i32 = offset_of!(VmCtx, memories) as i32;
     pub const MEMORY_BASE: i32 = offset_of!(MemoryDef, base) as i32;
     pub const MEMORY_SIZE: i32 = offset_of!(MemoryDef, size) as i32;
     pub const TABLE_BASE: i32 = offset_of!(TableDef, base) as i32;
@@ -117,6 +121,7 @@ mod tests {
             (0, 8, 16, 24, 32, 40)
         );
         assert_eq!(std::mem::offset_of!(super::VmCtx, runtime), 48);
+        assert_eq!(MEMORIES, 56);
         assert_eq!(
             (MEMORY_BASE, MEMORY_SIZE, TABLE_BASE, TABLE_LEN),
             (0, 8, 0, 8)

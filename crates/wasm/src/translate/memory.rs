@@ -26,18 +26,20 @@ fn heap_flags() -> MemFlags {
 }
 
 impl FuncTranslator<'_> {
-    /// The instance's `MemoryDef` pointer.
-    fn memory_def(&mut self) -> Res<IrValue> {
-        self.b
-            .ins()
-            .load(Type::I64, trusted_readonly(), self.vmctx, offsets::MEMORY)
-            .map_err(|e| self.err(e))
+    /// Memory `mem`'s `MemoryDef` pointer (memory 0 straight from the vmctx).
+    fn memory_def(&mut self, mem: u32) -> Res<IrValue> {
+        if mem == 0 {
+            return self.load_field(Type::I64, trusted_readonly(), self.vmctx, offsets::MEMORY);
+        }
+        let defs = self.load_field(Type::I64, trusted_readonly(), self.vmctx, offsets::MEMORIES)?;
+        self.load_field(Type::I64, trusted_readonly(), defs, mem as i32 * 8)
     }
 
     /// The native address for an access of `size` bytes at Wasm address `addr` plus
     /// `offset`, after the bounds check; returns it and the offset to put on the access.
-    fn heap_address(&mut self, addr: IrValue, offset: u64, size: u64) -> Res<(IrValue, i32)> {
-        let def = self.memory_def()?;
+    fn heap_address(&mut self, memarg: &MemArg, addr: IrValue, size: u64) -> Res<(IrValue, i32)> {
+        let offset = memarg.offset;
+        let def = self.memory_def(memarg.memory)?;
         let mem_size = self
             .b
             .ins()
@@ -86,7 +88,7 @@ impl FuncTranslator<'_> {
 
     fn load(&mut self, opcode: Opcode, ty: Type, size: u64, memarg: &MemArg) -> Res {
         let addr = self.pop();
-        let (address, offset) = self.heap_address(addr, memarg.offset, size)?;
+        let (address, offset) = self.heap_address(memarg, addr, size)?;
         let data = InstructionData::Load {
             opcode,
             flags: heap_flags(),
@@ -101,7 +103,7 @@ impl FuncTranslator<'_> {
     fn store(&mut self, opcode: Opcode, size: u64, memarg: &MemArg) -> Res {
         let value = self.pop();
         let addr = self.pop();
-        let (address, offset) = self.heap_address(addr, memarg.offset, size)?;
+        let (address, offset) = self.heap_address(memarg, addr, size)?;
         let data = InstructionData::Store {
             opcode,
             flags: heap_flags(),
@@ -150,8 +152,8 @@ impl FuncTranslator<'_> {
     }
 
     /// `memory.size`: the size in bytes over the page size (64 KiB).
-    pub(super) fn op_memory_size(&mut self) -> Res {
-        let def = self.memory_def()?;
+    pub(super) fn op_memory_size(&mut self, mem: u32) -> Res {
+        let def = self.memory_def(mem)?;
         let size = self
             .b
             .ins()
@@ -173,9 +175,10 @@ impl FuncTranslator<'_> {
     }
 
     /// `memory.grow`: a call to the runtime.
-    pub(super) fn op_memory_grow(&mut self) -> Res {
+    pub(super) fn op_memory_grow(&mut self, mem: u32) -> Res {
         let delta = self.pop();
-        let old = self.libcall(Libcall::MemoryGrow, &[delta])?[0];
+        let mem = self.iconst32(mem)?;
+        let old = self.libcall(Libcall::MemoryGrow, &[mem, delta])?[0];
         self.stack.push(old);
         Ok(())
     }
@@ -183,10 +186,14 @@ impl FuncTranslator<'_> {
     /// `memory.copy`, `memory.fill`, `memory.init`, `data.drop`: calls to the runtime, which
     /// checks bounds (trap `heap_oob`).
     pub(super) fn translate_bulk_memory(&mut self, op: &Operator) -> Res<bool> {
-        let (lc, arity, imm) = match *op {
-            Operator::MemoryCopy { .. } => (Libcall::MemoryCopy, 3, None),
-            Operator::MemoryFill { .. } => (Libcall::MemoryFill, 3, None),
-            Operator::MemoryInit { data_index, .. } => (Libcall::MemoryInit, 3, Some(data_index)),
+        let (lc, immediates) = match *op {
+            Operator::MemoryCopy { dst_mem, src_mem } => {
+                (Libcall::MemoryCopy, vec![dst_mem, src_mem])
+            }
+            Operator::MemoryFill { mem } => (Libcall::MemoryFill, vec![mem]),
+            Operator::MemoryInit { data_index, mem } => {
+                (Libcall::MemoryInit, vec![mem, data_index])
+            }
             Operator::DataDrop { data_index } => {
                 let seg = self.iconst32(data_index)?;
                 self.libcall(Libcall::DataDrop, &[seg])?;
@@ -194,11 +201,11 @@ impl FuncTranslator<'_> {
             }
             _ => return Ok(false),
         };
-        let mut args = Vec::with_capacity(4);
-        if let Some(seg) = imm {
-            args.push(self.iconst32(seg)?);
+        let mut args = Vec::with_capacity(5);
+        for imm in immediates {
+            args.push(self.iconst32(imm)?);
         }
-        let operands = self.stack.split_off(self.stack.len() - arity);
+        let operands = self.stack.split_off(self.stack.len() - 3);
         args.extend(operands);
         self.checked_libcall(lc, &args, HEAP_OOB)?;
         Ok(true)

@@ -286,8 +286,8 @@ impl FuncTranslator<'_> {
                 type_index,
                 table_index,
             } => self.op_call_indirect(type_index, table_index)?,
-            O::MemorySize { .. } => self.op_memory_size()?,
-            O::MemoryGrow { .. } => self.op_memory_grow()?,
+            O::MemorySize { mem } => self.op_memory_size(mem)?,
+            O::MemoryGrow { mem } => self.op_memory_grow(mem)?,
             op => {
                 if !self.translate_memory_access(&op)?
                     && !self.translate_numeric(&op)?
