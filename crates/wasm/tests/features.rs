@@ -442,3 +442,25 @@ fn multiple_memories_and_extended_constants() {
     assert_eq!(i.global("offset"), Some(I32(34)));
     assert_eq!(call(&i, "load1", &[I32(34)]), [I32(0x6968)]);
 }
+
+#[test]
+fn an_exported_table_outlives_its_instance() {
+    let exporter = r#"(module
+        (table (export "t") 2 funcref)
+        (elem (i32.const 0) $seven)
+        (func $seven (result i32) (i32.const 7)))"#;
+    let user = r#"(module
+        (import "a" "t" (table 2 funcref))
+        (func (export "call0") (result i32) (call_indirect (result i32) (i32.const 0))))"#;
+    let mut imports = Imports::new();
+    {
+        let a = Module::new(&wat::parse_str(exporter).unwrap()).unwrap();
+        let a = Instance::new(&a, &Imports::new()).unwrap();
+        imports.define_instance("a", &a);
+        // `a` (the handle) is dropped here; the table handle in `imports` keeps it alive.
+    }
+    let b = Module::new(&wat::parse_str(user).unwrap()).unwrap();
+    let b = Instance::new(&b, &imports).unwrap();
+    drop(imports);
+    assert_eq!(call(&b, "call0", &[]), [I32(7)]);
+}

@@ -1,6 +1,7 @@
 //! What instances export and import: functions, globals, memories, tables, and the
 //! [`Imports`] an instantiation resolves against.
 
+use std::any::Any;
 use std::cell::UnsafeCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -80,25 +81,46 @@ impl Memory {
     }
 }
 
-/// A table of references.
-#[derive(Clone, Debug)]
-pub struct Table(pub(crate) Rc<TableBox>);
+/// A table of references. A handle to an instance's table keeps that instance alive (its
+/// entries may point at the instance's functions); see `instance.rs`.
+#[derive(Clone)]
+pub struct Table {
+    pub(crate) table: Rc<TableBox>,
+    /// The instance whose table this is, when the handle was given out by it.
+    _owner: Option<Rc<dyn Any>>,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.table.fmt(f)
+    }
+}
 
 impl Table {
     /// A new table of `min` null entries of type `element` (`RefType::FUNCREF` or
     /// `RefType::EXTERNREF`).
     pub fn new(element: RefType, min: u64, max: Option<u64>) -> Result<Table, WasmError> {
-        Ok(Table(Rc::new(
-            TableBox::new(element, min, max, 0).map_err(WasmError::Resource)?,
-        )))
+        let table = TableBox::new(element, min, max, 0).map_err(WasmError::Resource)?;
+        Ok(Table {
+            table: Rc::new(table),
+            _owner: None,
+        })
+    }
+
+    /// The same table, as a handle that keeps `owner` alive.
+    pub(crate) fn owned_by(&self, owner: Rc<dyn Any>) -> Table {
+        Table {
+            table: self.table.clone(),
+            _owner: Some(owner),
+        }
     }
 
     pub fn len(&self) -> u64 {
-        self.0.len()
+        self.table.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.table.is_empty()
     }
 }
 

@@ -3,7 +3,7 @@
 //! Each host function gets a small compiled stub with the Wasm shape
 //! `(ctx: i64, params...) -> results` (so callers treat it like any imported function):
 //! it spills the parameters into 8-byte slots of a stack slot, calls
-//! [`libcalls::host_call`](super::libcalls::host_call) with the context and the slots' address,
+//! `libcalls::host_call` with the context and the slots' address,
 //! traps with the host trap code if that returns non-zero, and loads the results back from
 //! the same slots. `ctx` points at the function's [`HostCtx`].
 //!

@@ -11,10 +11,12 @@
 //! writes kept (the Wasm 2.0 rule; they may be visible through imported tables and
 //! memories). Active and declared segments are dropped once applied.
 //!
-//! Lifetimes: every table the instance defines or imports keeps the instance alive (its
-//! code may store references to its functions there), and the instance keeps its imports
-//! alive; an instance whose table holds its own functions is a reference cycle and is not
-//! freed (a known limitation until instances live in a store).
+//! Lifetimes: the instance keeps its imports alive. A table it imports keeps the instance
+//! alive (its code may store references to its functions there); a table it defines is
+//! owned by it, and every handle to it given out (an export) keeps the instance alive, so
+//! entries pointing at the instance's functions never dangle. Instances that import each
+//! other's tables form reference cycles and are not freed (a known limitation until
+//! instances live in a store).
 //!
 //! Cost: O(imports + functions + globals + segment sizes + exports).
 
@@ -136,8 +138,9 @@ fn resolve_imports(m: &CompiledModule, imports: &Imports) -> Result<Resolved, Wa
                 r.memories.push(mem.clone());
             }
             (ImportKind::Table { ty, .. }, Extern::Table(t)) => {
-                let limits = limits_match((t.len(), t.0.declared_max()), (ty.initial, ty.maximum));
-                if !limits || t.0.element != ty.element_type {
+                let limits =
+                    limits_match((t.len(), t.table.declared_max()), (ty.initial, ty.maximum));
+                if !limits || t.table.element != ty.element_type {
                     return Err(incompatible());
                 }
                 r.tables.push(t.clone());
@@ -234,7 +237,7 @@ impl Instance {
                 .push(Table::new(ty.element_type, ty.initial, ty.maximum)?);
         }
         let global_ptrs: Box<[*mut GlobalCell]> = r.globals.iter().map(Global::cell_ptr).collect();
-        let table_ptrs: Box<[*mut TableDef]> = r.tables.iter().map(|t| t.0.def_ptr()).collect();
+        let table_ptrs: Box<[*mut TableDef]> = r.tables.iter().map(|t| t.table.def_ptr()).collect();
         let memory_ptrs: Box<[*mut super::vmctx::MemoryDef]> =
             r.memories.iter().map(|m| m.0.def_ptr()).collect();
         // SAFETY: nothing else refers to the vmctx yet.
@@ -277,8 +280,8 @@ impl Instance {
         });
         // SAFETY: as above; the runtime pointer is the instance's final address.
         unsafe { (*vmctx_ptr).runtime = Rc::as_ptr(&data) as *const () };
-        for t in &data.tables {
-            t.0.keep(data.clone());
+        for t in &data.tables[..info.num_imported_tables as usize] {
+            t.table.keep(data.clone());
         }
         let instance = Instance { data };
         instance.apply_segments()?;
@@ -351,7 +354,7 @@ impl Instance {
             ExternalKind::Func => Extern::Func(self.func(index)),
             ExternalKind::Global => Extern::Global(d.globals[index as usize].clone()),
             ExternalKind::Memory => Extern::Memory(d.memories[index as usize].clone()),
-            ExternalKind::Table => Extern::Table(d.tables[index as usize].clone()),
+            ExternalKind::Table => Extern::Table(d.tables[index as usize].owned_by(d.clone())),
             _ => return None,
         })
     }
@@ -414,7 +417,7 @@ impl InstanceData {
     }
 
     pub(crate) fn table_box(&self, table: u32) -> &TableBox {
-        &self.tables[table as usize].0
+        &self.tables[table as usize].table
     }
 
     pub(crate) fn memory_init(&self, mem: u32, seg: u32, dst: u64, src: u64, len: u64) -> bool {

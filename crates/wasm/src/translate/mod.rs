@@ -10,7 +10,7 @@
 //!
 //! Shape (after cranelift-wasm's, written anew): Wasm locals are builder `Variable`s
 //! (zero-initialized at entry), the operand stack is a stack of IR values, and each open
-//! `block`/`loop`/`if` is a [`control::Frame`] on the control stack. Code after an
+//! `block`/`loop`/`if` is a `control::Frame` on the control stack. Code after an
 //! unconditional branch is not translated: `reachable` goes false and only the nesting of
 //! the skipped structured instructions is counted until the enclosing frame ends.
 //!
