@@ -23,38 +23,60 @@ pub struct GlobalBox {
     pub(crate) mutable: bool,
 }
 
-/// A global variable.
-#[derive(Clone, Debug)]
-pub struct Global(pub(crate) Rc<GlobalBox>);
+/// A global variable. A handle to an instance's global keeps that instance alive (a
+/// funcref in it may point at the instance's functions).
+#[derive(Clone)]
+pub struct Global {
+    pub(crate) global: Rc<GlobalBox>,
+    /// The instance whose global this is, when the handle was given out by it.
+    _owner: Option<Rc<dyn Any>>,
+}
+
+impl std::fmt::Debug for Global {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.global.fmt(f)
+    }
+}
 
 impl Global {
     /// A new global holding `value`.
     pub fn new(value: Val, mutable: bool) -> Global {
-        Global(Rc::new(GlobalBox {
-            cell: UnsafeCell::new(GlobalCell {
-                bits: value.to_bits(),
+        Global {
+            global: Rc::new(GlobalBox {
+                cell: UnsafeCell::new(GlobalCell {
+                    bits: value.to_bits(),
+                }),
+                ty: value.ty(),
+                mutable,
             }),
-            ty: value.ty(),
-            mutable,
-        }))
+            _owner: None,
+        }
+    }
+
+    /// The same global, as a handle that keeps `owner` alive.
+    pub(crate) fn owned_by(&self, owner: Rc<dyn Any>) -> Global {
+        Global {
+            global: self.global.clone(),
+            _owner: Some(owner),
+        }
     }
 
     pub fn get(&self) -> Val {
         // SAFETY: no Wasm code runs concurrently with the host (single thread).
-        let bits = unsafe { (*self.0.cell.get()).bits };
-        Val::from_bits(self.0.ty, bits).expect("globals have supported types")
+        let bits = unsafe { (*self.global.cell.get()).bits };
+        Val::from_bits(self.global.ty, bits).expect("globals have supported types")
     }
 
     pub fn ty(&self) -> ValType {
-        self.0.ty
+        self.global.ty
     }
 
     pub fn is_mutable(&self) -> bool {
-        self.0.mutable
+        self.global.mutable
     }
 
     pub(crate) fn cell_ptr(&self) -> *mut GlobalCell {
-        self.0.cell.get()
+        self.global.cell.get()
     }
 }
 

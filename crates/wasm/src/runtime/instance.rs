@@ -352,7 +352,7 @@ impl Instance {
         let &(_, kind, index) = d.module.info.exports.iter().find(|(n, _, _)| n == name)?;
         Some(match kind {
             ExternalKind::Func => Extern::Func(self.func(index)),
-            ExternalKind::Global => Extern::Global(d.globals[index as usize].clone()),
+            ExternalKind::Global => Extern::Global(d.globals[index as usize].owned_by(d.clone())),
             ExternalKind::Memory => Extern::Memory(d.memories[index as usize].clone()),
             ExternalKind::Table => Extern::Table(d.tables[index as usize].owned_by(d.clone())),
             _ => return None,

@@ -4,9 +4,9 @@
 //! and translated code bounds-checks against its `len` and reloads `base` at each access
 //! (`table.grow` may move it). Entries are 8-byte words (see `vmctx.rs`): a funcref is the
 //! address of a [`FuncRef`](super::vmctx::FuncRef) record, an externref the host's value plus
-//! one, 0 is null. A table keeps alive the owners of the functions stored in it (their code
-//! and instances); a table holding its own instance's functions forms a reference cycle that
-//! is not freed (a known limitation until instances live in a store).
+//! one, 0 is null. A table can keep owners alive ([`TableBox::keep`]): the instances that
+//! import it, whose code may store references to their functions in it (see `instance.rs`
+//! for the whole lifetime rule).
 //!
 //! Invariant: `def.base == elems.as_mut_ptr()` and `def.len == elems.len()` after every
 //! mutation.
