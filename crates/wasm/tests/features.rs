@@ -464,3 +464,41 @@ fn an_exported_table_outlives_its_instance() {
     drop(imports);
     assert_eq!(call(&b, "call0", &[]), [I32(7)]);
 }
+
+#[test]
+fn host_functions_can_call_back_into_wasm() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let text = r#"(module
+        (import "host" "twice-inner" (func $cb (param i32) (result i32)))
+        (func (export "outer") (param i32) (result i32) (i32.add (call $cb (local.get 0)) (i32.const 1)))
+        (func (export "inner") (param i32) (result i32)
+            (if (i32.eqz (local.get 0)) (then unreachable))
+            (i32.mul (local.get 0) (i32.const 10))))"#;
+    let slot: Rc<RefCell<Option<Instance>>> = Rc::new(RefCell::new(None));
+    let seen = slot.clone();
+    let ty = FuncType::new([ValType::I32], [ValType::I32]);
+    let cb = Func::wrap(ty, move |args| {
+        let instance = seen.borrow().clone().expect("instance set before calls");
+        let once = instance.invoke("inner", args).map_err(|e| match e {
+            InvokeError::Trap(t) => t,
+            other => Trap::Host(other.to_string()),
+        })?;
+        let twice = instance
+            .invoke("inner", &once)
+            .map_err(|e| Trap::Host(e.to_string()))?;
+        Ok(twice)
+    })
+    .unwrap();
+    let mut imports = Imports::new();
+    imports.define("host", "twice-inner", Extern::Func(cb));
+    let module = Module::new(&wat::parse_str(text).unwrap()).unwrap();
+    let i = Instance::new(&module, &imports).unwrap();
+    *slot.borrow_mut() = Some(i.clone());
+    assert_eq!(call(&i, "outer", &[I32(3)]), [I32(301)]);
+    // A trap in the nested call comes back through the host function as its trap.
+    assert_eq!(trap(&i, "outer", &[I32(0)]), Trap::Unreachable);
+    assert_eq!(call(&i, "outer", &[I32(1)]), [I32(101)]);
+    // Break the instance -> host function -> instance cycle.
+    slot.borrow_mut().take();
+}
