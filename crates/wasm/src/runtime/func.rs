@@ -10,6 +10,8 @@
 //! pointer minus [`MAX_WASM_STACK`] and clears it on return (nested calls keep it), so deep
 //! recursion traps "call stack exhausted" instead of overflowing the native stack. The
 //! calling thread must have that much stack left, plus room for the trap handler's frames.
+//!
+//! Cost of a call from the host: the JIT trampoline's, plus one argument check per value.
 
 use std::any::Any;
 use std::rc::Rc;

@@ -20,6 +20,10 @@
 //!
 //! Block parameters of `block` and `if` need no IR parameters: the values on the operand
 //! stack at entry dominate the construct. An `if` keeps a copy of them for its `else` arm.
+//!
+//! Cost: O(1) instructions and blocks per construct and branch, plus one value copied per
+//! branch argument; `br_table` emits one edge block per distinct target when it carries
+//! values (a hash map finds them), so it is linear in its target count.
 
 use std::collections::HashMap;
 
