@@ -502,3 +502,22 @@ fn host_functions_can_call_back_into_wasm() {
     // Break the instance -> host function -> instance cycle.
     slot.borrow_mut().take();
 }
+
+#[test]
+fn comparisons_feed_branches_directly() {
+    let text = r#"(module (func (export "f") (param i32 i32) (result i32)
+        (if (result i32) (i32.lt_s (local.get 0) (local.get 1))
+            (then (i32.const 1)) (else (i32.const 2)))))"#;
+    let (_, funcs) = kestrel_wasm::translate_module(&wat::parse_str(text).unwrap()).unwrap();
+    let f = &funcs[0];
+    let mut brifs = 0;
+    for &block in f.layout.blocks() {
+        for inst in f.layout.block_insts(block) {
+            if let kestrel_ir::InstructionData::Brif { arg, .. } = *f.dfg.inst(inst) {
+                brifs += 1;
+                assert_eq!(f.dfg.value_type(arg), kestrel_ir::Type::I8, "{f}");
+            }
+        }
+    }
+    assert_eq!(brifs, 1, "{f}");
+}

@@ -160,7 +160,7 @@ impl FuncTranslator<'_> {
     }
 
     pub(super) fn op_if(&mut self, ty: BlockType) -> Res {
-        let cond = self.pop();
+        let cond = self.pop_condition();
         let (params, results) = self.block_types(ty)?;
         let (then_block, else_block) = (self.b.create_block(), self.b.create_block());
         let next = self.block_with_params(&results)?;
@@ -273,7 +273,7 @@ impl FuncTranslator<'_> {
     }
 
     pub(super) fn op_br_if(&mut self, depth: u32) -> Res {
-        let cond = self.pop();
+        let cond = self.pop_condition();
         let (target, n) = self.branch_to(depth);
         let args = self.peek_n(n).to_vec();
         let fallthrough = self.b.create_block();

@@ -27,7 +27,8 @@ mod tables;
 
 use kestrel_ir::builder::{FunctionBuilder, Variable};
 use kestrel_ir::{
-    Function, FunctionName, GlobalValueData, MemFlags, TrapCode, Type, Value as IrValue,
+    Function, FunctionName, GlobalValueData, InstructionData, MemFlags, Opcode, TrapCode, Type,
+    Value as IrValue, ValueDef,
 };
 use wasmparser::{BinaryReader, FunctionBody, Operator};
 
@@ -128,6 +129,28 @@ impl FuncTranslator<'_> {
         self.stack
             .pop()
             .expect("validated: operand stack underflow")
+    }
+
+    /// Pop a branch or `select` condition. A comparison's `i32` result is `uextend` of the
+    /// comparison's `i8`; the condition takes the `i8` itself, so the backend can fuse the
+    /// comparison into the branch (the `uextend` is left without uses).
+    fn pop_condition(&mut self) -> IrValue {
+        let v = self.pop();
+        let dfg = &self.b.func().dfg;
+        if let ValueDef::Result(inst, 0) = dfg.value_def(dfg.resolve(v)) {
+            if let InstructionData::Unary {
+                opcode: Opcode::Uextend,
+                arg,
+            } = *dfg.inst(inst)
+            {
+                if let ValueDef::Result(cmp, 0) = dfg.value_def(dfg.resolve(arg)) {
+                    if matches!(dfg.inst(cmp).opcode(), Opcode::Icmp | Opcode::Fcmp) {
+                        return arg;
+                    }
+                }
+            }
+        }
+        v
     }
 
     fn pop2(&mut self) -> (IrValue, IrValue) {
@@ -259,7 +282,7 @@ impl FuncTranslator<'_> {
                 self.pop();
             }
             O::Select | O::TypedSelect { .. } => {
-                let cond = self.pop();
+                let cond = self.pop_condition();
                 let (x, y) = self.pop2();
                 let v = self.b.ins().select(cond, x, y).map_err(|e| self.err(e))?;
                 self.stack.push(v);
