@@ -11,7 +11,8 @@
 //! committed), the test says so loudly and reports nothing as passed.
 //!
 //! `KESTREL_WASM_SPEC_ONLY=name` runs only the files whose name contains `name`;
-//! `KESTREL_WASM_SPEC_VERBOSE=1` prints each failure.
+//! `KESTREL_WASM_SPEC_VERBOSE=1` prints each failure (and with `KESTREL_WASM_SPEC_PASSES=1`
+//! the lines of the passing directives, to audit what counts as a pass).
 
 #[path = "support/wast_runner.rs"]
 mod wast_runner;
@@ -77,6 +78,10 @@ fn spec_file_child() {
     let mut out = String::new();
     for f in &r.failures {
         out.push_str(&format!("FAIL {f}\n"));
+    }
+    if std::env::var("KESTREL_WASM_SPEC_PASSES").is_ok_and(|v| v == "1") {
+        let lines: Vec<String> = r.passed_lines.iter().map(|l| l.to_string()).collect();
+        out.push_str(&format!("PASS lines {}\n", lines.join(" ")));
     }
     let mut reasons: Vec<_> = r.scope_reasons.iter().collect();
     reasons.sort();

@@ -29,12 +29,17 @@ pub struct Report {
     pub failures: Vec<String>,
     /// Distinct out-of-scope reasons, with counts.
     pub scope_reasons: HashMap<String, usize>,
+    /// Lines of the passing directives.
+    pub passed_lines: Vec<usize>,
 }
 
 impl Report {
     fn record(&mut self, line: usize, outcome: Outcome) {
         match outcome {
-            Outcome::Pass => self.passed += 1,
+            Outcome::Pass => {
+                self.passed += 1;
+                self.passed_lines.push(line);
+            }
             Outcome::Fail(m) => {
                 self.failed += 1;
                 self.failures.push(format!("line {line}: {m}"));
