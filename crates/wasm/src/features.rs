@@ -1,0 +1,108 @@
+//! Which WebAssembly proposals Kestrel accepts, and how a rejected module is told apart as
+//! "unsupported" rather than "invalid".
+//!
+//! Supported: the Wasm 2.0 core without SIMD — the 1.0 core plus mutable-global imports,
+//! sign-extension operators, non-trapping float-to-int conversions, multi-value, reference
+//! types (`funcref`/`externref`, multiple tables, `table.*`) and bulk memory — plus
+//! extended constant expressions and multiple memories. Everything else — SIMD, threads,
+//! tail calls, exceptions, memory64, GC, function references — is refused by validation,
+//! and the error names it.
+//!
+//! Cost: [`classify`] validates the module again (once per refused proposal at most), only
+//! when the first validation failed.
+
+use wasmparser::{Validator, WasmFeatures};
+
+use crate::error::WasmError;
+
+/// The proposals Kestrel translates.
+pub const SUPPORTED: WasmFeatures = WasmFeatures::WASM1
+    .union(WasmFeatures::SIGN_EXTENSION)
+    .union(WasmFeatures::SATURATING_FLOAT_TO_INT)
+    .union(WasmFeatures::MULTI_VALUE)
+    .union(WasmFeatures::REFERENCE_TYPES)
+    .union(WasmFeatures::BULK_MEMORY)
+    .union(WasmFeatures::EXTENDED_CONST)
+    .union(WasmFeatures::MULTI_MEMORY);
+
+/// The reference feature set used to tell "unsupported" from "invalid": the Wasm 3.0
+/// standard. A module valid under it but not under [`SUPPORTED`] needs a proposal Kestrel
+/// does not have.
+const STANDARD: WasmFeatures = WasmFeatures::WASM3;
+
+/// A validator with Kestrel's feature set.
+pub fn validator() -> Validator {
+    Validator::new_with_features(SUPPORTED)
+}
+
+/// Validate `bytes` with Kestrel's features; on failure, say whether the module is invalid
+/// or merely needs a proposal Kestrel lacks.
+pub fn validate(bytes: &[u8]) -> Result<(), WasmError> {
+    match validator().validate_all(bytes) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(classify(bytes, e)),
+    }
+}
+
+/// The proposals Kestrel refuses, by name; each set is what the proposal needs on top of
+/// [`SUPPORTED`].
+const REFUSED: &[(WasmFeatures, &str)] = &[
+    (WasmFeatures::SIMD, "SIMD"),
+    (
+        WasmFeatures::SIMD.union(WasmFeatures::RELAXED_SIMD),
+        "relaxed SIMD",
+    ),
+    (WasmFeatures::THREADS, "threads"),
+    (WasmFeatures::TAIL_CALL, "tail calls"),
+    (WasmFeatures::EXCEPTIONS, "exception handling"),
+    (WasmFeatures::MEMORY64, "memory64"),
+    (
+        WasmFeatures::EXTENDED_CONST,
+        "extended constant expressions",
+    ),
+    (
+        WasmFeatures::FUNCTION_REFERENCES,
+        "typed function references",
+    ),
+    (
+        WasmFeatures::GC.union(WasmFeatures::FUNCTION_REFERENCES),
+        "GC",
+    ),
+];
+
+fn validates_with(bytes: &[u8], features: WasmFeatures) -> bool {
+    Validator::new_with_features(features)
+        .validate_all(bytes)
+        .is_ok()
+}
+
+/// The error for a module Kestrel's validator rejected with `e`: unsupported, naming the
+/// proposal that makes it valid when one alone does, or invalid.
+pub fn classify(bytes: &[u8], e: wasmparser::BinaryReaderError) -> WasmError {
+    if !validates_with(bytes, STANDARD) {
+        return WasmError::from_parser(e);
+    }
+    let proposal = REFUSED
+        .iter()
+        .find(|(f, _)| validates_with(bytes, SUPPORTED.union(*f)))
+        .map_or("several refused proposals".to_string(), |(_, name)| {
+            format!("the {name} proposal")
+        });
+    WasmError::Unsupported {
+        offset: e.offset(),
+        feature: format!("{proposal} ({})", e.message()),
+    }
+}
+
+/// Whether a validation message says a refused proposal is needed (as opposed to the
+/// module being wrong under every feature set).
+pub fn is_feature_gate(message: &str) -> bool {
+    const GATES: [&str; 5] = [
+        "enabled",
+        "required for",
+        "requires",
+        "without the",
+        "multiple memories",
+    ];
+    GATES.iter().any(|g| message.contains(g))
+}

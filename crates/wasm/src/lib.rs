@@ -1,0 +1,63 @@
+//! Kestrel's WebAssembly front end and runtime.
+//!
+//! A binary module is validated and decoded with `wasmparser`, each function is translated
+//! into one Kestrel IR function with `FunctionBuilder` ([`translate`]), compiled by the
+//! x86-64 backend into an in-process JIT module ([`Module`]), and instantiated with its
+//! own context, memory, tables and globals ([`Instance`]). Traps come back as [`Trap`]s with
+//! the spec's messages.
+//!
+//! ```
+//! use kestrel_wasm::{Imports, Instance, Module, Val};
+//!
+//! let wasm = wat::parse_str(r#"
+//!     (module (func (export "add") (param i32 i32) (result i32)
+//!         local.get 0 local.get 1 i32.add))"#).unwrap();
+//! let module = Module::new(&wasm).unwrap();
+//! let instance = Instance::new(&module, &Imports::new()).unwrap();
+//! assert_eq!(instance.invoke("add", &[Val::I32(2), Val::I32(40)]).unwrap(), [Val::I32(42)]);
+//! ```
+//!
+//! Contract.
+//! - **Supported** ([`features::SUPPORTED`]): the Wasm 2.0 core without SIMD — all numeric
+//!   operators (with sign-extension and non-trapping float-to-int), locals, globals
+//!   (imported mutable ones too), structured control with multi-value block types,
+//!   `br_table`, direct, imported and indirect calls (with signature checks), reference
+//!   types (`funcref`/`externref` values, multiple tables, `table.*`, `ref.*`), bulk memory
+//!   (`memory.copy`/`fill`/`init`, `data.drop`, passive segments), imports and exports of
+//!   every kind, the start function — plus two Wasm 3.0 pieces: multiple memories and
+//!   extended constant expressions. Memory accesses are bounds-checked in code. Host
+//!   functions are Rust closures ([`Func::wrap`]). Deep recursion traps "call stack
+//!   exhausted" through the backend's stack-limit check (see `runtime/func.rs`).
+//! - **Refused with an error naming the proposal** (never a panic): SIMD and relaxed SIMD,
+//!   threads, tail calls, exceptions, memory64 (and 64-bit tables), GC and typed function
+//!   references. Malformed or invalid modules are [`WasmError::Invalid`] with the byte
+//!   offset; valid modules that need a refused proposal are [`WasmError::Unsupported`].
+//! - **Not yet**: guard-page memories (every access is bounds-checked in code), WASI, a
+//!   store that frees instances referring to each other through tables (such cycles are
+//!   kept alive), caching compiled code, memories beyond 1 GiB.
+//! - **Cost**: compilation is linear in the module's size plus the backend's cost per
+//!   function; each memory access costs a bounds check (three loads, a compare, a
+//!   conditional trap); calls to imports and through tables are indirect calls; bulk and
+//!   table-growing operators are runtime calls.
+//!
+//! Layout: [`features`] (what is accepted), [`module_info`] (decoding), [`translate`] (one
+//! function to IR, one file per concern), [`module`] (compile into a JIT module),
+//! [`runtime`] (the vmctx layout in `vmctx.rs`, memories, tables, globals, libcalls, host
+//! functions, instances), [`trap`] (Wasm traps and their IR trap codes, in one place).
+//!
+//! x86-64 Linux only, like `kestrel-jit`.
+
+pub mod error;
+pub mod features;
+pub mod module;
+pub mod module_info;
+pub mod runtime;
+pub mod translate;
+pub mod trap;
+pub mod val;
+
+pub use error::WasmError;
+pub use module::{translate_module, Module};
+pub use runtime::{Extern, Func, Global, Imports, Instance, InvokeError, Memory, Table};
+pub use trap::Trap;
+pub use val::Val;

@@ -1,0 +1,104 @@
+//! A compiled module: validated, decoded, every defined function translated and compiled
+//! into one JIT module, ready to be instantiated any number of times.
+//!
+//! Pipeline (each step's contract is in its own file):
+//! `features::validate` → `ModuleInfo::decode` → for each function `translate_function` →
+//! `JitModule::define_ir_as` (x86-64 backend) → `finalize_definitions`.
+//!
+//! Cost: linear in the module's size, plus the backend's cost per function.
+
+use std::rc::Rc;
+
+use kestrel_codegen::isa::x64::Flags;
+use kestrel_ir::Function;
+use kestrel_jit::{ir_name, FuncId, JitBuilder, Linkage};
+
+use crate::error::WasmError;
+use crate::features;
+use crate::module_info::ModuleInfo;
+use crate::runtime::func::Code;
+use crate::runtime::libcalls::Libcall;
+use crate::translate::{self, func_name, sig};
+
+/// A compiled module; cheap to clone.
+#[derive(Clone)]
+pub struct Module {
+    pub(crate) inner: Rc<CompiledModule>,
+}
+
+pub(crate) struct CompiledModule {
+    pub info: ModuleInfo,
+    /// The bytes of each data segment.
+    pub data: Vec<Vec<u8>>,
+    pub code: Rc<Code>,
+    /// JIT ids of the defined functions, by defined-function index.
+    pub ids: Vec<FuncId>,
+}
+
+impl std::fmt::Debug for Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Module")
+            .field("functions", &self.inner.info.funcs.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Validate and decode `bytes` and translate every defined function to IR (no code
+/// generation): what [`Module::new`] compiles, for inspection and tests.
+pub fn translate_module(bytes: &[u8]) -> Result<(ModuleInfo, Vec<Function>), WasmError> {
+    features::validate(bytes)?;
+    let info = ModuleInfo::decode(bytes)?;
+    let funcs = (info.num_imported_funcs..info.funcs.len() as u32)
+        .map(|i| translate::translate_function(&info, bytes, i))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((info, funcs))
+}
+
+impl Module {
+    /// Compile a binary module; see the module docs.
+    pub fn new(bytes: &[u8]) -> Result<Module, WasmError> {
+        let (info, funcs) = translate_module(bytes)?;
+        let mut builder = JitBuilder::new();
+        for lc in Libcall::ALL {
+            builder.symbol(lc.symbol(), lc.address());
+        }
+        let mut jit = builder.build();
+        let compile = |func: u32, e: kestrel_jit::JitError| WasmError::Compile {
+            func,
+            message: e.to_string(),
+        };
+        let mut ids = Vec::with_capacity(funcs.len());
+        for (f, index) in funcs.iter().zip(info.num_imported_funcs..) {
+            let signature = sig::wasm_signature(info.func_type(index), 0)?;
+            let id = jit
+                .declare_function(&ir_name(&func_name(index)), Linkage::Local, &signature)
+                .map_err(|e| compile(index, e))?;
+            debug_assert_eq!(f.signature, signature);
+            ids.push(id);
+        }
+        let flags = Flags::default();
+        for ((f, &id), index) in funcs.iter().zip(&ids).zip(info.num_imported_funcs..) {
+            jit.define_ir_as(id, f, &flags)
+                .map_err(|e| compile(index, e))?;
+        }
+        jit.finalize_definitions().map_err(|e| compile(0, e))?;
+        let data = info
+            .data
+            .iter()
+            .map(|d| bytes[d.bytes.clone()].to_vec())
+            .collect();
+        Ok(Module {
+            inner: Rc::new(CompiledModule {
+                info,
+                data,
+                code: Rc::new(Code { jit }),
+                ids,
+            }),
+        })
+    }
+
+    /// What the module declares.
+    pub fn info(&self) -> &ModuleInfo {
+        &self.inner.info
+    }
+}

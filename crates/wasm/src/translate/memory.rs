@@ -1,0 +1,221 @@
+//! Linear-memory access: loads, stores, `memory.size`, `memory.grow`.
+//!
+//! Bounds checks are explicit (guard-page mode is later work): for an access of `size`
+//! bytes at Wasm address `a` with static offset `o`, the code computes in 64 bits
+//! `end = zext(a) + (o + size)` — no overflow, as `a < 2^32` and `o < 2^32` — and traps with
+//! `heap_oob` when `end > memory size`; then accesses `base + zext(a) + o`. `base` and `size`
+//! are loaded from the `MemoryDef` at each access (a call may have grown, and moved, the
+//! memory). The access itself is then `notrap`.
+//!
+//! Cost: O(1) instructions per access: three loads, an add, a compare, a conditional trap.
+
+use kestrel_ir::immediates::AliasRegion;
+use kestrel_ir::{InstructionData, IntCC, MemFlags, Opcode, Type, Value as IrValue};
+use wasmparser::{MemArg, Operator};
+
+use super::{trusted, trusted_readonly, FuncTranslator, Res, HEAP_OOB};
+use crate::runtime::libcalls::Libcall;
+use crate::runtime::vmctx::offsets;
+
+/// Flags of a bounds-checked heap access.
+fn heap_flags() -> MemFlags {
+    let mut f = MemFlags::new();
+    f.trap_code = None;
+    f.alias_region = Some(AliasRegion::Heap);
+    f
+}
+
+impl FuncTranslator<'_> {
+    /// Memory `mem`'s `MemoryDef` pointer (memory 0 straight from the vmctx).
+    fn memory_def(&mut self, mem: u32) -> Res<IrValue> {
+        if mem == 0 {
+            return self.load_field(Type::I64, trusted_readonly(), self.vmctx, offsets::MEMORY);
+        }
+        let defs = self.load_field(Type::I64, trusted_readonly(), self.vmctx, offsets::MEMORIES)?;
+        self.load_field(Type::I64, trusted_readonly(), defs, mem as i32 * 8)
+    }
+
+    /// The native address for an access of `size` bytes at Wasm address `addr` plus
+    /// `offset`, after the bounds check; returns it and the offset to put on the access.
+    fn heap_address(&mut self, memarg: &MemArg, addr: IrValue, size: u64) -> Res<(IrValue, i32)> {
+        let offset = memarg.offset;
+        let def = self.memory_def(memarg.memory)?;
+        let mem_size = self
+            .b
+            .ins()
+            .load(Type::I64, trusted(), def, offsets::MEMORY_SIZE)
+            .map_err(|e| self.err(e))?;
+        let wide = self
+            .b
+            .ins()
+            .uextend(Type::I64, addr)
+            .map_err(|e| self.err(e))?;
+        let reach = self
+            .b
+            .ins()
+            .iconst(Type::I64, (offset + size) as i64)
+            .map_err(|e| self.err(e))?;
+        let end = self.b.ins().iadd(wide, reach).map_err(|e| self.err(e))?;
+        let oob = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThan, end, mem_size)
+            .map_err(|e| self.err(e))?;
+        self.b
+            .ins()
+            .trapnz(oob, HEAP_OOB)
+            .map_err(|e| self.err(e))?;
+        let base = self
+            .b
+            .ins()
+            .load(Type::I64, trusted(), def, offsets::MEMORY_BASE)
+            .map_err(|e| self.err(e))?;
+        let mut address = self.b.ins().iadd(base, wide).map_err(|e| self.err(e))?;
+        let static_offset = match i32::try_from(offset) {
+            Ok(o) => o,
+            Err(_) => {
+                let o = self
+                    .b
+                    .ins()
+                    .iconst(Type::I64, offset as i64)
+                    .map_err(|e| self.err(e))?;
+                address = self.b.ins().iadd(address, o).map_err(|e| self.err(e))?;
+                0
+            }
+        };
+        Ok((address, static_offset))
+    }
+
+    fn load(&mut self, opcode: Opcode, ty: Type, size: u64, memarg: &MemArg) -> Res {
+        let addr = self.pop();
+        let (address, offset) = self.heap_address(memarg, addr, size)?;
+        let data = InstructionData::Load {
+            opcode,
+            flags: heap_flags(),
+            arg: address,
+            offset,
+        };
+        let inst = self.b.ins().build(data, ty).map_err(|e| self.err(e))?;
+        self.stack.push(self.b.inst_results(inst)[0]);
+        Ok(())
+    }
+
+    fn store(&mut self, opcode: Opcode, size: u64, memarg: &MemArg) -> Res {
+        let value = self.pop();
+        let addr = self.pop();
+        let (address, offset) = self.heap_address(memarg, addr, size)?;
+        let data = InstructionData::Store {
+            opcode,
+            flags: heap_flags(),
+            args: [value, address],
+            offset,
+        };
+        self.b
+            .ins()
+            .build(data, Type::INVALID)
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Translate `op` if it is a load or store; `Ok(false)` if it is not one.
+    pub(super) fn translate_memory_access(&mut self, op: &Operator) -> Res<bool> {
+        use Opcode as Op;
+        use Operator as O;
+        use Type as T;
+        match op {
+            O::I32Load { memarg } => self.load(Op::Load, T::I32, 4, memarg)?,
+            O::I64Load { memarg } => self.load(Op::Load, T::I64, 8, memarg)?,
+            O::F32Load { memarg } => self.load(Op::Load, T::F32, 4, memarg)?,
+            O::F64Load { memarg } => self.load(Op::Load, T::F64, 8, memarg)?,
+            O::I32Load8S { memarg } => self.load(Op::Sload8, T::I32, 1, memarg)?,
+            O::I32Load8U { memarg } => self.load(Op::Uload8, T::I32, 1, memarg)?,
+            O::I32Load16S { memarg } => self.load(Op::Sload16, T::I32, 2, memarg)?,
+            O::I32Load16U { memarg } => self.load(Op::Uload16, T::I32, 2, memarg)?,
+            O::I64Load8S { memarg } => self.load(Op::Sload8, T::I64, 1, memarg)?,
+            O::I64Load8U { memarg } => self.load(Op::Uload8, T::I64, 1, memarg)?,
+            O::I64Load16S { memarg } => self.load(Op::Sload16, T::I64, 2, memarg)?,
+            O::I64Load16U { memarg } => self.load(Op::Uload16, T::I64, 2, memarg)?,
+            O::I64Load32S { memarg } => self.load(Op::Sload32, T::I64, 4, memarg)?,
+            O::I64Load32U { memarg } => self.load(Op::Uload32, T::I64, 4, memarg)?,
+            O::I32Store { memarg } | O::F32Store { memarg } => self.store(Op::Store, 4, memarg)?,
+            O::I64Store { memarg } | O::F64Store { memarg } => self.store(Op::Store, 8, memarg)?,
+            O::I32Store8 { memarg } | O::I64Store8 { memarg } => {
+                self.store(Op::Istore8, 1, memarg)?
+            }
+            O::I32Store16 { memarg } | O::I64Store16 { memarg } => {
+                self.store(Op::Istore16, 2, memarg)?
+            }
+            O::I64Store32 { memarg } => self.store(Op::Istore32, 4, memarg)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// `memory.size`: the size in bytes over the page size (64 KiB).
+    pub(super) fn op_memory_size(&mut self, mem: u32) -> Res {
+        let def = self.memory_def(mem)?;
+        let size = self
+            .b
+            .ins()
+            .load(Type::I64, trusted(), def, offsets::MEMORY_SIZE)
+            .map_err(|e| self.err(e))?;
+        let sixteen = self
+            .b
+            .ins()
+            .iconst(Type::I64, 16)
+            .map_err(|e| self.err(e))?;
+        let pages = self.b.ins().ushr(size, sixteen).map_err(|e| self.err(e))?;
+        let v = self
+            .b
+            .ins()
+            .ireduce(Type::I32, pages)
+            .map_err(|e| self.err(e))?;
+        self.stack.push(v);
+        Ok(())
+    }
+
+    /// `memory.grow`: a call to the runtime.
+    pub(super) fn op_memory_grow(&mut self, mem: u32) -> Res {
+        let delta = self.pop();
+        let mem = self.iconst32(mem)?;
+        let old = self.libcall(Libcall::MemoryGrow, &[mem, delta])?[0];
+        self.stack.push(old);
+        Ok(())
+    }
+
+    /// `memory.copy`, `memory.fill`, `memory.init`, `data.drop`: calls to the runtime, which
+    /// checks bounds (trap `heap_oob`).
+    pub(super) fn translate_bulk_memory(&mut self, op: &Operator) -> Res<bool> {
+        let (lc, immediates) = match *op {
+            Operator::MemoryCopy { dst_mem, src_mem } => {
+                (Libcall::MemoryCopy, vec![dst_mem, src_mem])
+            }
+            Operator::MemoryFill { mem } => (Libcall::MemoryFill, vec![mem]),
+            Operator::MemoryInit { data_index, mem } => {
+                (Libcall::MemoryInit, vec![mem, data_index])
+            }
+            Operator::DataDrop { data_index } => {
+                let seg = self.iconst32(data_index)?;
+                self.libcall(Libcall::DataDrop, &[seg])?;
+                return Ok(true);
+            }
+            _ => return Ok(false),
+        };
+        let mut args = Vec::with_capacity(5);
+        for imm in immediates {
+            args.push(self.iconst32(imm)?);
+        }
+        let operands = self.stack.split_off(self.stack.len() - 3);
+        args.extend(operands);
+        self.checked_libcall(lc, &args, HEAP_OOB)?;
+        Ok(true)
+    }
+
+    /// An `i32` constant from an immediate index.
+    pub(super) fn iconst32(&mut self, n: u32) -> Res<IrValue> {
+        self.b
+            .ins()
+            .iconst(Type::I32, n as i32 as i64)
+            .map_err(|e| self.err(e))
+    }
+}

@@ -1,0 +1,343 @@
+//! Translation of one Wasm function body into one Kestrel IR [`Function`].
+//!
+//! Contract. Requires: the module validated with [`crate::features::SUPPORTED`] and was
+//! decoded into `info`. Guarantees: the result has the signature of
+//! [`sig::wasm_signature`] (`vmctx` first), is built by [`FunctionBuilder`] (so it passes
+//! the verifier's type checks), has every block sealed as soon as its predecessors are all
+//! known, and traps with the codes of [`crate::trap`]. Operators Kestrel does not translate
+//! are [`WasmError::Unsupported`] naming the operator and its offset; a builder failure is
+//! [`WasmError::Translate`] (a bug), never a panic.
+//!
+//! Shape (after cranelift-wasm's, written anew): Wasm locals are builder `Variable`s
+//! (zero-initialized at entry), the operand stack is a stack of IR values, and each open
+//! `block`/`loop`/`if` is a `control::Frame` on the control stack. Code after an
+//! unconditional branch is not translated: `reachable` goes false and only the nesting of
+//! the skipped structured instructions is counted until the enclosing frame ends.
+//!
+//! Cost: one pass over the operators; each emits O(1) instructions except `br_table` (one
+//! per target) and calls (one per argument). SSA construction is the builder's (linear in
+//! practice, Braun et al.).
+
+mod calls;
+mod control;
+mod memory;
+mod numeric;
+pub mod sig;
+mod tables;
+
+use kestrel_ir::builder::{FunctionBuilder, Variable};
+use kestrel_ir::{
+    Function, FunctionName, GlobalValueData, InstructionData, MemFlags, Opcode, TrapCode, Type,
+    Value as IrValue, ValueDef,
+};
+use wasmparser::{BinaryReader, FunctionBody, Operator};
+
+use crate::error::WasmError;
+use crate::module_info::ModuleInfo;
+use crate::runtime::vmctx::offsets;
+use control::Frame;
+
+/// The IR name of defined or imported function `index` (`u0:index`).
+pub fn func_name(index: u32) -> FunctionName {
+    FunctionName::User {
+        namespace: 0,
+        index,
+    }
+}
+
+/// Translate defined function `index` (imports included in the numbering), whose body is
+/// `module_bytes[info.bodies[index - imports]]`.
+pub fn translate_function(
+    info: &ModuleInfo,
+    module_bytes: &[u8],
+    index: u32,
+) -> Result<Function, WasmError> {
+    let range = info.bodies[(index - info.num_imported_funcs) as usize].clone();
+    let body = FunctionBody::new(BinaryReader::new(&module_bytes[range.clone()], range.start));
+    let sig = sig::wasm_signature(info.func_type(index), range.start)?;
+    let mut t = FuncTranslator {
+        info,
+        index,
+        offset: range.start,
+        b: FunctionBuilder::new(func_name(index), sig),
+        vmctx: IrValue::from_u32(0),
+        locals: Vec::new(),
+        stack: Vec::new(),
+        control: Vec::new(),
+        reachable: true,
+        skipped_depth: 0,
+        refs: calls::Refs::default(),
+        stack_limit: None,
+    };
+    t.translate(&body)?;
+    let limit = t.stack_limit;
+    let mut func = t.b.finalize().map_err(|e| WasmError::Translate {
+        func: index,
+        offset: range.end,
+        message: e.to_string(),
+    })?;
+    // Global values survive finalization's compaction unchanged.
+    func.stack_limit = limit;
+    Ok(func)
+}
+
+/// The state of one function's translation; see the module docs.
+pub(crate) struct FuncTranslator<'a> {
+    info: &'a ModuleInfo,
+    index: u32,
+    /// Byte offset of the operator being translated (for errors).
+    offset: usize,
+    b: FunctionBuilder,
+    /// The entry block's `vmctx` parameter (dominates everything).
+    vmctx: IrValue,
+    locals: Vec<Variable>,
+    /// The operand stack.
+    stack: Vec<IrValue>,
+    /// Open structured instructions, the function's own frame at the bottom.
+    control: Vec<Frame>,
+    /// Whether the current point can be reached; when false operators are skipped.
+    reachable: bool,
+    /// While unreachable: structured instructions opened (and skipped) since.
+    skipped_depth: u32,
+    /// External functions and signatures declared in the function's preamble.
+    refs: calls::Refs,
+    /// The global value holding the stack limit.
+    stack_limit: Option<kestrel_ir::GlobalValue>,
+}
+
+type Res<T = ()> = Result<T, WasmError>;
+
+impl FuncTranslator<'_> {
+    /// Turn a builder error into [`WasmError::Translate`] at the current operator.
+    fn err(&self, e: kestrel_ir::builder::BuilderError) -> WasmError {
+        WasmError::Translate {
+            func: self.index,
+            offset: self.offset,
+            message: e.to_string(),
+        }
+    }
+
+    fn unsupported(&self, what: impl Into<String>) -> WasmError {
+        WasmError::Unsupported {
+            offset: self.offset,
+            feature: what.into(),
+        }
+    }
+
+    fn pop(&mut self) -> IrValue {
+        // Validation guarantees the operand stack holds what each operator consumes.
+        self.stack
+            .pop()
+            .expect("validated: operand stack underflow")
+    }
+
+    /// Pop a branch or `select` condition. A comparison's `i32` result is `uextend` of the
+    /// comparison's `i8`; the condition takes the `i8` itself, so the backend can fuse the
+    /// comparison into the branch (the `uextend` is left without uses).
+    fn pop_condition(&mut self) -> IrValue {
+        let v = self.pop();
+        let dfg = &self.b.func().dfg;
+        if let ValueDef::Result(inst, 0) = dfg.value_def(dfg.resolve(v)) {
+            if let InstructionData::Unary {
+                opcode: Opcode::Uextend,
+                arg,
+            } = *dfg.inst(inst)
+            {
+                if let ValueDef::Result(cmp, 0) = dfg.value_def(dfg.resolve(arg)) {
+                    if matches!(dfg.inst(cmp).opcode(), Opcode::Icmp | Opcode::Fcmp) {
+                        return arg;
+                    }
+                }
+            }
+        }
+        v
+    }
+
+    fn pop2(&mut self) -> (IrValue, IrValue) {
+        let y = self.pop();
+        let x = self.pop();
+        (x, y)
+    }
+
+    fn peek_n(&self, n: usize) -> &[IrValue] {
+        &self.stack[self.stack.len() - n..]
+    }
+
+    fn translate(&mut self, body: &FunctionBody) -> Res {
+        self.prologue(body)?;
+        let mut ops = body
+            .get_operators_reader()
+            .map_err(WasmError::from_parser)?;
+        while !ops.eof() {
+            let (op, offset) = ops.read_with_offset().map_err(WasmError::from_parser)?;
+            self.offset = offset;
+            if self.reachable {
+                self.translate_op(op)?;
+            } else {
+                self.skip_op(&op)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Entry block: `vmctx` and parameters, locals zeroed, the stack limit, the function
+    /// frame.
+    fn prologue(&mut self, body: &FunctionBody) -> Res {
+        let entry = self.b.create_block();
+        self.b.switch_to_block(entry).map_err(|e| self.err(e))?;
+        self.b.seal_block(entry).map_err(|e| self.err(e))?;
+        let params = self
+            .b
+            .append_block_params_for_function_params(entry)
+            .map_err(|e| self.err(e))?;
+        self.vmctx = params[0];
+        for &p in &params[1..] {
+            let ty = self.b.func().dfg.value_type(p);
+            let var = self.b.declare_var(ty);
+            self.b.def_var(var, p).map_err(|e| self.err(e))?;
+            self.locals.push(var);
+        }
+        let mut locals = body.get_locals_reader().map_err(WasmError::from_parser)?;
+        for _ in 0..locals.get_count() {
+            let offset = locals.original_position();
+            let (count, ty) = locals.read().map_err(WasmError::from_parser)?;
+            let ty = sig::ir_type(ty, offset)?;
+            let zero = self.zero(ty)?;
+            for _ in 0..count {
+                let var = self.b.declare_var(ty);
+                self.b.def_var(var, zero).map_err(|e| self.err(e))?;
+                self.locals.push(var);
+            }
+        }
+        self.declare_stack_limit();
+        let results = self.info.func_type(self.index).results().to_vec();
+        self.push_function_frame(&results)
+    }
+
+    /// `stack_limit = load(load(vmctx + LIMITS) + STACK_LIMIT)`: the prologue traps with
+    /// `stk_ovf` before the frame would pass the store's limit.
+    fn declare_stack_limit(&mut self) {
+        let flags = trusted_readonly();
+        let vmctx = self.b.create_global_value(GlobalValueData::VMContext);
+        let limits = self.b.create_global_value(GlobalValueData::Load {
+            base: vmctx,
+            offset: offsets::LIMITS,
+            global_type: Type::I64,
+            flags,
+        });
+        let limit = self.b.create_global_value(GlobalValueData::Load {
+            base: limits,
+            offset: offsets::STACK_LIMIT,
+            global_type: Type::I64,
+            flags: MemFlags::trusted(),
+        });
+        self.stack_limit = Some(limit);
+    }
+
+    fn zero(&mut self, ty: Type) -> Res<IrValue> {
+        let v = match ty {
+            Type::F32 => self.b.ins().f32const(0.0),
+            Type::F64 => self.b.ins().f64const(0.0),
+            _ => self.b.ins().iconst(ty, 0),
+        };
+        v.map_err(|e| self.err(e))
+    }
+
+    /// While unreachable: track nesting, and resume at the `else` or `end` of the frame the
+    /// unreachable code is in.
+    fn skip_op(&mut self, op: &Operator) -> Res {
+        match op {
+            Operator::Block { .. } | Operator::Loop { .. } | Operator::If { .. } => {
+                self.skipped_depth += 1;
+            }
+            Operator::Else if self.skipped_depth == 0 => self.op_else()?,
+            Operator::End if self.skipped_depth == 0 => self.op_end()?,
+            Operator::End => self.skipped_depth -= 1,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn translate_op(&mut self, op: Operator) -> Res {
+        use Operator as O;
+        match op {
+            O::Nop => {}
+            O::Unreachable => {
+                self.b
+                    .ins()
+                    .trap(crate::trap::UNREACHABLE)
+                    .map_err(|e| self.err(e))?;
+                self.reachable = false;
+            }
+            O::Block { blockty } => self.op_block(blockty)?,
+            O::Loop { blockty } => self.op_loop(blockty)?,
+            O::If { blockty } => self.op_if(blockty)?,
+            O::Else => self.op_else()?,
+            O::End => self.op_end()?,
+            O::Br { relative_depth } => self.op_br(relative_depth)?,
+            O::BrIf { relative_depth } => self.op_br_if(relative_depth)?,
+            O::BrTable { targets } => self.op_br_table(&targets)?,
+            O::Return => self.op_return()?,
+            O::Drop => {
+                self.pop();
+            }
+            O::Select | O::TypedSelect { .. } => {
+                let cond = self.pop_condition();
+                let (x, y) = self.pop2();
+                let v = self.b.ins().select(cond, x, y).map_err(|e| self.err(e))?;
+                self.stack.push(v);
+            }
+            O::LocalGet { local_index } => {
+                let var = self.locals[local_index as usize];
+                let v = self.b.use_var(var).map_err(|e| self.err(e))?;
+                self.stack.push(v);
+            }
+            O::LocalSet { local_index } => {
+                let v = self.pop();
+                let var = self.locals[local_index as usize];
+                self.b.def_var(var, v).map_err(|e| self.err(e))?;
+            }
+            O::LocalTee { local_index } => {
+                let v = *self.stack.last().expect("validated: local.tee operand");
+                let var = self.locals[local_index as usize];
+                self.b.def_var(var, v).map_err(|e| self.err(e))?;
+            }
+            O::GlobalGet { global_index } => self.op_global_get(global_index)?,
+            O::GlobalSet { global_index } => self.op_global_set(global_index)?,
+            O::Call { function_index } => self.op_call(function_index)?,
+            O::CallIndirect {
+                type_index,
+                table_index,
+            } => self.op_call_indirect(type_index, table_index)?,
+            O::MemorySize { mem } => self.op_memory_size(mem)?,
+            O::MemoryGrow { mem } => self.op_memory_grow(mem)?,
+            op => {
+                if !self.translate_memory_access(&op)?
+                    && !self.translate_numeric(&op)?
+                    && !self.translate_reference(&op)?
+                    && !self.translate_bulk_memory(&op)?
+                {
+                    return Err(self.unsupported(format!("operator {op:?}")));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Flags for loads of runtime structures that never change while code runs (`vmctx`
+/// fields).
+fn trusted_readonly() -> MemFlags {
+    let mut f = MemFlags::trusted();
+    f.readonly = true;
+    f
+}
+
+/// Flags for accesses to runtime structures that may change (memory size, globals, tables).
+fn trusted() -> MemFlags {
+    MemFlags::trusted()
+}
+
+/// The trap code `call_indirect`'s checks and `unreachable` use are defined in
+/// [`crate::trap`]; this one is the IR's own.
+const HEAP_OOB: TrapCode = TrapCode::HEAP_OUT_OF_BOUNDS;

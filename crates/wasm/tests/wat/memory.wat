@@ -1,0 +1,25 @@
+;; Loads and stores of every width, bounds, data segments, memory.size and memory.grow,
+;; and globals.
+(module
+  (memory 1 3)
+  (data (i32.const 0) "\01\02\03\04\05\06\07\08\ff\fe")
+  (global $g (mut i64) (i64.const -5))
+  (global (export "limit") i32 (i32.const 65536))
+
+  (func (export "i32.load") (param i32) (result i32) (i32.load (local.get 0)))
+  (func (export "i64.load") (param i32) (result i64) (i64.load (local.get 0)))
+  (func (export "i32.load8_s") (param i32) (result i32) (i32.load8_s (local.get 0)))
+  (func (export "i32.load8_u") (param i32) (result i32) (i32.load8_u (local.get 0)))
+  (func (export "i64.load16_s") (param i32) (result i64) (i64.load16_s (local.get 0)))
+  (func (export "i64.load32_u") (param i32) (result i64) (i64.load32_u (local.get 0)))
+  (func (export "load-offset") (param i32) (result i32) (i32.load offset=4 (local.get 0)))
+  (func (export "i32.store8") (param i32 i32) (i32.store8 (local.get 0) (local.get 1)))
+  (func (export "i64.store32") (param i32 i64) (i64.store32 (local.get 0) (local.get 1)))
+  (func (export "f64.store") (param i32 f64) (f64.store (local.get 0) (local.get 1)))
+  (func (export "f64.load") (param i32) (result f64) (f64.load (local.get 0)))
+  (func (export "size") (result i32) (memory.size))
+  (func (export "grow") (param i32) (result i32) (memory.grow (local.get 0)))
+  (func (export "bump") (result i64)
+    (global.set $g (i64.add (global.get $g) (i64.const 1)))
+    (global.get $g))
+)

@@ -1,0 +1,17 @@
+;; call_indirect through a table filled by an element segment, and imported functions.
+(module
+  (import "host" "add" (func $add (param i32 i32) (result i32)))
+  (import "host" "fail" (func $fail))
+  (type $binary (func (param i32 i32) (result i32)))
+  (type $unary (func (param i32) (result i32)))
+  (table 4 funcref)
+  (elem (i32.const 0) $sub $add $neg)
+  (func $sub (param i32 i32) (result i32) (i32.sub (local.get 0) (local.get 1)))
+  (func $neg (param i32) (result i32) (i32.sub (i32.const 0) (local.get 0)))
+  (func (export "apply") (param i32 i32 i32) (result i32)
+    (call_indirect (type $binary) (local.get 1) (local.get 2) (local.get 0)))
+  (func (export "apply-unary") (param i32 i32) (result i32)
+    (call_indirect (type $unary) (local.get 1) (local.get 0)))
+  (func (export "call-host") (param i32) (result i32) (call $add (local.get 0) (i32.const 1)))
+  (func (export "call-fail") (call $fail))
+)
