@@ -29,6 +29,7 @@ mod compile;
 #[cfg(feature = "cranelift")]
 mod cranelift_oracle;
 mod fuzz;
+mod wasm;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -147,10 +148,36 @@ enum Command {
     /// directory as a ready-to-commit test file. The last line printed is `N cases, M
     /// failures`; exit status 1 if anything failed.
     Fuzz(fuzz::FuzzArgs),
+    /// Run or compile a WebAssembly module (binary `.wasm` or text `.wat`).
+    #[command(subcommand)]
+    Wasm(WasmCommand),
     /// Parse and verify a file, then print it in canonical CLIF.
     Print { file: PathBuf },
     /// Parse and verify a file; prints nothing on success.
     Verify { file: PathBuf },
+}
+
+#[derive(Subcommand)]
+enum WasmCommand {
+    /// Instantiate the module (it may import nothing: no WASI yet) and call an export: the
+    /// one named by `--invoke`, with ARGS typed by its parameters, else `_start`. Prints
+    /// the results one per line; exit status 2 if the code traps.
+    Run {
+        file: PathBuf,
+        /// The exported function to call.
+        #[arg(long)]
+        invoke: Option<String>,
+        /// Arguments (integers in decimal or `0x` hex, floats in decimal).
+        #[arg(allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Validate, translate and compile every function of the module, printing no code.
+    Compile {
+        file: PathBuf,
+        /// Print the time taken and functions per second.
+        #[arg(long)]
+        timing: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -202,6 +229,10 @@ fn main() -> ExitCode {
             other => Err(format!("unknown --opt-level `{other}` (none or speed)")),
         },
         Command::Fuzz(args) => fuzz::fuzz(args),
+        Command::Wasm(WasmCommand::Run { file, invoke, args }) => {
+            wasm::run(&file, invoke.as_deref(), &args)
+        }
+        Command::Wasm(WasmCommand::Compile { file, timing }) => wasm::compile(&file, timing),
         Command::Print { file } => commands::print(&file),
         Command::Verify { file } => commands::verify(&file),
     };

@@ -493,3 +493,54 @@ fn test_via_object_links_and_judges_run_files() {
     );
     assert!(!out.contains("line 8"), "{out}");
 }
+
+#[test]
+fn wasm_run_invokes_an_export_and_reports_traps() {
+    let fac = repo().join("examples/fac.wat");
+    let fac = fac.to_str().unwrap();
+    let o = kestrel(&["wasm", "run", fac, "--invoke", "fac", "20"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "2432902008176640000");
+    let o = kestrel(&["wasm", "run", fac, "--invoke", "div", "-7", "2"]);
+    assert_eq!(stdout(&o).trim(), "-3", "{}", stderr(&o));
+    let o = kestrel(&["wasm", "run", fac, "--invoke", "div", "1", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("integer divide by zero"),
+        "{}",
+        stderr(&o)
+    );
+    // No `_start`: the error lists what can be invoked.
+    let o = kestrel(&["wasm", "run", fac]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("div, fac"), "{}", stderr(&o));
+    let o = kestrel(&["wasm", "run", fac, "--invoke", "fac", "twenty"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("not a valid i64"), "{}", stderr(&o));
+}
+
+#[test]
+fn wasm_run_refuses_imports_and_bad_modules_with_a_message() {
+    let wasi = scratch(
+        "wasi.wat",
+        br#"(module (import "wasi_snapshot_preview1" "fd_write" (func (param i32 i32 i32 i32) (result i32))))"#,
+    );
+    let o = kestrel(&["wasm", "run", wasi.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("wasi_snapshot_preview1.fd_write"),
+        "{}",
+        stderr(&o)
+    );
+    let bad = scratch("bad.wasm", b"\0asm\x01\0\0\0\x01\x05");
+    let o = kestrel(&["wasm", "run", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    let simd = scratch(
+        "simd.wat",
+        b"(module (func (result v128) (v128.const i32x4 0 0 0 0)))",
+    );
+    let o = kestrel(&["wasm", "compile", simd.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).to_lowercase().contains("simd"), "{}", stderr(&o));
+}

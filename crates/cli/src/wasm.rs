@@ -1,0 +1,238 @@
+//! `kestrel wasm run` and `kestrel wasm compile`: WebAssembly modules through `kestrel-wasm`.
+//!
+//! A module file is the binary format (it starts with `\0asm`) or the text format (anything
+//! else, parsed by the `wat` crate). `run` instantiates the module with no imports and calls
+//! one export: `--invoke NAME` with arguments typed by its parameters, or else `_start`.
+//! Results print one per line in the Wasm text syntax's literal forms (`i32.const 42` prints
+//! `42`; floats print their value, NaNs with their payload bits). A module that imports
+//! anything (WASI included) is refused with the names of its imports: Kestrel has no WASI
+//! yet.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use kestrel_wasm::{Imports, Instance, InvokeError, Module, Val};
+use wasmparser::ValType;
+
+/// Reads `path` as a binary module, or as text converted to one.
+fn module_bytes(path: &Path) -> Result<Vec<u8>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if bytes.starts_with(b"\0asm") {
+        return Ok(bytes);
+    }
+    let text = String::from_utf8(bytes).map_err(|_| {
+        format!(
+            "{}: neither a binary module (no `\\0asm` header) nor UTF-8 text",
+            path.display()
+        )
+    })?;
+    wat::parse_str(&text).map_err(|e| {
+        let mut e = e;
+        e.set_path(path);
+        e.to_string()
+    })
+}
+
+/// `kestrel wasm run FILE [--invoke NAME] [ARGS…]`.
+pub fn run(path: &Path, invoke: Option<&str>, args: &[String]) -> Result<ExitCode, String> {
+    let bytes = module_bytes(path)?;
+    let module = Module::new(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let imports = &module.info().imports;
+    if !imports.is_empty() {
+        let names: Vec<String> = imports
+            .iter()
+            .map(|i| format!("{}.{}", i.module, i.field))
+            .collect();
+        return Err(format!(
+            "{}: the module imports {} (WASI and other host imports are not supported yet)",
+            path.display(),
+            names.join(", ")
+        ));
+    }
+    let instance = Instance::new(&module, &Imports::new())
+        .map_err(|e| format!("{}: instantiation failed: {e}", path.display()))?;
+    let name = invoke.unwrap_or("_start");
+    let Some(kestrel_wasm::Extern::Func(func)) = instance.get_export(name) else {
+        let mut funcs: Vec<&str> = module
+            .info()
+            .exports
+            .iter()
+            .filter(|(_, kind, _)| *kind == wasmparser::ExternalKind::Func)
+            .map(|(n, _, _)| n.as_str())
+            .collect();
+        funcs.sort_unstable();
+        return Err(format!(
+            "{}: no exported function `{name}` (exported functions: {})",
+            path.display(),
+            if funcs.is_empty() {
+                "none".to_string()
+            } else {
+                funcs.join(", ")
+            }
+        ));
+    };
+    let params = func.ty().params().to_vec();
+    if params.len() != args.len() {
+        return Err(format!(
+            "`{name}` takes {} argument(s) ({}), {} given",
+            params.len(),
+            type_list(&params),
+            args.len()
+        ));
+    }
+    let values = params
+        .iter()
+        .zip(args)
+        .enumerate()
+        .map(|(k, (&ty, text))| {
+            parse_arg(ty, text).ok_or_else(|| {
+                format!(
+                    "argument {}: `{text}` is not a valid {}",
+                    k + 1,
+                    type_name(ty)
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    match func.call(&values) {
+        Ok(results) => {
+            for value in results {
+                outln!("{}", show(value));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(InvokeError::Trap(trap)) => {
+            eprintln!("error: wasm trap in `{name}`: {trap}");
+            Ok(ExitCode::from(2))
+        }
+        Err(e) => Err(format!("calling `{name}`: {e}")),
+    }
+}
+
+/// `kestrel wasm compile --timing FILE`: compiles every function (no instantiation) and
+/// prints the function count, the code size of the module and the time.
+pub fn compile(path: &Path, timing: bool) -> Result<ExitCode, String> {
+    let bytes = module_bytes(path)?;
+    let start = Instant::now();
+    let module = Module::new(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let elapsed = start.elapsed();
+    let info = module.info();
+    let defined = info.funcs.len() - info.num_imported_funcs as usize;
+    outln!(
+        "{}: {defined} functions, {} bytes of Wasm",
+        path.display(),
+        bytes.len()
+    );
+    if timing {
+        let secs = elapsed.as_secs_f64();
+        outln!(
+            "validate + translate + compile + link: {:.3} ms ({:.0} functions/s)",
+            secs * 1e3,
+            defined as f64 / secs.max(1e-9)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn type_name(ty: ValType) -> String {
+    match ty {
+        ValType::I32 => "i32".into(),
+        ValType::I64 => "i64".into(),
+        ValType::F32 => "f32".into(),
+        ValType::F64 => "f64".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+fn type_list(types: &[ValType]) -> String {
+    let names: Vec<String> = types.iter().map(|&t| type_name(t)).collect();
+    names.join(" ")
+}
+
+/// An integer in decimal or `0x` hex, with an optional sign; wrapping into the width like
+/// the text format's `i32.const` (so `0xffffffff` and `-1` are the same i32).
+fn parse_int(text: &str, bits: u32) -> Option<u64> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let digits = digits.replace('_', "");
+    let magnitude = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) => u64::from_str_radix(hex, 16).ok()?,
+        None => digits.parse::<u64>().ok()?,
+    };
+    let limit = if bits == 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    };
+    let fits = if negative {
+        magnitude <= limit / 2 + 1
+    } else {
+        magnitude <= limit
+    };
+    fits.then(|| {
+        let value = if negative {
+            magnitude.wrapping_neg()
+        } else {
+            magnitude
+        };
+        value & limit
+    })
+}
+
+fn parse_arg(ty: ValType, text: &str) -> Option<Val> {
+    Some(match ty {
+        ValType::I32 => Val::I32(parse_int(text, 32)? as u32 as i32),
+        ValType::I64 => Val::I64(parse_int(text, 64)? as i64),
+        ValType::F32 => Val::F32(text.parse::<f32>().ok()?.to_bits()),
+        ValType::F64 => Val::F64(text.parse::<f64>().ok()?.to_bits()),
+        _ => return None,
+    })
+}
+
+fn show(value: Val) -> String {
+    match value {
+        Val::I32(v) => v.to_string(),
+        Val::I64(v) => v.to_string(),
+        Val::F32(bits) => show_float(f64::from(f32::from_bits(bits)), u64::from(bits)),
+        Val::F64(bits) => show_float(f64::from_bits(bits), bits),
+        Val::FuncRef(0) | Val::ExternRef(None) => "null".into(),
+        Val::FuncRef(_) => "funcref".into(),
+        Val::ExternRef(Some(v)) => format!("externref {v}"),
+    }
+}
+
+fn show_float(value: f64, bits: u64) -> String {
+    if value.is_nan() {
+        format!("nan (bits 0x{bits:x})")
+    } else {
+        format!("{value:?}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_wrap_like_the_text_format_and_reject_overflow() {
+        assert_eq!(parse_int("-1", 32), Some(0xffff_ffff));
+        assert_eq!(parse_int("0xffffffff", 32), Some(0xffff_ffff));
+        assert_eq!(parse_int("4294967296", 32), None);
+        assert_eq!(parse_int("-2147483648", 32), Some(0x8000_0000));
+        assert_eq!(parse_int("-2147483649", 32), None);
+        assert_eq!(parse_int("1_000", 64), Some(1000));
+        assert_eq!(parse_int("ten", 32), None);
+        assert_eq!(
+            parse_arg(ValType::F64, "2.5"),
+            Some(Val::F64(2.5f64.to_bits()))
+        );
+        assert_eq!(show(Val::I32(-7)), "-7");
+        assert_eq!(show(Val::F32(1.5f32.to_bits())), "1.5");
+    }
+}
