@@ -10,7 +10,9 @@
 pub mod blockorder;
 pub mod buffer;
 pub mod compile;
+pub mod ir_ops;
 pub mod lower;
+pub mod operands;
 pub mod unwind;
 pub mod vcode;
 
