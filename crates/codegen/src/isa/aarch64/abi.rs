@@ -7,7 +7,9 @@
 //!   in order. Narrow integers carry unspecified upper bits, as AAPCS64 allows.
 //! - Results: integers in `x0`–`x7`, floats in `v0`–`v7`, in order per class (AAPCS64 uses
 //!   `x0`/`x1` and `v0`–`v3`; functions with more results than that are only called by code
-//!   this backend compiled, which agrees). More results than registers are unsupported.
+//!   this backend compiled, which agrees); the rest in a return area of 8-byte slots in
+//!   result order, whose address the caller passes in `x8` (AAPCS64's indirect result
+//!   register), allocated in the caller's frame above its outgoing arguments.
 //! - Callee-saved `x19`–`x28` and `d8`–`d15` (the low 64 bits of `v8`–`v15`, all a scalar
 //!   value occupies) are saved only when the allocator used them; everything else is
 //!   caller-saved and clobbered by calls.
@@ -37,7 +39,8 @@ use smallvec::SmallVec;
 use super::asm::{FpMemSize, Gpr, MemSize, Vreg as FpReg};
 use super::emit::Frame;
 use super::inst::{
-    fp_preg, gpr_preg, AluInst, CallDest, ControlInst, Inst, LoadKind, Mem, MemInst, StoreKind,
+    fp_preg, gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, LoadKind, Mem, MemInst,
+    StoreKind,
 };
 use crate::machinst::lower::{Lower, Results};
 use crate::machinst::vcode::VCode;
@@ -135,24 +138,53 @@ pub fn param_locs(sig: &Signature) -> Result<SmallVec<[Loc; 8]>, CodegenError> {
         .collect()
 }
 
-/// Registers of the results of `sig`, one per result.
-pub fn ret_regs(sig: &Signature) -> Result<SmallVec<[PReg; 4]>, CodegenError> {
+/// Where one result goes: a register, or an offset in the return area.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetLoc {
+    Reg(PReg),
+    Area(i32),
+}
+
+/// Locations of the results of `sig`, one per result, and the size of the return area
+/// (passed in x8 when not 0).
+pub fn ret_locs(sig: &Signature) -> Result<(SmallVec<[RetLoc; 4]>, u32), CodegenError> {
     check_call_conv(sig.call_conv)?;
     let mut next = [0usize; 2];
-    sig.returns
+    let mut area = 0u32;
+    let locs = sig
+        .returns
         .iter()
         .map(|p| {
             let class = class_of(p.value_type)?;
             let n = &mut next[class as usize];
-            if *n == ARG_REGS {
-                return Err(CodegenError::unsupported(format!(
-                    "more than {ARG_REGS} results of one register class on aarch64"
-                )));
-            }
-            *n += 1;
-            Ok(class_reg(class, *n - 1))
+            Ok(if *n < ARG_REGS {
+                *n += 1;
+                RetLoc::Reg(class_reg(class, *n - 1))
+            } else {
+                area += 8;
+                RetLoc::Area(area as i32 - 8)
+            })
         })
-        .collect()
+        .collect::<Result<_, CodegenError>>()?;
+    Ok((locs, area))
+}
+
+/// x8, the register of the return area's address.
+fn ret_area_reg() -> PReg {
+    gpr_preg(Gpr::X8)
+}
+
+/// The vreg of the incoming return-area pointer, created on first use: lowering is
+/// bottom-up, so a `return` in the entry block is lowered before the arguments are defined.
+fn ret_area_ptr(ctx: &mut Lower<'_, Inst>) -> VReg {
+    match ctx.ret_area_ptr {
+        Some(v) => v,
+        None => {
+            let v = ctx.alloc_vreg(RegClass::Int);
+            ctx.ret_area_ptr = Some(v);
+            v
+        }
+    }
 }
 
 /// How a stack argument of `class` is stored and loaded: all 8 bytes of its register.
@@ -230,6 +262,10 @@ pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), Codeg
     let locs = param_locs(ctx.signature())?;
     let mut args = Vec::new();
     let mut stack = Vec::new();
+    if ret_locs(ctx.signature())?.1 > 0 {
+        let ptr = ret_area_ptr(ctx);
+        args.push((ptr, ret_area_reg()));
+    }
     for (&p, loc) in params.iter().zip(locs) {
         let vr = ctx.value_vreg(p);
         match loc {
@@ -251,12 +287,23 @@ pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), Codeg
 
 /// `return vals…`.
 pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), CodegenError> {
-    let regs = ret_regs(ctx.signature())?;
+    let (locs, _) = ret_locs(ctx.signature())?;
     let mut seen = SmallVec::new();
-    let mut rets = Vec::with_capacity(regs.len());
-    for (&val, r) in vals.iter().zip(regs) {
+    let mut rets = Vec::with_capacity(locs.len());
+    for (&val, loc) in vals.iter().zip(locs) {
         let vr = ctx.value_vreg(val);
-        rets.push((distinct(ctx, &mut seen, vr), r));
+        match loc {
+            RetLoc::Reg(r) => rets.push((distinct(ctx, &mut seen, vr), r)),
+            RetLoc::Area(off) => {
+                let base = ret_area_ptr(ctx);
+                ctx.emit(MemInst::Store {
+                    kind: slot_access(vr.class()).0,
+                    src: vr,
+                    mem: Mem::Reg { base, off },
+                    trap: None,
+                });
+            }
+        }
     }
     ctx.emit(ControlInst::Ret { rets });
     Ok(())
@@ -270,9 +317,17 @@ pub fn gen_call(
     args: &[Value],
 ) -> Result<Results, CodegenError> {
     let locs = param_locs(sig)?;
-    let rets = ret_regs(sig)?;
+    let (rets, area) = ret_locs(sig)?;
     let mut seen = SmallVec::new();
-    let mut regs = Vec::with_capacity(args.len() + rets.len());
+    let mut regs = Vec::with_capacity(args.len() + rets.len() + 1);
+    if area > 0 {
+        let ptr = ctx.alloc_vreg(RegClass::Int);
+        ctx.emit(MemInst::RetAreaAddr {
+            dst: ptr,
+            size: area,
+        });
+        regs.push((ptr, ret_area_reg()));
+    }
     for (&a, loc) in args.iter().zip(locs) {
         let vr = ctx.value_vreg(a);
         match loc {
@@ -287,16 +342,28 @@ pub fn gen_call(
     }
     let num_uses = regs.len() as u32;
     let mut results = Results::new();
-    for (p, r) in sig.returns.iter().zip(rets) {
+    let mut loads: SmallVec<[MemInst; 2]> = SmallVec::new();
+    for (p, loc) in sig.returns.iter().zip(rets) {
         let vr = ctx.alloc_vreg(class_of(p.value_type)?);
         results.push(vr);
-        regs.push((vr, r));
+        match loc {
+            RetLoc::Reg(r) => regs.push((vr, r)),
+            RetLoc::Area(off) => loads.push(MemInst::Load {
+                kind: slot_access(vr.class()).1,
+                dst: vr,
+                mem: Mem::RetArea { off },
+                trap: None,
+            }),
+        }
     }
     ctx.emit(ControlInst::Call {
         dest: callee,
         regs,
         num_uses,
     });
+    for load in loads {
+        ctx.emit(load);
+    }
     Ok(results)
 }
 
@@ -308,15 +375,23 @@ pub fn compute_frame(
     ra: &Output,
     preserve_frame_pointers: bool,
 ) -> Frame {
-    let mut out_args = 0u32;
-    let mut has_calls = false;
+    // Outgoing stack arguments, then the return area, live at the bottom of the frame, each
+    // shared by all calls.
+    let (mut out_args, mut ret_area) = (0u32, 0u32);
+    let (mut has_calls, mut needs_frame) = (false, false);
     for inst in vcode.insts() {
         match inst {
+            Inst::Mem(MemInst::RetAreaAddr { size, .. }) => ret_area = ret_area.max(*size),
             Inst::Mem(MemInst::Store {
                 mem: Mem::OutgoingArg { off },
                 ..
             }) => out_args = out_args.max(*off as u32 + 8),
             Inst::Control(ControlInst::Call { .. }) => has_calls = true,
+            // Reading x29 or the saved x30 needs the frame that holds them.
+            Inst::Mem(MemInst::FrameValue {
+                what: FrameValue::FramePointer | FrameValue::ReturnAddress,
+                ..
+            }) => needs_frame = true,
             _ => {}
         }
     }
@@ -347,8 +422,9 @@ pub fn compute_frame(
         .filter(|&r| used.contains(fp_preg(r)))
         .collect();
     let save_area = 8 * (saved.len() + saved_fp.len()) as u32;
+    let ret_area_base = out_args.next_multiple_of(16);
     let mut slot_offsets = Vec::with_capacity(f.stack_slots.len());
-    let mut off = out_args;
+    let mut off = ret_area_base + ret_area;
     for (_, slot) in f.stack_slots.iter() {
         // At least the natural alignment of a slot up to 16 bytes.
         let natural = slot.size.next_power_of_two().min(16);
@@ -362,6 +438,7 @@ pub fn compute_frame(
     let size = (body + save_area).next_multiple_of(16);
     let setup = preserve_frame_pointers
         || has_calls
+        || needs_frame
         || incoming_stack
         || size > 0
         || !f.stack_slots.is_empty();
@@ -372,6 +449,7 @@ pub fn compute_frame(
         saved_fp,
         spill_base: spill_base as i32,
         slot_offsets,
+        ret_area_base: ret_area_base as i32,
     }
 }
 
@@ -432,6 +510,10 @@ mod tests {
         assert!(param_locs(&sig).is_err());
         let mut sig = Signature::new(CallConv::SystemV);
         sig.returns = vec![AbiParam::new(Type::I32); 9];
-        assert!(ret_regs(&sig).is_err());
+        let (locs, area) = ret_locs(&sig).unwrap();
+        assert_eq!(
+            (locs[7], locs[8], area),
+            (RetLoc::Reg(x(7)), RetLoc::Area(0), 8)
+        );
     }
 }

@@ -31,6 +31,7 @@
 //! ...                   padding to 16 bytes
 //! [sp + spill_base + 8*i]  spill slot i
 //! [sp + slot_off]       explicit stack slots
+//! [sp + ret_area_base]  outgoing return area (calls of functions with many results)
 //! [sp + 8*i]            outgoing stack argument i of the next call
 //! ```
 
@@ -216,6 +217,8 @@ pub struct Frame {
     pub spill_base: i32,
     /// Offset of each explicit stack slot from `sp`.
     pub slot_offsets: Vec<i32>,
+    /// Offset of the outgoing return area from `sp` (above the outgoing arguments).
+    pub ret_area_base: i32,
 }
 
 impl Frame {
@@ -234,6 +237,7 @@ impl Frame {
             ),
             Mem::IncomingArg { off } => (Gpr::FP.into(), 16 + i64::from(off)),
             Mem::OutgoingArg { off } => (GprSp::SP, i64::from(off)),
+            Mem::RetArea { off } => (GprSp::SP, i64::from(self.ret_area_base) + i64::from(off)),
         }
     }
 

@@ -210,11 +210,18 @@ pub(super) fn cmp_rhs_for(cc: IntCC, ty: Type, k: i64) -> Option<CmpRhs> {
 
 /// How a compare extends its second operand of narrow type `ty` under `cc`.
 pub(super) fn cmp_extend(cc: IntCC, ty: Type) -> Extend {
-    match (signed_cc(cc), ty.bits()) {
+    extend_of(signed_cc(cc), ty)
+}
+
+/// The extended-register operand that extends a value of type `ty` (8 to 32 bits).
+pub(super) fn extend_of(signed: bool, ty: Type) -> Extend {
+    match (signed, ty.bits()) {
         (true, 8) => Extend::Sxtb,
-        (true, _) => Extend::Sxth,
+        (true, 16) => Extend::Sxth,
+        (true, _) => Extend::Sxtw,
         (false, 8) => Extend::Uxtb,
-        (false, _) => Extend::Uxth,
+        (false, 16) => Extend::Uxth,
+        (false, _) => Extend::Uxtw,
     }
 }
 

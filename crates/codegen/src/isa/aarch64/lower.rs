@@ -25,8 +25,8 @@ use std::sync::Arc;
 use kestrel_ir::entity::EntityRef;
 use kestrel_ir::immediates::Endianness;
 use kestrel_ir::{
-    FloatCC, GlobalValue, GlobalValueData, Inst as IrInst, InstructionData, IntCC, MemFlags,
-    StackSlot, Type, Value,
+    ArgumentPurpose, FloatCC, GlobalValue, GlobalValueData, Inst as IrInst, InstructionData, IntCC,
+    MemFlags, StackSlot, Type, Value,
 };
 use kestrel_regalloc::{RegClass, VReg};
 use smallvec::SmallVec;
@@ -42,8 +42,8 @@ use super::asm::logical_imm::LogicalImm;
 use super::asm::operands::ShiftAmount;
 use super::asm::{FpMemSize, FpSize, MemSize, Size};
 use super::inst::{
-    AluInst, AluOp, CallDest, CmpRhs, Cond, ControlInst, DivKind, FloatInst, Inst, LoadKind, Mem,
-    MemInst, StoreKind, UnaryOp,
+    AluInst, AluOp, CallDest, CmpRhs, Cond, ControlInst, DivKind, FloatInst, FrameValue, Inst,
+    LoadKind, Mem, MemInst, StoreKind, UnaryOp,
 };
 use super::isel::*;
 use crate::chaos::Decision;
@@ -254,7 +254,35 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn field_above(&mut self, ty: Type, k: u8) -> Bitfield {
         let (k, bits) = (u32::from(k), ty.bits());
-        Bitfield::extract(Size::S32, k, bits - k).expect("a field inside a narrow type")
+        Bitfield::extract(op_size(ty), k, bits - k).expect("a field inside the type")
+    }
+
+    fn bit_above(&mut self, ty: Type) -> Bitfield {
+        Bitfield::extract(Size::S32, ty.bits(), 1).expect("a narrow type's carry bit")
+    }
+
+    fn self_ext(&mut self, signed: bool, ty: Type, r: VReg) -> CmpRhs {
+        CmpRhs::Ext(r, extend_of(signed, ty))
+    }
+
+    fn double_size(&mut self, ty: Type) -> Size {
+        if ty.bits() == 32 {
+            Size::S64
+        } else {
+            Size::S32
+        }
+    }
+
+    fn ext_to(&mut self, signed: bool, v: Value, s: Size) -> VReg {
+        self.ext(signed, v, s)
+    }
+
+    fn half_bits(&mut self, ty: Type) -> u8 {
+        (ty.bits() / 2) as u8
+    }
+
+    fn out2(&mut self, a: VReg, b: VReg) -> Out {
+        Out(smallvec::smallvec![a, b])
     }
 
     fn rotl_count(&mut self, ty: Type, k: u8) -> u8 {
@@ -442,27 +470,10 @@ impl generated::Context for IselCtx<'_, '_> {
         self.symbol_addr(name, 0, got)
     }
 
-    fn symbol_value(&mut self, gv: GlobalValue) -> Option<Out> {
-        let f = self.lower.f;
-        let done = match f.global_values.get(gv) {
-            Some(&GlobalValueData::Symbol {
-                ref name,
-                offset,
-                colocated,
-            }) => match i32::try_from(offset) {
-                Ok(offset) => Ok(smallvec::smallvec![self.symbol_addr(
-                    Arc::new(name.clone()),
-                    offset,
-                    !colocated
-                )]),
-                Err(_) => Err(CodegenError::unsupported(format!(
-                    "symbol offset {offset} beyond 32 bits on aarch64"
-                ))),
-            },
-            _ => Err(CodegenError::unsupported(format!(
-                "global value {gv} that is not a symbol, on aarch64"
-            ))),
-        };
+    fn global_value(&mut self, gv: GlobalValue) -> Option<Out> {
+        let done = self
+            .global_value_vreg(gv, 0)
+            .map(|r| smallvec::smallvec![r]);
         self.result(done)
     }
 
@@ -480,6 +491,14 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn little(&mut self, flags: MemFlags) -> Option<MemFlags> {
         (flags.endianness != Some(Endianness::Big)).then_some(flags)
+    }
+
+    fn big(&mut self, flags: MemFlags) -> Option<MemFlags> {
+        (flags.endianness == Some(Endianness::Big)).then_some(flags)
+    }
+
+    fn bf_sext64(&mut self, bits: u8) -> Bitfield {
+        Bitfield::extract(Size::S64, 0, u32::from(bits)).expect("16 or 32 bits")
     }
 
     fn mem_trap(&mut self, flags: MemFlags) -> MaybeTrap {
@@ -526,7 +545,105 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 }
 
+/// Global values nest at most this deep (the verifier rejects cycles; this bounds the rest).
+const MAX_GLOBAL_VALUE_DEPTH: u32 = 32;
+
 impl IselCtx<'_, '_> {
+    /// Evaluate global value `gv` into a fresh vreg (a symbol's address, the `vmctx`
+    /// parameter, loads from it, and constant offsets). Each `global_value` instruction
+    /// evaluates its chain again: the chain has no instruction of its own to share.
+    fn global_value_vreg(&mut self, gv: GlobalValue, depth: u32) -> Result<VReg, CodegenError> {
+        if depth > MAX_GLOBAL_VALUE_DEPTH {
+            return Err(CodegenError::unsupported(format!(
+                "global value chain deeper than {MAX_GLOBAL_VALUE_DEPTH}"
+            )));
+        }
+        let f = self.lower.f;
+        let data = f
+            .global_values
+            .get(gv)
+            .ok_or_else(|| CodegenError::unsupported(format!("undefined global value {gv}")))?;
+        match *data {
+            GlobalValueData::Symbol {
+                ref name,
+                offset,
+                colocated,
+            } => {
+                let offset = i32::try_from(offset).map_err(|_| {
+                    CodegenError::unsupported(format!(
+                        "symbol offset {offset} beyond 32 bits on aarch64"
+                    ))
+                })?;
+                Ok(self.symbol_addr(Arc::new(name.clone()), offset, !colocated))
+            }
+            GlobalValueData::VMContext => {
+                let index = f
+                    .signature
+                    .special_param_index(ArgumentPurpose::VMContext)
+                    .ok_or_else(|| {
+                        CodegenError::unsupported("`vmctx` global value without a vmctx parameter")
+                    })?;
+                let entry = f
+                    .layout
+                    .entry_block()
+                    .expect("a lowered function has an entry");
+                Ok(self.lower.value_vreg(f.dfg.block_params(entry)[index]))
+            }
+            GlobalValueData::Load {
+                base,
+                offset,
+                global_type,
+                flags,
+            } => {
+                if !global_type.is_int() || global_type.bits() > 64 {
+                    return Err(CodegenError::unsupported(format!(
+                        "global value loaded as {global_type}"
+                    )));
+                }
+                let base = self.global_value_vreg(base, depth + 1)?;
+                let kind = LoadKind::Int {
+                    size: mem_size(global_type),
+                    signed: false,
+                };
+                let mem = Mem::Reg { base, off: offset };
+                Ok(generated::Context::load(self, kind, mem, flags.trap_code))
+            }
+            GlobalValueData::IAddImm {
+                base,
+                offset,
+                global_type,
+            } => {
+                let a = self.global_value_vreg(base, depth + 1)?;
+                let (size, dst) = (op_size(global_type), self.int());
+                match arith_for(offset) {
+                    Some((op, imm)) => self.lower.emit(AluInst::AddImm {
+                        op,
+                        size,
+                        dst,
+                        a,
+                        imm,
+                    }),
+                    None => {
+                        let b = self.int();
+                        self.lower.emit(AluInst::MovImm {
+                            size,
+                            dst: b,
+                            imm: offset as u64,
+                        });
+                        self.lower.emit(AluInst::Rrr {
+                            op: AluOp::Add,
+                            size,
+                            dst,
+                            a,
+                            b,
+                        });
+                    }
+                }
+                Ok(dst)
+            }
+        }
+    }
+
     /// `dst = &name + offset` (see [`MemInst::SymbolAddr`]).
     fn symbol_addr(&mut self, name: Arc<kestrel_ir::FunctionName>, offset: i32, got: bool) -> VReg {
         let dst = self.int();

@@ -5,7 +5,9 @@
 use kestrel_ir::TrapCode;
 use kestrel_regalloc::{PReg, VReg};
 
-use super::super::asm::add_sub::{add_sub_imm, add_sub_reg, adds_subs_imm, AddSub, AddSubImm};
+use super::super::asm::add_sub::{
+    add_sub_imm, add_sub_reg, adds_subs_imm, adds_subs_reg, AddSub, AddSubImm,
+};
 use super::super::asm::bitfield::{bitfield, Bitfield, BitfieldOp};
 use super::super::asm::bits::{bit_op, BitOp};
 use super::super::asm::branch::{b_cond, cbnz};
@@ -142,6 +144,26 @@ pub enum AluInst<R = VReg> {
         a: R,
         b: R,
     },
+    /// `dst = a + b` or `a - b` at `size` (`adds`/`subs`) and `flag = cc` of the flags it
+    /// set (carry, borrow or overflow). Operands: `[a use, b use, dst def, flag def]`.
+    AddsSet {
+        op: AddSub,
+        size: Size,
+        cc: Cc,
+        dst: R,
+        flag: R,
+        a: R,
+        b: R,
+    },
+    /// `dst = a + b` at `size`, trapping with `code` on unsigned overflow (the carry).
+    /// Operands: `[a use, b use, dst def]`.
+    AddsTrap {
+        size: Size,
+        code: TrapCode,
+        dst: R,
+        a: R,
+        b: R,
+    },
     /// `dst = cond ? 1 : 0`. Operands: `[cond…, dst def]`.
     CSet { cond: Cond<R>, dst: R },
     /// `dst = cond ? t : f` (64 bits). Operands: `[cond…, t use, f use, dst def]`.
@@ -171,6 +193,13 @@ impl AluInst {
                 dst = m.reg_def(*dst)
             ],
             Div { kind, size, narrow } [a = m.reg_use(*a), b = m.reg_use(*b), dst = m.reg_def(*dst)],
+            AddsSet { op, size, cc } [
+                a = m.reg_use(*a),
+                b = m.reg_use(*b),
+                dst = m.reg_def(*dst),
+                flag = m.reg_def(*flag)
+            ],
+            AddsTrap { size, code } [a = m.reg_use(*a), b = m.reg_use(*b), dst = m.reg_def(*dst)],
             CSet {} [cond = cond.map(m), dst = m.reg_def(*dst)],
             CSel {} [
                 cond = cond.map(m),
@@ -245,6 +274,27 @@ impl AluInst<String> {
                 b,
                 ..
             } => format!("{dst} = {kind:?}{} {a}, {b}", size.bits()).to_lowercase(),
+            AluInst::AddsSet {
+                op,
+                size,
+                cc,
+                dst,
+                flag,
+                a,
+                b,
+            } => format!(
+                "{dst}, {flag} = {}s{} {a}, {b} ?{}",
+                format!("{op:?}").to_lowercase(),
+                size.bits(),
+                cc.name()
+            ),
+            AluInst::AddsTrap {
+                size,
+                code,
+                dst,
+                a,
+                b,
+            } => format!("{dst} = adds{} {a}, {b} trap ?hs {code}", size.bits()),
             AluInst::CSet { cond, dst } => format!("{dst} = cset {}", cond.pretty()),
             AluInst::CSel { cond, t, f, dst } => {
                 format!("{dst} = csel {} ? {t} : {f}", cond.pretty())
@@ -377,6 +427,30 @@ impl AluInst<PReg> {
             } => {
                 use super::super::emit::gpr;
                 emit_div(buf, kind, size, narrow, gpr(dst), gpr(a), gpr(b));
+            }
+            AluInst::AddsSet {
+                op,
+                size,
+                cc,
+                dst,
+                flag,
+                a,
+                b,
+            } => {
+                adds_subs_reg(buf, op, size, zr(dst), zr(a), zr(b));
+                let z = GprZr::ZR;
+                csel(buf, CselOp::Csinc, Size::S32, zr(flag), z, z, cc.invert());
+            }
+            AluInst::AddsTrap {
+                size,
+                code,
+                dst,
+                a,
+                b,
+            } => {
+                adds_subs_reg(buf, AddSub::Add, size, zr(dst), zr(a), zr(b));
+                skip_next_if(buf, Cc::Lo);
+                trap(buf, code);
             }
             AluInst::CSet { cond, dst } => {
                 cond.emit_flags(buf);

@@ -9,9 +9,9 @@ use kestrel_regalloc::{PReg, VReg};
 use super::super::asm::add_sub::{add_sub_imm, AddSub, AddSubImm};
 use super::super::asm::branch::adrp;
 use super::super::asm::mem::{ld_st, ld_st_fp, Amode, FpLdSt, IntLdSt};
-use super::super::asm::{GprSp, MemSize, PcOffset, Size};
+use super::super::asm::{Gpr, GprSp, MemSize, PcOffset, Size};
 use super::super::emit::{add_offset, amode, fpr, gpr, sp, zr, Buf, Ctx};
-use super::{map_operands, LoadKind, OperandSpec, Operands, StoreKind};
+use super::{map_operands, FrameValue, LoadKind, OperandSpec, Operands, StoreKind};
 use crate::machinst::buffer::RelocKind;
 
 /// A memory operand: `[base + off]` with a register base, or a place in the frame.
@@ -34,6 +34,10 @@ pub enum Mem<R = VReg> {
     OutgoingArg {
         off: i32,
     },
+    /// The outgoing return area (above the outgoing arguments): `[sp + ret_area_base + off]`.
+    RetArea {
+        off: i32,
+    },
 }
 
 impl Mem {
@@ -45,6 +49,7 @@ impl Mem {
             Slot { slot, off } [],
             IncomingArg { off } [],
             OutgoingArg { off } [],
+            RetArea { off } [],
         })
     }
 }
@@ -56,6 +61,7 @@ impl Mem<String> {
             Mem::Slot { slot, off } => format!("[ss{slot}{off:+}]"),
             Mem::IncomingArg { off } => format!("[in_arg{off:+}]"),
             Mem::OutgoingArg { off } => format!("[out_arg{off:+}]"),
+            Mem::RetArea { off } => format!("[ret_area{off:+}]"),
         }
     }
 }
@@ -80,6 +86,13 @@ pub enum MemInst<R = VReg> {
     },
     /// `dst = address of the stack slot plus off`. Operands: `[dst def]`.
     StackAddr { dst: R, slot: u32, off: i32 },
+    /// `dst = address of the outgoing return area` (of `size` bytes, for the call that
+    /// follows). Operands: `[dst def]`.
+    RetAreaAddr { dst: R, size: u32 },
+    /// `dst = sp`, `x29`, or the return address `[x29 + 8]` (`get_stack_pointer`,
+    /// `get_frame_pointer`, `get_return_address`; the last two make the function set up a
+    /// frame). Operands: `[dst def]`.
+    FrameValue { dst: R, what: FrameValue },
     /// `dst = address of name + offset`: `adrp` and `add` (`ADR_PREL_PG_HI21` and
     /// `ADD_ABS_LO12_NC` relocations) when the symbol is colocated, else `adrp` and `ldr` of
     /// its GOT slot (`ADR_GOT_PAGE`, `LD64_GOT_LO12_NC`) then `add` of `offset`. Operands:
@@ -102,6 +115,8 @@ impl MemInst {
             Load { kind, trap } [mem = mem.map(m), dst = m.reg_def(*dst)],
             Store { kind, trap } [src = m.reg_use(*src), mem = mem.map(m)],
             StackAddr { slot, off } [dst = m.reg_def(*dst)],
+            RetAreaAddr { size } [dst = m.reg_def(*dst)],
+            FrameValue { what } [dst = m.reg_def(*dst)],
             SymbolAddr { name, offset, got } [dst = m.reg_def(*dst)],
         })
     }
@@ -115,6 +130,10 @@ impl MemInst<String> {
                 format!("store.{kind} {src}, {}", mem.pretty())
             }
             MemInst::StackAddr { dst, slot, off } => format!("{dst} = addr [ss{slot}{off:+}]"),
+            MemInst::RetAreaAddr { dst, size } => {
+                format!("{dst} = addr [ret_area] ({size} bytes)")
+            }
+            MemInst::FrameValue { dst, what } => format!("{dst} = {}", what.name()),
             MemInst::SymbolAddr {
                 dst,
                 name,
@@ -210,6 +229,21 @@ impl MemInst<PReg> {
                     off: *off,
                 });
                 add_offset(buf, sp(*dst), base, off);
+            }
+            MemInst::RetAreaAddr { dst, .. } => {
+                let (base, off) = ctx.frame.place(&Mem::RetArea { off: 0 });
+                add_offset(buf, sp(*dst), base, off);
+            }
+            MemInst::FrameValue { dst, what } => {
+                let fp = GprSp::from(Gpr::FP);
+                match what {
+                    FrameValue::StackPointer => add_offset(buf, sp(*dst), GprSp::SP, 0),
+                    FrameValue::FramePointer => add_offset(buf, sp(*dst), fp, 0),
+                    FrameValue::ReturnAddress => {
+                        let a = Amode::scaled(fp, 8, 8).expect("8 fits");
+                        ld_st(buf, IntLdSt::LdrX, zr(*dst), a);
+                    }
+                }
             }
             MemInst::SymbolAddr {
                 dst,

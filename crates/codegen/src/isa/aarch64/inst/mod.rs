@@ -102,6 +102,25 @@ pub enum CallDest<R = VReg> {
     Indirect(R),
 }
 
+/// A value of the frame itself (see [`MemInst::FrameValue`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FrameValue {
+    StackPointer,
+    FramePointer,
+    ReturnAddress,
+}
+
+impl FrameValue {
+    /// The IR opcode's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameValue::StackPointer => "get_stack_pointer",
+            FrameValue::FramePointer => "get_frame_pointer",
+            FrameValue::ReturnAddress => "get_return_address",
+        }
+    }
+}
+
 /// Instructions are copied as the VCode is built and encoded: a size check keeps a large
 /// variant from growing them all (move rarely used data out of line instead).
 const _: () = assert!(std::mem::size_of::<Inst>() <= 48);
