@@ -38,7 +38,7 @@
 use kestrel_ir::TrapCode;
 use kestrel_regalloc::{Allocation, Edit, PReg, RegClass};
 
-use super::asm::add_sub::{add_sub_ext, add_sub_imm, AddSub, AddSubImm};
+use super::asm::add_sub::{add_sub_ext, add_sub_imm, add_sub_reg, AddSub, AddSubImm};
 use super::asm::branch;
 use super::asm::fp::{self as fp_enc, FpUnaryOp};
 use super::asm::label_use::LabelUse as AsmLabelUse;
@@ -162,15 +162,8 @@ impl LabelUse for A64LabelUse {
                 branch::adr(&mut code, Gpr::X16.into(), PcOffset::ZERO);
                 let word = Amode::scaled(Gpr::X16.into(), 16, 4).expect("16 fits");
                 ld_st(&mut code, IntLdSt::Ldrsw, Gpr::X17.into(), word);
-                let x17 = Extended::new(Gpr::X17.into(), Extend::Uxtx, 0).expect("shift 0");
-                add_sub_ext(
-                    &mut code,
-                    AddSub::Add,
-                    Size::S64,
-                    Gpr::X16.into(),
-                    Gpr::X16.into(),
-                    x17,
-                );
+                let (x16, x17) = (Gpr::X16.into(), Gpr::X17.into());
+                add_sub_reg(&mut code, AddSub::Add, Size::S64, x16, x16, x17);
                 branch::br(&mut code, Gpr::X16);
                 // The offset is taken from the veneer's start, 16 bytes before the word.
                 code.extend_from_slice(&16i32.to_le_bytes());
@@ -565,4 +558,79 @@ impl MachInst for Inst {
 /// x16 as an allocator register (the integer scratch register of `abi.rs`).
 fn gpr_preg_scratch() -> PReg {
     super::inst::gpr_preg(Gpr::X16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chaos::Chaos;
+    use crate::isa::aarch64::asm::tests::Checker;
+
+    fn word(bytes: &[u8], i: usize) -> u32 {
+        u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"))
+    }
+
+    #[test]
+    fn veneers_disassemble_as_branches() {
+        let mut long = [0u8; LONG_VENEER as usize];
+        let (at, kind) = A64LabelUse::Branch26.generate_veneer(&mut long, 0x1000);
+        assert_eq!((at, kind), (0x1010, A64LabelUse::PcRel32));
+        // The veneer's target, 200 MiB on (out of `b`'s reach), as an offset from the veneer.
+        A64LabelUse::PcRel32.patch(&mut long[16..], at, 0x1000 + (200 << 20));
+        assert_eq!(word(&long, 4), 200 << 20);
+        let mut short = [0u8; 4];
+        let (at, kind) = A64LabelUse::Branch19.generate_veneer(&mut short, 0x2000);
+        assert_eq!((at, kind), (0x2000, A64LabelUse::Branch26));
+
+        let mut c = Checker::new("veneers");
+        let pc = c.pc();
+        c.check_word(word(&long, 0), format!("adr x16, {pc:#x}"));
+        c.check_word(word(&long, 1), "ldrsw x17, [x16, #16]");
+        c.check_word(word(&long, 2), "add x16, x16, x17");
+        c.check_word(word(&long, 3), "br x16");
+        let pc = c.pc();
+        c.check_word(word(&short, 0), format!("b {pc:#x}"));
+        c.finish();
+    }
+
+    #[test]
+    fn a_far_conditional_branch_goes_through_a_veneer_in_an_island() {
+        let frame = Frame::default();
+        let mut chaos = Chaos::disabled();
+        let mut ctx = EmitCtx {
+            frame: &frame,
+            block_labels: &[],
+            chaos: &mut chaos,
+        };
+        let mut buf = Buf::new();
+        let far = buf.get_label();
+        use_label(&mut buf, far, |b| {
+            branch::cbz(b, Size::S64, Gpr::X0.into(), PcOffset::ZERO)
+        });
+        // 1.5 MiB of code, asking for islands as the emitter does before each instruction.
+        for _ in 0..(3 << 17) {
+            Inst::emit_island_if_needed(&mut ctx, &mut buf);
+            misc::nop(&mut buf);
+        }
+        buf.bind_label(far, ctx.chaos);
+        misc::nop(&mut buf);
+        let code = buf.finish(ctx.chaos).expect("every use reaches");
+        let at = |off: u32| u32::from_le_bytes(code.data[off as usize..][..4].try_into().unwrap());
+        let target = code.label_offset(far).expect("bound");
+        // cbz → a `b` in the island, within cbz's reach → the label.
+        let cbz = at(0);
+        assert!(AsmLabelUse::Branch19.matches(cbz), "{cbz:#010x}");
+        let veneer = AsmLabelUse::Branch19.offset(cbz) as u32;
+        assert!(veneer < 1 << 20, "the veneer is within cbz's reach");
+        let b = at(veneer);
+        assert!(AsmLabelUse::Branch26.matches(b), "{b:#010x} is a `b`");
+        assert_eq!(
+            veneer as i64 + AsmLabelUse::Branch26.offset(b),
+            i64::from(target)
+        );
+        // The island is jumped over: the word before the veneer is a `b` past it.
+        let around = veneer - 4;
+        assert!(AsmLabelUse::Branch26.matches(at(around)));
+        assert!(around as i64 + AsmLabelUse::Branch26.offset(at(around)) > i64::from(veneer));
+    }
 }
