@@ -472,6 +472,7 @@ impl MachInst for Inst {
             Inst::Alu(i) => i.map(&mut m).emit(buf),
             Inst::Float(i) => i.map(&mut m).emit(buf),
             Inst::Mem(i) => i.map(&mut m).emit(ctx, buf),
+            Inst::Atomic(i) => i.map(&mut m).emit(buf),
             Inst::Control(i) => i.map(&mut m).emit(ctx, buf),
         }
         // The buffer may have removed branch bytes at the tail: never more than were added.

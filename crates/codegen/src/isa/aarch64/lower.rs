@@ -42,8 +42,8 @@ use super::asm::logical_imm::LogicalImm;
 use super::asm::operands::ShiftAmount;
 use super::asm::{FpMemSize, FpSize, MemSize, Size};
 use super::inst::{
-    AluInst, AluOp, CallDest, CmpRhs, Cond, ControlInst, DivKind, FloatInst, FrameValue, Inst,
-    LoadKind, Mem, MemInst, StoreKind, UnaryOp,
+    AluInst, AluOp, AtomicInst, CallDest, CmpRhs, Cond, ControlInst, DivKind, FloatInst,
+    FrameValue, Inst, LoadKind, Mem, MemInst, StoreKind, UnaryOp,
 };
 use super::isel::*;
 use crate::chaos::Decision;
@@ -112,6 +112,10 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn mem_inst(&mut self, i: MemInst) -> Inst {
+        i.into()
+    }
+
+    fn atomic_inst(&mut self, i: AtomicInst) -> Inst {
         i.into()
     }
 

@@ -2,8 +2,8 @@
 //!
 //! # Contract
 //!
-//! [`Inst`] is one of four families ([`AluInst`], [`FloatInst`], [`MemInst`],
-//! [`ControlInst`]); each family's file keeps its variants, their operands, printing and
+//! [`Inst`] is one of five families ([`AluInst`], [`FloatInst`], [`MemInst`],
+//! [`AtomicInst`], [`ControlInst`]); each family's file keeps its variants, their operands, printing and
 //! encoding together. Every family is generic over its register type `R` and has one `map`,
 //! written with [`map_operands`], that fixes its operand order for collection (the
 //! allocator), encoding and printing alike (see `machinst::operands`). Every operand has a
@@ -29,6 +29,7 @@ use kestrel_regalloc::{Operand, PReg, PRegSet, RegClass, VReg};
 use super::asm::{FpMemSize, Gpr, MemSize, Vreg as FpReg};
 
 mod alu;
+mod atomic;
 mod cond;
 mod control;
 mod float;
@@ -37,6 +38,7 @@ mod mem;
 pub(crate) use crate::machinst::operands::map_operands;
 pub use crate::machinst::operands::{OperandSpec, Operands};
 pub use alu::{AluInst, AluOp, DivKind, UnaryOp};
+pub use atomic::AtomicInst;
 pub use cond::{CmpRhs, Cond, Pred};
 pub use control::ControlInst;
 pub use float::FloatInst;
@@ -131,6 +133,7 @@ pub enum Inst<R = VReg> {
     Alu(AluInst<R>),
     Float(FloatInst<R>),
     Mem(MemInst<R>),
+    Atomic(AtomicInst<R>),
     Control(ControlInst<R>),
 }
 
@@ -148,6 +151,7 @@ family_into_inst!(
     AluInst => Alu,
     FloatInst => Float,
     MemInst => Mem,
+    AtomicInst => Atomic,
     ControlInst => Control
 );
 
@@ -158,6 +162,7 @@ impl Inst {
             Inst::Alu(i) => Inst::Alu(i.map(m)),
             Inst::Float(i) => Inst::Float(i.map(m)),
             Inst::Mem(i) => Inst::Mem(i.map(m)),
+            Inst::Atomic(i) => Inst::Atomic(i.map(m)),
             Inst::Control(i) => Inst::Control(i.map(m)),
         }
     }
@@ -192,6 +197,7 @@ impl Inst {
             Inst::Alu(i) => i.pretty(),
             Inst::Float(i) => i.pretty(),
             Inst::Mem(i) => i.pretty(),
+            Inst::Atomic(i) => i.pretty(),
             Inst::Control(i) => i.pretty(),
         }
     }
