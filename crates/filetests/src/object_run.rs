@@ -35,6 +35,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 
+use kestrel_codegen::chaos::Chaos;
+use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
+use kestrel_codegen::isa::x64::X64Backend;
 use kestrel_interp::DataValue;
 use kestrel_ir::builder::FunctionBuilder;
 use kestrel_ir::{
@@ -111,6 +114,17 @@ pub fn run_via_object_on(
     name: &str,
     workdir: &Path,
 ) -> Outcome {
+    run_via_object_with(target_isa, &Chaos::disabled, text, name, workdir)
+}
+
+/// [`run_via_object_on`], compiling each function with a fresh chaos control from `chaos`.
+pub fn run_via_object_with(
+    target_isa: ObjectTarget,
+    chaos: &dyn Fn() -> Chaos,
+    text: &str,
+    name: &str,
+    workdir: &Path,
+) -> Outcome {
     let header = directives::scan(text);
     let run = header.commands.iter().any(|c| c == "run");
     if !run || header.runs.is_empty() {
@@ -154,7 +168,8 @@ pub fn run_via_object_on(
         ObjectTarget::X86_64 => native_flags(&header, Some(target)),
         ObjectTarget::Aarch64 => native_flags(&header, None),
     };
-    let outcomes = match run_calls_via_object_on(target_isa, &funcs, &calls, flags, workdir) {
+    let outcomes = match run_calls_via_object_on(target_isa, &funcs, &calls, flags, chaos, workdir)
+    {
         Ok(o) => o,
         Err(e) => return Outcome::Fail(vec![e]),
     };
@@ -182,15 +197,19 @@ pub fn run_calls_via_object(
     flags: kestrel_codegen::isa::x64::Flags,
     dir: &Path,
 ) -> Result<Vec<CallOutcome>, String> {
-    run_calls_via_object_on(ObjectTarget::X86_64, funcs, calls, flags, dir)
+    let no_chaos = Chaos::disabled;
+    run_calls_via_object_on(ObjectTarget::X86_64, funcs, calls, flags, &no_chaos, dir)
 }
 
-/// [`run_calls_via_object`] for `target` (an AArch64 driver runs under `qemu-aarch64`).
+/// [`run_calls_via_object`] for `target` (an AArch64 driver runs under `qemu-aarch64`),
+/// compiling each of `funcs` with a fresh chaos control from `chaos` (the wrappers without
+/// one), so that every optional optimization may be skipped.
 pub fn run_calls_via_object_on(
     target: ObjectTarget,
     funcs: &[Function],
     calls: &[(String, Vec<DataValue>)],
     flags: kestrel_codegen::isa::x64::Flags,
+    chaos: &dyn Fn() -> Chaos,
     dir: &Path,
 ) -> Result<Vec<CallOutcome>, String> {
     let builder = ObjectBuilder::new("run.clif")
@@ -205,7 +224,11 @@ pub fn run_calls_via_object_on(
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
     for (f, &id) in funcs.iter().zip(&ids) {
-        module.define_function(id, f).map_err(|e| e.to_string())?;
+        let code = compile_with_chaos(target, f, &flags, &mut chaos())
+            .map_err(|e| format!("function `{}` could not be compiled: {e}", ir_name(&f.name)))?;
+        module
+            .define_compiled(id, &f.signature, code)
+            .map_err(|e| e.to_string())?;
     }
     for (k, (name, args)) in calls.iter().enumerate() {
         let target = funcs
@@ -330,6 +353,29 @@ pub fn run_calls_via_object_on(
             }))
         })
         .collect())
+}
+
+/// Compile `f` for `target` with `flags` (their AArch64 subset there), asking `chaos`.
+fn compile_with_chaos(
+    target: ObjectTarget,
+    f: &Function,
+    flags: &kestrel_codegen::isa::x64::Flags,
+    chaos: &mut Chaos,
+) -> Result<kestrel_codegen::machinst::CompiledCode, kestrel_codegen::machinst::CodegenError> {
+    match target {
+        ObjectTarget::X86_64 => X64Backend.compile_function_with_chaos(f, flags, chaos),
+        ObjectTarget::Aarch64 => {
+            let flags = aarch64::Flags {
+                check_regalloc: flags.check_regalloc,
+                keep_text: flags.keep_text,
+                validate: flags.validate,
+                coverage: flags.coverage,
+                preserve_frame_pointers: flags.preserve_frame_pointers,
+                verified: flags.verified,
+            };
+            Aarch64Backend::default().compile_function_with_chaos(f, &flags, chaos)
+        }
+    }
 }
 
 /// How long one driver process may run: the calls are short, so a driver still running

@@ -6,14 +6,43 @@
 
 use std::path::Path;
 
-use kestrel_filetests::object_run::{run_via_object_on, ObjectTarget};
+use std::cell::Cell;
+
+use kestrel_codegen::chaos::Chaos;
+use kestrel_filetests::object_run::{run_via_object_with, ObjectTarget};
 use kestrel_filetests::{collect_files, directives, Outcome};
 
 #[test]
 fn aarch64_run_files_pass_under_qemu() {
+    run_all("plain", &Chaos::disabled);
+}
+
+/// The same files with every optional optimization skipped at random (one seed per
+/// function): branch peepholes, direct label patches (so in-range uses go through veneers),
+/// immediate and compare merges, the allocator's heuristics. Skipping any is always correct.
+#[test]
+fn aarch64_run_files_pass_under_qemu_with_chaos() {
+    let seed = Cell::new(0xC4A0_5EED_u64);
+    run_all("chaos", &|| {
+        seed.set(seed.get() + 1);
+        Chaos::from_seed(seed.get())
+    });
+}
+
+/// The naive baseline: every optional optimization skipped (every label use through a
+/// veneer where one can reach, no branch peephole, no merge).
+#[test]
+fn aarch64_run_files_pass_under_qemu_with_nothing_optimized() {
+    run_all("naive", &Chaos::skip_all);
+}
+
+fn run_all(what: &str, chaos: &dyn Fn() -> Chaos) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests");
     let files = collect_files(&[root]).unwrap();
-    let work = std::env::temp_dir().join(format!("kestrel-aarch64-runs-{}", std::process::id()));
+    let work = std::env::temp_dir().join(format!(
+        "kestrel-aarch64-runs-{what}-{}",
+        std::process::id()
+    ));
     let (mut passed, mut failed) = (0, Vec::new());
     for (i, file) in files.iter().enumerate() {
         let text = std::fs::read_to_string(file).unwrap();
@@ -26,7 +55,7 @@ fn aarch64_run_files_pass_under_qemu() {
         }
         let dir = work.join(i.to_string());
         let name = file.display().to_string();
-        match run_via_object_on(ObjectTarget::Aarch64, &text, &name, &dir) {
+        match run_via_object_with(ObjectTarget::Aarch64, chaos, &text, &name, &dir) {
             Outcome::Pass => passed += 1,
             Outcome::Skip(why) => failed.push(format!("{name}: skipped: {why}")),
             Outcome::Fail(why) => failed.push(format!("{name}: {}", why.join("\n  "))),
@@ -35,7 +64,7 @@ fn aarch64_run_files_pass_under_qemu() {
     let _ = std::fs::remove_dir_all(&work);
     assert!(
         failed.is_empty(),
-        "{} failed under qemu-aarch64:\n{}",
+        "{} failed under qemu-aarch64 ({what}):\n{}",
         failed.len(),
         failed.join("\n")
     );
@@ -43,5 +72,5 @@ fn aarch64_run_files_pass_under_qemu() {
         passed >= 50,
         "only {passed} files have a `target aarch64` line"
     );
-    eprintln!("{passed} run files passed on AArch64 under qemu");
+    eprintln!("{passed} run files passed on AArch64 under qemu ({what})");
 }
