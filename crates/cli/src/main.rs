@@ -108,8 +108,10 @@ enum Command {
         #[arg(long)]
         perturb: Option<u64>,
     },
-    /// Compile every function of a file for x86-64 and print the VCode, the allocated code
-    /// and/or the disassembly (`OFFSET: BYTES  ASM`, Intel syntax); `--disasm` is the default.
+    /// Compile every function of a file (for the ISA of its first `target` line: x86-64 or
+    /// aarch64) and print the VCode, the allocated code and/or the disassembly (`OFFSET:
+    /// BYTES  ASM`: Intel syntax, or `aarch64-linux-gnu-objdump`'s); `--disasm` is the
+    /// default.
     Compile {
         file: PathBuf,
         #[arg(long)]
