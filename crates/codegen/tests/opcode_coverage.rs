@@ -250,9 +250,6 @@ fn aarch64_gap(pair: &str) -> Option<&'static str> {
         return Some("i128 values have no register class on AArch64 yet");
     }
     let op = pair.split('.').next().unwrap_or(pair);
-    if op.ends_with("_overflow_cin") || op.ends_with("_overflow_bin") {
-        return Some("carry chains need adcs/sbcs, which the assembler has no form for yet");
-    }
     if pair.ends_with(".i32")
         && matches!(
             op,

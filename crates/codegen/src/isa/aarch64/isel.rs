@@ -47,6 +47,10 @@ impl Out {
     }
 }
 
+/// Two registers the rules pass around together (a value and its flag).
+#[derive(Clone, Copy, Debug)]
+pub struct Pair(pub(super) [VReg; 2]);
+
 /// A merged `iconst` as an `add`/`sub #imm` operand.
 #[derive(Clone, Copy, Debug)]
 pub struct ArithImm {

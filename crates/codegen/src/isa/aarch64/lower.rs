@@ -285,6 +285,18 @@ impl generated::Context for IselCtx<'_, '_> {
         (ty.bits() / 2) as u8
     }
 
+    fn make_pair(&mut self, a: VReg, b: VReg) -> Pair {
+        Pair([a, b])
+    }
+
+    fn pair_lo(&mut self, p: Pair) -> VReg {
+        p.0[0]
+    }
+
+    fn pair_hi(&mut self, p: Pair) -> VReg {
+        p.0[1]
+    }
+
     fn out2(&mut self, a: VReg, b: VReg) -> Out {
         Out(smallvec::smallvec![a, b])
     }

@@ -6,7 +6,7 @@ use kestrel_ir::TrapCode;
 use kestrel_regalloc::{PReg, VReg};
 
 use super::super::asm::add_sub::{
-    add_sub_imm, add_sub_reg, adds_subs_imm, adds_subs_reg, AddSub, AddSubImm,
+    add_sub_carry, add_sub_imm, add_sub_reg, adds_subs_imm, adds_subs_reg, AddSub, AddSubImm,
 };
 use super::super::asm::bitfield::{bitfield, Bitfield, BitfieldOp};
 use super::super::asm::bits::{bit_op, BitOp};
@@ -155,6 +155,19 @@ pub enum AluInst<R = VReg> {
         a: R,
         b: R,
     },
+    /// `dst = a + b + cin` (`adcs`) or `a - b - cin` (`sbcs`) at `size`, where the carry
+    /// or borrow in is `cin != 0` (an `i8`), and `flag = cc` of the flags it set. Operands:
+    /// `[a use, b use, cin use, dst def, flag def]`.
+    AddsCarry {
+        op: AddSub,
+        size: Size,
+        cc: Cc,
+        dst: R,
+        flag: R,
+        a: R,
+        b: R,
+        cin: R,
+    },
     /// `dst = a + b` at `size`, trapping with `code` on unsigned overflow (the carry).
     /// Operands: `[a use, b use, dst def]`.
     AddsTrap {
@@ -196,6 +209,13 @@ impl AluInst {
             AddsSet { op, size, cc } [
                 a = m.reg_use(*a),
                 b = m.reg_use(*b),
+                dst = m.reg_def(*dst),
+                flag = m.reg_def(*flag)
+            ],
+            AddsCarry { op, size, cc } [
+                a = m.reg_use(*a),
+                b = m.reg_use(*b),
+                cin = m.reg_use(*cin),
                 dst = m.reg_def(*dst),
                 flag = m.reg_def(*flag)
             ],
@@ -285,6 +305,21 @@ impl AluInst<String> {
             } => format!(
                 "{dst}, {flag} = {}s{} {a}, {b} ?{}",
                 format!("{op:?}").to_lowercase(),
+                size.bits(),
+                cc.name()
+            ),
+            AluInst::AddsCarry {
+                op,
+                size,
+                cc,
+                dst,
+                flag,
+                a,
+                b,
+                cin,
+            } => format!(
+                "{dst}, {flag} = {}s{} {a}, {b}, carry {cin} ?{}",
+                if *op == AddSub::Add { "adc" } else { "sbc" },
                 size.bits(),
                 cc.name()
             ),
@@ -438,6 +473,34 @@ impl AluInst<PReg> {
                 b,
             } => {
                 adds_subs_reg(buf, op, size, zr(dst), zr(a), zr(b));
+                let z = GprZr::ZR;
+                csel(buf, CselOp::Csinc, Size::S32, zr(flag), z, z, cc.invert());
+            }
+            AluInst::AddsCarry {
+                op,
+                size,
+                cc,
+                dst,
+                flag,
+                a,
+                b,
+                cin,
+            } => {
+                // C = carry in (`cin & 0xff != 0`), or for a subtraction no borrow in
+                // (`cin & 0xff == 0`), through w17.
+                let w17 = GprZr::from(Gpr::X17);
+                let byte = LogicalImm::new(0xFF, Size::S32).expect("0xff is a bitmask");
+                and_orr_eor_imm(buf, LogicalImmOp::And, Gpr::X17.into(), zr(cin), byte);
+                match op {
+                    AddSub::Add => {
+                        let one = AddSubImm::new(1).expect("1 fits");
+                        adds_subs_imm(buf, AddSub::Sub, Size::S32, GprZr::ZR, Gpr::X17.into(), one);
+                    }
+                    AddSub::Sub => {
+                        adds_subs_reg(buf, AddSub::Sub, Size::S32, GprZr::ZR, GprZr::ZR, w17)
+                    }
+                }
+                add_sub_carry(buf, op, true, size, zr(dst), zr(a), zr(b));
                 let z = GprZr::ZR;
                 csel(buf, CselOp::Csinc, Size::S32, zr(flag), z, z, cc.invert());
             }
