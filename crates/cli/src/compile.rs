@@ -88,15 +88,7 @@ fn compile_for(
 ) -> Result<kestrel_codegen::machinst::CompiledCode, String> {
     let done = match isa {
         Isa::X86_64 => X64Backend.compile_function(f, flags),
-        Isa::Aarch64 => {
-            let flags = aarch64::Flags {
-                check_regalloc: flags.check_regalloc,
-                keep_text: flags.keep_text,
-                preserve_frame_pointers: flags.preserve_frame_pointers,
-                ..aarch64::Flags::default()
-            };
-            Aarch64Backend::default().compile_function(f, &flags)
-        }
+        Isa::Aarch64 => Aarch64Backend::default().compile_function(f, &aarch64::Flags::from(flags)),
     };
     done.map_err(|e| format!("%{}: {e}", func_name(f)))
 }

@@ -365,14 +365,7 @@ fn compile_with_chaos(
     match target {
         ObjectTarget::X86_64 => X64Backend.compile_function_with_chaos(f, flags, chaos),
         ObjectTarget::Aarch64 => {
-            let flags = aarch64::Flags {
-                check_regalloc: flags.check_regalloc,
-                keep_text: flags.keep_text,
-                validate: flags.validate,
-                coverage: flags.coverage,
-                preserve_frame_pointers: flags.preserve_frame_pointers,
-                verified: flags.verified,
-            };
+            let flags = aarch64::Flags::from(flags);
             Aarch64Backend::default().compile_function_with_chaos(f, &flags, chaos)
         }
     }

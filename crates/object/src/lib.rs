@@ -634,15 +634,7 @@ impl Module for ObjectModule {
         let code = match self.target {
             Target::X86_64 => X64Backend.compile_function(func, f),
             Target::Aarch64 => {
-                let flags = aarch64::Flags {
-                    check_regalloc: f.check_regalloc,
-                    keep_text: f.keep_text,
-                    validate: f.validate,
-                    coverage: f.coverage,
-                    preserve_frame_pointers: f.preserve_frame_pointers,
-                    verified: f.verified,
-                };
-                Aarch64Backend::default().compile_function(func, &flags)
+                Aarch64Backend::default().compile_function(func, &aarch64::Flags::from(f))
             }
         }
         .map_err(|error| ObjectError::Compile {

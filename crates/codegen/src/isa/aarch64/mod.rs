@@ -50,6 +50,21 @@ pub struct Flags {
     pub verified: bool,
 }
 
+/// The settings x86-64's flags share with AArch64 (its CPU features mean nothing here), so
+/// that one set of flags can drive either backend.
+impl From<&crate::isa::x64::Flags> for Flags {
+    fn from(f: &crate::isa::x64::Flags) -> Flags {
+        Flags {
+            check_regalloc: f.check_regalloc,
+            keep_text: f.keep_text,
+            validate: f.validate,
+            coverage: f.coverage,
+            preserve_frame_pointers: f.preserve_frame_pointers,
+            verified: f.verified,
+        }
+    }
+}
+
 /// The AArch64 (AAPCS64, Linux) backend.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Aarch64Backend {
