@@ -220,10 +220,29 @@ impl Frame {
         -8 * (i as i32 + 1)
     }
 
-    /// The base register and byte offset of `mem`.
+    /// The address mode of an access of `bytes` bytes at `mem` (after any instruction that
+    /// computes a large offset into x17: record a trap site after this).
+    pub(super) fn address(&self, buf: &mut Buf, mem: &Mem<PReg>, bytes: u32) -> Amode {
+        match *mem {
+            Mem::RegReg { base, index } => Amode::RegOffset {
+                rn: sp(base),
+                rm: zr(index),
+                extend: IndexExtend::Lsl,
+                scaled: false,
+            },
+            _ => {
+                let (base, off) = self.place(mem);
+                amode(buf, base, off, bytes)
+            }
+        }
+    }
+
+    /// The base register and byte offset of `mem`, a base-plus-offset place (a
+    /// register-offset address has none: see [`Frame::address`]).
     pub(super) fn place(&self, mem: &Mem<PReg>) -> (GprSp, i64) {
         match *mem {
             Mem::Reg { base, off } => (sp(base), i64::from(off)),
+            Mem::RegReg { .. } => panic!("a register-offset address has no single base"),
             Mem::Slot { slot, off } => (
                 GprSp::SP,
                 i64::from(self.slot_offsets[slot as usize]) + i64::from(off),

@@ -8,8 +8,8 @@
 //! (`def`, `emit`) or one the rules cannot build yet (extensions by type, the ABI, jump
 //! tables, symbol addresses). The only externs that record a merge are those that consume
 //! a merged producer (`arith_operand`, `logic_operand`, `shift_count`, `cmp_operand` for an
-//! `iconst`, `cond_of`/`fcond_of` for a compare), so a failed rule leaves the use counts
-//! untouched. Calls and returns go through the ABI (`abi.rs`) and are partial; one that
+//! `iconst`, `cond_of`/`fcond_of` for a compare, `amode` for an address `iadd`), so a failed
+//! rule leaves the use counts untouched. Calls and returns go through the ABI (`abi.rs`) and are partial; one that
 //! fails keeps its error in [`IselCtx::error`], which [`lower_inst`] returns instead of
 //! "unsupported".
 //!
@@ -494,8 +494,7 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn amode(&mut self, addr: Value, offset: i32) -> Mem {
-        let base = self.lower.value_vreg(addr);
-        Mem::Reg { base, off: offset }
+        self.addr_mem(addr, offset)
     }
 
     fn slot_mem(&mut self, slot: StackSlot, offset: i32) -> Mem {
@@ -658,6 +657,41 @@ impl IselCtx<'_, '_> {
                 Ok(dst)
             }
         }
+    }
+
+    /// The memory operand of an access at `addr + offset` by the current instruction: an
+    /// `iadd` that only this access uses (in this block) folds in, its constant operand
+    /// into the offset (while the sum fits 32 bits), or with no offset, its two registers
+    /// into `[x + y]`. Each fold is optional (asked of the chaos control) and merges the
+    /// producers it absorbs only once it is sure to happen.
+    fn addr_mem(&mut self, addr: Value, offset: i32) -> Mem {
+        let folded = self.lower.mergeable_inst(addr, self.inst).and_then(|inst| {
+            let generated::Operands2::Two { a, b } =
+                generated::constructor_iadd_parts(self, addr, inst)?;
+            let constant = [(a, b), (b, a)].into_iter().find_map(|(x, k)| {
+                let sum = i64::from(offset).checked_add(self.lower.const_value(k)?)?;
+                Some((x, k, i32::try_from(sum).ok()?))
+            });
+            match constant {
+                Some((x, k, off)) if !self.lower.should_skip(Decision::AddrConstFold) => {
+                    self.lower.merge(addr);
+                    self.lower.merge(k);
+                    let base = self.lower.value_vreg(x);
+                    Some(Mem::Reg { base, off })
+                }
+                None if offset == 0 && !self.lower.should_skip(Decision::AddrAddFold) => {
+                    self.lower.merge(addr);
+                    let base = self.lower.value_vreg(a);
+                    let index = self.lower.value_vreg(b);
+                    Some(Mem::RegReg { base, index })
+                }
+                _ => None,
+            }
+        });
+        folded.unwrap_or_else(|| Mem::Reg {
+            base: self.lower.value_vreg(addr),
+            off: offset,
+        })
     }
 
     /// `dst = &name + offset` (see [`MemInst::SymbolAddr`]).

@@ -10,7 +10,7 @@ use super::super::asm::add_sub::{add_sub_imm, AddSub, AddSubImm};
 use super::super::asm::branch::adrp;
 use super::super::asm::mem::{ld_st, ld_st_fp, Amode, FpLdSt, IntLdSt};
 use super::super::asm::{Gpr, GprSp, MemSize, PcOffset, Size};
-use super::super::emit::{add_offset, amode, fpr, gpr, sp, zr, Buf, Ctx};
+use super::super::emit::{add_offset, fpr, gpr, sp, zr, Buf, Ctx};
 use super::{map_operands, FrameValue, LoadKind, OperandSpec, Operands, StoreKind};
 use crate::machinst::buffer::RelocKind;
 
@@ -20,6 +20,11 @@ pub enum Mem<R = VReg> {
     Reg {
         base: R,
         off: i32,
+    },
+    /// `[base + index]` (a 64-bit index, unscaled).
+    RegReg {
+        base: R,
+        index: R,
     },
     /// An explicit stack slot plus `off`.
     Slot {
@@ -41,11 +46,12 @@ pub enum Mem<R = VReg> {
 }
 
 impl Mem {
-    /// Operands: `Reg` `[base]`, others none; all uses.
+    /// Operands: `Reg` `[base]`, `RegReg` `[base, index]`, others none; all uses.
     #[inline]
     pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> Mem<S> {
         map_operands!(self, Mem {
             Reg { off } [base = m.reg_use(*base)],
+            RegReg {} [base = m.reg_use(*base), index = m.reg_use(*index)],
             Slot { slot, off } [],
             IncomingArg { off } [],
             OutgoingArg { off } [],
@@ -58,6 +64,7 @@ impl Mem<String> {
     pub(super) fn pretty(&self) -> String {
         match self {
             Mem::Reg { base, off } => format!("[{base}{off:+}]"),
+            Mem::RegReg { base, index } => format!("[{base}+{index}]"),
             Mem::Slot { slot, off } => format!("[ss{slot}{off:+}]"),
             Mem::IncomingArg { off } => format!("[in_arg{off:+}]"),
             Mem::OutgoingArg { off } => format!("[out_arg{off:+}]"),
@@ -182,8 +189,7 @@ fn access(
     bytes: u32,
     trap: Option<TrapCode>,
 ) -> Amode {
-    let (base, off) = ctx.frame.place(mem);
-    let a = amode(buf, base, off, bytes);
+    let a = ctx.frame.address(buf, mem, bytes);
     if let Some(code) = trap {
         buf.add_trap(code);
     }
