@@ -17,6 +17,7 @@ pub mod emit;
 pub mod inst;
 mod isel;
 pub mod lower;
+mod lower_mem;
 pub mod unwind;
 
 use kestrel_ir::{Function, Inst as IrInst, Type, Value};
