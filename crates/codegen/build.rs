@@ -1,6 +1,7 @@
 //! Generates the IR's view for the rules (`build/ir_ops.rs`: one `Op` variant per IR opcode)
-//! and compiles the instruction-selection rules into `$OUT_DIR`, with rule coverage (the
-//! `RULE_SITES` list and a `rule_fired` call per firing; see `isa::x64::lowering_rules`).
+//! and compiles each ISA's instruction-selection rules into `$OUT_DIR` (`x64_lower.rs`,
+//! `aarch64_lower.rs`), with rule coverage (the `RULE_SITES` list and a `rule_fired` call
+//! per firing; see `isa::x64::lowering_rules`).
 
 #[path = "build/ir_ops.rs"]
 mod ir_ops;
@@ -22,6 +23,15 @@ fn main() {
             "src/isa/x64/lower.rules",
         ],
         "x64_lower.rs",
+        &options,
+    );
+    kestrel_rules::build::compile_rules_with(
+        &[
+            ops_rules,
+            "src/isa/aarch64/inst.rules",
+            "src/isa/aarch64/lower.rules",
+        ],
+        "aarch64_lower.rs",
         &options,
     );
 }

@@ -1,5 +1,8 @@
 //! `kestrel compile`: print each function's VCode, allocated code and disassembly, or with
 //! `--timing`, where the compile time goes (per phase, per function and in total).
+//!
+//! The file's first `target` line picks the ISA: x86-64 (also without one), or AArch64,
+//! whose code is disassembled by yaxpeax-arm (`--timing` is x86-64's).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -7,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use kestrel_codegen::machinst::compile::PhaseTimes;
 
-use kestrel_codegen::disasm::disassemble;
+use kestrel_codegen::disasm::{disassemble, disassemble_aarch64};
+use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
 use kestrel_codegen::isa::x64::{Flags, X64Backend};
 
 use kestrel_filetests::directives::func_name;
@@ -26,15 +30,20 @@ pub fn write_object(
     check_regalloc: bool,
     debug_info: bool,
 ) -> Result<ExitCode, String> {
-    use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule};
+    use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule, Target};
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let (flags, funcs) = file_flags_and_functions(path, &text, check_regalloc, false)?;
+    let target = match file_isa(&text) {
+        Isa::X86_64 => Target::X86_64,
+        Isa::Aarch64 => Target::Aarch64,
+    };
     let source = path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
     let builder = ObjectBuilder::new(source)
         .flags(flags)
+        .target(target)
         .debug_info(debug_info);
     let mut module = ObjectModule::new(builder);
     let ids = funcs
@@ -48,6 +57,40 @@ pub fn write_object(
     let bytes = module.finish().map_err(|e| e.to_string())?;
     std::fs::write(out, bytes).map_err(|e| format!("{}: {e}", out.display()))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The ISA a file's code is compiled for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Isa {
+    X86_64,
+    Aarch64,
+}
+
+/// The ISA of the file's first `target` line naming one Kestrel compiles for (x86-64 when
+/// none does).
+fn file_isa(text: &str) -> Isa {
+    let header = kestrel_filetests::directives::scan(text);
+    let first = header
+        .targets
+        .iter()
+        .find(|t| t.isa == "x86_64" || t.isa == "aarch64");
+    match first {
+        Some(t) if t.isa == "aarch64" => Isa::Aarch64,
+        _ => Isa::X86_64,
+    }
+}
+
+/// Compile `f` for `isa` with `flags` (their AArch64 subset there).
+fn compile_for(
+    isa: Isa,
+    f: &kestrel_ir::Function,
+    flags: &Flags,
+) -> Result<kestrel_codegen::machinst::CompiledCode, String> {
+    let done = match isa {
+        Isa::X86_64 => X64Backend.compile_function(f, flags),
+        Isa::Aarch64 => Aarch64Backend::default().compile_function(f, &aarch64::Flags::from(flags)),
+    };
+    done.map_err(|e| format!("%{}: {e}", func_name(f)))
 }
 
 /// The file's flags (its `set` lines and first `target x86_64` line) and its functions.
@@ -88,13 +131,12 @@ pub fn compile(
     }
     let (flags, funcs) =
         file_flags_and_functions(path, &text, check_regalloc, show.vcode || show.regalloc)?;
+    let isa = file_isa(&text);
     for (i, f) in funcs.iter().enumerate() {
         if i > 0 {
             outln!();
         }
-        let code = X64Backend
-            .compile_function(f, &flags)
-            .map_err(|e| format!("%{}: {e}", func_name(f)))?;
+        let code = compile_for(isa, f, &flags)?;
         outln!("function %{}:", func_name(f));
         if show.vcode {
             outln!("VCode:");
@@ -108,7 +150,13 @@ pub fn compile(
             if show.vcode || show.regalloc {
                 outln!("Disassembly:");
             }
-            for line in disassemble(&code.code, code.code_size_without_constants as usize) {
+            let lines = match isa {
+                Isa::X86_64 => disassemble(&code.code, code.code_size_without_constants as usize),
+                Isa::Aarch64 => {
+                    disassemble_aarch64(&code.code, code.code_size_without_constants as usize)
+                }
+            };
+            for line in lines {
                 outln!("{line}");
             }
             outln!("code size: {} bytes", code.code.len());

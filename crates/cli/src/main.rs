@@ -109,8 +109,10 @@ enum Command {
         #[arg(long)]
         perturb: Option<u64>,
     },
-    /// Compile every function of a file for x86-64 and print the VCode, the allocated code
-    /// and/or the disassembly (`OFFSET: BYTES  ASM`, Intel syntax); `--disasm` is the default.
+    /// Compile every function of a file (for the ISA of its first `target` line: x86-64 or
+    /// aarch64) and print the VCode, the allocated code and/or the disassembly (`OFFSET:
+    /// BYTES  ASM`: Intel syntax by iced-x86, or Arm syntax by yaxpeax-arm with each word as
+    /// its 32-bit value); `--disasm` is the default.
     Compile {
         file: PathBuf,
         #[arg(long)]

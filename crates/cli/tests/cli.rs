@@ -544,3 +544,41 @@ fn wasm_run_refuses_imports_and_bad_modules_with_a_message() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).to_lowercase().contains("simd"), "{}", stderr(&o));
 }
+
+#[test]
+fn aarch64_files_compile_test_and_write_objects_for_aarch64() {
+    let file = scratch(
+        "a64.clif",
+        b"test run\ntarget aarch64\nfunction %f(i64, i64) -> i64 {\nblock0(v0: i64, v1: i64):\n    v2 = udiv v0, v1\n    return v2\n}\n; run: %f(50, 7) == 7\n; trap: %f(1, 0) == int_divz\n",
+    );
+    let path = file.to_str().unwrap();
+    let o = kestrel(&["compile", path]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("udiv"), "{text}");
+    // The trap is `udf` with the trap code (int_divz, 254) as its immediate.
+    assert!(text.contains("udf #0xfe") && text.contains("ret"), "{text}");
+    let obj = file.with_extension("o");
+    let o = kestrel(&["compile", path, "-o", obj.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let elf = std::fs::read(&obj).unwrap();
+    // e_machine (offset 18) is EM_AARCH64, 183.
+    assert_eq!(u16::from_le_bytes([elf[18], elf[19]]), 183);
+    // `kestrel test` runs the file under qemu-aarch64; a wrong expectation fails there.
+    let o = kestrel(&["test", path]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).ends_with("1 passed, 0 failed, 0 skipped\n"),
+        "{}",
+        stdout(&o)
+    );
+    let source = std::fs::read_to_string(&file).unwrap();
+    let bad = scratch("a64_bad.clif", source.replace("== 7", "== 8").as_bytes());
+    let o = kestrel(&["test", bad.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(
+        stdout(&o).contains("aarch64: %f: line 8: expected 8, got 7"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -2,9 +2,10 @@
 //!
 //! One result per file: PASS when every part that could run passed, SKIP only when nothing
 //! in it could run, FAIL otherwise. `test interpret` runs in the interpreter; `test run`
-//! runs natively once per `target x86_64` line when a native backend is available, and in
-//! the interpreter under `--interpret-only`. The last line of a report is exactly
-//! `N passed, M failed, K skipped`, counting files.
+//! runs natively once per `target x86_64` line when a native backend is available, once
+//! under `qemu-aarch64` when the file has `target aarch64` lines (through an AArch64 object:
+//! see `object_run.rs`), and in the interpreter under `--interpret-only`. The last line of a
+//! report is exactly `N passed, M failed, K skipped`, counting files.
 
 pub mod directives;
 pub mod native;
@@ -255,14 +256,17 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
     if !interpret && !run {
         return Outcome::Skip("no `test interpret` or `test run` command".into());
     }
-    // `test run` runs natively once per `target x86_64` line (under --interpret-only, in the
-    // interpreter instead); `test interpret` runs in the interpreter.
-    let native_targets = header.targets.iter().filter(|t| t.isa == "x86_64").count();
-    let native = run && !opts.interpret_only && native_targets > 0;
+    // `test run` runs natively once per `target x86_64` line and under qemu once for the
+    // `target aarch64` lines (under --interpret-only, in the interpreter instead); `test
+    // interpret` runs in the interpreter.
+    let has_target = |isa: &str| header.targets.iter().any(|t| t.isa == isa);
+    let native = run && !opts.interpret_only && has_target("x86_64");
+    let emulated = run && !opts.interpret_only && has_target("aarch64");
     let interpreted = interpret || (run && opts.interpret_only);
-    if !interpreted && !native {
+    if !interpreted && !native && !emulated {
         return Outcome::Skip(
-            "`test run` without a `target x86_64` line (use --interpret-only)".into(),
+            "`test run` without a `target x86_64` or `target aarch64` line (use --interpret-only)"
+                .into(),
         );
     }
     let funcs = match kestrel_ir::parse_functions(text, name) {
@@ -325,6 +329,19 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
                 Err(errors) => failures.extend(errors),
             }
         }
+    }
+    if emulated {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "kestrel-test-aarch64-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let target = object_run::ObjectTarget::Aarch64;
+        if let Outcome::Fail(why) = object_run::run_via_object_on(target, text, name, &dir) {
+            failures.extend(why.into_iter().map(|w| format!("aarch64: {w}")));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
     if failures.is_empty() {
         Outcome::Pass

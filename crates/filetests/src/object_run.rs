@@ -2,6 +2,11 @@
 //! ELF object with `kestrel-object`, linked by `cc` with a generated driver, and run as a
 //! separate process; the results are judged exactly as the in-process runs are.
 //!
+//! The same machinery runs AArch64 code on any host ([`ObjectTarget::Aarch64`]): the object
+//! is an AArch64 one, the driver is linked statically by `aarch64-linux-gnu-gcc` and runs
+//! under `qemu-aarch64` (user-mode emulation). A missing tool is an error that names the
+//! package to install, never a skip.
+//!
 //! # How
 //!
 //! 1. The run directives are typed as the other runners type them (a recording pass of
@@ -14,7 +19,8 @@
 //! 3. The C driver runs calls `start..` and prints one line per call: `R k <hex result
 //!    bytes>...`. A fault is mapped to its trap code through the object's trap table
 //!    (`kestrel_traps`) by a `SIGILL`/`SIGFPE`/`SIGSEGV`/`SIGBUS` handler on an alternate
-//!    stack, which prints `T k code` and jumps back to the driver's loop (`siglongjmp`: the
+//!    stack (reading the faulting `rip`, or `pc` on AArch64, from the signal context), which
+//!    prints `T k code` and jumps back to the driver's loop (`siglongjmp`: the
 //!    trapping call's frames are abandoned, as the JIT abandons them), which goes on with
 //!    call `k + 1`. A fault outside any trap site prints `C k signal` and exits (a crash:
 //!    reported, never a pass); the runner restarts the driver after `k`.
@@ -23,30 +29,109 @@
 //! [`run_calls_via_object`] is the same machinery for any set of functions and calls (the
 //! differential fuzzer's object oracle batches many cases into one executable with it).
 //!
-//! Cost: one object, one `cc` and one process, plus one process per crash.
+//! Cost: one object, one link and one process, plus one process per crash.
 
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 
+use kestrel_codegen::chaos::Chaos;
+use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
+use kestrel_codegen::isa::x64::X64Backend;
 use kestrel_interp::DataValue;
 use kestrel_ir::builder::FunctionBuilder;
 use kestrel_ir::{
     AbiParam, CallConv, ExtFuncData, Function, FunctionName, MemFlags, Signature, TrapCode, Type,
 };
-use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule};
+use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule, Target};
 
 use crate::{directives, native_flags, run_directives, CallError, Options, Outcome};
 
-/// Run the `test run` directives of `text` through an object linked in `workdir`.
+/// The machine an object is built for, and how it is linked and run.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ObjectTarget {
+    /// The host: linked by `cc`, run directly.
+    X86_64,
+    /// Linked statically by `aarch64-linux-gnu-gcc`, run under `qemu-aarch64`.
+    Aarch64,
+}
+
+impl ObjectTarget {
+    /// The ISA name of `target` lines.
+    pub fn isa(self) -> &'static str {
+        match self {
+            ObjectTarget::X86_64 => "x86_64",
+            ObjectTarget::Aarch64 => "aarch64",
+        }
+    }
+
+    fn object_target(self) -> Target {
+        match self {
+            ObjectTarget::X86_64 => Target::X86_64,
+            ObjectTarget::Aarch64 => Target::Aarch64,
+        }
+    }
+
+    /// The C compiler that links the driver, its extra arguments, and the package that
+    /// provides it.
+    fn linker(self) -> (&'static str, &'static [&'static str], &'static str) {
+        match self {
+            ObjectTarget::X86_64 => ("cc", &[], "gcc"),
+            ObjectTarget::Aarch64 => (
+                "aarch64-linux-gnu-gcc",
+                &["-static"],
+                "gcc-aarch64-linux-gnu",
+            ),
+        }
+    }
+
+    /// The command that runs the linked driver `exe`.
+    fn runner(self, exe: &Path) -> Command {
+        match self {
+            ObjectTarget::X86_64 => Command::new(exe),
+            ObjectTarget::Aarch64 => {
+                let mut c = Command::new(QEMU);
+                c.arg(exe);
+                c
+            }
+        }
+    }
+}
+
+/// The user-mode emulator the AArch64 drivers run under (Debian package `qemu-user`).
+const QEMU: &str = "qemu-aarch64";
+
+/// Run the `test run` directives of `text` through an x86-64 object linked in `workdir`.
 pub fn run_via_object(text: &str, name: &str, workdir: &Path) -> Outcome {
+    run_via_object_on(ObjectTarget::X86_64, text, name, workdir)
+}
+
+/// Run the `test run` directives of `text` through an object for `target` linked in
+/// `workdir`, if the file has a `target` line for it (the first one's flags apply).
+pub fn run_via_object_on(
+    target_isa: ObjectTarget,
+    text: &str,
+    name: &str,
+    workdir: &Path,
+) -> Outcome {
+    run_via_object_with(target_isa, &Chaos::disabled, text, name, workdir)
+}
+
+/// [`run_via_object_on`], compiling each function with a fresh chaos control from `chaos`.
+pub fn run_via_object_with(
+    target_isa: ObjectTarget,
+    chaos: &dyn Fn() -> Chaos,
+    text: &str,
+    name: &str,
+    workdir: &Path,
+) -> Outcome {
     let header = directives::scan(text);
     let run = header.commands.iter().any(|c| c == "run");
     if !run || header.runs.is_empty() {
         return Outcome::Skip("no `test run` directives".into());
     }
-    let Some(target) = header.targets.iter().find(|t| t.isa == "x86_64") else {
-        return Outcome::Skip("no `target x86_64` line".into());
+    let Some(target) = header.targets.iter().find(|t| t.isa == target_isa.isa()) else {
+        return Outcome::Skip(format!("no `target {}` line", target_isa.isa()));
     };
     let funcs = match kestrel_ir::parse_functions(text, name) {
         Ok(f) => f,
@@ -78,8 +163,13 @@ pub fn run_via_object(text: &str, name: &str, workdir: &Path) -> Outcome {
         return Outcome::Skip("no run directive could be typed".into());
     }
 
-    let flags = native_flags(&header, Some(target));
-    let outcomes = match run_calls_via_object(&funcs, &calls, flags, workdir) {
+    // CPU feature flags on the line are x86-64's; AArch64 code uses the base ISA.
+    let flags = match target_isa {
+        ObjectTarget::X86_64 => native_flags(&header, Some(target)),
+        ObjectTarget::Aarch64 => native_flags(&header, None),
+    };
+    let outcomes = match run_calls_via_object_on(target_isa, &funcs, &calls, flags, chaos, workdir)
+    {
         Ok(o) => o,
         Err(e) => return Outcome::Fail(vec![e]),
     };
@@ -97,18 +187,36 @@ pub fn run_via_object(text: &str, name: &str, workdir: &Path) -> Outcome {
 /// One call's outcome: its results, or the trap (or crash) that ended it.
 pub type CallOutcome = Result<Vec<DataValue>, CallError>;
 
-/// Compile `funcs` (local symbols; names as the IR spells them) into one object, link it in
-/// `dir` with a driver making `calls` (function name as in `; run:` lines, arguments), run it
-/// and return one outcome per call. An error when the object cannot be built or linked, or
-/// the driver stops without reporting.
+/// Compile `funcs` (local symbols; names as the IR spells them) into one x86-64 object, link
+/// it in `dir` with a driver making `calls` (function name as in `; run:` lines, arguments),
+/// run it and return one outcome per call. An error when the object cannot be built or
+/// linked, or the driver stops without reporting.
 pub fn run_calls_via_object(
     funcs: &[Function],
     calls: &[(String, Vec<DataValue>)],
     flags: kestrel_codegen::isa::x64::Flags,
     dir: &Path,
 ) -> Result<Vec<CallOutcome>, String> {
-    let mut module =
-        ObjectModule::new(ObjectBuilder::new("run.clif").flags(flags).trap_table(true));
+    let no_chaos = Chaos::disabled;
+    run_calls_via_object_on(ObjectTarget::X86_64, funcs, calls, flags, &no_chaos, dir)
+}
+
+/// [`run_calls_via_object`] for `target` (an AArch64 driver runs under `qemu-aarch64`),
+/// compiling each of `funcs` with a fresh chaos control from `chaos` (the wrappers without
+/// one), so that every optional optimization may be skipped.
+pub fn run_calls_via_object_on(
+    target: ObjectTarget,
+    funcs: &[Function],
+    calls: &[(String, Vec<DataValue>)],
+    flags: kestrel_codegen::isa::x64::Flags,
+    chaos: &dyn Fn() -> Chaos,
+    dir: &Path,
+) -> Result<Vec<CallOutcome>, String> {
+    let builder = ObjectBuilder::new("run.clif")
+        .flags(flags)
+        .target(target.object_target())
+        .trap_table(true);
+    let mut module = ObjectModule::new(builder);
     let mut result_types = Vec::with_capacity(calls.len());
     let ids = funcs
         .iter()
@@ -116,7 +224,11 @@ pub fn run_calls_via_object(
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
     for (f, &id) in funcs.iter().zip(&ids) {
-        module.define_function(id, f).map_err(|e| e.to_string())?;
+        let code = compile_with_chaos(target, f, &flags, &mut chaos())
+            .map_err(|e| format!("function `{}` could not be compiled: {e}", ir_name(&f.name)))?;
+        module
+            .define_compiled(id, &f.signature, code)
+            .map_err(|e| e.to_string())?;
     }
     for (k, (name, args)) in calls.iter().enumerate() {
         let target = funcs
@@ -146,17 +258,19 @@ pub fn run_calls_via_object(
     let c = dir.join("driver.c");
     std::fs::write(&c, driver(calls.len())).map_err(|e| e.to_string())?;
     let exe = dir.join("run");
-    let out = Command::new("cc")
+    let (cc, cc_args, package) = target.linker();
+    let out = Command::new(cc)
+        .args(cc_args)
         .args(["-O1", "-o"])
         .arg(&exe)
         .arg(&c)
         .arg(&obj)
         .arg("-lm")
         .output()
-        .map_err(|e| format!("cc: {e} (is gcc installed?)"))?;
+        .map_err(|e| format!("{cc}: {e} (install the Debian package {package})"))?;
     if !out.status.success() {
         return Err(format!(
-            "cc failed: {}",
+            "{cc} failed: {}",
             String::from_utf8_lossy(&out.stderr)
         ));
     }
@@ -164,7 +278,14 @@ pub fn run_calls_via_object(
     let mut outcomes: Vec<Option<Result<Vec<DataValue>, CallError>>> = vec![None; calls.len()];
     let mut start = 0;
     while start < calls.len() {
-        let out = output_within(Command::new(&exe).arg(start.to_string()), DRIVER_TIMEOUT)?;
+        let mut cmd = target.runner(&exe);
+        let out = output_within(cmd.arg(start.to_string()), DRIVER_TIMEOUT).map_err(|e| {
+            if target == ObjectTarget::Aarch64 && e.contains("No such file") {
+                format!("{QEMU}: {e} (install the Debian package qemu-user)")
+            } else {
+                e
+            }
+        })?;
         let stdout = String::from_utf8_lossy(&out.stdout);
         let mut resume = None;
         for line in stdout.lines() {
@@ -232,6 +353,22 @@ pub fn run_calls_via_object(
             }))
         })
         .collect())
+}
+
+/// Compile `f` for `target` with `flags` (their AArch64 subset there), asking `chaos`.
+fn compile_with_chaos(
+    target: ObjectTarget,
+    f: &Function,
+    flags: &kestrel_codegen::isa::x64::Flags,
+    chaos: &mut Chaos,
+) -> Result<kestrel_codegen::machinst::CompiledCode, kestrel_codegen::machinst::CodegenError> {
+    match target {
+        ObjectTarget::X86_64 => X64Backend.compile_function_with_chaos(f, flags, chaos),
+        ObjectTarget::Aarch64 => {
+            let flags = aarch64::Flags::from(flags);
+            Aarch64Backend::default().compile_function_with_chaos(f, &flags, chaos)
+        }
+    }
 }
 
 /// How long one driver process may run: the calls are short, so a driver still running
@@ -390,7 +527,11 @@ fn driver(n: usize) -> String {
 static void on_fault(int sig, siginfo_t *info, void *uc_) {
     (void)info;
     ucontext_t *uc = uc_;
+#if defined(__aarch64__)
+    unsigned long pc = (unsigned long)uc->uc_mcontext.pc;
+#else
     unsigned long pc = (unsigned long)uc->uc_mcontext.gregs[REG_RIP];
+#endif
     char line[64];
     int len;
     for (const struct trap *t = __start_kestrel_traps; t < __stop_kestrel_traps; t++) {

@@ -79,9 +79,19 @@ block0(v0: i32, v1: i32):
 }
 
 #[test]
-fn run_without_x86_64_target_is_skipped() {
-    let text = ADD.replace("target x86_64", "target aarch64");
+fn run_without_a_target_is_skipped() {
+    let text = ADD.replace("target x86_64\n", "");
     assert!(matches!(run(&text, false), Outcome::Skip(_)));
+}
+
+#[test]
+fn aarch64_target_runs_under_qemu() {
+    let text = ADD.replace("target x86_64", "target aarch64");
+    assert_eq!(run(&text, false), Outcome::Pass);
+    match run(&text.replace("== 5", "== 6"), false) {
+        Outcome::Fail(why) => assert_eq!(why, ["aarch64: %f: line 8: expected 6, got 5"]),
+        other => panic!("expected a failure, got {other:?}"),
+    }
 }
 
 #[test]

@@ -67,6 +67,10 @@ pub enum RelocKind {
     /// 4-byte PC-relative displacement to a slot holding the target's address
     /// (`GOT(S) + A - P`); the JIT makes one read-only slot per target next to the code.
     GotPcRel4,
+    /// A relocation of another ISA's code (the code generator's AArch64 kinds, by name).
+    /// This JIT places x86-64 code only: defining a function with one is an error
+    /// ([`crate::JitError::ForeignReloc`]).
+    Foreign(&'static str),
 }
 
 impl RelocKind {
@@ -74,7 +78,11 @@ impl RelocKind {
     pub fn size(self) -> usize {
         match self {
             RelocKind::Abs8 => 8,
-            RelocKind::Abs4 | RelocKind::PcRel4 | RelocKind::CallPcRel4 | RelocKind::GotPcRel4 => 4,
+            RelocKind::Abs4
+            | RelocKind::PcRel4
+            | RelocKind::CallPcRel4
+            | RelocKind::GotPcRel4
+            | RelocKind::Foreign(_) => 4,
         }
     }
 }

@@ -40,6 +40,12 @@ pub enum JitError {
         target: String,
         address: u64,
     },
+    #[error("function `{name}`: the {kind} relocation at offset {offset:#x} belongs to another ISA's code; this JIT places x86-64 code only")]
+    ForeignReloc {
+        name: String,
+        kind: &'static str,
+        offset: u32,
+    },
     #[error("function `{name}` uses calling convention `{}`, which the JIT cannot call into", call_conv.name())]
     UnsupportedCallConv { name: String, call_conv: CallConv },
     #[error("code too large: {bytes} bytes in one finalize")]

@@ -117,5 +117,10 @@ fn reloc_kind(kind: buffer::RelocKind) -> RelocKind {
         buffer::RelocKind::PcRel4 => RelocKind::PcRel4,
         buffer::RelocKind::CallPcRel4 => RelocKind::CallPcRel4,
         buffer::RelocKind::GotPcRel4 => RelocKind::GotPcRel4,
+        buffer::RelocKind::Arm64Call26 => RelocKind::Foreign("Arm64Call26"),
+        buffer::RelocKind::Arm64AdrPage21 => RelocKind::Foreign("Arm64AdrPage21"),
+        buffer::RelocKind::Arm64AddLo12 => RelocKind::Foreign("Arm64AddLo12"),
+        buffer::RelocKind::Arm64GotPage21 => RelocKind::Foreign("Arm64GotPage21"),
+        buffer::RelocKind::Arm64GotLo12 => RelocKind::Foreign("Arm64GotLo12"),
     }
 }

@@ -459,6 +459,9 @@ fn patch(
             let v = i32::try_from(slot + r.addend - place).map_err(|_| out_of_range())?;
             bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
         }
+        RelocKind::Foreign(kind) => {
+            unreachable!("`define_function` rejects {kind} relocations of other ISAs")
+        }
         RelocKind::CallPcRel4 => {
             let direct = i32::try_from(value.wrapping_sub(place));
             let v = match (direct, via) {

@@ -12,7 +12,7 @@ use kestrel_ir::{Function, Signature};
 use kestrel_module::Module;
 
 use crate::abi;
-use crate::compiled::CompiledFunction;
+use crate::compiled::{CompiledFunction, RelocKind};
 use crate::error::{CallError, JitError, Trap};
 use crate::memory::CodeRegion;
 use crate::trampoline;
@@ -290,6 +290,13 @@ impl JitModule {
             len,
         };
         for r in &func.relocs {
+            if let RelocKind::Foreign(kind) = r.kind {
+                return Err(JitError::ForeignReloc {
+                    name: name(),
+                    kind,
+                    offset: r.offset,
+                });
+            }
             if r.offset as usize + r.kind.size() > len {
                 return Err(out_of_bounds("relocation", r.offset));
             }

@@ -19,12 +19,19 @@
 //!   `Import` an undefined global. A name the code refers to without declaring it (a
 //!   library call such as `fmod`) becomes an undefined global too; the backend's float
 //!   helpers become their C library names ([`c_library_name`]: link with `-lm`).
+//! - **Targets.** x86-64 by default; [`ObjectBuilder::target`] selects AArch64, whose
+//!   functions compile with the AArch64 backend into an `EM_AARCH64` object.
 //! - **Relocations** (x86-64 psABI): calls `R_X86_64_PLT32`, PC-relative addresses
 //!   (colocated `func_addr`/`symbol_value`) `R_X86_64_PC32`, GOT loads
 //!   `R_X86_64_REX_GOTPCRELX`, absolute addresses `R_X86_64_64`/`R_X86_64_32`, FDE pointers
 //!   `R_X86_64_PC32`; in debug sections, addresses `R_X86_64_64` and offsets into other
 //!   debug sections `R_X86_64_32` against their section symbols. So the output links into
 //!   position-independent executables, and its debug info merges with other objects'.
+//!   (AArch64 ELF ABI): calls `R_AARCH64_CALL26`, addresses `R_AARCH64_ADR_PREL_PG_HI21` +
+//!   `R_AARCH64_ADD_ABS_LO12_NC`, GOT loads `R_AARCH64_ADR_GOT_PAGE` +
+//!   `R_AARCH64_LD64_GOT_LO12_NC`, absolute addresses `R_AARCH64_ABS64`/`R_AARCH64_ABS32`,
+//!   FDE pointers `R_AARCH64_PREL32`. A relocation of one target's kind in the other's
+//!   object is an error.
 //! - **Errors, never panics:** redefinition, an import defined, a function/data name clash,
 //!   an undefined local at `finish`, a signature mismatch, a compile error (with the name).
 //!
@@ -34,6 +41,7 @@ use std::collections::HashMap;
 
 use kestrel_module::decls::{Declarations, Name};
 
+use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
 use kestrel_codegen::isa::x64::{Flags, X64Backend};
 use kestrel_codegen::machinst::buffer::RelocKind;
 use kestrel_codegen::machinst::unwind::UnwindOp;
@@ -63,8 +71,68 @@ pub enum ObjectError {
     Compile { name: String, error: CodegenError },
     #[error("`{name}` is declared local to this object but never defined")]
     Undefined { name: String },
+    #[error("function `{name}`: a {kind:?} relocation has no ELF form in a {target:?} object")]
+    Reloc {
+        name: String,
+        kind: RelocKind,
+        target: Target,
+    },
     #[error("writing the object: {0}")]
     Write(#[from] object::write::Error),
+}
+
+/// The machine an object's code is for.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Target {
+    #[default]
+    X86_64,
+    Aarch64,
+}
+
+impl Target {
+    fn architecture(self) -> Architecture {
+        match self {
+            Target::X86_64 => Architecture::X86_64,
+            Target::Aarch64 => Architecture::Aarch64,
+        }
+    }
+
+    /// The ELF type of an absolute address of `size` bytes (data, trap table, debug info).
+    fn abs(self, size: u8) -> u32 {
+        match (self, size) {
+            (Target::X86_64, 8) => elf::R_X86_64_64,
+            (Target::X86_64, _) => elf::R_X86_64_32,
+            (Target::Aarch64, 8) => elf::R_AARCH64_ABS64,
+            (Target::Aarch64, _) => elf::R_AARCH64_ABS32,
+        }
+    }
+
+    /// The ELF type of a 4-byte PC-relative reference (`.eh_frame`'s FDE pointers).
+    fn pc_rel32(self) -> u32 {
+        match self {
+            Target::X86_64 => elf::R_X86_64_PC32,
+            Target::Aarch64 => elf::R_AARCH64_PREL32,
+        }
+    }
+
+    /// The ELF type of a code relocation, if `kind` is one of this target's.
+    fn code_reloc(self, kind: RelocKind) -> Option<u32> {
+        Some(match (self, kind) {
+            (Target::X86_64, RelocKind::Abs4) => elf::R_X86_64_32,
+            (Target::X86_64, RelocKind::Abs8) => elf::R_X86_64_64,
+            (Target::X86_64, RelocKind::PcRel4) => elf::R_X86_64_PC32,
+            (Target::X86_64, RelocKind::CallPcRel4) => elf::R_X86_64_PLT32,
+            (Target::X86_64, RelocKind::GotPcRel4) => elf::R_X86_64_REX_GOTPCRELX,
+            (Target::Aarch64, RelocKind::Abs4) => elf::R_AARCH64_ABS32,
+            (Target::Aarch64, RelocKind::Abs8) => elf::R_AARCH64_ABS64,
+            (Target::Aarch64, RelocKind::Arm64Call26) => elf::R_AARCH64_CALL26,
+            (Target::Aarch64, RelocKind::Arm64AdrPage21) => elf::R_AARCH64_ADR_PREL_PG_HI21,
+            (Target::Aarch64, RelocKind::Arm64AddLo12) => elf::R_AARCH64_ADD_ABS_LO12_NC,
+            (Target::Aarch64, RelocKind::Arm64GotPage21) => elf::R_AARCH64_ADR_GOT_PAGE,
+            (Target::Aarch64, RelocKind::Arm64GotLo12) => elf::R_AARCH64_LD64_GOT_LO12_NC,
+            _ => return None,
+        })
+    }
 }
 
 /// Configuration of an object module.
@@ -72,6 +140,7 @@ pub enum ObjectError {
 pub struct ObjectBuilder {
     name: String,
     flags: Flags,
+    target: Target,
     trap_table: bool,
     debug_info: bool,
 }
@@ -82,9 +151,17 @@ impl ObjectBuilder {
         ObjectBuilder {
             name: name.into(),
             flags: Flags::default(),
+            target: Target::X86_64,
             trap_table: false,
             debug_info: false,
         }
+    }
+
+    /// Compile for and write an object of `target` (x86-64 by default). For AArch64 the
+    /// flags' checks and frame-pointer setting apply; CPU features are x86-64's only.
+    pub fn target(mut self, target: Target) -> Self {
+        self.target = target;
+        self
     }
 
     /// Also emit DWARF debug info (as `cc -g` does): each function's name and code range,
@@ -99,8 +176,8 @@ impl ObjectBuilder {
     /// Also emit the trap table: section `kestrel_traps`, one 16-byte entry per trap site
     /// (`u64` address, `u8` trap code, 7 bytes of padding), writable so its absolute
     /// relocations need no text relocation. The linker defines `__start_kestrel_traps` and
-    /// `__stop_kestrel_traps` around it, so a signal handler can map a faulting `rip` to its
-    /// trap code, as the JIT does.
+    /// `__stop_kestrel_traps` around it, so a signal handler can map a faulting `rip` (or
+    /// `pc`) to its trap code, as the JIT does.
     pub fn trap_table(mut self, on: bool) -> Self {
         self.trap_table = on;
         self
@@ -137,6 +214,7 @@ struct DefinedFunction {
 pub struct ObjectModule {
     object: Object<'static>,
     flags: Flags,
+    target: Target,
     decls: Declarations<Entry, Entry>,
     /// Undeclared names the code refers to (library calls), as undefined symbols.
     extra_imports: HashMap<String, SymbolId>,
@@ -152,7 +230,11 @@ pub struct ObjectModule {
 impl ObjectModule {
     /// An empty module.
     pub fn new(builder: ObjectBuilder) -> Self {
-        let mut object = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
+        let mut object = Object::new(
+            BinaryFormat::Elf,
+            builder.target.architecture(),
+            Endianness::Little,
+        );
         object.add_file_symbol(builder.name.clone().into_bytes());
         let traps = builder
             .trap_table
@@ -161,6 +243,7 @@ impl ObjectModule {
             traps,
             object,
             flags: builder.flags,
+            target: builder.target,
             decls: Declarations::default(),
             extra_imports: HashMap::new(),
             defined: Vec::new(),
@@ -234,14 +317,15 @@ impl ObjectModule {
         let text = self.object.section_id(StandardSection::Text);
         let at = self.object.add_symbol_data(symbol, text, &code.code, 16);
         for r in &code.relocs {
+            let r_type = self
+                .target
+                .code_reloc(r.kind)
+                .ok_or_else(|| ObjectError::Reloc {
+                    name: String::from_utf8_lossy(&self.object.symbol(symbol).name).into_owned(),
+                    kind: r.kind,
+                    target: self.target,
+                })?;
             let target = self.symbol_for(&ir_name(&r.target));
-            let r_type = match r.kind {
-                RelocKind::Abs4 => elf::R_X86_64_32,
-                RelocKind::Abs8 => elf::R_X86_64_64,
-                RelocKind::PcRel4 => elf::R_X86_64_PC32,
-                RelocKind::CallPcRel4 => elf::R_X86_64_PLT32,
-                RelocKind::GotPcRel4 => elf::R_X86_64_REX_GOTPCRELX,
-            };
             self.object.add_relocation(
                 text,
                 Relocation {
@@ -264,7 +348,7 @@ impl ObjectModule {
                         symbol,
                         addend: i64::from(t.offset),
                         flags: RelocationFlags::Elf {
-                            r_type: elf::R_X86_64_64,
+                            r_type: self.target.abs(8),
                         },
                     },
                 )?;
@@ -317,7 +401,7 @@ impl ObjectModule {
                     symbol: target,
                     addend: r.addend,
                     flags: RelocationFlags::Elf {
-                        r_type: elf::R_X86_64_64,
+                        r_type: self.target.abs(8),
                     },
                 },
             )?;
@@ -391,11 +475,7 @@ impl ObjectModule {
                         self.object.section_symbol(ids[k])
                     }
                 };
-                let r_type = if r.size == 8 {
-                    elf::R_X86_64_64
-                } else {
-                    elf::R_X86_64_32
-                };
+                let r_type = self.target.abs(r.size);
                 self.object.add_relocation(
                     id,
                     Relocation {
@@ -431,7 +511,11 @@ impl ObjectModule {
             return Err(ObjectError::Undefined { name: name.clone() });
         }
         if !self.defined.is_empty() {
-            let mut builder = EhFrameBuilder::relocatable(&kestrel_codegen::isa::x64::unwind::CIE);
+            let cie = match self.target {
+                Target::X86_64 => &kestrel_codegen::isa::x64::unwind::CIE,
+                Target::Aarch64 => &kestrel_codegen::isa::aarch64::unwind::CIE,
+            };
+            let mut builder = EhFrameBuilder::relocatable(cie);
             for (i, f) in self.defined.iter().enumerate() {
                 builder.add_function(i as u64, f.len, &f.unwind);
             }
@@ -449,7 +533,7 @@ impl ObjectModule {
                         symbol: self.defined[r.symbol].symbol,
                         addend: r.addend,
                         flags: RelocationFlags::Elf {
-                            r_type: elf::R_X86_64_PC32,
+                            r_type: self.target.pc_rel32(),
                         },
                     },
                 )?;
@@ -546,12 +630,17 @@ impl Module for ObjectModule {
     }
 
     fn define_function(&mut self, id: FuncId, func: &Function) -> Result<(), ObjectError> {
-        let code = X64Backend
-            .compile_function(func, &self.flags)
-            .map_err(|error| ObjectError::Compile {
-                name: ir_name(&func.name),
-                error,
-            })?;
+        let f = &self.flags;
+        let code = match self.target {
+            Target::X86_64 => X64Backend.compile_function(func, f),
+            Target::Aarch64 => {
+                Aarch64Backend::default().compile_function(func, &aarch64::Flags::from(f))
+            }
+        }
+        .map_err(|error| ObjectError::Compile {
+            name: ir_name(&func.name),
+            error,
+        })?;
         let source = func
             .source_map
             .as_deref()

@@ -177,6 +177,7 @@ fn lap(
 ///
 /// Edits are sorted by program point (the allocator's guarantee), so one cursor walks them
 /// alongside the instructions: those before instruction `i`, then `i`, then those after it.
+/// Before each, the ISA may emit an island (`MachInst::emit_island_if_needed`).
 fn emit<I: MachInst>(
     vcode: &VCode<I>,
     ra: &Output,
@@ -207,10 +208,13 @@ fn emit<I: MachInst>(
                 open_loc = loc;
             }
             while let Some((_, e)) = edits.next_if(|(pt, _)| *pt == ProgPoint::before(i)) {
+                I::emit_island_if_needed(&mut ctx, buf);
                 I::emit_edit(e, &mut ctx, buf);
             }
+            I::emit_island_if_needed(&mut ctx, buf);
             vcode.insts()[i.index()].emit(ra.inst_allocs(i), &mut ctx, buf);
             while let Some((_, e)) = edits.next_if(|(pt, _)| *pt == ProgPoint::after(i)) {
+                I::emit_island_if_needed(&mut ctx, buf);
                 I::emit_edit(e, &mut ctx, buf);
             }
         }

@@ -10,7 +10,9 @@
 pub mod blockorder;
 pub mod buffer;
 pub mod compile;
+pub mod ir_ops;
 pub mod lower;
+pub mod operands;
 pub mod unwind;
 pub mod vcode;
 
@@ -64,6 +66,15 @@ pub trait MachInst: Clone + fmt::Debug {
     );
     /// Encode the prologue (runs before the entry block).
     fn emit_prologue(ctx: &mut EmitCtx<'_, Self::Frame>, buf: &mut MachBuffer<Self::LabelUse>);
+    /// Called before each instruction and each edit is encoded: an ISA whose label uses
+    /// reach less than the buffer can hold emits an island here, with a jump over it, when
+    /// [`MachBuffer::island_needed`] says one is due. The default emits nothing (every use
+    /// reaches any offset, so the constants wait for the end).
+    fn emit_island_if_needed(
+        _ctx: &mut EmitCtx<'_, Self::Frame>,
+        _buf: &mut MachBuffer<Self::LabelUse>,
+    ) {
+    }
     /// Human-readable form; `ops` names the operands, in operand order (vregs before
     /// allocation, locations after).
     fn pretty(&self, ops: &[String]) -> String;

@@ -1,7 +1,148 @@
-//! The AArch64 backend.
+//! The AArch64 backend: AAPCS64, rule-based lowering, encoding through `asm`.
 //!
-//! So far only the assembler layer exists: [`asm`] encodes instruction forms from hardware
-//! registers, sizes, immediates and addressing modes into 32-bit instruction words. Lowering,
-//! the ABI and emission will be built on it with the same file shape as `isa::x64`.
+//! [`Aarch64Backend::compile_function`] is the entry point; it verifies the function and
+//! runs the shared pipeline (`machinst::compile`) with this ISA's pieces: `inst` (the
+//! instruction enum and its operands), `lower.rules` + `lower` (selection), `emit`
+//! (encoding, frame, edits, islands and veneers) and `abi` (calling convention and frame
+//! layout). [`asm`] encodes each instruction form into 32-bit words; every form it emits is
+//! cross-checked against `aarch64-linux-gnu-objdump` in its tests.
+//!
+//! The code is position-independent: calls are `bl` with `CALL26` relocations, symbol
+//! addresses `adrp`/`add` pairs with page relocations; the object writer
+//! (`kestrel-object`) turns them into ELF relocations.
 
+pub mod abi;
 pub mod asm;
+pub mod emit;
+pub mod inst;
+mod isel;
+pub mod lower;
+mod lower_mem;
+pub mod unwind;
+
+use kestrel_ir::{Function, Inst as IrInst, Type, Value};
+use kestrel_regalloc::{MachineEnv, Output, RegClass};
+
+use crate::chaos::Chaos;
+use crate::machinst::compile::{compile, Backend, CompileOptions};
+use crate::machinst::lower::{Lower, LowerBackend, Results};
+use crate::machinst::vcode::VCode;
+use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
+use emit::Frame;
+use inst::Inst;
+pub use lower::lowering_rules;
+
+/// Compilation settings.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Flags {
+    /// Run the register-allocation checker on every compile.
+    pub check_regalloc: bool,
+    /// Keep the printed VCode (before and after allocation) in the result.
+    pub keep_text: bool,
+    /// Run the `MachBuffer` invariant validator on every compile (costs compile time).
+    pub validate: bool,
+    /// Report the lowering rules that fired in `CompiledCode::rules_fired` (indices into
+    /// [`lowering_rules`]).
+    pub coverage: bool,
+    /// Give every function an x29 frame, even a leaf that needs none (CLIF
+    /// `preserve_frame_pointers`).
+    pub preserve_frame_pointers: bool,
+    /// The caller has run the IR verifier on the function already: skip it.
+    pub verified: bool,
+}
+
+/// The settings x86-64's flags share with AArch64 (its CPU features mean nothing here), so
+/// that one set of flags can drive either backend.
+impl From<&crate::isa::x64::Flags> for Flags {
+    fn from(f: &crate::isa::x64::Flags) -> Flags {
+        Flags {
+            check_regalloc: f.check_regalloc,
+            keep_text: f.keep_text,
+            validate: f.validate,
+            coverage: f.coverage,
+            preserve_frame_pointers: f.preserve_frame_pointers,
+            verified: f.verified,
+        }
+    }
+}
+
+/// The AArch64 (AAPCS64, Linux) backend.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Aarch64Backend {
+    /// Set up an x29 frame in every function (see [`Flags::preserve_frame_pointers`]).
+    pub preserve_frame_pointers: bool,
+}
+
+impl Aarch64Backend {
+    /// Compile `f` to AArch64 machine code.
+    pub fn compile_function(
+        &self,
+        f: &Function,
+        flags: &Flags,
+    ) -> Result<CompiledCode, CodegenError> {
+        self.compile_function_with_chaos(f, flags, &mut Chaos::disabled())
+    }
+
+    /// Compile `f`, asking `chaos` before each optional optimization.
+    pub fn compile_function_with_chaos(
+        &self,
+        f: &Function,
+        flags: &Flags,
+        chaos: &mut Chaos,
+    ) -> Result<CompiledCode, CodegenError> {
+        if !flags.verified {
+            if let Err(errors) = kestrel_ir::verify_function(f) {
+                return Err(CodegenError::Verifier(errors.to_string()));
+            }
+        }
+        let options = CompileOptions {
+            check_regalloc: flags.check_regalloc,
+            keep_text: flags.keep_text,
+            validate_buffer: flags.validate,
+            coverage: flags.coverage,
+        };
+        let target = Aarch64Backend {
+            preserve_frame_pointers: flags.preserve_frame_pointers || self.preserve_frame_pointers,
+        };
+        compile(&target, f, options, chaos)
+    }
+}
+
+impl LowerBackend for Aarch64Backend {
+    type MInst = Inst;
+
+    fn lower_inst(
+        &self,
+        ctx: &mut Lower<'_, Inst>,
+        inst: IrInst,
+    ) -> Result<Option<Results>, CodegenError> {
+        lower::lower_inst(ctx, inst)
+    }
+
+    fn lower_branch(
+        &self,
+        ctx: &mut Lower<'_, Inst>,
+        inst: IrInst,
+        targets: &[BlockIndex],
+    ) -> Option<()> {
+        lower::lower_branch(ctx, inst, targets)
+    }
+
+    fn gen_args(&self, ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
+        abi::gen_args(ctx, params)
+    }
+
+    fn value_regs(&self, ty: Type) -> Option<(RegClass, usize)> {
+        abi::value_regs(ty)
+    }
+}
+
+impl Backend for Aarch64Backend {
+    fn machine_env(&self) -> &MachineEnv {
+        abi::machine_env()
+    }
+
+    fn compute_frame(&self, f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
+        abi::compute_frame(f, vcode, ra, self.preserve_frame_pointers)
+    }
+}

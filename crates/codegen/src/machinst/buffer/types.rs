@@ -70,6 +70,21 @@ pub enum RelocKind {
     /// (`GOT(target) + addend - offset`), for a RIP-relative load of an address defined
     /// outside the code's own unit.
     GotPcRel4,
+    /// AArch64 `bl`: the 26-bit word offset to `target + addend` (`R_AARCH64_CALL26`; the
+    /// linker adds a veneer when the target is out of the ±128 MiB reach).
+    Arm64Call26,
+    /// AArch64 `adrp`: the distance in 4 KiB pages from the instruction's page to that of
+    /// `target + addend` (`R_AARCH64_ADR_PREL_PG_HI21`).
+    Arm64AdrPage21,
+    /// AArch64 `add #imm12`: the low 12 bits of `target + addend`
+    /// (`R_AARCH64_ADD_ABS_LO12_NC`).
+    Arm64AddLo12,
+    /// AArch64 `adrp` of the page of the GOT slot holding `target`'s address
+    /// (`R_AARCH64_ADR_GOT_PAGE`).
+    Arm64GotPage21,
+    /// AArch64 `ldr` of that GOT slot: the low 12 bits of its address, in 8-byte units
+    /// (`R_AARCH64_LD64_GOT_LO12_NC`).
+    Arm64GotLo12,
 }
 
 impl RelocKind {
@@ -77,7 +92,15 @@ impl RelocKind {
     pub fn size(self) -> u32 {
         match self {
             RelocKind::Abs8 => 8,
-            RelocKind::Abs4 | RelocKind::PcRel4 | RelocKind::CallPcRel4 | RelocKind::GotPcRel4 => 4,
+            RelocKind::Abs4
+            | RelocKind::PcRel4
+            | RelocKind::CallPcRel4
+            | RelocKind::GotPcRel4
+            | RelocKind::Arm64Call26
+            | RelocKind::Arm64AdrPage21
+            | RelocKind::Arm64AddLo12
+            | RelocKind::Arm64GotPage21
+            | RelocKind::Arm64GotLo12 => 4,
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Integer add and subtract: with a 12-bit immediate, a shifted register or an extended
-//! register, with or without setting the flags.
+//! register, with or without setting the flags; and with the carry flag (`adc`, `sbc`).
 //!
 //! # Contract
 //!
@@ -194,5 +194,20 @@ pub fn adds_subs_ext(
     rm: Extended,
 ) {
     let word = EXTENDED | size.sf() | op.bits(true) | rm.fields();
+    sink.put_word(word | rn_field(rn.enc()) | rd_field(rd.enc()));
+}
+
+/// `adc`/`adcs` (`rd = rn + rm + C`) or `sbc`/`sbcs` (`rd = rn - rm - !C`, printed
+/// `ngc`/`ngcs` when `rn` is ZR), setting the flags when `set_flags`.
+pub fn add_sub_carry(
+    sink: &mut impl WordSink,
+    op: AddSub,
+    set_flags: bool,
+    size: Size,
+    rd: GprZr,
+    rn: GprZr,
+    rm: GprZr,
+) {
+    let word = 0x1A00_0000 | size.sf() | op.bits(set_flags) | super::rm_field(rm.enc());
     sink.put_word(word | rn_field(rn.enc()) | rd_field(rd.enc()));
 }

@@ -88,7 +88,7 @@ pub mod regs;
 pub mod shift;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use label_use::{Fixup, LabelUse, PcOffset};
 pub use mem::Amode;

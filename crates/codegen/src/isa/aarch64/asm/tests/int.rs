@@ -232,6 +232,41 @@ fn bitmask(esize: u32, len: u32, rot: u32) -> u64 {
 }
 
 #[test]
+fn carry_forms() {
+    let mut c = Checker::new("carry");
+    for size in Size::ALL {
+        for op in AddSub::ALL {
+            for set_flags in [false, true] {
+                let name = match (op, set_flags) {
+                    (AddSub::Add, false) => "adc",
+                    (AddSub::Add, true) => "adcs",
+                    (AddSub::Sub, false) => "sbc",
+                    (AddSub::Sub, true) => "sbcs",
+                };
+                for rd in zrs() {
+                    for rn in zrs() {
+                        for rm in few_zrs() {
+                            let (d, n, m) = (z(rd, size), z(rn, size), z(rm, size));
+                            let e = if op == AddSub::Sub && rn == GprZr::ZR {
+                                let neg = if set_flags { "ngcs" } else { "ngc" };
+                                format!("{neg} {d}, {m}")
+                            } else {
+                                format!("{name} {d}, {n}, {m}")
+                            };
+                            c.check(
+                                |s| add_sub::add_sub_carry(s, op, set_flags, size, rd, rn, rm),
+                                e,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    c.finish();
+}
+
+#[test]
 fn logical_forms() {
     let mut c = Checker::new("logical");
     for size in Size::ALL {

@@ -31,14 +31,14 @@ const VMA: u64 = 0x1_0000_0000;
 const OBJDUMP: &str = "aarch64-linux-gnu-objdump";
 
 /// Words and the text objdump should print for each, checked together by [`Checker::finish`].
-pub(super) struct Checker {
+pub(crate) struct Checker {
     name: &'static str,
     code: Vec<u8>,
     expected: Vec<String>,
 }
 
 impl Checker {
-    pub(super) fn new(name: &'static str) -> Checker {
+    pub(crate) fn new(name: &'static str) -> Checker {
         Checker {
             name,
             code: Vec::new(),
@@ -47,12 +47,12 @@ impl Checker {
     }
 
     /// The address the next word will be disassembled at.
-    pub(super) fn pc(&self) -> u64 {
+    pub(crate) fn pc(&self) -> u64 {
         VMA + self.code.len() as u64
     }
 
     /// Emits one word with `emit` and expects objdump to print `expected` for it.
-    pub(super) fn check(&mut self, emit: impl FnOnce(&mut Vec<u8>), expected: impl Into<String>) {
+    pub(crate) fn check(&mut self, emit: impl FnOnce(&mut Vec<u8>), expected: impl Into<String>) {
         let expected = expected.into();
         let start = self.code.len();
         emit(&mut self.code);
@@ -66,7 +66,7 @@ impl Checker {
     }
 
     /// Like [`Checker::check`] for a PC-relative form: also checks the returned fixup.
-    pub(super) fn check_fixup(
+    pub(crate) fn check_fixup(
         &mut self,
         emit: impl FnOnce(&mut Vec<u8>) -> Fixup,
         kind: LabelUse,
@@ -85,13 +85,13 @@ impl Checker {
     }
 
     /// Expects objdump to print `expected` for `word`.
-    pub(super) fn check_word(&mut self, word: u32, expected: impl Into<String>) {
+    pub(crate) fn check_word(&mut self, word: u32, expected: impl Into<String>) {
         self.check(|s| s.extend_from_slice(&word.to_le_bytes()), expected);
     }
 
     /// Disassembles everything with one objdump run and compares; panics with the first
     /// mismatches if there are any, else returns the number of words checked.
-    pub(super) fn finish(self) -> usize {
+    pub(crate) fn finish(self) -> usize {
         let dir = std::env::temp_dir();
         let path = dir.join(format!(
             "kestrel-a64-{}-{}.bin",

@@ -1,0 +1,519 @@
+//! The AAPCS64 calling convention (as Linux uses it) and frame layout.
+//!
+//! # Contract
+//!
+//! - Arguments: integers in `x0`–`x7`, floats in `v0`–`v7` (`s`/`d`), in order per class; the
+//!   rest on the stack in 8-byte slots at `[x29 + 16 + 8*i]` (the caller's `[sp + 8*i]`),
+//!   in order. Narrow integers carry unspecified upper bits, as AAPCS64 allows.
+//! - Results: integers in `x0`–`x7`, floats in `v0`–`v7`, in order per class (AAPCS64 uses
+//!   `x0`/`x1` and `v0`–`v3`; functions with more results than that are only called by code
+//!   this backend compiled, which agrees); the rest in a return area of 8-byte slots in
+//!   result order, whose address the caller passes in `x8` (AAPCS64's indirect result
+//!   register), allocated in the caller's frame above its outgoing arguments.
+//! - Callee-saved `x19`–`x28` and `d8`–`d15` (the low 64 bits of `v8`–`v15`, all a scalar
+//!   value occupies) are saved only when the allocator used them; everything else is
+//!   caller-saved and clobbered by calls.
+//! - `x29` is the frame pointer and `x30` the link register whenever there is a frame (a
+//!   function with calls, incoming stack arguments, stack slots, spills or saved registers),
+//!   which `stp x29, x30, [sp, #-16]!; mov x29, sp` sets up. A leaf with none of these sets
+//!   up nothing and returns with a bare `ret`. `sp` stays 16-byte aligned.
+//! - **Scratch registers.** `x16`, `x17` and `v31` are never allocated, so no value lives in
+//!   them across an instruction boundary. `x16` and `v31` are the allocator's scratch
+//!   registers (`MachineEnv::scratch`: its edits may use them between instructions, and the
+//!   regalloc checker treats every instruction as clobbering them); the encoder uses `x16`,
+//!   `x17` and `v31` as temporaries inside one instruction (constants, large offsets,
+//!   division, conversions, jump tables, veneers). The linker's call veneers clobber `x16`
+//!   and `x17` too, which is why AAPCS64 reserves them. `x18` (the platform register) is
+//!   never touched.
+//! - `system_v`, `fast`, `cold` and `tail` are all AAPCS64 here (both sides are compiled
+//!   here); other conventions are unsupported.
+//! - `i128` and vector values are unsupported (no register class holds them yet), as is a
+//!   `stack_limit` (the prologue has no stack check yet).
+
+use std::sync::OnceLock;
+
+use kestrel_ir::{CallConv, Function, Signature, Type, Value};
+use kestrel_regalloc::{Allocation, MachineEnv, Output, PReg, PRegSet, RegClass, VReg};
+use smallvec::SmallVec;
+
+use super::asm::{FpMemSize, Gpr, MemSize, Vreg as FpReg};
+use super::emit::Frame;
+use super::inst::{
+    fp_preg, gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, LoadKind, Mem, MemInst,
+    StoreKind,
+};
+use crate::machinst::lower::{Lower, Results};
+use crate::machinst::vcode::VCode;
+use crate::machinst::CodegenError;
+
+/// Argument and result registers per class.
+const ARG_REGS: usize = 8;
+const CALLEE_SAVED: [Gpr; 10] = [
+    Gpr::X19,
+    Gpr::X20,
+    Gpr::X21,
+    Gpr::X22,
+    Gpr::X23,
+    Gpr::X24,
+    Gpr::X25,
+    Gpr::X26,
+    Gpr::X27,
+    Gpr::X28,
+];
+
+fn x(n: usize) -> PReg {
+    PReg::new(n, RegClass::Int)
+}
+
+fn v(n: usize) -> PReg {
+    PReg::new(n, RegClass::Float)
+}
+
+/// Where one argument goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loc {
+    Reg(PReg),
+    /// Byte offset in the stack-argument area.
+    Stack(i32),
+}
+
+fn check_call_conv(cc: CallConv) -> Result<(), CodegenError> {
+    match cc {
+        CallConv::SystemV | CallConv::Fast | CallConv::Cold | CallConv::Tail => Ok(()),
+        other => Err(CodegenError::unsupported(format!(
+            "calling convention `{}` on aarch64",
+            other.name()
+        ))),
+    }
+}
+
+/// How values of `ty` live in registers: integers up to 64 bits in one `x` register, `f32`
+/// and `f64` in one FP register; nothing else yet.
+pub fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
+    if ty.is_int() && ty.bits() <= 64 {
+        Some((RegClass::Int, 1))
+    } else if ty == Type::F32 || ty == Type::F64 {
+        Some((RegClass::Float, 1))
+    } else {
+        None
+    }
+}
+
+fn class_of(ty: Type) -> Result<RegClass, CodegenError> {
+    value_regs(ty)
+        .map(|(class, _)| class)
+        .ok_or_else(|| CodegenError::Unsupported {
+            opcode: None,
+            ty: Some(ty),
+            what: "argument or result type in the aarch64 calling convention".into(),
+        })
+}
+
+/// The register of the `i`-th value of `class` (argument or result).
+fn class_reg(class: RegClass, i: usize) -> PReg {
+    match class {
+        RegClass::Int => x(i),
+        RegClass::Float => v(i),
+    }
+}
+
+/// Locations of the parameters of `sig`, one per parameter.
+pub fn param_locs(sig: &Signature) -> Result<SmallVec<[Loc; 8]>, CodegenError> {
+    check_call_conv(sig.call_conv)?;
+    let mut next = [0usize; 2];
+    let mut stack = 0i32;
+    sig.params
+        .iter()
+        .map(|p| {
+            let class = class_of(p.value_type)?;
+            let n = &mut next[class as usize];
+            Ok(if *n < ARG_REGS {
+                *n += 1;
+                Loc::Reg(class_reg(class, *n - 1))
+            } else {
+                stack += 8;
+                Loc::Stack(stack - 8)
+            })
+        })
+        .collect()
+}
+
+/// Where one result goes: a register, or an offset in the return area.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetLoc {
+    Reg(PReg),
+    Area(i32),
+}
+
+/// Locations of the results of `sig`, one per result, and the size of the return area
+/// (passed in x8 when not 0).
+pub fn ret_locs(sig: &Signature) -> Result<(SmallVec<[RetLoc; 4]>, u32), CodegenError> {
+    check_call_conv(sig.call_conv)?;
+    let mut next = [0usize; 2];
+    let mut area = 0u32;
+    let locs = sig
+        .returns
+        .iter()
+        .map(|p| {
+            let class = class_of(p.value_type)?;
+            let n = &mut next[class as usize];
+            Ok(if *n < ARG_REGS {
+                *n += 1;
+                RetLoc::Reg(class_reg(class, *n - 1))
+            } else {
+                area += 8;
+                RetLoc::Area(area as i32 - 8)
+            })
+        })
+        .collect::<Result<_, CodegenError>>()?;
+    Ok((locs, area))
+}
+
+/// x8, the register of the return area's address.
+fn ret_area_reg() -> PReg {
+    gpr_preg(Gpr::X8)
+}
+
+/// The vreg of the incoming return-area pointer, created on first use: lowering is
+/// bottom-up, so a `return` in the entry block is lowered before the arguments are defined.
+fn ret_area_ptr(ctx: &mut Lower<'_, Inst>) -> VReg {
+    match ctx.ret_area_ptr {
+        Some(v) => v,
+        None => {
+            let v = ctx.alloc_vreg(RegClass::Int);
+            ctx.ret_area_ptr = Some(v);
+            v
+        }
+    }
+}
+
+/// How a stack argument of `class` is stored and loaded: all 8 bytes of its register.
+fn slot_access(class: RegClass) -> (StoreKind, LoadKind) {
+    match class {
+        RegClass::Int => (
+            StoreKind::Int { size: MemSize::S64 },
+            LoadKind::Int {
+                size: MemSize::S64,
+                signed: false,
+            },
+        ),
+        RegClass::Float => (
+            StoreKind::Float {
+                size: FpMemSize::S64,
+            },
+            LoadKind::Float {
+                size: FpMemSize::S64,
+            },
+        ),
+    }
+}
+
+/// The allocator's view of the machine.
+pub fn machine_env() -> &'static MachineEnv {
+    static ENV: OnceLock<MachineEnv> = OnceLock::new();
+    ENV.get_or_init(|| {
+        // Caller-saved registers first (no save needed), then callee-saved ones.
+        let ints = (0..16).chain(19..29).map(x).collect();
+        let floats = (0..8).chain(16..31).chain(8..16).map(v).collect();
+        MachineEnv {
+            allocatable: [ints, floats],
+            caller_saved: caller_saved(),
+            scratch: [Some(gpr_preg(Gpr::X16)), Some(fp_preg(scratch_fp()))],
+        }
+    })
+}
+
+/// `v31`, the FP scratch register.
+pub(super) fn scratch_fp() -> FpReg {
+    FpReg::new(31).expect("v31")
+}
+
+/// Registers a call may overwrite: `x0`–`x18`, `x30`, and every FP register but `v8`–`v15`.
+pub fn caller_saved() -> PRegSet {
+    let mut set: PRegSet = (0..19).map(x).collect();
+    set.add(gpr_preg(Gpr::LR));
+    for i in (0..8).chain(16..32) {
+        set.add(v(i));
+    }
+    set
+}
+
+/// Copy `vr` into a fresh vreg if it was already placed in another fixed register, so each
+/// vreg has one fixed constraint per instruction.
+fn distinct(ctx: &mut Lower<'_, Inst>, seen: &mut SmallVec<[VReg; 8]>, vr: VReg) -> VReg {
+    if !seen.contains(&vr) {
+        seen.push(vr);
+        return vr;
+    }
+    let copy = ctx.alloc_vreg(vr.class());
+    ctx.emit(AluInst::Mov { dst: copy, src: vr });
+    copy
+}
+
+/// Define the entry block's parameters from the incoming registers and stack slots.
+pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
+    // Reported here, while errors can be: the prologue has no stack check yet.
+    if ctx.f.stack_limit.is_some() {
+        return Err(CodegenError::unsupported(format!(
+            "`stack_limit` in {} on aarch64",
+            ctx.f.name
+        )));
+    }
+    let locs = param_locs(ctx.signature())?;
+    let mut args = Vec::new();
+    let mut stack = Vec::new();
+    if ret_locs(ctx.signature())?.1 > 0 {
+        let ptr = ret_area_ptr(ctx);
+        args.push((ptr, ret_area_reg()));
+    }
+    for (&p, loc) in params.iter().zip(locs) {
+        let vr = ctx.value_vreg(p);
+        match loc {
+            Loc::Reg(r) => args.push((vr, r)),
+            Loc::Stack(off) => stack.push(MemInst::Load {
+                kind: slot_access(vr.class()).1,
+                dst: vr,
+                mem: Mem::IncomingArg { off },
+                trap: None,
+            }),
+        }
+    }
+    ctx.emit(ControlInst::Args { args });
+    for i in stack {
+        ctx.emit(i);
+    }
+    Ok(())
+}
+
+/// `return vals…`.
+pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), CodegenError> {
+    let (locs, _) = ret_locs(ctx.signature())?;
+    let mut seen = SmallVec::new();
+    let mut rets = Vec::with_capacity(locs.len());
+    for (&val, loc) in vals.iter().zip(locs) {
+        let vr = ctx.value_vreg(val);
+        match loc {
+            RetLoc::Reg(r) => rets.push((distinct(ctx, &mut seen, vr), r)),
+            RetLoc::Area(off) => {
+                let base = ret_area_ptr(ctx);
+                ctx.emit(MemInst::Store {
+                    kind: slot_access(vr.class()).0,
+                    src: vr,
+                    mem: Mem::Reg { base, off },
+                    trap: None,
+                });
+            }
+        }
+    }
+    ctx.emit(ControlInst::Ret { rets });
+    Ok(())
+}
+
+/// A call of `callee` with signature `sig` and arguments `args`; returns the result vregs.
+pub fn gen_call(
+    ctx: &mut Lower<'_, Inst>,
+    callee: CallDest,
+    sig: &Signature,
+    args: &[Value],
+) -> Result<Results, CodegenError> {
+    let locs = param_locs(sig)?;
+    let (rets, area) = ret_locs(sig)?;
+    let mut seen = SmallVec::new();
+    let mut regs = Vec::with_capacity(args.len() + rets.len() + 1);
+    if area > 0 {
+        let ptr = ctx.alloc_vreg(RegClass::Int);
+        ctx.emit(MemInst::RetAreaAddr {
+            dst: ptr,
+            size: area,
+        });
+        regs.push((ptr, ret_area_reg()));
+    }
+    for (&a, loc) in args.iter().zip(locs) {
+        let vr = ctx.value_vreg(a);
+        match loc {
+            Loc::Reg(r) => regs.push((distinct(ctx, &mut seen, vr), r)),
+            Loc::Stack(off) => ctx.emit(MemInst::Store {
+                kind: slot_access(vr.class()).0,
+                src: vr,
+                mem: Mem::OutgoingArg { off },
+                trap: None,
+            }),
+        }
+    }
+    let num_uses = regs.len() as u32;
+    let mut results = Results::new();
+    let mut loads: SmallVec<[MemInst; 2]> = SmallVec::new();
+    for (p, loc) in sig.returns.iter().zip(rets) {
+        let vr = ctx.alloc_vreg(class_of(p.value_type)?);
+        results.push(vr);
+        match loc {
+            RetLoc::Reg(r) => regs.push((vr, r)),
+            RetLoc::Area(off) => loads.push(MemInst::Load {
+                kind: slot_access(vr.class()).1,
+                dst: vr,
+                mem: Mem::RetArea { off },
+                trap: None,
+            }),
+        }
+    }
+    ctx.emit(ControlInst::Call {
+        dest: callee,
+        regs,
+        num_uses,
+    });
+    for load in loads {
+        ctx.emit(load);
+    }
+    Ok(results)
+}
+
+/// The frame for `f` given its allocation (see `emit.rs` for the layout); with
+/// `preserve_frame_pointers`, a frame even where nothing needs one.
+pub fn compute_frame(
+    f: &Function,
+    vcode: &VCode<Inst>,
+    ra: &Output,
+    preserve_frame_pointers: bool,
+) -> Frame {
+    // Outgoing stack arguments, then the return area, live at the bottom of the frame, each
+    // shared by all calls.
+    let (mut out_args, mut ret_area) = (0u32, 0u32);
+    let (mut has_calls, mut needs_frame) = (false, false);
+    for inst in vcode.insts() {
+        match inst {
+            Inst::Mem(MemInst::RetAreaAddr { size, .. }) => ret_area = ret_area.max(*size),
+            Inst::Mem(MemInst::Store {
+                mem: Mem::OutgoingArg { off },
+                ..
+            }) => out_args = out_args.max(*off as u32 + 8),
+            Inst::Control(ControlInst::Call { .. }) => has_calls = true,
+            // Reading x29 or the saved x30 needs the frame that holds them.
+            Inst::Mem(MemInst::FrameValue {
+                what: FrameValue::FramePointer | FrameValue::ReturnAddress,
+                ..
+            }) => needs_frame = true,
+            _ => {}
+        }
+    }
+    let incoming_stack =
+        param_locs(&f.signature).is_ok_and(|locs| locs.iter().any(|l| matches!(l, Loc::Stack(_))));
+    // Registers the code writes, and the spill slots it touches: the allocator may count
+    // slots it reserved but never used, which must not grow the frame. What a callee may
+    // overwrite is not this function's to save: calls only clobber caller-saved registers.
+    let mut used = PRegSet::empty();
+    let mut spill_slots = 0u32;
+    let mut note = |a: Allocation| match a {
+        Allocation::Reg(r) => used.add(r),
+        Allocation::Stack(s) => spill_slots = spill_slots.max(s.0 + 1),
+    };
+    ra.allocs.iter().copied().for_each(&mut note);
+    for (_, e) in &ra.edits {
+        note(e.from);
+        note(e.to);
+    }
+    debug_assert!(spill_slots as usize <= ra.num_spillslots);
+    let saved: Vec<Gpr> = CALLEE_SAVED
+        .iter()
+        .copied()
+        .filter(|&g| used.contains(gpr_preg(g)))
+        .collect();
+    let saved_fp: Vec<FpReg> = (8..16)
+        .map(|n| FpReg::new(n).expect("v8-v15"))
+        .filter(|&r| used.contains(fp_preg(r)))
+        .collect();
+    let save_area = 8 * (saved.len() + saved_fp.len()) as u32;
+    let ret_area_base = out_args.next_multiple_of(16);
+    let mut slot_offsets = Vec::with_capacity(f.stack_slots.len());
+    let mut off = ret_area_base + ret_area;
+    for (_, slot) in f.stack_slots.iter() {
+        // At least the natural alignment of a slot up to 16 bytes.
+        let natural = slot.size.next_power_of_two().min(16);
+        let align = (1u32 << slot.align_shift.min(4)).max(natural);
+        off = off.next_multiple_of(align.max(1));
+        slot_offsets.push(off as i32);
+        off += slot.size;
+    }
+    let spill_base = off.next_multiple_of(8);
+    let body = spill_base + 8 * spill_slots;
+    let size = (body + save_area).next_multiple_of(16);
+    let setup = preserve_frame_pointers
+        || has_calls
+        || needs_frame
+        || incoming_stack
+        || size > 0
+        || !f.stack_slots.is_empty();
+    Frame {
+        setup,
+        size,
+        saved,
+        saved_fp,
+        spill_base: spill_base as i32,
+        slot_offsets,
+        ret_area_base: ret_area_base as i32,
+    }
+}
+
+/// The signature of a runtime-library helper: AAPCS64, these parameter and result types.
+pub fn libcall_signature(params: &[Type], returns: &[Type]) -> Signature {
+    let mut sig = Signature::new(CallConv::SystemV);
+    sig.params = params
+        .iter()
+        .map(|&t| kestrel_ir::AbiParam::new(t))
+        .collect();
+    sig.returns = returns
+        .iter()
+        .map(|&t| kestrel_ir::AbiParam::new(t))
+        .collect();
+    sig
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kestrel_ir::AbiParam;
+
+    #[test]
+    fn nine_integer_arguments_spill_one_to_the_stack() {
+        let mut sig = Signature::new(CallConv::SystemV);
+        sig.params = vec![AbiParam::new(Type::I64); 9];
+        sig.params.insert(2, AbiParam::new(Type::F64));
+        let locs = param_locs(&sig).unwrap();
+        assert_eq!(locs[0], Loc::Reg(x(0)));
+        assert_eq!(locs[2], Loc::Reg(v(0)));
+        assert_eq!(locs[8], Loc::Reg(x(7)));
+        assert_eq!(locs[9], Loc::Stack(0));
+    }
+
+    #[test]
+    fn scratch_registers_are_never_allocated() {
+        let env = machine_env();
+        for r in [
+            gpr_preg(Gpr::X16),
+            gpr_preg(Gpr::X17),
+            gpr_preg(Gpr::X18),
+            fp_preg(scratch_fp()),
+        ] {
+            assert!(!env.allocatable.iter().flatten().any(|&a| a == r), "{r:?}");
+        }
+        assert!(!env.allocatable[0].contains(&gpr_preg(Gpr::FP)));
+        assert!(!env.allocatable[0].contains(&gpr_preg(Gpr::LR)));
+        assert_eq!(env.allocatable[0].len(), 26);
+        assert_eq!(env.allocatable[1].len(), 31);
+    }
+
+    #[test]
+    fn unsupported_types_and_conventions_are_errors() {
+        let mut sig = Signature::new(CallConv::SystemV);
+        sig.params.push(AbiParam::new(Type::I128));
+        assert!(param_locs(&sig).is_err());
+        let sig = Signature::new(CallConv::WindowsFastcall);
+        assert!(param_locs(&sig).is_err());
+        let mut sig = Signature::new(CallConv::SystemV);
+        sig.returns = vec![AbiParam::new(Type::I32); 9];
+        let (locs, area) = ret_locs(&sig).unwrap();
+        assert_eq!(
+            (locs[7], locs[8], area),
+            (RetLoc::Reg(x(7)), RetLoc::Area(0), 8)
+        );
+    }
+}

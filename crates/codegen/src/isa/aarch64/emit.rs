@@ -1,0 +1,656 @@
+//! Encoding glue: label uses and veneers, the frame, the allocator's edits, the prologue,
+//! islands, and the helpers the instruction families (`inst/`) encode with.
+//!
+//! # Contract
+//!
+//! Requires an allocation in which every operand is a register (see `inst/mod.rs`), and a
+//! [`Frame`] computed from the same allocation. [`MachInst::emit`] maps the instruction's
+//! operands to their allocated registers (the family's `map`) and lets its family encode it
+//! through the assembler layer (`asm`), reading registers by field name. `x16`, `x17` and
+//! `v31` are free inside any instruction (the scratch-register contract in `abi.rs`):
+//! constants, large offsets and multi-instruction sequences use them.
+//!
+//! Branches are emitted naively (`b.cond taken; b not_taken`, or `cbz`/`cbnz`) and described
+//! to the buffer, which turns them into their final form. Label uses have a short reach
+//! (`b.cond`/`cbz` ±1 MiB, `tbz` ±32 KiB, `b` ±128 MiB, `adr` ±1 MiB), so before every
+//! instruction and every edit the emitter asks the buffer whether an island is due
+//! ([`MachInst::emit_island_if_needed`]); if so it jumps over an island of veneers and
+//! constants. Every instruction and edit emits at most [`MAX_EMIT_BYTES`], the distance the
+//! island check plans with. Other PC-relative references inside one instruction's sequence
+//! (a `b.cond` over a `udf`) have fixed offsets. Trap sites are recorded at the `udf` (or the
+//! faulting access) itself.
+//!
+//! Frame layout (the stack grows down; `sp` is 16-byte aligned after the prologue). A leaf
+//! that keeps nothing in its frame has no prologue at all (see [`Frame::setup`]).
+//!
+//! ```text
+//! [x29 + 16 + 8*i]      incoming stack argument i
+//! [x29 + 8]             return address (the caller's x30)
+//! [x29]                 caller's x29
+//! [x29 - 8*(i+1)]       callee-saved register i (x19–x28, then d8–d15; saved only when used)
+//! ...                   padding to 16 bytes
+//! [sp + spill_base + 8*i]  spill slot i
+//! [sp + slot_off]       explicit stack slots
+//! [sp + ret_area_base]  outgoing return area (calls of functions with many results)
+//! [sp + 8*i]            outgoing stack argument i of the next call
+//! ```
+
+use kestrel_ir::TrapCode;
+use kestrel_regalloc::{Allocation, Edit, PReg, RegClass};
+
+use super::asm::add_sub::{add_sub_ext, add_sub_imm, add_sub_reg, AddSub, AddSubImm};
+use super::asm::branch;
+use super::asm::fp::{self as fp_enc, FpUnaryOp};
+use super::asm::label_use::LabelUse as AsmLabelUse;
+use super::asm::logical::{and_orr_eor_imm, logical_reg, LogicalImmOp, LogicalOp};
+use super::asm::logical_imm::LogicalImm;
+use super::asm::mem::{ld_st, ld_st_fp, Amode, FpLdSt, IndexExtend, IntLdSt};
+use super::asm::misc;
+use super::asm::moves::{move_wide, MoveWideOp, WideImm};
+use super::asm::operands::{Extend, Extended};
+use super::asm::pair::{ld_st_pair, pair_index, IntPair, PairAmode};
+use super::asm::{FpMemSize, FpSize, Gpr, GprSp, GprZr, PcOffset, Size, Vreg as FpReg, WordSink};
+use super::inst::{AluInst, ControlInst, Inst, Mem, Operands};
+use super::unwind;
+use crate::machinst::buffer::{Label, LabelUse, MachBuffer};
+use crate::machinst::{BlockIndex, EmitCtx, MachInst, PRegSet, VReg};
+
+/// The most bytes one instruction or one edit emits (islands are planned with it).
+pub const MAX_EMIT_BYTES: u32 = 256;
+
+/// AArch64 label references, as the buffer resolves them.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum A64LabelUse {
+    /// `b`: ±128 MiB; veneer: an indirect branch through a 32-bit offset (20 bytes).
+    Branch26,
+    /// `b.cond`, `cbz`, `cbnz`: ±1 MiB; veneer: a `b`.
+    Branch19,
+    /// `tbz`, `tbnz`: ±32 KiB; veneer: a `b`.
+    Branch14,
+    /// `adr` of a constant: ±1 MiB, no veneer (data is not reached by jumping).
+    Adr21,
+    /// A 32-bit word holding `label - use + addend`, the addend being what the word held
+    /// before patching (jump-table entries, the long veneer's offset): ±2 GiB.
+    PcRel32,
+}
+
+impl A64LabelUse {
+    /// The assembler's field kind of a branch or `adr` use.
+    fn asm_kind(self) -> Option<AsmLabelUse> {
+        match self {
+            A64LabelUse::Branch26 => Some(AsmLabelUse::Branch26),
+            A64LabelUse::Branch19 => Some(AsmLabelUse::Branch19),
+            A64LabelUse::Branch14 => Some(AsmLabelUse::Branch14),
+            A64LabelUse::Adr21 => Some(AsmLabelUse::Adr21),
+            A64LabelUse::PcRel32 => None,
+        }
+    }
+
+    /// The use kind of a fixup the assembler returned (`adrp` and literal loads are never
+    /// resolved by the buffer).
+    pub fn of(kind: AsmLabelUse) -> A64LabelUse {
+        match kind {
+            AsmLabelUse::Branch26 => A64LabelUse::Branch26,
+            AsmLabelUse::Branch19 => A64LabelUse::Branch19,
+            AsmLabelUse::Branch14 => A64LabelUse::Branch14,
+            AsmLabelUse::Adr21 => A64LabelUse::Adr21,
+            AsmLabelUse::Adrp21 | AsmLabelUse::Literal19 => {
+                panic!("{kind:?} fields are never resolved by the MachBuffer")
+            }
+        }
+    }
+}
+
+/// Bytes of the `Branch26` veneer: `adr x16, .; ldrsw x17, [x16, #16]; add x16, x16, x17;
+/// br x16; .word target - veneer`.
+const LONG_VENEER: u32 = 20;
+
+impl LabelUse for A64LabelUse {
+    const ALIGN: u32 = 4;
+    const MAX_VENEER_SIZE: u32 = LONG_VENEER;
+
+    fn max_pos_range(self) -> u32 {
+        match self.asm_kind() {
+            Some(k) => u32::try_from(k.max_pos_range()).unwrap_or(u32::MAX),
+            None => i32::MAX as u32,
+        }
+    }
+
+    fn max_neg_range(self) -> u32 {
+        match self.asm_kind() {
+            Some(k) => u32::try_from(k.max_neg_range()).unwrap_or(u32::MAX),
+            None => 1 << 31,
+        }
+    }
+
+    fn patch_size(self) -> u32 {
+        4
+    }
+
+    fn patch(self, bytes: &mut [u8], use_offset: u32, label_offset: u32) {
+        let word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        let offset = i64::from(label_offset) - i64::from(use_offset);
+        let patched = match self.asm_kind() {
+            Some(k) => k
+                .patch(word, offset)
+                .expect("the buffer patches only in range"),
+            None => (offset + i64::from(word as i32)) as u32,
+        };
+        bytes[..4].copy_from_slice(&patched.to_le_bytes());
+    }
+
+    fn supports_veneer(self) -> bool {
+        matches!(
+            self,
+            A64LabelUse::Branch26 | A64LabelUse::Branch19 | A64LabelUse::Branch14
+        )
+    }
+
+    fn veneer_size(self) -> u32 {
+        match self {
+            A64LabelUse::Branch26 => LONG_VENEER,
+            _ => 4,
+        }
+    }
+
+    fn generate_veneer(self, bytes: &mut [u8], veneer_offset: u32) -> (u32, Self) {
+        let mut code: Vec<u8> = Vec::with_capacity(LONG_VENEER as usize);
+        let next = match self {
+            // x16 and x17 hold nothing at a branch: they are scratch (`abi.rs`), and the
+            // linker's own veneers clobber them too.
+            A64LabelUse::Branch26 => {
+                branch::adr(&mut code, Gpr::X16.into(), PcOffset::ZERO);
+                let word = Amode::scaled(Gpr::X16.into(), 16, 4).expect("16 fits");
+                ld_st(&mut code, IntLdSt::Ldrsw, Gpr::X17.into(), word);
+                let (x16, x17) = (Gpr::X16.into(), Gpr::X17.into());
+                add_sub_reg(&mut code, AddSub::Add, Size::S64, x16, x16, x17);
+                branch::br(&mut code, Gpr::X16);
+                // The offset is taken from the veneer's start, 16 bytes before the word.
+                code.extend_from_slice(&16i32.to_le_bytes());
+                (veneer_offset + 16, A64LabelUse::PcRel32)
+            }
+            A64LabelUse::Branch19 | A64LabelUse::Branch14 => {
+                branch::b(&mut code, PcOffset::ZERO);
+                (veneer_offset, A64LabelUse::Branch26)
+            }
+            A64LabelUse::Adr21 | A64LabelUse::PcRel32 => {
+                panic!("{self:?} has no veneer (supports_veneer is false)")
+            }
+        };
+        bytes[..code.len()].copy_from_slice(&code);
+        next
+    }
+}
+
+impl<U: LabelUse> WordSink for MachBuffer<U> {
+    fn put_word(&mut self, word: u32) {
+        self.put4(word);
+    }
+
+    fn current_offset(&self) -> u32 {
+        self.cur_offset()
+    }
+}
+
+/// The frame of one function (see the module doc).
+#[derive(Clone, Debug, Default)]
+pub struct Frame {
+    /// Whether the prologue saves x29/x30 and sets x29 up as the frame pointer. False only
+    /// when nothing addresses the frame: no frame bytes, no saved registers, no calls, no
+    /// incoming stack arguments; then the body runs on the caller's `sp` and `ret` is the
+    /// epilogue.
+    pub setup: bool,
+    /// Bytes the prologue subtracts from `sp` after setting up x29 (a multiple of 16).
+    pub size: u32,
+    /// Callee-saved integer registers to save, at `[x29 - 8*(i+1)]`.
+    pub saved: Vec<Gpr>,
+    /// Callee-saved FP registers (their low 64 bits), below the integer ones.
+    pub saved_fp: Vec<FpReg>,
+    /// Offset of spill slot 0 from `sp`.
+    pub spill_base: i32,
+    /// Offset of each explicit stack slot from `sp`.
+    pub slot_offsets: Vec<i32>,
+    /// Offset of the outgoing return area from `sp` (above the outgoing arguments).
+    pub ret_area_base: i32,
+}
+
+impl Frame {
+    /// Offset from x29 of callee-saved register `i` (integers first, then FP).
+    pub(super) fn save_offset(i: usize) -> i32 {
+        -8 * (i as i32 + 1)
+    }
+
+    /// The address mode of an access of `bytes` bytes at `mem` (after any instruction that
+    /// computes a large offset into x17: record a trap site after this).
+    pub(super) fn address(&self, buf: &mut Buf, mem: &Mem<PReg>, bytes: u32) -> Amode {
+        match *mem {
+            Mem::RegReg { base, index } => Amode::RegOffset {
+                rn: sp(base),
+                rm: zr(index),
+                extend: IndexExtend::Lsl,
+                scaled: false,
+            },
+            _ => {
+                let (base, off) = self.place(mem);
+                amode(buf, base, off, bytes)
+            }
+        }
+    }
+
+    /// The base register and byte offset of `mem`, a base-plus-offset place (a
+    /// register-offset address has none: see [`Frame::address`]).
+    pub(super) fn place(&self, mem: &Mem<PReg>) -> (GprSp, i64) {
+        match *mem {
+            Mem::Reg { base, off } => (sp(base), i64::from(off)),
+            Mem::RegReg { .. } => panic!("a register-offset address has no single base"),
+            Mem::Slot { slot, off } => (
+                GprSp::SP,
+                i64::from(self.slot_offsets[slot as usize]) + i64::from(off),
+            ),
+            Mem::IncomingArg { off } => (Gpr::FP.into(), 16 + i64::from(off)),
+            Mem::OutgoingArg { off } => (GprSp::SP, i64::from(off)),
+            Mem::RetArea { off } => (GprSp::SP, i64::from(self.ret_area_base) + i64::from(off)),
+        }
+    }
+
+    fn spill_slot(&self, alloc: Allocation) -> Option<i64> {
+        match alloc {
+            Allocation::Stack(s) => Some(i64::from(self.spill_base) + 8 * i64::from(s.0)),
+            Allocation::Reg(_) => None,
+        }
+    }
+}
+
+pub(super) type Buf = MachBuffer<A64LabelUse>;
+pub(super) type Ctx<'a, 'b> = EmitCtx<'a, Frame>;
+
+/// An allocated integer register.
+pub(super) fn gpr(r: PReg) -> Gpr {
+    debug_assert_eq!(r.class(), RegClass::Int);
+    Gpr::new(r.hw_enc() as u8).expect("allocatable registers are x0-x30")
+}
+
+/// An allocated integer register in a slot where number 31 means the zero register.
+pub(super) fn zr(r: PReg) -> GprZr {
+    gpr(r).into()
+}
+
+/// An allocated integer register in a slot where number 31 means the stack pointer.
+pub(super) fn sp(r: PReg) -> GprSp {
+    gpr(r).into()
+}
+
+/// An allocated FP register.
+pub(super) fn fpr(r: PReg) -> FpReg {
+    debug_assert_eq!(r.class(), RegClass::Float);
+    FpReg::new(r.hw_enc() as u8).expect("FP registers are v0-v31")
+}
+
+/// The bytes `f` writes (an instruction encoded to compare or copy, not emitted).
+pub(super) fn words(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut v = Vec::with_capacity(4);
+    f(&mut v);
+    v
+}
+
+/// `udf #code` as a trap site with `code`.
+pub(super) fn trap(buf: &mut Buf, code: TrapCode) {
+    buf.add_trap(code);
+    misc::udf(buf, u16::from(code.as_raw()));
+}
+
+/// `dst = value` at `size` (the value's bits above `size` are ignored): `movz`, `movn` or
+/// `orr` with a bitmask immediate when one instruction does, else `movz` (or `movn`, when
+/// more halfwords are all ones) and a `movk` per remaining halfword.
+pub(super) fn mov_imm(buf: &mut impl WordSink, size: Size, dst: Gpr, value: u64) {
+    let value = match size {
+        Size::S32 => value & 0xFFFF_FFFF,
+        Size::S64 => value,
+    };
+    if let Some(imm) = WideImm::for_movz(size, value) {
+        return move_wide(buf, MoveWideOp::Movz, dst.into(), imm);
+    }
+    if let Some(imm) = WideImm::for_movn(size, value) {
+        return move_wide(buf, MoveWideOp::Movn, dst.into(), imm);
+    }
+    if let Some(imm) = LogicalImm::new(value, size) {
+        return and_orr_eor_imm(buf, LogicalImmOp::Orr, dst.into(), GprZr::ZR, imm);
+    }
+    let halves = size.bits() / 16;
+    let half = |i: u32| (value >> (16 * i)) as u16;
+    let ones = (0..halves).filter(|&i| half(i) == 0xFFFF).count();
+    let zeros = (0..halves).filter(|&i| half(i) == 0).count();
+    // Start from all ones (`movn`) when that leaves fewer halfwords to insert.
+    let (fill, first_op) = if ones > zeros {
+        (0xFFFF, MoveWideOp::Movn)
+    } else {
+        (0, MoveWideOp::Movz)
+    };
+    let mut first = true;
+    for i in (0..halves).filter(|&i| half(i) != fill) {
+        let bits = if first && fill == 0xFFFF {
+            !half(i)
+        } else {
+            half(i)
+        };
+        let imm = WideImm::new(size, bits, 16 * i).expect("a halfword below the width");
+        let op = if first { first_op } else { MoveWideOp::Movk };
+        move_wide(buf, op, dst.into(), imm);
+        first = false;
+    }
+}
+
+/// `dst = base + value` (64-bit; either may be `sp`), through `x17` when the value fits no
+/// immediate.
+pub(super) fn add_offset(buf: &mut Buf, dst: GprSp, base: GprSp, value: i64) {
+    let (op, magnitude) = if value < 0 {
+        (AddSub::Sub, value.unsigned_abs())
+    } else {
+        (AddSub::Add, value as u64)
+    };
+    if let Some(imm) = AddSubImm::new(magnitude) {
+        return add_sub_imm(buf, op, Size::S64, dst, base, imm);
+    }
+    if magnitude < 1 << 24 {
+        let hi = AddSubImm::new(magnitude & !0xFFF).expect("fits with lsl 12");
+        let lo = AddSubImm::new(magnitude & 0xFFF).expect("fits 12 bits");
+        add_sub_imm(buf, op, Size::S64, dst, base, hi);
+        return add_sub_imm(buf, op, Size::S64, dst, dst, lo);
+    }
+    mov_imm(buf, Size::S64, Gpr::X17, magnitude);
+    let x17 = Extended::new(Gpr::X17.into(), Extend::Uxtx, 0).expect("shift 0");
+    add_sub_ext(buf, op, Size::S64, dst, base, x17);
+}
+
+/// The address mode of an access of `bytes` bytes at `base + offset`: the immediate forms
+/// when the offset fits one, else `[base, x17]` with the offset moved to `x17` first (so
+/// call this before recording the access's trap site).
+pub(super) fn amode(buf: &mut Buf, base: GprSp, offset: i64, bytes: u32) -> Amode {
+    if let Some(a) = Amode::offset(base, offset, bytes) {
+        return a;
+    }
+    mov_imm(buf, Size::S64, Gpr::X17, offset as u64);
+    Amode::RegOffset {
+        rn: base,
+        rm: Gpr::X17.into(),
+        extend: IndexExtend::Lsl,
+        scaled: false,
+    }
+}
+
+/// `b target` (an unconditional branch to a block), described to the buffer.
+pub(super) fn uncond_branch(buf: &mut Buf, ctx: &Ctx<'_, '_>, target: BlockIndex) {
+    let label = ctx.block_labels[target.index()];
+    let start = buf.cur_offset();
+    let fix = branch::b(buf, PcOffset::ZERO);
+    buf.use_label_at_offset(fix.at, label, A64LabelUse::of(fix.kind));
+    buf.add_uncond_branch(start, buf.cur_offset(), label);
+}
+
+/// A PC-relative instruction `put` referring to `label` (a plain use, not a described
+/// branch).
+pub(super) fn use_label(
+    buf: &mut Buf,
+    label: Label,
+    put: impl FnOnce(&mut Buf) -> super::asm::Fixup,
+) {
+    let fix = put(buf);
+    buf.use_label_at_offset(fix.at, label, A64LabelUse::of(fix.kind));
+}
+
+/// A 64-bit register copy of either class.
+pub(super) fn copy_reg(buf: &mut Buf, dst: PReg, src: PReg) {
+    if dst == src {
+        return;
+    }
+    match src.class() {
+        RegClass::Int => logical_reg(buf, LogicalOp::Orr, Size::S64, zr(dst), GprZr::ZR, zr(src)),
+        RegClass::Float => fp_enc::fp_unary(buf, FpUnaryOp::Fmov, FpSize::F64, fpr(dst), fpr(src)),
+    }
+}
+
+/// An edit's register location (edits between registers and spill slots).
+fn edit_reg(a: Allocation) -> PReg {
+    a.as_reg().expect("a register location")
+}
+
+/// Store (`load` false) or load the 64 bits of `reg` at `[sp + offset]`.
+fn spill_access(buf: &mut Buf, load: bool, reg: PReg, offset: i64) {
+    let a = amode(buf, GprSp::SP, offset, 8);
+    match (reg.class(), load) {
+        (RegClass::Int, false) => ld_st(buf, IntLdSt::StrX, zr(reg), a),
+        (RegClass::Int, true) => ld_st(buf, IntLdSt::LdrX, zr(reg), a),
+        (RegClass::Float, false) => ld_st_fp(buf, FpLdSt::Str(FpMemSize::S64), fpr(reg), a),
+        (RegClass::Float, true) => ld_st_fp(buf, FpLdSt::Ldr(FpMemSize::S64), fpr(reg), a),
+    }
+}
+
+/// The epilogue (when the function set up a frame) and `ret`.
+pub(super) fn emit_ret(ctx: &Ctx<'_, '_>, buf: &mut Buf) {
+    let frame = ctx.frame;
+    if !frame.setup {
+        return branch::ret(buf, Gpr::LR);
+    }
+    unwind::before_epilogue(buf);
+    let fp: GprSp = Gpr::FP.into();
+    for (i, &r) in frame.saved.iter().enumerate() {
+        let a = Amode::offset(fp, i64::from(Frame::save_offset(i)), 8).expect("small offset");
+        ld_st(buf, IntLdSt::LdrX, r.into(), a);
+    }
+    for (i, &v) in frame.saved_fp.iter().enumerate() {
+        let at = Frame::save_offset(frame.saved.len() + i);
+        let a = Amode::offset(fp, i64::from(at), 8).expect("small offset");
+        ld_st_fp(buf, FpLdSt::Ldr(FpMemSize::S64), v, a);
+    }
+    add_offset(buf, GprSp::SP, fp, 0);
+    let post = PairAmode::PostIndex {
+        rn: GprSp::SP,
+        index: pair_index(16, 8).expect("16 fits"),
+    };
+    ld_st_pair(buf, IntPair::LdpX, Gpr::FP.into(), Gpr::LR.into(), post);
+    unwind::after_restore_fp_lr(buf);
+    branch::ret(buf, Gpr::LR);
+    unwind::after_ret(buf);
+}
+
+impl MachInst for Inst {
+    type LabelUse = A64LabelUse;
+    type Frame = Frame;
+
+    fn collect_operands(&self, out: &mut Vec<kestrel_regalloc::Operand>) {
+        Inst::collect_operands(self, out)
+    }
+
+    fn clobbers(&self) -> PRegSet {
+        Inst::clobbers(self)
+    }
+
+    fn is_move(&self) -> Option<(VReg, VReg)> {
+        match *self {
+            Inst::Alu(AluInst::Mov { dst, src }) => Some((dst, src)),
+            _ => None,
+        }
+    }
+
+    fn is_term(&self) -> bool {
+        matches!(self, Inst::Control(c) if c.is_term())
+    }
+
+    fn gen_jump(target: BlockIndex) -> Self {
+        ControlInst::Jmp { target }.into()
+    }
+
+    fn emit(&self, allocs: &[Allocation], ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
+        let start = buf.cur_offset();
+        let mut regs = allocs.iter();
+        let mut m = Operands::new(|_| {
+            let alloc = regs.next().expect("one allocation per operand");
+            alloc.as_reg().expect("operands are allocated to registers")
+        });
+        match self {
+            Inst::Alu(i) => i.map(&mut m).emit(buf),
+            Inst::Float(i) => i.map(&mut m).emit(buf),
+            Inst::Mem(i) => i.map(&mut m).emit(ctx, buf),
+            Inst::Atomic(i) => i.map(&mut m).emit(buf),
+            Inst::Control(i) => i.map(&mut m).emit(ctx, buf),
+        }
+        // The buffer may have removed branch bytes at the tail: never more than were added.
+        debug_assert!(
+            buf.cur_offset().saturating_sub(start) <= MAX_EMIT_BYTES,
+            "{self:?} emitted more than MAX_EMIT_BYTES"
+        );
+    }
+
+    fn emit_edit(edit: &Edit, ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
+        let frame = ctx.frame;
+        match (frame.spill_slot(edit.from), frame.spill_slot(edit.to)) {
+            (None, None) => copy_reg(buf, edit_reg(edit.to), edit_reg(edit.from)),
+            (None, Some(to)) => spill_access(buf, false, edit_reg(edit.from), to),
+            (Some(from), None) => spill_access(buf, true, edit_reg(edit.to), from),
+            (Some(from), Some(to)) => {
+                // x16 is the reserved scratch register of the allocator's moves; the bits of
+                // either class travel through it (x17 may carry a large offset).
+                let x16 = gpr_preg_scratch();
+                spill_access(buf, true, x16, from);
+                spill_access(buf, false, x16, to);
+            }
+        }
+    }
+
+    fn emit_prologue(ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
+        let frame = ctx.frame;
+        if !frame.setup {
+            debug_assert!(frame.size == 0 && frame.saved.is_empty() && frame.saved_fp.is_empty());
+            return;
+        }
+        let pre = PairAmode::PreIndex {
+            rn: GprSp::SP,
+            index: pair_index(-16, 8).expect("-16 fits"),
+        };
+        ld_st_pair(buf, IntPair::StpX, Gpr::FP.into(), Gpr::LR.into(), pre);
+        unwind::after_save_fp_lr(buf);
+        add_offset(buf, Gpr::FP.into(), GprSp::SP, 0);
+        unwind::after_set_frame(buf);
+        if frame.size > 0 {
+            add_offset(buf, GprSp::SP, GprSp::SP, -i64::from(frame.size));
+        }
+        let fp: GprSp = Gpr::FP.into();
+        for (i, &r) in frame.saved.iter().enumerate() {
+            let at = Frame::save_offset(i);
+            let a = Amode::offset(fp, i64::from(at), 8).expect("small offset");
+            ld_st(buf, IntLdSt::StrX, r.into(), a);
+            unwind::after_save(buf, unwind::dwarf_gpr(r), at);
+        }
+        for (i, &v) in frame.saved_fp.iter().enumerate() {
+            let at = Frame::save_offset(frame.saved.len() + i);
+            let a = Amode::offset(fp, i64::from(at), 8).expect("small offset");
+            ld_st_fp(buf, FpLdSt::Str(FpMemSize::S64), v, a);
+            unwind::after_save(buf, unwind::dwarf_fp(v), at);
+        }
+    }
+
+    fn emit_island_if_needed(ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
+        // The jump over the island and the next instruction must both fit before the
+        // earliest deadline.
+        let distance = MAX_EMIT_BYTES + 4;
+        if !buf.island_needed(distance) {
+            return;
+        }
+        let after = buf.get_label();
+        use_label(buf, after, |b| branch::b(b, PcOffset::ZERO));
+        buf.emit_island(distance, ctx.chaos);
+        buf.bind_label(after, ctx.chaos);
+    }
+
+    fn pretty(&self, ops: &[String]) -> String {
+        Inst::pretty(self, ops)
+    }
+
+    fn alloc_name(alloc: Allocation) -> String {
+        match alloc {
+            Allocation::Reg(r) if r.class() == RegClass::Int => gpr(r).name(Size::S64).to_string(),
+            Allocation::Reg(r) => format!("d{}", r.hw_enc()),
+            Allocation::Stack(s) => format!("stack{}", s.0),
+        }
+    }
+}
+
+/// x16 as an allocator register (the integer scratch register of `abi.rs`).
+fn gpr_preg_scratch() -> PReg {
+    super::inst::gpr_preg(Gpr::X16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chaos::Chaos;
+    use crate::isa::aarch64::asm::tests::Checker;
+
+    fn word(bytes: &[u8], i: usize) -> u32 {
+        u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"))
+    }
+
+    #[test]
+    fn veneers_disassemble_as_branches() {
+        let mut long = [0u8; LONG_VENEER as usize];
+        let (at, kind) = A64LabelUse::Branch26.generate_veneer(&mut long, 0x1000);
+        assert_eq!((at, kind), (0x1010, A64LabelUse::PcRel32));
+        // The veneer's target, 200 MiB on (out of `b`'s reach), as an offset from the veneer.
+        A64LabelUse::PcRel32.patch(&mut long[16..], at, 0x1000 + (200 << 20));
+        assert_eq!(word(&long, 4), 200 << 20);
+        let mut short = [0u8; 4];
+        let (at, kind) = A64LabelUse::Branch19.generate_veneer(&mut short, 0x2000);
+        assert_eq!((at, kind), (0x2000, A64LabelUse::Branch26));
+
+        let mut c = Checker::new("veneers");
+        let pc = c.pc();
+        c.check_word(word(&long, 0), format!("adr x16, {pc:#x}"));
+        c.check_word(word(&long, 1), "ldrsw x17, [x16, #16]");
+        c.check_word(word(&long, 2), "add x16, x16, x17");
+        c.check_word(word(&long, 3), "br x16");
+        let pc = c.pc();
+        c.check_word(word(&short, 0), format!("b {pc:#x}"));
+        c.finish();
+    }
+
+    #[test]
+    fn a_far_conditional_branch_goes_through_a_veneer_in_an_island() {
+        let frame = Frame::default();
+        let mut chaos = Chaos::disabled();
+        let mut ctx = EmitCtx {
+            frame: &frame,
+            block_labels: &[],
+            chaos: &mut chaos,
+        };
+        let mut buf = Buf::new();
+        let far = buf.get_label();
+        use_label(&mut buf, far, |b| {
+            branch::cbz(b, Size::S64, Gpr::X0.into(), PcOffset::ZERO)
+        });
+        // 1.5 MiB of code, asking for islands as the emitter does before each instruction.
+        for _ in 0..(3 << 17) {
+            Inst::emit_island_if_needed(&mut ctx, &mut buf);
+            misc::nop(&mut buf);
+        }
+        buf.bind_label(far, ctx.chaos);
+        misc::nop(&mut buf);
+        let code = buf.finish(ctx.chaos).expect("every use reaches");
+        let at = |off: u32| u32::from_le_bytes(code.data[off as usize..][..4].try_into().unwrap());
+        let target = code.label_offset(far).expect("bound");
+        // cbz → a `b` in the island, within cbz's reach → the label.
+        let cbz = at(0);
+        assert!(AsmLabelUse::Branch19.matches(cbz), "{cbz:#010x}");
+        let veneer = AsmLabelUse::Branch19.offset(cbz) as u32;
+        assert!(veneer < 1 << 20, "the veneer is within cbz's reach");
+        let b = at(veneer);
+        assert!(AsmLabelUse::Branch26.matches(b), "{b:#010x} is a `b`");
+        assert_eq!(
+            veneer as i64 + AsmLabelUse::Branch26.offset(b),
+            i64::from(target)
+        );
+        // The island is jumped over: the word before the veneer is a `b` past it.
+        let around = veneer - 4;
+        assert!(AsmLabelUse::Branch26.matches(at(around)));
+        assert!(around as i64 + AsmLabelUse::Branch26.offset(at(around)) > i64::from(veneer));
+    }
+}

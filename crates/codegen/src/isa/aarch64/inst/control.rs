@@ -1,0 +1,331 @@
+//! The control family: arguments, branches, jump tables, returns, traps and calls.
+
+use std::sync::Arc;
+
+use kestrel_ir::TrapCode;
+use kestrel_regalloc::{PReg, VReg};
+
+use super::super::asm::add_sub::{add_sub_reg, adds_subs_imm, adds_subs_reg, AddSub, AddSubImm};
+use super::super::asm::branch::{adr, b_cond, bl, blr, br, cbnz, cbz};
+use super::super::asm::cond::Cond as Cc;
+use super::super::asm::mem::{ld_st, Amode, IndexExtend, IntLdSt};
+use super::super::asm::{Gpr, GprZr, PcOffset, Size};
+use super::super::emit::{
+    emit_ret, gpr, mov_imm, trap, uncond_branch, use_label, words, zr, A64LabelUse, Buf, Ctx,
+};
+use super::{map_operands, CallDest, Cond, OperandSpec, Operands, Pred};
+use crate::machinst::buffer::{Label, RelocKind};
+use crate::machinst::BlockIndex;
+
+/// One control instruction. Each variant's doc gives its operand order.
+#[derive(Clone, Debug)]
+pub enum ControlInst<R = VReg> {
+    /// Entry pseudo-instruction: defines the register arguments. Operands: one late def per
+    /// argument, fixed to its register.
+    Args { args: Vec<(R, PReg)> },
+    /// `b target`. No operands.
+    Jmp { target: BlockIndex },
+    /// `b.cond taken; b not_taken` after the test (`cbz`/`cbnz` for a `Zero` test).
+    /// Operands: `[cond…]`.
+    CondBr {
+        cond: Cond<R>,
+        taken: BlockIndex,
+        not_taken: BlockIndex,
+    },
+    /// A `br_table` through a jump table: `targets[0]` is the default, `targets[1 + k]` the
+    /// target for index `k`. `cmp idx, n; b.hs default; adr x16, table; ldrsw x17, [x16,
+    /// idx, lsl #2]; add x16, x16, x17; br x16`, the table (32-bit offsets from its start) in
+    /// the constant pool. `idx` is zero-extended to `size` (a `w` index is read `uxtw`).
+    /// Opaque to the buffer's peephole: only the `b.hs` and the `adr` are label uses.
+    /// Operands: `[idx use]`.
+    JmpTable {
+        size: Size,
+        idx: R,
+        targets: Arc<[BlockIndex]>,
+    },
+    /// Epilogue and `ret`. Operands: one use per returned value, fixed to its register.
+    Ret { rets: Vec<(R, PReg)> },
+    /// `udf`, recorded as a trap site with `code`. No operands.
+    Udf { code: TrapCode },
+    /// Trap with `code` when `cond` holds. Operands: `[cond…]`.
+    TrapIf { cond: Cond<R>, code: TrapCode },
+    /// `brk #0` (`debugtrap`). No operands.
+    Brk,
+    /// `bl`/`blr` of `dest`. Operands: the target (indirect calls only), then `regs`: the
+    /// first `num_uses` are argument uses, the rest result defs, each fixed to its register.
+    /// Clobbers the caller-saved registers except the results ([`super::Inst::clobbers`]).
+    Call {
+        dest: CallDest<R>,
+        regs: Vec<(R, PReg)>,
+        num_uses: u32,
+    },
+}
+
+impl ControlInst {
+    #[inline]
+    pub(in crate::isa::aarch64) fn map<S, F: FnMut(OperandSpec) -> S>(
+        &self,
+        m: &mut Operands<S, F>,
+    ) -> ControlInst<S> {
+        map_operands!(self, ControlInst {
+            Args {} [args = m.fixed_list(args, Operands::fixed_def)],
+            Jmp { target } [],
+            CondBr { taken, not_taken } [cond = cond.map(m)],
+            JmpTable { size, targets } [idx = m.reg_use(*idx)],
+            Ret {} [rets = m.fixed_list(rets, Operands::fixed_use)],
+            Udf { code } [],
+            TrapIf { code } [cond = cond.map(m)],
+            Brk {} [],
+            Call { num_uses } [
+                dest = match dest {
+                    CallDest::Direct(name) => CallDest::Direct(name.clone()),
+                    CallDest::Indirect(target) => CallDest::Indirect(m.reg_use(*target)),
+                },
+                regs = {
+                    let (uses, defs) = regs.split_at(*num_uses as usize);
+                    let mut mapped = m.fixed_list(uses, Operands::fixed_use);
+                    mapped.extend(m.fixed_list(defs, Operands::fixed_def));
+                    mapped
+                }
+            ],
+        })
+    }
+
+    /// Whether the instruction ends its block.
+    pub fn is_term(&self) -> bool {
+        matches!(
+            self,
+            ControlInst::Jmp { .. }
+                | ControlInst::CondBr { .. }
+                | ControlInst::JmpTable { .. }
+                | ControlInst::Ret { .. }
+                | ControlInst::Udf { .. }
+        )
+    }
+}
+
+/// `block1, block2, …`.
+fn block_list(blocks: &[BlockIndex]) -> String {
+    let names: Vec<String> = blocks.iter().map(|b| format!("block{}", b.0)).collect();
+    names.join(", ")
+}
+
+/// The registers' names, comma-separated.
+fn names(regs: &[(String, PReg)]) -> String {
+    let names: Vec<&str> = regs.iter().map(|(n, _)| n.as_str()).collect();
+    names.join(", ")
+}
+
+impl ControlInst<String> {
+    pub(super) fn pretty(&self) -> String {
+        match self {
+            ControlInst::Args { args } => format!("args {}", names(args)),
+            ControlInst::Jmp { target } => format!("b block{}", target.0),
+            ControlInst::CondBr {
+                cond,
+                taken,
+                not_taken,
+            } => format!(
+                "br {}, block{}, block{}",
+                cond.pretty(),
+                taken.0,
+                not_taken.0
+            ),
+            ControlInst::JmpTable { size, idx, targets } => {
+                format!("br_table.{} {idx}, [{}]", size.bits(), block_list(targets))
+            }
+            ControlInst::Ret { rets } => format!("ret {}", names(rets)),
+            ControlInst::Udf { code } => format!("udf {code}"),
+            ControlInst::TrapIf { cond, code } => format!("trap_if {}, {code}", cond.pretty()),
+            ControlInst::Brk => "brk #0".into(),
+            ControlInst::Call {
+                dest,
+                regs,
+                num_uses,
+            } => {
+                let (uses, defs) = regs.split_at(*num_uses as usize);
+                let callee = match dest {
+                    CallDest::Direct(name) => name.to_string(),
+                    CallDest::Indirect(target) => format!("*{target}"),
+                };
+                format!("{} = call {callee}({})", names(defs), names(uses))
+            }
+        }
+    }
+}
+
+/// `b.cc` (or `cbz`/`cbnz` of a `Zero` test) to `label`, when `jump_if` holds, plus the
+/// bytes of the same branch with the opposite condition. Returns the branch's start.
+fn branch_if(
+    buf: &mut Buf,
+    cond: &Cond<PReg>,
+    cc: Cc,
+    jump_if: bool,
+    label: Label,
+) -> (u32, Vec<u8>) {
+    let start = buf.cur_offset();
+    let zero = PcOffset::ZERO;
+    let (fix, inverted) = match *cond {
+        Cond::Zero { size, is_zero, a } => {
+            let branch_if_zero = is_zero == jump_if;
+            let a = zr(a);
+            if branch_if_zero {
+                (
+                    cbz(buf, size, a, zero),
+                    words(|w| {
+                        cbnz(w, size, a, zero);
+                    }),
+                )
+            } else {
+                (
+                    cbnz(buf, size, a, zero),
+                    words(|w| {
+                        cbz(w, size, a, zero);
+                    }),
+                )
+            }
+        }
+        _ => {
+            let cc = if jump_if { cc } else { cc.invert() };
+            (
+                b_cond(buf, cc, zero),
+                words(|w| {
+                    b_cond(w, cc.invert(), zero);
+                }),
+            )
+        }
+    };
+    buf.use_label_at_offset(fix.at, label, A64LabelUse::of(fix.kind));
+    (start, inverted)
+}
+
+impl ControlInst<PReg> {
+    pub(in crate::isa::aarch64) fn emit(&self, ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
+        match self {
+            ControlInst::Args { .. } => {}
+            ControlInst::Jmp { target } => uncond_branch(buf, ctx, *target),
+            ControlInst::CondBr {
+                cond,
+                taken,
+                not_taken,
+            } => {
+                let label = ctx.block_labels[taken.index()];
+                if !matches!(cond, Cond::Zero { .. }) {
+                    cond.emit_flags(buf);
+                }
+                // A pair's first branch is a plain label use (the buffer never edits it);
+                // the last is the described one, so inverting it (to `!d` towards
+                // `not_taken`, falling into `taken`) keeps `c or d` exact.
+                let cc = match cond.pred() {
+                    Pred::One(c) => c,
+                    Pred::Or(c, d) => {
+                        use_label(buf, label, |b| b_cond(b, c, PcOffset::ZERO));
+                        d
+                    }
+                };
+                let (start, inverted) = branch_if(buf, cond, cc, true, label);
+                buf.add_cond_branch(start, buf.cur_offset(), label, &inverted);
+                uncond_branch(buf, ctx, *not_taken);
+            }
+            ControlInst::JmpTable { size, idx, targets } => {
+                emit_jump_table(*size, gpr(*idx), targets, ctx, buf)
+            }
+            ControlInst::Ret { .. } => emit_ret(ctx, buf),
+            ControlInst::Udf { code } => trap(buf, *code),
+            ControlInst::TrapIf { cond, code } => {
+                if !matches!(cond, Cond::Zero { .. }) {
+                    cond.emit_flags(buf);
+                }
+                // Branch over the `udf` unless the condition holds (each condition of a pair
+                // in turn: a branch and a `udf` leave the flags alone).
+                let skip = PcOffset::new(8).expect("8 fits");
+                let mut trap_if = |cc: Cc| {
+                    match *cond {
+                        Cond::Zero { size, is_zero, a } if is_zero => {
+                            cbnz(buf, size, zr(a), skip);
+                        }
+                        Cond::Zero { size, a, .. } => {
+                            cbz(buf, size, zr(a), skip);
+                        }
+                        _ => {
+                            b_cond(buf, cc.invert(), skip);
+                        }
+                    }
+                    trap(buf, *code);
+                };
+                match cond.pred() {
+                    Pred::One(c) => trap_if(c),
+                    Pred::Or(c, d) => {
+                        trap_if(c);
+                        trap_if(d);
+                    }
+                }
+            }
+            ControlInst::Brk => super::super::asm::misc::brk(buf, 0),
+            ControlInst::Call { dest, .. } => match dest {
+                CallDest::Direct(callee) => {
+                    let fix = bl(buf, PcOffset::ZERO);
+                    buf.add_reloc(fix.at, RelocKind::Arm64Call26, (**callee).clone(), 0);
+                }
+                CallDest::Indirect(target) => blr(buf, gpr(*target)),
+            },
+        }
+    }
+}
+
+/// The jump-table dispatch of [`ControlInst::JmpTable`], with the table for `targets[1..]`
+/// put in the constant pool: entry `k` holds `target_k - table`, a `PcRel32` use at
+/// `table + 4k` whose addend `4k` cancels the use's own offset.
+fn emit_jump_table(size: Size, idx: Gpr, targets: &[BlockIndex], ctx: &Ctx<'_, '_>, buf: &mut Buf) {
+    let entries = &targets[1..];
+    let n = entries.len() as u64;
+    match AddSubImm::new(n) {
+        Some(k) => adds_subs_imm(buf, AddSub::Sub, size, GprZr::ZR, idx.into(), k),
+        None => {
+            mov_imm(buf, Size::S64, Gpr::X17, n);
+            adds_subs_reg(
+                buf,
+                AddSub::Sub,
+                size,
+                GprZr::ZR,
+                idx.into(),
+                Gpr::X17.into(),
+            );
+        }
+    }
+    // Unsigned: an index of n or more takes the default.
+    let default = ctx.block_labels[targets[0].index()];
+    use_label(buf, default, |b| b_cond(b, Cc::Hs, PcOffset::ZERO));
+    let mut bytes = Vec::with_capacity(4 * entries.len());
+    let mut uses = Vec::with_capacity(entries.len());
+    for (k, t) in entries.iter().enumerate() {
+        let at = 4 * k as u32;
+        bytes.extend_from_slice(&at.to_le_bytes());
+        uses.push((at, ctx.block_labels[t.index()], A64LabelUse::PcRel32));
+    }
+    let table = buf.add_constant_with_uses(&bytes, 4, uses);
+    let (x16, x17) = (Gpr::X16, Gpr::X17);
+    use_label(buf, table, |b| adr(b, x16.into(), PcOffset::ZERO));
+    let extend = match size {
+        Size::S32 => IndexExtend::Uxtw,
+        Size::S64 => IndexExtend::Lsl,
+    };
+    let entry = Amode::RegOffset {
+        rn: x16.into(),
+        rm: idx.into(),
+        extend,
+        scaled: true,
+    };
+    ld_st(buf, IntLdSt::Ldrsw, x17.into(), entry);
+    add_sub_reg(
+        buf,
+        AddSub::Add,
+        Size::S64,
+        x16.into(),
+        x16.into(),
+        x17.into(),
+    );
+    br(buf, x16);
+    // Not described as a branch: the buffer never edits or threads through this sequence;
+    // its targets are reached through the table's own label uses.
+}

@@ -1,0 +1,287 @@
+//! The memory family: loads, stores and addresses (frame places, symbols), with the memory
+//! operand [`Mem`].
+
+use std::sync::Arc;
+
+use kestrel_ir::{FunctionName, TrapCode};
+use kestrel_regalloc::{PReg, VReg};
+
+use super::super::asm::add_sub::{add_sub_imm, AddSub, AddSubImm};
+use super::super::asm::branch::adrp;
+use super::super::asm::mem::{ld_st, ld_st_fp, Amode, FpLdSt, IntLdSt};
+use super::super::asm::{Gpr, GprSp, MemSize, PcOffset, Size};
+use super::super::emit::{add_offset, fpr, gpr, sp, zr, Buf, Ctx};
+use super::{map_operands, FrameValue, LoadKind, OperandSpec, Operands, StoreKind};
+use crate::machinst::buffer::RelocKind;
+
+/// A memory operand: `[base + off]` with a register base, or a place in the frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mem<R = VReg> {
+    Reg {
+        base: R,
+        off: i32,
+    },
+    /// `[base + index]` (a 64-bit index, unscaled).
+    RegReg {
+        base: R,
+        index: R,
+    },
+    /// An explicit stack slot plus `off`.
+    Slot {
+        slot: u32,
+        off: i32,
+    },
+    /// An incoming stack argument: `[x29 + 16 + off]`.
+    IncomingArg {
+        off: i32,
+    },
+    /// An outgoing stack argument of the next call: `[sp + off]`.
+    OutgoingArg {
+        off: i32,
+    },
+    /// The outgoing return area (above the outgoing arguments): `[sp + ret_area_base + off]`.
+    RetArea {
+        off: i32,
+    },
+}
+
+impl Mem {
+    /// Operands: `Reg` `[base]`, `RegReg` `[base, index]`, others none; all uses.
+    #[inline]
+    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> Mem<S> {
+        map_operands!(self, Mem {
+            Reg { off } [base = m.reg_use(*base)],
+            RegReg {} [base = m.reg_use(*base), index = m.reg_use(*index)],
+            Slot { slot, off } [],
+            IncomingArg { off } [],
+            OutgoingArg { off } [],
+            RetArea { off } [],
+        })
+    }
+}
+
+impl Mem<String> {
+    pub(super) fn pretty(&self) -> String {
+        match self {
+            Mem::Reg { base, off } => format!("[{base}{off:+}]"),
+            Mem::RegReg { base, index } => format!("[{base}+{index}]"),
+            Mem::Slot { slot, off } => format!("[ss{slot}{off:+}]"),
+            Mem::IncomingArg { off } => format!("[in_arg{off:+}]"),
+            Mem::OutgoingArg { off } => format!("[out_arg{off:+}]"),
+            Mem::RetArea { off } => format!("[ret_area{off:+}]"),
+        }
+    }
+}
+
+/// One memory instruction. Each variant's doc gives its operand order.
+#[derive(Clone, Debug)]
+pub enum MemInst<R = VReg> {
+    /// Load from memory; a trap site with `trap` when the access may fault. Operands:
+    /// `[address uses, dst def]`.
+    Load {
+        kind: LoadKind,
+        dst: R,
+        mem: Mem<R>,
+        trap: Option<TrapCode>,
+    },
+    /// Store to memory. Operands: `[src use, address uses]`.
+    Store {
+        kind: StoreKind,
+        src: R,
+        mem: Mem<R>,
+        trap: Option<TrapCode>,
+    },
+    /// `dst = address of the stack slot plus off`. Operands: `[dst def]`.
+    StackAddr { dst: R, slot: u32, off: i32 },
+    /// `dst = address of the outgoing return area` (of `size` bytes, for the call that
+    /// follows). Operands: `[dst def]`.
+    RetAreaAddr { dst: R, size: u32 },
+    /// `dst = sp`, `x29`, or the return address `[x29 + 8]` (`get_stack_pointer`,
+    /// `get_frame_pointer`, `get_return_address`; the last two make the function set up a
+    /// frame). Operands: `[dst def]`.
+    FrameValue { dst: R, what: FrameValue },
+    /// `dst = address of name + offset`: `adrp` and `add` (`ADR_PREL_PG_HI21` and
+    /// `ADD_ABS_LO12_NC` relocations) when the symbol is colocated, else `adrp` and `ldr` of
+    /// its GOT slot (`ADR_GOT_PAGE`, `LD64_GOT_LO12_NC`) then `add` of `offset`. Operands:
+    /// `[dst def]`.
+    SymbolAddr {
+        dst: R,
+        name: Arc<FunctionName>,
+        offset: i32,
+        got: bool,
+    },
+}
+
+impl MemInst {
+    #[inline]
+    pub(in crate::isa::aarch64) fn map<S, F: FnMut(OperandSpec) -> S>(
+        &self,
+        m: &mut Operands<S, F>,
+    ) -> MemInst<S> {
+        map_operands!(self, MemInst {
+            Load { kind, trap } [mem = mem.map(m), dst = m.reg_def(*dst)],
+            Store { kind, trap } [src = m.reg_use(*src), mem = mem.map(m)],
+            StackAddr { slot, off } [dst = m.reg_def(*dst)],
+            RetAreaAddr { size } [dst = m.reg_def(*dst)],
+            FrameValue { what } [dst = m.reg_def(*dst)],
+            SymbolAddr { name, offset, got } [dst = m.reg_def(*dst)],
+        })
+    }
+}
+
+impl MemInst<String> {
+    pub(super) fn pretty(&self) -> String {
+        match self {
+            MemInst::Load { kind, dst, mem, .. } => format!("{dst} = load.{kind} {}", mem.pretty()),
+            MemInst::Store { kind, src, mem, .. } => {
+                format!("store.{kind} {src}, {}", mem.pretty())
+            }
+            MemInst::StackAddr { dst, slot, off } => format!("{dst} = addr [ss{slot}{off:+}]"),
+            MemInst::RetAreaAddr { dst, size } => {
+                format!("{dst} = addr [ret_area] ({size} bytes)")
+            }
+            MemInst::FrameValue { dst, what } => format!("{dst} = {}", what.name()),
+            MemInst::SymbolAddr {
+                dst,
+                name,
+                offset,
+                got,
+            } => format!(
+                "{dst} = {} {name}{}",
+                if *got { "got_addr" } else { "pc_addr" },
+                match offset {
+                    0 => String::new(),
+                    o => format!("{o:+}"),
+                }
+            ),
+        }
+    }
+}
+
+/// The integer load of `size` bytes, zero-extended or sign-extended to 64 bits.
+fn int_load(size: MemSize, signed: bool) -> IntLdSt {
+    match (size, signed) {
+        (MemSize::S8, false) => IntLdSt::Ldrb,
+        (MemSize::S16, false) => IntLdSt::Ldrh,
+        (MemSize::S32, false) => IntLdSt::LdrW,
+        (MemSize::S64, _) => IntLdSt::LdrX,
+        (MemSize::S8, true) => IntLdSt::LdrsbX,
+        (MemSize::S16, true) => IntLdSt::LdrshX,
+        (MemSize::S32, true) => IntLdSt::Ldrsw,
+    }
+}
+
+fn int_store(size: MemSize) -> IntLdSt {
+    match size {
+        MemSize::S8 => IntLdSt::Strb,
+        MemSize::S16 => IntLdSt::Strh,
+        MemSize::S32 => IntLdSt::StrW,
+        MemSize::S64 => IntLdSt::StrX,
+    }
+}
+
+/// The address of `mem` for an access of `bytes` bytes, then the access's trap site with
+/// `trap` when it may fault (after any instruction that computes the address).
+fn access(
+    ctx: &Ctx<'_, '_>,
+    buf: &mut Buf,
+    mem: &Mem<PReg>,
+    bytes: u32,
+    trap: Option<TrapCode>,
+) -> Amode {
+    let a = ctx.frame.address(buf, mem, bytes);
+    if let Some(code) = trap {
+        buf.add_trap(code);
+    }
+    a
+}
+
+impl MemInst<PReg> {
+    pub(in crate::isa::aarch64) fn emit(&self, ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
+        match self {
+            MemInst::Load {
+                kind,
+                dst,
+                mem,
+                trap,
+            } => match *kind {
+                LoadKind::Int { size, signed } => {
+                    let a = access(ctx, buf, mem, size.bytes(), *trap);
+                    ld_st(buf, int_load(size, signed), zr(*dst), a);
+                }
+                LoadKind::Float { size } => {
+                    let a = access(ctx, buf, mem, size.bytes(), *trap);
+                    ld_st_fp(buf, FpLdSt::Ldr(size), fpr(*dst), a);
+                }
+            },
+            MemInst::Store {
+                kind,
+                src,
+                mem,
+                trap,
+            } => match *kind {
+                StoreKind::Int { size } => {
+                    let a = access(ctx, buf, mem, size.bytes(), *trap);
+                    ld_st(buf, int_store(size), zr(*src), a);
+                }
+                StoreKind::Float { size } => {
+                    let a = access(ctx, buf, mem, size.bytes(), *trap);
+                    ld_st_fp(buf, FpLdSt::Str(size), fpr(*src), a);
+                }
+            },
+            MemInst::StackAddr { dst, slot, off } => {
+                let (base, off) = ctx.frame.place(&Mem::Slot {
+                    slot: *slot,
+                    off: *off,
+                });
+                add_offset(buf, sp(*dst), base, off);
+            }
+            MemInst::RetAreaAddr { dst, .. } => {
+                let (base, off) = ctx.frame.place(&Mem::RetArea { off: 0 });
+                add_offset(buf, sp(*dst), base, off);
+            }
+            MemInst::FrameValue { dst, what } => {
+                let fp = GprSp::from(Gpr::FP);
+                match what {
+                    FrameValue::StackPointer => add_offset(buf, sp(*dst), GprSp::SP, 0),
+                    FrameValue::FramePointer => add_offset(buf, sp(*dst), fp, 0),
+                    FrameValue::ReturnAddress => {
+                        let a = Amode::scaled(fp, 8, 8).expect("8 fits");
+                        ld_st(buf, IntLdSt::LdrX, zr(*dst), a);
+                    }
+                }
+            }
+            MemInst::SymbolAddr {
+                dst,
+                name,
+                offset,
+                got,
+            } => {
+                let (dst, name) = (gpr(*dst), (**name).clone());
+                let page = adrp(buf, dst.into(), PcOffset::ZERO);
+                let low_at = buf.cur_offset();
+                let zero = AddSubImm::new(0).expect("0 fits");
+                if *got {
+                    buf.add_reloc(page.at, RelocKind::Arm64GotPage21, name.clone(), 0);
+                    ld_st(buf, IntLdSt::LdrX, dst.into(), Amode::base(dst.into()));
+                    buf.add_reloc(low_at, RelocKind::Arm64GotLo12, name, 0);
+                    if *offset != 0 {
+                        add_offset(buf, dst.into(), dst.into(), i64::from(*offset));
+                    }
+                } else {
+                    let addend = i64::from(*offset);
+                    buf.add_reloc(page.at, RelocKind::Arm64AdrPage21, name.clone(), addend);
+                    add_sub_imm(
+                        buf,
+                        AddSub::Add,
+                        Size::S64,
+                        dst.into(),
+                        GprSp::from(dst),
+                        zero,
+                    );
+                    buf.add_reloc(low_at, RelocKind::Arm64AddLo12, name, addend);
+                }
+            }
+        }
+    }
+}

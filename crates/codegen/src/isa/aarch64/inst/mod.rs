@@ -1,0 +1,204 @@
+//! AArch64 machine instructions over virtual registers, grouped by family.
+//!
+//! # Contract
+//!
+//! [`Inst`] is one of five families ([`AluInst`], [`FloatInst`], [`MemInst`],
+//! [`AtomicInst`], [`ControlInst`]); each family's file keeps its variants, their operands, printing and
+//! encoding together. Every family is generic over its register type `R` and has one `map`,
+//! written with [`map_operands`], that fixes its operand order for collection (the
+//! allocator), encoding and printing alike (see `machinst::operands`). Every operand has a
+//! register constraint (any or fixed), so every allocation the encoder sees is a register;
+//! values live in spill slots only between instructions, moved by the allocator's edits.
+//!
+//! Integer values narrower than 64 bits live in the low bits of an `x` register; the upper
+//! bits are unspecified. An instruction whose result depends on them (compares, right
+//! shifts, division, extension, conversion) works on a value the rules extended first, or at
+//! the value's exact width.
+//!
+//! The encoder may use the scratch registers `x16`, `x17` and `v31` (see `abi.rs`) inside any
+//! instruction; no operand is ever allocated to them.
+//!
+//! Cost: `map` is O(operands) per instruction and allocates nothing except the register
+//! lists of printed instructions; collection and encoding each map every instruction once.
+
+use std::sync::Arc;
+
+use kestrel_ir::FunctionName;
+use kestrel_regalloc::{Operand, PReg, PRegSet, RegClass, VReg};
+
+use super::asm::{FpMemSize, Gpr, MemSize, Vreg as FpReg};
+
+mod alu;
+mod atomic;
+mod cond;
+mod control;
+mod float;
+mod mem;
+
+pub(crate) use crate::machinst::operands::map_operands;
+pub use crate::machinst::operands::{OperandSpec, Operands};
+pub use alu::{AluInst, AluOp, DivKind, UnaryOp};
+pub use atomic::AtomicInst;
+pub use cond::{CmpRhs, Cond, Pred};
+pub use control::ControlInst;
+pub use float::FloatInst;
+pub use mem::{Mem, MemInst};
+
+/// The hardware register `gpr` as an allocator register.
+pub fn gpr_preg(gpr: Gpr) -> PReg {
+    PReg::new(usize::from(gpr.enc()), RegClass::Int)
+}
+
+/// The FP/SIMD register `v` as an allocator register.
+pub fn fp_preg(v: FpReg) -> PReg {
+    PReg::new(usize::from(v.enc()), RegClass::Float)
+}
+
+/// How a load reads memory into a register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadKind {
+    /// An integer load of `size` bytes, zero-extended (`ldrb`, `ldrh`, `ldr w`, `ldr x`) or
+    /// sign-extended to 64 bits (`ldrsb`, `ldrsh`, `ldrsw`).
+    Int { size: MemSize, signed: bool },
+    /// `ldr s`/`ldr d` into an FP register.
+    Float { size: FpMemSize },
+}
+
+/// How a store writes a register to memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreKind {
+    /// The low `size` bytes of an integer register.
+    Int { size: MemSize },
+    /// `str s`/`str d`.
+    Float { size: FpMemSize },
+}
+
+/// Printed as `Int(S8, signed)`, `Float(S64)`, … (the VCode listings' form).
+impl std::fmt::Display for LoadKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadKind::Int { size, signed } => {
+                write!(f, "{}{size:?}", if *signed { "s" } else { "u" })
+            }
+            LoadKind::Float { size } => write!(f, "f{size:?}"),
+        }
+    }
+}
+
+impl std::fmt::Display for StoreKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreKind::Int { size } => write!(f, "i{size:?}"),
+            StoreKind::Float { size } => write!(f, "f{size:?}"),
+        }
+    }
+}
+
+/// What a call calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallDest<R = VReg> {
+    /// A named function, by a `bl` with a `CALL26` relocation (shared: mapping an
+    /// instruction's registers copies it).
+    Direct(Arc<FunctionName>),
+    /// An address in a register (`blr`; the call's first operand).
+    Indirect(R),
+}
+
+/// A value of the frame itself (see [`MemInst::FrameValue`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FrameValue {
+    StackPointer,
+    FramePointer,
+    ReturnAddress,
+}
+
+impl FrameValue {
+    /// The IR opcode's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameValue::StackPointer => "get_stack_pointer",
+            FrameValue::FramePointer => "get_frame_pointer",
+            FrameValue::ReturnAddress => "get_return_address",
+        }
+    }
+}
+
+/// Instructions are copied as the VCode is built and encoded: a size check keeps a large
+/// variant from growing them all (move rarely used data out of line instead).
+const _: () = assert!(std::mem::size_of::<Inst>() <= 48);
+
+/// One AArch64 instruction (or a short fixed sequence), by family.
+#[derive(Clone, Debug)]
+pub enum Inst<R = VReg> {
+    Alu(AluInst<R>),
+    Float(FloatInst<R>),
+    Mem(MemInst<R>),
+    Atomic(AtomicInst<R>),
+    Control(ControlInst<R>),
+}
+
+macro_rules! family_into_inst {
+    ($($family:ident => $variant:ident),*) => {$(
+        impl From<$family> for Inst {
+            fn from(i: $family) -> Inst {
+                Inst::$variant(i)
+            }
+        }
+    )*};
+}
+
+family_into_inst!(
+    AluInst => Alu,
+    FloatInst => Float,
+    MemInst => Mem,
+    AtomicInst => Atomic,
+    ControlInst => Control
+);
+
+impl Inst {
+    /// The same instruction with every register operand mapped (see the module contract).
+    pub fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> Inst<S> {
+        match self {
+            Inst::Alu(i) => Inst::Alu(i.map(m)),
+            Inst::Float(i) => Inst::Float(i.map(m)),
+            Inst::Mem(i) => Inst::Mem(i.map(m)),
+            Inst::Atomic(i) => Inst::Atomic(i.map(m)),
+            Inst::Control(i) => Inst::Control(i.map(m)),
+        }
+    }
+
+    /// Append the operands, in operand order, to `out`.
+    pub fn collect_operands(&self, out: &mut Vec<Operand>) {
+        self.map(&mut Operands::new(|op| out.push(op.operand())));
+    }
+
+    /// Registers overwritten beyond the defs: a call's caller-saved registers, less its
+    /// results.
+    pub fn clobbers(&self) -> PRegSet {
+        match self {
+            Inst::Control(ControlInst::Call { regs, num_uses, .. }) => {
+                let mut set = super::abi::caller_saved();
+                for &(_, r) in &regs[*num_uses as usize..] {
+                    set.remove(r);
+                }
+                set
+            }
+            _ => PRegSet::empty(),
+        }
+    }
+
+    /// Printed form, operands named by `ops` (in operand order).
+    pub fn pretty(&self, ops: &[String]) -> String {
+        let mut names = ops.iter();
+        let named = self.map(&mut Operands::keeping_lists(|_| {
+            names.next().cloned().unwrap_or_else(|| "?".into())
+        }));
+        match named {
+            Inst::Alu(i) => i.pretty(),
+            Inst::Float(i) => i.pretty(),
+            Inst::Mem(i) => i.pretty(),
+            Inst::Atomic(i) => i.pretty(),
+            Inst::Control(i) => i.pretty(),
+        }
+    }
+}
