@@ -102,7 +102,7 @@ pub fn run(path: &Path, invoke: Option<&str>, args: &[String]) -> Result<ExitCod
             }
             Ok(ExitCode::SUCCESS)
         }
-        Err(InvokeError::Trap(trap)) => {
+        Err(InvokeError::Trap { trap, .. }) => {
             eprintln!("error: wasm trap in `{name}`: {trap}");
             Ok(ExitCode::from(2))
         }
