@@ -22,6 +22,9 @@ use super::ctx::{Input, Output};
 /// Descriptors a program may have open at once.
 pub const MAX_FDS: usize = 1024;
 
+/// Bytes one read of the host's stdin asks for at most.
+const STREAM_READ: usize = 64 << 10;
+
 /// Which host stream an inherited output writes to.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Stream {
@@ -70,7 +73,8 @@ impl Entry {
                 input: Input::Inherit,
                 ..
             } => {
-                let mut buf = vec![0; len];
+                // One read of a stream returns what is ready; a bounded buffer is enough.
+                let mut buf = vec![0; len.min(STREAM_READ)];
                 let n = std::io::stdin()
                     .read(&mut buf)
                     .map_err(|e| Errno::from_io(&e))?;
