@@ -26,6 +26,9 @@ struct Program {
     env: &'static [(&'static str, &'static str)],
     /// A file under `tests/c/` fed to stdin.
     stdin: Option<&'static str>,
+    /// clang optimization levels to build the Wasm at (each run against the one native
+    /// build): different levels give the backend differently shaped code.
+    opt_levels: &'static [&'static str],
 }
 
 impl Program {
@@ -35,6 +38,7 @@ impl Program {
             args: &[],
             env: &[],
             stdin: None,
+            opt_levels: &["-O2"],
         }
     }
 }
@@ -146,20 +150,7 @@ fn check(p: Program) -> Run {
     let src = source_dir().join(format!("{}.c", p.name));
     let src = src.to_str().expect("UTF-8 path");
     let build = scratch(p.name, "build");
-    let wasm = build.join(format!("{}.wasm", p.name));
     let native = build.join(p.name);
-    compile(
-        "clang",
-        &[
-            "--target=wasm32-wasi",
-            "-O2",
-            "-Wall",
-            "-Werror",
-            src,
-            "-o",
-            wasm.to_str().unwrap(),
-        ],
-    );
     compile(
         "cc",
         &[
@@ -173,23 +164,42 @@ fn check(p: Program) -> Run {
         ],
     );
     let expected = run_native(&p, &native);
-    // Wasm runs on this thread's stack (see `runtime/func.rs`): give it room.
-    let got = std::thread::Builder::new()
-        .stack_size(16 << 20)
-        .spawn(move || run_kestrel(&p, &wasm))
-        .unwrap()
-        .join()
-        .expect("the Kestrel run panicked");
     assert!(
         !expected.stdout.is_empty(),
         "the native run printed nothing: {expected:?}"
     );
-    assert_eq!(
-        got, expected,
-        "Kestrel (left) and the native build (right) differ"
-    );
+    let mut last = None;
+    for level in p.opt_levels {
+        let wasm = build.join(format!("{}{level}.wasm", p.name));
+        compile(
+            "clang",
+            &[
+                "--target=wasm32-wasi",
+                level,
+                "-Wall",
+                "-Werror",
+                src,
+                "-o",
+                wasm.to_str().unwrap(),
+            ],
+        );
+        // Wasm runs on this thread's stack (see `runtime/func.rs`): give it room.
+        let got = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .stack_size(16 << 20)
+                .spawn_scoped(s, || run_kestrel(&p, &wasm))
+                .unwrap()
+                .join()
+                .expect("the Kestrel run panicked")
+        });
+        assert_eq!(
+            got, expected,
+            "Kestrel (left, clang {level}) and the native build (right) differ"
+        );
+        last = Some(got);
+    }
     let _ = std::fs::remove_dir_all(build.parent().expect("scratch/name/build"));
-    got
+    last.expect("at least one optimization level")
 }
 
 #[test]
@@ -238,4 +248,20 @@ fn data_structures() {
 #[test]
 fn float_math() {
     check(Program::new("float_math"));
+}
+
+#[test]
+fn integer_hashes_at_several_optimization_levels() {
+    check(Program {
+        opt_levels: &["-O0", "-O1", "-O2", "-O3", "-Os"],
+        ..Program::new("hashes")
+    });
+}
+
+#[test]
+fn bytecode_interpreter_at_several_optimization_levels() {
+    check(Program {
+        opt_levels: &["-O0", "-O1", "-O2", "-O3", "-Os"],
+        ..Program::new("interpreter")
+    });
 }
