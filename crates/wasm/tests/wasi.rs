@@ -331,6 +331,62 @@ fn arguments_environment_clocks_and_randomness() {
 }
 
 #[test]
+fn poll_oneoff_sleeps_until_the_earliest_clock_and_reports_ready_descriptors() {
+    let p = Probe::new(WasiCtx::new());
+    // Subscriptions at 8192 (48 bytes each), events at 12288 (32 bytes each).
+    let subscribe = |i: u32, userdata: u64, tag: u8, clock_or_fd: u32, timeout_ns: u64| {
+        let mut sub = [0u8; 48];
+        sub[0..8].copy_from_slice(&userdata.to_le_bytes());
+        sub[8] = tag;
+        sub[16..20].copy_from_slice(&clock_or_fd.to_le_bytes());
+        sub[24..32].copy_from_slice(&timeout_ns.to_le_bytes());
+        p.put(8192 + 48 * i, &sub);
+    };
+    let poll = |count: i32| {
+        p.call(
+            "poll_oneoff",
+            &[8192, 12288, count, OUT as i32].map(Val::I32),
+        )
+    };
+    let event = |i: u32| {
+        let e = p.get(12288 + 32 * i, 32);
+        let userdata = u64::from_le_bytes(e[0..8].try_into().unwrap());
+        (userdata, u16::from_le_bytes([e[8], e[9]]), e[10])
+    };
+    const CLOCK: u8 = 0;
+    const FD_READ: u8 = 1;
+    subscribe(0, 11, CLOCK, 1, 30_000_000);
+    subscribe(1, 22, CLOCK, 1, 10_000_000);
+    let start = std::time::Instant::now();
+    assert_eq!(poll(2), ESUCCESS);
+    let waited = start.elapsed();
+    assert_eq!(p.u32_at(OUT), 1, "only the earlier clock expired");
+    assert_eq!(event(0), (22, 0, CLOCK));
+    assert!(
+        waited >= std::time::Duration::from_millis(10),
+        "slept {waited:?}"
+    );
+    // A descriptor subscription is ready at once; a bad descriptor is reported in its event.
+    subscribe(0, 33, CLOCK, 1, 10_000_000_000);
+    subscribe(1, 44, FD_READ, 0, 0);
+    subscribe(2, 55, FD_READ, 99, 0);
+    let start = std::time::Instant::now();
+    assert_eq!(poll(3), ESUCCESS);
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(5),
+        "did not wait for the clock"
+    );
+    assert_eq!(p.u32_at(OUT), 2);
+    assert_eq!(
+        (event(0), event(1)),
+        ((44, 0, FD_READ), (55, EBADF as u16, FD_READ))
+    );
+    assert_eq!(poll(0), EINVAL);
+    subscribe(0, 1, 9, 0, 0);
+    assert_eq!(poll(1), EINVAL, "an unknown subscription type");
+}
+
+#[test]
 fn proc_exit_ends_the_run_with_its_code() {
     let p = Probe::new(WasiCtx::new());
     assert_eq!(p.wasi.run_start(&p.instance).unwrap(), 7);
