@@ -499,3 +499,196 @@ fn traps_name_the_wasm_function_they_happened_in() {
         other => panic!("expected a trap, got {other:?}"),
     }
 }
+
+/// xorshift64*: deterministic, so a failure reproduces.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// An argument value biased towards what calls take: descriptor numbers, lengths,
+    /// addresses of the path area, in the one-page memory and near its end, and the
+    /// extremes.
+    fn arg(&mut self) -> u64 {
+        match self.next() % 9 {
+            0 | 1 => self.next() % 8,
+            2 => self.next() % 16,
+            3 => self.next() % 256,
+            4 => self.next() % 65536,
+            5 => 65536 - self.next() % 64,
+            6 => u64::MAX,
+            7 => 0x8000_0000 + self.next() % 16,
+            _ => self.next(),
+        }
+    }
+
+    /// Guest memory for one round: a path area of 256 bytes of `a`, `b` (mostly), `.` and `/`, 8
+    /// iovecs at 256 (buffers of up to 64 bytes from 8192), then 4-byte words that are
+    /// small numbers (lengths, counts), addresses, path characters or arbitrary.
+    fn memory(&mut self) -> Vec<u8> {
+        let mut bytes: Vec<u8> = (0..256)
+            .map(|_| b"aaabbb./"[(self.next() % 8) as usize])
+            .collect();
+        for i in 0..8u32 {
+            bytes.extend_from_slice(&(8192 + 64 * i).to_le_bytes());
+            bytes.extend_from_slice(&((self.next() % 65) as u32).to_le_bytes());
+        }
+        while bytes.len() < 65536 {
+            let word = match self.next() % 4 {
+                0 => (self.next() % 16) as u32,
+                1 => (self.next() % 65536) as u32,
+                2 => u32::from_le_bytes([0; 4].map(|_| b"ab./\0"[(self.next() % 5) as usize])),
+                _ => self.next() as u32,
+            };
+            bytes.extend_from_slice(&word.to_le_bytes());
+        }
+        bytes
+    }
+}
+
+/// What each parameter of the path and I/O calls is, so that most calls are well formed
+/// enough to do something: `f` a descriptor, `p`/`l` a path in the path area and its length,
+/// `i`/`k` iovecs and their count, `b`/`n` a buffer and its length, `o` a result pointer,
+/// `x` flags, `r` rights, `c` an offset or cookie.
+fn roles(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "path_open" => "fxplxrrxo",
+        "path_create_directory" | "path_remove_directory" | "path_unlink_file" => "fpl",
+        "path_filestat_get" => "fxplo",
+        "path_readlink" => "fplbno",
+        "path_rename" => "fplfpl",
+        "fd_read" | "fd_write" => "fiko",
+        "fd_pread" | "fd_pwrite" => "fikco",
+        "fd_seek" => "fcxo",
+        "fd_readdir" => "fbnco",
+        "fd_filestat_get" | "fd_fdstat_get" | "fd_tell" => "fo",
+        _ => return None,
+    })
+}
+
+impl Rng {
+    fn in_role(&mut self, role: u8) -> u64 {
+        let n = self.next();
+        match role {
+            b'f' => [3, 3, 3, 4, 5, 6, 1, 0][(n % 8) as usize],
+            b'p' => n % 240,
+            b'l' => 1 + n % 16,
+            b'i' => 256 + 8 * (n % 4),
+            b'k' => n % 5,
+            b'b' => 8192 + n % 4096,
+            b'n' => n % 512,
+            b'o' => 16384 + 8 * (n % 64),
+            b'x' => n % 16,
+            b'r' => [2, 64, 66, 0, u64::MAX][(n % 5) as usize],
+            _ => n % 300,
+        }
+    }
+}
+
+/// Every preview-1 function, called thousands of times with arbitrary arguments over a
+/// memory of arbitrary bytes, inside a scratch preopen: each call returns an errno (no host
+/// panic, no other trap), and nothing outside the preopen changes.
+#[test]
+fn arbitrary_arguments_never_crash_the_host_or_leave_the_sandbox() {
+    use std::fmt::Write as _;
+    let (base, root) = tree("arbitrary");
+    let outside_before = std::fs::read(base.join("outside/secret")).unwrap();
+    // A module exporting each function under its own name (proc_exit, which ends the
+    // run, and poll_oneoff, which may sleep as long as a clock asks, are left out).
+    let (mut imports, mut exports) = (String::new(), String::new());
+    let mut calls = Vec::new();
+    for (i, (name, ty)) in kestrel_wasm::wasi::functions().enumerate() {
+        if name == "proc_exit" || name == "poll_oneoff" {
+            continue;
+        }
+        let types = |list: &[wasmparser::ValType]| {
+            list.iter()
+                .map(|t| {
+                    if *t == wasmparser::ValType::I64 {
+                        " i64"
+                    } else {
+                        " i32"
+                    }
+                })
+                .collect::<String>()
+        };
+        let (params, results) = (types(ty.params()), types(ty.results()));
+        let _ = writeln!(
+            imports,
+            "(import \"wasi_snapshot_preview1\" \"{name}\" (func $f{i} (param{params}) (result{results})))"
+        );
+        let gets: String = (0..ty.params().len())
+            .map(|k| format!(" (local.get {k})"))
+            .collect();
+        let _ = writeln!(
+            exports,
+            "(func (export \"{name}\") (param{params}) (result{results}) (call $f{i}{gets}))"
+        );
+        calls.push((name, ty));
+    }
+    let text = format!("(module\n{imports}{exports}(memory (export \"memory\") 1))");
+    let module = Module::new(&wat::parse_str(&text).unwrap()).unwrap();
+    let stdout = Capture::new();
+    let ctx = WasiCtx::new()
+        .args(["fuzz", "x"])
+        .env("A", "b")
+        .preopen_dir(&root, ".")
+        .stdin(Input::Bytes(vec![7; 1000]))
+        .stdout(Output::Capture(stdout.clone()))
+        .stderr(Output::Capture(stdout));
+    let wasi = Wasi::new(ctx).unwrap();
+    let instance = wasi.instantiate(&module, &Imports::new()).unwrap();
+    let memory = instance.memory().unwrap();
+    let mut rng = Rng(0x5eed);
+    for _ in 0..100 {
+        assert!(memory.write(0, &rng.memory()));
+        for (name, ty) in &calls {
+            // Closing and renumbering leave the standard streams and the preopen alone,
+            // or every later call would see only EBADF.
+            let keeps_fds = *name == "fd_close" || *name == "fd_renumber";
+            let roles = roles(name).filter(|_| rng.next() % 4 != 0);
+            let args: Vec<Val> = ty
+                .params()
+                .iter()
+                .enumerate()
+                .map(|(k, t)| {
+                    let v = match roles {
+                        _ if keeps_fds => 4 + rng.next() % 4,
+                        Some(roles) => rng.in_role(roles.as_bytes()[k]),
+                        None => rng.arg(),
+                    };
+                    if *t == wasmparser::ValType::I64 {
+                        Val::I64(v as i64)
+                    } else {
+                        Val::I32(v as i32)
+                    }
+                })
+                .collect();
+            match instance.invoke(name, &args) {
+                Ok(results) => assert!(
+                    matches!(results[..], [Val::I32(e)] if (0..=76).contains(&e)),
+                    "{name}({args:?}) returned {results:?}"
+                ),
+                Err(e) => panic!("{name}({args:?}) failed: {e}"),
+            }
+        }
+    }
+    assert_eq!(
+        std::fs::read(base.join("outside/secret")).unwrap(),
+        outside_before
+    );
+    let outside: Vec<_> = std::fs::read_dir(base.join("outside")).unwrap().collect();
+    assert_eq!(outside.len(), 1, "nothing was created outside the preopen");
+    let siblings: Vec<_> = std::fs::read_dir(&base).unwrap().collect();
+    assert_eq!(
+        siblings.len(),
+        2,
+        "only root/ and outside/ next to each other"
+    );
+    std::fs::remove_dir_all(base).unwrap();
+}

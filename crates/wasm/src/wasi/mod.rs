@@ -71,6 +71,12 @@ use crate::val::Val;
 /// The import module name of WASI preview 1.
 pub const MODULE: &str = "wasi_snapshot_preview1";
 
+/// Every preview-1 function Kestrel defines, with its Wasm type, by name (those not
+/// implemented return `NOSYS`).
+pub fn functions() -> impl Iterator<Item = (&'static str, wasmparser::FuncType)> {
+    calls::CALLS.iter().map(|c| (c.name, c.ty()))
+}
+
 /// A WASI program's host side: its state, and the imports that work on it. Cheap to clone
 /// (a handle).
 #[derive(Clone)]

@@ -87,7 +87,10 @@ pub(super) fn fd_pread(cx: &mut Cx, a: &Args) -> CallResult {
     let mut data = vec![0; total(&vecs)];
     let mut filled = 0;
     while filled < data.len() {
-        match f.file.read_at(&mut data[filled..], offset + filled as u64) {
+        match f
+            .file
+            .read_at(&mut data[filled..], offset.saturating_add(filled as u64))
+        {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -265,7 +268,11 @@ pub(super) fn type_of(m: &Metadata) -> u8 {
 
 /// A `filestat` from host metadata.
 pub(super) fn filestat(m: &Metadata) -> [u8; layout::FILESTAT_SIZE] {
-    let ns = |secs: i64, nsec: i64| (secs as u64).wrapping_mul(1_000_000_000) + nsec as u64;
+    let ns = |secs: i64, nsec: i64| {
+        (secs as u64)
+            .wrapping_mul(1_000_000_000)
+            .wrapping_add(nsec as u64)
+    };
     let mut stat = [0u8; layout::FILESTAT_SIZE];
     stat[0..8].copy_from_slice(&m.dev().to_le_bytes());
     stat[8..16].copy_from_slice(&m.ino().to_le_bytes());
