@@ -1,7 +1,8 @@
 //! `kestrel`: the command-line tool.
 //!
 //! Exit status: 0 on success; 1 for any error (bad input, failed tests), with the message on
-//! stderr; 2 when `kestrel run`'s program trapped. Never Rust's panic status 101 on bad input.
+//! stderr; 2 when `kestrel run`'s or `kestrel wasm run`'s program trapped (a WASI program's
+//! own exit code otherwise). Never Rust's panic status 101 on bad input.
 
 /// `println!` to standard output, except that a closed pipe (`kestrel compile … | head`)
 /// ends the program quietly and any other write error is reported, never a panic.
@@ -161,16 +162,25 @@ enum Command {
 
 #[derive(Subcommand)]
 enum WasmCommand {
-    /// Instantiate the module (it may import nothing: no WASI yet) and call an export: the
-    /// one named by `--invoke`, with ARGS typed by its parameters, else `_start`. Prints
-    /// the results one per line; exit status 2 if the code traps.
+    /// Run a module with WASI preview 1: its `_start` (ARGS are the program's arguments
+    /// after its file name; the exit status is its exit code: `proc_exit`'s, 0 when
+    /// `_start` returns), or the export named by `--invoke` (ARGS typed by its parameters;
+    /// results printed one per line). Exit status 2 if the code traps. Sightglass's
+    /// `bench.start`/`bench.end` are provided as no-ops; any other import is an error.
     Run {
-        file: PathBuf,
-        /// The exported function to call.
+        /// Give the program a host directory: `DIR` (seen as `DIR`) or `HOST::GUEST`.
+        #[arg(long = "dir", value_name = "DIR")]
+        dirs: Vec<String>,
+        /// Set an environment variable of the program.
+        #[arg(long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// The exported function to call instead of `_start`.
         #[arg(long)]
         invoke: Option<String>,
-        /// Arguments (integers in decimal or `0x` hex, floats in decimal).
-        #[arg(allow_hyphen_values = true)]
+        file: PathBuf,
+        /// The program's arguments; with `--invoke`, the function's (integers in decimal
+        /// or `0x` hex, floats in decimal).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
     /// Validate, translate and compile every function of the module, printing no code.
@@ -231,9 +241,19 @@ fn main() -> ExitCode {
             other => Err(format!("unknown --opt-level `{other}` (none or speed)")),
         },
         Command::Fuzz(args) => fuzz::fuzz(args),
-        Command::Wasm(WasmCommand::Run { file, invoke, args }) => {
-            wasm::run(&file, invoke.as_deref(), &args)
-        }
+        Command::Wasm(WasmCommand::Run {
+            dirs,
+            env,
+            invoke,
+            file,
+            args,
+        }) => wasm::run(&wasm::RunOptions {
+            file: &file,
+            invoke: invoke.as_deref(),
+            args: &args,
+            dirs: &dirs,
+            env: &env,
+        }),
         Command::Wasm(WasmCommand::Compile { file, timing }) => wasm::compile(&file, timing),
         Command::Print { file } => commands::print(&file),
         Command::Verify { file } => commands::verify(&file),

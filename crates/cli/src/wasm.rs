@@ -1,19 +1,28 @@
 //! `kestrel wasm run` and `kestrel wasm compile`: WebAssembly modules through `kestrel-wasm`.
 //!
 //! A module file is the binary format (it starts with `\0asm`) or the text format (anything
-//! else, parsed by the `wat` crate). `run` instantiates the module with no imports and calls
-//! one export: `--invoke NAME` with arguments typed by its parameters, or else `_start`.
-//! Results print one per line in the Wasm text syntax's literal forms (`i32.const 42` prints
-//! `42`; floats print their value, NaNs with their payload bits). A module that imports
-//! anything (WASI included) is refused with the names of its imports: Kestrel has no WASI
-//! yet.
+//! else, parsed by the `wat` crate). `run` instantiates the module with WASI preview 1
+//! (stdio inherited, `--dir` directories preopened, `--env` variables) and Sightglass's
+//! `bench.start`/`bench.end` (no-ops); any other import is refused by name before
+//! instantiation. Without `--invoke` it runs `_start` with argv = [FILE, ARGS…] and exits
+//! with the program's exit code (codes outside 0..=255, which a process status cannot
+//! carry, exit 1 with a note). With `--invoke NAME` it calls that export with ARGS typed by
+//! its parameters and prints the results one per line in the Wasm text syntax's literal
+//! forms (`i32.const 42` prints `42`; floats print their value, NaNs with their payload
+//! bits).
+//!
+//! A trap exits 2 after printing the trap and, when the runtime can tell, the Wasm function
+//! it happened in (by its name-section name): it can for traps in the module's own code,
+//! since the module imports only host functions here (see `kestrel_wasm::runtime::func`);
+//! it cannot for a trap raised by a host function, whose Wasm caller is not recorded.
 
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use kestrel_wasm::{Imports, Instance, InvokeError, Module, Val};
-use wasmparser::ValType;
+use kestrel_wasm::wasi::{self, Wasi, WasiCtx};
+use kestrel_wasm::{Extern, Func, Imports, Instance, InvokeError, Module, Trap, Val};
+use wasmparser::{FuncType, ValType};
 
 /// Reads `path` as a binary module, or as text converted to one.
 fn module_bytes(path: &Path) -> Result<Vec<u8>, String> {
@@ -34,43 +43,153 @@ fn module_bytes(path: &Path) -> Result<Vec<u8>, String> {
     })
 }
 
-/// `kestrel wasm run FILE [--invoke NAME] [ARGS…]`.
-pub fn run(path: &Path, invoke: Option<&str>, args: &[String]) -> Result<ExitCode, String> {
-    let bytes = module_bytes(path)?;
-    let module = Module::new(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    let imports = &module.info().imports;
-    if !imports.is_empty() {
-        let names: Vec<String> = imports
-            .iter()
-            .map(|i| format!("{}.{}", i.module, i.field))
-            .collect();
+/// What `kestrel wasm run` was asked.
+pub struct RunOptions<'a> {
+    pub file: &'a Path,
+    pub invoke: Option<&'a str>,
+    pub args: &'a [String],
+    /// `DIR` or `HOST::GUEST`.
+    pub dirs: &'a [String],
+    /// `KEY=VALUE`.
+    pub env: &'a [String],
+}
+
+/// The Sightglass benchmark markers: module `bench`, type [] -> [].
+const BENCH_MODULE: &str = "bench";
+const BENCH_MARKERS: [&str; 2] = ["start", "end"];
+
+/// The imports `run` provides besides WASI: the Sightglass markers the module imports.
+/// Any import that is neither is an error naming all such imports.
+fn extra_imports(module: &Module, path: &Path) -> Result<Imports, String> {
+    let mut imports = Imports::new();
+    let mut missing = Vec::new();
+    for imp in &module.info().imports {
+        if imp.module == wasi::MODULE {
+            continue;
+        }
+        if imp.module == BENCH_MODULE && BENCH_MARKERS.contains(&imp.field.as_str()) {
+            let marker = Func::wrap(FuncType::new([], []), |_| Ok(vec![]))
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            imports.define(BENCH_MODULE, &imp.field, Extern::Func(marker));
+            continue;
+        }
+        missing.push(format!("{}.{}", imp.module, imp.field));
+    }
+    if !missing.is_empty() {
         return Err(format!(
-            "{}: the module imports {} (WASI and other host imports are not supported yet)",
+            "{}: the module imports {}, which `kestrel wasm run` does not provide (it \
+             provides WASI preview 1 and Sightglass's bench.start/bench.end)",
             path.display(),
-            names.join(", ")
+            missing.join(", ")
         ));
     }
-    let instance = Instance::new(&module, &Imports::new())
-        .map_err(|e| format!("{}: instantiation failed: {e}", path.display()))?;
-    let name = invoke.unwrap_or("_start");
-    let Some(kestrel_wasm::Extern::Func(func)) = instance.get_export(name) else {
-        let mut funcs: Vec<&str> = module
-            .info()
-            .exports
-            .iter()
-            .filter(|(_, kind, _)| *kind == wasmparser::ExternalKind::Func)
-            .map(|(n, _, _)| n.as_str())
-            .collect();
-        funcs.sort_unstable();
-        return Err(format!(
-            "{}: no exported function `{name}` (exported functions: {})",
-            path.display(),
-            if funcs.is_empty() {
-                "none".to_string()
-            } else {
-                funcs.join(", ")
-            }
-        ));
+    Ok(imports)
+}
+
+/// The WASI context: argv, `--env`, `--dir`, inherited stdio.
+fn wasi_ctx(o: &RunOptions) -> Result<WasiCtx, String> {
+    let mut ctx = WasiCtx::new()
+        .arg(o.file.display().to_string())
+        .inherit_stdio();
+    if o.invoke.is_none() {
+        ctx = ctx.args(o.args.iter().cloned());
+    }
+    for kv in o.env {
+        let (key, value) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("--env `{kv}`: expected KEY=VALUE"))?;
+        ctx = ctx.env(key, value);
+    }
+    for dir in o.dirs {
+        let (host, guest) = dir.split_once("::").unwrap_or((dir, dir));
+        if host.is_empty() || guest.is_empty() {
+            return Err(format!("--dir `{dir}`: expected DIR or HOST::GUEST"));
+        }
+        ctx = ctx.preopen_dir(host, guest);
+    }
+    Ok(ctx)
+}
+
+/// `kestrel wasm run [--dir D] [--env K=V] [--invoke NAME] FILE [ARGS…]`.
+pub fn run(o: &RunOptions) -> Result<ExitCode, String> {
+    let path = o.file;
+    let bytes = module_bytes(path)?;
+    let module = Module::new(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let imports = extra_imports(&module, path)?;
+    let wasi = Wasi::new(wasi_ctx(o)?).map_err(|e| e.to_string())?;
+    let instance = match wasi.instantiate(&module, &imports) {
+        Ok(instance) => instance,
+        Err(kestrel_wasm::WasmError::Trap(Trap::Exit(code))) => return Ok(exit_status(code)),
+        Err(e) => return Err(format!("{}: instantiation failed: {e}", path.display())),
+    };
+    let Some(name) = o.invoke else {
+        if !matches!(instance.get_export("_start"), Some(Extern::Func(_))) {
+            return Err(no_such_export(&module, path, "_start"));
+        }
+        return match wasi.run_start(&instance) {
+            Ok(code) => Ok(exit_status(code)),
+            Err(e) => report_failure(&module, "_start", e),
+        };
+    };
+    invoke(&module, &instance, path, name, o.args)
+}
+
+/// The process status for WASI exit code `code`.
+fn exit_status(code: i32) -> ExitCode {
+    match u8::try_from(code) {
+        Ok(status) => ExitCode::from(status),
+        Err(_) => {
+            eprintln!("note: the program exited with code {code}, outside 0..=255: status 1");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// A trap prints with its function and exits 2; other failures are errors.
+fn report_failure(module: &Module, name: &str, e: InvokeError) -> Result<ExitCode, String> {
+    match e {
+        InvokeError::Trap { trap, func } => {
+            let place = match func {
+                Some(index) => format!(" (in {})", module.info().describe_func(index)),
+                None => String::new(),
+            };
+            eprintln!("error: wasm trap in `{name}`: {trap}{place}");
+            Ok(ExitCode::from(2))
+        }
+        other => Err(format!("calling `{name}`: {other}")),
+    }
+}
+
+fn no_such_export(module: &Module, path: &Path, name: &str) -> String {
+    let mut funcs: Vec<&str> = module
+        .info()
+        .exports
+        .iter()
+        .filter(|(_, kind, _)| *kind == wasmparser::ExternalKind::Func)
+        .map(|(n, _, _)| n.as_str())
+        .collect();
+    funcs.sort_unstable();
+    format!(
+        "{}: no exported function `{name}` (exported functions: {})",
+        path.display(),
+        if funcs.is_empty() {
+            "none".to_string()
+        } else {
+            funcs.join(", ")
+        }
+    )
+}
+
+/// `--invoke NAME ARGS…`: call the export with typed arguments and print its results.
+fn invoke(
+    module: &Module,
+    instance: &Instance,
+    path: &Path,
+    name: &str,
+    args: &[String],
+) -> Result<ExitCode, String> {
+    let Some(Extern::Func(func)) = instance.get_export(name) else {
+        return Err(no_such_export(module, path, name));
     };
     let params = func.ty().params().to_vec();
     if params.len() != args.len() {
@@ -102,11 +221,11 @@ pub fn run(path: &Path, invoke: Option<&str>, args: &[String]) -> Result<ExitCod
             }
             Ok(ExitCode::SUCCESS)
         }
-        Err(InvokeError::Trap(trap)) => {
-            eprintln!("error: wasm trap in `{name}`: {trap}");
-            Ok(ExitCode::from(2))
-        }
-        Err(e) => Err(format!("calling `{name}`: {e}")),
+        Err(InvokeError::Trap {
+            trap: Trap::Exit(code),
+            ..
+        }) => Ok(exit_status(code)),
+        Err(e) => report_failure(module, name, e),
     }
 }
 

@@ -520,15 +520,32 @@ fn wasm_run_invokes_an_export_and_reports_traps() {
 }
 
 #[test]
-fn wasm_run_refuses_imports_and_bad_modules_with_a_message() {
+fn wasm_run_refuses_unknown_imports_and_bad_modules_with_a_message() {
+    let imports = scratch(
+        "imports.wat",
+        br#"(module
+            (import "wasi_snapshot_preview1" "fd_write" (func (param i32 i32 i32 i32) (result i32)))
+            (import "env" "host_thing" (func))
+            (import "bench" "start" (func))
+            (import "env" "table" (table 1 funcref)))"#,
+    );
+    let o = kestrel(&["wasm", "run", imports.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("imports env.host_thing, env.table, which"),
+        "only the imports that are neither WASI nor Sightglass's are named: {err}"
+    );
+    // WASI and the Sightglass markers are provided: a module without `_start` gets that far.
     let wasi = scratch(
         "wasi.wat",
-        br#"(module (import "wasi_snapshot_preview1" "fd_write" (func (param i32 i32 i32 i32) (result i32))))"#,
+        br#"(module (import "wasi_snapshot_preview1" "fd_write" (func (param i32 i32 i32 i32) (result i32)))
+            (import "bench" "end" (func)) (memory (export "memory") 1))"#,
     );
     let o = kestrel(&["wasm", "run", wasi.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("wasi_snapshot_preview1.fd_write"),
+        stderr(&o).contains("no exported function `_start`"),
         "{}",
         stderr(&o)
     );
@@ -540,7 +557,7 @@ fn wasm_run_refuses_imports_and_bad_modules_with_a_message() {
         "simd.wat",
         b"(module (func (result v128) (v128.const i32x4 0 0 0 0)))",
     );
-    let o = kestrel(&["wasm", "compile", simd.to_str().unwrap()]);
+    let o = kestrel(&["wasm", "run", simd.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).to_lowercase().contains("simd"), "{}", stderr(&o));
 }
@@ -580,5 +597,134 @@ fn aarch64_files_compile_test_and_write_objects_for_aarch64() {
         stdout(&o).contains("aarch64: %f: line 8: expected 8, got 7"),
         "{}",
         stdout(&o)
+    );
+}
+
+/// A WASI program in text form: prints its arguments and environment (NULs as newlines)
+/// and the contents of `note.txt` opened through preopen fd 3, calls the Sightglass
+/// markers, and exits with its argument count.
+const WASI_ECHO: &[u8] = br#"(module
+  (import "wasi_snapshot_preview1" "args_sizes_get" (func $args_sizes (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "args_get" (func $args_get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "environ_sizes_get" (func $env_sizes (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "environ_get" (func $env_get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "path_open"
+    (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_read" (func $fd_read (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (import "bench" "start" (func $bench_start))
+  (import "bench" "end" (func $bench_end))
+  (memory (export "memory") 1)
+  (data (i32.const 200) "note.txt")
+  ;; Print `len` bytes at `at` with each NUL turned into a newline.
+  (func $print (param $at i32) (param $len i32)
+    (local $i i32)
+    (block $done (loop $next
+      (br_if $done (i32.ge_u (local.get $i) (local.get $len)))
+      (if (i32.eqz (i32.load8_u (i32.add (local.get $at) (local.get $i))))
+        (then (i32.store8 (i32.add (local.get $at) (local.get $i)) (i32.const 10))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $next)))
+    (i32.store (i32.const 8) (local.get $at))
+    (i32.store (i32.const 12) (local.get $len))
+    (drop (call $fd_write (i32.const 1) (i32.const 8) (i32.const 1) (i32.const 16))))
+  (func (export "_start")
+    (call $bench_start)
+    (drop (call $args_sizes (i32.const 0) (i32.const 4)))
+    (drop (call $args_get (i32.const 1024) (i32.const 4096)))
+    (call $print (i32.const 4096) (i32.load (i32.const 4)))
+    (drop (call $env_sizes (i32.const 20) (i32.const 24)))
+    (drop (call $env_get (i32.const 2048) (i32.const 8192)))
+    (call $print (i32.const 8192) (i32.load (i32.const 24)))
+    ;; note.txt, read-only, through fd 3; its fd at 32; 100 bytes read into 12288.
+    (drop (call $path_open (i32.const 3) (i32.const 1) (i32.const 200) (i32.const 8)
+      (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 32)))
+    (i32.store (i32.const 40) (i32.const 12288))
+    (i32.store (i32.const 44) (i32.const 100))
+    (drop (call $fd_read (i32.load (i32.const 32)) (i32.const 40) (i32.const 1) (i32.const 48)))
+    (call $print (i32.const 12288) (i32.load (i32.const 48)))
+    (call $bench_end)
+    (call $proc_exit (i32.load (i32.const 0)))))"#;
+
+#[test]
+fn wasm_run_gives_a_wasi_program_its_arguments_environment_and_directories() {
+    let program = scratch("echo.wat", WASI_ECHO);
+    let dir = program.parent().unwrap().join("echo-dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("note.txt"), "from the preopen\n").unwrap();
+    let mapping = format!("{}::/data", dir.display());
+    let o = kestrel(&[
+        "wasm",
+        "run",
+        "--dir",
+        &mapping,
+        "--env",
+        "A=1",
+        "--env",
+        "B=x=y",
+        program.to_str().unwrap(),
+        "first",
+        "--second",
+        "",
+    ]);
+    let expected = format!(
+        "{}\nfirst\n--second\n\nA=1\nB=x=y\nfrom the preopen\n",
+        program.display()
+    );
+    assert_eq!(stdout(&o), expected, "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(4), "the exit code is argc");
+    let o = kestrel(&[
+        "wasm",
+        "run",
+        "--dir",
+        "/nonexistent/kestrel",
+        program.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("/nonexistent/kestrel"),
+        "{}",
+        stderr(&o)
+    );
+    let o = kestrel(&[
+        "wasm",
+        "run",
+        "--env",
+        "NOEQUALS",
+        program.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("KEY=VALUE"), "{}", stderr(&o));
+}
+
+#[test]
+fn wasm_run_reports_a_trap_with_its_function_and_status_2() {
+    let program = scratch(
+        "trap.wat",
+        br#"(module
+            (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+            (memory (export "memory") 1)
+            (func $check_input (param i32) (if (i32.eqz (local.get 0)) (then unreachable)))
+            (func (export "_start") (call $check_input (i32.const 0)) (call $exit (i32.const 3)))
+            (func (export "exit_with") (param i32) (call $exit (local.get 0))))"#,
+    );
+    let program = program.to_str().unwrap();
+    let o = kestrel(&["wasm", "run", program]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("unreachable") && err.contains("$check_input (function 1)"),
+        "{err}"
+    );
+    // proc_exit from an invoked export: the exit code; out of range: status 1 with a note.
+    let o = kestrel(&["wasm", "run", program, "--invoke", "exit_with", "42"]);
+    assert_eq!(o.status.code(), Some(42), "{}", stderr(&o));
+    let o = kestrel(&["wasm", "run", program, "--invoke", "exit_with", "256"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("exited with code 256"),
+        "{}",
+        stderr(&o)
     );
 }

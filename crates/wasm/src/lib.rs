@@ -27,14 +27,19 @@
 //!   every kind, the start function — plus two Wasm 3.0 pieces: multiple memories and
 //!   extended constant expressions. Memory accesses are bounds-checked in code. Host
 //!   functions are Rust closures ([`Func::wrap`]). Deep recursion traps "call stack
-//!   exhausted" through the backend's stack-limit check (see `runtime/func.rs`).
+//!   exhausted" through the backend's stack-limit check (see `runtime/func.rs`). A trap
+//!   names the Wasm function it happened in when only the module's own code can run under
+//!   the call (see `runtime/func.rs`). WASI preview 1 ([`wasi`]): arguments, environment,
+//!   clocks, randomness, stdio, files and directories confined to preopened directories,
+//!   `proc_exit` as [`Trap::Exit`].
 //! - **Refused with an error naming the proposal** (never a panic): SIMD and relaxed SIMD,
 //!   threads, tail calls, exceptions, memory64 (and 64-bit tables), GC and typed function
 //!   references. Malformed or invalid modules are [`WasmError::Invalid`] with the byte
 //!   offset; valid modules that need a refused proposal are [`WasmError::Unsupported`].
-//! - **Not yet**: guard-page memories (every access is bounds-checked in code), WASI, a
-//!   store that frees instances referring to each other through tables (such cycles are
-//!   kept alive), caching compiled code, memories beyond 1 GiB.
+//! - **Not yet**: guard-page memories (every access is bounds-checked in code), WASI
+//!   sockets and the later WASI versions, a store that frees instances referring to each
+//!   other through tables (such cycles are kept alive), caching compiled code, memories
+//!   beyond 1 GiB.
 //! - **Cost**: compilation is linear in the module's size plus the backend's cost per
 //!   function; each memory access costs a bounds check (three loads, a compare, a
 //!   conditional trap); calls to imports and through tables are indirect calls; bulk and
@@ -43,7 +48,8 @@
 //! Layout: [`features`] (what is accepted), [`module_info`] (decoding), [`translate`] (one
 //! function to IR, one file per concern), [`module`] (compile into a JIT module),
 //! [`runtime`] (the vmctx layout in `vmctx.rs`, memories, tables, globals, libcalls, host
-//! functions, instances), [`trap`] (Wasm traps and their IR trap codes, in one place).
+//! functions, instances), [`trap`] (Wasm traps and their IR trap codes, in one place),
+//! [`wasi`] (WASI preview 1 over an instance's memory).
 //!
 //! x86-64 Linux only, like `kestrel-jit`.
 
@@ -55,6 +61,7 @@ pub mod runtime;
 pub mod translate;
 pub mod trap;
 pub mod val;
+pub mod wasi;
 
 pub use error::WasmError;
 pub use module::{translate_module, Module};

@@ -1,6 +1,7 @@
 //! What a module declares, decoded once from a validated binary: types, functions, imports,
 //! globals, memories, tables, exports, the start function, element and data segments, and
-//! the byte ranges of the function bodies (translated later, one by one).
+//! the byte ranges of the function bodies (translated later, one by one), and the function
+//! names of the `name` section.
 //!
 //! Contract. Requires: `bytes` passed [`crate::features::validate`]. Guarantees: indices in
 //! the result are in range (the validator checked them); each function body is kept as its
@@ -9,9 +10,11 @@
 //!
 //! Cost: one pass over the sections, O(module size).
 
+use std::collections::HashMap;
+
 use wasmparser::{
-    DataKind, ElementItems, ElementKind, ExternalKind, FuncType, MemoryType, Operator, Parser,
-    Payload, TableType, TypeRef, ValType,
+    DataKind, ElementItems, ElementKind, ExternalKind, FuncType, KnownCustom, MemoryType, Operator,
+    Parser, Payload, TableType, TypeRef, ValType,
 };
 
 use crate::error::WasmError;
@@ -136,6 +139,9 @@ pub struct ModuleInfo {
     pub data: Vec<DataSegment>,
     /// Byte ranges of the defined functions' bodies (locals and code), in order.
     pub bodies: Vec<std::ops::Range<usize>>,
+    /// Function names from the `name` custom section, by function index (for messages;
+    /// a malformed name section is ignored, as the spec asks of custom sections).
+    pub func_names: HashMap<u32, String>,
 }
 
 fn unsupported(offset: usize, feature: impl Into<String>) -> WasmError {
@@ -224,6 +230,11 @@ impl ModuleInfo {
                     }
                 }
                 Payload::CodeSectionEntry(body) => m.bodies.push(body.range()),
+                Payload::CustomSection(c) => {
+                    if let KnownCustom::Name(names) = c.as_known() {
+                        m.func_names = function_names(names);
+                    }
+                }
                 _ => {}
             }
         }
@@ -305,6 +316,29 @@ impl ModuleInfo {
     pub fn func_type(&self, index: u32) -> &FuncType {
         &self.types[self.funcs[index as usize] as usize]
     }
+
+    /// Function `index` for a message: `$name (function N)` when the name section names it,
+    /// else `function N`.
+    pub fn describe_func(&self, index: u32) -> String {
+        match self.func_names.get(&index) {
+            Some(name) => format!("${name} (function {index})"),
+            None => format!("function {index}"),
+        }
+    }
+}
+
+/// The function names of a name section; what decodes before a malformed part.
+fn function_names(reader: wasmparser::NameSectionReader) -> HashMap<u32, String> {
+    let mut names = HashMap::new();
+    for subsection in reader {
+        let Ok(wasmparser::Name::Function(map)) = subsection else {
+            continue;
+        };
+        for naming in map.into_iter().map_while(Result::ok) {
+            names.insert(naming.index, naming.name.to_string());
+        }
+    }
+    names
 }
 
 /// Decode a constant expression.

@@ -24,7 +24,7 @@ const fn user(code: u8) -> TrapCode {
     }
 }
 
-/// Why Wasm execution stopped.
+/// Why Wasm execution stopped before returning.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Trap {
     #[error("unreachable")]
@@ -50,6 +50,11 @@ pub enum Trap {
     /// A host function trapped, with its message.
     #[error("host trap: {0}")]
     Host(String),
+    /// Not a fault: a host function ended the execution on the program's request with this
+    /// exit code (WASI `proc_exit`). It unwinds like a trap; embedders treat it as the
+    /// program's end (see `wasi::Wasi::run_start`).
+    #[error("exit with code {0}")]
+    Exit(i32),
     /// A trap code Kestrel-generated Wasm code never uses (a bug if seen).
     #[error("unexpected trap code {0}")]
     Other(String),

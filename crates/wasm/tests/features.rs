@@ -17,7 +17,7 @@ fn call(i: &Instance, name: &str, args: &[Val]) -> Vec<Val> {
 
 fn trap(i: &Instance, name: &str, args: &[Val]) -> Trap {
     match i.invoke(name, args) {
-        Err(InvokeError::Trap(t)) => t,
+        Err(InvokeError::Trap { trap, .. }) => trap,
         other => panic!("{name}({args:?}): expected a trap, got {other:?}"),
     }
 }
@@ -481,7 +481,7 @@ fn host_functions_can_call_back_into_wasm() {
     let cb = Func::wrap(ty, move |args| {
         let instance = seen.borrow().clone().expect("instance set before calls");
         let once = instance.invoke("inner", args).map_err(|e| match e {
-            InvokeError::Trap(t) => t,
+            InvokeError::Trap { trap, .. } => trap,
             other => Trap::Host(other.to_string()),
         })?;
         let twice = instance

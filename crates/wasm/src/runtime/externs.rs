@@ -101,6 +101,11 @@ impl Memory {
     pub fn read(&self, offset: u64, len: usize) -> Option<Vec<u8>> {
         self.0.read(offset, len)
     }
+
+    /// Copy `bytes` to `offset`; false (nothing written) if out of bounds.
+    pub fn write(&self, offset: u64, bytes: &[u8]) -> bool {
+        self.0.write(offset, bytes)
+    }
 }
 
 /// A table of references. A handle to an instance's table keeps that instance alive (its

@@ -11,6 +11,14 @@
 //! recursion traps "call stack exhausted" instead of overflowing the native stack. The
 //! calling thread must have that much stack left, plus room for the trap handler's frames.
 //!
+//! Where a trap happened: the JIT reports the trapping instruction's function as an id in
+//! *some* JIT module, without saying which. A call can name the Wasm function only when
+//! the code that may run under it is its own module's plus host-function stubs (which trap
+//! only with the host code): [`Func::trap_origin`] is set for exactly those calls (see
+//! `Instance::func`), and then a non-host trap's id is one of the module's functions. A
+//! host function's trap (including `proc_exit`) is reported without a function: the stub
+//! that trapped does not know its Wasm caller.
+//!
 //! Cost of a call from the host: the JIT trampoline's, plus one argument check per value.
 
 use std::any::Any;
@@ -22,6 +30,7 @@ use wasmparser::FuncType;
 use super::libcalls::take_host_trap;
 use super::types::type_id;
 use super::vmctx::{FuncRef, RuntimeLimits, VmCtx};
+use crate::module::CompiledModule;
 use crate::trap::{self, Trap};
 use crate::val::Val;
 
@@ -75,9 +84,11 @@ pub(crate) struct Code {
 /// Why a call from the host did not return results.
 #[derive(Debug, thiserror::Error)]
 pub enum InvokeError {
-    /// The Wasm code trapped.
-    #[error(transparent)]
-    Trap(#[from] Trap),
+    /// The Wasm code trapped (or exited, [`Trap::Exit`]). `func` is the index, in the
+    /// invoked function's module, of the function whose code trapped, when the runtime can
+    /// tell (see the module docs).
+    #[error("{trap}")]
+    Trap { trap: Trap, func: Option<u32> },
     /// No export of that name, or not a function.
     #[error("no exported function named `{0}`")]
     UnknownExport(String),
@@ -94,7 +105,7 @@ impl InvokeError {
     /// The trap, if the call trapped.
     pub fn trap(&self) -> Option<&Trap> {
         match self {
-            InvokeError::Trap(t) => Some(t),
+            InvokeError::Trap { trap, .. } => Some(trap),
             _ => None,
         }
     }
@@ -109,7 +120,10 @@ pub struct Func {
     pub(crate) ty: FuncType,
     /// The function's `FuncRef` record (what references to it point at), owned by `owner`.
     pub(crate) record: *const FuncRef,
-    pub(crate) _owner: Rc<dyn Any>,
+    /// Set when only this module's code (and host stubs) can run under a call of this
+    /// function: then the module maps a trapping JIT function back to its Wasm index.
+    pub(crate) trap_origin: Option<Rc<CompiledModule>>,
+    pub(crate) owner: Rc<dyn Any>,
 }
 
 impl std::fmt::Debug for Func {
@@ -174,11 +188,27 @@ impl Func {
                     Val::from_jit(ty, v).ok_or_else(|| InvokeError::Call("non-Wasm result".into()))
                 })
                 .collect(),
-            Err(CallError::Trap(t)) if t.code == trap::HOST => Err(InvokeError::Trap(
-                take_host_trap().unwrap_or_else(|| Trap::from_code(t.code)),
-            )),
-            Err(CallError::Trap(t)) => Err(InvokeError::Trap(Trap::from_code(t.code))),
+            Err(CallError::Trap(t)) if t.code == trap::HOST => Err(InvokeError::Trap {
+                trap: take_host_trap().unwrap_or_else(|| Trap::from_code(t.code)),
+                func: None,
+            }),
+            Err(CallError::Trap(t)) => Err(InvokeError::Trap {
+                trap: Trap::from_code(t.code),
+                func: self.trapping_function(t.func, args),
+            }),
             Err(e) => Err(InvokeError::Call(e.to_string())),
         }
+    }
+
+    /// The Wasm index of JIT function `id`, where a non-host trap of a call with `args`
+    /// happened, if that is known (see the module docs). A non-null funcref argument may be
+    /// another instance's function, whose code could then run under the call: unknown.
+    fn trapping_function(&self, id: FuncId, args: &[Val]) -> Option<u32> {
+        let module = self.trap_origin.as_ref()?;
+        if args.iter().any(|a| matches!(a, Val::FuncRef(r) if *r != 0)) {
+            return None;
+        }
+        let defined = module.ids.iter().position(|&i| i == id)?;
+        Some(module.info.num_imported_funcs + defined as u32)
     }
 }

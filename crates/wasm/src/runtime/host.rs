@@ -78,11 +78,20 @@ impl Func {
             vmctx,
             ty,
             record: &*record,
-            _owner: Rc::new(HostOwner {
+            trap_origin: None,
+            owner: Rc::new(HostOwner {
                 _ctx: ctx,
                 _record: record,
             }),
         })
+    }
+}
+
+impl Func {
+    /// Whether this is a host function (a Rust closure behind a stub), as opposed to a Wasm
+    /// instance's function.
+    pub fn is_host(&self) -> bool {
+        (*self.owner).is::<HostOwner>()
     }
 }
 

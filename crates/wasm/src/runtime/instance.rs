@@ -71,6 +71,25 @@ pub(crate) struct InstanceData {
     dropped_data: RefCell<Vec<bool>>,
     /// Per element segment: its references, or `None` once dropped.
     elements: RefCell<Vec<Option<Vec<u64>>>>,
+    /// No other module's code can run under a call into this instance (see
+    /// [`runs_only_own_code`]).
+    runs_only_own_code: bool,
+}
+
+/// Whether code of no other module can run under a call into an instance with these
+/// imports: every imported function is a host function that returns no function
+/// references, and no table or reference-typed global is imported (the ways another
+/// instance's function could be reached). Funcref arguments of the call itself are
+/// checked per call (`Func::call`).
+fn runs_only_own_code(m: &CompiledModule, r: &Resolved) -> bool {
+    let host_only = r
+        .funcs
+        .iter()
+        .all(|f| f.is_host() && !f.ty().results().iter().any(|t| t.is_reference_type()));
+    let ref_globals = r.globals[..m.info.num_imported_globals as usize]
+        .iter()
+        .any(|g| g.ty().is_reference_type());
+    host_only && r.tables.is_empty() && !ref_globals
 }
 
 fn link_error(module: &str, field: &str, message: impl Into<String>) -> WasmError {
@@ -189,6 +208,7 @@ impl Instance {
         let m = &module.inner;
         let info = &m.info;
         let mut r = resolve_imports(m, imports)?;
+        let runs_only_own_code = runs_only_own_code(m, &r);
         // The vmctx is boxed first so that records can point at it.
         let vmctx = Box::new(UnsafeCell::new(VmCtx {
             memory: std::ptr::null_mut(),
@@ -277,6 +297,7 @@ impl Instance {
             _table_ptrs: table_ptrs,
             dropped_data: RefCell::new(vec![false; info.data.len()]),
             elements: RefCell::new(elements),
+            runs_only_own_code,
         });
         // SAFETY: as above; the runtime pointer is the instance's final address.
         unsafe { (*vmctx_ptr).runtime = Rc::as_ptr(&data) as *const () };
@@ -287,7 +308,7 @@ impl Instance {
         instance.apply_segments()?;
         if let Some(start) = info.start {
             instance.func(start).call(&[]).map_err(|e| match e {
-                InvokeError::Trap(t) => WasmError::Trap(t),
+                InvokeError::Trap { trap, .. } => WasmError::Trap(trap),
                 other => WasmError::Resource(other.to_string()),
             })?;
         }
@@ -342,7 +363,8 @@ impl Instance {
             vmctx: d.vmctx.get(),
             ty: info.func_type(index).clone(),
             record: &d.records[defined],
-            _owner: d.clone(),
+            trap_origin: d.runs_only_own_code.then(|| d.module.clone()),
+            owner: d.clone(),
         }
     }
 

@@ -339,7 +339,7 @@ impl Runner {
                     .map_err(|e| Outcome::Fail(format!("encoding failed: {e}")))?;
                 match self.instantiate(&bytes) {
                     Ok(_) => Ok(Ok(vec![])),
-                    Err(WasmError::Trap(t)) => Ok(Err(InvokeError::Trap(t))),
+                    Err(WasmError::Trap(trap)) => Ok(Err(InvokeError::Trap { trap, func: None })),
                     Err(e) => Err(match failed_slot(e) {
                         Slot::OutOfScope(r) => Outcome::OutOfScope(r),
                         Slot::Broken(m) => Outcome::Fail(m),
@@ -511,7 +511,9 @@ impl Runner {
             WastDirective::AssertTrap { exec, message, .. } => {
                 let what = describe(&exec);
                 match self.execute(exec) {
-                    Ok(Err(InvokeError::Trap(t))) if trap_matches(message, &t.to_string()) => {
+                    Ok(Err(InvokeError::Trap { trap: t, .. }))
+                        if trap_matches(message, &t.to_string()) =>
+                    {
                         Outcome::Pass
                     }
                     Ok(Err(e)) => Outcome::Fail(format!("{what}: {e}, expected \"{message}\"")),
@@ -522,7 +524,9 @@ impl Runner {
                 }
             }
             WastDirective::AssertExhaustion { call, message, .. } => match self.invoke(&call) {
-                Ok(Err(InvokeError::Trap(t))) if trap_matches(message, &t.to_string()) => {
+                Ok(Err(InvokeError::Trap { trap: t, .. }))
+                    if trap_matches(message, &t.to_string()) =>
+                {
                     Outcome::Pass
                 }
                 Ok(Err(e)) => Outcome::Fail(format!("{}: {e}, expected \"{message}\"", call.name)),
