@@ -13,6 +13,7 @@ pub mod compile;
 pub mod ir_ops;
 pub mod lower;
 pub mod operands;
+pub mod shared_inst;
 pub mod unwind;
 pub mod vcode;
 

@@ -13,6 +13,8 @@ use super::super::asm::{Gpr, GprZr, PcOffset, Size};
 use super::super::emit::{
     emit_ret, gpr, mov_imm, trap, uncond_branch, use_label, words, zr, A64LabelUse, Buf, Ctx,
 };
+use crate::machinst::shared_inst::{block_list, map_call_regs, reg_names};
+
 use super::{map_operands, CallDest, Cond, OperandSpec, Operands, Pred};
 use crate::machinst::buffer::{Label, RelocKind};
 use crate::machinst::BlockIndex;
@@ -77,16 +79,8 @@ impl ControlInst {
             TrapIf { code } [cond = cond.map(m)],
             Brk {} [],
             Call { num_uses } [
-                dest = match dest {
-                    CallDest::Direct(name) => CallDest::Direct(name.clone()),
-                    CallDest::Indirect(target) => CallDest::Indirect(m.reg_use(*target)),
-                },
-                regs = {
-                    let (uses, defs) = regs.split_at(*num_uses as usize);
-                    let mut mapped = m.fixed_list(uses, Operands::fixed_use);
-                    mapped.extend(m.fixed_list(defs, Operands::fixed_def));
-                    mapped
-                }
+                dest = dest.map(m),
+                regs = map_call_regs(m, regs, *num_uses)
             ],
         })
     }
@@ -104,22 +98,10 @@ impl ControlInst {
     }
 }
 
-/// `block1, block2, …`.
-fn block_list(blocks: &[BlockIndex]) -> String {
-    let names: Vec<String> = blocks.iter().map(|b| format!("block{}", b.0)).collect();
-    names.join(", ")
-}
-
-/// The registers' names, comma-separated.
-fn names(regs: &[(String, PReg)]) -> String {
-    let names: Vec<&str> = regs.iter().map(|(n, _)| n.as_str()).collect();
-    names.join(", ")
-}
-
 impl ControlInst<String> {
     pub(super) fn pretty(&self) -> String {
         match self {
-            ControlInst::Args { args } => format!("args {}", names(args)),
+            ControlInst::Args { args } => format!("args {}", reg_names(args)),
             ControlInst::Jmp { target } => format!("b block{}", target.0),
             ControlInst::CondBr {
                 cond,
@@ -134,7 +116,7 @@ impl ControlInst<String> {
             ControlInst::JmpTable { size, idx, targets } => {
                 format!("br_table.{} {idx}, [{}]", size.bits(), block_list(targets))
             }
-            ControlInst::Ret { rets } => format!("ret {}", names(rets)),
+            ControlInst::Ret { rets } => format!("ret {}", reg_names(rets)),
             ControlInst::Udf { code } => format!("udf {code}"),
             ControlInst::TrapIf { cond, code } => format!("trap_if {}, {code}", cond.pretty()),
             ControlInst::Brk => "brk #0".into(),
@@ -148,7 +130,7 @@ impl ControlInst<String> {
                     CallDest::Direct(name) => name.to_string(),
                     CallDest::Indirect(target) => format!("*{target}"),
                 };
-                format!("{} = call {callee}({})", names(defs), names(uses))
+                format!("{} = call {callee}({})", reg_names(defs), reg_names(uses))
             }
         }
     }

@@ -21,9 +21,6 @@
 //! Cost: `map` is O(operands) per instruction and allocates nothing except the register
 //! lists of printed instructions; collection and encoding each map every instruction once.
 
-use std::sync::Arc;
-
-use kestrel_ir::FunctionName;
 use kestrel_regalloc::{Operand, PReg, PRegSet, RegClass, VReg};
 
 use super::asm::{FpMemSize, Gpr, MemSize, Vreg as FpReg};
@@ -94,34 +91,7 @@ impl std::fmt::Display for StoreKind {
     }
 }
 
-/// What a call calls.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CallDest<R = VReg> {
-    /// A named function, by a `bl` with a `CALL26` relocation (shared: mapping an
-    /// instruction's registers copies it).
-    Direct(Arc<FunctionName>),
-    /// An address in a register (`blr`; the call's first operand).
-    Indirect(R),
-}
-
-/// A value of the frame itself (see [`MemInst::FrameValue`]).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum FrameValue {
-    StackPointer,
-    FramePointer,
-    ReturnAddress,
-}
-
-impl FrameValue {
-    /// The IR opcode's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            FrameValue::StackPointer => "get_stack_pointer",
-            FrameValue::FramePointer => "get_frame_pointer",
-            FrameValue::ReturnAddress => "get_return_address",
-        }
-    }
-}
+pub use crate::machinst::shared_inst::{CallDest, FrameValue};
 
 /// Instructions are copied as the VCode is built and encoded: a size check keeps a large
 /// variant from growing them all (move rarely used data out of line instead).

@@ -15,6 +15,8 @@ use super::super::emit::{
     bytes, gpr, jcc_to, trap, trap_unless, uncond_branch, Buf, Ctx, X64LabelUse,
 };
 use super::super::unwind;
+use crate::machinst::shared_inst::{block_list, map_call_regs, reg_names};
+
 use super::{map_operands, CallDest, Cond, OperandSpec, Operands, Pred};
 use crate::machinst::buffer::RelocKind;
 use crate::machinst::BlockIndex;
@@ -96,16 +98,8 @@ impl ControlInst {
             TrapIf { code } [cond = cond.map(m)],
             Debugtrap {} [],
             Call { num_uses, conv } [
-                dest = match dest {
-                    CallDest::Direct(name) => CallDest::Direct(name.clone()),
-                    CallDest::Indirect(target) => CallDest::Indirect(m.reg_use(*target)),
-                },
-                regs = {
-                    let (uses, defs) = regs.split_at(*num_uses as usize);
-                    let mut mapped = m.fixed_list(uses, Operands::fixed_use);
-                    mapped.extend(m.fixed_list(defs, Operands::fixed_def));
-                    mapped
-                }
+                dest = dest.map(m),
+                regs = map_call_regs(m, regs, *num_uses)
             ],
         })
     }
@@ -124,22 +118,10 @@ impl ControlInst {
     }
 }
 
-/// `block1, block2, …`.
-fn block_list(blocks: &[BlockIndex]) -> String {
-    let names: Vec<String> = blocks.iter().map(|b| format!("block{}", b.0)).collect();
-    names.join(", ")
-}
-
-/// The registers' names, comma-separated.
-fn names(regs: &[(String, PReg)]) -> String {
-    let names: Vec<&str> = regs.iter().map(|(n, _)| n.as_str()).collect();
-    names.join(", ")
-}
-
 impl ControlInst<String> {
     pub(super) fn pretty(&self) -> String {
         match self {
-            ControlInst::Args { args } => format!("args {}", names(args)),
+            ControlInst::Args { args } => format!("args {}", reg_names(args)),
             ControlInst::Jmp { target } => format!("jmp block{}", target.0),
             ControlInst::CondBr {
                 cond,
@@ -167,7 +149,7 @@ impl ControlInst<String> {
                 size.bits(),
                 block_list(targets)
             ),
-            ControlInst::Ret { rets } => format!("ret {}", names(rets)),
+            ControlInst::Ret { rets } => format!("ret {}", reg_names(rets)),
             ControlInst::Ud2 { code } => format!("ud2 {code}"),
             ControlInst::TrapIf { cond, code } => format!("trap_if {}, {code}", cond.pretty()),
             ControlInst::Debugtrap => "int3".into(),
@@ -182,7 +164,7 @@ impl ControlInst<String> {
                     CallDest::Direct(name) => name.to_string(),
                     CallDest::Indirect(target) => format!("*{target}"),
                 };
-                format!("{} = call {callee}({})", names(defs), names(uses))
+                format!("{} = call {callee}({})", reg_names(defs), reg_names(uses))
             }
         }
     }

@@ -28,9 +28,6 @@
 //! lists of printed instructions; collection and encoding each map every instruction once,
 //! so both are linear in the function.
 
-use std::sync::Arc;
-
-use kestrel_ir::FunctionName;
 use kestrel_regalloc::{Operand, PReg, PRegSet, RegClass, VReg};
 
 use super::asm::moves::ExtMode;
@@ -127,34 +124,7 @@ impl std::fmt::Display for StoreKind {
     }
 }
 
-/// What a call calls.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CallDest<R = VReg> {
-    /// A named function, by a `call rel32` relocation (shared: mapping an instruction's
-    /// registers copies it).
-    Direct(Arc<FunctionName>),
-    /// An address in a register (the call's first operand).
-    Indirect(R),
-}
-
-/// A value of the frame itself (see [`MemInst::FrameValue`]).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum FrameValue {
-    StackPointer,
-    FramePointer,
-    ReturnAddress,
-}
-
-impl FrameValue {
-    /// The IR opcode's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            FrameValue::StackPointer => "get_stack_pointer",
-            FrameValue::FramePointer => "get_frame_pointer",
-            FrameValue::ReturnAddress => "get_return_address",
-        }
-    }
-}
+pub use crate::machinst::shared_inst::{CallDest, FrameValue};
 
 /// Instructions are copied as the VCode is built and encoded: a size check keeps a large
 /// variant from growing them all (move rarely used data out of line instead).

@@ -1,0 +1,75 @@
+//! Instruction parts every ISA's families share: what a call calls, the frame values, the
+//! mapping of a call's fixed-register operands, and the printing of register and block lists.
+//!
+//! Cost: each function is O(its operands); printing allocates the printed string.
+
+use std::sync::Arc;
+
+use kestrel_ir::FunctionName;
+
+use super::operands::{OperandSpec, Operands};
+use super::{BlockIndex, PReg, VReg};
+
+/// What a call calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallDest<R = VReg> {
+    /// A named function, through a call relocation (shared: mapping an instruction's
+    /// registers copies it).
+    Direct(Arc<FunctionName>),
+    /// An address in a register (the call's first operand).
+    Indirect(R),
+}
+
+impl CallDest {
+    /// The destination with its register (if any) visited as a use.
+    pub fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> CallDest<S> {
+        match self {
+            CallDest::Direct(name) => CallDest::Direct(name.clone()),
+            CallDest::Indirect(target) => CallDest::Indirect(m.reg_use(*target)),
+        }
+    }
+}
+
+/// A value of the frame itself (the `get_*` IR opcodes).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FrameValue {
+    StackPointer,
+    FramePointer,
+    ReturnAddress,
+}
+
+impl FrameValue {
+    /// The IR opcode's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameValue::StackPointer => "get_stack_pointer",
+            FrameValue::FramePointer => "get_frame_pointer",
+            FrameValue::ReturnAddress => "get_return_address",
+        }
+    }
+}
+
+/// A call's fixed-register operands, `regs` = its `num_uses` uses (arguments) then its defs
+/// (results), visited in that order.
+pub fn map_call_regs<S, F: FnMut(OperandSpec) -> S>(
+    m: &mut Operands<S, F>,
+    regs: &[(VReg, PReg)],
+    num_uses: u32,
+) -> Vec<(S, PReg)> {
+    let (uses, defs) = regs.split_at(num_uses as usize);
+    let mut mapped = m.fixed_list(uses, Operands::fixed_use);
+    mapped.extend(m.fixed_list(defs, Operands::fixed_def));
+    mapped
+}
+
+/// `block1, block2, …`.
+pub fn block_list(blocks: &[BlockIndex]) -> String {
+    let names: Vec<String> = blocks.iter().map(|b| format!("block{}", b.0)).collect();
+    names.join(", ")
+}
+
+/// The registers' printed names, comma-separated.
+pub fn reg_names(regs: &[(String, PReg)]) -> String {
+    let names: Vec<&str> = regs.iter().map(|(n, _)| n.as_str()).collect();
+    names.join(", ")
+}
