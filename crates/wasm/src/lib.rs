@@ -2,7 +2,8 @@
 //!
 //! A binary module is validated and decoded with `wasmparser`, each function is translated
 //! into one Kestrel IR function with `FunctionBuilder` ([`translate`]), compiled by the
-//! x86-64 backend into an in-process JIT module ([`Module`]), and instantiated with its
+//! x86-64 backend (functions in parallel, with the result of a serial compile) into an
+//! in-process JIT module ([`Module`]), and instantiated with its
 //! own context, memory, tables and globals ([`Instance`]). Traps come back as [`Trap`]s with
 //! the spec's messages.
 //!

@@ -2,16 +2,26 @@
 //! into one JIT module, ready to be instantiated any number of times.
 //!
 //! Pipeline (each step's contract is in its own file):
-//! `features::validate` → `ModuleInfo::decode` → for each function `translate_function` →
-//! `JitModule::define_ir_as` (x86-64 backend) → `finalize_definitions`.
+//! `features::validate` → `ModuleInfo::decode` → for each function `translate_function` and
+//! the x86-64 backend's `compile_function` → `JitModule::define_function` →
+//! `finalize_definitions`.
 //!
-//! Cost: linear in the module's size, plus the backend's cost per function.
+//! Functions are independent, so translation and compilation run in parallel on rayon's
+//! global pool ([`compile_functions`]); each is deterministic and the results are gathered
+//! by function index, so the module is the one a serial compile gives (a test compares
+//! them byte for byte), and an error is the one of the lowest-numbered failing function.
+//! Declaring and defining into the JIT stays serial.
+//!
+//! Cost: linear in the module's size, plus the backend's cost per function, divided among
+//! the pool's threads.
 
 use std::rc::Rc;
 
-use kestrel_codegen::isa::x64::Flags;
+use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_codegen::machinst::{CodegenError, CompiledCode};
 use kestrel_ir::Function;
 use kestrel_jit::{ir_name, FuncId, JitBuilder, Linkage};
+use rayon::prelude::*;
 
 use crate::error::WasmError;
 use crate::features;
@@ -49,9 +59,23 @@ pub fn translate_module(bytes: &[u8]) -> Result<(ModuleInfo, Vec<Function>), Was
     features::validate(bytes)?;
     let info = ModuleInfo::decode(bytes)?;
     let funcs = (info.num_imported_funcs..info.funcs.len() as u32)
+        .into_par_iter()
         .map(|i| translate::translate_function(&info, bytes, i))
+        .collect::<Vec<_>>()
+        .into_iter()
         .collect::<Result<Vec<_>, _>>()?;
     Ok((info, funcs))
+}
+
+/// Compile `funcs` with the x86-64 backend, in parallel; the results in `funcs`' order.
+pub fn compile_functions(
+    funcs: &[Function],
+    flags: &Flags,
+) -> Vec<Result<CompiledCode, CodegenError>> {
+    funcs
+        .par_iter()
+        .map(|f| X64Backend.compile_function(f, flags))
+        .collect()
 }
 
 impl Module {
@@ -76,9 +100,21 @@ impl Module {
             debug_assert_eq!(f.signature, signature);
             ids.push(id);
         }
-        let flags = Flags::default();
-        for ((f, &id), index) in funcs.iter().zip(&ids).zip(info.num_imported_funcs..) {
-            jit.define_ir_as(id, f, &flags)
+        let compiled = compile_functions(&funcs, &Flags::default());
+        for (((f, &id), code), index) in funcs
+            .iter()
+            .zip(&ids)
+            .zip(compiled)
+            .zip(info.num_imported_funcs..)
+        {
+            let code = code.map_err(|error| WasmError::Compile {
+                func: index,
+                message: error.to_string(),
+            })?;
+            let definition = jit
+                .compiled_from_codegen(code, f.signature.clone())
+                .with_source_of(f);
+            jit.define_function(id, definition)
                 .map_err(|e| compile(index, e))?;
         }
         jit.finalize_definitions().map_err(|e| compile(0, e))?;

@@ -1,0 +1,67 @@
+//! Functions compile in parallel; the result must be exactly a serial compile's.
+
+use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_wasm::module::compile_functions;
+use kestrel_wasm::translate_module;
+
+/// A module of `n` functions of different shapes (loops, calls, memory, floats), so the
+/// compiles take different times and finish out of order.
+fn many_functions(n: usize) -> Vec<u8> {
+    let mut text = String::from("(module (memory 1)\n");
+    for k in 0..n {
+        let body = match k % 4 {
+            0 => format!(
+                "(local $i i32) (local $acc i32)
+                 (loop $l (local.set $acc (i32.add (local.get $acc) (i32.mul (local.get $i) (i32.const {k}))))
+                   (local.set $i (i32.add (local.get $i) (i32.const 1)))
+                   (br_if $l (i32.lt_u (local.get $i) (local.get 0))))
+                 (local.get $acc)"
+            ),
+            1 => format!("(i32.load offset={k} (local.get 0))"),
+            2 => format!(
+                "(i32.trunc_f64_s (f64.mul (f64.convert_i32_s (local.get 0)) (f64.const {k}.5)))"
+            ),
+            _ => format!("(call $f{} (i32.add (local.get 0) (i32.const 1)))", k - 1),
+        };
+        text.push_str(&format!(
+            "(func $f{k} (export \"f{k}\") (param i32) (result i32) {body})\n"
+        ));
+    }
+    text.push(')');
+    wat::parse_str(&text).expect("valid text")
+}
+
+#[test]
+fn a_parallel_compile_equals_a_serial_one() {
+    let bytes = many_functions(96);
+    let (_, funcs) = translate_module(&bytes).expect("valid module");
+    let flags = Flags::default();
+    let parallel = compile_functions(&funcs, &flags);
+    assert_eq!(parallel.len(), funcs.len());
+    for (k, (f, code)) in funcs.iter().zip(parallel).enumerate() {
+        let serial = X64Backend.compile_function(f, &flags).expect("compiles");
+        assert_eq!(code.expect("compiles"), serial, "function {k}");
+    }
+}
+
+#[test]
+fn a_module_of_many_functions_runs() {
+    let module = kestrel_wasm::Module::new(&many_functions(96)).expect("compiles");
+    let instance =
+        kestrel_wasm::Instance::new(&module, &kestrel_wasm::Imports::new()).expect("instantiates");
+    // f0: sum of i * 0 for i < n is 0; f4 (a loop with factor 4): 4 * (0 + 1 + 2) = 12.
+    use kestrel_wasm::Val;
+    assert_eq!(
+        instance.invoke("f0", &[Val::I32(3)]).unwrap(),
+        [Val::I32(0)]
+    );
+    assert_eq!(
+        instance.invoke("f4", &[Val::I32(3)]).unwrap(),
+        [Val::I32(12)]
+    );
+    // f3 calls f2: trunc((4 + 1) * 2.5) = 12.
+    assert_eq!(
+        instance.invoke("f3", &[Val::I32(4)]).unwrap(),
+        [Val::I32(12)]
+    );
+}
