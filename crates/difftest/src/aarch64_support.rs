@@ -69,3 +69,38 @@ pub fn unsupported_on_aarch64(case: &TestCase, flags: &Flags) -> Option<String> 
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(text: &str) -> TestCase {
+        TestCase {
+            functions: kestrel_ir::parse_functions(text, "case.clif").unwrap(),
+            args: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn only_unsupported_cases_are_declined() {
+        let flags = Flags::default();
+        let wide = case(
+            "function %f(i128) -> i128 {
+             block0(v0: i128):
+                 return v0
+             }",
+        );
+        let why = unsupported_on_aarch64(&wide, &flags).expect("i128 is unsupported");
+        assert!(why.starts_with("unsupported"), "{why}");
+        let narrow = case(
+            "function %f(i64) -> i64 {
+             block0(v0: i64):
+                 return v0
+             }",
+        );
+        assert_eq!(unsupported_on_aarch64(&narrow, &flags), None);
+        assert!(!without_i128(Opcode::Iadd, Type::I128));
+        assert!(!without_i128(Opcode::Iconcat, Type::I64));
+        assert!(without_i128(Opcode::Iadd, Type::I64));
+    }
+}

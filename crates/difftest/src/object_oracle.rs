@@ -22,6 +22,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kestrel_codegen::chaos::Chaos;
 use kestrel_filetests::native::{CpuFeatures, Flags};
@@ -60,10 +61,13 @@ impl ObjectOracle {
     }
 
     fn for_target(target: ObjectTarget) -> Self {
+        // One directory per oracle: two oracles of one process must not share their files.
+        static INSTANCES: AtomicUsize = AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
-            "kestrel-fuzz-{}-{}",
+            "kestrel-fuzz-{}-{}-{}",
             target.isa(),
-            std::process::id()
+            std::process::id(),
+            INSTANCES.fetch_add(1, Ordering::Relaxed)
         ));
         ObjectOracle {
             target,
