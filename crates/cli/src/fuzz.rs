@@ -3,7 +3,10 @@
 //! Oracle 1 (interpreter vs native) always runs; `--chaos` adds oracle 2 (native with the
 //! chaos control vs without); `--against-cranelift` adds oracle 3 (Cranelift's interpreter),
 //! available only in builds with the `cranelift` feature; `--object` adds the object oracle
-//! (cases compiled to one ELF object, linked by `cc`, run as a separate process). Progress goes to stderr; the
+//! (cases compiled to one ELF object, linked by `cc`, run as a separate process); `--aarch64`
+//! adds the AArch64 object oracle (linked by `aarch64-linux-gnu-gcc -static`, run under
+//! `qemu-aarch64`; cases are generated without `i128`, and cases the AArch64 backend
+//! reports unsupported are counted, not run by it). Progress goes to stderr; the
 //! coverage report (with `--coverage`) and the final `N cases, M failures` line go to stdout,
 //! the final line last.
 
@@ -33,6 +36,12 @@ pub struct FuzzArgs {
     /// (cases batched into one executable), compared with the interpreter.
     #[arg(long)]
     pub object: bool,
+    /// Also run every case compiled for AArch64 into an ELF object, linked statically by
+    /// `aarch64-linux-gnu-gcc` and run under `qemu-aarch64` (batched), compared with the
+    /// interpreter. Cases are generated without `i128` (so not with `--against-cranelift`,
+    /// whose generator filter differs).
+    #[arg(long, conflicts_with = "against_cranelift")]
+    pub aarch64: bool,
     /// Also compare with Cranelift 0.135.8 (builds with `--features cranelift` only).
     #[arg(long)]
     pub against_cranelift: bool,
@@ -60,6 +69,12 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
         campaign
             .extra
             .push(Box::new(kestrel_difftest::ObjectOracle::new()));
+    }
+    if args.aarch64 {
+        campaign
+            .extra
+            .push(Box::new(kestrel_difftest::ObjectOracle::aarch64()?));
+        campaign.gen.allow = Some(kestrel_difftest::aarch64_support::without_i128);
     }
     if args.against_cranelift {
         add_cranelift(&mut campaign)?;

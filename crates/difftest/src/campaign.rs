@@ -86,12 +86,28 @@ pub struct Summary {
     pub written: Vec<PathBuf>,
     pub coverage: Option<Coverage>,
     pub elapsed: Duration,
+    /// Per oracle that may decline cases (see [`Oracle::declines`]), in oracle order: the
+    /// cases it declined as unsupported (run by the others, never by it).
+    pub unsupported: Vec<(&'static str, u64)>,
 }
 
 impl Summary {
     /// The last line a campaign prints.
     pub fn final_line(&self) -> String {
-        format!("{} cases, {} failures", self.cases, self.failures)
+        format!(
+            "{} cases, {} failures{}",
+            self.cases,
+            self.failures,
+            self.unsupported_text()
+        )
+    }
+
+    /// `, N unsupported on ORACLE` per oracle that may decline cases.
+    fn unsupported_text(&self) -> String {
+        self.unsupported
+            .iter()
+            .map(|(oracle, n)| format!(", {n} unsupported on {oracle}"))
+            .collect()
     }
 }
 
@@ -181,7 +197,14 @@ pub fn run(campaign: Campaign, progress: &mut dyn Write) -> Summary {
         out_dir.clone(),
     );
 
-    let mut summary = Summary::default();
+    let mut summary = Summary {
+        unsupported: oracles
+            .iter()
+            .filter(|o| o.may_decline())
+            .map(|o| (o.name(), 0))
+            .collect(),
+        ..Summary::default()
+    };
     let mut coverage = Coverage::default();
     let mut bytes = Vec::new();
     let mut last_progress = Instant::now();
@@ -231,6 +254,11 @@ pub fn run(campaign: Campaign, progress: &mut dyn Write) -> Summary {
             .since_ms
             .store(start.elapsed().as_millis() as u64, Ordering::Relaxed);
         let result = check_case(&case, &mut oracles, cseed, &mut coverage);
+        if let Ok(checked) = &result {
+            for (oracle, n) in &mut summary.unsupported {
+                *n += u64::from(checked.declined.contains(oracle));
+            }
+        }
         if let Err(finding) = result {
             summary.failures += 1;
             running.failures.store(summary.failures, Ordering::Relaxed);
@@ -286,8 +314,8 @@ fn progress_line(summary: &Summary, coverage: &Coverage, start: Instant) -> Stri
         None => String::new(),
     };
     format!(
-        "fuzz: {secs:.1}s, {} cases ({rate:.0}/s), {} failures, mean {mean:.1} insts, opcodes {ops}/{total_ops}{rules}",
-        summary.cases, summary.failures
+        "fuzz: {secs:.1}s, {} cases ({rate:.0}/s), {} failures{}, mean {mean:.1} insts, opcodes {ops}/{total_ops}{rules}",
+        summary.cases, summary.failures, summary.unsupported_text()
     )
 }
 
@@ -309,11 +337,22 @@ pub fn write_failure(
 ) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let path = dir.join(format!("fuzz-{seed}-{index}.clif"));
+    let flag = match finding.oracle {
+        "native-chaos" => " --chaos",
+        "object" => " --object",
+        "aarch64" => " --aarch64",
+        _ => "",
+    };
     let mut text = format!(
-        "; Found by `kestrel fuzz --seed {seed}` (case {index}), minimized.\n; {}\n",
+        "; Found by `kestrel fuzz{flag} --seed {seed}` (case {index}), minimized.\n; {}\n",
         finding.to_string().replace('\n', "\n; ")
     );
-    text += &case.to_test_file(&reference_outcomes(case));
+    let mut body = case.to_test_file(&reference_outcomes(case));
+    if finding.oracle == "aarch64" {
+        // The file must run on the target that failed.
+        body = body.replacen("target x86_64\n", "target x86_64\ntarget aarch64\n", 1);
+    }
+    text += &body;
     std::fs::write(&path, text)?;
     Ok(path)
 }

@@ -125,18 +125,33 @@ fn show(outcome: Option<&Outcome>) -> String {
 /// The outcomes of a passing case, per oracle, in oracle order.
 pub type Outcomes = Vec<(&'static str, Vec<Outcome>)>;
 
+/// What a passing case did: the outcomes of the oracles that ran it, and the oracles that
+/// declined it as unsupported (see [`Oracle::declines`]).
+#[derive(Clone, Debug, Default)]
+pub struct Checked {
+    pub outcomes: Outcomes,
+    pub declined: Vec<&'static str>,
+}
+
 /// Run `case` through `oracles` (the reference first, then every oracle after its baseline)
-/// and return every oracle's outcomes, or the first finding.
+/// and return every oracle's outcomes, or the first finding. An oracle that declines the
+/// case is skipped (and named in [`Checked::declined`]); an oracle whose baseline declined
+/// it is a misconfiguration, reported as a finding.
 pub fn check_case(
     case: &TestCase,
     oracles: &mut [Box<dyn Oracle>],
     seed: u64,
     coverage: &mut Coverage,
-) -> Result<Outcomes, Box<Finding>> {
+) -> Result<Checked, Box<Finding>> {
     let mut done: Outcomes = Vec::with_capacity(oracles.len());
+    let mut declined = Vec::new();
     for oracle in oracles.iter_mut() {
         let name = oracle.name();
         let baseline = oracle.baseline();
+        if oracle.declines(case).is_some() {
+            declined.push(name);
+            continue;
+        }
         let outcomes = oracle
             .run(case, seed, coverage)
             .map_err(|message| Box::new(Finding::error(name, baseline, message)))?;
@@ -159,7 +174,10 @@ pub fn check_case(
         }
         done.push((name, outcomes));
     }
-    Ok(done)
+    Ok(Checked {
+        outcomes: done,
+        declined,
+    })
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! | `native` | `interpreter` | a backend (or interpreter) bug |
 //! | `native-chaos` | `native` | an optional transformation is not actually optional |
 //! | `object` | `interpreter` | a bug in objects, relocations or linking (batched: see `object_oracle`) |
+//! | `aarch64` | `interpreter` | an AArch64 backend bug (objects run under `qemu-aarch64`, batched; cases the backend reports unsupported are declined and counted) |
 //! | external (e.g. Cranelift) | `interpreter` | a shared misreading of the semantics |
 //!
 //! Results are compared bit for bit. The generator canonicalizes NaNs right after the float
@@ -20,6 +21,7 @@
 //! failing case while it keeps failing the same way, and [`campaign::run`] drives seeded
 //! campaigns with progress, coverage and ready-to-commit failure files.
 
+pub mod aarch64_support;
 pub mod campaign;
 pub mod check;
 pub mod coverage;
@@ -28,7 +30,7 @@ pub mod minimize;
 pub mod object_oracle;
 pub mod oracle;
 
-pub use check::{check_case, Finding, FindingKind};
+pub use check::{check_case, Checked, Finding, FindingKind};
 pub use kestrel_fuzzgen::{generate, GenConfig, Outcome, TestCase};
 pub use object_oracle::ObjectOracle;
 pub use oracle::{InterpreterOracle, NativeOracle, Oracle};

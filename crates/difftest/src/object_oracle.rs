@@ -1,51 +1,86 @@
-//! The object oracle: Kestrel's x86-64 code written to an ELF object by `kestrel-object`,
-//! linked by `cc` with a generated driver and run as a separate process.
+//! The object oracles: Kestrel's code written to an ELF object by `kestrel-object`, linked
+//! with a generated driver and run as a separate process. `object` is x86-64 code linked by
+//! `cc` and run directly; `aarch64` is AArch64 code linked statically by
+//! `aarch64-linux-gnu-gcc` and run under `qemu-aarch64` (see `kestrel_filetests::object_run`).
 //!
-//! Contract: as [`Oracle::run`]; the baseline is the interpreter. Linking costs far more
-//! than running, so [`Oracle::prefetch`] compiles a whole batch of cases into one object
+//! Contract: as [`Oracle::run`]; the baseline is the interpreter. The `aarch64` oracle
+//! declines ([`Oracle::declines`]) a case that the AArch64 backend reports as
+//! `CodegenError::Unsupported` (see `aarch64_support`); campaigns using it should generate
+//! without `i128` ([`crate::aarch64_support::without_i128`]), which that backend lacks.
+//!
+//! Linking costs far more than running, so [`Oracle::prefetch`] compiles a whole batch of cases into one object
 //! (each case's functions renamed `c<k>_<name>` so the cases cannot collide; the calls
 //! between them are renamed alike) and runs every argument set of every case in one process
 //! (`kestrel_filetests::object_run`, which survives traps). `run` then answers from that
 //! batch; a case outside it (a candidate during minimization), or any case of a batch that
 //! could not be built, runs in a batch of its own, so an error is always the case's own.
 //!
-//! Cost: per batch, one compile of its functions, one `cc` and one process (plus one per
-//! crash, which is itself a finding).
+//! Cost: per batch, one compile of its functions, one link and one process (plus one per
+//! crash, which is itself a finding); under `qemu-aarch64` the process is far slower. The
+//! `aarch64` oracle also compiles every case once more to learn whether it is supported
+//! (once per prefetched case: `declines` answers those from the batch).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
+use kestrel_codegen::chaos::Chaos;
 use kestrel_filetests::native::{CpuFeatures, Flags};
-use kestrel_filetests::object_run::run_calls_via_object;
+use kestrel_filetests::object_run::{run_calls_via_object_on, ObjectTarget};
 use kestrel_fuzzgen::{Outcome, TestCase};
 use kestrel_interp::DataValue;
 use kestrel_ir::{Function, FunctionName};
 
+use crate::aarch64_support::{check_tools, unsupported_on_aarch64};
 use crate::coverage::Coverage;
 use crate::oracle::Oracle;
 
 /// See the module documentation.
 pub struct ObjectOracle {
+    target: ObjectTarget,
     flags: Flags,
     dir: PathBuf,
     /// Outcomes of the prefetched batch, by case text.
     batch: HashMap<String, Result<Vec<Outcome>, String>>,
+    /// What [`Oracle::declines`] answers for the prefetched cases, by case text.
+    declined: HashMap<String, Option<String>>,
 }
 
 impl ObjectOracle {
     /// Objects for the host CPU, with the checks the native oracle runs; built and linked
     /// in a fresh directory under the system's temporary directory.
     pub fn new() -> Self {
-        let dir = std::env::temp_dir().join(format!("kestrel-fuzz-object-{}", std::process::id()));
+        Self::for_target(ObjectTarget::X86_64)
+    }
+
+    /// Objects for AArch64 (base ISA), with the same checks, run under `qemu-aarch64`; an
+    /// error naming the Debian packages to install when a tool is missing.
+    pub fn aarch64() -> Result<Self, String> {
+        check_tools()?;
+        Ok(Self::for_target(ObjectTarget::Aarch64))
+    }
+
+    fn for_target(target: ObjectTarget) -> Self {
+        // One directory per oracle: two oracles of one process must not share their files.
+        static INSTANCES: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "kestrel-fuzz-{}-{}-{}",
+            target.isa(),
+            std::process::id(),
+            INSTANCES.fetch_add(1, Ordering::Relaxed)
+        ));
         ObjectOracle {
+            target,
             flags: Flags {
                 check_regalloc: true,
                 validate: true,
+                // x86-64 extensions; the AArch64 backend uses its base ISA whatever they are.
                 features: CpuFeatures::host(),
                 ..Flags::default()
             },
             dir,
             batch: HashMap::new(),
+            declined: HashMap::new(),
         }
     }
 
@@ -62,7 +97,16 @@ impl ObjectOracle {
             spans.push(start..calls.len());
             funcs.extend(renamed);
         }
-        let outcomes = run_calls_via_object(&funcs, &calls, self.flags, &self.dir)?;
+        let no_chaos = Chaos::disabled;
+        let outcomes = run_calls_via_object_on(
+            self.target,
+            &funcs,
+            &calls,
+            self.flags,
+            &no_chaos,
+            &self.dir,
+        )?;
+        let name = self.name();
         Ok(spans
             .into_iter()
             .map(|span| {
@@ -72,7 +116,7 @@ impl ObjectOracle {
                         Ok(values) => Ok(Outcome::Returned(values.clone())),
                         Err(e) => match e.trap {
                             Some(code) => Ok(Outcome::Trapped(code)),
-                            None => Err(format!("object: {}", e.message)),
+                            None => Err(format!("{name}: {}", e.message)),
                         },
                     })
                     .collect()
@@ -95,7 +139,10 @@ impl Drop for ObjectOracle {
 
 impl Oracle for ObjectOracle {
     fn name(&self) -> &'static str {
-        "object"
+        match self.target {
+            ObjectTarget::X86_64 => "object",
+            ObjectTarget::Aarch64 => "aarch64",
+        }
     }
 
     fn baseline(&self) -> Option<&'static str> {
@@ -104,7 +151,20 @@ impl Oracle for ObjectOracle {
 
     fn prefetch(&mut self, cases: &[&TestCase]) {
         self.batch.clear();
-        if let Ok(results) = self.run_batch(cases) {
+        self.declined.clear();
+        // A declined case would make the whole batch fail to compile.
+        let mut supported = Vec::with_capacity(cases.len());
+        for &case in cases {
+            let why = self.declines(case);
+            if why.is_none() {
+                supported.push(case);
+            }
+            if self.may_decline() {
+                self.declined.insert(key(case), why);
+            }
+        }
+        let cases = supported;
+        if let Ok(results) = self.run_batch(&cases) {
             self.batch = cases.iter().map(|c| key(c)).zip(results).collect();
         }
     }
@@ -113,9 +173,24 @@ impl Oracle for ObjectOracle {
         if let Some(result) = self.batch.remove(&key(case)) {
             return result;
         }
+        let name = self.name();
         self.run_batch(&[case])
-            .map_err(|e| format!("object: {e}"))?
+            .map_err(|e| format!("{name}: {e}"))?
             .remove(0)
+    }
+
+    fn may_decline(&self) -> bool {
+        self.target == ObjectTarget::Aarch64
+    }
+
+    fn declines(&mut self, case: &TestCase) -> Option<String> {
+        if self.target == ObjectTarget::X86_64 {
+            return None;
+        }
+        match self.declined.remove(&key(case)) {
+            Some(why) => why,
+            None => unsupported_on_aarch64(case, &self.flags),
+        }
     }
 }
 

@@ -35,6 +35,22 @@ pub trait Oracle {
     ///
     /// [`run`]: Oracle::run
     fn prefetch(&mut self, _cases: &[&TestCase]) {}
+    /// Whether this oracle may decline cases at all (see [`declines`]); campaigns report a
+    /// count of declined cases for each oracle that may.
+    ///
+    /// [`declines`]: Oracle::declines
+    fn may_decline(&self) -> bool {
+        false
+    }
+    /// Why this oracle cannot run `case` (its backend reports the case as unsupported), or
+    /// `None`. A declined case is neither run nor compared by this oracle, and is counted,
+    /// never passed silently. Only a backend's `CodegenError::Unsupported` may decline: any
+    /// other error is a finding, reported by [`run`].
+    ///
+    /// [`run`]: Oracle::run
+    fn declines(&mut self, _case: &TestCase) -> Option<String> {
+        None
+    }
 }
 
 /// Instructions one call may execute in the interpreter before it is declared runaway. The

@@ -1,0 +1,106 @@
+//! What the `aarch64` object oracle needs beyond the x86-64 one: its tools, the generator
+//! filter that keeps `i128` (which the AArch64 backend does not lower) out of cases, and the
+//! test of whether the backend supports a case at all.
+//!
+//! Contract: [`check_tools`] fails, naming the Debian packages, when
+//! `aarch64-linux-gnu-gcc` or `qemu-aarch64` cannot be started. [`unsupported_on_aarch64`]
+//! is `Some` only when compiling some function of the case ends in
+//! `CodegenError::Unsupported`; any other compile error is left for the oracle's run to
+//! report as a finding.
+//!
+//! Cost: [`check_tools`] starts each tool once; [`unsupported_on_aarch64`] compiles the
+//! case's functions once (no link, no process).
+
+use std::process::{Command, Stdio};
+
+use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
+use kestrel_codegen::machinst::CodegenError;
+use kestrel_filetests::native::Flags;
+use kestrel_fuzzgen::TestCase;
+use kestrel_ir::{Opcode, Type};
+
+/// The cross linker and the emulator, with the Debian package providing each.
+const TOOLS: [(&str, &str); 2] = [
+    ("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"),
+    ("qemu-aarch64", "qemu-user"),
+];
+
+/// Whether every tool the `aarch64` oracle runs can be started.
+pub fn check_tools() -> Result<(), String> {
+    let missing: Vec<&(&str, &str)> = TOOLS
+        .iter()
+        .filter(|(tool, _)| {
+            Command::new(tool)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_err()
+        })
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let tools: Vec<&str> = missing.iter().map(|(t, _)| *t).collect();
+    let packages: Vec<&str> = missing.iter().map(|(_, p)| *p).collect();
+    Err(format!(
+        "the aarch64 oracle needs {}: install the Debian package(s) {} (apt-get install {})",
+        tools.join(" and "),
+        packages.join(", "),
+        packages.join(" ")
+    ))
+}
+
+/// A [`kestrel_fuzzgen::GenConfig::allow`] filter refusing every use of `i128` (refusing
+/// its constants keeps it out of signatures, block parameters and memory too).
+pub fn without_i128(op: Opcode, ty: Type) -> bool {
+    // `iconcat`'s controlling type is its halves' (`iconcat.i64` makes an `i128`).
+    ty != Type::I128 && op != Opcode::Iconcat
+}
+
+/// Why the AArch64 backend does not support `case` (the first unsupported function's
+/// message), or `None` when it compiles every function or fails otherwise.
+pub fn unsupported_on_aarch64(case: &TestCase, flags: &Flags) -> Option<String> {
+    let flags = aarch64::Flags::from(flags);
+    case.functions.iter().find_map(|f| {
+        match Aarch64Backend::default().compile_function(f, &flags) {
+            Err(e @ CodegenError::Unsupported { .. }) => Some(e.to_string()),
+            _ => None,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(text: &str) -> TestCase {
+        TestCase {
+            functions: kestrel_ir::parse_functions(text, "case.clif").unwrap(),
+            args: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn only_unsupported_cases_are_declined() {
+        let flags = Flags::default();
+        let wide = case(
+            "function %f(i128) -> i128 {
+             block0(v0: i128):
+                 return v0
+             }",
+        );
+        let why = unsupported_on_aarch64(&wide, &flags).expect("i128 is unsupported");
+        assert!(why.starts_with("unsupported"), "{why}");
+        let narrow = case(
+            "function %f(i64) -> i64 {
+             block0(v0: i64):
+                 return v0
+             }",
+        );
+        assert_eq!(unsupported_on_aarch64(&narrow, &flags), None);
+        assert!(!without_i128(Opcode::Iadd, Type::I128));
+        assert!(!without_i128(Opcode::Iconcat, Type::I64));
+        assert!(without_i128(Opcode::Iadd, Type::I64));
+    }
+}
