@@ -1,9 +1,11 @@
 //! The Sightglass benchmark programs through `kestrel wasm run`, compared with their
-//! expected output. Ignored by default (the benchmarks are not committed); run with
+//! expected output. The benchmarks are fetched, never committed, so the test runs them only
+//! when `KESTREL_SIGHTGLASS` names their directory; otherwise it prints that they were not
+//! run (never that they passed). With a release binary's speed in mind, run it as
 //!
 //! ```text
 //! KESTREL_SIGHTGLASS=/tmp/sightglass/benchmarks \
-//!     cargo test -p kestrel --test sightglass -- --ignored --nocapture
+//!     cargo test --release -p kestrel --test sightglass -- --nocapture
 //! ```
 //!
 //! Every `*.wasm` one directory below `KESTREL_SIGHTGLASS` runs in its own process (a crash
@@ -197,11 +199,14 @@ fn is_refusal(stderr: &str) -> bool {
 }
 
 #[test]
-#[ignore = "needs the Sightglass benchmarks: KESTREL_SIGHTGLASS=DIR cargo test -p kestrel --test sightglass -- --ignored"]
-fn sightglass_benchmarks_print_their_expected_output() {
-    let root = std::env::var_os("KESTREL_SIGHTGLASS").expect(
-        "set KESTREL_SIGHTGLASS to the Sightglass `benchmarks` directory (with the .wasm files)",
-    );
+fn sightglass_benchmarks_if_present_print_their_expected_output() {
+    let Some(root) = std::env::var_os("KESTREL_SIGHTGLASS") else {
+        report(
+            "Sightglass benchmarks NOT run: set KESTREL_SIGHTGLASS to the fetched Sightglass \
+             `benchmarks` directory to run them (see this file's doc)\n",
+        );
+        return;
+    };
     let only = std::env::var("KESTREL_SIGHTGLASS_ONLY").ok();
     let jobs: usize = std::env::var("KESTREL_SIGHTGLASS_JOBS")
         .ok()

@@ -41,6 +41,7 @@ pub mod gen;
 mod intervals;
 mod liveness;
 pub mod moves;
+mod or_tree;
 mod perturb;
 mod resolve;
 mod scan;

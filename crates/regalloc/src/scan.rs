@@ -49,9 +49,9 @@
 //! Cost: O(I + instructions) to order the I intervals (counting sorts), then per interval
 //! a pass over the active and inactive lists (active ≤ registers; inactive grows only with
 //! intervals in lifetime holes), binary searches in ranges, uses and reservations, and one
-//! walk over the clobber points it covers (see `clobber_conflicts`: bounded by the changes
-//! of clobber set inside the interval). Spill slots are reused through a per-class heap:
-//! O(log slots) per spilled vreg.
+//! search per range and per clobbered register found among the clobber points
+//! (`clobber_conflicts`: O(log points) each, through a segment tree). Spill slots are
+//! reused through a per-class heap: O(log slots) per spilled vreg.
 
 use std::cell::Cell;
 use std::cmp::Reverse;
@@ -64,6 +64,7 @@ use crate::intervals::{
     has_reg_use_in, next_reg_use, Built, ClobberPoint, Interval, Range, Ranges, UseSpan,
     MAX_RESERVATION_LEN,
 };
+use crate::or_tree::OrTree;
 use crate::perturb::Perturb;
 use crate::validate::{gap_floor, Cfg};
 use crate::{
@@ -118,8 +119,8 @@ struct Scan<'a, F: Function> {
     clobber_bits: Vec<u64>,
     /// Union of `clobber_bits`.
     clobber_any: u64,
-    /// The first clobber point that may still matter (see `clobber_conflicts`).
-    clobber_cursor: usize,
+    /// `clobber_bits` as a segment tree, to find the next point adding a register.
+    clobber_tree: OrTree,
     /// Alternative heuristic choices, when perturbing.
     perturb: Perturb,
 }
@@ -167,6 +168,7 @@ pub(crate) fn run<F: Function>(
         let initial = by_decreasing_start(built, class, func.num_insts());
         let clobber_bits = class_bits(&built.clobbers, &reg_slot);
         let clobber_any = clobber_bits.iter().fold(0, |any, &bits| any | bits);
+        let clobber_tree = OrTree::new(&clobber_bits);
         let resv_left = regs
             .iter()
             .enumerate()
@@ -202,7 +204,7 @@ pub(crate) fn run<F: Function>(
             resv_left: Cell::new(resv_left),
             clobber_bits,
             clobber_any,
-            clobber_cursor: 0,
+            clobber_tree,
             perturb,
         };
         scan.run()?;
@@ -418,40 +420,41 @@ impl<F: Function> Scan<'_, F> {
     /// overwrites; with `first`, also lowers `first[k]` to the first such position of
     /// register `k`.
     ///
-    /// `cur` starts at the scan's current position, which never decreases, so points
-    /// before it are passed once, for good, by a cursor. The walk jumps over holes (a
-    /// search) and over the rest of a run of equal sets once one of its points is seen,
-    /// and stops when every register any point clobbers conflicts: its cost is the number
-    /// of set changes inside `cur`, which calls of one convention keep small.
-    fn clobber_conflicts(&mut self, cur: u32, mut first: Option<&mut [u32]>) -> u64 {
+    /// Per range of `cur`: a binary search for its points, then, while some register may
+    /// still be added, a search of the segment tree for the first point in the range that
+    /// adds one (so every register's first point is found, in position order). Cost:
+    /// O((ranges + registers found) · log points) per interval, whatever the points' sets.
+    fn clobber_conflicts(&self, cur: u32, mut first: Option<&mut [u32]>) -> u64 {
         let points = &self.built.clobbers;
-        let ranges = &self.built.intervals[cur as usize].ranges;
-        let mut c = self.clobber_cursor;
-        while c < points.len() && points[c].pos < ranges[0].from {
-            c += 1;
-        }
-        self.clobber_cursor = c;
         let mut conflicts = 0u64;
-        let mut j = 0;
-        while c < points.len() && j < ranges.len() && conflicts != self.clobber_any {
-            let pos = points[c].pos;
-            if ranges[j].to <= pos {
-                j += 1;
-            } else if pos < ranges[j].from {
-                // In a hole: go to the first point inside range j.
-                c += points[c..].partition_point(|p| p.pos < ranges[j].from);
-            } else {
+        for range in &self.built.intervals[cur as usize].ranges {
+            if conflicts == self.clobber_any {
+                break;
+            }
+            let lo = points.partition_point(|p| p.pos < range.from);
+            let hi = lo + points[lo..].partition_point(|p| p.pos < range.to);
+            let mut at = lo;
+            loop {
+                let want = self.clobber_any & !conflicts;
+                // The next point itself adds a register most of the time (calls of one
+                // convention): take it without a tree search.
+                let next = if at < hi && self.clobber_bits[at] & want != 0 {
+                    Some(at)
+                } else {
+                    self.clobber_tree.first_meeting(at, hi, want)
+                };
+                let Some(c) = next else { break };
                 let new = self.clobber_bits[c] & !conflicts;
                 if let Some(first) = first.as_deref_mut() {
                     let mut bits = new;
                     while bits != 0 {
                         let k = bits.trailing_zeros() as usize;
-                        first[k] = first[k].min(pos);
+                        first[k] = first[k].min(points[c].pos);
                         bits &= bits - 1;
                     }
                 }
                 conflicts |= new;
-                c = points[c].run_end as usize;
+                at = c + 1;
             }
         }
         conflicts
