@@ -26,8 +26,8 @@
 //! - Clobbers are one [`ClobberPoint`] per clobbering instruction: its allocatable clobbered
 //!   registers, except those its own fixed defs write, are unavailable to every interval
 //!   at `4i+2`. Kept apart from the reservations because a call clobbers most registers:
-//!   the scan learns every register an interval's calls clobber in one walk, instead of one
-//!   reservation search per register.
+//!   the scan learns every register an interval's calls clobber with a few searches (see
+//!   `scan::clobber_conflicts`), instead of one reservation search per register.
 //!
 //! Cost: O(instructions + operands + L), L the total size of the live-out lists (each
 //! block's walk starts from its live-out list and adds one range per live vreg); the
@@ -214,7 +214,8 @@ pub(crate) struct ClobberPoint {
     pub pos: u32,
     pub regs: PRegSet,
     /// Index of the next clobber point with a different register set (calls of one
-    /// convention come in long runs; a walk that has seen one point of a run may skip it).
+    /// convention come in long runs: the scan translates each run's set into its register
+    /// bits once).
     pub run_end: u32,
 }
 
