@@ -29,6 +29,9 @@
 //!   here); other conventions are unsupported.
 //! - `i128` and vector values are unsupported (no register class holds them yet), as is a
 //!   `stack_limit` (the prologue has no stack check yet).
+//!
+//! Cost: O(parameters + results) per call and per function entry; the frame layout is one
+//! pass over the instructions, the allocations, the edits and the stack slots.
 
 use std::sync::OnceLock;
 

@@ -7,6 +7,8 @@
 //! The `*_for` helpers only compute whether and how a constant fits an instruction field;
 //! none emits or merges anything. [`IselCtx::ext`] emits one extension into the current IR
 //! instruction's sequence (or nothing when the value is already as wide).
+//!
+//! Cost: O(1) per helper call.
 
 use kestrel_ir::{FloatCC, Inst as IrInst, IntCC, TrapCode, Type, Value};
 use kestrel_regalloc::{RegClass, VReg};
