@@ -1,6 +1,8 @@
 //! `kestrel-bench compile-speed [--corpus DIR] [--count N] [--large N] [--seed S]
-//! [--batch-us U] [--batches B]`: Kestrel's compile time against Cranelift 0.135.8 at
-//! `opt_level=none`, on the same functions, in the same process.
+//! [--batch-us U] [--batches B] [--contexts reused|fresh]`: Kestrel's compile time against
+//! Cranelift 0.135.8 at `opt_level=none`, on the same functions, in the same process; each
+//! engine compiles in a context kept across compiles (`--contexts fresh`: new memory for
+//! every compile, on both sides).
 //!
 //! Corpus: with `--corpus DIR`, every `.clif` file under DIR. Without it, the repository's
 //! `tests/**/*.clif` plus `--count` generated functions (`gen`), `--large` of them above
@@ -47,6 +49,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             batch: Duration::from_micros(400),
             min_batches: 7,
             min_total: Duration::from_millis(2),
+            fresh_contexts: false,
         },
     };
     let mut it = args.iter();
@@ -62,10 +65,12 @@ fn parse(args: &[String]) -> Result<Args, String> {
                 parsed.timing.batch = Duration::from_micros(value.parse().map_err(bad)?)
             }
             "--batches" => parsed.timing.min_batches = value.parse().map_err(bad)?,
+            "--contexts" if value == "fresh" => parsed.timing.fresh_contexts = true,
+            "--contexts" if value == "reused" => parsed.timing.fresh_contexts = false,
             _ => {
                 return Err(format!(
                     "unknown option {flag} (options: --corpus DIR --count N --large N --seed S \
-                     --batch-us U --batches B)"
+                     --batch-us U --batches B --contexts reused|fresh)"
                 ))
             }
         }
@@ -160,11 +165,12 @@ fn print_table(cases: &[Case], samples: &[Sample]) {
 /// Kestrel's time per compile in each phase: the median, phase by phase, of 5 batches of
 /// `n` compiles.
 fn phase_median(f: &kestrel_ir::Function, n: u32) -> [Duration; 3] {
+    let mut ctx = kestrel_codegen::machinst::compile::CompileContext::new();
     let batches: Vec<PhaseTimes> = (0..5)
         .map(|_| {
             let mut t = PhaseTimes::default();
             for _ in 0..n {
-                let _ = std::hint::black_box(engines::kestrel(f, Some(&mut t)));
+                let _ = std::hint::black_box(engines::kestrel(&mut ctx, f, Some(&mut t)));
             }
             t
         })

@@ -1,5 +1,11 @@
-//! `kestrel-bench regalloc [--seed S] [--count N] [--reps R] [--only kestrel]`: Kestrel's allocator against
-//! regalloc2 0.15.2 (backtracking `ion` and `fastalloc`) on the same generated functions.
+//! `kestrel-bench regalloc [--seed S] [--count N] [--reps R] [--only kestrel]
+//! [--contexts reused|fresh]`: Kestrel's allocator against regalloc2 0.15.2 (backtracking
+//! `ion` and `fastalloc`) on the same generated functions.
+//!
+//! Memory: by default each allocator keeps one context for the whole run, as a client
+//! compiling many functions does (Kestrel's `Context` with `allocate_in`, regalloc2's `Ctx`
+//! with `run_with_ctx`; fastalloc allocates afresh either way); `--contexts fresh`
+//! allocates every function in new memory on both sides.
 //!
 //! The functions come from `kestrel_regalloc::stress::case` (the fuzzing generator: loops,
 //! diamonds, block parameters, x86-64-like constraints, calls, high pressure). An adapter
@@ -21,6 +27,8 @@ struct Args {
     reps: usize,
     /// Time only Kestrel (for profiling it); the ratios then are not printed.
     kestrel_only: bool,
+    /// Allocate every function in fresh memory instead of one context per allocator.
+    fresh: bool,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -29,6 +37,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         count: 2000,
         reps: 5,
         kestrel_only: false,
+        fresh: false,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -39,9 +48,11 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--count" => parsed.count = value.parse().map_err(bad)?,
             "--reps" => parsed.reps = value.parse().map_err(bad)?,
             "--only" if value == "kestrel" => parsed.kestrel_only = true,
+            "--contexts" if value == "fresh" => parsed.fresh = true,
+            "--contexts" if value == "reused" => parsed.fresh = false,
             _ => {
                 return Err(format!(
-                    "unknown option {flag} (options: --seed S --count N --reps R --only kestrel)"
+                    "unknown option {flag} (options: --seed S --count N --reps R --only kestrel --contexts reused|fresh)"
                 ))
             }
         }
@@ -314,6 +325,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let ra2_envs: Vec<ra2::MachineEnv> = cases.iter().map(|c| ra2_env(&c.env)).collect();
     let mut tallies = [Tally::default(); 3];
     let mut phases = kr::PhaseTimes::default();
+    // One context per allocator for the whole run, as a client compiling many functions
+    // keeps one (unless `--contexts fresh`).
+    let mut ion_ctx = ra2::Ctx::default();
+    let mut kestrel_ctx = kr::Context::new();
     let names = ["regalloc2 ion", "regalloc2 fastalloc", "kestrel"];
     for (k, case) in cases.iter().enumerate() {
         let depths = kr::loop_depths(&case.func);
@@ -340,10 +355,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
             let start = Instant::now();
             let mut result = None;
             for _ in 0..args.reps {
-                result = Some(ra2::run(&adapters[k], &ra2_envs[k], &options));
+                result = Some(if args.fresh {
+                    ra2::run(&adapters[k], &ra2_envs[k], &options).map(Some)
+                } else {
+                    ra2::run_with_ctx(&adapters[k], &ra2_envs[k], &options, &mut ion_ctx)
+                        .map(|_| None)
+                });
             }
             tallies[a].time += start.elapsed();
-            match result.expect("reps > 0") {
+            // (Outside the clock: the result of the last repetition.)
+            let result = result
+                .expect("reps > 0")
+                .map(|out| out.unwrap_or_else(|| std::mem::take(&mut ion_ctx.output)));
+            match result {
                 Ok(out) => {
                     for (point, edit) in &out.edits {
                         let ra2::Edit::Move { from, to } = edit;
@@ -361,9 +385,16 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let start = Instant::now();
         let mut result = None;
         for _ in 0..args.reps {
-            result = Some(kr::allocate(&case.func, &case.env, options));
+            result = Some(if args.fresh {
+                kr::allocate(&case.func, &case.env, options).map(Some)
+            } else {
+                kr::allocate_in(&mut kestrel_ctx, &case.func, &case.env, options).map(|_| None)
+            });
         }
         tallies[2].time += start.elapsed();
+        // (Outside the clock: the result of the last repetition.)
+        let result =
+            result.map(|r| r.map(|out| out.unwrap_or_else(|| kestrel_ctx.output().clone())));
         // One more, untimed run, to split Kestrel's time by phase.
         let timed = kr::Options {
             timing: true,

@@ -1,6 +1,10 @@
 //! The two compilers, each from an in-memory function to final machine-code bytes.
 //!
-//! - Kestrel: `machinst::compile::compile` with the x86-64 backend, the register-allocation
+//! Memory: each engine compiles in a context kept across its compiles (Kestrel's
+//! `CompileContext`, Cranelift's `Context`), as a client compiling many functions does;
+//! with `--contexts fresh`, every compile starts from new memory on both sides.
+//!
+//! - Kestrel: `machinst::compile::compile_in` with the x86-64 backend, the register-allocation
 //!   checker off and chaos disabled. This is `X64Backend::compile_function` minus its IR
 //!   verifier call, matching Cranelift's `enable_verifier=false`; the corpus is verified
 //!   once, untimed, before measuring. MachBuffer validators only run in debug builds.
@@ -16,11 +20,12 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
 use kestrel_codegen::chaos::Chaos;
 use kestrel_codegen::isa::x64::X64Backend;
-use kestrel_codegen::machinst::compile::{compile_timed, CompileOptions, PhaseTimes};
+use kestrel_codegen::machinst::compile::{compile_in, CompileContext, CompileOptions, PhaseTimes};
 use kestrel_codegen::machinst::{CodegenError, CompiledCode};
 
-/// Compile with Kestrel; `times` (when given) accumulates the per-phase times.
+/// Compile with Kestrel in `ctx`; `times` (when given) accumulates the per-phase times.
 pub fn kestrel(
+    ctx: &mut CompileContext,
     f: &kestrel_ir::Function,
     times: Option<&mut PhaseTimes>,
 ) -> Result<CompiledCode, CodegenError> {
@@ -29,7 +34,7 @@ pub fn kestrel(
         keep_text: false,
         ..CompileOptions::default()
     };
-    compile_timed(&X64Backend, f, options, &mut Chaos::disabled(), times)
+    compile_in(ctx, &X64Backend, f, options, &mut Chaos::disabled(), times)
 }
 
 /// The Cranelift target, configured once.
@@ -61,6 +66,24 @@ impl Cranelift {
     /// A fresh context holding a copy of `f` (preparation, not timed).
     pub fn context(f: &cranelift_codegen::ir::Function) -> Context {
         Context::for_function(f.clone())
+    }
+
+    /// Compile `f` in `ctx`, a context kept across compiles: `f` is swapped in (the
+    /// function compiled before comes back in `f`) and the analyses are cleared, as a
+    /// client reusing one context does; the compiled code is taken out. Dropping both is
+    /// left to the caller, outside the clock.
+    pub fn compile_reusing(
+        &self,
+        ctx: &mut Context,
+        f: &mut cranelift_codegen::ir::Function,
+    ) -> Result<Option<cranelift_codegen::CompiledCode>, String> {
+        std::mem::swap(&mut ctx.func, f);
+        ctx.cfg.clear();
+        ctx.domtree.clear();
+        ctx.loop_analysis.clear();
+        ctx.compile(&*self.isa, &mut ControlPlane::default())
+            .map_err(|e| format!("{:?}", e.inner))?;
+        Ok(ctx.take_compiled_code())
     }
 
     /// Compile the function in `ctx`; the size of its machine code.

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use kestrel_codegen::machinst::compile::PhaseTimes;
+use kestrel_codegen::machinst::compile::{CompileContext, PhaseTimes};
 
 use kestrel_codegen::disasm::{disassemble, disassemble_aarch64};
 use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
@@ -204,10 +204,12 @@ fn time_phases(path: &Path, text: &str, flags: &Flags) -> Result<ExitCode, Strin
     print_row(&header);
     let mut total = PhaseTimes::default();
     let (mut total_parse, mut total_insts, mut total_blocks) = (Duration::ZERO, 0, 0);
+    // One context for every function, as a client compiling a module keeps.
+    let mut ctx = CompileContext::new();
     for (f, parse) in &parsed {
         let mut t = PhaseTimes::default();
         X64Backend
-            .compile_function_timed(f, flags, &mut t)
+            .compile_function_timed(&mut ctx, f, flags, &mut t)
             .map_err(|e| format!("%{}: {e}", func_name(f)))?;
         let (insts, blocks) = (f.num_placed_insts(), f.layout.blocks().len());
         print_row(&row(

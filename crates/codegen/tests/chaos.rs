@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use kestrel_codegen::chaos::{Chaos, Decision};
 use kestrel_codegen::isa::x64::{lowering_rules, Flags, X64Backend};
+use kestrel_codegen::machinst::compile::CompileContext;
 use kestrel_codegen::machinst::CodegenError;
 use kestrel_ir::Function;
 
@@ -135,6 +136,23 @@ fn a_control_that_never_skips_changes_nothing() {
             assert_eq!(a.code, b.code, "{}", f.name);
         }
     }
+}
+
+/// A compile context kept across functions changes nothing: every function compiles to
+/// the same result as in fresh memory, whichever functions the context saw before (the
+/// whole list forwards, then backwards, so each follows larger and smaller ones).
+#[test]
+fn a_reused_compile_context_changes_nothing() {
+    let funcs = functions(&[SEMANTICS, GOLDEN]);
+    let mut ctx = CompileContext::new();
+    let mut compared = 0;
+    for f in funcs.iter().chain(funcs.iter().rev()) {
+        let fresh = X64Backend.compile_function(f, &flags());
+        let reused = X64Backend.compile_function_in(&mut ctx, f, &flags());
+        assert_eq!(fresh, reused, "{}", f.name);
+        compared += usize::from(fresh.is_ok());
+    }
+    assert!(compared > 1000, "only {compared} compiled");
 }
 
 #[test]

@@ -38,7 +38,7 @@ impl JitModule {
     ) -> Result<(), JitError> {
         let name = ir_name(&func.name);
         let code = X64Backend
-            .compile_function(func, flags)
+            .compile_function_in(&mut self.compile_ctx, func, flags)
             .map_err(|error| JitError::Compile {
                 name: name.clone(),
                 error,

@@ -126,6 +126,7 @@ impl JitBuilder {
             decls: Declarations::default(),
             regions: Vec::new(),
             free_regions: Vec::new(),
+            compile_ctx: Default::default(),
         }
     }
 }
@@ -145,6 +146,8 @@ pub struct JitModule {
     pub(crate) regions: Vec<Option<LiveRegion>>,
     /// Indices of `None` slots in `regions`, reused by the next finalize.
     pub(crate) free_regions: Vec<usize>,
+    /// The backend's memory, kept from one compiled function to the next.
+    pub(crate) compile_ctx: kestrel_codegen::machinst::compile::CompileContext,
 }
 
 impl std::fmt::Debug for JitModule {

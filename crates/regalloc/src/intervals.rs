@@ -37,6 +37,7 @@
 use smallvec::SmallVec;
 
 use crate::liveness::{Liveness, SparseSet};
+use crate::reuse::refill;
 use crate::validate::{early, gap, late, Cfg};
 use crate::{
     Allocation, Block, Function, Inst, MachineEnv, OperandConstraint, OperandKind, OperandPos,
@@ -166,17 +167,27 @@ pub(crate) struct Reservations {
     starts: [u32; 129],
 }
 
+impl Default for Reservations {
+    fn default() -> Reservations {
+        Reservations {
+            items: Vec::new(),
+            starts: [0; 129],
+        }
+    }
+}
+
 impl Reservations {
     /// Groups `pending` (register index, reservation) by register, each group sorted by
-    /// `from`, with a counting sort by register: O(n + registers), one allocation.
+    /// `from`, with a counting sort by register: O(n + registers), into the buffer kept.
     ///
     /// Requires: `pending` in the order the build's backward walk pushes it, so each
     /// register's reservations come in non-increasing `from` order (instructions walked
     /// backwards; within one, a register's def reservation, from the early or late point,
     /// comes before its use reservation, from the gap). Filling each group from its end
     /// leaves it ascending.
-    fn group(pending: &[(u8, Reservation)]) -> Reservations {
-        let mut starts = [0u32; 129];
+    fn regroup(&mut self, pending: &[(u8, Reservation)]) {
+        let Reservations { items, starts } = self;
+        *starts = [0u32; 129];
         for &(r, _) in pending {
             starts[usize::from(r) + 1] += 1;
         }
@@ -188,17 +199,15 @@ impl Reservations {
             to: 0,
             owner: None,
         };
-        let mut items = vec![placeholder; pending.len()];
+        refill(items, pending.len(), placeholder);
         // `fill[r]`: one past the next free place of group `r`, filled backwards.
-        let mut fill = starts;
+        let mut fill = *starts;
         for &(r, res) in pending {
             let slot = &mut fill[usize::from(r) + 1];
             *slot -= 1;
             items[*slot as usize] = res;
         }
-        let grouped = Reservations { items, starts };
-        debug_assert!((0..128).all(|r| grouped.of(r).is_sorted_by_key(|res| res.from)));
-        grouped
+        debug_assert!((0..128).all(|r| self.of(r).is_sorted_by_key(|res| res.from)));
     }
 
     /// The reservations of the register with index `reg`, sorted by `from`.
@@ -223,6 +232,7 @@ pub(crate) struct ClobberPoint {
 pub(crate) const MAX_RESERVATION_LEN: u32 = 3;
 
 /// Intervals and reservations.
+#[derive(Default)]
 pub(crate) struct Built {
     /// All intervals; the scan appends split children.
     pub intervals: Vec<Interval>,
@@ -272,7 +282,7 @@ impl Built {
 
 /// Reverses the backward-collected clobber points into position order and links each to
 /// the end of its run of equal register sets.
-fn with_run_ends(mut points: Vec<ClobberPoint>) -> Vec<ClobberPoint> {
+fn order_and_link_runs(points: &mut [ClobberPoint]) {
     points.reverse();
     let n = points.len();
     for c in (0..n).rev() {
@@ -282,7 +292,6 @@ fn with_run_ends(mut points: Vec<ClobberPoint>) -> Vec<ClobberPoint> {
             c as u32 + 1
         };
     }
-    points
 }
 
 fn pinned(constraint: OperandConstraint) -> bool {
@@ -292,14 +301,47 @@ fn pinned(constraint: OperandConstraint) -> bool {
     )
 }
 
-/// Builds intervals for every vreg of `func`.
-pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &MachineEnv) -> Built {
+/// Working memory of the build, kept by [`crate::Context`] between functions.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    pending: Vec<(u8, Reservation)>,
+    use_bound: Vec<u32>,
+    live_now: SparseSet,
+}
+
+/// Builds intervals for every vreg of `func` into `built`, reusing its buffers.
+pub(crate) fn build<F: Function>(
+    func: &F,
+    cfg: &Cfg,
+    live: &Liveness,
+    env: &MachineEnv,
+    built: &mut Built,
+    scratch: &mut Scratch,
+) {
     let nv = func.num_vregs();
+    let Built {
+        intervals,
+        pieces,
+        uses,
+        reservations: grouped_reservations,
+        clobbers: clobber_points,
+        vreg_start,
+        vreg_end,
+        needs_slot,
+        vregs: class_of,
+        max_live: built_max_live,
+    } = built;
+    let Scratch {
+        pending: reservations,
+        use_bound,
+        live_now,
+    } = scratch;
     // Interval `v` is vreg `v`'s; its ranges are collected backwards (descending) and
     // reversed at the end. Vregs without ranges keep an empty interval, never queued.
     // Room for the scan's split children too (an eighth more), so that splitting rarely
     // moves the whole table.
-    let mut intervals: Vec<Interval> = Vec::with_capacity(nv + nv / 8 + 8);
+    intervals.clear();
+    intervals.reserve(nv + nv / 8 + 8);
     intervals.extend((0..nv).map(|v| Interval {
         vreg: VReg::new(v, RegClass::Int),
         ranges: Ranges::new(),
@@ -311,12 +353,12 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         is_param: false,
         is_child: false,
     }));
-    let mut class_of: Vec<Option<VReg>> = vec![None; nv];
-    let mut needs_slot = vec![false; nv];
+    refill(class_of, nv, None);
+    refill(needs_slot, nv, false);
     // (register index, reservation), grouped by register at the end.
-    let mut reservations: Vec<(u8, Reservation)> = Vec::new();
+    reservations.clear();
     // Collected backwards, reversed at the end.
-    let mut clobber_points: Vec<ClobberPoint> = Vec::new();
+    clobber_points.clear();
     let mut allocatable = PRegSet::empty();
     for regs in &env.allocatable {
         for &r in regs {
@@ -346,7 +388,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
     // `use_bound[v + 1]` is first the end of v's group, then (moving down as the group
     // fills) its next free place, and at the end its start, so group v is finally
     // `use_bound[v + 1]..use_bound[v + 2]`.
-    let mut use_bound = vec![0u32; nv + 2];
+    refill(use_bound, nv + 2, 0);
     for i in 0..func.num_insts() {
         for op in func.inst_operands(Inst(i as u32)) {
             if op.is_use() || !pinned(op.constraint()) {
@@ -363,7 +405,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         requires_reg: false,
         hint: None,
     };
-    let mut uses = vec![placeholder; use_bound[nv] as usize];
+    refill(uses, use_bound[nv] as usize, placeholder);
     let mut add_use = |v: VReg, u: UsePos| {
         let slot = &mut use_bound[v.index() + 1];
         *slot -= 1;
@@ -373,7 +415,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
     // The vregs live at the current position of the backward walk. Post-invariant at each
     // block start: it holds the block's live-in set (plus parameters, removed below); it is
     // reset from the next block's live-out list, so the walk costs O(|live_out|) per block.
-    let mut live_now = SparseSet::new(nv);
+    live_now.reset(nv);
     let mut max_live = 0;
     for b in (0..func.num_blocks()).rev() {
         let block = Block(b as u32);
@@ -535,9 +577,9 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         );
     }
 
-    let mut pieces = vec![Pieces::new(); nv];
-    let mut vreg_end = vec![0u32; nv];
-    let mut vreg_start = vec![0u32; nv];
+    refill(pieces, nv, Pieces::new());
+    refill(vreg_end, nv, 0);
+    refill(vreg_start, nv, 0);
     for (v, iv) in intervals.iter_mut().enumerate() {
         if iv.ranges.is_empty() {
             continue;
@@ -557,16 +599,7 @@ pub(crate) fn build<F: Function>(func: &F, cfg: &Cfg, live: &Liveness, env: &Mac
         vreg_start[v] = iv.start();
         pieces[v].push(v as u32);
     }
-    Built {
-        intervals,
-        pieces,
-        uses,
-        reservations: Reservations::group(&reservations),
-        clobbers: with_run_ends(clobber_points),
-        vreg_start,
-        vreg_end,
-        needs_slot,
-        vregs: class_of,
-        max_live,
-    }
+    grouped_reservations.regroup(reservations);
+    order_and_link_runs(clobber_points);
+    *built_max_live = max_live;
 }

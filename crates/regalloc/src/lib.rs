@@ -44,6 +44,7 @@ pub mod moves;
 mod or_tree;
 mod perturb;
 mod resolve;
+mod reuse;
 mod scan;
 pub mod stress;
 mod validate;
@@ -199,7 +200,7 @@ impl std::ops::AddAssign for Stats {
 }
 
 /// The result of allocation.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Output {
     /// Allocation of every operand, instruction after instruction.
     pub allocs: Vec<Allocation>,
@@ -314,30 +315,95 @@ pub enum RegAllocError {
 }
 
 /// Allocates registers for `func` on machine `env`.
+///
+/// A client allocating many functions should keep one [`Context`] and call
+/// [`allocate_in`]: this function is that with a fresh context, so every buffer is
+/// allocated anew.
 pub fn allocate<F: Function>(
     func: &F,
     env: &MachineEnv,
     options: Options,
 ) -> Result<Output, RegAllocError> {
+    let mut ctx = Context::default();
+    allocate_in(&mut ctx, func, env, options)?;
+    Ok(std::mem::take(&mut ctx.output))
+}
+
+/// Working memory of the allocator, kept between functions: every phase refills the
+/// buffers it is given, so once a context has seen a function of some size, allocating
+/// another of that size or smaller allocates (almost) nothing. Nothing carries over
+/// between functions but capacity: every buffer is cleared or refilled before it is read.
+#[derive(Default)]
+pub struct Context {
+    cfg: validate::Cfg,
+    validate: validate::Scratch,
+    live: liveness::Liveness,
+    liveness: liveness::Scratch,
+    built: intervals::Built,
+    intervals: intervals::Scratch,
+    scanned: scan::Scanned,
+    scan: scan::Scratch,
+    resolve: resolve::Scratch,
+    output: Output,
+}
+
+impl Context {
+    /// An empty context (its buffers grow with the first functions allocated in it).
+    pub fn new() -> Context {
+        Context::default()
+    }
+
+    /// The output of the last successful [`allocate_in`] with this context.
+    pub fn output(&self) -> &Output {
+        &self.output
+    }
+}
+
+/// [`allocate`] in `ctx`'s memory; the result stays in the context until the next call.
+pub fn allocate_in<'c, F: Function>(
+    ctx: &'c mut Context,
+    func: &F,
+    env: &MachineEnv,
+    options: Options,
+) -> Result<&'c Output, RegAllocError> {
     let mut times = PhaseTimes::default();
     let mut watch = Stopwatch::new(options.timing);
-    let cfg = validate::validate(func, env)?;
+    validate::validate_into(func, env, &mut ctx.cfg, &mut ctx.validate)?;
+    let cfg = &ctx.cfg;
     watch.lap(&mut times.validate);
-    let live = liveness::compute(func, &cfg);
+    liveness::compute_into(func, cfg, &mut ctx.live, &mut ctx.liveness);
+    let live = &ctx.live;
     if let Some(v) = live.live_into_entry {
         // Something is read on a path from the entry that does not pass its def.
         let vreg = VReg::new(v as usize, RegClass::Int);
-        return Err(validate::explain_undominated_use(func, &cfg, vreg));
+        return Err(validate::explain_undominated_use(func, cfg, vreg));
     }
     watch.lap(&mut times.liveness);
-    let mut built = intervals::build(func, &cfg, &live, env);
+    let built = &mut ctx.built;
+    intervals::build(func, cfg, live, env, built, &mut ctx.intervals);
     watch.lap(&mut times.intervals);
-    let scanned = scan::run(func, env, &cfg, &mut built, options.perturb)?;
+    let scanned = &mut ctx.scanned;
+    scan::run(
+        func,
+        env,
+        cfg,
+        built,
+        options.perturb,
+        scanned,
+        &mut ctx.scan,
+    )?;
     watch.lap(&mut times.allocation);
-    let mut output = resolve::resolve(func, env, &cfg, &live, &built, scanned)?;
+    let found = resolve::Found {
+        cfg,
+        live,
+        built,
+        scanned,
+    };
+    let output = &mut ctx.output;
+    resolve::resolve(func, env, found, output, &mut ctx.resolve)?;
     watch.lap(&mut times.resolution);
     if options.check {
-        checker::check_with(func, env, &output, &cfg, &live)?;
+        checker::check_with(func, env, output, cfg, live)?;
         watch.lap(&mut times.checker);
     }
     output.times = times;
@@ -348,8 +414,15 @@ pub fn allocate<F: Function>(
 /// `h <= b` marks blocks `h..=b` as one loop level deeper. Used for split placement and for
 /// weighting costs; exact for reducible CFGs whose loops are laid out contiguously.
 pub fn loop_depths<F: Function>(func: &F) -> Vec<u32> {
+    let mut depths = Vec::new();
+    loop_depths_into(func, &mut depths, &mut Vec::new());
+    depths
+}
+
+/// [`loop_depths`] into `depths`, with `delta` as working memory (both refilled).
+pub(crate) fn loop_depths_into<F: Function>(func: &F, depths: &mut Vec<u32>, delta: &mut Vec<i64>) {
     let n = func.num_blocks();
-    let mut delta = vec![0i64; n + 1];
+    reuse::refill(delta, n + 1, 0);
     for b in 0..n {
         for &s in func.block_succs(Block(b as u32)) {
             if s.index() <= b {
@@ -359,10 +432,9 @@ pub fn loop_depths<F: Function>(func: &F) -> Vec<u32> {
         }
     }
     let mut depth = 0i64;
-    (0..n)
-        .map(|b| {
-            depth += delta[b];
-            depth as u32
-        })
-        .collect()
+    depths.clear();
+    depths.extend((0..n).map(|b| {
+        depth += delta[b];
+        depth as u32
+    }));
 }

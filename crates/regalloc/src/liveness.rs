@@ -19,12 +19,14 @@
 //! is the size of the result itself; no structure is sized blocks × vregs. (The old dense
 //! dataflow kept four blocks × vregs bitsets: gigabytes at 100,000 blocks.)
 
+use crate::reuse::refill;
 use crate::validate::Cfg;
 use crate::{Block, Function, Inst};
 
 mod dense;
 
 /// Per-block lists of vreg indices, stored flat (compressed rows).
+#[derive(Default)]
 pub(crate) struct BlockLists {
     /// `items[start[b]..start[b + 1]]` is block `b`'s list.
     pub(super) start: Vec<u32>,
@@ -32,23 +34,28 @@ pub(crate) struct BlockLists {
 }
 
 impl BlockLists {
-    /// Groups `(block, vreg)` pairs by block with a counting sort; stable, so each block's
-    /// list keeps the pairs' order.
-    fn from_pairs(blocks: usize, pairs: &[(u32, u32)]) -> BlockLists {
-        let mut start = vec![0u32; blocks + 1];
+    /// Refills the lists with `(block, vreg)` pairs grouped by block (a counting sort);
+    /// stable, so each block's list keeps the pairs' order.
+    fn refill_from_pairs(&mut self, blocks: usize, pairs: &[(u32, u32)]) {
+        let BlockLists { start, items } = self;
+        refill(start, blocks + 1, 0);
         for &(b, _) in pairs {
             start[b as usize + 1] += 1;
         }
         for b in 0..blocks {
             start[b + 1] += start[b];
         }
-        let mut fill = start.clone();
-        let mut items = vec![0u32; pairs.len()];
+        // `start[b]` serves as block b's fill cursor, ending at the next block's start;
+        // shifting by one place afterwards restores the starts.
+        refill(items, pairs.len(), 0);
         for &(b, v) in pairs {
-            items[fill[b as usize] as usize] = v;
-            fill[b as usize] += 1;
+            items[start[b as usize] as usize] = v;
+            start[b as usize] += 1;
         }
-        BlockLists { start, items }
+        for b in (1..=blocks).rev() {
+            start[b] = start[b - 1];
+        }
+        start[0] = 0;
     }
 
     /// Block `b`'s list.
@@ -71,6 +78,7 @@ impl BlockLists {
 
 /// A set of small integers with O(1) insert, remove and membership, and iteration and
 /// clearing in O(members) (Briggs & Torczon's sparse set). Sized once for the universe.
+#[derive(Default)]
 pub(crate) struct SparseSet {
     dense: Vec<u32>,
     /// `sparse[x]` is `x`'s index in `dense` when `x` is a member.
@@ -78,10 +86,13 @@ pub(crate) struct SparseSet {
 }
 
 impl SparseSet {
-    pub fn new(universe: usize) -> SparseSet {
-        SparseSet {
-            dense: Vec::new(),
-            sparse: vec![0; universe],
+    /// Empties the set and makes room for members below `universe`, in O(1) when the
+    /// room is there already: stale `sparse` entries are harmless, since membership is
+    /// confirmed through `dense`.
+    pub fn reset(&mut self, universe: usize) {
+        self.dense.clear();
+        if self.sparse.len() < universe {
+            self.sparse.resize(universe, 0);
         }
     }
 
@@ -127,6 +138,7 @@ impl SparseSet {
 }
 
 /// Liveness result.
+#[derive(Default)]
 pub(crate) struct Liveness {
     /// Live-in list per block (parameters excluded).
     pub live_in: BlockLists,
@@ -138,28 +150,71 @@ pub(crate) struct Liveness {
 
 const NONE: u32 = u32::MAX;
 
+/// Working memory of both paths, kept by [`crate::Context`] between functions (refilled
+/// before use).
+#[derive(Default)]
+pub(crate) struct Scratch {
+    dense: dense::Scratch,
+    def_block: Vec<u32>,
+    reads: Vec<(u32, u32)>,
+    arg_reads: Vec<(u32, u32)>,
+    reads_by_vreg: BlockLists,
+    args_by_vreg: BlockLists,
+    in_stamp: Vec<u32>,
+    out_stamp: Vec<u32>,
+    live_in: Vec<(u32, u32)>,
+    live_out: Vec<(u32, u32)>,
+    stack: Vec<u32>,
+}
+
 /// Computes live-in and live-out lists: by bitset dataflow for small functions (see
 /// `dense`, bounded size), by per-value path exploration otherwise.
 pub(crate) fn compute<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
+    let mut live = Liveness::default();
+    compute_into(func, cfg, &mut live, &mut Scratch::default());
+    live
+}
+
+/// Computes the lists into `live`, reusing its buffers and `scratch`'s.
+pub(crate) fn compute_into<F: Function>(
+    func: &F,
+    cfg: &Cfg,
+    live: &mut Liveness,
+    scratch: &mut Scratch,
+) {
     if dense::fits(func.num_blocks(), func.num_vregs()) {
-        return dense::compute(func, cfg);
+        dense::compute(func, cfg, live, &mut scratch.dense);
+    } else {
+        compute_sparse(func, cfg, live, scratch);
     }
-    compute_sparse(func, cfg)
 }
 
 /// Path exploration, one vreg at a time (see the module doc).
-fn compute_sparse<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
+fn compute_sparse<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, scratch: &mut Scratch) {
     let n = func.num_blocks();
     let nv = func.num_vregs();
     let entry = func.entry_block().index();
+    let Scratch {
+        def_block,
+        reads,
+        arg_reads,
+        reads_by_vreg,
+        args_by_vreg,
+        in_stamp,
+        out_stamp,
+        live_in,
+        live_out,
+        stack,
+        ..
+    } = scratch;
 
     // Def block of every vreg, and the blocks that read each vreg (grouped per vreg by a
     // counting sort, so the walk below handles one vreg at a time). A read counts when it
     // comes before any def of the vreg in its block; in the def block that only happens in
     // a malformed function, which the walk then reports.
-    let mut def_block = vec![NONE; nv];
-    let mut reads: Vec<(u32, u32)> = Vec::new(); // (vreg, block)
-    let mut arg_reads: Vec<(u32, u32)> = Vec::new(); // (vreg, branching block)
+    refill(def_block, nv, NONE);
+    reads.clear(); // (vreg, block)
+    arg_reads.clear(); // (vreg, branching block)
     for b in 0..n {
         let block = Block(b as u32);
         for &p in func.block_params(block) {
@@ -185,16 +240,15 @@ fn compute_sparse<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
             }
         }
     }
-    let reads_by_vreg = BlockLists::from_pairs(nv, &reads);
-    let args_by_vreg = BlockLists::from_pairs(nv, &arg_reads);
-    drop((reads, arg_reads));
+    reads_by_vreg.refill_from_pairs(nv, reads);
+    args_by_vreg.refill_from_pairs(nv, arg_reads);
 
-    let mut in_stamp = vec![NONE; n];
-    let mut out_stamp = vec![NONE; n];
-    let mut live_in: Vec<(u32, u32)> = Vec::new(); // (block, vreg), vregs ascending
-    let mut live_out: Vec<(u32, u32)> = Vec::new();
+    refill(in_stamp, n, NONE);
+    refill(out_stamp, n, NONE);
+    live_in.clear(); // (block, vreg), vregs ascending
+    live_out.clear();
     let mut live_into_entry = None;
-    let mut stack: Vec<u32> = Vec::new();
+    stack.clear();
     for v in 0..nv as u32 {
         let def = def_block[v as usize];
         // Marks `b` live-in for v (unless it defines v) and queues it for the walk.
@@ -212,7 +266,7 @@ fn compute_sparse<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
                 out_stamp[b as usize] = v;
                 live_out.push((b, v));
             }
-            mark_in(b, &mut stack, &mut live_in);
+            mark_in(b, stack, live_in);
         }
         for &b in reads_by_vreg.get(v as usize) {
             if b == def {
@@ -220,7 +274,7 @@ fn compute_sparse<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
                 // reaches the entry, which reports it.
                 stack.push(b);
             }
-            mark_in(b, &mut stack, &mut live_in);
+            mark_in(b, stack, live_in);
         }
         while let Some(b) = stack.pop() {
             if b as usize == entry {
@@ -233,15 +287,13 @@ fn compute_sparse<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
                     out_stamp[p.index()] = v;
                     live_out.push((p.0, v));
                 }
-                mark_in(p.0, &mut stack, &mut live_in);
+                mark_in(p.0, stack, live_in);
             }
         }
     }
-    Liveness {
-        live_in: BlockLists::from_pairs(n, &live_in),
-        live_out: BlockLists::from_pairs(n, &live_out),
-        live_into_entry,
-    }
+    live.live_in.refill_from_pairs(n, live_in);
+    live.live_out.refill_from_pairs(n, live_out);
+    live.live_into_entry = live_into_entry;
 }
 
 #[cfg(test)]
@@ -258,8 +310,10 @@ mod tests {
             let Ok(cfg) = crate::validate::validate(&case.func, &case.env) else {
                 continue;
             };
-            let sparse = compute_sparse(&case.func, &cfg);
-            let dense = dense::compute(&case.func, &cfg);
+            let mut sparse = Liveness::default();
+            compute_sparse(&case.func, &cfg, &mut sparse, &mut Scratch::default());
+            let mut dense = Liveness::default();
+            dense::compute(&case.func, &cfg, &mut dense, &mut dense::Scratch::default());
             dense_cases += 1;
             for b in 0..case.func.num_blocks() {
                 assert_eq!(

@@ -5,6 +5,7 @@
 //! finds none (a node whose union lacks the bits is never entered).
 
 /// Masks over indices `0..n`, with the union of every aligned power-of-two block.
+#[derive(Default)]
 pub(crate) struct OrTree {
     /// Leaves at `size..size + n` (`size` a power of two ≥ n); node k is the union of
     /// nodes 2k and 2k + 1.
@@ -13,14 +14,23 @@ pub(crate) struct OrTree {
 }
 
 impl OrTree {
+    #[cfg(test)]
     pub fn new(masks: &[u64]) -> OrTree {
+        let mut tree = OrTree::default();
+        tree.rebuild(masks);
+        tree
+    }
+
+    /// Rebuilds the tree over `masks`, keeping the node buffer.
+    pub fn rebuild(&mut self, masks: &[u64]) {
         let size = masks.len().next_power_of_two().max(1);
-        let mut nodes = vec![0u64; 2 * size];
+        let nodes = &mut self.nodes;
+        crate::reuse::refill(nodes, 2 * size, 0);
         nodes[size..size + masks.len()].copy_from_slice(masks);
         for k in (1..size).rev() {
             nodes[k] = nodes[2 * k] | nodes[2 * k + 1];
         }
-        OrTree { nodes, size }
+        self.size = size;
     }
 
     /// The first index in `[lo, hi)` whose mask meets `want`.

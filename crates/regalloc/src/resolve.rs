@@ -40,7 +40,8 @@
 use crate::counting_sort::counting_sort;
 use crate::intervals::{Built, Interval};
 use crate::liveness::Liveness;
-use crate::moves::{self, Scratch};
+use crate::moves::{self, Scratch as MoveScratch};
+use crate::reuse::refill;
 use crate::scan::Scanned;
 use crate::validate::{gap, Cfg};
 use crate::{
@@ -63,6 +64,21 @@ struct PendingMove {
     defines: bool,
 }
 
+/// The resolver's working memory, kept by [`crate::Context`] between functions (moved
+/// into the [`Resolver`] and back; every buffer is cleared or refilled before use).
+#[derive(Default)]
+pub(crate) struct Scratch {
+    pending: Vec<PendingMove>,
+    sorted: Vec<PendingMove>,
+    sort_counts: Vec<u32>,
+    def_site: Vec<(u32, Operand)>,
+    /// The buffers of the three piece cursors (operands, block starts, block ends).
+    cursors: [Vec<u32>; 3],
+    start_loc: Vec<Option<(Option<Allocation>, bool)>>,
+    group_moves: Vec<(Allocation, Allocation)>,
+    seq: Vec<(Allocation, Allocation)>,
+}
+
 struct Resolver<'a, F: Function> {
     func: &'a F,
     env: &'a MachineEnv,
@@ -80,6 +96,8 @@ struct Resolver<'a, F: Function> {
     def_site: Vec<(u32, Operand)>,
     /// Piece lookups for operands, in program order.
     operand_cursor: PieceCursors,
+    /// The rest of the working memory.
+    spare: Scratch,
 }
 
 /// Per vreg, a piece index that only moves forward: lookups at non-decreasing positions
@@ -96,9 +114,11 @@ struct PieceCursors {
 }
 
 impl PieceCursors {
-    fn new(num_vregs: usize) -> PieceCursors {
+    /// Cursors for `num_vregs` vregs, in `buffer`'s memory.
+    fn reusing(mut buffer: Vec<u32>, num_vregs: usize) -> PieceCursors {
+        buffer.clear();
         PieceCursors {
-            at: Vec::new(),
+            at: buffer,
             num_vregs,
         }
     }
@@ -112,7 +132,7 @@ impl PieceCursors {
             return Some(&built.intervals[only as usize]);
         }
         if self.at.is_empty() {
-            self.at = vec![0; self.num_vregs];
+            refill(&mut self.at, self.num_vregs, 0);
         }
         let mut k = self.at[v as usize] as usize;
         while k + 1 < pieces.len() && built.intervals[pieces[k + 1] as usize].start() <= pos {
@@ -131,20 +151,26 @@ impl PieceCursors {
     }
 }
 
-/// Up to this many moves, a comparison sort beats allocating the counting sorts' tables.
+/// Up to this many moves, a comparison sort beats the counting sorts' passes.
 const SMALL_SORT: usize = 64;
 
-/// `moves` ordered by point, then group, then class (the order of `sequence_all`), in
+/// Orders `moves` by point, then group, then class (the order of `sequence_all`), in
 /// O(moves + points): a stable counting sort by group and class, then one by point (a
 /// comparison sort for a few moves). Moves within one group are a parallel move, so their
-/// order among themselves does not matter.
-fn sort_moves(mut moves: Vec<PendingMove>, num_points: usize) -> Vec<PendingMove> {
+/// order among themselves does not matter. `counts` and `buf` are working memory.
+fn sort_moves(
+    moves: &mut Vec<PendingMove>,
+    num_points: usize,
+    counts: &mut Vec<u32>,
+    buf: &mut Vec<PendingMove>,
+) {
     if moves.len() <= SMALL_SORT {
         moves.sort_unstable_by_key(|m| (m.point, m.group, m.class.index()));
-        return moves;
+        return;
     }
-    let by_group = counting_sort(&moves, 8, |m| 2 * usize::from(m.group) + m.class.index());
-    counting_sort(&by_group, num_points, |m| m.point.raw() as usize)
+    let group_and_class = |m: &PendingMove| 2 * usize::from(m.group) + m.class.index();
+    counting_sort(moves, 8, group_and_class, counts, buf);
+    counting_sort(buf, num_points, |m| m.point.raw() as usize, counts, moves);
 }
 
 /// Per register index, the ranges occupied by allocated pieces and reservations, sorted by
@@ -172,8 +198,11 @@ impl Occupancy {
             all.extend(reserved.iter().map(|rv| (r as u8, rv.from, rv.to)));
         }
         // Positions end at the gap after the last instruction.
-        let by_start = counting_sort(&all, 4 * num_insts + 8, |&(_, from, _)| from as usize);
-        let grouped = counting_sort(&by_start, 128, |&(r, _, _)| usize::from(r));
+        let (mut counts, mut by_start, mut grouped) = (Vec::new(), Vec::new(), Vec::new());
+        let from = |&(_, from, _): &(u8, u32, u32)| from as usize;
+        counting_sort(&all, 4 * num_insts + 8, from, &mut counts, &mut by_start);
+        let reg = |&(r, _, _): &(u8, u32, u32)| usize::from(r);
+        counting_sort(&by_start, 128, reg, &mut counts, &mut grouped);
         let mut starts = [0u32; 129];
         for &(r, _, _) in &grouped {
             starts[usize::from(r) + 1] += 1;
@@ -201,52 +230,80 @@ fn internal(msg: String) -> RegAllocError {
     RegAllocError::Internal(msg)
 }
 
-/// Computes operand allocations and edits.
+/// What the earlier phases found, as the resolver reads it.
+pub(crate) struct Found<'a> {
+    pub cfg: &'a Cfg,
+    pub live: &'a Liveness,
+    pub built: &'a Built,
+    pub scanned: &'a Scanned,
+}
+
+/// Computes operand allocations and edits into `output` (every field rewritten, its
+/// buffers reused).
 pub(crate) fn resolve<F: Function>(
     func: &F,
     env: &MachineEnv,
-    cfg: &Cfg,
-    live: &Liveness,
-    built: &Built,
-    scanned: Scanned,
-) -> Result<Output, RegAllocError> {
+    found: Found<'_>,
+    output: &mut Output,
+    scratch: &mut Scratch,
+) -> Result<(), RegAllocError> {
+    let Found {
+        cfg,
+        live,
+        built,
+        scanned,
+    } = found;
+    let mut spare = std::mem::take(scratch);
+    let mut pending = std::mem::take(&mut spare.pending);
+    pending.clear();
+    let mut def_site = std::mem::take(&mut spare.def_site);
+    let no_def = (u32::MAX, Operand::reg_use(VReg::new(0, RegClass::Int)));
+    refill(&mut def_site, func.num_vregs(), no_def);
+    let cursor = std::mem::take(&mut spare.cursors[0]);
     let mut r = Resolver {
         func,
         env,
         cfg,
         built,
         vreg_slot: &scanned.vreg_slot,
-        pending: Vec::new(),
+        pending,
         occupancy: None,
         emergency_base: scanned.num_slots,
         used_emergency: false,
-        def_site: vec![(u32::MAX, Operand::reg_use(VReg::new(0, RegClass::Int))); func.num_vregs()],
-        operand_cursor: PieceCursors::new(func.num_vregs()),
+        def_site,
+        operand_cursor: PieceCursors::reusing(cursor, func.num_vregs()),
+        spare,
     };
-    let (allocs, inst_alloc_offsets) = r.operand_allocations()?;
-    r.split_moves();
-    r.edge_moves(live)?;
-    r.def_stores();
-    let edits = r.sequence_all();
-    let mut stats = Stats {
+    let result = r.resolve_into(live, output);
+    // The buffers go back even on failure, for the next function.
+    r.spare.pending = r.pending;
+    r.spare.def_site = r.def_site;
+    r.spare.cursors[0] = r.operand_cursor.at;
+    *scratch = r.spare;
+    result?;
+    output.stats = Stats {
         intervals: built.pieces.iter().filter(|p| !p.is_empty()).count(),
         splits: scanned.splits,
         max_live: built.max_live,
         ..Stats::default()
     };
-    Output::count_edits(&edits, &mut stats);
-    let num_spillslots = scanned.num_slots as usize + if r.used_emergency { 3 } else { 0 };
-    Ok(Output {
-        allocs,
-        inst_alloc_offsets,
-        edits,
-        num_spillslots,
-        stats,
-        times: Default::default(),
-    })
+    Output::count_edits(&output.edits, &mut output.stats);
+    output.num_spillslots = scanned.num_slots as usize + if r.used_emergency { 3 } else { 0 };
+    output.times = Default::default();
+    Ok(())
 }
 
 impl<F: Function> Resolver<'_, F> {
+    /// Every step, in order; the allocations, their offsets and the edits go to `output`.
+    fn resolve_into(&mut self, live: &Liveness, output: &mut Output) -> Result<(), RegAllocError> {
+        self.operand_allocations(&mut output.allocs, &mut output.inst_alloc_offsets)?;
+        self.split_moves();
+        self.edge_moves(live)?;
+        self.def_stores();
+        self.sequence_all(&mut output.edits);
+        Ok(())
+    }
+
     /// Location of `vreg` at `pos`, an operand's position where `vreg` is live. Operands
     /// are resolved in program order, so one forward cursor serves every lookup.
     fn loc(&mut self, vreg: VReg, pos: u32) -> Result<Allocation, RegAllocError> {
@@ -288,10 +345,14 @@ impl<F: Function> Resolver<'_, F> {
         }
     }
 
-    fn operand_allocations(&mut self) -> Result<(Vec<Allocation>, Vec<u32>), RegAllocError> {
+    fn operand_allocations(
+        &mut self,
+        allocs: &mut Vec<Allocation>,
+        offsets: &mut Vec<u32>,
+    ) -> Result<(), RegAllocError> {
         let func = self.func;
-        let mut allocs = Vec::with_capacity(3 * func.num_insts());
-        let mut offsets = Vec::with_capacity(func.num_insts());
+        allocs.clear();
+        offsets.clear();
         for i in 0..func.num_insts() as u32 {
             let inst = Inst(i);
             let ops = func.inst_operands(inst);
@@ -369,7 +430,7 @@ impl<F: Function> Resolver<'_, F> {
                 }
             }
         }
-        Ok((allocs, offsets))
+        Ok(())
     }
 
     /// Moves where a vreg was split inside a live range (not at a block boundary, where the
@@ -405,9 +466,16 @@ impl<F: Function> Resolver<'_, F> {
         // and whether the piece holding it began before the block (then, on the edge from
         // the block laid out just before, the vreg stays in that piece: no move). Without
         // any split, every vreg has one location and only parameters move.
-        let mut at_start = PieceCursors::new(func.num_vregs());
+        let spare = &mut self.spare;
+        let buffer = std::mem::take(&mut spare.cursors[1]);
+        let mut at_start = PieceCursors::reusing(buffer, func.num_vregs());
         let any_split = built.intervals.len() > built.pieces.len();
-        let mut start_loc = vec![None; if any_split { live.live_in.total() } else { 0 }];
+        let mut start_loc = std::mem::take(&mut spare.start_loc);
+        refill(
+            &mut start_loc,
+            if any_split { live.live_in.total() } else { 0 },
+            None,
+        );
         for b in (0..func.num_blocks()).filter(|_| any_split) {
             let first = self.cfg.block_start_pos(b);
             let span = live.live_in.span(b);
@@ -419,7 +487,26 @@ impl<F: Function> Resolver<'_, F> {
                 }
             }
         }
-        let mut at_end = PieceCursors::new(func.num_vregs());
+        let buffer = std::mem::take(&mut spare.cursors[2]);
+        let mut at_end = PieceCursors::reusing(buffer, func.num_vregs());
+        let result = self.edge_moves_with(live, any_split, &start_loc, &mut at_end);
+        self.spare.cursors[1] = at_start.at;
+        self.spare.cursors[2] = at_end.at;
+        self.spare.start_loc = start_loc;
+        result
+    }
+
+    /// The edge loop of [`Resolver::edge_moves`], given each live-in vreg's location at its
+    /// block's start.
+    fn edge_moves_with(
+        &mut self,
+        live: &Liveness,
+        any_split: bool,
+        start_loc: &[Option<(Option<Allocation>, bool)>],
+        at_end: &mut PieceCursors,
+    ) -> Result<(), RegAllocError> {
+        let func = self.func;
+        let built = self.built;
         for b in 0..func.num_blocks() {
             let block = Block(b as u32);
             let succs = func.block_succs(block);
@@ -545,14 +632,21 @@ impl<F: Function> Resolver<'_, F> {
         })
     }
 
-    fn sequence_all(&mut self) -> Vec<(ProgPoint, Edit)> {
+    fn sequence_all(&mut self, edits: &mut Vec<(ProgPoint, Edit)>) {
         let mut pending = std::mem::take(&mut self.pending);
         pending.retain(|m| !self.is_redundant_store(m));
         let num_points = ProgPoint::before(Inst(self.func.num_insts() as u32)).raw() as usize + 2;
-        let pending = sort_moves(pending, num_points);
-        let mut edits = Vec::with_capacity(pending.len());
-        let mut group_moves = Vec::new();
-        let mut seq = Vec::new();
+        let spare = &mut self.spare;
+        sort_moves(
+            &mut pending,
+            num_points,
+            &mut spare.sort_counts,
+            &mut spare.sorted,
+        );
+        edits.clear();
+        edits.reserve(pending.len());
+        let mut group_moves = std::mem::take(&mut spare.group_moves);
+        let mut seq = std::mem::take(&mut spare.seq);
         let mut k = 0;
         while k < pending.len() {
             let head = pending[k];
@@ -617,7 +711,9 @@ impl<F: Function> Resolver<'_, F> {
             }
             k = end;
         }
-        edits
+        self.pending = pending;
+        self.spare.group_moves = group_moves;
+        self.spare.seq = seq;
     }
 
     fn scratch_for(
@@ -625,21 +721,21 @@ impl<F: Function> Resolver<'_, F> {
         class: RegClass,
         point: ProgPoint,
         moves: &[(Allocation, Allocation)],
-    ) -> Scratch {
+    ) -> MoveScratch {
         let base = self.emergency_base;
         let slot = SpillSlot(base + 2);
         if let Some(reg) = self.env.scratch[class.index()] {
             self.note_emergency_if_cyclic(moves);
-            return Scratch::Free { reg, slot };
+            return MoveScratch::Free { reg, slot };
         }
         let g = gap(point.inst().0);
         if let Some(reg) = self.free_reg(class, g, moves) {
             self.note_emergency_if_cyclic(moves);
-            return Scratch::Free { reg, slot };
+            return MoveScratch::Free { reg, slot };
         }
         self.used_emergency = true;
         let reg = self.env.allocatable[class.index()][0];
-        Scratch::Borrow {
+        MoveScratch::Borrow {
             reg,
             save: SpillSlot(base),
             new_value: SpillSlot(base + 1),

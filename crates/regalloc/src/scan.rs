@@ -66,12 +66,14 @@ use crate::intervals::{
 };
 use crate::or_tree::OrTree;
 use crate::perturb::Perturb;
+use crate::reuse::refill;
 use crate::validate::{gap_floor, Cfg};
 use crate::{
     Allocation, Block, Function, MachineEnv, PReg, RegAllocError, RegClass, SpillSlot, VReg,
 };
 
 /// What the scan produces besides the allocations stored in the intervals.
+#[derive(Default)]
 pub(crate) struct Scanned {
     /// Spill slot of each vreg that has one.
     pub vreg_slot: Vec<Option<SpillSlot>>,
@@ -79,6 +81,25 @@ pub(crate) struct Scanned {
     pub num_slots: u32,
     /// Number of splits.
     pub splits: usize,
+}
+
+/// The scan's working memory, kept by [`crate::Context`] between functions; each buffer
+/// is moved into the [`Scan`] of one class and back, and refilled before use.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    param_of: Vec<Option<(Block, u32)>>,
+    arg_of: ArgsOf,
+    slot_busy_until: Vec<u32>,
+    slot_class: Vec<RegClass>,
+    initial: Vec<(u32, u32)>,
+    sort_counts: Vec<u32>,
+    sort_buf: Vec<(u32, u32)>,
+    unhandled: BinaryHeap<Reverse<(u32, u32)>>,
+    active: Vec<u32>,
+    inactive: Vec<u32>,
+    slot_heap: BinaryHeap<Reverse<(u32, u32)>>,
+    clobber_bits: Vec<u64>,
+    clobber_tree: OrTree,
 }
 
 struct Scan<'a, F: Function> {
@@ -125,106 +146,135 @@ struct Scan<'a, F: Function> {
     perturb: Perturb,
 }
 
-/// Runs the scan for every class.
+/// Runs the scan for every class, filling `scanned`.
 pub(crate) fn run<F: Function>(
     func: &F,
     env: &MachineEnv,
     cfg: &Cfg,
     built: &mut Built,
     perturb: Option<u64>,
-) -> Result<Scanned, RegAllocError> {
+    scanned: &mut Scanned,
+    scratch: &mut Scratch,
+) -> Result<(), RegAllocError> {
     let mut perturb = Perturb::new(perturb);
     let nv = func.num_vregs();
-    let mut param_of = vec![None; nv];
+    let param_of = &mut scratch.param_of;
+    refill(param_of, nv, None);
     for b in 0..func.num_blocks() {
         for (k, p) in func.block_params(Block(b as u32)).iter().enumerate() {
             param_of[p.index()] = Some((Block(b as u32), k as u32));
         }
     }
-    let mut arg_of = ArgsOf::new(func);
-    let mut vreg_slot = vec![None; nv];
-    let mut slot_busy_until = Vec::new();
-    let mut slot_class = Vec::new();
+    scratch.arg_of.refill(func);
+    refill(&mut scanned.vreg_slot, nv, None);
+    scratch.slot_busy_until.clear();
+    scratch.slot_class.clear();
     // Vregs pinned to their slot by an operand get a slot of their own up front.
-    for (v, slot) in vreg_slot.iter_mut().enumerate() {
+    for (v, slot) in scanned.vreg_slot.iter_mut().enumerate() {
         if built.needs_slot[v] {
-            *slot = Some(SpillSlot(slot_busy_until.len() as u32));
-            slot_busy_until.push(u32::MAX);
-            slot_class.push(built.vregs[v].map_or(RegClass::Int, |vreg| vreg.class()));
+            *slot = Some(SpillSlot(scratch.slot_busy_until.len() as u32));
+            scratch.slot_busy_until.push(u32::MAX);
+            scratch
+                .slot_class
+                .push(built.vregs[v].map_or(RegClass::Int, |vreg| vreg.class()));
         }
     }
     let split_budget = 64 + 16 * (built.intervals.len() + 4 * func.num_insts());
-    let mut scanned = Scanned {
-        vreg_slot,
-        num_slots: 0,
-        splits: 0,
-    };
+    scanned.splits = 0;
     for class in RegClass::ALL {
         let regs = &env.allocatable[class.index()];
         let mut reg_slot = [u8::MAX; 128];
         for (k, r) in regs.iter().enumerate() {
             reg_slot[r.index()] = k as u8;
         }
-        let initial = by_decreasing_start(built, class, func.num_insts());
-        let clobber_bits = class_bits(&built.clobbers, &reg_slot);
-        let clobber_any = clobber_bits.iter().fold(0, |any, &bits| any | bits);
-        let clobber_tree = OrTree::new(&clobber_bits);
+        by_decreasing_start(built, class, func.num_insts(), scratch);
+        class_bits(&built.clobbers, &reg_slot, &mut scratch.clobber_bits);
+        let clobber_any = scratch.clobber_bits.iter().fold(0, |any, &bits| any | bits);
+        scratch.clobber_tree.rebuild(&scratch.clobber_bits);
         let resv_left = regs
             .iter()
             .enumerate()
             .filter(|(_, r)| !built.reservations.of(r.index()).is_empty())
             .fold(0, |bits, (k, _)| bits | 1 << k);
+        let mut slot_heap = std::mem::take(&mut scratch.slot_heap);
+        slot_heap.clear();
+        slot_heap.extend(
+            scratch
+                .slot_busy_until
+                .iter()
+                .zip(&scratch.slot_class)
+                .enumerate()
+                .filter(|(_, (_, &c))| c == class)
+                .map(|(k, (&busy, _))| Reverse((busy, k as u32))),
+        );
+        let take_cleared = |v: &mut Vec<u32>| {
+            let mut v = std::mem::take(v);
+            v.clear();
+            v
+        };
+        let mut unhandled = std::mem::take(&mut scratch.unhandled);
+        unhandled.clear();
         let mut scan = Scan {
             func,
             cfg,
             built: &mut *built,
             regs,
             reg_slot,
-            initial,
-            unhandled: BinaryHeap::with_capacity(16),
-            active: Vec::with_capacity(regs.len()),
-            inactive: Vec::with_capacity(regs.len()),
+            initial: std::mem::take(&mut scratch.initial),
+            unhandled,
+            active: take_cleared(&mut scratch.active),
+            inactive: take_cleared(&mut scratch.inactive),
             vreg_slot: std::mem::take(&mut scanned.vreg_slot),
-            slot_heap: slot_busy_until
-                .iter()
-                .zip(&slot_class)
-                .enumerate()
-                .filter(|(_, (_, &c))| c == class)
-                .map(|(k, (&busy, _))| Reverse((busy, k as u32)))
-                .collect(),
-            slot_busy_until: std::mem::take(&mut slot_busy_until),
-            slot_class: std::mem::take(&mut slot_class),
-            param_of: std::mem::take(&mut param_of),
-            arg_of: std::mem::take(&mut arg_of),
+            slot_heap,
+            slot_busy_until: std::mem::take(&mut scratch.slot_busy_until),
+            slot_class: std::mem::take(&mut scratch.slot_class),
+            param_of: std::mem::take(&mut scratch.param_of),
+            arg_of: std::mem::take(&mut scratch.arg_of),
             splits: scanned.splits,
             split_budget,
             use_pos: smallvec::smallvec![0; regs.len()],
             block_pos: smallvec::smallvec![0; regs.len()],
             resv_cursor: std::array::from_fn(|_| Cell::new(0)),
             resv_left: Cell::new(resv_left),
-            clobber_bits,
+            clobber_bits: std::mem::take(&mut scratch.clobber_bits),
             clobber_any,
-            clobber_tree,
+            clobber_tree: std::mem::take(&mut scratch.clobber_tree),
             perturb,
         };
-        scan.run()?;
+        let result = scan.run();
+        // The buffers go back even on failure, for the next function.
         perturb = scan.perturb;
         scanned.vreg_slot = scan.vreg_slot;
         scanned.splits = scan.splits;
-        slot_busy_until = scan.slot_busy_until;
-        slot_class = scan.slot_class;
-        param_of = scan.param_of;
-        arg_of = scan.arg_of;
+        scratch.initial = scan.initial;
+        scratch.unhandled = scan.unhandled;
+        scratch.active = scan.active;
+        scratch.inactive = scan.inactive;
+        scratch.slot_heap = scan.slot_heap;
+        scratch.slot_busy_until = scan.slot_busy_until;
+        scratch.slot_class = scan.slot_class;
+        scratch.param_of = scan.param_of;
+        scratch.arg_of = scan.arg_of;
+        scratch.clobber_bits = scan.clobber_bits;
+        scratch.clobber_tree = scan.clobber_tree;
+        result?;
     }
-    scanned.num_slots = slot_busy_until.len() as u32;
-    Ok(scanned)
+    scanned.num_slots = scratch.slot_busy_until.len() as u32;
+    Ok(())
 }
 
-/// The intervals of `class` as `(start, index)`, ordered by decreasing start, then index:
-/// two stable counting sorts (by the position within the instruction, then by the
-/// instruction), O(intervals + instructions); a comparison sort for a few intervals.
-fn by_decreasing_start(built: &Built, class: RegClass, num_insts: usize) -> Vec<(u32, u32)> {
-    let mut of_class: Vec<(u32, u32)> = Vec::with_capacity(built.intervals.len());
+/// Refills `scratch.initial` with the intervals of `class` as `(start, index)`, ordered by
+/// decreasing start, then index: two stable counting sorts (by the position within the
+/// instruction, then by the instruction), O(intervals + instructions); a comparison sort
+/// for a few intervals.
+fn by_decreasing_start(built: &Built, class: RegClass, num_insts: usize, scratch: &mut Scratch) {
+    let Scratch {
+        initial: of_class,
+        sort_counts,
+        sort_buf,
+        ..
+    } = scratch;
+    of_class.clear();
     of_class.extend(
         built
             .intervals
@@ -235,23 +285,29 @@ fn by_decreasing_start(built: &Built, class: RegClass, num_insts: usize) -> Vec<
     );
     if of_class.len() <= SMALL_SORT {
         of_class.sort_unstable_by(|a, b| b.cmp(a));
-        return of_class;
+        return;
     }
-    let by_slot = counting_sort(&of_class, 4, |&(start, _)| (start % 4) as usize);
+    counting_sort(
+        of_class,
+        4,
+        |&(start, _)| (start % 4) as usize,
+        sort_counts,
+        sort_buf,
+    );
     // A start is at most the gap after the last instruction.
-    let mut ordered = counting_sort(&by_slot, num_insts + 2, |&(start, _)| (start / 4) as usize);
-    ordered.reverse();
-    ordered
+    let by_inst = |&(start, _): &(u32, u32)| (start / 4) as usize;
+    counting_sort(sort_buf, num_insts + 2, by_inst, sort_counts, of_class);
+    of_class.reverse();
 }
 
-/// Up to this many intervals, a comparison sort beats allocating the counting sorts' tables.
+/// Up to this many intervals, a comparison sort beats the counting sorts' passes.
 const SMALL_SORT: usize = 64;
 
 /// Per clobber point, its registers of one class as bits over that class's allocatable
 /// registers (`reg_slot` maps a register index to its bit). A run of equal sets is
 /// translated once: O(points + Σ over runs |set|).
-fn class_bits(points: &[ClobberPoint], reg_slot: &[u8; 128]) -> Vec<u64> {
-    let mut bits = Vec::with_capacity(points.len());
+fn class_bits(points: &[ClobberPoint], reg_slot: &[u8; 128], bits: &mut Vec<u64>) {
+    bits.clear();
     let mut c = 0;
     while c < points.len() {
         let mut mask = 0u64;
@@ -264,7 +320,6 @@ fn class_bits(points: &[ClobberPoint], reg_slot: &[u8; 128]) -> Vec<u64> {
         bits.resize(run_end, mask);
         c = run_end;
     }
-    bits
 }
 
 /// Per vreg, the (successor, parameter index) pairs it is passed to as a branch argument,
@@ -276,7 +331,8 @@ struct ArgsOf {
 }
 
 impl ArgsOf {
-    fn new<F: Function>(func: &F) -> ArgsOf {
+    /// Refills the table for `func`, keeping the buffers.
+    fn refill<F: Function>(&mut self, func: &F) {
         let nv = func.num_vregs();
         let each = |visit: &mut dyn FnMut(usize, Block, u32)| {
             for b in 0..func.num_blocks() {
@@ -288,18 +344,23 @@ impl ArgsOf {
                 }
             }
         };
-        let mut start = vec![0u32; nv + 1];
+        let ArgsOf { start, items } = self;
+        refill(start, nv + 1, 0);
         each(&mut |v, _, _| start[v + 1] += 1);
         for v in 0..nv {
             start[v + 1] += start[v];
         }
-        let mut fill = start.clone();
-        let mut items = vec![(Block(0), 0); start[nv] as usize];
+        // `start[v]` serves as v's fill cursor, ending at the next vreg's start; shifting by
+        // one place afterwards restores the starts.
+        refill(items, start[nv] as usize, (Block(0), 0));
         each(&mut |v, succ, j| {
-            items[fill[v] as usize] = (succ, j);
-            fill[v] += 1;
+            items[start[v] as usize] = (succ, j);
+            start[v] += 1;
         });
-        ArgsOf { start, items }
+        for v in (1..=nv).rev() {
+            start[v] = start[v - 1];
+        }
+        start[0] = 0;
     }
 
     fn get(&self, v: usize) -> &[(Block, u32)] {

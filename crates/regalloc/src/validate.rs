@@ -15,6 +15,7 @@
 //! written, late uses read) and `4i + 3` (unused, keeps the arithmetic a shift). A block
 //! covers `[4 * first, 4 * end)`. Only gap positions are split points.
 
+use crate::reuse::refill;
 use crate::{
     Block, Function, Inst, MachineEnv, OperandConstraint, OperandKind, OperandPos, PRegSet,
     RegAllocError, RegClass, VReg,
@@ -45,6 +46,7 @@ pub(crate) fn gap_floor(pos: u32) -> u32 {
 }
 
 /// CFG facts computed once.
+#[derive(Default)]
 pub(crate) struct Cfg {
     /// First instruction of each block.
     pub block_first: Vec<u32>,
@@ -90,16 +92,47 @@ fn malformed(msg: String) -> RegAllocError {
     RegAllocError::Malformed(msg)
 }
 
+/// Working memory of the checks, kept by [`crate::Context`] between functions (every
+/// buffer is cleared and refilled before use, so its contents never carry over).
+#[derive(Default)]
+pub(crate) struct Scratch {
+    claimed_start: Vec<u32>,
+    fill: Vec<u32>,
+    claimed: Vec<u32>,
+    count: Vec<i64>,
+    visited: Vec<bool>,
+    stack: Vec<(Block, usize)>,
+    def: Vec<DefSite>,
+    class: Vec<Option<RegClass>>,
+    depth_delta: Vec<i64>,
+}
+
 /// Validates `func` against `env` and computes the shared CFG facts.
 pub(crate) fn validate<F: Function>(func: &F, env: &MachineEnv) -> Result<Cfg, RegAllocError> {
-    let cfg = check_shape(func)?;
-    check_edges(func, &cfg)?;
-    check_operands(func, env)?;
-    check_single_defs(func, env, &cfg)?;
+    let mut cfg = Cfg::default();
+    validate_into(func, env, &mut cfg, &mut Scratch::default())?;
     Ok(cfg)
 }
 
-fn check_shape<F: Function>(func: &F) -> Result<Cfg, RegAllocError> {
+/// [`validate`], refilling `cfg` and reusing the buffers of `cfg` and `scratch`.
+pub(crate) fn validate_into<F: Function>(
+    func: &F,
+    env: &MachineEnv,
+    cfg: &mut Cfg,
+    scratch: &mut Scratch,
+) -> Result<(), RegAllocError> {
+    check_shape(func, cfg, scratch)?;
+    check_edges(func, cfg)?;
+    check_operands(func, env)?;
+    check_single_defs(func, env, cfg, scratch)?;
+    Ok(())
+}
+
+fn check_shape<F: Function>(
+    func: &F,
+    cfg: &mut Cfg,
+    scratch: &mut Scratch,
+) -> Result<(), RegAllocError> {
     let num_blocks = func.num_blocks();
     let num_insts = func.num_insts();
     if num_blocks == 0 {
@@ -112,10 +145,18 @@ fn check_shape<F: Function>(func: &F) -> Result<Cfg, RegAllocError> {
     if entry.index() >= num_blocks {
         return Err(malformed(format!("entry block{} out of range", entry.0)));
     }
-    let mut block_first = Vec::with_capacity(num_blocks);
-    let mut block_end = Vec::with_capacity(num_blocks);
-    let mut inst_block = vec![0u32; num_insts];
-    let mut is_block_start = vec![false; num_insts];
+    let Cfg {
+        block_first,
+        block_end,
+        inst_block,
+        postorder,
+        loop_depth,
+        is_block_start,
+    } = cfg;
+    block_first.clear();
+    block_end.clear();
+    refill(inst_block, num_insts, 0);
+    refill(is_block_start, num_insts, false);
     let mut next = 0u32;
     for b in 0..num_blocks {
         let range = func.block_insns(Block(b as u32));
@@ -145,7 +186,17 @@ fn check_shape<F: Function>(func: &F) -> Result<Cfg, RegAllocError> {
     // lists, regrouped by target (a counting sort), give each block the sources the
     // successor lists claim; those must equal its predecessor list as a multiset, which a
     // per-source counter decides in O(|preds| + |claimed|). Total O(blocks + edges).
-    let mut claimed_start = vec![0u32; num_blocks + 1];
+    let Scratch {
+        claimed_start,
+        fill,
+        claimed,
+        count,
+        visited,
+        stack,
+        depth_delta,
+        ..
+    } = scratch;
+    refill(claimed_start, num_blocks + 1, 0);
     for b in 0..num_blocks {
         for &s in func.block_succs(Block(b as u32)) {
             if s.index() >= num_blocks {
@@ -160,8 +211,8 @@ fn check_shape<F: Function>(func: &F) -> Result<Cfg, RegAllocError> {
     for b in 0..num_blocks {
         claimed_start[b + 1] += claimed_start[b];
     }
-    let mut fill = claimed_start.clone();
-    let mut claimed = vec![0u32; claimed_start[num_blocks] as usize];
+    fill.clone_from(claimed_start);
+    refill(claimed, claimed_start[num_blocks] as usize, 0);
     for b in 0..num_blocks {
         for &s in func.block_succs(Block(b as u32)) {
             claimed[fill[s.index()] as usize] = b as u32;
@@ -169,7 +220,7 @@ fn check_shape<F: Function>(func: &F) -> Result<Cfg, RegAllocError> {
         }
     }
     // Invariant: `count` is all zeros between blocks.
-    let mut count = vec![0i64; num_blocks];
+    refill(count, num_blocks, 0);
     for b in 0..num_blocks {
         let preds = func.block_preds(Block(b as u32));
         for &p in preds {
@@ -199,9 +250,9 @@ fn check_shape<F: Function>(func: &F) -> Result<Cfg, RegAllocError> {
         }
     }
     // Postorder by an explicit-stack DFS from the entry.
-    let mut visited = vec![false; num_blocks];
-    let mut postorder = Vec::with_capacity(num_blocks);
-    let mut stack: Vec<(Block, usize)> = Vec::with_capacity(num_blocks);
+    refill(visited, num_blocks, false);
+    postorder.clear();
+    stack.clear();
     stack.push((entry, 0));
     visited[entry.index()] = true;
     while let Some(&mut (block, ref mut next_succ)) = stack.last_mut() {
@@ -221,15 +272,8 @@ fn check_shape<F: Function>(func: &F) -> Result<Cfg, RegAllocError> {
     if let Some(b) = visited.iter().position(|v| !v) {
         return Err(RegAllocError::Unreachable(b as u32));
     }
-    let loop_depth = crate::loop_depths(func);
-    Ok(Cfg {
-        block_first,
-        block_end,
-        inst_block,
-        postorder,
-        loop_depth,
-        is_block_start,
-    })
+    crate::loop_depths_into(func, loop_depth, depth_delta);
+    Ok(())
 }
 
 fn check_edges<F: Function>(func: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
@@ -594,11 +638,13 @@ fn check_single_defs<F: Function>(
     func: &F,
     env: &MachineEnv,
     cfg: &Cfg,
+    scratch: &mut Scratch,
 ) -> Result<(), RegAllocError> {
     let nv = func.num_vregs();
     // Per vreg: where it is defined, and the class it was first named with.
-    let mut def = vec![DefSite::None; nv];
-    let mut class: Vec<Option<RegClass>> = vec![None; nv];
+    let Scratch { def, class, .. } = scratch;
+    refill(def, nv, DefSite::None);
+    refill(class, nv, None);
     let mut see = |v: VReg, place: &dyn Fn() -> String| -> Result<(), RegAllocError> {
         match class[v.index()] {
             None => class[v.index()] = Some(v.class()),

@@ -18,6 +18,7 @@
 use std::rc::Rc;
 
 use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_codegen::machinst::compile::CompileContext;
 use kestrel_codegen::machinst::{CodegenError, CompiledCode};
 use kestrel_ir::Function;
 use kestrel_jit::{ir_name, FuncId, JitBuilder, Linkage};
@@ -67,14 +68,17 @@ pub fn translate_module(bytes: &[u8]) -> Result<(ModuleInfo, Vec<Function>), Was
     Ok((info, funcs))
 }
 
-/// Compile `funcs` with the x86-64 backend, in parallel; the results in `funcs`' order.
+/// Compile `funcs` with the x86-64 backend, in parallel (each worker keeps one compile
+/// context for the functions it takes); the results in `funcs`' order.
 pub fn compile_functions(
     funcs: &[Function],
     flags: &Flags,
 ) -> Vec<Result<CompiledCode, CodegenError>> {
     funcs
         .par_iter()
-        .map(|f| X64Backend.compile_function(f, flags))
+        .map_init(CompileContext::new, |ctx, f| {
+            X64Backend.compile_function_in(ctx, f, flags)
+        })
         .collect()
 }
 

@@ -11,7 +11,9 @@
 //! function; a panic is a backend bug.
 //!
 //! Cost: the sum of the phases' costs, each linear in the function (see each module's contract);
-//! [`compile_timed`] reads the clock only between phases.
+//! [`compile_timed`] reads the clock only between phases. A [`CompileContext`] kept across
+//! compilations ([`compile_in`]) saves the allocator's buffers from one function to the
+//! next: for small functions, allocating memory is a large share of the time.
 //!
 //! The [`Chaos`] control reaches every optional choice: the block order, each merge in
 //! lowering, the allocator (through one seed from [`Chaos::derive_seed`]) and the buffer's
@@ -97,6 +99,22 @@ impl PhaseTimes {
     }
 }
 
+/// Memory kept between compilations: a client compiling many functions keeps one per
+/// thread and passes it to every compile ([`compile_in`], `X64Backend::compile_function_in`).
+/// Only capacity carries over from one function to the next, never content: the result
+/// of a compile does not depend on what the context compiled before.
+#[derive(Default)]
+pub struct CompileContext {
+    regalloc: kestrel_regalloc::Context,
+}
+
+impl CompileContext {
+    /// An empty context; its buffers grow with the first functions compiled in it.
+    pub fn new() -> CompileContext {
+        CompileContext::default()
+    }
+}
+
 /// Compile `f` with `backend`.
 pub fn compile<B: Backend>(
     backend: &B,
@@ -109,6 +127,25 @@ pub fn compile<B: Backend>(
 
 /// [`compile`], adding each phase's time to `times` when given (the clock is read only then).
 pub fn compile_timed<B: Backend>(
+    backend: &B,
+    f: &Function,
+    options: CompileOptions,
+    chaos: &mut Chaos,
+    times: Option<&mut PhaseTimes>,
+) -> Result<CompiledCode, CodegenError> {
+    compile_in(
+        &mut CompileContext::new(),
+        backend,
+        f,
+        options,
+        chaos,
+        times,
+    )
+}
+
+/// [`compile_timed`] in `ctx`'s memory.
+pub fn compile_in<B: Backend>(
+    ctx: &mut CompileContext,
     backend: &B,
     f: &Function,
     options: CompileOptions,
@@ -126,21 +163,26 @@ pub fn compile_timed<B: Backend>(
         perturb: chaos.derive_seed(),
         timing: times.is_some(),
     };
-    let ra = kestrel_regalloc::allocate(&vcode, backend.machine_env(), ra_options)?;
+    let ra = kestrel_regalloc::allocate_in(
+        &mut ctx.regalloc,
+        &vcode,
+        backend.machine_env(),
+        ra_options,
+    )?;
     if let Some(t) = times.as_deref_mut() {
         t.regalloc += ra.times;
         t.max_live = t.max_live.max(ra.stats.max_live);
     }
     // The allocator timed itself; restart the clock for emission.
     clock = times.as_ref().map(|_| Instant::now());
-    let frame = backend.compute_frame(f, &vcode, &ra);
+    let frame = backend.compute_frame(f, &vcode, ra);
     // About 4 bytes per instruction on the targets here, plus the prologue and epilogues.
     let mut buf = MachBuffer::with_capacity(4 * vcode.insts().len() + 64, vcode.num_blocks());
     buf.set_validate(options.validate_buffer);
-    emit(&vcode, &ra, &frame, chaos, &mut buf);
+    emit(&vcode, ra, &frame, chaos, &mut buf);
     let code_size_without_constants = buf.cur_offset();
     let (vcode_text, regalloc_text) = if options.keep_text {
-        (vcode.pretty(None), vcode.pretty(Some(&ra)))
+        (vcode.pretty(None), vcode.pretty(Some(ra)))
     } else {
         (String::new(), String::new())
     };

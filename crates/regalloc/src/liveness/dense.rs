@@ -12,6 +12,7 @@
 //! the sparse path's (a test compares them).
 
 use super::{BlockLists, Liveness};
+use crate::reuse::refill;
 use crate::validate::Cfg;
 use crate::{Block, Function, Inst};
 
@@ -19,17 +20,17 @@ use crate::{Block, Function, Inst};
 pub(super) const MAX_WORDS: usize = 2048;
 
 /// One bitset over vregs per block, stored flat.
+#[derive(Default)]
 struct BlockSets {
     words: usize,
     data: Vec<u64>,
 }
 
 impl BlockSets {
-    fn new(blocks: usize, words: usize) -> BlockSets {
-        BlockSets {
-            words,
-            data: vec![0; words * blocks],
-        }
+    /// Empties the sets and sizes them for `blocks` sets of `words` words.
+    fn reset(&mut self, blocks: usize, words: usize) {
+        self.words = words;
+        refill(&mut self.data, words * blocks, 0);
     }
 
     fn get(&self, b: usize) -> &[u64] {
@@ -44,11 +45,11 @@ impl BlockSets {
         self.data[b * self.words + bit / 64] &= !(1 << (bit % 64));
     }
 
-    /// Per-block lists of the set bits, ascending.
-    fn to_lists(&self, blocks: usize) -> BlockLists {
-        let total: u32 = self.data.iter().map(|w| w.count_ones()).sum();
-        let mut start = Vec::with_capacity(blocks + 1);
-        let mut items = Vec::with_capacity(total as usize);
+    /// Refills `lists` with the per-block lists of the set bits, ascending.
+    fn to_lists(&self, blocks: usize, lists: &mut BlockLists) {
+        let BlockLists { start, items } = lists;
+        start.clear();
+        items.clear();
         start.push(0);
         for b in 0..blocks {
             for (w, &word) in self.get(b).iter().enumerate() {
@@ -60,7 +61,6 @@ impl BlockSets {
             }
             start.push(items.len() as u32);
         }
-        BlockLists { start, items }
     }
 }
 
@@ -69,12 +69,33 @@ pub(super) fn fits(blocks: usize, vregs: usize) -> bool {
     blocks.saturating_mul(vregs.div_ceil(64)) <= MAX_WORDS
 }
 
-pub(super) fn compute<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
+/// Working memory kept between functions (reset before use).
+#[derive(Default)]
+pub(super) struct Scratch {
+    gen: BlockSets,
+    kill: BlockSets,
+    live_out: BlockSets,
+    live_in: BlockSets,
+    queued: Vec<bool>,
+    worklist: Vec<Block>,
+    word_buf: Vec<u64>,
+}
+
+pub(super) fn compute<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, s: &mut Scratch) {
     let n = func.num_blocks();
     let words = func.num_vregs().div_ceil(64);
-    let mut gen = BlockSets::new(n, words);
-    let mut kill = BlockSets::new(n, words);
-    let mut live_out = BlockSets::new(n, words);
+    let Scratch {
+        gen,
+        kill,
+        live_out,
+        live_in,
+        queued,
+        worklist,
+        word_buf: scratch,
+    } = s;
+    gen.reset(n, words);
+    kill.reset(n, words);
+    live_out.reset(n, words);
     for b in 0..n {
         let block = Block(b as u32);
         // Backwards: branch arguments are read last; then per instruction, defs kill and
@@ -100,10 +121,11 @@ pub(super) fn compute<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
             gen.remove(b, p.index());
         }
     }
-    let mut live_in = BlockSets::new(n, words);
-    let mut queued = vec![true; n];
-    let mut worklist: Vec<Block> = cfg.postorder.iter().rev().copied().collect();
-    let mut scratch = vec![0u64; words];
+    live_in.reset(n, words);
+    refill(queued, n, true);
+    worklist.clear();
+    worklist.extend(cfg.postorder.iter().rev().copied());
+    refill(scratch, words, 0);
     while let Some(block) = worklist.pop() {
         let b = block.index();
         queued[b] = false;
@@ -117,7 +139,7 @@ pub(super) fn compute<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
             *slot = gen.data[k] | (live_out.data[k] & !kill.data[k]);
         }
         if scratch[..] != *live_in.get(b) {
-            live_in.data[b * words..(b + 1) * words].copy_from_slice(&scratch);
+            live_in.data[b * words..(b + 1) * words].copy_from_slice(scratch);
             for &p in func.block_preds(block) {
                 if !queued[p.index()] {
                     queued[p.index()] = true;
@@ -133,9 +155,7 @@ pub(super) fn compute<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
         .enumerate()
         .find(|(_, &w)| w != 0)
         .map(|(w, &word)| (w * 64) as u32 + word.trailing_zeros());
-    Liveness {
-        live_in: live_in.to_lists(n),
-        live_out: live_out.to_lists(n),
-        live_into_entry,
-    }
+    live_in.to_lists(n, &mut live.live_in);
+    live_out.to_lists(n, &mut live.live_out);
+    live.live_into_entry = live_into_entry;
 }

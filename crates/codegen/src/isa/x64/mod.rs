@@ -28,7 +28,7 @@ use kestrel_ir::{Function, Inst as IrInst, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, RegClass};
 
 use crate::chaos::Chaos;
-use crate::machinst::compile::{compile_timed, Backend, CompileOptions, PhaseTimes};
+use crate::machinst::compile::{compile_in, Backend, CompileContext, CompileOptions, PhaseTimes};
 use crate::machinst::lower::{Lower, LowerBackend, Results};
 use crate::machinst::vcode::VCode;
 use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
@@ -74,6 +74,17 @@ impl X64Backend {
         self.compile_function_with_chaos(f, flags, &mut Chaos::disabled())
     }
 
+    /// [`Self::compile_function`] in `ctx`'s memory: for a client compiling many
+    /// functions, which keeps one context per thread (the code is the same either way).
+    pub fn compile_function_in(
+        &self,
+        ctx: &mut CompileContext,
+        f: &Function,
+        flags: &Flags,
+    ) -> Result<CompiledCode, CodegenError> {
+        self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), None)
+    }
+
     /// Compile `f`, asking `chaos` before each optional optimization.
     pub fn compile_function_with_chaos(
         &self,
@@ -81,22 +92,24 @@ impl X64Backend {
         flags: &Flags,
         chaos: &mut Chaos,
     ) -> Result<CompiledCode, CodegenError> {
-        self.compile_function_inner(f, flags, chaos, None)
+        self.compile_function_inner(&mut CompileContext::new(), f, flags, chaos, None)
     }
 
-    /// [`Self::compile_function`], adding each phase's wall-clock time (verification
+    /// [`Self::compile_function_in`], adding each phase's wall-clock time (verification
     /// included) and the peak live vreg count to `times`.
     pub fn compile_function_timed(
         &self,
+        ctx: &mut CompileContext,
         f: &Function,
         flags: &Flags,
         times: &mut PhaseTimes,
     ) -> Result<CompiledCode, CodegenError> {
-        self.compile_function_inner(f, flags, &mut Chaos::disabled(), Some(times))
+        self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), Some(times))
     }
 
     fn compile_function_inner(
         &self,
+        ctx: &mut CompileContext,
         f: &Function,
         flags: &Flags,
         chaos: &mut Chaos,
@@ -121,7 +134,7 @@ impl X64Backend {
             features: flags.features,
             preserve_frame_pointers: flags.preserve_frame_pointers,
         };
-        compile_timed(&target, f, options, chaos, times)
+        compile_in(ctx, &target, f, options, chaos, times)
     }
 }
 

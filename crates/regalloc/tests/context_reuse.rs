@@ -1,0 +1,45 @@
+//! A [`Context`] reused across functions gives every function exactly the allocation a
+//! fresh one gives: nothing but capacity carries over, whatever came before (larger or
+//! smaller functions, other machines, failed allocations, perturbed runs).
+
+use kestrel_regalloc::stress;
+use kestrel_regalloc::{allocate, allocate_in, Context, Options, Output};
+
+fn same(a: &Output, b: &Output) -> bool {
+    a.allocs == b.allocs
+        && a.inst_alloc_offsets == b.inst_alloc_offsets
+        && a.edits == b.edits
+        && a.num_spillslots == b.num_spillslots
+        && a.stats == b.stats
+}
+
+#[test]
+fn a_reused_context_allocates_like_a_fresh_one() {
+    let mut ctx = Context::new();
+    let (mut compared, mut errors) = (0, 0);
+    for i in 0..600 {
+        let case = stress::case(0x5eed, i);
+        let options = Options {
+            check: i % 3 == 0,
+            perturb: (i % 5 == 0).then_some(i as u64),
+            timing: false,
+        };
+        let fresh = allocate(&case.func, &case.env, options);
+        let reused = allocate_in(&mut ctx, &case.func, &case.env, options);
+        match (fresh, reused) {
+            (Ok(fresh), Ok(reused)) => {
+                assert!(same(&fresh, reused), "case {i}: the reused context differs");
+                compared += 1;
+            }
+            (Err(a), Err(b)) => {
+                assert_eq!(a, b, "case {i}");
+                errors += 1;
+            }
+            (fresh, reused) => panic!("case {i}: fresh {fresh:?}, reused {reused:?}"),
+        }
+    }
+    assert!(
+        compared > 400,
+        "only {compared} cases allocated ({errors} errors)"
+    );
+}
