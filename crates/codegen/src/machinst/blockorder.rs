@@ -81,7 +81,7 @@ impl LoweredIndex {
 }
 
 /// The final block order with its successor and predecessor lists.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct BlockLoweringOrder {
     order: Vec<LoweredBlock>,
     /// `succs[succ_start[i]..succ_start[i + 1]]` are lowered block `i`'s successors.
@@ -97,6 +97,7 @@ pub struct BlockLoweringOrder {
 
 /// The branch slots of every block, as compressed rows: slot `s` of block `b` is
 /// `to[start[b] + s]`.
+#[derive(Default)]
 struct Slots {
     start: Vec<u32>,
     to: Vec<Block>,
@@ -105,12 +106,20 @@ struct Slots {
 }
 
 impl Slots {
-    fn compute(func: &Function) -> Slots {
+    /// Refills the rows for `func`, keeping the buffers.
+    fn compute(&mut self, func: &Function) {
         let n = func.dfg.num_blocks();
-        let mut start = Vec::with_capacity(n + 1);
+        let Slots {
+            start,
+            to,
+            incoming,
+        } = self;
+        start.clear();
+        to.clear();
         // Most blocks end in a jump or a two-way branch.
-        let mut to = Vec::with_capacity(2 * n);
-        let mut incoming = vec![0u32; n];
+        to.reserve(2 * n);
+        incoming.clear();
+        incoming.resize(n, 0);
         for i in 0..n {
             start.push(to.len() as u32);
             let b = Block::new(i);
@@ -138,11 +147,6 @@ impl Slots {
         if let Some(entry) = func.layout.entry_block() {
             incoming[entry.index()] += 1;
         }
-        Slots {
-            start,
-            to,
-            incoming,
-        }
     }
 
     fn range(&self, b: Block) -> std::ops::Range<usize> {
@@ -155,6 +159,18 @@ impl Slots {
     }
 }
 
+/// Working memory of [`BlockLoweringOrder::rebuild`], kept between functions by a
+/// compile context (every buffer is cleared or refilled before use).
+#[derive(Default)]
+pub(crate) struct OrderScratch {
+    slots: Slots,
+    order: Vec<Node>,
+    sunk: Vec<Node>,
+    visited: Vec<bool>,
+    stack: Vec<(Node, usize)>,
+    edge_index: Vec<LoweredIndex>,
+}
+
 /// A node of the virtual graph: an IR block, or the edge block of global slot `s`.
 #[derive(Copy, Clone, Debug)]
 enum Node {
@@ -165,10 +181,29 @@ enum Node {
 impl BlockLoweringOrder {
     /// Compute the order for `func` (see the module contract).
     pub fn new(func: &Function, chaos: &mut Chaos) -> Self {
-        let slots = Slots::compute(func);
-        let mut postorder = Self::search(func, &slots);
-        postorder.reverse();
-        let mut order = postorder;
+        let mut order = BlockLoweringOrder::default();
+        order.rebuild(func, chaos, &mut OrderScratch::default());
+        order
+    }
+
+    /// [`BlockLoweringOrder::new`] into `self`, reusing its buffers and `scratch`'s.
+    pub(crate) fn rebuild(
+        &mut self,
+        func: &Function,
+        chaos: &mut Chaos,
+        scratch: &mut OrderScratch,
+    ) {
+        scratch.slots.compute(func);
+        let OrderScratch {
+            slots,
+            order,
+            sunk,
+            visited,
+            stack,
+            edge_index,
+        } = scratch;
+        Self::search(func, slots, order, visited, stack);
+        order.reverse();
 
         let is_cold = |node: &Node| match *node {
             Node::Block(b) => func.dfg.block_data(b).cold,
@@ -176,30 +211,42 @@ impl BlockLoweringOrder {
                 func.dfg.block_data(from).cold || func.dfg.block_data(slots.to[s]).cold
             }
         };
-        let mut cold: Vec<bool> = order.iter().map(is_cold).collect();
+        let cold = &mut self.cold;
+        cold.clear();
+        cold.extend(order.iter().map(is_cold));
         if cold.iter().any(|&c| c) && !chaos.should_skip(Decision::ColdBlockSinking) {
             // Stable partition: hot blocks keep their order, then the cold ones.
-            let (hot, sunk): (Vec<_>, Vec<_>) = order.into_iter().partition(|n| !is_cold(n));
-            cold = vec![false; hot.len()];
-            cold.resize(hot.len() + sunk.len(), true);
-            order = hot;
-            order.extend(sunk);
+            sunk.clear();
+            sunk.extend(order.iter().copied().filter(is_cold));
+            order.retain(|n| !is_cold(n));
+            cold.clear();
+            cold.resize(order.len(), false);
+            cold.resize(order.len() + sunk.len(), true);
+            order.append(sunk);
         }
-        Self::index(func, &slots, &order, cold)
+        self.index(func, slots, order, edge_index);
     }
 
-    /// Depth-first search of the virtual graph from the entry; returns the postorder.
-    fn search(func: &Function, slots: &Slots) -> Vec<Node> {
+    /// Depth-first search of the virtual graph from the entry; refills `postorder`.
+    fn search(
+        func: &Function,
+        slots: &Slots,
+        postorder: &mut Vec<Node>,
+        visited: &mut Vec<bool>,
+        stack: &mut Vec<(Node, usize)>,
+    ) {
         // Every block, and each critical edge's block: at most one per slot.
-        let mut postorder = Vec::with_capacity(func.dfg.num_blocks() + slots.to.len());
+        postorder.clear();
+        postorder.reserve(func.dfg.num_blocks() + slots.to.len());
         let Some(entry) = func.layout.entry_block() else {
-            return postorder;
+            return;
         };
-        let mut visited = vec![false; func.dfg.num_blocks()];
+        visited.clear();
+        visited.resize(func.dfg.num_blocks(), false);
         // (node, number of its virtual successors not yet visited). A block's successors are
         // taken from its last slot down, so the first slot is finished last and ends up
         // right after the block in reverse postorder.
-        let mut stack: Vec<(Node, usize)> = Vec::with_capacity(func.dfg.num_blocks());
+        stack.clear();
         visited[entry.index()] = true;
         stack.push((Node::Block(entry), slots.range(entry).len()));
         while let Some(top) = stack.last_mut() {
@@ -231,13 +278,30 @@ impl BlockLoweringOrder {
                 Node::Edge(..) => stack.push((next, 1)),
             }
         }
-        postorder
     }
 
-    /// Number the nodes of `order` and record successors and predecessors.
-    fn index(func: &Function, slots: &Slots, order: &[Node], cold: Vec<bool>) -> Self {
-        let mut orig_index = vec![None; func.dfg.num_blocks()];
-        let mut edge_index = vec![LoweredIndex(u32::MAX); slots.to.len()];
+    /// Number the nodes of `order` and record successors and predecessors (every list of
+    /// `self` but `cold` is refilled here).
+    fn index(
+        &mut self,
+        func: &Function,
+        slots: &Slots,
+        order: &[Node],
+        edge_index: &mut Vec<LoweredIndex>,
+    ) {
+        let BlockLoweringOrder {
+            order: lowered,
+            succ_start,
+            succs,
+            pred_start,
+            preds,
+            cold: _,
+            orig_index,
+        } = self;
+        orig_index.clear();
+        orig_index.resize(func.dfg.num_blocks(), None);
+        edge_index.clear();
+        edge_index.resize(slots.to.len(), LoweredIndex(u32::MAX));
         for (i, node) in order.iter().enumerate() {
             let li = LoweredIndex(i as u32);
             match *node {
@@ -246,9 +310,9 @@ impl BlockLoweringOrder {
             }
         }
         let reached = |b: Block| orig_index[b.index()].expect("successor of a reached block");
-        let mut succ_start = Vec::with_capacity(order.len() + 1);
-        let mut succs = Vec::with_capacity(slots.to.len() + order.len());
-        let mut lowered = Vec::with_capacity(order.len());
+        succ_start.clear();
+        succs.clear();
+        lowered.clear();
         for node in order {
             succ_start.push(succs.len() as u32);
             match *node {
@@ -276,30 +340,28 @@ impl BlockLoweringOrder {
         succ_start.push(succs.len() as u32);
 
         // Predecessors: a counting sort of the successor lists by destination.
-        let mut pred_start = vec![0u32; order.len() + 1];
-        for s in &succs {
+        pred_start.clear();
+        pred_start.resize(order.len() + 1, 0);
+        for s in succs.iter() {
             pred_start[s.index() + 1] += 1;
         }
         for i in 0..order.len() {
             pred_start[i + 1] += pred_start[i];
         }
-        let mut fill = pred_start.clone();
-        let mut preds = vec![LoweredIndex(0); succs.len()];
+        // `pred_start[to]` serves as `to`'s fill cursor, ending at the next block's start;
+        // shifting by one place afterwards restores the starts.
+        preds.clear();
+        preds.resize(succs.len(), LoweredIndex(0));
         for from in 0..order.len() {
             for &to in &succs[succ_start[from] as usize..succ_start[from + 1] as usize] {
-                preds[fill[to.index()] as usize] = LoweredIndex(from as u32);
-                fill[to.index()] += 1;
+                preds[pred_start[to.index()] as usize] = LoweredIndex(from as u32);
+                pred_start[to.index()] += 1;
             }
         }
-        BlockLoweringOrder {
-            order: lowered,
-            succ_start,
-            succs,
-            pred_start,
-            preds,
-            cold,
-            orig_index,
+        for i in (1..=order.len()).rev() {
+            pred_start[i] = pred_start[i - 1];
         }
+        pred_start[0] = 0;
     }
 
     /// The blocks in final order.

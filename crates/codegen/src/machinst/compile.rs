@@ -19,14 +19,15 @@
 //! lowering, the allocator (through one seed from [`Chaos::derive_seed`]) and the buffer's
 //! peepholes. With a disabled control the output is the optimizing pipeline's, exactly.
 
+use std::any::Any;
 use std::time::{Duration, Instant};
 
 use kestrel_ir::Function;
 use kestrel_regalloc::{Function as _, MachineEnv, Output, ProgPoint};
 
-use super::blockorder::BlockLoweringOrder;
+use super::blockorder::{BlockLoweringOrder, OrderScratch};
 use super::buffer::MachBuffer;
-use super::lower::{lower_with, LowerBackend, RulesFired};
+use super::lower::{lower_reusing, LowerBackend, LowerScratch, RulesFired};
 use super::vcode::VCode;
 use super::{CodegenError, CompiledCode, EmitCtx, MachInst};
 use crate::chaos::Chaos;
@@ -105,6 +106,12 @@ impl PhaseTimes {
 /// of a compile does not depend on what the context compiled before.
 #[derive(Default)]
 pub struct CompileContext {
+    order: BlockLoweringOrder,
+    order_scratch: OrderScratch,
+    lower: LowerScratch,
+    /// The last function's VCode (of whichever ISA compiled it), whose buffers the next
+    /// compile for the same ISA builds in.
+    spare_vcode: Option<Box<dyn Any + Send>>,
     regalloc: kestrel_regalloc::Context,
 }
 
@@ -153,10 +160,19 @@ pub fn compile_in<B: Backend>(
     mut times: Option<&mut PhaseTimes>,
 ) -> Result<CompiledCode, CodegenError> {
     let mut clock = times.as_ref().map(|_| Instant::now());
-    let order = BlockLoweringOrder::new(f, chaos);
+    ctx.order.rebuild(f, chaos, &mut ctx.order_scratch);
     lap(&mut times, &mut clock, |t| &mut t.block_order);
     let mut rules_fired = options.coverage.then(RulesFired::default);
-    let vcode = lower_with(backend, f, &order, chaos, rules_fired.as_mut())?;
+    let spare = ctx.spare_vcode.take().and_then(|code| code.downcast().ok());
+    let vcode = lower_reusing(
+        backend,
+        f,
+        &ctx.order,
+        chaos,
+        rules_fired.as_mut(),
+        &mut ctx.lower,
+        spare.map(|code| *code),
+    )?;
     lap(&mut times, &mut clock, |t| &mut t.lower);
     let ra_options = kestrel_regalloc::Options {
         check: options.check_regalloc,
@@ -187,6 +203,7 @@ pub fn compile_in<B: Backend>(
         (String::new(), String::new())
     };
     let done = std::mem::take(&mut buf).finish(chaos)?;
+    ctx.spare_vcode = Some(Box::new(vcode));
     lap(&mut times, &mut clock, |t| &mut t.emit);
     Ok(CompiledCode {
         code: done.data,

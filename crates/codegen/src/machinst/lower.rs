@@ -208,16 +208,44 @@ impl ValueRegs {
     }
 }
 
+/// Lowering's per-function tables, kept between functions by a compile context (each is
+/// refilled before use) so that they are allocated once.
+#[derive(Default)]
+pub(crate) struct LowerScratch {
+    value_vregs: Vec<Option<ValueRegs>>,
+    aliases: Vec<Option<VReg>>,
+    uses: Vec<u32>,
+    demanded: Vec<bool>,
+    colors: Vec<u32>,
+    sunk: Vec<bool>,
+}
+
+/// Empties `v` and fills it with `n` copies of `x`, keeping its capacity.
+fn refill<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
+    v.clear();
+    v.resize(n, x);
+}
+
 impl<'f, I: MachInst> Lower<'f, I> {
     fn new(
         f: &'f Function,
         regs_for: &'f dyn Fn(Type) -> Option<(RegClass, usize)>,
         chaos: &'f mut Chaos,
         rules_fired: Option<&'f mut RulesFired>,
+        memory: (LowerScratch, Option<VCode<I>>),
     ) -> Self {
         let num_values = f.dfg.num_values();
-        let mut uses = vec![0u32; num_values];
-        let mut colors = vec![0u32; f.dfg.num_insts()];
+        let (scratch, spare_code) = memory;
+        let LowerScratch {
+            mut value_vregs,
+            mut aliases,
+            mut uses,
+            mut demanded,
+            mut colors,
+            mut sunk,
+        } = scratch;
+        refill(&mut uses, num_values, 0);
+        refill(&mut colors, f.dfg.num_insts(), 0);
         let mut color = 0;
         for &b in f.layout.blocks() {
             for inst in f.layout.block_insts(b) {
@@ -237,17 +265,23 @@ impl<'f, I: MachInst> Lower<'f, I> {
                 }
             }
         }
+        refill(&mut value_vregs, num_values, None);
+        // Most values get a vreg, and lowering adds temporaries: room for both.
+        aliases.clear();
+        aliases.reserve(num_values + num_values / 2);
+        refill(&mut demanded, num_values, false);
+        refill(&mut sunk, f.dfg.num_insts(), false);
+        let blocks = f.layout.blocks().len();
         Lower {
             f,
-            builder: VCodeBuilder::with_capacity(f.dfg.num_insts(), f.layout.blocks().len()),
-            value_vregs: vec![None; num_values],
+            builder: VCodeBuilder::reusing(spare_code, f.dfg.num_insts(), blocks),
+            value_vregs,
             regs_for,
-            // Most values get a vreg, and lowering adds temporaries: room for both.
-            aliases: Vec::with_capacity(num_values + num_values / 2),
+            aliases,
             uses,
-            demanded: vec![false; num_values],
+            demanded,
             colors,
-            sunk: vec![false; f.dfg.num_insts()],
+            sunk,
             cur_block: None,
             cur_insts: Vec::new(),
             ret_area_ptr: None,
@@ -481,7 +515,8 @@ impl<'f, I: MachInst> Lower<'f, I> {
         })
     }
 
-    fn finish(self) -> VCode<I> {
+    /// The code, and the tables back for the next function.
+    fn finish(self) -> (VCode<I>, LowerScratch) {
         let mut code = self.builder.finish(self.aliases.len());
         let aliases = &self.aliases;
         let resolve = |v: VReg| resolve_alias(aliases, v);
@@ -491,7 +526,15 @@ impl<'f, I: MachInst> Lower<'f, I> {
             },
             &resolve,
         );
-        code
+        let scratch = LowerScratch {
+            value_vregs: self.value_vregs,
+            aliases: self.aliases,
+            uses: self.uses,
+            demanded: self.demanded,
+            colors: self.colors,
+            sunk: self.sunk,
+        };
+        (code, scratch)
     }
 }
 
@@ -545,6 +588,21 @@ pub fn lower_with<B: LowerBackend>(
     chaos: &mut Chaos,
     rules_fired: Option<&mut RulesFired>,
 ) -> Result<VCode<B::MInst>, CodegenError> {
+    let mut scratch = LowerScratch::default();
+    lower_reusing(backend, f, order, chaos, rules_fired, &mut scratch, None)
+}
+
+/// [`lower_with`] in kept memory: the tables of `scratch` (given back filled with this
+/// function's, for the next) and the buffers of `spare`, an earlier function's code.
+pub(crate) fn lower_reusing<B: LowerBackend>(
+    backend: &B,
+    f: &Function,
+    order: &BlockLoweringOrder,
+    chaos: &mut Chaos,
+    rules_fired: Option<&mut RulesFired>,
+    scratch: &mut LowerScratch,
+    spare: Option<VCode<B::MInst>>,
+) -> Result<VCode<B::MInst>, CodegenError> {
     // Every value must fit a register class before anything is emitted.
     for &b in f.layout.blocks() {
         for &p in f.dfg.block_params(b) {
@@ -567,7 +625,8 @@ pub fn lower_with<B: LowerBackend>(
     }
 
     let regs_for = |ty: Type| backend.value_regs(ty);
-    let mut ctx = Lower::new(f, &regs_for, chaos, rules_fired);
+    let memory = (std::mem::take(scratch), spare);
+    let mut ctx = Lower::new(f, &regs_for, chaos, rules_fired, memory);
     let entry = f.entry_block();
     // Scratch reused across blocks: the block's successors, and one edge's argument vregs.
     let mut succs: Vec<BlockIndex> = Vec::new();
@@ -673,5 +732,7 @@ pub fn lower_with<B: LowerBackend>(
         }
         ctx.builder.end_block();
     }
-    Ok(ctx.finish())
+    let (code, tables) = ctx.finish();
+    *scratch = tables;
+    Ok(code)
 }

@@ -73,6 +73,25 @@ impl<I: MachInst> VCode<I> {
         self.block_ranges[block.index()]
     }
 
+    /// Empties every list, keeping the capacity (for reuse by the next function).
+    fn clear(&mut self) {
+        self.insts.clear();
+        self.srclocs.clear();
+        self.operands.clear();
+        self.operand_ranges.clear();
+        self.clobbers.clear();
+        self.block_ranges.clear();
+        self.succs.clear();
+        self.succ_ranges.clear();
+        self.preds.clear();
+        self.pred_ranges.clear();
+        self.params.clear();
+        self.param_ranges.clear();
+        self.branch_args.clear();
+        self.branch_arg_ranges.clear();
+        self.num_vregs = 0;
+    }
+
     /// Rewrite every vreg (operands, block parameters, branch arguments); lowering uses this
     /// once, to resolve result aliases. Keeps the structure.
     pub(crate) fn rewrite_vregs(
@@ -253,7 +272,17 @@ impl<I: MachInst> VCodeBuilder<I> {
     /// An empty builder with room for about `insts` instructions in `blocks` blocks, so
     /// the flat arrays grow without repeated copying.
     pub fn with_capacity(insts: usize, blocks: usize) -> Self {
+        Self::reusing(None, insts, blocks)
+    }
+
+    /// [`Self::with_capacity`], building in `spare`'s memory when given (an earlier
+    /// function's code, emptied here: only its capacity is kept).
+    pub fn reusing(spare: Option<VCode<I>>, insts: usize, blocks: usize) -> Self {
         let mut b = Self::new();
+        if let Some(mut code) = spare {
+            code.clear();
+            b.code = code;
+        }
         let c = &mut b.code;
         c.insts.reserve(insts + blocks);
         c.srclocs.reserve(insts + blocks);
@@ -334,22 +363,28 @@ impl<I: MachInst> VCodeBuilder<I> {
         let c = &mut self.code;
         debug_assert!(self.pending.is_empty(), "unfinished block");
         let n = c.block_ranges.len();
-        // Counting sort of edges by target: predecessors in source-block order.
-        let mut count = vec![0u32; n + 1];
+        // Counting sort of edges by target: predecessors in source-block order. Each
+        // range's end first counts the block's predecessors, then (from its start) serves
+        // as its fill cursor, ending at its end.
+        c.pred_ranges.clear();
+        c.pred_ranges.resize(n, (0, 0));
         for s in &c.succs {
-            count[s.index() + 1] += 1;
+            c.pred_ranges[s.index()].1 += 1;
         }
-        for i in 0..n {
-            count[i + 1] += count[i];
+        let mut start = 0;
+        for range in c.pred_ranges.iter_mut() {
+            let count = range.1;
+            *range = (start, start);
+            start += count;
         }
-        c.pred_ranges = (0..n).map(|b| (count[b], count[b + 1])).collect();
-        let mut fill = count.clone();
-        c.preds = vec![Block(0); c.succs.len()];
+        c.preds.clear();
+        c.preds.resize(c.succs.len(), Block(0));
         for b in 0..n {
             let (s0, s1) = c.succ_ranges[b];
             for s in &c.succs[s0 as usize..s1 as usize] {
-                c.preds[fill[s.index()] as usize] = Block(b as u32);
-                fill[s.index()] += 1;
+                let fill = &mut c.pred_ranges[s.index()].1;
+                c.preds[*fill as usize] = Block(b as u32);
+                *fill += 1;
             }
         }
         c.num_vregs = num_vregs;
