@@ -111,7 +111,7 @@ pub struct CompileContext {
     lower: LowerScratch,
     /// The last function's VCode (of whichever ISA compiled it), whose buffers the next
     /// compile for the same ISA builds in.
-    spare_vcode: Option<Box<dyn Any + Send>>,
+    spare_vcode: Option<Box<dyn Any + Send + Sync>>,
     regalloc: kestrel_regalloc::Context,
 }
 

@@ -34,9 +34,9 @@ pub type BlockIndex = kestrel_regalloc::Block;
 /// instruction's definition: the allocator returns one [`Allocation`] per operand in that
 /// order, and [`MachInst::emit`] receives them in that order (an ISA should derive both from
 /// one operand visitor, as x86-64's instruction families do, so they cannot disagree).
-/// Instructions are plain data (`Send + 'static`), so a compile context may keep a
+/// Instructions are plain data (`Send + Sync + 'static`), so a compile context may keep a
 /// function's instruction buffer for the next one, on any thread.
-pub trait MachInst: Clone + fmt::Debug + Send + 'static {
+pub trait MachInst: Clone + fmt::Debug + Send + Sync + 'static {
     /// The kinds of label references its branches and PC-relative loads use.
     type LabelUse: LabelUse;
     /// Frame facts emission needs (spill-slot offsets, callee-saved registers, …).
