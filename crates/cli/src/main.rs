@@ -197,6 +197,10 @@ enum WasmCommand {
         /// The bounds-check mode to compile for (see `wasm run`).
         #[arg(long = "bounds-checks", value_name = "MODE", default_value = "guard")]
         bounds_checks: kestrel_wasm::BoundsChecks,
+        /// Also write each function's translated IR to DIR/wasm-func-INDEX.clif (for
+        /// `kestrel compile --disasm`).
+        #[arg(long = "emit-clif", value_name = "DIR")]
+        emit_clif: Option<PathBuf>,
     },
 }
 
@@ -268,7 +272,8 @@ fn main() -> ExitCode {
             file,
             timing,
             bounds_checks,
-        }) => wasm::compile(&file, timing, bounds_checks),
+            emit_clif,
+        }) => wasm::compile(&file, timing, bounds_checks, emit_clif.as_deref()),
         Command::Print { file } => commands::print(&file),
         Command::Verify { file } => commands::verify(&file),
     };

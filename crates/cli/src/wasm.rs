@@ -236,8 +236,16 @@ fn invoke(
 
 /// `kestrel wasm compile --timing FILE`: compiles every function (no instantiation) and
 /// prints the function count, the code size of the module and the time.
-pub fn compile(path: &Path, timing: bool, checks: BoundsChecks) -> Result<ExitCode, String> {
+pub fn compile(
+    path: &Path,
+    timing: bool,
+    checks: BoundsChecks,
+    emit_clif: Option<&Path>,
+) -> Result<ExitCode, String> {
     let bytes = module_bytes(path)?;
+    if let Some(dir) = emit_clif {
+        write_clif(&bytes, checks, dir).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
     let start = Instant::now();
     let module = Module::with_config(&bytes, &Config::with_bounds_checks(checks))
         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -258,6 +266,18 @@ pub fn compile(path: &Path, timing: bool, checks: BoundsChecks) -> Result<ExitCo
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Write each defined function's IR, as translated for `checks`, to
+/// `dir/wasm-func-INDEX.clif`.
+fn write_clif(bytes: &[u8], checks: BoundsChecks, dir: &Path) -> Result<(), String> {
+    let (info, funcs) = kestrel_wasm::translate_module(bytes, checks).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for (f, index) in funcs.iter().zip(info.num_imported_funcs..) {
+        let file = dir.join(format!("wasm-func-{index}.clif"));
+        std::fs::write(&file, f.to_string()).map_err(|e| format!("{}: {e}", file.display()))?;
+    }
+    Ok(())
 }
 
 fn type_name(ty: ValType) -> String {

@@ -92,7 +92,7 @@ impl MemoryBox {
             ));
         }
         let bytes = (min * PAGE_SIZE) as usize;
-        let (mut backing, base) = match checks {
+        let (backing, base) = match checks {
             BoundsChecks::Explicit => {
                 let mut buffer = vec![0u8; bytes];
                 let base = buffer.as_mut_ptr();
@@ -113,9 +113,6 @@ impl MemoryBox {
                 (Backing::Reserved(r), base)
             }
         };
-        if let Backing::Heap(buffer) = &mut backing {
-            debug_assert_eq!(buffer.as_mut_ptr(), base);
-        }
         Ok(MemoryBox {
             def: UnsafeCell::new(MemoryDef {
                 base,
