@@ -25,7 +25,7 @@ impl Rng {
         Rng(seed)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -34,7 +34,7 @@ impl Rng {
     }
 
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.next_u64() % n
     }
 }
 
@@ -83,7 +83,7 @@ pub fn config() -> Config {
 pub fn module(seed: u64) -> Result<Vec<u8>, String> {
     let mut rng = Rng::new(seed);
     let bytes: Vec<u8> = (0..ENTROPY / 8)
-        .flat_map(|_| rng.next().to_le_bytes())
+        .flat_map(|_| rng.next_u64().to_le_bytes())
         .collect();
     let mut u = Unstructured::new(&bytes);
     let mut module = Module::new(config(), &mut u).map_err(|e| format!("wasm-smith: {e}"))?;
@@ -99,7 +99,7 @@ pub struct Args(Rng);
 impl Args {
     /// The arguments of case `seed` (a stream independent of the module's bytes).
     pub fn new(seed: u64) -> Args {
-        Args(Rng::new(seed ^ 0x5eed_a7c5_0f_ca11))
+        Args(Rng::new(seed ^ 0x005e_eda7_c50f_ca11))
     }
 
     pub fn i32(&mut self) -> i32 {
@@ -107,7 +107,7 @@ impl Args {
         match self.0.below(4) {
             0 => EDGES[self.0.below(EDGES.len() as u64) as usize],
             1 => self.0.below(256) as i32,
-            _ => self.0.next() as i32,
+            _ => self.0.next_u64() as i32,
         }
     }
 
@@ -116,7 +116,7 @@ impl Args {
         match self.0.below(4) {
             0 => EDGES[self.0.below(EDGES.len() as u64) as usize],
             1 => self.0.below(256) as i64,
-            _ => self.0.next() as i64,
+            _ => self.0.next_u64() as i64,
         }
     }
 
@@ -125,7 +125,7 @@ impl Args {
         match self.0.below(3) {
             0 => EDGES[self.0.below(EDGES.len() as u64) as usize].to_bits(),
             1 => (self.0.below(2001) as f32 - 1000.0).to_bits(),
-            _ => self.0.next() as u32,
+            _ => self.0.next_u64() as u32,
         }
     }
 
@@ -134,7 +134,7 @@ impl Args {
         match self.0.below(3) {
             0 => EDGES[self.0.below(EDGES.len() as u64) as usize].to_bits(),
             1 => (self.0.below(2001) as f64 - 1000.0).to_bits(),
-            _ => self.0.next(),
+            _ => self.0.next_u64(),
         }
     }
 }
