@@ -7,6 +7,8 @@ mod compile_speed;
 mod peak_alloc;
 mod regalloc;
 mod scaling;
+mod wasm_bench;
+mod wasm_fuzz;
 
 #[global_allocator]
 static ALLOCATOR: peak_alloc::Counting = peak_alloc::Counting;
@@ -29,6 +31,16 @@ const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[
         "scaling",
         "Compile time and peak memory of Kestrel and Cranelift as generated functions double",
         scaling::run,
+    ),
+    (
+        "wasm",
+        "Kestrel's Wasm engine vs Wasmtime 48: compile and run time of Sightglass and C programs",
+        wasm_bench::run,
+    ),
+    (
+        "wasm-fuzz",
+        "Kestrel's Wasm engine (both bounds-check modes) vs Wasmtime 48 on wasm-smith modules",
+        wasm_fuzz::run,
     ),
 ];
 

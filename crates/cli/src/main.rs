@@ -177,6 +177,11 @@ enum WasmCommand {
         /// The exported function to call instead of `_start`.
         #[arg(long)]
         invoke: Option<String>,
+        /// How memory accesses are kept in bounds: `guard` (reserved address space with
+        /// guard pages, falling back to `explicit` when it cannot be reserved) or
+        /// `explicit` (a check in code at each access).
+        #[arg(long = "bounds-checks", value_name = "MODE", default_value = "guard")]
+        bounds_checks: kestrel_wasm::BoundsChecks,
         file: PathBuf,
         /// The program's arguments; with `--invoke`, the function's (integers in decimal
         /// or `0x` hex, floats in decimal).
@@ -189,6 +194,13 @@ enum WasmCommand {
         /// Print the time taken and functions per second.
         #[arg(long)]
         timing: bool,
+        /// The bounds-check mode to compile for (see `wasm run`).
+        #[arg(long = "bounds-checks", value_name = "MODE", default_value = "guard")]
+        bounds_checks: kestrel_wasm::BoundsChecks,
+        /// Also write each function's translated IR to DIR/wasm-func-INDEX.clif (for
+        /// `kestrel compile --disasm`).
+        #[arg(long = "emit-clif", value_name = "DIR")]
+        emit_clif: Option<PathBuf>,
     },
 }
 
@@ -245,16 +257,23 @@ fn main() -> ExitCode {
             dirs,
             env,
             invoke,
+            bounds_checks,
             file,
             args,
         }) => wasm::run(&wasm::RunOptions {
             file: &file,
             invoke: invoke.as_deref(),
+            bounds_checks,
             args: &args,
             dirs: &dirs,
             env: &env,
         }),
-        Command::Wasm(WasmCommand::Compile { file, timing }) => wasm::compile(&file, timing),
+        Command::Wasm(WasmCommand::Compile {
+            file,
+            timing,
+            bounds_checks,
+            emit_clif,
+        }) => wasm::compile(&file, timing, bounds_checks, emit_clif.as_deref()),
         Command::Print { file } => commands::print(&file),
         Command::Verify { file } => commands::verify(&file),
     };

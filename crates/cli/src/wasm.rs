@@ -21,7 +21,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use kestrel_wasm::wasi::{self, Wasi, WasiCtx};
-use kestrel_wasm::{Extern, Func, Imports, Instance, InvokeError, Module, Trap, Val};
+use kestrel_wasm::{
+    BoundsChecks, Config, Extern, Func, Imports, Instance, InvokeError, Module, Trap, Val,
+};
 use wasmparser::{FuncType, ValType};
 
 /// Reads `path` as a binary module, or as text converted to one.
@@ -47,6 +49,7 @@ fn module_bytes(path: &Path) -> Result<Vec<u8>, String> {
 pub struct RunOptions<'a> {
     pub file: &'a Path,
     pub invoke: Option<&'a str>,
+    pub bounds_checks: BoundsChecks,
     pub args: &'a [String],
     /// `DIR` or `HOST::GUEST`.
     pub dirs: &'a [String],
@@ -114,7 +117,9 @@ fn wasi_ctx(o: &RunOptions) -> Result<WasiCtx, String> {
 pub fn run(o: &RunOptions) -> Result<ExitCode, String> {
     let path = o.file;
     let bytes = module_bytes(path)?;
-    let module = Module::new(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let config = Config::with_bounds_checks(o.bounds_checks);
+    let module =
+        Module::with_config(&bytes, &config).map_err(|e| format!("{}: {e}", path.display()))?;
     let imports = extra_imports(&module, path)?;
     let wasi = Wasi::new(wasi_ctx(o)?).map_err(|e| e.to_string())?;
     let instance = match wasi.instantiate(&module, &imports) {
@@ -231,10 +236,19 @@ fn invoke(
 
 /// `kestrel wasm compile --timing FILE`: compiles every function (no instantiation) and
 /// prints the function count, the code size of the module and the time.
-pub fn compile(path: &Path, timing: bool) -> Result<ExitCode, String> {
+pub fn compile(
+    path: &Path,
+    timing: bool,
+    checks: BoundsChecks,
+    emit_clif: Option<&Path>,
+) -> Result<ExitCode, String> {
     let bytes = module_bytes(path)?;
+    if let Some(dir) = emit_clif {
+        write_clif(&bytes, checks, dir).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
     let start = Instant::now();
-    let module = Module::new(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let module = Module::with_config(&bytes, &Config::with_bounds_checks(checks))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     let elapsed = start.elapsed();
     let info = module.info();
     let defined = info.funcs.len() - info.num_imported_funcs as usize;
@@ -252,6 +266,18 @@ pub fn compile(path: &Path, timing: bool) -> Result<ExitCode, String> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Write each defined function's IR, as translated for `checks`, to
+/// `dir/wasm-func-INDEX.clif`.
+fn write_clif(bytes: &[u8], checks: BoundsChecks, dir: &Path) -> Result<(), String> {
+    let (info, funcs) = kestrel_wasm::translate_module(bytes, checks).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for (f, index) in funcs.iter().zip(info.num_imported_funcs..) {
+        let file = dir.join(format!("wasm-func-{index}.clif"));
+        std::fs::write(&file, f.to_string()).map_err(|e| format!("{}: {e}", file.display()))?;
+    }
+    Ok(())
 }
 
 fn type_name(ty: ValType) -> String {

@@ -520,6 +520,77 @@ fn wasm_run_invokes_an_export_and_reports_traps() {
 }
 
 #[test]
+fn wasm_bounds_check_modes_trap_alike_and_emit_clif_shows_the_checks() {
+    let peek = scratch(
+        "peek.wat",
+        br#"(module (memory 1)
+            (func (export "peek") (param i32) (result i32) (i32.load8_u (local.get 0))))"#,
+    );
+    let peek = peek.to_str().unwrap();
+    for mode in ["guard", "explicit"] {
+        let o = kestrel(&[
+            "wasm",
+            "run",
+            "--bounds-checks",
+            mode,
+            peek,
+            "--invoke",
+            "peek",
+            "65535",
+        ]);
+        assert_eq!(stdout(&o).trim(), "0", "{mode}: {}", stderr(&o));
+        let o = kestrel(&[
+            "wasm",
+            "run",
+            "--bounds-checks",
+            mode,
+            peek,
+            "--invoke",
+            "peek",
+            "65536",
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{mode}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("out of bounds memory access"),
+            "{mode}: {}",
+            stderr(&o)
+        );
+    }
+    let o = kestrel(&["wasm", "run", "--bounds-checks", "fences", peek]);
+    assert_eq!(o.status.code(), Some(2), "a usage error");
+    assert!(
+        stderr(&o).contains("`guard` or `explicit`"),
+        "{}",
+        stderr(&o)
+    );
+    let dir = Path::new(peek).parent().unwrap().join("peek-clif");
+    for (mode, checks) in [("guard", 0), ("explicit", 1)] {
+        let o = kestrel(
+            &["wasm", "compile", "--bounds-checks", mode, "--emit-clif"]
+                .into_iter()
+                .chain([dir.to_str().unwrap(), peek])
+                .collect::<Vec<_>>(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let clif = std::fs::read_to_string(dir.join("wasm-func-0.clif")).unwrap();
+        // Guard mode: the access may trap (heap_oob, the default code, prints no flag)
+        // and nothing checks it; explicit mode: a check, then a `notrap` access.
+        assert_eq!(clif.matches("trapnz").count(), checks, "{mode}: {clif}");
+        assert_eq!(
+            clif.matches("notrap heap").count(),
+            checks,
+            "{mode}: {clif}"
+        );
+        let o = kestrel(&["verify", dir.join("wasm-func-0.clif").to_str().unwrap()]);
+        assert!(
+            o.status.success(),
+            "the emitted CLIF parses and verifies: {}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
 fn wasm_run_refuses_unknown_imports_and_bad_modules_with_a_message() {
     let imports = scratch(
         "imports.wat",

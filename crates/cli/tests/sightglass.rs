@@ -24,6 +24,9 @@
 //! - `FAIL`: anything else — a trap, another exit status, different output, a crash, or
 //!   no end within the time limit. The test fails if any benchmark fails.
 //!
+//! Each benchmark runs once per bounds-check mode, `--bounds-checks guard` and `explicit`
+//! (`KESTREL_SIGHTGLASS_BOUNDS_CHECKS=guard` or `=explicit` runs one mode only).
+//!
 //! `KESTREL_SIGHTGLASS_ONLY=text` runs the benchmarks whose path contains `text`;
 //! `KESTREL_SIGHTGLASS_JOBS` (default 2) runs that many at once; `KESTREL_SIGHTGLASS_TIMEOUT`
 //! is the limit per benchmark in seconds (default 900).
@@ -108,11 +111,11 @@ fn first_difference(name: &str, got: &[u8], expected: &[u8]) -> String {
     unreachable!()
 }
 
-fn run_one(wasm: &Path, timeout: Duration) -> (Outcome, Duration) {
+fn run_one(wasm: &Path, mode: &str, timeout: Duration) -> (Outcome, Duration) {
     let start = Instant::now();
     let dir = wasm.parent().expect("a benchmark is in a directory");
     let child = Command::new(env!("CARGO_BIN_EXE_kestrel"))
-        .args(["wasm", "run", "--dir", "."])
+        .args(["wasm", "run", "--bounds-checks", mode, "--dir", "."])
         .arg(wasm.file_name().expect("a file"))
         .current_dir(dir)
         .stdin(Stdio::null())
@@ -219,20 +222,34 @@ fn sightglass_benchmarks_if_present_print_their_expected_output() {
             .and_then(|t| t.parse().ok())
             .unwrap_or(900),
     );
+    let modes = std::env::var("KESTREL_SIGHTGLASS_BOUNDS_CHECKS")
+        .unwrap_or_else(|_| "guard,explicit".into());
+    let modes: Vec<&'static str> = modes
+        .split(',')
+        .map(|m| match m {
+            "guard" => "guard",
+            "explicit" => "explicit",
+            other => panic!("KESTREL_SIGHTGLASS_BOUNDS_CHECKS: unknown mode `{other}`"),
+        })
+        .collect();
     let root = PathBuf::from(root);
     let all = benchmarks(&root, only.as_deref());
     assert!(!all.is_empty(), "no *.wasm below {}", root.display());
-    let queue = Arc::new(Mutex::new(all.clone()));
+    let runs: Vec<(PathBuf, &'static str)> = all
+        .iter()
+        .flat_map(|w| modes.iter().map(move |&m| (w.clone(), m)))
+        .collect();
+    let queue = Arc::new(Mutex::new(runs));
     let results = Arc::new(Mutex::new(Vec::new()));
     let workers: Vec<_> = (0..jobs)
         .map(|_| {
             let (queue, results) = (queue.clone(), results.clone());
             std::thread::spawn(move || loop {
-                let Some(wasm) = queue.lock().unwrap().pop() else {
+                let Some((wasm, mode)) = queue.lock().unwrap().pop() else {
                     break;
                 };
-                let (outcome, time) = run_one(&wasm, timeout);
-                results.lock().unwrap().push((wasm, outcome, time));
+                let (outcome, time) = run_one(&wasm, mode, timeout);
+                results.lock().unwrap().push((wasm, mode, outcome, time));
             })
         })
         .collect();
@@ -240,10 +257,10 @@ fn sightglass_benchmarks_if_present_print_their_expected_output() {
         w.join().unwrap();
     }
     let mut results = Arc::try_unwrap(results).ok().unwrap().into_inner().unwrap();
-    results.sort_by(|a, b| a.0.cmp(&b.0));
+    results.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
     let (mut passed, mut refused, mut no_input, mut failed) = (0, 0, 0, 0);
     let mut table = String::from("\nSightglass benchmarks through `kestrel wasm run`\n");
-    for (wasm, outcome, time) in &results {
+    for (wasm, mode, outcome, time) in &results {
         let name = wasm.strip_prefix(&root).unwrap_or(wasm).display();
         let (tag, detail) = match outcome {
             Outcome::Pass { compared: true } => ("pass", String::new()),
@@ -258,12 +275,17 @@ fn sightglass_benchmarks_if_present_print_their_expected_output() {
             Outcome::NoInput(_) => no_input += 1,
             Outcome::Fail(_) => failed += 1,
         }
-        table += &format!("{tag:<8} {:>8.2}s  {name}  {detail}\n", time.as_secs_f64());
+        table += &format!(
+            "{tag:<8} {mode:<8} {:>8.2}s  {name}  {detail}\n",
+            time.as_secs_f64()
+        );
     }
     table += &format!(
-        "{} benchmarks: {passed} pass, {refused} refused by design, {no_input} without their \
-         generated input, {failed} FAIL\n",
-        results.len()
+        "{} runs ({} benchmarks, bounds checks {}): {passed} pass, {refused} refused by \
+         design, {no_input} without their generated input, {failed} FAIL\n",
+        results.len(),
+        all.len(),
+        modes.join(" and ")
     );
     report(&table);
     assert_eq!(

@@ -20,6 +20,10 @@
 //! [`check::check_case`] finds the first disagreement, [`minimize::minimize`] shrinks a
 //! failing case while it keeps failing the same way, and [`campaign::run`] drives seeded
 //! campaigns with progress, coverage and ready-to-commit failure files.
+//!
+//! WebAssembly: [`wasm_gen`] makes seeded `wasm-smith` modules and arguments, and
+//! [`wasm_oracle`] runs them through `kestrel-wasm` and compares observations (its two
+//! bounds-check modes here; against Wasmtime in the bench workspace's `wasm-fuzz`).
 
 pub mod aarch64_support;
 pub mod campaign;
@@ -29,6 +33,8 @@ pub mod fuzzing;
 pub mod minimize;
 pub mod object_oracle;
 pub mod oracle;
+pub mod wasm_gen;
+pub mod wasm_oracle;
 
 pub use check::{check_case, Checked, Finding, FindingKind};
 pub use kestrel_fuzzgen::{generate, GenConfig, Outcome, TestCase};

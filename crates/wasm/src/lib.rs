@@ -26,7 +26,10 @@
 //!   types (`funcref`/`externref` values, multiple tables, `table.*`, `ref.*`), bulk memory
 //!   (`memory.copy`/`fill`/`init`, `data.drop`, passive segments), imports and exports of
 //!   every kind, the start function — plus two Wasm 3.0 pieces: multiple memories and
-//!   extended constant expressions. Memory accesses are bounds-checked in code. Host
+//!   extended constant expressions. Memory accesses rely on guard pages (each memory
+//!   reserves 4 GiB plus a 2 GiB guard; an out-of-bounds access faults and becomes the
+//!   out-of-bounds trap) or, selected by [`Config`] or when no address space can be
+//!   reserved, are bounds-checked in code ([`BoundsChecks`]). Host
 //!   functions are Rust closures ([`Func::wrap`]). Deep recursion traps "call stack
 //!   exhausted" through the backend's stack-limit check (see `runtime/func.rs`). A trap
 //!   names the Wasm function it happened in when only the module's own code can run under
@@ -37,16 +40,16 @@
 //!   threads, tail calls, exceptions, memory64 (and 64-bit tables), GC and typed function
 //!   references. Malformed or invalid modules are [`WasmError::Invalid`] with the byte
 //!   offset; valid modules that need a refused proposal are [`WasmError::Unsupported`].
-//! - **Not yet**: guard-page memories (every access is bounds-checked in code), WASI
-//!   sockets and the later WASI versions, a store that frees instances referring to each
-//!   other through tables (such cycles are kept alive), caching compiled code, memories
-//!   beyond 1 GiB.
+//! - **Not yet**: WASI sockets and the later WASI versions, a store that frees instances
+//!   referring to each other through tables (such cycles are kept alive), caching compiled
+//!   code, explicitly checked memories beyond 1 GiB (guard-page memories reach 4 GiB).
 //! - **Cost**: compilation is linear in the module's size plus the backend's cost per
-//!   function; each memory access costs a bounds check (three loads, a compare, a
-//!   conditional trap); calls to imports and through tables are indirect calls; bulk and
+//!   function; each memory access costs one load of the memory's base with guard pages,
+//!   or a bounds check (three loads, a compare, a conditional trap) without; calls to imports and through tables are indirect calls; bulk and
 //!   table-growing operators are runtime calls.
 //!
-//! Layout: [`features`] (what is accepted), [`module_info`] (decoding), [`translate`] (one
+//! Layout: [`config`] (how code is compiled: the bounds-check mode), [`features`] (what is
+//! accepted), [`module_info`] (decoding), [`translate`] (one
 //! function to IR, one file per concern), [`module`] (compile into a JIT module),
 //! [`runtime`] (the vmctx layout in `vmctx.rs`, memories, tables, globals, libcalls, host
 //! functions, instances), [`trap`] (Wasm traps and their IR trap codes, in one place),
@@ -54,6 +57,7 @@
 //!
 //! x86-64 Linux only, like `kestrel-jit`.
 
+pub mod config;
 pub mod error;
 pub mod features;
 pub mod module;
@@ -64,6 +68,7 @@ pub mod trap;
 pub mod val;
 pub mod wasi;
 
+pub use config::{BoundsChecks, Config};
 pub use error::WasmError;
 pub use module::{translate_module, Module};
 pub use runtime::{Extern, Func, Global, Imports, Instance, InvokeError, Memory, Table};

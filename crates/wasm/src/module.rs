@@ -1,6 +1,9 @@
 //! A compiled module: validated, decoded, every defined function translated and compiled
 //! into one JIT module, ready to be instantiated any number of times.
 //!
+//! The [`Config`] chooses the bounds-check mode (`config.rs`); the module records the one
+//! its code was compiled for, and its instances lay out their memories to match.
+//!
 //! Pipeline (each step's contract is in its own file):
 //! `features::validate` → `ModuleInfo::decode` → for each function `translate_function` and
 //! the x86-64 backend's `compile_function` → `JitModule::define_function` →
@@ -24,11 +27,13 @@ use kestrel_ir::Function;
 use kestrel_jit::{ir_name, FuncId, JitBuilder, Linkage};
 use rayon::prelude::*;
 
+use crate::config::{BoundsChecks, Config};
 use crate::error::WasmError;
 use crate::features;
 use crate::module_info::ModuleInfo;
 use crate::runtime::func::Code;
 use crate::runtime::libcalls::Libcall;
+use crate::runtime::memory::guard_pages_available;
 use crate::translate::{self, func_name, sig};
 
 /// A compiled module; cheap to clone.
@@ -44,6 +49,8 @@ pub(crate) struct CompiledModule {
     pub code: Rc<Code>,
     /// JIT ids of the defined functions, by defined-function index.
     pub ids: Vec<FuncId>,
+    /// How the code keeps accesses in bounds, and so which memories it may use.
+    pub bounds_checks: BoundsChecks,
 }
 
 impl std::fmt::Debug for Module {
@@ -54,14 +61,18 @@ impl std::fmt::Debug for Module {
     }
 }
 
-/// Validate and decode `bytes` and translate every defined function to IR (no code
-/// generation): what [`Module::new`] compiles, for inspection and tests.
-pub fn translate_module(bytes: &[u8]) -> Result<(ModuleInfo, Vec<Function>), WasmError> {
+/// Validate and decode `bytes` and translate every defined function to IR with memory
+/// accesses checked as `checks` says (no code generation): what [`Module::with_config`]
+/// compiles, for inspection and tests.
+pub fn translate_module(
+    bytes: &[u8],
+    checks: BoundsChecks,
+) -> Result<(ModuleInfo, Vec<Function>), WasmError> {
     features::validate(bytes)?;
     let info = ModuleInfo::decode(bytes)?;
     let funcs = (info.num_imported_funcs..info.funcs.len() as u32)
         .into_par_iter()
-        .map(|i| translate::translate_function(&info, bytes, i))
+        .map(|i| translate::translate_function(&info, bytes, i, checks))
         .collect::<Vec<_>>()
         .into_iter()
         .collect::<Result<Vec<_>, _>>()?;
@@ -83,9 +94,21 @@ pub fn compile_functions(
 }
 
 impl Module {
-    /// Compile a binary module; see the module docs.
+    /// Compile a binary module with the default [`Config`] (guard pages); see the module
+    /// docs.
     pub fn new(bytes: &[u8]) -> Result<Module, WasmError> {
-        let (info, funcs) = translate_module(bytes)?;
+        Module::with_config(bytes, &Config::default())
+    }
+
+    /// Compile a binary module with `config`. Guard pages are used when requested and this
+    /// process can reserve a guard memory; otherwise accesses are checked explicitly
+    /// ([`Module::bounds_checks`] tells which).
+    pub fn with_config(bytes: &[u8], config: &Config) -> Result<Module, WasmError> {
+        let bounds_checks = match config.bounds_checks {
+            BoundsChecks::Guard if guard_pages_available() => BoundsChecks::Guard,
+            _ => BoundsChecks::Explicit,
+        };
+        let (info, funcs) = translate_module(bytes, bounds_checks)?;
         let mut builder = JitBuilder::new();
         for lc in Libcall::ALL {
             builder.symbol(lc.symbol(), lc.address());
@@ -133,8 +156,14 @@ impl Module {
                 data,
                 code: Rc::new(Code { jit }),
                 ids,
+                bounds_checks,
             }),
         })
+    }
+
+    /// How the compiled code keeps memory accesses in bounds.
+    pub fn bounds_checks(&self) -> BoundsChecks {
+        self.inner.bounds_checks
     }
 
     /// What the module declares.

@@ -4,7 +4,8 @@
 //! empty working directory. Stdout, stderr and the exit status must be identical.
 //!
 //! The programs avoid what legitimately differs between the two targets (pointer and `long`
-//! sizes, directory order, addresses). Both toolchains are required: a missing one fails
+//! sizes, directory order, addresses). Each Wasm build runs twice, compiled for guard-page
+//! memories and for explicit bounds checks. Both toolchains are required: a missing one fails
 //! the test with what to install (CI installs them, see `.ci/run`).
 
 use std::io::Write;
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use kestrel_wasm::wasi::{Capture, Input, Output, Wasi, WasiCtx};
-use kestrel_wasm::{Imports, Module};
+use kestrel_wasm::{BoundsChecks, Config, Imports, Module};
 
 const INSTALL_HINT: &str = "the C program tests need clang with the wasm32-wasi target and \
      wasi-libc, and a native C compiler: on Debian/Ubuntu `apt-get install clang lld \
@@ -123,10 +124,16 @@ fn run_native(p: &Program, exe: &Path) -> Run {
     }
 }
 
-fn run_kestrel(p: &Program, wasm: &Path) -> Run {
+fn run_kestrel(p: &Program, wasm: &Path, checks: BoundsChecks) -> Run {
     let work = scratch(p.name, "wasm-cwd");
     let bytes = std::fs::read(wasm).unwrap();
-    let module = Module::new(&bytes).unwrap_or_else(|e| panic!("{}: {e}", wasm.display()));
+    let module = Module::with_config(&bytes, &Config::with_bounds_checks(checks))
+        .unwrap_or_else(|e| panic!("{}: {e}", wasm.display()));
+    assert_eq!(
+        module.bounds_checks(),
+        checks,
+        "this host can reserve guard memories"
+    );
     let (stdout, stderr) = (Capture::new(), Capture::new());
     let mut ctx = WasiCtx::new()
         .arg(p.name)
@@ -182,20 +189,23 @@ fn check(p: Program) -> Run {
         args.extend(flags.split(' '));
         args.extend([src, "-o", wasm.to_str().unwrap()]);
         compile("clang", &args);
-        // Wasm runs on this thread's stack (see `runtime/func.rs`): give it room.
-        let got = std::thread::scope(|s| {
-            std::thread::Builder::new()
-                .stack_size(16 << 20)
-                .spawn_scoped(s, || run_kestrel(&p, &wasm))
-                .unwrap()
-                .join()
-                .expect("the Kestrel run panicked")
-        });
-        assert_eq!(
-            got, expected,
-            "Kestrel (left, clang {flags}) and the native build (right) differ"
-        );
-        last = Some(got);
+        for checks in [BoundsChecks::Guard, BoundsChecks::Explicit] {
+            // Wasm runs on this thread's stack (see `runtime/func.rs`): give it room.
+            let got = std::thread::scope(|s| {
+                std::thread::Builder::new()
+                    .stack_size(16 << 20)
+                    .spawn_scoped(s, || run_kestrel(&p, &wasm, checks))
+                    .unwrap()
+                    .join()
+                    .expect("the Kestrel run panicked")
+            });
+            assert_eq!(
+                got, expected,
+                "Kestrel (left, clang {flags}, {checks} bounds checks) and the native build \
+                 (right) differ"
+            );
+            last = Some(got);
+        }
     }
     let program_dir = build.parent().expect("scratch/name/build");
     let _ = std::fs::remove_dir_all(program_dir);

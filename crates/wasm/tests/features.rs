@@ -347,7 +347,8 @@ fn translated_ir_verifies_and_names_the_vmctx() {
         env!("CARGO_MANIFEST_DIR")
     ))
     .unwrap();
-    let (_, funcs) = kestrel_wasm::translate_module(&wasm).unwrap();
+    let (_, funcs) =
+        kestrel_wasm::translate_module(&wasm, kestrel_wasm::BoundsChecks::Explicit).unwrap();
     assert_eq!(funcs.len(), 9);
     for f in &funcs {
         kestrel_ir::verify_function(f).unwrap_or_else(|e| panic!("{}: {e}\n{f}", f.name));
@@ -508,7 +509,11 @@ fn comparisons_feed_branches_directly() {
     let text = r#"(module (func (export "f") (param i32 i32) (result i32)
         (if (result i32) (i32.lt_s (local.get 0) (local.get 1))
             (then (i32.const 1)) (else (i32.const 2)))))"#;
-    let (_, funcs) = kestrel_wasm::translate_module(&wat::parse_str(text).unwrap()).unwrap();
+    let (_, funcs) = kestrel_wasm::translate_module(
+        &wat::parse_str(text).unwrap(),
+        kestrel_wasm::BoundsChecks::Guard,
+    )
+    .unwrap();
     let f = &funcs[0];
     let mut brifs = 0;
     for &block in f.layout.blocks() {

@@ -34,7 +34,8 @@ fn many_functions(n: usize) -> Vec<u8> {
 #[test]
 fn a_parallel_compile_equals_a_serial_one() {
     let bytes = many_functions(96);
-    let (_, funcs) = translate_module(&bytes).expect("valid module");
+    let (_, funcs) =
+        translate_module(&bytes, kestrel_wasm::BoundsChecks::Guard).expect("valid module");
     let flags = Flags::default();
     let parallel = compile_functions(&funcs, &flags);
     assert_eq!(parallel.len(), funcs.len());

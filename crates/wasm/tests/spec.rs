@@ -10,6 +10,9 @@
 //! fails if any directive failed. When the suite is absent (CI has none: it is fetched, not
 //! committed), the test says so loudly and reports nothing as passed.
 //!
+//! Every script runs twice, with the modules compiled for guard-page memories and for
+//! explicit bounds checks (`KESTREL_WASM_SPEC_MODE=guard|explicit` runs one mode only).
+//!
 //! `KESTREL_WASM_SPEC_ONLY=name` runs only the files whose name contains `name`;
 //! `KESTREL_WASM_SPEC_VERBOSE=1` prints each failure (and with `KESTREL_WASM_SPEC_PASSES=1`
 //! the lines of the passing directives, to audit what counts as a pass).
@@ -21,8 +24,21 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use kestrel_wasm::BoundsChecks;
+
 /// Set in a child process: the one script it runs.
 const CHILD_ENV: &str = "KESTREL_WASM_SPEC_FILE";
+/// Set in a child process: the bounds-check mode it compiles for.
+const CHILD_MODE_ENV: &str = "KESTREL_WASM_SPEC_CHILD_MODE";
+const MODES: [BoundsChecks; 2] = [BoundsChecks::Guard, BoundsChecks::Explicit];
+
+/// The modes to run: both, or the one `KESTREL_WASM_SPEC_MODE` names.
+fn modes() -> Vec<BoundsChecks> {
+    match std::env::var("KESTREL_WASM_SPEC_MODE") {
+        Ok(m) => vec![m.parse().expect("KESTREL_WASM_SPEC_MODE")],
+        Err(_) => MODES.to_vec(),
+    }
+}
 const RESULT_TAG: &str = "KESTREL-SPEC-RESULT";
 
 /// Print bypassing the test harness's capture, so the table shows without `--nocapture`.
@@ -51,13 +67,13 @@ fn smoke_scripts_pass_completely() {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no smoke scripts in {}", dir.display());
-    for file in files {
-        let text = std::fs::read_to_string(&file).unwrap();
+    for (file, mode) in files.iter().flat_map(|f| MODES.map(|m| (f, m))) {
+        let text = std::fs::read_to_string(file).unwrap();
         let name = file.display().to_string();
-        let r = run_in_big_stack(move || wast_runner::run_script(&name, &text));
+        let r = run_in_big_stack(move || wast_runner::run_script(&name, &text, mode));
         assert!(
             r.failed == 0 && r.out_of_scope == 0 && r.passed > 0,
-            "{}: {} passed, {} failed, {} out of scope\n{}",
+            "{} ({mode}): {} passed, {} failed, {} out of scope\n{}",
             file.display(),
             r.passed,
             r.failed,
@@ -74,7 +90,11 @@ fn spec_file_child() {
         return;
     };
     let text = std::fs::read_to_string(&path).expect("read script");
-    let r = run_in_big_stack(move || wast_runner::run_script(&path, &text));
+    let mode: BoundsChecks = std::env::var(CHILD_MODE_ENV)
+        .expect("the parent names the mode")
+        .parse()
+        .expect("a mode");
+    let r = run_in_big_stack(move || wast_runner::run_script(&path, &text, mode));
     let mut out = String::new();
     for f in &r.failures {
         out.push_str(&format!("FAIL {f}\n"));
@@ -103,7 +123,7 @@ struct FileResult {
     detail: String,
 }
 
-fn run_child(path: &Path) -> FileResult {
+fn run_child(path: &Path, mode: BoundsChecks) -> FileResult {
     let name = path.file_name().unwrap().to_string_lossy().to_string();
     let output = Command::new(std::env::current_exe().unwrap())
         .args([
@@ -113,6 +133,7 @@ fn run_child(path: &Path) -> FileResult {
             "--test-threads=1",
         ])
         .env(CHILD_ENV, path)
+        .env(CHILD_MODE_ENV, mode.to_string())
         .output();
     let output = match output {
         Ok(o) => o,
@@ -182,9 +203,27 @@ fn official_spec_suite_if_present() {
         })
         .collect();
     files.sort();
-    let results: Vec<FileResult> = files.iter().map(|f| run_child(f)).collect();
+    let mut failing = Vec::new();
+    for mode in modes() {
+        let results: Vec<FileResult> = files.iter().map(|f| run_child(f, mode)).collect();
+        report(&table(&dir, mode, &results, verbose));
+        failing.extend(
+            results
+                .iter()
+                .filter(|r| r.failed > 0)
+                .map(|r| format!("{} ({mode})", r.name)),
+        );
+    }
+    assert!(
+        failing.is_empty(),
+        "spec directives failed in {failing:?}; rerun with KESTREL_WASM_SPEC_VERBOSE=1"
+    );
+}
+
+/// The per-file table of one mode's run, with its totals.
+fn table(dir: &Path, mode: BoundsChecks, results: &[FileResult], verbose: bool) -> String {
     let mut table = format!(
-        "\nWebAssembly spec suite at {}\n{:<40} {:>7} {:>7} {:>7}\n",
+        "\nWebAssembly spec suite at {}, bounds checks: {mode}\n{:<40} {:>7} {:>7} {:>7}\n",
         dir.display(),
         "file",
         "passed",
@@ -192,7 +231,7 @@ fn official_spec_suite_if_present() {
         "o.o.s."
     );
     let (mut p, mut f, mut o) = (0, 0, 0);
-    for r in &results {
+    for r in results {
         table.push_str(&format!(
             "{:<40} {:>7} {:>7} {:>7}\n",
             r.name, r.passed, r.failed, r.out_of_scope
@@ -207,22 +246,13 @@ fn official_spec_suite_if_present() {
         o += r.out_of_scope;
     }
     table.push_str(&format!(
-        "{:<40} {:>7} {:>7} {:>7}\nspec directives: {p} passed, {f} failed, {o} out of scope \
-         ({} files)\n",
+        "{:<40} {:>7} {:>7} {:>7}\nspec directives ({mode}): {p} passed, {f} failed, {o} out \
+         of scope ({} files)\n",
         "TOTAL",
         p,
         f,
         o,
         results.len()
     ));
-    report(&table);
-    let failing: Vec<&str> = results
-        .iter()
-        .filter(|r| r.failed > 0)
-        .map(|r| r.name.as_str())
-        .collect();
-    assert!(
-        failing.is_empty(),
-        "{f} spec directives failed in {failing:?}; rerun with KESTREL_WASM_SPEC_VERBOSE=1"
-    );
+    table
 }

@@ -9,9 +9,10 @@ use std::rc::Rc;
 use wasmparser::{RefType, ValType};
 
 use super::func::Func;
-use super::memory::MemoryBox;
+use super::memory::{guard_pages_available, MemoryBox};
 use super::table::TableBox;
 use super::vmctx::GlobalCell;
+use crate::config::BoundsChecks;
 use crate::error::WasmError;
 use crate::val::Val;
 
@@ -85,11 +86,32 @@ impl Global {
 pub struct Memory(pub(crate) Rc<MemoryBox>);
 
 impl Memory {
-    /// A new memory of `min` pages, growing to at most `max`.
+    /// A new memory of `min` pages, growing to at most `max`: a guard-page memory when this
+    /// process can reserve one (so modules compiled either way can import it), else an
+    /// explicitly checked one.
     pub fn new(min: u64, max: Option<u64>) -> Result<Memory, WasmError> {
+        let checks = if guard_pages_available() {
+            BoundsChecks::Guard
+        } else {
+            BoundsChecks::Explicit
+        };
+        Memory::with_bounds_checks(min, max, checks)
+    }
+
+    /// A new memory laid out for `checks` (see [`BoundsChecks`]).
+    pub fn with_bounds_checks(
+        min: u64,
+        max: Option<u64>,
+        checks: BoundsChecks,
+    ) -> Result<Memory, WasmError> {
         Ok(Memory(Rc::new(
-            MemoryBox::new(min, max).map_err(WasmError::Resource)?,
+            MemoryBox::new(min, max, checks).map_err(WasmError::Resource)?,
         )))
+    }
+
+    /// The layout of this memory, and so which modules may import it.
+    pub fn bounds_checks(&self) -> BoundsChecks {
+        self.0.bounds_checks()
     }
 
     /// Current size in pages.

@@ -5,7 +5,9 @@
 //! Contract. Requires a compiled [`Module`]. Guarantees: on success the instance's vmctx
 //! follows `vmctx.rs` and stays at one address for the instance's life (it is boxed); every
 //! pointer in it is kept alive by the instance (imports by the `Extern`s it holds). Import
-//! mismatches are [`WasmError::Link`] ("unknown import", "incompatible import type"); a
+//! mismatches are [`WasmError::Link`] ("unknown import", "incompatible import type", or a
+//! memory without guard pages imported by a module compiled for them); defined memories are
+//! laid out for the module's bounds-check mode (`memory.rs`); a
 //! segment out of bounds or a trapping start function is [`WasmError::Trap`]. Segments are
 //! applied in order, elements first, and a failing one stops instantiation with the earlier
 //! writes kept (the Wasm 2.0 rule; they may be visible through imported tables and
@@ -31,6 +33,7 @@ use super::func::{thread_limits, Func, InvokeError};
 use super::memory::MemoryBox;
 use super::table::TableBox;
 use super::vmctx::{FuncRef, GlobalCell, TableDef, VmCtx};
+use crate::config::BoundsChecks;
 use crate::error::WasmError;
 use crate::module::{CompiledModule, Module};
 use crate::module_info::{ConstExpr, ConstOp, ImportKind, SegmentMode};
@@ -154,6 +157,16 @@ fn resolve_imports(m: &CompiledModule, imports: &Imports) -> Result<Resolved, Wa
                 ) {
                     return Err(incompatible());
                 }
+                if m.bounds_checks == BoundsChecks::Guard
+                    && mem.bounds_checks() != BoundsChecks::Guard
+                {
+                    return Err(link_error(
+                        module,
+                        field,
+                        "the module was compiled for guard-page memories and this memory \
+                         has no guard region (compile the module with explicit bounds checks)",
+                    ));
+                }
                 r.memories.push(mem.clone());
             }
             (ImportKind::Table { ty, .. }, Extern::Table(t)) => {
@@ -250,7 +263,11 @@ impl Instance {
             r.globals.push(Global::new(value, decl.mutable));
         }
         for ty in &info.memories[info.num_imported_memories as usize..] {
-            r.memories.push(Memory::new(ty.initial, ty.maximum)?);
+            r.memories.push(Memory::with_bounds_checks(
+                ty.initial,
+                ty.maximum,
+                m.bounds_checks,
+            )?);
         }
         for ty in &info.tables[info.num_imported_tables as usize..] {
             r.tables

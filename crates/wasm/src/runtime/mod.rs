@@ -8,6 +8,7 @@ pub mod host;
 pub mod instance;
 pub(crate) mod libcalls;
 pub mod memory;
+mod reservation;
 pub mod table;
 pub mod types;
 pub mod vmctx;

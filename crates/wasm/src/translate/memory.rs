@@ -1,26 +1,38 @@
 //! Linear-memory access: loads, stores, `memory.size`, `memory.grow`.
 //!
-//! Bounds checks are explicit (guard-page mode is later work): for an access of `size`
-//! bytes at Wasm address `a` with static offset `o`, the code computes in 64 bits
-//! `end = zext(a) + (o + size)` — no overflow, as `a < 2^32` and `o < 2^32` — and traps with
-//! `heap_oob` when `end > memory size`; then accesses `base + zext(a) + o`. `base` and `size`
-//! are loaded from the `MemoryDef` at each access (a call may have grown, and moved, the
-//! memory). The access itself is then `notrap`.
+//! An access of `size` bytes at Wasm address `a` (an `i32`) with static offset `o` reads
+//! `base + zext(a) + o`, and is kept in bounds one of two ways (see `config.rs`):
+//! - **guard pages**, when the module is compiled for them and `o + size <= GUARD_BYTES`:
+//!   no code at all. `a < 2^32`, so the access lies inside the memory's reservation, which
+//!   is inaccessible past the current size (`runtime/memory.rs`); an out-of-bounds access
+//!   faults, and the access carries the trap code `heap_oob` so the JIT's handler reports
+//!   the fault at exactly that instruction as the out-of-bounds trap. Only `base` is loaded,
+//!   and read-only: a guard memory's base never moves.
+//! - **explicit**, otherwise (explicit mode, or an offset past the guard): the code
+//!   computes in 64 bits `end = zext(a) + (o + size)` — no overflow, as `a < 2^32` and
+//!   `o < 2^32` — and traps with `heap_oob` when `end > memory size`; the access is then
+//!   `notrap`. `base` and `size` are loaded at each access (a call may have grown, and
+//!   moved, the memory).
 //!
-//! Cost: O(1) instructions per access: three loads, an add, a compare, a conditional trap.
+//! Cost: O(1) instructions per access: guard mode one or two loads (the `MemoryDef` pointer
+//! for memories other than 0, `base`) and an add; explicit mode three loads, an add, a
+//! compare and a conditional trap.
 
 use kestrel_ir::immediates::AliasRegion;
 use kestrel_ir::{InstructionData, IntCC, MemFlags, Opcode, Type, Value as IrValue};
 use wasmparser::{MemArg, Operator};
 
 use super::{trusted, trusted_readonly, FuncTranslator, Res, HEAP_OOB};
+use crate::config::BoundsChecks;
 use crate::runtime::libcalls::Libcall;
+use crate::runtime::memory::GUARD_BYTES;
 use crate::runtime::vmctx::offsets;
 
-/// Flags of a bounds-checked heap access.
-fn heap_flags() -> MemFlags {
+/// Flags of a heap access: trapping with `heap_oob` where it relies on the guard region,
+/// `notrap` where it was checked in code.
+fn heap_flags(trap: bool) -> MemFlags {
     let mut f = MemFlags::new();
-    f.trap_code = None;
+    f.trap_code = trap.then_some(HEAP_OOB);
     f.alias_region = Some(AliasRegion::Heap);
     f
 }
@@ -36,39 +48,35 @@ impl FuncTranslator<'_> {
     }
 
     /// The native address for an access of `size` bytes at Wasm address `addr` plus
-    /// `offset`, after the bounds check; returns it and the offset to put on the access.
-    fn heap_address(&mut self, memarg: &MemArg, addr: IrValue, size: u64) -> Res<(IrValue, i32)> {
+    /// `offset`, bounds-checked in code unless the guard region covers it; returns it, the
+    /// offset to put on the access and whether the access must trap (see the module docs).
+    fn heap_address(
+        &mut self,
+        memarg: &MemArg,
+        addr: IrValue,
+        size: u64,
+    ) -> Res<(IrValue, i32, bool)> {
         let offset = memarg.offset;
         let def = self.memory_def(memarg.memory)?;
-        let mem_size = self
-            .b
-            .ins()
-            .load(Type::I64, trusted(), def, offsets::MEMORY_SIZE)
-            .map_err(|e| self.err(e))?;
         let wide = self
             .b
             .ins()
             .uextend(Type::I64, addr)
             .map_err(|e| self.err(e))?;
-        let reach = self
-            .b
-            .ins()
-            .iconst(Type::I64, (offset + size) as i64)
-            .map_err(|e| self.err(e))?;
-        let end = self.b.ins().iadd(wide, reach).map_err(|e| self.err(e))?;
-        let oob = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedGreaterThan, end, mem_size)
-            .map_err(|e| self.err(e))?;
-        self.b
-            .ins()
-            .trapnz(oob, HEAP_OOB)
-            .map_err(|e| self.err(e))?;
+        let guarded = self.bounds_checks == BoundsChecks::Guard
+            && offset
+                .checked_add(size)
+                .is_some_and(|end| end <= GUARD_BYTES);
+        let base_flags = if guarded {
+            trusted_readonly()
+        } else {
+            self.explicit_bounds_check(def, wide, offset + size)?;
+            trusted()
+        };
         let base = self
             .b
             .ins()
-            .load(Type::I64, trusted(), def, offsets::MEMORY_BASE)
+            .load(Type::I64, base_flags, def, offsets::MEMORY_BASE)
             .map_err(|e| self.err(e))?;
         let mut address = self.b.ins().iadd(base, wide).map_err(|e| self.err(e))?;
         let static_offset = match i32::try_from(offset) {
@@ -83,15 +91,40 @@ impl FuncTranslator<'_> {
                 0
             }
         };
-        Ok((address, static_offset))
+        Ok((address, static_offset, guarded))
+    }
+
+    /// Trap `heap_oob` unless `wide + reach <= size` of the memory at `def`.
+    fn explicit_bounds_check(&mut self, def: IrValue, wide: IrValue, reach: u64) -> Res {
+        let mem_size = self
+            .b
+            .ins()
+            .load(Type::I64, trusted(), def, offsets::MEMORY_SIZE)
+            .map_err(|e| self.err(e))?;
+        let reach = self
+            .b
+            .ins()
+            .iconst(Type::I64, reach as i64)
+            .map_err(|e| self.err(e))?;
+        let end = self.b.ins().iadd(wide, reach).map_err(|e| self.err(e))?;
+        let oob = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThan, end, mem_size)
+            .map_err(|e| self.err(e))?;
+        self.b
+            .ins()
+            .trapnz(oob, HEAP_OOB)
+            .map_err(|e| self.err(e))?;
+        Ok(())
     }
 
     fn load(&mut self, opcode: Opcode, ty: Type, size: u64, memarg: &MemArg) -> Res {
         let addr = self.pop();
-        let (address, offset) = self.heap_address(memarg, addr, size)?;
+        let (address, offset, trap) = self.heap_address(memarg, addr, size)?;
         let data = InstructionData::Load {
             opcode,
-            flags: heap_flags(),
+            flags: heap_flags(trap),
             arg: address,
             offset,
         };
@@ -103,10 +136,10 @@ impl FuncTranslator<'_> {
     fn store(&mut self, opcode: Opcode, size: u64, memarg: &MemArg) -> Res {
         let value = self.pop();
         let addr = self.pop();
-        let (address, offset) = self.heap_address(memarg, addr, size)?;
+        let (address, offset, trap) = self.heap_address(memarg, addr, size)?;
         let data = InstructionData::Store {
             opcode,
-            flags: heap_flags(),
+            flags: heap_flags(trap),
             args: [value, address],
             offset,
         };

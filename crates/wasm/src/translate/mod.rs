@@ -32,6 +32,7 @@ use kestrel_ir::{
 };
 use wasmparser::{BinaryReader, FunctionBody, Operator};
 
+use crate::config::BoundsChecks;
 use crate::error::WasmError;
 use crate::module_info::ModuleInfo;
 use crate::runtime::vmctx::offsets;
@@ -51,6 +52,7 @@ pub fn translate_function(
     info: &ModuleInfo,
     module_bytes: &[u8],
     index: u32,
+    bounds_checks: BoundsChecks,
 ) -> Result<Function, WasmError> {
     let range = info.bodies[(index - info.num_imported_funcs) as usize].clone();
     let body = FunctionBody::new(BinaryReader::new(&module_bytes[range.clone()], range.start));
@@ -58,6 +60,7 @@ pub fn translate_function(
     let mut t = FuncTranslator {
         info,
         index,
+        bounds_checks,
         offset: range.start,
         b: FunctionBuilder::new(func_name(index), sig),
         vmctx: IrValue::from_u32(0),
@@ -85,6 +88,8 @@ pub fn translate_function(
 pub(crate) struct FuncTranslator<'a> {
     info: &'a ModuleInfo,
     index: u32,
+    /// How memory accesses are kept in bounds (`memory.rs`).
+    bounds_checks: BoundsChecks,
     /// Byte offset of the operator being translated (for errors).
     offset: usize,
     b: FunctionBuilder,

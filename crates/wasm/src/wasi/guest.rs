@@ -94,7 +94,7 @@ mod tests {
 
     #[test]
     fn out_of_bounds_and_overflowing_accesses_fault_without_writing() {
-        let memory = MemoryBox::new(1, None).unwrap();
+        let memory = MemoryBox::new(1, None, crate::config::BoundsChecks::Explicit).unwrap();
         let g = Guest { memory: &memory };
         assert_eq!(g.write_u32(65532, 7), Ok(()));
         assert_eq!(g.read(65532, 4), Ok(vec![7, 0, 0, 0]));

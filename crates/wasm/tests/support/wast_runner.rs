@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 
 use kestrel_wasm::{
-    Extern, Func, Global, Imports, Instance, InvokeError, Memory, Module, Table, Val, WasmError,
+    BoundsChecks, Config, Extern, Func, Global, Imports, Instance, InvokeError, Memory, Module,
+    Table, Val, WasmError,
 };
 use wast::core::{NanPattern, WastArgCore, WastRetCore};
 use wast::parser::{self, ParseBuffer};
@@ -64,6 +65,8 @@ enum Slot {
 }
 
 struct Runner {
+    /// How every module of the script is compiled.
+    config: Config,
     imports: Imports,
     current: Option<Slot>,
     named: HashMap<String, Slot>,
@@ -77,8 +80,8 @@ struct Runner {
     registered: HashMap<String, Slot>,
 }
 
-/// Run `text` (the script named `name`).
-pub fn run_script(name: &str, text: &str) -> Report {
+/// Run `text` (the script named `name`) with every module compiled for `checks`.
+pub fn run_script(name: &str, text: &str, checks: BoundsChecks) -> Report {
     let mut report = Report::default();
     let mut lexer = wast::lexer::Lexer::new(text);
     // The suite tests names with bidirectional-override characters on purpose.
@@ -98,6 +101,7 @@ pub fn run_script(name: &str, text: &str) -> Report {
         }
     };
     let mut runner = Runner {
+        config: Config::with_bounds_checks(checks),
         imports: spectest_imports(),
         current: None,
         named: HashMap::new(),
@@ -240,7 +244,8 @@ impl Runner {
     /// imports from; an import from a registered module that is out of scope makes this one
     /// out of scope too.
     fn instantiate(&mut self, bytes: &[u8]) -> Result<usize, WasmError> {
-        let result = Module::new(bytes).and_then(|m| Instance::new(&m, &self.imports));
+        let result =
+            Module::with_config(bytes, &self.config).and_then(|m| Instance::new(&m, &self.imports));
         match result {
             Ok(i) => {
                 self.instances.push((i, false));
@@ -364,7 +369,7 @@ impl Runner {
         if matches!(module, QuoteWat::QuoteComponent(..)) {
             return Outcome::OutOfScope("components".into());
         }
-        match Module::new(&bytes) {
+        match Module::with_config(&bytes, &self.config) {
             Ok(_) => Outcome::Fail(format!("module accepted, expected \"{message}\"")),
             Err(WasmError::Invalid { .. }) => {
                 let ours = kestrel_wasm::features::validator()
@@ -422,7 +427,7 @@ impl Runner {
             WastDirective::ModuleDefinition(mut m) => {
                 let name = m.name().map(|id| id.name().to_string());
                 let (entry, outcome) = match m.encode() {
-                    Ok(bytes) => match Module::new(&bytes) {
+                    Ok(bytes) => match Module::with_config(&bytes, &self.config) {
                         Ok(_) => (Ok(bytes), Outcome::Pass),
                         Err(e) => match failed_slot(e) {
                             Slot::OutOfScope(r) => {
@@ -548,7 +553,7 @@ impl Runner {
                     Ok(b) => b,
                     Err(e) => return Outcome::Fail(format!("encoding failed: {e}")),
                 };
-                let compiled = match Module::new(&bytes) {
+                let compiled = match Module::with_config(&bytes, &self.config) {
                     Ok(m) => m,
                     Err(e) => {
                         return match failed_slot(e) {
