@@ -39,6 +39,7 @@ use super::asm::bits::BitOp;
 use super::asm::cond::Cond as Cc;
 use super::asm::fp::{FpBinOp, FpUnaryOp};
 use super::asm::logical::LogicalImmOp;
+use super::asm::mul_div::MaddOp;
 use super::asm::logical_imm::LogicalImm;
 use super::asm::operands::ShiftAmount;
 use super::asm::{FpMemSize, FpSize, MemSize, Size};
@@ -296,6 +297,57 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn pair_hi(&mut self, p: Pair) -> VReg {
         p.0[1]
+    }
+
+    fn i128_ty(&mut self, ty: Type) -> Option<Type> {
+        (ty == Type::I128).then_some(ty)
+    }
+
+    fn i128_val(&mut self, v: Value) -> Option<Value> {
+        (self.lower.value_type(v) == Type::I128).then_some(v)
+    }
+
+    fn ty_i64(&mut self) -> Type {
+        Type::I64
+    }
+
+    fn pair_of(&mut self, v: Value) -> Pair {
+        Pair(self.lower.value_pair(v))
+    }
+
+    fn out_pair(&mut self, p: Pair) -> Out {
+        Out(smallvec::smallvec![p.0[0], p.0[1]])
+    }
+
+    fn low_bits(&mut self, v: Value) -> VReg {
+        self.lower.value_lo(v)
+    }
+
+    fn alu_pair(&mut self, op: AddSub, a: Pair, b: Pair) -> Pair {
+        self.pair_arith(op, a, b, None, None).0
+    }
+
+    fn pair_flag(&mut self, op: AddSub, cc: Cc, a: Pair, b: Pair) -> VReg {
+        let (_, flag) = self.pair_arith(op, a, b, None, Some(cc));
+        flag.expect("a flag was asked for")
+    }
+
+    fn alu_pair_flag(&mut self, op: AddSub, cc: Cc, a: Pair, b: Pair) -> Out {
+        let done = self.pair_arith(op, a, b, None, Some(cc));
+        self.pair_and_flag(done)
+    }
+
+    fn alu_pair_carry_flag(&mut self, op: AddSub, cc: Cc, a: Pair, b: Pair, cin: VReg) -> Out {
+        let done = self.pair_arith(op, a, b, Some(cin), Some(cc));
+        self.pair_and_flag(done)
+    }
+
+    fn amode_wide(&mut self, addr: Value, offset: i32) -> Mem {
+        self.wide_mem(addr, offset)
+    }
+
+    fn mem_hi(&mut self, mem: Mem) -> Mem {
+        super::lower_pair::mem_hi(mem)
     }
 
     fn out2(&mut self, a: VReg, b: VReg) -> Out {

@@ -18,6 +18,7 @@ pub mod inst;
 mod isel;
 pub mod lower;
 mod lower_mem;
+mod lower_pair;
 pub mod unwind;
 
 use kestrel_ir::{Function, Inst as IrInst, Type, Value};

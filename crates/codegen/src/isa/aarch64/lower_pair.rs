@@ -1,0 +1,108 @@
+//! The selection helpers for `i128` values held in register pairs (`lower_i128.rules`):
+//! the pair of a value, add and subtract on pairs ([`AluInst::Pair`]), and addresses of
+//! 16-byte accesses.
+//!
+//! # Contract
+//!
+//! Each helper emits into the current IR instruction's sequence and returns fresh
+//! registers; none merges anything except [`IselCtx::wide_mem`], which may fold the
+//! address's `iadd` as `addr_mem` does (the access then consumes it).
+//!
+//! Cost: O(1) per call.
+
+use kestrel_ir::Value;
+use kestrel_regalloc::VReg;
+
+use super::asm::add_sub::{AddSub, AddSubImm};
+use super::asm::cond::Cond as Cc;
+use super::asm::Size;
+use super::inst::{AluInst, Mem, PairRegs};
+use super::isel::{IselCtx, Out, Pair};
+
+impl IselCtx<'_, '_> {
+    /// `a op b` on pairs into a fresh pair, with `cin` as the carry or borrow in, and with
+    /// `flag_cc` a fresh register holding that condition of the 128-bit result.
+    pub(super) fn pair_arith(
+        &mut self,
+        op: AddSub,
+        a: Pair,
+        b: Pair,
+        cin: Option<VReg>,
+        flag_cc: Option<Cc>,
+    ) -> (Pair, Option<VReg>) {
+        let dst = [self.int(), self.int()];
+        let flag = flag_cc.map(|_| self.int());
+        self.lower.emit(AluInst::Pair {
+            op,
+            // Read only with a flag.
+            cc: flag_cc.unwrap_or(Cc::Hs),
+            regs: Box::new(PairRegs {
+                dst,
+                a: a.0,
+                b: b.0,
+                cin,
+                flag,
+            }),
+        });
+        (Pair(dst), flag)
+    }
+
+    /// The pair and its flag as an instruction's three results.
+    pub(super) fn pair_and_flag(&mut self, (p, flag): (Pair, Option<VReg>)) -> Out {
+        let flag = flag.expect("a flag was asked for");
+        Out(smallvec::smallvec![p.0[0], p.0[1], flag])
+    }
+
+    /// The address of a 16-byte access at `addr + offset` whose second half is 8 bytes
+    /// further: `addr_mem`'s, with `[x + y]` and offsets whose second half would overflow
+    /// computed into a register first.
+    pub(super) fn wide_mem(&mut self, addr: Value, offset: i32) -> Mem {
+        match self.addr_mem(addr, offset) {
+            Mem::RegReg { base, index } => {
+                let sum = self.int();
+                self.lower.emit(AluInst::Rrr {
+                    op: super::inst::AluOp::Add,
+                    size: Size::S64,
+                    dst: sum,
+                    a: base,
+                    b: index,
+                });
+                Mem::Reg { base: sum, off: 0 }
+            }
+            Mem::Reg { base, off } if off.checked_add(8).is_none() => {
+                let moved = self.int();
+                self.lower.emit(AluInst::AddImm {
+                    op: AddSub::Add,
+                    size: Size::S64,
+                    dst: moved,
+                    a: base,
+                    imm: AddSubImm::new(8).expect("8 fits"),
+                });
+                Mem::Reg {
+                    base: moved,
+                    off: off - 8,
+                }
+            }
+            mem => mem,
+        }
+    }
+}
+
+/// The second 8 bytes of a 16-byte access at `mem` (from [`IselCtx::wide_mem`] or a slot).
+pub(super) fn mem_hi(mem: Mem) -> Mem {
+    let next = |off: i32| off.checked_add(8).expect("wide_mem leaves room for 8 more");
+    match mem {
+        Mem::Reg { base, off } => Mem::Reg {
+            base,
+            off: next(off),
+        },
+        Mem::Slot { slot, off } => Mem::Slot {
+            slot,
+            off: next(off),
+        },
+        Mem::IncomingArg { off } => Mem::IncomingArg { off: next(off) },
+        Mem::OutgoingArg { off } => Mem::OutgoingArg { off: next(off) },
+        Mem::RetArea { off } => Mem::RetArea { off: next(off) },
+        Mem::RegReg { .. } => unreachable!("wide_mem never gives [x + y]"),
+    }
+}
