@@ -1,6 +1,6 @@
 //! What the `aarch64` object oracle needs beyond the x86-64 one: its tools, the generator
-//! filter that keeps `i128` (which the AArch64 backend does not lower) out of cases, and the
-//! test of whether the backend supports a case at all.
+//! filter that keeps what the AArch64 backend does not lower (`i128` atomics) out of cases,
+//! and the test of whether the backend supports a case at all.
 //!
 //! Contract: [`check_tools`] fails, naming the Debian packages, when
 //! `aarch64-linux-gnu-gcc` or `qemu-aarch64` cannot be started. [`unsupported_on_aarch64`]
@@ -51,11 +51,14 @@ pub fn check_tools() -> Result<(), String> {
     ))
 }
 
-/// A [`kestrel_fuzzgen::GenConfig::allow`] filter refusing every use of `i128` (refusing
-/// its constants keeps it out of signatures, block parameters and memory too).
-pub fn without_i128(op: Opcode, ty: Type) -> bool {
-    // `iconcat`'s controlling type is its halves' (`iconcat.i64` makes an `i128`).
-    ty != Type::I128 && op != Opcode::Iconcat
+/// A [`kestrel_fuzzgen::GenConfig::allow`] filter refusing what the AArch64 backend does
+/// not lower: the atomic operations on `i128` (every other use of `i128` is allowed).
+pub fn aarch64_lowers(op: Opcode, ty: Type) -> bool {
+    let atomic = matches!(
+        op,
+        Opcode::AtomicLoad | Opcode::AtomicStore | Opcode::AtomicRmw | Opcode::AtomicCas
+    );
+    !(atomic && ty == Type::I128)
 }
 
 /// Why the AArch64 backend does not support `case` (the first unsupported function's
@@ -84,14 +87,22 @@ mod tests {
     #[test]
     fn only_unsupported_cases_are_declined() {
         let flags = Flags::default();
+        let atomic = case(
+            "function %f(i64, i128) {
+             block0(v0: i64, v1: i128):
+                 atomic_store.i128 v1, v0
+                 return
+             }",
+        );
+        let why = unsupported_on_aarch64(&atomic, &flags).expect("i128 atomics are unsupported");
+        assert!(why.starts_with("unsupported"), "{why}");
         let wide = case(
             "function %f(i128) -> i128 {
              block0(v0: i128):
                  return v0
              }",
         );
-        let why = unsupported_on_aarch64(&wide, &flags).expect("i128 is unsupported");
-        assert!(why.starts_with("unsupported"), "{why}");
+        assert_eq!(unsupported_on_aarch64(&wide, &flags), None);
         let narrow = case(
             "function %f(i64) -> i64 {
              block0(v0: i64):
@@ -99,8 +110,9 @@ mod tests {
              }",
         );
         assert_eq!(unsupported_on_aarch64(&narrow, &flags), None);
-        assert!(!without_i128(Opcode::Iadd, Type::I128));
-        assert!(!without_i128(Opcode::Iconcat, Type::I64));
-        assert!(without_i128(Opcode::Iadd, Type::I64));
+        assert!(!aarch64_lowers(Opcode::AtomicRmw, Type::I128));
+        assert!(aarch64_lowers(Opcode::AtomicRmw, Type::I64));
+        assert!(aarch64_lowers(Opcode::Iadd, Type::I128));
+        assert!(aarch64_lowers(Opcode::Iconcat, Type::I64));
     }
 }

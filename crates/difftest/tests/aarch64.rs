@@ -3,7 +3,7 @@
 //! minimized and written as a test file that runs on AArch64.
 //! Needs `aarch64-linux-gnu-gcc` and `qemu-aarch64` (a missing tool fails the tests).
 
-use kestrel_difftest::aarch64_support::without_i128;
+use kestrel_difftest::aarch64_support::aarch64_lowers;
 use kestrel_difftest::campaign::{self, Campaign, Limit};
 use kestrel_difftest::coverage::Coverage;
 use kestrel_difftest::{ObjectOracle, Oracle, Outcome, TestCase};
@@ -17,7 +17,7 @@ fn aarch64_campaign(cases: u64, oracle: Box<dyn Oracle>, out: &str) -> Campaign 
     c.limit = Limit::Cases(cases);
     c.native = false;
     c.batch = 100;
-    c.gen.allow = Some(without_i128);
+    c.gen.allow = Some(aarch64_lowers);
     c.extra.push(oracle);
     c.out_dir = std::env::temp_dir().join(format!("kestrel-{out}-{}", std::process::id()));
     c

@@ -383,6 +383,31 @@ pub fn gen_call(
     args: &[Value],
 ) -> Result<Results, CodegenError> {
     let locs = param_locs(sig)?;
+    // Each argument as its location asks for it (a misuse is recorded, never read wrong).
+    let arg_regs: SmallVec<[ArgRegs; 8]> = args
+        .iter()
+        .zip(&locs)
+        .map(|(&a, loc)| match loc {
+            Loc::Reg(_) => smallvec::smallvec![ctx.value_vreg(a)],
+            Loc::Pair(..) => ctx.value_pair(a).into_iter().collect(),
+            Loc::Stack(_) => ctx.value_regs(a).regs().iter().copied().collect(),
+        })
+        .collect();
+    gen_call_regs(ctx, callee, sig, &arg_regs)
+}
+
+/// The registers of one argument: one, or an `i128`'s two (low half first).
+pub type ArgRegs = SmallVec<[VReg; 2]>;
+
+/// A call of `callee` with signature `sig` and the arguments in `args` (one entry per
+/// parameter, as many registers as its type takes); returns the result vregs.
+pub fn gen_call_regs(
+    ctx: &mut Lower<'_, Inst>,
+    callee: CallDest,
+    sig: &Signature,
+    args: &[ArgRegs],
+) -> Result<Results, CodegenError> {
+    let locs = param_locs(sig)?;
     let (rets, area) = ret_locs(sig)?;
     let mut seen = SmallVec::new();
     let mut regs = Vec::with_capacity(args.len() + rets.len() + 1);
@@ -394,19 +419,15 @@ pub fn gen_call(
         });
         regs.push((ptr, ret_area_reg()));
     }
-    for (&a, loc) in args.iter().zip(locs) {
+    for (vrs, loc) in args.iter().zip(locs) {
         match loc {
-            Loc::Reg(r) => {
-                let vr = ctx.value_vreg(a);
-                regs.push((distinct(ctx, &mut seen, vr), r));
-            }
+            Loc::Reg(r) => regs.push((distinct(ctx, &mut seen, vrs[0]), r)),
             Loc::Pair(lo, hi) => {
-                let [vlo, vhi] = ctx.value_pair(a);
-                regs.push((distinct(ctx, &mut seen, vlo), lo));
-                regs.push((distinct(ctx, &mut seen, vhi), hi));
+                regs.push((distinct(ctx, &mut seen, vrs[0]), lo));
+                regs.push((distinct(ctx, &mut seen, vrs[1]), hi));
             }
             Loc::Stack(off) => {
-                for (i, &vr) in ctx.value_regs(a).regs().iter().enumerate() {
+                for (i, &vr) in vrs.iter().enumerate() {
                     ctx.emit(MemInst::Store {
                         kind: slot_access(vr.class()).0,
                         src: vr,

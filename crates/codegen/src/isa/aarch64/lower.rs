@@ -27,7 +27,8 @@ use std::sync::Arc;
 use kestrel_ir::entity::EntityRef;
 use kestrel_ir::immediates::Endianness;
 use kestrel_ir::{
-    FloatCC, GlobalValue, Inst as IrInst, InstructionData, IntCC, MemFlags, StackSlot, Type, Value,
+    FloatCC, GlobalValue, Inst as IrInst, InstructionData, IntCC, MemFlags, StackSlot, TrapCode,
+    Type, Value,
 };
 use kestrel_regalloc::{RegClass, VReg};
 use smallvec::SmallVec;
@@ -342,6 +343,51 @@ impl generated::Context for IselCtx<'_, '_> {
         self.pair_and_flag(done)
     }
 
+    fn runtime_call1(&mut self, routine: generated::Runtime, a: Value) -> Option<Out> {
+        self.runtime_call(routine, &[a])
+    }
+
+    fn runtime_call2(&mut self, routine: generated::Runtime, a: Value, b: Value) -> Option<Out> {
+        self.runtime_call(routine, &[a, b])
+    }
+
+    fn runtime_call_reg(
+        &mut self,
+        routine: generated::Runtime,
+        ty: Type,
+        a: VReg,
+    ) -> Option<Pair> {
+        let sig = abi::libcall_signature(&[ty], &[Type::I128]);
+        let args = [smallvec::smallvec![a]];
+        match abi::gen_call_regs(self.lower, runtime_dest(routine), &sig, &args) {
+            Ok(regs) => Some(Pair([regs[0], regs[1]])),
+            Err(e) => {
+                self.error = Some(e);
+                None
+            }
+        }
+    }
+
+    fn div_by_zero(&mut self) -> TrapCode {
+        TrapCode::INTEGER_DIVISION_BY_ZERO
+    }
+
+    fn int_overflow(&mut self) -> TrapCode {
+        TrapCode::INTEGER_OVERFLOW
+    }
+
+    fn bad_toint(&mut self) -> TrapCode {
+        TrapCode::BAD_CONVERSION_TO_INTEGER
+    }
+
+    fn to128_low(&mut self, ty: Type, signed: bool) -> u64 {
+        float_bits(ty, if signed { -(2f64.powi(127)) } else { -1.0 })
+    }
+
+    fn to128_high(&mut self, ty: Type, signed: bool) -> u64 {
+        float_bits(ty, 2f64.powi(if signed { 127 } else { 128 }))
+    }
+
     fn amode_wide(&mut self, addr: Value, offset: i32) -> Mem {
         self.wide_mem(addr, offset)
     }
@@ -610,6 +656,21 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn abs_mask(&mut self, ty: Type) -> u64 {
         width_mask(ty) >> 1
+    }
+}
+
+/// A runtime routine as a call destination: `__` and its name in lower case.
+pub(super) fn runtime_dest(routine: generated::Runtime) -> CallDest {
+    let name = format!("__{}", format!("{routine:?}").to_lowercase());
+    CallDest::Direct(Arc::new(kestrel_ir::FunctionName::Named(name)))
+}
+
+/// The bits of `x` as a float of `ty` (exact for the powers of two the bounds use).
+fn float_bits(ty: Type, x: f64) -> u64 {
+    if ty == Type::F32 {
+        u64::from((x as f32).to_bits())
+    } else {
+        x.to_bits()
     }
 }
 

@@ -10,7 +10,7 @@
 //!
 //! Cost: O(1) per call.
 
-use kestrel_ir::Value;
+use kestrel_ir::{Type, Value};
 use kestrel_regalloc::VReg;
 
 use super::asm::add_sub::{AddSub, AddSubImm};
@@ -45,6 +45,23 @@ impl IselCtx<'_, '_> {
             }),
         });
         (Pair(dst), flag)
+    }
+
+    /// A call of `routine` with `args` and the current instruction's results, through the
+    /// AAPCS64 (an ABI error is kept for the driver, as for calls).
+    pub(super) fn runtime_call(
+        &mut self,
+        routine: super::lower::generated::Runtime,
+        args: &[Value],
+    ) -> Option<Out> {
+        let f = self.lower.f;
+        let params: Vec<Type> = args.iter().map(|&a| f.dfg.value_type(a)).collect();
+        let results = f.dfg.inst_results(self.inst);
+        let returns: Vec<Type> = results.iter().map(|&r| f.dfg.value_type(r)).collect();
+        let sig = super::abi::libcall_signature(&params, &returns);
+        let dest = super::lower::runtime_dest(routine);
+        let done = super::abi::gen_call(self.lower, dest, &sig, args);
+        self.result(done)
     }
 
     /// The pair and its flag as an instruction's three results.
