@@ -31,7 +31,12 @@
 //!   and `x17` too, which is why AAPCS64 reserves them. `x18` (the platform register) is
 //!   never touched.
 //! - `system_v`, `fast`, `cold` and `tail` are all AAPCS64 here (both sides are compiled
-//!   here); other conventions are unsupported.
+//!   here). So is `windows_fastcall`: the Windows Arm64 convention is AAPCS64 for the
+//!   scalar arguments and results CLIF has (its differences are variadic calls, which CLIF
+//!   lacks, and `x18`, which this backend never touches), and Cranelift's AArch64 backend
+//!   treats it the same way. Other conventions (`apple_aarch64`, which packs stack
+//!   arguments and extends narrow ones; `winch`; `probestack`; `patchable`) are
+//!   unsupported.
 //! - Vector values are unsupported (no register class holds them yet), as is a
 //!   `stack_limit` (the prologue has no stack check yet).
 //!
@@ -136,7 +141,11 @@ impl Assigner {
 
 fn check_call_conv(cc: CallConv) -> Result<(), CodegenError> {
     match cc {
-        CallConv::SystemV | CallConv::Fast | CallConv::Cold | CallConv::Tail => Ok(()),
+        CallConv::SystemV
+        | CallConv::Fast
+        | CallConv::Cold
+        | CallConv::Tail
+        | CallConv::WindowsFastcall => Ok(()),
         other => Err(CodegenError::unsupported(format!(
             "calling convention `{}` on aarch64",
             other.name()
@@ -640,7 +649,7 @@ mod tests {
         let mut sig = Signature::new(CallConv::SystemV);
         sig.params.push(AbiParam::new(Type::INVALID));
         assert!(param_locs(&sig).is_err());
-        let sig = Signature::new(CallConv::WindowsFastcall);
+        let sig = Signature::new(CallConv::AppleAarch64);
         assert!(param_locs(&sig).is_err());
         let mut sig = Signature::new(CallConv::SystemV);
         sig.returns = vec![AbiParam::new(Type::I32); 9];
