@@ -12,7 +12,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use super::engines::{self, Cranelift};
+use super::engines::{self, Cranelift, Target};
 
 pub struct Config {
     pub batch: Duration,
@@ -27,11 +27,11 @@ pub struct Sample {
     pub kestrel_batch: usize,
 }
 
-fn kestrel_batch(f: &kestrel_ir::Function, n: usize) -> Duration {
+fn kestrel_batch(f: &kestrel_ir::Function, target: Target, n: usize) -> Duration {
     let mut out = Vec::with_capacity(n);
     let start = Instant::now();
     for _ in 0..n {
-        out.push(black_box(engines::kestrel(black_box(f), None)));
+        out.push(black_box(engines::kestrel(black_box(f), target, None)));
     }
     let elapsed = start.elapsed();
     drop(out);
@@ -67,14 +67,15 @@ pub fn measure(
     cf: &cranelift_codegen::ir::Function,
 ) -> Sample {
     // Warm up (caches, allocator) and calibrate on the second run.
-    kestrel_batch(kf, 1);
-    let nk = batch_size(kestrel_batch(kf, 1), cfg.batch);
+    let target = cl.target();
+    kestrel_batch(kf, target, 1);
+    let nk = batch_size(kestrel_batch(kf, target, 1), cfg.batch);
     cranelift_batch(cl, cf, 1);
     let nc = batch_size(cranelift_batch(cl, cf, 1), cfg.batch);
     let (mut ks, mut cs) = (Vec::new(), Vec::new());
     let (mut kt, mut ct) = (Duration::ZERO, Duration::ZERO);
     while ks.len() < cfg.min_batches || kt < cfg.min_total || ct < cfg.min_total {
-        let k = kestrel_batch(kf, nk);
+        let k = kestrel_batch(kf, target, nk);
         let c = cranelift_batch(cl, cf, nc);
         kt += k;
         ct += c;

@@ -123,7 +123,10 @@ impl Assigner {
             *next = next.next_multiple_of(2);
             if *next + 2 <= ARG_REGS {
                 *next += 2;
-                return Ok(Place::Two(class_reg(class, *next - 2), class_reg(class, *next - 1)));
+                return Ok(Place::Two(
+                    class_reg(class, *next - 2),
+                    class_reg(class, *next - 1),
+                ));
             }
             *next = ARG_REGS;
             self.stack = self.stack.next_multiple_of(16);
@@ -169,10 +172,10 @@ pub fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
 
 fn class_of(ty: Type) -> Result<(RegClass, usize), CodegenError> {
     value_regs(ty).ok_or_else(|| CodegenError::Unsupported {
-            opcode: None,
-            ty: Some(ty),
-            what: "argument or result type in the aarch64 calling convention".into(),
-        })
+        opcode: None,
+        ty: Some(ty),
+        what: "argument or result type in the aarch64 calling convention".into(),
+    })
 }
 
 /// The register of the `i`-th value of `class` (argument or result).
@@ -337,7 +340,9 @@ pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), Codeg
                     stack.push(MemInst::Load {
                         kind: slot_access(vr.class()).1,
                         dst: vr,
-                        mem: Mem::IncomingArg { off: off + 8 * i as i32 },
+                        mem: Mem::IncomingArg {
+                            off: off + 8 * i as i32,
+                        },
                         trap: None,
                     });
                 }
@@ -373,7 +378,10 @@ pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), Codeg
                     ctx.emit(MemInst::Store {
                         kind: slot_access(vr.class()).0,
                         src: vr,
-                        mem: Mem::Reg { base, off: off + 8 * i as i32 },
+                        mem: Mem::Reg {
+                            base,
+                            off: off + 8 * i as i32,
+                        },
                         trap: None,
                     });
                 }
@@ -440,7 +448,9 @@ pub fn gen_call_regs(
                     ctx.emit(MemInst::Store {
                         kind: slot_access(vr.class()).0,
                         src: vr,
-                        mem: Mem::OutgoingArg { off: off + 8 * i as i32 },
+                        mem: Mem::OutgoingArg {
+                            off: off + 8 * i as i32,
+                        },
                         trap: None,
                     });
                 }
@@ -462,7 +472,9 @@ pub fn gen_call_regs(
                     loads.push(MemInst::Load {
                         kind: slot_access(class).1,
                         dst: vr,
-                        mem: Mem::RetArea { off: off + 8 * i as i32 },
+                        mem: Mem::RetArea {
+                            off: off + 8 * i as i32,
+                        },
                         trap: None,
                     });
                 }
@@ -617,9 +629,16 @@ mod tests {
     #[test]
     fn i128_takes_an_even_pair_or_an_aligned_stack_slot() {
         let mut sig = Signature::new(CallConv::SystemV);
-        sig.params = [Type::I64, Type::I128, Type::I64, Type::I128, Type::I128, Type::I64]
-            .map(AbiParam::new)
-            .to_vec();
+        sig.params = [
+            Type::I64,
+            Type::I128,
+            Type::I64,
+            Type::I128,
+            Type::I128,
+            Type::I64,
+        ]
+        .map(AbiParam::new)
+        .to_vec();
         let locs = param_locs(&sig).unwrap();
         assert_eq!(locs[0], Loc::Reg(x(0)));
         // x1 is skipped: a pair starts at an even register.
@@ -632,7 +651,8 @@ mod tests {
         // every later integer (AAPCS64 C.11), 16-byte aligned.
         let mut sig = Signature::new(CallConv::SystemV);
         sig.params = vec![AbiParam::new(Type::I64); 7];
-        sig.params.extend([Type::I128, Type::I64].map(AbiParam::new));
+        sig.params
+            .extend([Type::I128, Type::I64].map(AbiParam::new));
         let locs = param_locs(&sig).unwrap();
         assert_eq!((locs[7], locs[8]), (Loc::Stack(0), Loc::Stack(16)));
         sig.params.insert(0, AbiParam::new(Type::I64));

@@ -27,8 +27,8 @@ use std::sync::Arc;
 use kestrel_ir::entity::EntityRef;
 use kestrel_ir::immediates::Endianness;
 use kestrel_ir::{
-    FloatCC, GlobalValue, Inst as IrInst, InstructionData, IntCC, MemFlags, StackSlot, TrapCode,
-    Type, Value,
+    AtomicRmwOp, FloatCC, GlobalValue, Inst as IrInst, InstructionData, IntCC, MemFlags, StackSlot,
+    TrapCode, Type, Value,
 };
 use kestrel_regalloc::{RegClass, VReg};
 use smallvec::SmallVec;
@@ -40,8 +40,8 @@ use super::asm::bits::BitOp;
 use super::asm::cond::Cond as Cc;
 use super::asm::fp::{FpBinOp, FpUnaryOp};
 use super::asm::logical::LogicalImmOp;
-use super::asm::mul_div::MaddOp;
 use super::asm::logical_imm::LogicalImm;
+use super::asm::mul_div::MaddOp;
 use super::asm::operands::ShiftAmount;
 use super::asm::{FpMemSize, FpSize, MemSize, Size};
 use super::inst::{
@@ -351,12 +351,7 @@ impl generated::Context for IselCtx<'_, '_> {
         self.runtime_call(routine, &[a, b])
     }
 
-    fn runtime_call_reg(
-        &mut self,
-        routine: generated::Runtime,
-        ty: Type,
-        a: VReg,
-    ) -> Option<Pair> {
+    fn runtime_call_reg(&mut self, routine: generated::Runtime, ty: Type, a: VReg) -> Option<Pair> {
         let sig = abi::libcall_signature(&[ty], &[Type::I128]);
         let args = [smallvec::smallvec![a]];
         match abi::gen_call_regs(self.lower, runtime_dest(routine), &sig, &args) {
@@ -386,6 +381,46 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn to128_high(&mut self, ty: Type, signed: bool) -> u64 {
         float_bits(ty, 2f64.powi(if signed { 127 } else { 128 }))
+    }
+
+    fn atomic_load128(&mut self, a: Value, trap: MaybeTrap) -> Out {
+        let (dst, addr) = ([self.int(), self.int()], self.lower.value_vreg(a));
+        self.lower.emit(AtomicInst::Load128 { dst, addr, trap });
+        self.out_pair(Pair(dst))
+    }
+
+    fn atomic_store128(&mut self, v: Value, a: Value, trap: MaybeTrap) -> Out {
+        let (src, addr) = (self.lower.value_pair(v), self.lower.value_vreg(a));
+        self.lower.emit(AtomicInst::Store128 { src, addr, trap });
+        Out::none()
+    }
+
+    fn atomic_rmw128(&mut self, op: AtomicRmwOp, a: Value, v: Value, trap: MaybeTrap) -> Out {
+        let (dst, tmp) = ([self.int(), self.int()], self.int());
+        let (addr, val) = (self.lower.value_vreg(a), self.lower.value_pair(v));
+        self.lower.emit(AtomicInst::Rmw128 {
+            op,
+            dst,
+            addr,
+            val,
+            tmp,
+            trap,
+        });
+        self.out_pair(Pair(dst))
+    }
+
+    fn atomic_cas128(&mut self, a: Value, e: Value, r: Value, trap: MaybeTrap) -> Out {
+        let dst = [self.int(), self.int()];
+        let addr = self.lower.value_vreg(a);
+        let (expected, repl) = (self.lower.value_pair(e), self.lower.value_pair(r));
+        self.lower.emit(AtomicInst::Cas128 {
+            dst,
+            addr,
+            expected,
+            repl,
+            trap,
+        });
+        self.out_pair(Pair(dst))
     }
 
     fn amode_wide(&mut self, addr: Value, offset: i32) -> Mem {

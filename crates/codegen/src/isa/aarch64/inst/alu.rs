@@ -379,7 +379,9 @@ impl AluInst<String> {
                     cin,
                     flag,
                 } = &**regs;
-                let carry = cin.as_ref().map_or(String::new(), |c| format!(", carry {c}"));
+                let carry = cin
+                    .as_ref()
+                    .map_or(String::new(), |c| format!(", carry {c}"));
                 let (flag_def, cc) = flag.as_ref().map_or((String::new(), String::new()), |f| {
                     (format!(", {f}"), format!(" ?{}", cc.name()))
                 });
