@@ -37,8 +37,8 @@
 //!   treats it the same way. Other conventions (`apple_aarch64`, which packs stack
 //!   arguments and extends narrow ones; `winch`; `probestack`; `patchable`) are
 //!   unsupported.
-//! - Vector values are unsupported (no register class holds them yet), as is a
-//!   `stack_limit` (the prologue has no stack check yet).
+//! - Vector values are unsupported (no register class holds them yet). A `stack_limit` is
+//!   checked in the prologue (`stack_limit.rs`).
 //!
 //! Cost: O(parameters + results) per call and per function entry; the frame layout is one
 //! pass over the instructions, the allocations, the edits and the stack slots.
@@ -314,13 +314,8 @@ fn distinct(ctx: &mut Lower<'_, Inst>, seen: &mut SmallVec<[VReg; 8]>, vr: VReg)
 
 /// Define the entry block's parameters from the incoming registers and stack slots.
 pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
-    // Reported here, while errors can be: the prologue has no stack check yet.
-    if ctx.f.stack_limit.is_some() {
-        return Err(CodegenError::unsupported(format!(
-            "`stack_limit` in {} on aarch64",
-            ctx.f.name
-        )));
-    }
+    // A stack limit the prologue cannot compute is reported here, while errors can be.
+    super::stack_limit::plan(ctx.f)?;
     let locs = param_locs(ctx.signature())?;
     let mut args = Vec::new();
     let mut stack = Vec::new();
@@ -567,9 +562,18 @@ pub fn compute_frame(
         || incoming_stack
         || size > 0
         || !f.stack_slots.is_empty();
+    // The stack check covers what the function takes below x29, and a callee's saved x29
+    // and x30 when it calls; a leaf that takes nothing is not checked. (`gen_args` already
+    // reported a limit the prologue cannot compute.)
+    let below = size + if has_calls { 16 } else { 0 };
+    let stack_check = match super::stack_limit::plan(f) {
+        Ok(Some(steps)) if setup && below > 0 => Some((steps, below)),
+        _ => None,
+    };
     Frame {
         setup,
         size,
+        stack_check,
         saved,
         saved_fp,
         spill_base: spill_base as i32,

@@ -19,6 +19,7 @@ mod isel;
 pub mod lower;
 mod lower_mem;
 mod lower_pair;
+pub mod stack_limit;
 pub mod unwind;
 
 use kestrel_ir::{Function, Inst as IrInst, Type, Value};
