@@ -26,7 +26,7 @@ use kestrel_ir::{Function, Inst as IrInst, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, RegClass};
 
 use crate::chaos::Chaos;
-use crate::machinst::compile::{compile, Backend, CompileOptions};
+use crate::machinst::compile::{compile_timed, Backend, CompileOptions, PhaseTimes};
 use crate::machinst::lower::{Lower, LowerBackend, Results};
 use crate::machinst::vcode::VCode;
 use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
@@ -92,10 +92,35 @@ impl Aarch64Backend {
         flags: &Flags,
         chaos: &mut Chaos,
     ) -> Result<CompiledCode, CodegenError> {
+        self.compile_function_inner(f, flags, chaos, None)
+    }
+
+    /// [`Self::compile_function`], adding each phase's wall-clock time (verification
+    /// included) and the peak live vreg count to `times`.
+    pub fn compile_function_timed(
+        &self,
+        f: &Function,
+        flags: &Flags,
+        times: &mut PhaseTimes,
+    ) -> Result<CompiledCode, CodegenError> {
+        self.compile_function_inner(f, flags, &mut Chaos::disabled(), Some(times))
+    }
+
+    fn compile_function_inner(
+        &self,
+        f: &Function,
+        flags: &Flags,
+        chaos: &mut Chaos,
+        mut times: Option<&mut PhaseTimes>,
+    ) -> Result<CompiledCode, CodegenError> {
+        let start = times.is_some().then(std::time::Instant::now);
         if !flags.verified {
             if let Err(errors) = kestrel_ir::verify_function(f) {
                 return Err(CodegenError::Verifier(errors.to_string()));
             }
+        }
+        if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
+            t.verify += start.elapsed();
         }
         let options = CompileOptions {
             check_regalloc: flags.check_regalloc,
@@ -106,7 +131,7 @@ impl Aarch64Backend {
         let target = Aarch64Backend {
             preserve_frame_pointers: flags.preserve_frame_pointers || self.preserve_frame_pointers,
         };
-        compile(&target, f, options, chaos)
+        compile_timed(&target, f, options, chaos, times)
     }
 }
 
