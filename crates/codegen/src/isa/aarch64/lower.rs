@@ -427,6 +427,10 @@ impl generated::Context for IselCtx<'_, '_> {
         self.wide_mem(addr, offset)
     }
 
+    fn slot_mem_wide(&mut self, slot: StackSlot, offset: i32) -> Mem {
+        self.wide_slot_mem(slot, offset)
+    }
+
     fn mem_hi(&mut self, mem: Mem) -> Mem {
         super::lower_pair::mem_hi(mem)
     }
