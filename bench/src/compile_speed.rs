@@ -1,8 +1,9 @@
-//! `kestrel-bench compile-speed [--corpus DIR] [--count N] [--large N] [--seed S]
-//! [--batch-us U] [--batches B] [--contexts reused|fresh]`: Kestrel's compile time against
-//! Cranelift 0.135.8 at `opt_level=none`, on the same functions, in the same process; each
-//! engine compiles in a context kept across compiles (`--contexts fresh`: new memory for
-//! every compile, on both sides).
+//! `kestrel-bench compile-speed [--target x86_64|aarch64] [--corpus DIR] [--count N]
+//! [--large N] [--seed S] [--batch-us U] [--batches B] [--contexts reused|fresh]`: Kestrel's
+//! compile time against Cranelift 0.135.8 at `opt_level=none`, on the same functions, in the
+//! same process, both compiling for the same target (x86-64 by default); each engine
+//! compiles in a context kept across compiles (`--contexts fresh`: new memory for every
+//! compile, on both sides).
 //!
 //! Corpus: with `--corpus DIR`, every `.clif` file under DIR. Without it, the repository's
 //! `tests/**/*.clif` plus `--count` generated functions (`gen`), `--large` of them above
@@ -10,7 +11,7 @@
 //! and counted by reason (`corpus`). Timing (`timing`) alternates the engines per batch and
 //! takes medians; parsing is outside the clock. Then Kestrel's phases are timed separately
 //! (the clock is read between phases only in that pass), and a sample of generated
-//! functions is run natively and in the interpreter (`runcheck`).
+//! functions is run natively and in the interpreter (`runcheck`; x86-64 only, the host).
 //!
 //! Output: a table per size bucket (functions, mean µs per compile of each engine, geometric
 //! mean of the per-function ratios), Kestrel's phase split, the exclusions, and as the last
@@ -28,10 +29,11 @@ use std::time::Duration;
 use kestrel_codegen::machinst::compile::PhaseTimes;
 
 use corpus::{Case, Exclusions};
-use engines::Cranelift;
+use engines::{Cranelift, Target};
 use timing::{Config, Sample};
 
 struct Args {
+    target: Target,
     corpus: Option<PathBuf>,
     count: usize,
     large: usize,
@@ -41,6 +43,7 @@ struct Args {
 
 fn parse(args: &[String]) -> Result<Args, String> {
     let mut parsed = Args {
+        target: Target::X64,
         corpus: None,
         count: 240,
         large: 24,
@@ -57,6 +60,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
         let bad = |_| format!("bad value for {flag}: {value}");
         match flag.as_str() {
+            "--target" => parsed.target = Target::parse(value)?,
             "--corpus" => parsed.corpus = Some(PathBuf::from(value)),
             "--count" => parsed.count = value.parse().map_err(bad)?,
             "--large" => parsed.large = value.parse().map_err(bad)?,
@@ -69,8 +73,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--contexts" if value == "reused" => parsed.timing.fresh_contexts = false,
             _ => {
                 return Err(format!(
-                    "unknown option {flag} (options: --corpus DIR --count N --large N --seed S \
-                     --batch-us U --batches B --contexts reused|fresh)"
+                    "unknown option {flag} (options: --target T --corpus DIR --count N --large N \
+                     --seed S --batch-us U --batches B --contexts reused|fresh)"
                 ))
             }
         }
@@ -164,13 +168,14 @@ fn print_table(cases: &[Case], samples: &[Sample]) {
 
 /// Kestrel's time per compile in each phase: the median, phase by phase, of 5 batches of
 /// `n` compiles.
-fn phase_median(f: &kestrel_ir::Function, n: u32) -> [Duration; 3] {
+fn phase_median(f: &kestrel_ir::Function, target: Target, n: u32) -> [Duration; 3] {
     let mut ctx = kestrel_codegen::machinst::compile::CompileContext::new();
     let batches: Vec<PhaseTimes> = (0..5)
         .map(|_| {
             let mut t = PhaseTimes::default();
             for _ in 0..n {
-                let _ = std::hint::black_box(engines::kestrel(&mut ctx, f, Some(&mut t)));
+                let kestrel = engines::kestrel(&mut ctx, f, target, Some(&mut t));
+                let _ = std::hint::black_box(kestrel);
             }
             t
         })
@@ -188,11 +193,11 @@ fn phase_median(f: &kestrel_ir::Function, n: u32) -> [Duration; 3] {
 }
 
 /// Kestrel's per-phase time per compile, for each bucket and overall.
-fn print_phases(cases: &[Case], samples: &[Sample]) {
+fn print_phases(cases: &[Case], samples: &[Sample], target: Target) {
     let per_case: Vec<[Duration; 3]> = cases
         .iter()
         .zip(samples)
-        .map(|(c, s)| phase_median(&c.kestrel, s.kestrel_batch as u32))
+        .map(|(c, s)| phase_median(&c.kestrel, target, s.kestrel_batch as u32))
         .collect();
     println!("\nkestrel phases (mean µs per compile; share of the bucket's total):");
     println!(
@@ -254,7 +259,7 @@ fn print_exclusions(excluded: &Exclusions) {
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let args = parse(args)?;
-    let cl = Cranelift::new()?;
+    let cl = Cranelift::for_target(args.target)?;
     let (cases, excluded, source) = load(&args, &cl)?;
     if cases.is_empty() {
         print_exclusions(&excluded);
@@ -262,6 +267,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let generated: Vec<&Case> = cases.iter().filter(|c| c.generated).collect();
     let large = generated.iter().filter(|c| c.insts > 1000).count();
+    println!("target: {} (both compilers)", args.target.name());
     println!("corpus: {source}");
     println!(
         "kept: {} functions ({} generated, {large} of them over 1,000 instructions; largest {} instructions)",
@@ -275,9 +281,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .collect();
     println!("\ncompile time per function, opt none (median per compile, alternating batches):");
     print_table(&cases, &samples);
-    print_phases(&cases, &samples);
+    print_phases(&cases, &samples, args.target);
     let sample: Vec<&Case> = generated.iter().step_by(8).copied().collect();
-    if !sample.is_empty() {
+    if args.target != Target::X64 {
+        println!("\nrun check: not run (the code is not the host's; `kestrel test` runs AArch64 code under qemu)");
+    } else if !sample.is_empty() {
         let (agreed, ran, failures) = runcheck::check(&sample, args.seed);
         println!("\nrun check: {agreed}/{ran} generated functions give the interpreter's results natively");
         for f in failures.iter().take(10) {

@@ -30,6 +30,7 @@ fn main() {
             ops_rules,
             "src/isa/aarch64/inst.rules",
             "src/isa/aarch64/lower.rules",
+            "src/isa/aarch64/lower_i128.rules",
         ],
         "aarch64_lower.rs",
         &options,

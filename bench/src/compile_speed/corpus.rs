@@ -3,16 +3,17 @@
 //!
 //! Every function that is dropped is counted under a reason (see [`Exclusions`]); nothing
 //! leaves the corpus silently. Each kept function has been verified by Kestrel's verifier,
-//! compiled once by Kestrel with the register-allocation checker on and once by Cranelift,
-//! and both produced non-empty code.
+//! compiled once by Kestrel with the register-allocation checker on and once by Cranelift
+//! (both for the run's target), and both produced non-empty code.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
 use kestrel_codegen::isa::x64::{Flags, X64Backend};
-use kestrel_codegen::machinst::CodegenError;
+use kestrel_codegen::machinst::{CodegenError, CompiledCode};
 
-use super::engines::Cranelift;
+use super::engines::{Cranelift, Target};
 
 /// One function as both compilers see it.
 pub struct Case {
@@ -160,12 +161,7 @@ pub fn add_text(
             excluded.other("Kestrel's verifier rejects it", 1);
             continue;
         }
-        let checked = Flags {
-            check_regalloc: true,
-            keep_text: false,
-            ..Flags::default()
-        };
-        match X64Backend.compile_function(&kf, &checked) {
+        match checked_compile(&kf, cl.target()) {
             Err(e @ CodegenError::Unsupported { .. }) => {
                 *excluded.unsupported.entry(unsupported_key(&e)).or_default() += 1;
                 continue;
@@ -204,6 +200,21 @@ pub fn add_text(
             kestrel: kf,
             cranelift: cf,
         });
+    }
+}
+
+/// Kestrel's compile for `target` with the register-allocation checker on.
+fn checked_compile(f: &kestrel_ir::Function, target: Target) -> Result<CompiledCode, CodegenError> {
+    let checked = Flags {
+        check_regalloc: true,
+        keep_text: false,
+        ..Flags::default()
+    };
+    match target {
+        Target::X64 => X64Backend.compile_function(f, &checked),
+        Target::Aarch64 => {
+            Aarch64Backend::default().compile_function(f, &aarch64::Flags::from(&checked))
+        }
     }
 }
 

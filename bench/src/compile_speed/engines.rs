@@ -1,14 +1,17 @@
-//! The two compilers, each from an in-memory function to final machine-code bytes.
+//! The two compilers, each from an in-memory function to final machine-code bytes, for one
+//! [`Target`] (x86-64 or AArch64; the same for both compilers in a run).
 //!
 //! Memory: each engine compiles in a context kept across its compiles (Kestrel's
 //! `CompileContext`, Cranelift's `Context`), as a client compiling many functions does;
 //! with `--contexts fresh`, every compile starts from new memory on both sides.
 //!
-//! - Kestrel: `machinst::compile::compile_in` with the x86-64 backend, the register-allocation
-//!   checker off and chaos disabled. This is `X64Backend::compile_function` minus its IR
-//!   verifier call, matching Cranelift's `enable_verifier=false`; the corpus is verified
-//!   once, untimed, before measuring. MachBuffer validators only run in debug builds.
-//! - Cranelift 0.135.8: the host x86-64 ISA from `isa::lookup`, `opt_level=none`,
+//! - Kestrel: `machinst::compile::compile_in` with the target's backend, the
+//!   register-allocation checker off and chaos disabled. This is the backend's
+//!   `compile_function` minus its IR verifier call, matching Cranelift's
+//!   `enable_verifier=false`; the corpus is verified once, untimed, before measuring.
+//!   MachBuffer validators only run in debug builds.
+//! - Cranelift 0.135.8: the target's ISA from `isa::lookup` (`x86_64-unknown-linux-gnu` or
+//!   `aarch64-unknown-linux-gnu`, default ISA flags), `opt_level=none`,
 //!   `enable_verifier=false`, default register allocator; `Context::compile`, then the bytes
 //!   of its compiled code. The two ABI flags Kestrel's test files set
 //!   (`enable_multi_ret_implicit_sret`, `enable_llvm_abi_extensions`) are set too, so that
@@ -19,14 +22,42 @@ use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
 use kestrel_codegen::chaos::Chaos;
+use kestrel_codegen::isa::aarch64::Aarch64Backend;
 use kestrel_codegen::isa::x64::X64Backend;
 use kestrel_codegen::machinst::compile::{compile_in, CompileContext, CompileOptions, PhaseTimes};
 use kestrel_codegen::machinst::{CodegenError, CompiledCode};
 
-/// Compile with Kestrel in `ctx`; `times` (when given) accumulates the per-phase times.
+/// The machine both compilers generate code for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    X64,
+    Aarch64,
+}
+
+impl Target {
+    /// `x86_64` or `aarch64`, as `--target` names it.
+    pub fn parse(name: &str) -> Result<Target, String> {
+        match name {
+            "x86_64" => Ok(Target::X64),
+            "aarch64" => Ok(Target::Aarch64),
+            other => Err(format!("unknown target {other} (x86_64 or aarch64)")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::X64 => "x86_64",
+            Target::Aarch64 => "aarch64",
+        }
+    }
+}
+
+/// Compile with Kestrel for `target` in `ctx`; `times` (when given) accumulates the
+/// per-phase times.
 pub fn kestrel(
     ctx: &mut CompileContext,
     f: &kestrel_ir::Function,
+    target: Target,
     times: Option<&mut PhaseTimes>,
 ) -> Result<CompiledCode, CodegenError> {
     let options = CompileOptions {
@@ -34,16 +65,26 @@ pub fn kestrel(
         keep_text: false,
         ..CompileOptions::default()
     };
-    compile_in(ctx, &X64Backend, f, options, &mut Chaos::disabled(), times)
+    let chaos = &mut Chaos::disabled();
+    match target {
+        Target::X64 => compile_in(ctx, &X64Backend, f, options, chaos, times),
+        Target::Aarch64 => compile_in(ctx, &Aarch64Backend::default(), f, options, chaos, times),
+    }
 }
 
 /// The Cranelift target, configured once.
 pub struct Cranelift {
     isa: OwnedTargetIsa,
+    target: Target,
 }
 
 impl Cranelift {
+    /// Cranelift for the host (x86-64).
     pub fn new() -> Result<Cranelift, String> {
+        Cranelift::for_target(Target::X64)
+    }
+
+    pub fn for_target(target: Target) -> Result<Cranelift, String> {
         let mut flags = settings::builder();
         for (name, value) in [
             ("opt_level", "none"),
@@ -55,12 +96,22 @@ impl Cranelift {
                 .set(name, value)
                 .map_err(|e| format!("cranelift setting {name}={value}: {e}"))?;
         }
-        let triple = target_lexicon::Triple::host();
+        let triple: target_lexicon::Triple = match target {
+            Target::X64 => "x86_64-unknown-linux-gnu",
+            Target::Aarch64 => "aarch64-unknown-linux-gnu",
+        }
+        .parse()
+        .map_err(|e| format!("target triple: {e}"))?;
         let isa = cranelift_codegen::isa::lookup(triple)
             .map_err(|e| format!("cranelift ISA lookup: {e}"))?
             .finish(settings::Flags::new(flags))
             .map_err(|e| format!("cranelift ISA: {e}"))?;
-        Ok(Cranelift { isa })
+        Ok(Cranelift { isa, target })
+    }
+
+    /// The target both compilers generate code for.
+    pub fn target(&self) -> Target {
+        self.target
     }
 
     /// A fresh context holding a copy of `f` (preparation, not timed).

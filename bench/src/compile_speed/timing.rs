@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use cranelift_codegen::Context;
 use kestrel_codegen::machinst::compile::CompileContext;
 
-use super::engines::{self, Cranelift};
+use super::engines::{self, Cranelift, Target};
 
 pub struct Config {
     pub batch: Duration,
@@ -46,6 +46,7 @@ fn kestrel_batch(
     cfg: &Config,
     ctx: &mut CompileContext,
     f: &kestrel_ir::Function,
+    target: Target,
     n: usize,
 ) -> Duration {
     let mut out = Vec::with_capacity(n);
@@ -55,9 +56,9 @@ fn kestrel_batch(
         if cfg.fresh_contexts {
             fresh.push(CompileContext::new());
             let ctx = fresh.last_mut().expect("just pushed");
-            out.push(black_box(engines::kestrel(ctx, black_box(f), None)));
+            out.push(black_box(engines::kestrel(ctx, black_box(f), target, None)));
         } else {
-            out.push(black_box(engines::kestrel(ctx, black_box(f), None)));
+            out.push(black_box(engines::kestrel(ctx, black_box(f), target, None)));
         }
     }
     let elapsed = start.elapsed();
@@ -116,8 +117,9 @@ pub fn measure(
         cranelift: Context::new(),
     };
     // Warm up (caches, allocator, contexts) and calibrate on the second run.
-    kestrel_batch(cfg, &mut ctx.kestrel, kf, 1);
-    let nk = batch_size(kestrel_batch(cfg, &mut ctx.kestrel, kf, 1), cfg.batch);
+    let target = cl.target();
+    kestrel_batch(cfg, &mut ctx.kestrel, kf, target, 1);
+    let nk = batch_size(kestrel_batch(cfg, &mut ctx.kestrel, kf, target, 1), cfg.batch);
     cranelift_batch(cfg, cl, &mut ctx.cranelift, cf, 1);
     let nc = batch_size(
         cranelift_batch(cfg, cl, &mut ctx.cranelift, cf, 1),
@@ -126,7 +128,7 @@ pub fn measure(
     let (mut ks, mut cs) = (Vec::new(), Vec::new());
     let (mut kt, mut ct) = (Duration::ZERO, Duration::ZERO);
     while ks.len() < cfg.min_batches || kt < cfg.min_total || ct < cfg.min_total {
-        let k = kestrel_batch(cfg, &mut ctx.kestrel, kf, nk);
+        let k = kestrel_batch(cfg, &mut ctx.kestrel, kf, target, nk);
         let c = cranelift_batch(cfg, cl, &mut ctx.cranelift, cf, nc);
         kt += k;
         ct += c;

@@ -2,7 +2,7 @@
 //! `--timing`, where the compile time goes (per phase, per function and in total).
 //!
 //! The file's first `target` line picks the ISA: x86-64 (also without one), or AArch64,
-//! whose code is disassembled by yaxpeax-arm (`--timing` is x86-64's).
+//! whose code is disassembled by yaxpeax-arm (`--timing` times the same ISA's compile).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -127,7 +127,7 @@ pub fn compile(
             check_regalloc: check_regalloc || cfg!(debug_assertions),
             ..kestrel_filetests::native_flags(&header, target)
         };
-        return time_phases(path, &text, &flags);
+        return time_phases(path, &text, &flags, file_isa(&text));
     }
     let (flags, funcs) =
         file_flags_and_functions(path, &text, check_regalloc, show.vcode || show.regalloc)?;
@@ -167,7 +167,7 @@ pub fn compile(
 
 /// `--timing`: parse and compile every function, printing no code; one row per function
 /// (times in milliseconds) and a total row. The clock is read only between phases.
-fn time_phases(path: &Path, text: &str, flags: &Flags) -> Result<ExitCode, String> {
+fn time_phases(path: &Path, text: &str, flags: &Flags, isa: Isa) -> Result<ExitCode, String> {
     let mut parsed = Vec::new();
     let mut start = Instant::now();
     kestrel_ir::text::parse_each(text, &path.display().to_string(), |f| {
@@ -208,9 +208,14 @@ fn time_phases(path: &Path, text: &str, flags: &Flags) -> Result<ExitCode, Strin
     let mut ctx = CompileContext::new();
     for (f, parse) in &parsed {
         let mut t = PhaseTimes::default();
-        X64Backend
-            .compile_function_timed(&mut ctx, f, flags, &mut t)
-            .map_err(|e| format!("%{}: {e}", func_name(f)))?;
+        match isa {
+            Isa::X86_64 => X64Backend.compile_function_timed(&mut ctx, f, flags, &mut t),
+            Isa::Aarch64 => {
+                let a64 = aarch64::Flags::from(flags);
+                Aarch64Backend::default().compile_function_timed(&mut ctx, f, &a64, &mut t)
+            }
+        }
+        .map_err(|e| format!("%{}: {e}", func_name(f)))?;
         let (insts, blocks) = (f.num_placed_insts(), f.layout.blocks().len());
         print_row(&row(
             &format!("%{}", func_name(f)),

@@ -3,37 +3,61 @@
 //! as `;` comments. `BLESS=1 cargo test -p kestrel-codegen --test golden` rewrites them;
 //! otherwise a mismatch fails with a line diff.
 //!
-//! Files compile for a CPU with every extension the backend knows, except those the file's
-//! `target x86_64 has_lzcnt=false …` line turns off (to pin the baseline fallbacks).
+//! Files compile for x86-64 with every extension the backend knows, except those the file's
+//! `target x86_64 has_lzcnt=false …` line turns off (to pin the baseline fallbacks); a file
+//! whose first `target` line is `target aarch64` compiles for AArch64 instead (its
+//! disassembly by yaxpeax-arm).
 
 use std::path::Path;
 
-use kestrel_codegen::disasm::disassemble;
+use kestrel_codegen::disasm::{disassemble, disassemble_aarch64};
+use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
 use kestrel_codegen::isa::x64::features::CpuFeatures;
 use kestrel_codegen::isa::x64::{Flags, X64Backend};
 
-/// The features a golden file compiles for: all, less its `target` line's flags.
-fn features_of(text: &str) -> CpuFeatures {
+/// The machine a golden file compiles for.
+#[derive(Clone, Copy)]
+enum Isa {
+    /// x86-64 with these features.
+    X64(CpuFeatures),
+    Aarch64,
+}
+
+/// The ISA of a golden file: AArch64 when its first `target` line says so, else x86-64 with
+/// every feature, less its `target` line's flags.
+fn isa_of(text: &str) -> Isa {
+    if text
+        .lines()
+        .find(|l| l.starts_with("target "))
+        .is_some_and(|l| l.starts_with("target aarch64"))
+    {
+        return Isa::Aarch64;
+    }
     let mut features = CpuFeatures::all();
     if let Some(line) = text.lines().find(|l| l.starts_with("target x86_64")) {
         for flag in line.split_whitespace().skip(2) {
             features.apply_flag(flag);
         }
     }
-    features
+    Isa::X64(features)
 }
 
 /// The expected comment block for one compiled function.
-fn expectation(f: &kestrel_ir::Function, features: CpuFeatures) -> Vec<String> {
-    // A fixed feature set: the expected output must not depend on the machine.
+fn expectation(f: &kestrel_ir::Function, isa: Isa) -> Vec<String> {
     let flags = Flags {
         check_regalloc: true,
         keep_text: true,
-        features,
         ..Flags::default()
     };
     let mut out = Vec::new();
-    match X64Backend.compile_function(f, &flags) {
+    let compiled = match isa {
+        // A fixed feature set: the expected output must not depend on the machine.
+        Isa::X64(features) => X64Backend.compile_function(f, &Flags { features, ..flags }),
+        Isa::Aarch64 => {
+            Aarch64Backend::default().compile_function(f, &aarch64::Flags::from(&flags))
+        }
+    };
+    match compiled {
         Err(e) => out.push(format!("error: {e}")),
         Ok(code) => {
             out.push("VCode:".into());
@@ -42,11 +66,11 @@ fn expectation(f: &kestrel_ir::Function, features: CpuFeatures) -> Vec<String> {
             out.extend(code.regalloc_text.lines().map(|l| format!("  {l}")));
             out.push("Disassembly:".into());
             let len = code.code_size_without_constants as usize;
-            out.extend(
-                disassemble(&code.code, len)
-                    .into_iter()
-                    .map(|l| format!("  {l}")),
-            );
+            let lines = match isa {
+                Isa::X64(_) => disassemble(&code.code, len),
+                Isa::Aarch64 => disassemble_aarch64(&code.code, len),
+            };
+            out.extend(lines.into_iter().map(|l| format!("  {l}")));
             for t in &code.traps {
                 out.push(format!("  trap {:#x}: {}", t.offset, t.code));
             }
@@ -64,7 +88,7 @@ fn expectation(f: &kestrel_ir::Function, features: CpuFeatures) -> Vec<String> {
 /// Rebuild a golden file: its text with each function's comment block replaced.
 fn render(text: &str, name: &str) -> String {
     let funcs = kestrel_ir::parse_functions(text, name).expect("golden input parses");
-    let features = features_of(text);
+    let isa = isa_of(text);
     let mut out = String::new();
     let mut funcs = funcs.iter();
     let mut lines = text.lines().peekable();
@@ -79,7 +103,7 @@ fn render(text: &str, name: &str) -> String {
             {}
             let f = funcs.next().expect("one parsed function per closing brace");
             out.push('\n');
-            for e in expectation(f, features) {
+            for e in expectation(f, isa) {
                 out.push_str(format!("; {e}").trim_end());
                 out.push('\n');
             }

@@ -245,10 +245,6 @@ fn every_opcode_and_type_the_verifier_accepts_compiles() {
 
 /// Why AArch64 does not compile a pair yet, or `None` if it should.
 fn aarch64_gap(pair: &str) -> Option<&'static str> {
-    // `ireduce.i64` and `iconcat.i64` read or make an i128; `isplit.i128` splits one.
-    if pair.ends_with(".i128") || pair == "ireduce.i64" || pair == "iconcat.i64" {
-        return Some("i128 values have no register class on AArch64 yet");
-    }
     let op = pair.split('.').next().unwrap_or(pair);
     if pair.ends_with(".i32")
         && matches!(

@@ -5,8 +5,7 @@
 //!
 //! Contract: as [`Oracle::run`]; the baseline is the interpreter. The `aarch64` oracle
 //! declines ([`Oracle::declines`]) a case that the AArch64 backend reports as
-//! `CodegenError::Unsupported` (see `aarch64_support`); campaigns using it should generate
-//! without `i128` ([`crate::aarch64_support::without_i128`]), which that backend lacks.
+//! `CodegenError::Unsupported` (see `aarch64_support`).
 //!
 //! Linking costs far more than running, so [`Oracle::prefetch`] compiles a whole batch of cases into one object
 //! (each case's functions renamed `c<k>_<name>` so the cases cannot collide; the calls

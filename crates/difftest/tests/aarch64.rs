@@ -3,7 +3,6 @@
 //! minimized and written as a test file that runs on AArch64.
 //! Needs `aarch64-linux-gnu-gcc` and `qemu-aarch64` (a missing tool fails the tests).
 
-use kestrel_difftest::aarch64_support::without_i128;
 use kestrel_difftest::campaign::{self, Campaign, Limit};
 use kestrel_difftest::coverage::Coverage;
 use kestrel_difftest::{ObjectOracle, Oracle, Outcome, TestCase};
@@ -17,7 +16,6 @@ fn aarch64_campaign(cases: u64, oracle: Box<dyn Oracle>, out: &str) -> Campaign 
     c.limit = Limit::Cases(cases);
     c.native = false;
     c.batch = 100;
-    c.gen.allow = Some(without_i128);
     c.extra.push(oracle);
     c.out_dir = std::env::temp_dir().join(format!("kestrel-{out}-{}", std::process::id()));
     c
@@ -39,7 +37,12 @@ fn seeded_aarch64_smoke_campaign_finds_nothing() {
     let [("aarch64", unsupported)] = summary.unsupported[..] else {
         panic!("the aarch64 oracle may decline: {:?}", summary.unsupported);
     };
-    assert!(unsupported < cases / 2, "{unsupported} unsupported:\n{log}");
+    // Everything the generator makes is lowered (only big-endian read-modify-writes and
+    // `stack_limit`, which it does not generate, are unsupported).
+    assert!(
+        unsupported < cases / 20,
+        "{unsupported} unsupported:\n{log}"
+    );
     assert!(summary.final_line().ends_with(" unsupported on aarch64"));
 }
 

@@ -3,13 +3,18 @@
 //! # Contract
 //!
 //! - Arguments: integers in `x0`–`x7`, floats in `v0`–`v7` (`s`/`d`), in order per class; the
-//!   rest on the stack in 8-byte slots at `[x29 + 16 + 8*i]` (the caller's `[sp + 8*i]`),
-//!   in order. Narrow integers carry unspecified upper bits, as AAPCS64 allows.
+//!   rest on the stack in 8-byte slots at `[x29 + 16 + off]` (the caller's `[sp + off]`),
+//!   in order. Narrow integers carry unspecified upper bits, as AAPCS64 allows. An `i128`
+//!   takes an even-numbered pair of `x` registers (low half in the even one, AAPCS64's
+//!   rule C.9: an odd next register is skipped), or, when fewer than two remain, a
+//!   16-byte-aligned 16-byte stack slot, and no later integer goes in a register (C.11).
 //! - Results: integers in `x0`–`x7`, floats in `v0`–`v7`, in order per class (AAPCS64 uses
 //!   `x0`/`x1` and `v0`–`v3`; functions with more results than that are only called by code
 //!   this backend compiled, which agrees); the rest in a return area of 8-byte slots in
 //!   result order, whose address the caller passes in `x8` (AAPCS64's indirect result
-//!   register), allocated in the caller's frame above its outgoing arguments.
+//!   register), allocated in the caller's frame above its outgoing arguments. An `i128`
+//!   result takes an even-numbered register pair (`x0`/`x1` first) or a 16-byte-aligned
+//!   16-byte area slot, as its argument would.
 //! - Callee-saved `x19`–`x28` and `d8`–`d15` (the low 64 bits of `v8`–`v15`, all a scalar
 //!   value occupies) are saved only when the allocator used them; everything else is
 //!   caller-saved and clobbered by calls.
@@ -26,9 +31,14 @@
 //!   and `x17` too, which is why AAPCS64 reserves them. `x18` (the platform register) is
 //!   never touched.
 //! - `system_v`, `fast`, `cold` and `tail` are all AAPCS64 here (both sides are compiled
-//!   here); other conventions are unsupported.
-//! - `i128` and vector values are unsupported (no register class holds them yet), as is a
-//!   `stack_limit` (the prologue has no stack check yet).
+//!   here). So is `windows_fastcall`: the Windows Arm64 convention is AAPCS64 for the
+//!   scalar arguments and results CLIF has (its differences are variadic calls, which CLIF
+//!   lacks, and `x18`, which this backend never touches), and Cranelift's AArch64 backend
+//!   treats it the same way. Other conventions (`apple_aarch64`, which packs stack
+//!   arguments and extends narrow ones; `winch`; `probestack`; `patchable`) are
+//!   unsupported.
+//! - Vector values are unsupported (no register class holds them yet). A `stack_limit` is
+//!   checked in the prologue (`stack_limit.rs`).
 //!
 //! Cost: O(parameters + results) per call and per function entry; the frame layout is one
 //! pass over the instructions, the allocations, the edits and the stack slots.
@@ -76,13 +86,69 @@ fn v(n: usize) -> PReg {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Loc {
     Reg(PReg),
-    /// Byte offset in the stack-argument area.
+    /// The two registers of an `i128`, low half first.
+    Pair(PReg, PReg),
+    /// Byte offset in the stack-argument area (an `i128`: its low half; the high one 8
+    /// bytes further).
     Stack(i32),
+}
+
+/// Hands out argument (or result) registers per class and stack (or area) offsets in
+/// AAPCS64's order, pairs included.
+struct Assigner {
+    next: [usize; 2],
+    stack: u32,
+}
+
+/// Where an assigner put one value: registers, or a byte offset in memory.
+enum Place {
+    One(PReg),
+    Two(PReg, PReg),
+    Mem(i32),
+}
+
+impl Assigner {
+    fn new() -> Self {
+        Assigner {
+            next: [0; 2],
+            stack: 0,
+        }
+    }
+
+    fn place(&mut self, ty: Type) -> Result<Place, CodegenError> {
+        let (class, n) = class_of(ty)?;
+        let next = &mut self.next[class as usize];
+        if n == 2 {
+            // An even-numbered pair, or 16 aligned bytes of memory and no more registers.
+            *next = next.next_multiple_of(2);
+            if *next + 2 <= ARG_REGS {
+                *next += 2;
+                return Ok(Place::Two(
+                    class_reg(class, *next - 2),
+                    class_reg(class, *next - 1),
+                ));
+            }
+            *next = ARG_REGS;
+            self.stack = self.stack.next_multiple_of(16);
+            self.stack += 16;
+            return Ok(Place::Mem(self.stack as i32 - 16));
+        }
+        if *next < ARG_REGS {
+            *next += 1;
+            return Ok(Place::One(class_reg(class, *next - 1)));
+        }
+        self.stack += 8;
+        Ok(Place::Mem(self.stack as i32 - 8))
+    }
 }
 
 fn check_call_conv(cc: CallConv) -> Result<(), CodegenError> {
     match cc {
-        CallConv::SystemV | CallConv::Fast | CallConv::Cold | CallConv::Tail => Ok(()),
+        CallConv::SystemV
+        | CallConv::Fast
+        | CallConv::Cold
+        | CallConv::Tail
+        | CallConv::WindowsFastcall => Ok(()),
         other => Err(CodegenError::unsupported(format!(
             "calling convention `{}` on aarch64",
             other.name()
@@ -90,11 +156,13 @@ fn check_call_conv(cc: CallConv) -> Result<(), CodegenError> {
     }
 }
 
-/// How values of `ty` live in registers: integers up to 64 bits in one `x` register, `f32`
-/// and `f64` in one FP register; nothing else yet.
+/// How values of `ty` live in registers: integers up to 64 bits in one `x` register, `i128`
+/// in two (low half first), `f32` and `f64` in one FP register; nothing else yet.
 pub fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
     if ty.is_int() && ty.bits() <= 64 {
         Some((RegClass::Int, 1))
+    } else if ty == Type::I128 {
+        Some((RegClass::Int, 2))
     } else if ty == Type::F32 || ty == Type::F64 {
         Some((RegClass::Float, 1))
     } else {
@@ -102,14 +170,12 @@ pub fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
     }
 }
 
-fn class_of(ty: Type) -> Result<RegClass, CodegenError> {
-    value_regs(ty)
-        .map(|(class, _)| class)
-        .ok_or_else(|| CodegenError::Unsupported {
-            opcode: None,
-            ty: Some(ty),
-            what: "argument or result type in the aarch64 calling convention".into(),
-        })
+fn class_of(ty: Type) -> Result<(RegClass, usize), CodegenError> {
+    value_regs(ty).ok_or_else(|| CodegenError::Unsupported {
+        opcode: None,
+        ty: Some(ty),
+        what: "argument or result type in the aarch64 calling convention".into(),
+    })
 }
 
 /// The register of the `i`-th value of `class` (argument or result).
@@ -123,19 +189,14 @@ fn class_reg(class: RegClass, i: usize) -> PReg {
 /// Locations of the parameters of `sig`, one per parameter.
 pub fn param_locs(sig: &Signature) -> Result<SmallVec<[Loc; 8]>, CodegenError> {
     check_call_conv(sig.call_conv)?;
-    let mut next = [0usize; 2];
-    let mut stack = 0i32;
+    let mut assign = Assigner::new();
     sig.params
         .iter()
         .map(|p| {
-            let class = class_of(p.value_type)?;
-            let n = &mut next[class as usize];
-            Ok(if *n < ARG_REGS {
-                *n += 1;
-                Loc::Reg(class_reg(class, *n - 1))
-            } else {
-                stack += 8;
-                Loc::Stack(stack - 8)
+            Ok(match assign.place(p.value_type)? {
+                Place::One(r) => Loc::Reg(r),
+                Place::Two(lo, hi) => Loc::Pair(lo, hi),
+                Place::Mem(off) => Loc::Stack(off),
             })
         })
         .collect()
@@ -145,6 +206,9 @@ pub fn param_locs(sig: &Signature) -> Result<SmallVec<[Loc; 8]>, CodegenError> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RetLoc {
     Reg(PReg),
+    /// The two registers of an `i128`, low half first.
+    Pair(PReg, PReg),
+    /// A byte offset in the return area (an `i128`: its low half, the high one 8 further).
     Area(i32),
 }
 
@@ -152,24 +216,19 @@ pub enum RetLoc {
 /// (passed in x8 when not 0).
 pub fn ret_locs(sig: &Signature) -> Result<(SmallVec<[RetLoc; 4]>, u32), CodegenError> {
     check_call_conv(sig.call_conv)?;
-    let mut next = [0usize; 2];
-    let mut area = 0u32;
+    let mut assign = Assigner::new();
     let locs = sig
         .returns
         .iter()
         .map(|p| {
-            let class = class_of(p.value_type)?;
-            let n = &mut next[class as usize];
-            Ok(if *n < ARG_REGS {
-                *n += 1;
-                RetLoc::Reg(class_reg(class, *n - 1))
-            } else {
-                area += 8;
-                RetLoc::Area(area as i32 - 8)
+            Ok(match assign.place(p.value_type)? {
+                Place::One(r) => RetLoc::Reg(r),
+                Place::Two(lo, hi) => RetLoc::Pair(lo, hi),
+                Place::Mem(off) => RetLoc::Area(off),
             })
         })
         .collect::<Result<_, CodegenError>>()?;
-    Ok((locs, area))
+    Ok((locs, assign.stack))
 }
 
 /// x8, the register of the return area's address.
@@ -255,13 +314,8 @@ fn distinct(ctx: &mut Lower<'_, Inst>, seen: &mut SmallVec<[VReg; 8]>, vr: VReg)
 
 /// Define the entry block's parameters from the incoming registers and stack slots.
 pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
-    // Reported here, while errors can be: the prologue has no stack check yet.
-    if ctx.f.stack_limit.is_some() {
-        return Err(CodegenError::unsupported(format!(
-            "`stack_limit` in {} on aarch64",
-            ctx.f.name
-        )));
-    }
+    // A stack limit the prologue cannot compute is reported here, while errors can be.
+    super::stack_limit::plan(ctx.f)?;
     let locs = param_locs(ctx.signature())?;
     let mut args = Vec::new();
     let mut stack = Vec::new();
@@ -270,15 +324,24 @@ pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), Codeg
         args.push((ptr, ret_area_reg()));
     }
     for (&p, loc) in params.iter().zip(locs) {
-        let vr = ctx.value_vreg(p);
         match loc {
-            Loc::Reg(r) => args.push((vr, r)),
-            Loc::Stack(off) => stack.push(MemInst::Load {
-                kind: slot_access(vr.class()).1,
-                dst: vr,
-                mem: Mem::IncomingArg { off },
-                trap: None,
-            }),
+            Loc::Reg(r) => args.push((ctx.value_vreg(p), r)),
+            Loc::Pair(lo, hi) => {
+                let [vlo, vhi] = ctx.value_pair(p);
+                args.extend([(vlo, lo), (vhi, hi)]);
+            }
+            Loc::Stack(off) => {
+                for (i, &vr) in ctx.value_regs(p).regs().iter().enumerate() {
+                    stack.push(MemInst::Load {
+                        kind: slot_access(vr.class()).1,
+                        dst: vr,
+                        mem: Mem::IncomingArg {
+                            off: off + 8 * i as i32,
+                        },
+                        trap: None,
+                    });
+                }
+            }
         }
     }
     ctx.emit(ControlInst::Args { args });
@@ -294,17 +357,29 @@ pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), Codeg
     let mut seen = SmallVec::new();
     let mut rets = Vec::with_capacity(locs.len());
     for (&val, loc) in vals.iter().zip(locs) {
-        let vr = ctx.value_vreg(val);
         match loc {
-            RetLoc::Reg(r) => rets.push((distinct(ctx, &mut seen, vr), r)),
+            RetLoc::Reg(r) => {
+                let vr = ctx.value_vreg(val);
+                rets.push((distinct(ctx, &mut seen, vr), r));
+            }
+            RetLoc::Pair(lo, hi) => {
+                let [vlo, vhi] = ctx.value_pair(val);
+                rets.push((distinct(ctx, &mut seen, vlo), lo));
+                rets.push((distinct(ctx, &mut seen, vhi), hi));
+            }
             RetLoc::Area(off) => {
                 let base = ret_area_ptr(ctx);
-                ctx.emit(MemInst::Store {
-                    kind: slot_access(vr.class()).0,
-                    src: vr,
-                    mem: Mem::Reg { base, off },
-                    trap: None,
-                });
+                for (i, &vr) in ctx.value_regs(val).regs().iter().enumerate() {
+                    ctx.emit(MemInst::Store {
+                        kind: slot_access(vr.class()).0,
+                        src: vr,
+                        mem: Mem::Reg {
+                            base,
+                            off: off + 8 * i as i32,
+                        },
+                        trap: None,
+                    });
+                }
             }
         }
     }
@@ -320,6 +395,31 @@ pub fn gen_call(
     args: &[Value],
 ) -> Result<Results, CodegenError> {
     let locs = param_locs(sig)?;
+    // Each argument as its location asks for it (a misuse is recorded, never read wrong).
+    let arg_regs: SmallVec<[ArgRegs; 8]> = args
+        .iter()
+        .zip(&locs)
+        .map(|(&a, loc)| match loc {
+            Loc::Reg(_) => smallvec::smallvec![ctx.value_vreg(a)],
+            Loc::Pair(..) => ctx.value_pair(a).into_iter().collect(),
+            Loc::Stack(_) => ctx.value_regs(a).regs().iter().copied().collect(),
+        })
+        .collect();
+    gen_call_regs(ctx, callee, sig, &arg_regs)
+}
+
+/// The registers of one argument: one, or an `i128`'s two (low half first).
+pub type ArgRegs = SmallVec<[VReg; 2]>;
+
+/// A call of `callee` with signature `sig` and the arguments in `args` (one entry per
+/// parameter, as many registers as its type takes); returns the result vregs.
+pub fn gen_call_regs(
+    ctx: &mut Lower<'_, Inst>,
+    callee: CallDest,
+    sig: &Signature,
+    args: &[ArgRegs],
+) -> Result<Results, CodegenError> {
+    let locs = param_locs(sig)?;
     let (rets, area) = ret_locs(sig)?;
     let mut seen = SmallVec::new();
     let mut regs = Vec::with_capacity(args.len() + rets.len() + 1);
@@ -331,32 +431,49 @@ pub fn gen_call(
         });
         regs.push((ptr, ret_area_reg()));
     }
-    for (&a, loc) in args.iter().zip(locs) {
-        let vr = ctx.value_vreg(a);
+    for (vrs, loc) in args.iter().zip(locs) {
         match loc {
-            Loc::Reg(r) => regs.push((distinct(ctx, &mut seen, vr), r)),
-            Loc::Stack(off) => ctx.emit(MemInst::Store {
-                kind: slot_access(vr.class()).0,
-                src: vr,
-                mem: Mem::OutgoingArg { off },
-                trap: None,
-            }),
+            Loc::Reg(r) => regs.push((distinct(ctx, &mut seen, vrs[0]), r)),
+            Loc::Pair(lo, hi) => {
+                regs.push((distinct(ctx, &mut seen, vrs[0]), lo));
+                regs.push((distinct(ctx, &mut seen, vrs[1]), hi));
+            }
+            Loc::Stack(off) => {
+                for (i, &vr) in vrs.iter().enumerate() {
+                    ctx.emit(MemInst::Store {
+                        kind: slot_access(vr.class()).0,
+                        src: vr,
+                        mem: Mem::OutgoingArg {
+                            off: off + 8 * i as i32,
+                        },
+                        trap: None,
+                    });
+                }
+            }
         }
     }
     let num_uses = regs.len() as u32;
     let mut results = Results::new();
     let mut loads: SmallVec<[MemInst; 2]> = SmallVec::new();
     for (p, loc) in sig.returns.iter().zip(rets) {
-        let vr = ctx.alloc_vreg(class_of(p.value_type)?);
-        results.push(vr);
+        let (class, n) = class_of(p.value_type)?;
+        let vrs: SmallVec<[VReg; 2]> = (0..n).map(|_| ctx.alloc_vreg(class)).collect();
+        results.extend(vrs.iter().copied());
         match loc {
-            RetLoc::Reg(r) => regs.push((vr, r)),
-            RetLoc::Area(off) => loads.push(MemInst::Load {
-                kind: slot_access(vr.class()).1,
-                dst: vr,
-                mem: Mem::RetArea { off },
-                trap: None,
-            }),
+            RetLoc::Reg(r) => regs.push((vrs[0], r)),
+            RetLoc::Pair(lo, hi) => regs.extend([(vrs[0], lo), (vrs[1], hi)]),
+            RetLoc::Area(off) => {
+                for (i, &vr) in vrs.iter().enumerate() {
+                    loads.push(MemInst::Load {
+                        kind: slot_access(class).1,
+                        dst: vr,
+                        mem: Mem::RetArea {
+                            off: off + 8 * i as i32,
+                        },
+                        trap: None,
+                    });
+                }
+            }
         }
     }
     ctx.emit(ControlInst::Call {
@@ -445,9 +562,18 @@ pub fn compute_frame(
         || incoming_stack
         || size > 0
         || !f.stack_slots.is_empty();
+    // The stack check covers what the function takes below x29, and a callee's saved x29
+    // and x30 when it calls; a leaf that takes nothing is not checked. (`gen_args` already
+    // reported a limit the prologue cannot compute.)
+    let below = size + if has_calls { 16 } else { 0 };
+    let stack_check = match super::stack_limit::plan(f) {
+        Ok(Some(steps)) if setup && below > 0 => Some((steps, below)),
+        _ => None,
+    };
     Frame {
         setup,
         size,
+        stack_check,
         saved,
         saved_fp,
         spill_base: spill_base as i32,
@@ -505,11 +631,49 @@ mod tests {
     }
 
     #[test]
+    fn i128_takes_an_even_pair_or_an_aligned_stack_slot() {
+        let mut sig = Signature::new(CallConv::SystemV);
+        sig.params = [
+            Type::I64,
+            Type::I128,
+            Type::I64,
+            Type::I128,
+            Type::I128,
+            Type::I64,
+        ]
+        .map(AbiParam::new)
+        .to_vec();
+        let locs = param_locs(&sig).unwrap();
+        assert_eq!(locs[0], Loc::Reg(x(0)));
+        // x1 is skipped: a pair starts at an even register.
+        assert_eq!(locs[1], Loc::Pair(x(2), x(3)));
+        assert_eq!(locs[2], Loc::Reg(x(4)));
+        assert_eq!(locs[3], Loc::Pair(x(6), x(7)));
+        assert_eq!(locs[4], Loc::Stack(0));
+        assert_eq!(locs[5], Loc::Stack(16));
+        // Seven integers leave one register: the i128 goes to the stack, and so does
+        // every later integer (AAPCS64 C.11), 16-byte aligned.
+        let mut sig = Signature::new(CallConv::SystemV);
+        sig.params = vec![AbiParam::new(Type::I64); 7];
+        sig.params
+            .extend([Type::I128, Type::I64].map(AbiParam::new));
+        let locs = param_locs(&sig).unwrap();
+        assert_eq!((locs[7], locs[8]), (Loc::Stack(0), Loc::Stack(16)));
+        sig.params.insert(0, AbiParam::new(Type::I64));
+        let locs = param_locs(&sig).unwrap();
+        assert_eq!((locs[8], locs[9]), (Loc::Stack(0), Loc::Stack(16)));
+        let mut sig = Signature::new(CallConv::SystemV);
+        sig.returns = [Type::I8, Type::I128].map(AbiParam::new).to_vec();
+        let (locs, area) = ret_locs(&sig).unwrap();
+        assert_eq!((locs[1], area), (RetLoc::Pair(x(2), x(3)), 0));
+    }
+
+    #[test]
     fn unsupported_types_and_conventions_are_errors() {
         let mut sig = Signature::new(CallConv::SystemV);
-        sig.params.push(AbiParam::new(Type::I128));
+        sig.params.push(AbiParam::new(Type::INVALID));
         assert!(param_locs(&sig).is_err());
-        let sig = Signature::new(CallConv::WindowsFastcall);
+        let sig = Signature::new(CallConv::AppleAarch64);
         assert!(param_locs(&sig).is_err());
         let mut sig = Signature::new(CallConv::SystemV);
         sig.returns = vec![AbiParam::new(Type::I32); 9];

@@ -205,6 +205,9 @@ pub struct Frame {
     pub setup: bool,
     /// Bytes the prologue subtracts from `sp` after setting up x29 (a multiple of 16).
     pub size: u32,
+    /// `stack_limit`: how to compute the limit, and the bytes the function takes below
+    /// x29 (see `stack_limit.rs`); checked in the prologue before `sp` moves.
+    pub stack_check: Option<(super::stack_limit::Steps, u32)>,
     /// Callee-saved integer registers to save, at `[x29 - 8*(i+1)]`.
     pub saved: Vec<Gpr>,
     /// Callee-saved FP registers (their low 64 bits), below the integer ones.
@@ -534,6 +537,9 @@ impl MachInst for Inst {
         unwind::after_save_fp_lr(buf);
         add_offset(buf, Gpr::FP.into(), GprSp::SP, 0);
         unwind::after_set_frame(buf);
+        if let Some((steps, below)) = &frame.stack_check {
+            super::stack_limit::emit_check(buf, steps, *below);
+        }
         if frame.size > 0 {
             add_offset(buf, GprSp::SP, GprSp::SP, -i64::from(frame.size));
         }

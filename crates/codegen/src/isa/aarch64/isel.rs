@@ -49,7 +49,8 @@ impl Out {
     }
 }
 
-/// Two registers the rules pass around together (a value and its flag).
+/// Two registers the rules pass around together: an `i128`'s halves (low first), or a value
+/// and its flag.
 #[derive(Clone, Copy, Debug)]
 pub struct Pair(pub(super) [VReg; 2]);
 

@@ -27,7 +27,8 @@ use std::sync::Arc;
 use kestrel_ir::entity::EntityRef;
 use kestrel_ir::immediates::Endianness;
 use kestrel_ir::{
-    FloatCC, GlobalValue, Inst as IrInst, InstructionData, IntCC, MemFlags, StackSlot, Type, Value,
+    AtomicRmwOp, FloatCC, GlobalValue, Inst as IrInst, InstructionData, IntCC, MemFlags, StackSlot,
+    TrapCode, Type, Value,
 };
 use kestrel_regalloc::{RegClass, VReg};
 use smallvec::SmallVec;
@@ -40,6 +41,7 @@ use super::asm::cond::Cond as Cc;
 use super::asm::fp::{FpBinOp, FpUnaryOp};
 use super::asm::logical::LogicalImmOp;
 use super::asm::logical_imm::LogicalImm;
+use super::asm::mul_div::MaddOp;
 use super::asm::operands::ShiftAmount;
 use super::asm::{FpMemSize, FpSize, MemSize, Size};
 use super::inst::{
@@ -296,6 +298,141 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn pair_hi(&mut self, p: Pair) -> VReg {
         p.0[1]
+    }
+
+    fn i128_ty(&mut self, ty: Type) -> Option<Type> {
+        (ty == Type::I128).then_some(ty)
+    }
+
+    fn i128_val(&mut self, v: Value) -> Option<Value> {
+        (self.lower.value_type(v) == Type::I128).then_some(v)
+    }
+
+    fn ty_i64(&mut self) -> Type {
+        Type::I64
+    }
+
+    fn pair_of(&mut self, v: Value) -> Pair {
+        Pair(self.lower.value_pair(v))
+    }
+
+    fn out_pair(&mut self, p: Pair) -> Out {
+        Out(smallvec::smallvec![p.0[0], p.0[1]])
+    }
+
+    fn low_bits(&mut self, v: Value) -> VReg {
+        self.lower.value_lo(v)
+    }
+
+    fn alu_pair(&mut self, op: AddSub, a: Pair, b: Pair) -> Pair {
+        self.pair_arith(op, a, b, None, None).0
+    }
+
+    fn pair_flag(&mut self, op: AddSub, cc: Cc, a: Pair, b: Pair) -> VReg {
+        let (_, flag) = self.pair_arith(op, a, b, None, Some(cc));
+        flag.expect("a flag was asked for")
+    }
+
+    fn alu_pair_flag(&mut self, op: AddSub, cc: Cc, a: Pair, b: Pair) -> Out {
+        let done = self.pair_arith(op, a, b, None, Some(cc));
+        self.pair_and_flag(done)
+    }
+
+    fn alu_pair_carry_flag(&mut self, op: AddSub, cc: Cc, a: Pair, b: Pair, cin: VReg) -> Out {
+        let done = self.pair_arith(op, a, b, Some(cin), Some(cc));
+        self.pair_and_flag(done)
+    }
+
+    fn runtime_call1(&mut self, routine: generated::Runtime, a: Value) -> Option<Out> {
+        self.runtime_call(routine, &[a])
+    }
+
+    fn runtime_call2(&mut self, routine: generated::Runtime, a: Value, b: Value) -> Option<Out> {
+        self.runtime_call(routine, &[a, b])
+    }
+
+    fn runtime_call_reg(&mut self, routine: generated::Runtime, ty: Type, a: VReg) -> Option<Pair> {
+        let sig = abi::libcall_signature(&[ty], &[Type::I128]);
+        let args = [smallvec::smallvec![a]];
+        match abi::gen_call_regs(self.lower, runtime_dest(routine), &sig, &args) {
+            Ok(regs) => Some(Pair([regs[0], regs[1]])),
+            Err(e) => {
+                self.error = Some(e);
+                None
+            }
+        }
+    }
+
+    fn div_by_zero(&mut self) -> TrapCode {
+        TrapCode::INTEGER_DIVISION_BY_ZERO
+    }
+
+    fn int_overflow(&mut self) -> TrapCode {
+        TrapCode::INTEGER_OVERFLOW
+    }
+
+    fn bad_toint(&mut self) -> TrapCode {
+        TrapCode::BAD_CONVERSION_TO_INTEGER
+    }
+
+    fn to128_low(&mut self, ty: Type, signed: bool) -> u64 {
+        float_bits(ty, if signed { -(2f64.powi(127)) } else { -1.0 })
+    }
+
+    fn to128_high(&mut self, ty: Type, signed: bool) -> u64 {
+        float_bits(ty, 2f64.powi(if signed { 127 } else { 128 }))
+    }
+
+    fn atomic_load128(&mut self, a: Value, trap: MaybeTrap) -> Out {
+        let (dst, addr) = ([self.int(), self.int()], self.lower.value_vreg(a));
+        self.lower.emit(AtomicInst::Load128 { dst, addr, trap });
+        self.out_pair(Pair(dst))
+    }
+
+    fn atomic_store128(&mut self, v: Value, a: Value, trap: MaybeTrap) -> Out {
+        let (src, addr) = (self.lower.value_pair(v), self.lower.value_vreg(a));
+        self.lower.emit(AtomicInst::Store128 { src, addr, trap });
+        Out::none()
+    }
+
+    fn atomic_rmw128(&mut self, op: AtomicRmwOp, a: Value, v: Value, trap: MaybeTrap) -> Out {
+        let (dst, tmp) = ([self.int(), self.int()], self.int());
+        let (addr, val) = (self.lower.value_vreg(a), self.lower.value_pair(v));
+        self.lower.emit(AtomicInst::Rmw128 {
+            op,
+            dst,
+            addr,
+            val,
+            tmp,
+            trap,
+        });
+        self.out_pair(Pair(dst))
+    }
+
+    fn atomic_cas128(&mut self, a: Value, e: Value, r: Value, trap: MaybeTrap) -> Out {
+        let dst = [self.int(), self.int()];
+        let addr = self.lower.value_vreg(a);
+        let (expected, repl) = (self.lower.value_pair(e), self.lower.value_pair(r));
+        self.lower.emit(AtomicInst::Cas128 {
+            dst,
+            addr,
+            expected,
+            repl,
+            trap,
+        });
+        self.out_pair(Pair(dst))
+    }
+
+    fn amode_wide(&mut self, addr: Value, offset: i32) -> Mem {
+        self.wide_mem(addr, offset)
+    }
+
+    fn slot_mem_wide(&mut self, slot: StackSlot, offset: i32) -> Mem {
+        self.wide_slot_mem(slot, offset)
+    }
+
+    fn mem_hi(&mut self, mem: Mem) -> Mem {
+        super::lower_pair::mem_hi(mem)
     }
 
     fn out2(&mut self, a: VReg, b: VReg) -> Out {
@@ -558,6 +695,21 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn abs_mask(&mut self, ty: Type) -> u64 {
         width_mask(ty) >> 1
+    }
+}
+
+/// A runtime routine as a call destination: `__` and its name in lower case.
+pub(super) fn runtime_dest(routine: generated::Runtime) -> CallDest {
+    let name = format!("__{}", format!("{routine:?}").to_lowercase());
+    CallDest::Direct(Arc::new(kestrel_ir::FunctionName::Named(name)))
+}
+
+/// The bits of `x` as a float of `ty` (exact for the powers of two the bounds use).
+fn float_bits(ty: Type, x: f64) -> u64 {
+    if ty == Type::F32 {
+        u64::from((x as f32).to_bits())
+    } else {
+        x.to_bits()
     }
 }
 

@@ -18,13 +18,15 @@ pub mod inst;
 mod isel;
 pub mod lower;
 mod lower_mem;
+mod lower_pair;
+pub mod stack_limit;
 pub mod unwind;
 
 use kestrel_ir::{Function, Inst as IrInst, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, RegClass};
 
 use crate::chaos::Chaos;
-use crate::machinst::compile::{compile, Backend, CompileOptions};
+use crate::machinst::compile::{compile_in, Backend, CompileContext, CompileOptions, PhaseTimes};
 use crate::machinst::lower::{Lower, LowerBackend, Results};
 use crate::machinst::vcode::VCode;
 use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
@@ -83,6 +85,17 @@ impl Aarch64Backend {
         self.compile_function_with_chaos(f, flags, &mut Chaos::disabled())
     }
 
+    /// [`Self::compile_function`] in `ctx`'s memory: for a client compiling many
+    /// functions, which keeps one context per thread (the code is the same either way).
+    pub fn compile_function_in(
+        &self,
+        ctx: &mut CompileContext,
+        f: &Function,
+        flags: &Flags,
+    ) -> Result<CompiledCode, CodegenError> {
+        self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), None)
+    }
+
     /// Compile `f`, asking `chaos` before each optional optimization.
     pub fn compile_function_with_chaos(
         &self,
@@ -90,10 +103,37 @@ impl Aarch64Backend {
         flags: &Flags,
         chaos: &mut Chaos,
     ) -> Result<CompiledCode, CodegenError> {
+        self.compile_function_inner(&mut CompileContext::new(), f, flags, chaos, None)
+    }
+
+    /// [`Self::compile_function_in`], adding each phase's wall-clock time (verification
+    /// included) and the peak live vreg count to `times`.
+    pub fn compile_function_timed(
+        &self,
+        ctx: &mut CompileContext,
+        f: &Function,
+        flags: &Flags,
+        times: &mut PhaseTimes,
+    ) -> Result<CompiledCode, CodegenError> {
+        self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), Some(times))
+    }
+
+    fn compile_function_inner(
+        &self,
+        ctx: &mut CompileContext,
+        f: &Function,
+        flags: &Flags,
+        chaos: &mut Chaos,
+        mut times: Option<&mut PhaseTimes>,
+    ) -> Result<CompiledCode, CodegenError> {
+        let start = times.is_some().then(std::time::Instant::now);
         if !flags.verified {
             if let Err(errors) = kestrel_ir::verify_function(f) {
                 return Err(CodegenError::Verifier(errors.to_string()));
             }
+        }
+        if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
+            t.verify += start.elapsed();
         }
         let options = CompileOptions {
             check_regalloc: flags.check_regalloc,
@@ -104,7 +144,7 @@ impl Aarch64Backend {
         let target = Aarch64Backend {
             preserve_frame_pointers: flags.preserve_frame_pointers || self.preserve_frame_pointers,
         };
-        compile(&target, f, options, chaos)
+        compile_in(ctx, &target, f, options, chaos, times)
     }
 }
 

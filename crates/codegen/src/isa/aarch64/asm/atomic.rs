@@ -1,4 +1,5 @@
-//! Atomic memory access: exclusive loads and stores (`ldxr`, `ldaxr`, `stxr`, `stlxr`),
+//! Atomic memory access: exclusive loads and stores (`ldxr`, `ldaxr`, `stxr`, `stlxr`, and
+//! the 64-bit pair forms `ldaxp`, `stlxp`),
 //! load-acquire and store-release (`ldar`, `stlr`), and the LSE (Armv8.1) read-modify-write
 //! operations (`ldadd`, `ldclr`, `ldeor`, `ldset`, `ldsmax`, `ldsmin`, `ldumax`, `ldumin`,
 //! `swp`) and compare-and-swap (`cas`), each with its ordering variants.
@@ -60,6 +61,35 @@ pub fn stxr(sink: &mut impl WordSink, size: MemSize, rs: GprZr, rt: GprZr, rn: G
 pub fn stlxr(sink: &mut impl WordSink, size: MemSize, rs: GprZr, rt: GprZr, rn: GprSp) {
     check_status(rs, rt, rn);
     sink.put_word(exclusive(size, O0, rs.enc(), rt, rn));
+}
+
+const O1: u32 = 1 << 21;
+
+/// A pair exclusive (64-bit registers `rt`, `rt2`): the exclusive group with `o1` set and
+/// `rt2` in the `Rt2` field.
+fn exclusive_pair(bits: u32, rs: u8, rt: GprZr, rt2: GprZr, rn: GprSp) -> u32 {
+    EXCLUSIVE
+        | (MemSize::S64.log2_bytes() << 30)
+        | O1
+        | bits
+        | rm_field(rs)
+        | ra_field(rt2.enc())
+        | rn_field(rn.enc())
+        | rd_field(rt.enc())
+}
+
+/// `ldaxp rt, rt2, [rn]`: load-acquire exclusive of 16 bytes (`rt` the lower 8). `rt` and
+/// `rt2` must differ (CONSTRAINED UNPREDICTABLE otherwise; a `debug_assert!`).
+pub fn ldaxp(sink: &mut impl WordSink, rt: GprZr, rt2: GprZr, rn: GprSp) {
+    debug_assert!(rt != rt2, "ldaxp into one register twice");
+    sink.put_word(exclusive_pair(L | O0, 31, rt, rt2, rn));
+}
+
+/// `stlxp ws, rt, rt2, [rn]`: store-release exclusive of 16 bytes; `ws` is 0 on success.
+pub fn stlxp(sink: &mut impl WordSink, rs: GprZr, rt: GprZr, rt2: GprZr, rn: GprSp) {
+    check_status(rs, rt, rn);
+    check_status(rs, rt2, rn);
+    sink.put_word(exclusive_pair(O0, rs.enc(), rt, rt2, rn));
 }
 
 /// `ldar rt, [rn]`: load-acquire.

@@ -177,10 +177,50 @@ pub enum AluInst<R = VReg> {
         a: R,
         b: R,
     },
+    /// `dst = a + b` or `a - b` on `i128` register pairs (low half first): `adds`/`adcs` or
+    /// `subs`/`sbcs`. With `cin`, the carry or borrow in is `cin != 0` (an `i8`, as in
+    /// [`AluInst::AddsCarry`]) and the low half uses the carry form too; with `flag`,
+    /// `flag = cc` of the flags of the 128-bit result (`cc` means nothing without it). The low half is written before the
+    /// high halves are read, so it is an early def. Operands: `[a.lo use, a.hi use, b.lo
+    /// use, b.hi use, cin use?, dst.lo early def, dst.hi def, flag def?]`.
+    Pair {
+        op: AddSub,
+        cc: Cc,
+        regs: Box<PairRegs<R>>,
+    },
     /// `dst = cond ? 1 : 0`. Operands: `[cond…, dst def]`.
     CSet { cond: Cond<R>, dst: R },
     /// `dst = cond ? t : f` (64 bits). Operands: `[cond…, t use, f use, dst def]`.
     CSel { cond: Cond<R>, t: R, f: R, dst: R },
+}
+
+/// The registers of [`AluInst::Pair`], boxed to keep `Inst` small.
+#[derive(Clone, Debug)]
+pub struct PairRegs<R = VReg> {
+    pub dst: [R; 2],
+    pub a: [R; 2],
+    pub b: [R; 2],
+    pub cin: Option<R>,
+    pub flag: Option<R>,
+}
+
+impl PairRegs {
+    /// Operands: `[a.lo use, a.hi use, b.lo use, b.hi use, cin use?, dst.lo early def,
+    /// dst.hi def, flag def?]`.
+    fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> PairRegs<S> {
+        let a = m.pair(self.a, Operands::reg_use);
+        let b = m.pair(self.b, Operands::reg_use);
+        let cin = self.cin.map(|c| m.reg_use(c));
+        let dst = [m.early_def(self.dst[0]), m.reg_def(self.dst[1])];
+        let flag = self.flag.map(|f| m.reg_def(f));
+        PairRegs {
+            dst,
+            a,
+            b,
+            cin,
+            flag,
+        }
+    }
 }
 
 impl AluInst {
@@ -220,6 +260,7 @@ impl AluInst {
                 flag = m.reg_def(*flag)
             ],
             AddsTrap { size, code } [a = m.reg_use(*a), b = m.reg_use(*b), dst = m.reg_def(*dst)],
+            Pair { op, cc } [regs = Box::new(regs.map(m))],
             CSet {} [cond = cond.map(m), dst = m.reg_def(*dst)],
             CSel {} [
                 cond = cond.map(m),
@@ -330,6 +371,31 @@ impl AluInst<String> {
                 a,
                 b,
             } => format!("{dst} = adds{} {a}, {b} trap ?hs {code}", size.bits()),
+            AluInst::Pair { op, cc, regs } => {
+                let PairRegs {
+                    dst,
+                    a,
+                    b,
+                    cin,
+                    flag,
+                } = &**regs;
+                let carry = cin
+                    .as_ref()
+                    .map_or(String::new(), |c| format!(", carry {c}"));
+                let (flag_def, cc) = flag.as_ref().map_or((String::new(), String::new()), |f| {
+                    (format!(", {f}"), format!(" ?{}", cc.name()))
+                });
+                format!(
+                    "{}:{}{flag_def} = {}128 {}:{}, {}:{}{carry}{cc}",
+                    dst[0],
+                    dst[1],
+                    format!("{op:?}").to_lowercase(),
+                    a[0],
+                    a[1],
+                    b[0],
+                    b[1]
+                )
+            }
             AluInst::CSet { cond, dst } => format!("{dst} = cset {}", cond.pretty()),
             AluInst::CSel { cond, t, f, dst } => {
                 format!("{dst} = csel {} ? {t} : {f}", cond.pretty())
@@ -358,6 +424,21 @@ fn rrr(buf: &mut Buf, op: AluOp, size: Size, dst: GprZr, a: GprZr, b: GprZr) {
         AluOp::Mul => madd(buf, MaddOp::Madd, size, dst, a, b, GprZr::ZR),
         AluOp::Smulh => mul_high(buf, Signedness::Signed, dst, a, b),
         AluOp::Umulh => mul_high(buf, Signedness::Unsigned, dst, a, b),
+    }
+}
+
+/// C = the carry in (`cin & 0xff != 0`) of an addition, or for a subtraction no borrow in
+/// (`cin & 0xff == 0`), through w17.
+fn set_carry_in(buf: &mut Buf, op: AddSub, cin: PReg) {
+    let w17 = GprZr::from(Gpr::X17);
+    let byte = LogicalImm::new(0xFF, Size::S32).expect("0xff is a bitmask");
+    and_orr_eor_imm(buf, LogicalImmOp::And, Gpr::X17.into(), zr(cin), byte);
+    match op {
+        AddSub::Add => {
+            let one = AddSubImm::new(1).expect("1 fits");
+            adds_subs_imm(buf, AddSub::Sub, Size::S32, GprZr::ZR, Gpr::X17.into(), one);
+        }
+        AddSub::Sub => adds_subs_reg(buf, AddSub::Sub, Size::S32, GprZr::ZR, GprZr::ZR, w17),
     }
 }
 
@@ -486,20 +567,7 @@ impl AluInst<PReg> {
                 b,
                 cin,
             } => {
-                // C = carry in (`cin & 0xff != 0`), or for a subtraction no borrow in
-                // (`cin & 0xff == 0`), through w17.
-                let w17 = GprZr::from(Gpr::X17);
-                let byte = LogicalImm::new(0xFF, Size::S32).expect("0xff is a bitmask");
-                and_orr_eor_imm(buf, LogicalImmOp::And, Gpr::X17.into(), zr(cin), byte);
-                match op {
-                    AddSub::Add => {
-                        let one = AddSubImm::new(1).expect("1 fits");
-                        adds_subs_imm(buf, AddSub::Sub, Size::S32, GprZr::ZR, Gpr::X17.into(), one);
-                    }
-                    AddSub::Sub => {
-                        adds_subs_reg(buf, AddSub::Sub, Size::S32, GprZr::ZR, GprZr::ZR, w17)
-                    }
-                }
+                set_carry_in(buf, op, cin);
                 add_sub_carry(buf, op, true, size, zr(dst), zr(a), zr(b));
                 let z = GprZr::ZR;
                 csel(buf, CselOp::Csinc, Size::S32, zr(flag), z, z, cc.invert());
@@ -514,6 +582,28 @@ impl AluInst<PReg> {
                 adds_subs_reg(buf, AddSub::Add, size, zr(dst), zr(a), zr(b));
                 skip_next_if(buf, Cc::Lo);
                 trap(buf, code);
+            }
+            AluInst::Pair { op, cc, ref regs } => {
+                let PairRegs {
+                    dst,
+                    a,
+                    b,
+                    cin,
+                    flag,
+                } = **regs;
+                match cin {
+                    Some(cin) => {
+                        set_carry_in(buf, op, cin);
+                        add_sub_carry(buf, op, true, Size::S64, zr(dst[0]), zr(a[0]), zr(b[0]));
+                    }
+                    None => adds_subs_reg(buf, op, Size::S64, zr(dst[0]), zr(a[0]), zr(b[0])),
+                }
+                let set = flag.is_some();
+                add_sub_carry(buf, op, set, Size::S64, zr(dst[1]), zr(a[1]), zr(b[1]));
+                if let Some(f) = flag {
+                    let z = GprZr::ZR;
+                    csel(buf, CselOp::Csinc, Size::S32, zr(f), z, z, cc.invert());
+                }
             }
             AluInst::CSet { cond, dst } => {
                 cond.emit_flags(buf);

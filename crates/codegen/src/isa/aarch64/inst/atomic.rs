@@ -5,14 +5,20 @@
 //! `stlr`, and the loops pair `ldaxr` with `stlxr`. A loop keeps the loaded value in `dst`
 //! (an early def: it is written while the address and operands are still read), the new
 //! value in x16 and the store's status in w17, both scratch.
+//!
+//! `i128` accesses are loops on the pair exclusives `ldaxp`/`stlxp`: a 16-byte `ldaxp` is
+//! single-copy atomic only once the `stlxp` that follows it succeeds, so even a load stores
+//! back what it read, and a compare-and-swap that fails stores back the loaded value. A
+//! read-modify-write computes the new value in x16:x17 and needs a third register for the
+//! store's status (`tmp`, an early def).
 
 use kestrel_ir::{AtomicRmwOp, TrapCode};
 use kestrel_regalloc::{PReg, VReg};
 
-use super::super::asm::add_sub::{add_sub_reg, adds_subs_reg, AddSub};
-use super::super::asm::atomic::{ldar, ldaxr, stlr, stlxr};
+use super::super::asm::add_sub::{add_sub_carry, add_sub_reg, adds_subs_reg, AddSub};
+use super::super::asm::atomic::{ldar, ldaxp, ldaxr, stlr, stlxp, stlxr};
 use super::super::asm::bitfield::{bitfield, Bitfield, BitfieldOp};
-use super::super::asm::branch::{b_cond, cbnz};
+use super::super::asm::branch::{b, b_cond, cbnz};
 use super::super::asm::cond::{csel, Cond as Cc, CselOp};
 use super::super::asm::logical::{logical_reg, LogicalOp};
 use super::super::asm::misc::{dmb, Barrier};
@@ -49,6 +55,39 @@ pub enum AtomicInst<R = VReg> {
         val: R,
         trap: Option<TrapCode>,
     },
+    /// `dst = [addr]` for 16 bytes (`i128`, low half first). Operands: `[addr use, dst.lo
+    /// early def, dst.hi early def]`.
+    Load128 {
+        dst: [R; 2],
+        addr: R,
+        trap: Option<TrapCode>,
+    },
+    /// `[addr] = src` for 16 bytes. Operands: `[src.lo use, src.hi use, addr use]`.
+    Store128 {
+        src: [R; 2],
+        addr: R,
+        trap: Option<TrapCode>,
+    },
+    /// `dst = [addr]; [addr] = dst op val` for 16 bytes, atomically. Operands: `[addr use,
+    /// val.lo use, val.hi use, dst.lo early def, dst.hi early def, tmp early def]`.
+    Rmw128 {
+        op: AtomicRmwOp,
+        dst: [R; 2],
+        addr: R,
+        val: [R; 2],
+        tmp: R,
+        trap: Option<TrapCode>,
+    },
+    /// `dst = [addr]; if dst == expected { [addr] = repl }` for 16 bytes, atomically.
+    /// Operands: `[addr use, expected.lo use, expected.hi use, repl.lo use, repl.hi use,
+    /// dst.lo early def, dst.hi early def]`.
+    Cas128 {
+        dst: [R; 2],
+        addr: R,
+        expected: [R; 2],
+        repl: [R; 2],
+        trap: Option<TrapCode>,
+    },
     /// `dst = [addr]; if dst == expected { [addr] = repl }`, atomically (the comparison at
     /// `size`). Operands: `[addr use, expected use, repl use, dst early def]`.
     Cas {
@@ -82,6 +121,26 @@ impl AtomicInst {
                 repl = m.reg_use(*repl),
                 dst = m.early_def(*dst)
             ],
+            Load128 { trap } [
+                addr = m.reg_use(*addr),
+                dst = m.pair(*dst, Operands::early_def)
+            ],
+            Store128 { trap } [
+                src = m.pair(*src, Operands::reg_use),
+                addr = m.reg_use(*addr)
+            ],
+            Rmw128 { op, trap } [
+                addr = m.reg_use(*addr),
+                val = m.pair(*val, Operands::reg_use),
+                dst = m.pair(*dst, Operands::early_def),
+                tmp = m.early_def(*tmp)
+            ],
+            Cas128 { trap } [
+                addr = m.reg_use(*addr),
+                expected = m.pair(*expected, Operands::reg_use),
+                repl = m.pair(*repl, Operands::reg_use),
+                dst = m.pair(*dst, Operands::early_def)
+            ],
         })
     }
 }
@@ -112,6 +171,33 @@ impl AtomicInst<String> {
                 repl,
                 ..
             } => format!("{dst} = atomic_cas.{size:?} [{addr}], {expected}, {repl}"),
+            AtomicInst::Load128 { dst, addr, .. } => {
+                format!("{}:{} = atomic_load.128 [{addr}]", dst[0], dst[1])
+            }
+            AtomicInst::Store128 { src, addr, .. } => {
+                format!("atomic_store.128 {}:{}, [{addr}]", src[0], src[1])
+            }
+            AtomicInst::Rmw128 {
+                op,
+                dst,
+                addr,
+                val,
+                tmp,
+                ..
+            } => format!(
+                "{}:{} = atomic_rmw.{op}.128 [{addr}], {}:{} (tmp {tmp})",
+                dst[0], dst[1], val[0], val[1]
+            ),
+            AtomicInst::Cas128 {
+                dst,
+                addr,
+                expected,
+                repl,
+                ..
+            } => format!(
+                "{}:{} = atomic_cas.128 [{addr}], {}:{}, {}:{}",
+                dst[0], dst[1], expected[0], expected[1], repl[0], repl[1]
+            ),
         }
     }
 }
@@ -174,9 +260,97 @@ fn new_value(buf: &mut Buf, op: AtomicRmwOp, size: MemSize, dst: Gpr, val: Gpr) 
 
 /// A backward branch to `start` while w17 (the store's status) is not 0.
 fn retry(buf: &mut Buf, start: u32) {
+    retry_on(buf, Gpr::X17, start);
+}
+
+/// A backward branch to `start` while `status` is not 0.
+fn retry_on(buf: &mut Buf, status: Gpr, start: u32) {
     let back = i64::from(start) - i64::from(buf.cur_offset());
     let offset = PcOffset::new(back).expect("a loop of a few instructions");
-    cbnz(buf, Size::S32, Gpr::X17.into(), offset);
+    cbnz(buf, Size::S32, status.into(), offset);
+}
+
+/// `ldaxp lo, hi, [addr]`, a trap site when the access may fault.
+fn load_pair(buf: &mut Buf, trap: Option<TrapCode>, [lo, hi]: [Gpr; 2], addr: GprSp) {
+    if let Some(code) = trap {
+        buf.add_trap(code);
+    }
+    ldaxp(buf, lo.into(), hi.into(), addr);
+}
+
+/// `stlxp status, lo, hi, [addr]`, a trap site when the access may fault.
+fn store_pair(buf: &mut Buf, trap: Option<TrapCode>, status: Gpr, [lo, hi]: [Gpr; 2], addr: GprSp) {
+    if let Some(code) = trap {
+        buf.add_trap(code);
+    }
+    stlxp(buf, status.into(), lo.into(), hi.into(), addr);
+}
+
+/// x16:x17 = `dst op val` on 16-byte values (`dst` holds the loaded value). Returns the
+/// pair to store.
+fn new_pair(buf: &mut Buf, op: AtomicRmwOp, dst: [Gpr; 2], val: [Gpr; 2]) -> [Gpr; 2] {
+    let (new, s) = ([Gpr::X16, Gpr::X17], Size::S64);
+    let halves = |buf: &mut Buf, op| {
+        for i in 0..2 {
+            logical_reg(buf, op, s, new[i].into(), dst[i].into(), val[i].into());
+        }
+    };
+    match op {
+        AtomicRmwOp::Xchg => return val,
+        AtomicRmwOp::Add | AtomicRmwOp::Sub => {
+            let op = if op == AtomicRmwOp::Add {
+                AddSub::Add
+            } else {
+                AddSub::Sub
+            };
+            adds_subs_reg(buf, op, s, new[0].into(), dst[0].into(), val[0].into());
+            add_sub_carry(
+                buf,
+                op,
+                false,
+                s,
+                new[1].into(),
+                dst[1].into(),
+                val[1].into(),
+            );
+        }
+        AtomicRmwOp::And => halves(buf, LogicalOp::And),
+        AtomicRmwOp::Or => halves(buf, LogicalOp::Orr),
+        AtomicRmwOp::Xor => halves(buf, LogicalOp::Eor),
+        AtomicRmwOp::Nand => {
+            halves(buf, LogicalOp::And);
+            for r in new {
+                logical_reg(buf, LogicalOp::Orn, s, r.into(), GprZr::ZR, r.into());
+            }
+        }
+        AtomicRmwOp::Umin | AtomicRmwOp::Umax | AtomicRmwOp::Smin | AtomicRmwOp::Smax => {
+            // The flags of `x - y` on 128 bits (`cmp`, `sbcs`: N, V and C are right):
+            // minimums test `dst < val`, maximums `val < dst`; keep `dst` when it holds.
+            let (x, y) = match op {
+                AtomicRmwOp::Umin | AtomicRmwOp::Smin => (dst, val),
+                _ => (val, dst),
+            };
+            adds_subs_reg(buf, AddSub::Sub, s, GprZr::ZR, x[0].into(), y[0].into());
+            add_sub_carry(
+                buf,
+                AddSub::Sub,
+                true,
+                s,
+                GprZr::ZR,
+                x[1].into(),
+                y[1].into(),
+            );
+            let keep = match op {
+                AtomicRmwOp::Umin | AtomicRmwOp::Umax => Cc::Lo,
+                _ => Cc::Lt,
+            };
+            for i in 0..2 {
+                let (d, v) = (dst[i].into(), val[i].into());
+                csel(buf, CselOp::Csel, s, new[i].into(), d, v, keep);
+            }
+        }
+    }
+    new
 }
 
 impl AtomicInst<PReg> {
@@ -250,6 +424,64 @@ impl AtomicInst<PReg> {
                     buf.add_trap(code);
                 }
                 stlxr(buf, size, w17, gpr(repl).into(), addr);
+                retry(buf, start);
+            }
+            AtomicInst::Load128 { dst, addr, trap } => {
+                let (dst, addr) = (dst.map(gpr), GprSp::from(gpr(addr)));
+                let start = buf.cur_offset();
+                load_pair(buf, trap, dst, addr);
+                store_pair(buf, trap, Gpr::X17, dst, addr);
+                retry(buf, start);
+            }
+            AtomicInst::Store128 { src, addr, trap } => {
+                let (src, addr) = (src.map(gpr), GprSp::from(gpr(addr)));
+                let start = buf.cur_offset();
+                load_pair(buf, trap, [Gpr::X16, Gpr::X17], addr);
+                store_pair(buf, trap, Gpr::X17, src, addr);
+                retry(buf, start);
+            }
+            AtomicInst::Rmw128 {
+                op,
+                dst,
+                addr,
+                val,
+                tmp,
+                trap,
+            } => {
+                let (dst, val, tmp) = (dst.map(gpr), val.map(gpr), gpr(tmp));
+                let addr = GprSp::from(gpr(addr));
+                let start = buf.cur_offset();
+                load_pair(buf, trap, dst, addr);
+                let new = new_pair(buf, op, dst, val);
+                store_pair(buf, trap, tmp, new, addr);
+                retry_on(buf, tmp, start);
+            }
+            AtomicInst::Cas128 {
+                dst,
+                addr,
+                expected,
+                repl,
+                trap,
+            } => {
+                let (dst, expected, repl) = (dst.map(gpr), expected.map(gpr), repl.map(gpr));
+                let addr = GprSp::from(gpr(addr));
+                let start = buf.cur_offset();
+                load_pair(buf, trap, dst, addr);
+                // x16 = the bits where the loaded value and the expected one differ.
+                let (x16, x17, s) = (Gpr::X16, Gpr::X17, Size::S64);
+                for (r, i) in [(x16, 0), (x17, 1)] {
+                    let (d, e) = (dst[i].into(), expected[i].into());
+                    logical_reg(buf, LogicalOp::Eor, s, r.into(), d, e);
+                }
+                logical_reg(buf, LogicalOp::Orr, s, x16.into(), x16.into(), x17.into());
+                // Equal: store the replacement, retry on failure, skip the other store.
+                let to_mismatch = PcOffset::new(16).expect("16 fits");
+                cbnz(buf, s, x16.into(), to_mismatch);
+                store_pair(buf, trap, Gpr::X17, repl, addr);
+                retry(buf, start);
+                b(buf, PcOffset::new(12).expect("12 fits"));
+                // Different: store the loaded value back, which makes the load atomic.
+                store_pair(buf, trap, Gpr::X17, dst, addr);
                 retry(buf, start);
             }
         }

@@ -34,7 +34,7 @@ mod mem;
 
 pub(crate) use crate::machinst::operands::map_operands;
 pub use crate::machinst::operands::{OperandSpec, Operands};
-pub use alu::{AluInst, AluOp, DivKind, UnaryOp};
+pub use alu::{AluInst, AluOp, DivKind, PairRegs, UnaryOp};
 pub use atomic::AtomicInst;
 pub use cond::{CmpRhs, Cond, Pred};
 pub use control::ControlInst;

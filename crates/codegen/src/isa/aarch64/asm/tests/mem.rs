@@ -319,6 +319,19 @@ fn atomic_forms() {
                 }
             }
         }
+        if size == MemSize::S64 {
+            for (rt, rt2) in [(zr(0), zr(1)), (zr(30), zr(5)), (GprZr::ZR, zr(7))] {
+                for rn in [sp(3), GprSp::SP] {
+                    let (t, t2, n) = (z(rt, Size::S64), z(rt2, Size::S64), s(rn, Size::S64));
+                    let e = format!("ldaxp {t}, {t2}, [{n}]");
+                    c.check(|s| atomic::ldaxp(s, rt, rt2, rn), e);
+                    let status = zr(16);
+                    let w = z(status, Size::S32);
+                    let e = format!("stlxp {w}, {t}, {t2}, [{n}]");
+                    c.check(|s| atomic::stlxp(s, status, rt, rt2, rn), e);
+                }
+            }
+        }
         for order in Ordering::ALL {
             let acquire = matches!(order, Ordering::Acquire | Ordering::AcqRel);
             let osfx = match order {
