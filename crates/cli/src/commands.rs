@@ -7,6 +7,7 @@ use kestrel_filetests::directives::{func_name, parse_value};
 use kestrel_filetests::native::{NativeError, NativeModule};
 use kestrel_filetests::Options;
 use kestrel_interp::{InterpError, Interpreter};
+use kestrel_codegen::isa::x64::OptLevel;
 use kestrel_ir::Function;
 
 /// Read, parse and verify a file; every verifier error of every function is reported.
@@ -58,10 +59,11 @@ pub fn run(
     path: &Path,
     function: Option<&str>,
     interpret: bool,
+    opt_level: OptLevel,
     fuel: u64,
     args: &[String],
 ) -> Result<ExitCode, String> {
-    let funcs = load(path)?;
+    let mut funcs = load(path)?;
     let index = match function {
         Some(name) => {
             let name = name.strip_prefix('%').unwrap_or(name);
@@ -116,6 +118,7 @@ pub fn run(
             check_regalloc: true,
             verified: true,
             features: kestrel_filetests::native::CpuFeatures::host(),
+            opt_level,
             ..Default::default()
         };
         let no_chaos = kestrel_codegen::chaos::Chaos::disabled;
@@ -134,6 +137,7 @@ pub fn run(
             Err(NativeError::Other(e)) => Err(e),
         };
     }
+    optimize_all(&mut funcs, opt_level)?;
     let mut interp = Interpreter::new(&funcs).with_fuel(Some(fuel));
     match interp.call_index(index, &values) {
         Ok(results) => {
@@ -152,8 +156,17 @@ pub fn run(
     }
 }
 
-pub fn print(path: &Path) -> Result<ExitCode, String> {
-    let funcs = load(path)?;
+/// Run the mid-end on every function (verifying its output).
+fn optimize_all(funcs: &mut [Function], opt_level: OptLevel) -> Result<(), String> {
+    for f in funcs {
+        kestrel_opt::optimize(f, opt_level, true).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+pub fn print(path: &Path, opt_level: OptLevel) -> Result<ExitCode, String> {
+    let mut funcs = load(path)?;
+    optimize_all(&mut funcs, opt_level)?;
     for (i, f) in funcs.iter().enumerate() {
         if i > 0 {
             outln!();

@@ -36,6 +36,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use kestrel_codegen::isa::x64::OptLevel;
+
+/// `--opt-level`'s values.
+fn parse_opt_level(s: &str) -> Result<OptLevel, String> {
+    OptLevel::from_name(s).ok_or_else(|| format!("unknown opt level `{s}` (none or speed)"))
+}
 
 #[derive(Parser)]
 #[command(
@@ -85,6 +91,10 @@ enum Command {
         /// Use the interpreter instead of compiling to native code.
         #[arg(long)]
         interpret: bool,
+        /// `speed` (run the mid-end before compiling, or before interpreting with
+        /// `--interpret`) or `none`.
+        #[arg(long, default_value = "speed", value_parser = parse_opt_level)]
+        opt_level: OptLevel,
         /// Stop after this many executed instructions (interpreter only).
         #[arg(long, default_value_t = 1_000_000_000)]
         fuel: u64,
@@ -125,9 +135,9 @@ enum Command {
         /// Run the register-allocation checker (always on in debug builds).
         #[arg(long)]
         check_regalloc: bool,
-        /// `none` or `speed` (the same until a mid-end exists).
-        #[arg(long, default_value = "none")]
-        opt_level: String,
+        /// `none` (lower the IR as given) or `speed` (run the mid-end first).
+        #[arg(long, default_value = "none", value_parser = parse_opt_level)]
+        opt_level: OptLevel,
         /// Print no code; print each function's compile time per phase (parse, verify,
         /// lower, liveness, intervals, allocation, resolution, checker, emission, in ms)
         /// and its peak number of live vregs, then the totals.
@@ -154,8 +164,13 @@ enum Command {
     /// Run or compile a WebAssembly module (binary `.wasm` or text `.wat`).
     #[command(subcommand)]
     Wasm(WasmCommand),
-    /// Parse and verify a file, then print it in canonical CLIF.
-    Print { file: PathBuf },
+    /// Parse and verify a file, then print it in canonical CLIF (after the mid-end with
+    /// `--opt-level speed`).
+    Print {
+        file: PathBuf,
+        #[arg(long, default_value = "none", value_parser = parse_opt_level)]
+        opt_level: OptLevel,
+    },
     /// Parse and verify a file; prints nothing on success.
     Verify { file: PathBuf },
 }
@@ -206,9 +221,17 @@ fn main() -> ExitCode {
             file,
             function,
             interpret,
+            opt_level,
             fuel,
             args,
-        } => commands::run(&file, function.as_deref(), interpret, fuel, &args),
+        } => commands::run(
+            &file,
+            function.as_deref(),
+            interpret,
+            opt_level,
+            fuel,
+            &args,
+        ),
         Command::RegallocStress {
             seed,
             count,
@@ -225,20 +248,16 @@ fn main() -> ExitCode {
             timing,
             output,
             debug_info,
-        } => match opt_level.as_str() {
-            "none" | "speed" if output.is_some() => {
-                let out = output.expect("checked");
-                compile::write_object(&file, &out, check_regalloc, debug_info)
-            }
-            "none" | "speed" => {
+        } => match output {
+            Some(out) => compile::write_object(&file, &out, check_regalloc, debug_info, opt_level),
+            None => {
                 let show = compile::Show {
                     vcode,
                     regalloc,
                     disasm: disasm || !(vcode || regalloc),
                 };
-                compile::compile(&file, show, check_regalloc, timing)
+                compile::compile(&file, show, check_regalloc, timing, opt_level)
             }
-            other => Err(format!("unknown --opt-level `{other}` (none or speed)")),
         },
         Command::Fuzz(args) => fuzz::fuzz(args),
         Command::Wasm(WasmCommand::Run {
@@ -255,7 +274,7 @@ fn main() -> ExitCode {
             env: &env,
         }),
         Command::Wasm(WasmCommand::Compile { file, timing }) => wasm::compile(&file, timing),
-        Command::Print { file } => commands::print(&file),
+        Command::Print { file, opt_level } => commands::print(&file, opt_level),
         Command::Verify { file } => commands::verify(&file),
     };
     match result {

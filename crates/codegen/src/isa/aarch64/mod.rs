@@ -49,6 +49,8 @@ pub struct Flags {
     pub preserve_frame_pointers: bool,
     /// The caller has run the IR verifier on the function already: skip it.
     pub verified: bool,
+    /// How much the mid-end optimizes before lowering.
+    pub opt_level: kestrel_opt::OptLevel,
 }
 
 /// The settings x86-64's flags share with AArch64 (its CPU features mean nothing here), so
@@ -62,6 +64,7 @@ impl From<&crate::isa::x64::Flags> for Flags {
             coverage: f.coverage,
             preserve_frame_pointers: f.preserve_frame_pointers,
             verified: f.verified,
+            opt_level: f.opt_level,
         }
     }
 }
@@ -95,6 +98,7 @@ impl Aarch64Backend {
                 return Err(CodegenError::Verifier(errors.to_string()));
             }
         }
+        let f = &*crate::machinst::compile::run_mid_end(f, flags.opt_level, flags.check_regalloc)?;
         let options = CompileOptions {
             check_regalloc: flags.check_regalloc,
             keep_text: flags.keep_text,
