@@ -32,21 +32,9 @@ pub fn load(path: &Path) -> Result<Vec<Function>, String> {
     }
 }
 
-pub fn test(
-    paths: &[PathBuf],
-    interpret_only: bool,
-    jobs: usize,
-    verbose: bool,
-    via_object: bool,
-) -> Result<ExitCode, String> {
+pub fn test(paths: &[PathBuf], opts: &Options) -> Result<ExitCode, String> {
     let files = kestrel_filetests::collect_files(paths)?;
-    let opts = Options {
-        interpret_only,
-        jobs,
-        verbose,
-        via_object,
-    };
-    let summary = kestrel_filetests::run_files(&files, &opts, |r| outln!("{}", r.render()));
+    let summary = kestrel_filetests::run_files(&files, opts, |r| outln!("{}", r.render()));
     outln!("{summary}");
     Ok(if summary.failed == 0 {
         ExitCode::SUCCESS

@@ -37,6 +37,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use kestrel_codegen::isa::x64::OptLevel;
+use kestrel_filetests::Options;
 
 /// `--opt-level`'s values.
 fn parse_opt_level(s: &str) -> Result<OptLevel, String> {
@@ -77,6 +78,9 @@ enum Command {
         /// by `cc` with a generated driver, run as a separate process.
         #[arg(long, conflicts_with = "interpret_only")]
         via_object: bool,
+        /// Run native tests at this opt level only (default: at `none` and at `speed`).
+        #[arg(long, value_parser = parse_opt_level)]
+        opt_level: Option<OptLevel>,
     },
     /// Run a function and print its results in `; run:` literal syntax.
     ///
@@ -216,7 +220,17 @@ fn main() -> ExitCode {
             jobs,
             verbose,
             via_object,
-        } => commands::test(&paths, interpret_only, jobs, verbose, via_object),
+            opt_level,
+        } => commands::test(
+            &paths,
+            &Options {
+                interpret_only,
+                jobs,
+                verbose,
+                via_object,
+                opt_level,
+            },
+        ),
         Command::Run {
             file,
             function,

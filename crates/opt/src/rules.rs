@@ -161,7 +161,8 @@ impl generated::Context for RulesCtx<'_, '_> {
     fn fold(&mut self, ty: Type, op: Op) -> Option<Op> {
         let data = data_of(&op)?;
         let args = data.fixed_args();
-        if args.is_empty() {
+        let extension = matches!(data.opcode(), Opcode::Uextend | Opcode::Sextend);
+        if args.is_empty() || (extension && ty == Type::I128) {
             return None;
         }
         let mut x = [0u128; 3];
@@ -173,6 +174,10 @@ impl generated::Context for RulesCtx<'_, '_> {
             Ok(ops::Evaluated::One(bits)) => constant_op(ty, bits),
             _ => None,
         }
+    }
+
+    fn i64_ty(&mut self) -> Type {
+        Type::I64
     }
 
     fn log2(&mut self, k: u64) -> Option<i64> {
