@@ -56,6 +56,15 @@ impl RulesCtx<'_, '_> {
                 opcode: Opcode::Iconst,
                 imm,
             } => Some(ops::truncate(imm as i128 as u128, dfg.value_type(v).bits())),
+            // An `i128` constant is an extended `i64` one (see `iconst` in the rules).
+            InstructionData::Unary { opcode, arg } if matches!(opcode, Opcode::Sextend | Opcode::Uextend) => {
+                let bits = self.constant_bits(arg)?;
+                let from = dfg.value_type(arg).bits();
+                Some(match opcode {
+                    Opcode::Sextend => ops::sextend(bits, from, dfg.value_type(v).bits()),
+                    _ => bits,
+                })
+            }
             InstructionData::UnaryIeee32 { imm, .. } => Some(u128::from(imm)),
             InstructionData::UnaryIeee64 { imm, .. } => Some(u128::from(imm)),
             _ => None,
