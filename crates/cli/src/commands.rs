@@ -3,11 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use kestrel_codegen::isa::x64::OptLevel;
 use kestrel_filetests::directives::{func_name, parse_value};
 use kestrel_filetests::native::{NativeError, NativeModule};
 use kestrel_filetests::Options;
 use kestrel_interp::{InterpError, Interpreter};
-use kestrel_codegen::isa::x64::OptLevel;
 use kestrel_ir::Function;
 
 /// Read, parse and verify a file; every verifier error of every function is reported.

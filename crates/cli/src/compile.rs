@@ -134,8 +134,7 @@ pub fn compile(
         };
         return time_phases(path, &text, &flags);
     }
-    let (flags, funcs) =
-        file_flags_and_functions(
+    let (flags, funcs) = file_flags_and_functions(
         path,
         &text,
         check_regalloc,

@@ -51,7 +51,10 @@ fn seeded_mid_end_smoke_campaign_finds_nothing_and_fires_every_rule() {
     );
     let coverage = summary.coverage.expect("campaigns collect coverage");
     let unfired = coverage.unfired_simplifications();
-    assert!(unfired.is_empty(), "mid-end rules that never fired: {unfired:?}");
+    assert!(
+        unfired.is_empty(),
+        "mid-end rules that never fired: {unfired:?}"
+    );
 }
 
 #[test]

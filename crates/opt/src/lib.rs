@@ -5,7 +5,9 @@
 //!    interpreter's arithmetic, algebraic identities, strength reduction, extension chains,
 //!    reassociation of constants) and dominator-checked global value numbering, fused into
 //!    one compacting walk;
-//! 2. [`eliminate_dead_code`]: instructions without effects that nothing uses.
+//! 2. [`eliminate_dead_code`]: instructions without effects that nothing uses;
+//! 3. [`hoist_loop_invariants`]: pure instructions whose operands come from outside a loop
+//!    move to its preheader.
 //!
 //! Contract. Requires a function the verifier accepts, with a compact layout (what the
 //! parser and `FunctionBuilder::finalize` produce). Guarantees a compact function with the
@@ -16,10 +18,13 @@
 
 mod dce;
 mod gvn;
+mod licm;
+mod loops;
 mod rules;
 mod simplify;
 
 pub use dce::eliminate_dead_code;
+pub use licm::hoist_loop_invariants;
 pub use rules::{simplification_rules, Op};
 pub use simplify::{simplify, SimplifyStats};
 
@@ -69,6 +74,8 @@ pub struct OptStats {
     pub simplify: SimplifyStats,
     /// Instructions deleted as dead.
     pub dead: usize,
+    /// Instructions moved out of loops.
+    pub hoisted: usize,
 }
 
 /// Run the pipeline of `level` on `func` in place (nothing for [`OptLevel::None`]); with
@@ -78,11 +85,15 @@ pub fn optimize(func: &mut Function, level: OptLevel, verify: bool) -> Result<Op
     if level == OptLevel::None {
         return Ok(stats);
     }
-    debug_assert!(func.layout.is_compact(), "the mid-end needs a compact function");
+    debug_assert!(
+        func.layout.is_compact(),
+        "the mid-end needs a compact function"
+    );
     let cfg = ControlFlowGraph::compute(func);
     let domtree = DominatorTree::compute(func, &cfg);
     stats.simplify = simplify(func, &domtree);
     stats.dead = eliminate_dead_code(func);
+    stats.hoisted = hoist_loop_invariants(func);
     if verify {
         kestrel_ir::verify_function(func).map_err(|errors| OptError {
             function: func.name.to_string(),

@@ -23,10 +23,10 @@ mod generated {
     include!(concat!(env!("OUT_DIR"), "/ir_builders.rs"));
     include!(concat!(env!("OUT_DIR"), "/simplify.rs"));
 }
-pub(crate) use generated::{constructor_simplify, op_of};
 use generated::data_of;
 /// An IR instruction as the rules see it (one variant per opcode, its operands as fields).
 pub use generated::Op;
+pub(crate) use generated::{constructor_simplify, op_of};
 
 /// Every rule of `simplify.rules`, as `FILE:LINE name`; the fired counts index it.
 pub fn simplification_rules() -> &'static [&'static str] {
@@ -57,7 +57,9 @@ impl RulesCtx<'_, '_> {
                 imm,
             } => Some(ops::truncate(imm as i128 as u128, dfg.value_type(v).bits())),
             // An `i128` constant is an extended `i64` one (see `iconst` in the rules).
-            InstructionData::Unary { opcode, arg } if matches!(opcode, Opcode::Sextend | Opcode::Uextend) => {
+            InstructionData::Unary { opcode, arg }
+                if matches!(opcode, Opcode::Sextend | Opcode::Uextend) =>
+            {
                 let bits = self.constant_bits(arg)?;
                 let from = dfg.value_type(arg).bits();
                 Some(match opcode {
@@ -163,7 +165,8 @@ impl generated::Context for RulesCtx<'_, '_> {
         let ctrl = self.ctrl_type(&data, ty);
         let types = kestrel_ir::typing::result_types(data.opcode(), ctrl);
         let results = self.cursor.insert_before(data, types.as_slice());
-        self.values.insert(data, types.as_slice()[0], block, &results);
+        self.values
+            .insert(data, types.as_slice()[0], block, &results);
         results[0]
     }
 

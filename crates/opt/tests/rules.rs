@@ -29,7 +29,9 @@ fn cases() -> Vec<(Function, Vec<String>)> {
 
 /// The name of rule `k` (`FILE:LINE name`), if it has one.
 fn rule_name(k: usize) -> Option<&'static str> {
-    simplification_rules()[k].split_once(' ').map(|(_, name)| name)
+    simplification_rules()[k]
+        .split_once(' ')
+        .map(|(_, name)| name)
 }
 
 fn fired(stats: &OptStats) -> BTreeSet<&'static str> {
@@ -98,8 +100,7 @@ fn count(f: &Function, op: Opcode) -> usize {
 
 fn optimized(f: &Function) -> (Function, OptStats) {
     let mut g = f.clone();
-    let stats = optimize(&mut g, OptLevel::Speed, true)
-        .unwrap_or_else(|e| panic!("{e}\n{f}"));
+    let stats = optimize(&mut g, OptLevel::Speed, true).unwrap_or_else(|e| panic!("{e}\n{f}"));
     (g, stats)
 }
 
@@ -109,11 +110,20 @@ fn rules_preserve_results_and_fire_as_listed() {
         let (g, stats) = optimized(&f);
         let params: Vec<Type> = f.signature.params.iter().map(|p| p.value_type).collect();
         for args in arguments(&params) {
-            assert_eq!(run(&f, &args), run(&g, &args), "{} on {args:?}:\n{g}", f.name);
+            assert_eq!(
+                run(&f, &args),
+                run(&g, &args),
+                "{} on {args:?}:\n{g}",
+                f.name
+            );
         }
         let fired = fired(&stats);
         for name in &expected {
-            assert!(fired.contains(name.as_str()), "{}: {name} did not fire:\n{g}", f.name);
+            assert!(
+                fired.contains(name.as_str()),
+                "{}: {name} did not fire:\n{g}",
+                f.name
+            );
         }
     }
 }
@@ -123,7 +133,10 @@ fn every_named_rule_is_exercised() {
     let listed: BTreeSet<String> = cases().into_iter().flat_map(|(_, n)| n).collect();
     let named = (0..simplification_rules().len()).filter_map(rule_name);
     let missing: Vec<&str> = named.filter(|n| !listed.contains(*n)).collect();
-    assert!(missing.is_empty(), "rules without a case in rules.clif: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "rules without a case in rules.clif: {missing:?}"
+    );
 }
 
 fn case(name: &str) -> Function {
@@ -157,4 +170,31 @@ fn gvn_numbers_dominated_copies_only() {
     assert_eq!(count(&g, Opcode::Iadd), 1, "{g}");
     assert_eq!(count(&g, Opcode::Imul), 1, "{g}");
     assert!(stats.simplify.numbered >= 3, "{stats:?}");
+}
+
+/// The block holding the first instruction with opcode `op`.
+fn block_of(f: &Function, op: Opcode) -> kestrel_ir::Block {
+    let blocks = f.layout.blocks().iter();
+    let mut insts = blocks.flat_map(|&b| f.layout.block_insts(b));
+    let inst = insts.find(|&i| f.dfg.inst(i).opcode() == op);
+    f.layout.inst_block(inst.expect("present")).unwrap()
+}
+
+#[test]
+fn invariants_leave_their_loops() {
+    let (g, stats) = optimized(&case("%licm"));
+    assert_eq!(block_of(&g, Opcode::Imul), g.layout.blocks()[0], "{g}");
+    assert!(stats.hoisted >= 2, "{stats:?}\n{g}");
+    let (g, _) = optimized(&case("%licm_nested"));
+    let blocks = g.layout.blocks();
+    assert_eq!(block_of(&g, Opcode::Imul), blocks[0], "{g}");
+    // `v9 + v5` depends on the outer counter: it leaves the inner loop for its preheader.
+    let inner_preheader = blocks[2];
+    let adds: Vec<_> = blocks
+        .iter()
+        .flat_map(|&b| g.layout.block_insts(b).map(move |i| (b, i)))
+        .filter(|&(_, i)| g.dfg.inst(i).opcode() == Opcode::Iadd)
+        .map(|(b, _)| b)
+        .collect();
+    assert!(adds.contains(&inner_preheader), "{g}");
 }

@@ -56,7 +56,9 @@ impl FuncGen<'_, '_> {
     /// `x op k` (or `k op x`) for `k` in 0, 1, all ones.
     fn special_constant(&mut self, ty: Type) -> bool {
         use Opcode::*;
-        let op = self.u.pick(&[Iadd, Isub, Imul, Band, Bor, Bxor, Ishl, Ushr, Sshr, Rotl, Rotr]);
+        let op = self.u.pick(&[
+            Iadd, Isub, Imul, Band, Bor, Bxor, Ishl, Ushr, Sshr, Rotl, Rotr,
+        ]);
         let imm = self.u.pick(&[0, 1, -1]);
         let Some(k) = self.ok(op, ty).then(|| self.iconst(ty, imm)).flatten() else {
             return false;
@@ -92,7 +94,10 @@ impl FuncGen<'_, '_> {
         if !self.ok(op, ty) {
             return false;
         }
-        let (a, b) = (self.u.below(256) as i64 - 128, self.u.below(256) as i64 - 128);
+        let (a, b) = (
+            self.u.below(256) as i64 - 128,
+            self.u.below(256) as i64 - 128,
+        );
         let (Some(k1), Some(k2)) = (self.iconst(ty, a), self.iconst(ty, b)) else {
             return false;
         };

@@ -34,12 +34,7 @@ pub fn float_kind(ty: Type) -> FloatKind {
 /// its first result, `in_ty` the type of its first operand (`Type::INVALID` if it has none).
 /// `None` when `data` is not covered (see the contract); `Some(Err)` when it traps.
 #[inline]
-pub fn eval_pure(
-    data: &D,
-    ty: Type,
-    in_ty: Type,
-    x: &[u128],
-) -> Option<Result<Evaluated, Trap>> {
+pub fn eval_pure(data: &D, ty: Type, in_ty: Type, x: &[u128]) -> Option<Result<Evaluated, Trap>> {
     use Evaluated::{One, Two};
     let w = ty.bits();
     let k = float_kind(ty);

@@ -29,13 +29,13 @@ use kestrel_regalloc::{MachineEnv, Output, RegClass};
 
 use crate::chaos::Chaos;
 use crate::machinst::compile::run_mid_end;
-pub use kestrel_opt::OptLevel;
 use crate::machinst::compile::{compile_timed, Backend, CompileOptions, PhaseTimes};
 use crate::machinst::lower::{Lower, LowerBackend, Results};
 use crate::machinst::vcode::VCode;
 use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
 use emit::Frame;
 use inst::Inst;
+pub use kestrel_opt::OptLevel;
 pub use lower::lowering_rules;
 
 /// Compilation settings.
