@@ -14,7 +14,9 @@
 //! returns only dominating instructions), types (a replacement of another type is refused),
 //! traps and effects (only instructions without side effects are deleted, and a trapping one
 //! only by a rule that proves it cannot trap). Leaves: a compact layout, possibly dead
-//! instructions (operands of deleted ones) for DCE. Cost: linear in the function size
+//! instructions (operands of deleted ones) for DCE, and, where the layout does not follow
+//! dominance, operands placed before the definition they read that may still name an alias
+//! made later in the walk; the next compaction (DCE's, which always follows) resolves them. Cost: linear in the function size
 //! (O(1) expected per table operation, bounded work per rule).
 
 use kestrel_ir::domtree::DominatorTree;
