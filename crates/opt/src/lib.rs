@@ -14,7 +14,8 @@
 //! same observable behavior (results, traps, memory effects, calls) that the verifier
 //! accepts; with `verify`, the verifier is run on the result and a rejection is an
 //! [`OptError`] (a mid-end bug, reported instead of compiled). Cost: linear in the function
-//! size (each pass states its own; the dominator tree is computed once).
+//! size (each pass states its own; the control-flow graph and dominator tree are computed
+//! once).
 
 mod dce;
 mod gvn;
@@ -89,11 +90,12 @@ pub fn optimize(func: &mut Function, level: OptLevel, verify: bool) -> Result<Op
         func.layout.is_compact(),
         "the mid-end needs a compact function"
     );
+    // No pass adds, removes or redirects an edge: one CFG and tree serve them all.
     let cfg = ControlFlowGraph::compute(func);
     let domtree = DominatorTree::compute(func, &cfg);
     stats.simplify = simplify(func, &domtree);
     stats.dead = eliminate_dead_code(func);
-    stats.hoisted = hoist_loop_invariants(func);
+    stats.hoisted = hoist_loop_invariants(func, &cfg, &domtree);
     if verify {
         kestrel_ir::verify_function(func).map_err(|errors| OptError {
             function: func.name.to_string(),

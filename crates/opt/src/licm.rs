@@ -1,7 +1,9 @@
 //! Loop-invariant code motion: pure instructions whose operands are all defined outside a
 //! loop move to the loop's preheader.
 //!
-//! Contract. Requires a compact function with its control-flow graph and dominator tree. A
+//! Contract. Requires a compact function with its control-flow graph and dominator tree,
+//! which may predate compactions that kept every block and edge (only their block queries
+//! are used; instruction numbers are read from the layout). A
 //! loop's preheader is its header's only predecessor outside the loop, when that block ends
 //! in a `jump` (so it runs exactly when the loop is entered); loops without one are left
 //! alone (making preheaders is a later step). An instruction moves when it is pure (no
@@ -31,22 +33,26 @@ fn preheaders(func: &Function, cfg: &ControlFlowGraph, forest: &LoopForest) -> V
             .predecessors(header)
             .iter()
             .filter(|p| !forest.contains(l, p.block));
-        let p = outside.next()?;
-        let jumps = matches!(func.dfg.inst(p.inst), InstructionData::Jump { .. });
-        (outside.next().is_none() && jumps).then_some(p.block)
+        let p = outside.next()?.block;
+        let end = func.layout.last_inst(p)?;
+        let jumps = matches!(func.dfg.inst(end), InstructionData::Jump { .. });
+        (outside.next().is_none() && jumps).then_some(p)
     };
     (0..forest.loops.len()).map(preheader).collect()
 }
 
-/// Hoist loop-invariant instructions of `func`; returns how many moved.
-pub fn hoist_loop_invariants(func: &mut Function) -> usize {
-    let cfg = ControlFlowGraph::compute(func);
-    let domtree = DominatorTree::compute(func, &cfg);
-    let forest = LoopForest::compute(&cfg, &domtree);
+/// Hoist loop-invariant instructions of `func`, whose control-flow graph is `cfg` and
+/// dominator tree `domtree`; returns how many moved.
+pub fn hoist_loop_invariants(
+    func: &mut Function,
+    cfg: &ControlFlowGraph,
+    domtree: &DominatorTree,
+) -> usize {
+    let forest = LoopForest::compute(cfg, domtree);
     if forest.loops.is_empty() {
         return 0;
     }
-    let preheader = preheaders(func, &cfg, &forest);
+    let preheader = preheaders(func, cfg, &forest);
     // Where each moved instruction now lives.
     let mut moved_to: SecondaryMap<Inst, Option<Block>> = SecondaryMap::new();
     let mut moves: Vec<(Inst, Block)> = Vec::new();
