@@ -3,10 +3,11 @@
 //! [`optimize`] reads as the pipeline of opt level `speed`:
 //! 1. [`simplify`]: the rewrite rules of `simplify.rules` (constant folding with the
 //!    interpreter's arithmetic, algebraic identities, strength reduction, extension chains,
-//!    reassociation of constants) and dominator-checked global value numbering, fused into
-//!    one compacting walk;
-//! 2. [`eliminate_dead_code`]: instructions without effects that nothing uses;
-//! 3. [`hoist_loop_invariants`]: pure instructions whose operands come from outside a loop
+//!    reassociation of constants, branches on constants) and dominator-checked global value
+//!    numbering, fused into one compacting walk;
+//! 2. [`remove_unreachable_blocks`], when branches were decided;
+//! 3. [`eliminate_dead_code`]: instructions without effects that nothing uses;
+//! 4. [`hoist_loop_invariants`]: pure instructions whose operands come from outside a loop
 //!    move to its preheader.
 //!
 //! Contract. Requires a function the verifier accepts, with a compact layout (what the
@@ -23,11 +24,13 @@ mod licm;
 mod loops;
 mod rules;
 mod simplify;
+mod unreachable;
 
 pub use dce::eliminate_dead_code;
 pub use licm::hoist_loop_invariants;
 pub use rules::{simplification_rules, Op};
 pub use simplify::{simplify, SimplifyStats};
+pub use unreachable::remove_unreachable_blocks;
 
 use kestrel_ir::cfg::ControlFlowGraph;
 use kestrel_ir::domtree::DominatorTree;
@@ -73,6 +76,8 @@ pub struct OptError {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OptStats {
     pub simplify: SimplifyStats,
+    /// Blocks deleted as unreachable (after branches were decided).
+    pub unreachable: usize,
     /// Instructions deleted as dead.
     pub dead: usize,
     /// Instructions moved out of loops.
@@ -90,11 +95,20 @@ pub fn optimize(func: &mut Function, level: OptLevel, verify: bool) -> Result<Op
         func.layout.is_compact(),
         "the mid-end needs a compact function"
     );
-    // No pass adds, removes or redirects an edge: one CFG and tree serve them all.
-    let cfg = ControlFlowGraph::compute(func);
-    let domtree = DominatorTree::compute(func, &cfg);
+    let mut cfg = ControlFlowGraph::compute(func);
+    let mut domtree = DominatorTree::compute(func, &cfg);
     stats.simplify = simplify(func, &domtree);
+    let edges_removed = stats.simplify.branches > 0;
+    if edges_removed {
+        domtree = DominatorTree::compute(func, &ControlFlowGraph::compute(func));
+        stats.unreachable = remove_unreachable_blocks(func, &domtree);
+    }
     stats.dead = eliminate_dead_code(func);
+    if edges_removed {
+        // Only simplification changes edges; later passes share one CFG and tree.
+        cfg = ControlFlowGraph::compute(func);
+        domtree = DominatorTree::compute(func, &cfg);
+    }
     stats.hoisted = hoist_loop_invariants(func, &cfg, &domtree);
     if verify {
         kestrel_ir::verify_function(func).map_err(|errors| OptError {

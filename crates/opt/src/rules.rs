@@ -26,7 +26,7 @@ mod generated {
 use generated::data_of;
 /// An IR instruction as the rules see it (one variant per opcode, its operands as fields).
 pub use generated::Op;
-pub(crate) use generated::{constructor_simplify, op_of};
+pub(crate) use generated::{constructor_simplify, constructor_simplify_branch, op_of, Taken};
 
 /// Every rule of `simplify.rules`, as `FILE:LINE name`; the fired counts index it.
 pub fn simplification_rules() -> &'static [&'static str] {

@@ -7,23 +7,28 @@
 //! 1. one with a single result and no side effects or memory access goes to the rules
 //!    (`simplify.rules`); if they give a value, the result becomes an alias of it and the
 //!    instruction is deleted;
-//! 2. otherwise a pure instruction (see `gvn::is_numberable`) equal to one placed earlier in
+//! 2. a `brif` the rules decide (`simplify_branch`) becomes a `jump` to the block taken;
+//! 3. otherwise a pure instruction (see `gvn::is_numberable`) equal to one placed earlier in
 //!    a dominating block is deleted, its results aliased to that one's; else it is recorded.
 //!
 //! Maintains: SSA dominance (rules return values that dominate the instruction, the table
 //! returns only dominating instructions), types (a replacement of another type is refused),
 //! traps and effects (only instructions without side effects are deleted, and a trapping one
-//! only by a rule that proves it cannot trap). Leaves: a compact layout, possibly dead
+//! only by a rule that proves it cannot trap). Breaks: a decided branch loses an edge, so
+//! blocks may become unreachable (the driver removes them) and the caller's CFG is stale.
+//! Leaves: a compact layout, possibly dead
 //! instructions (operands of deleted ones) for DCE, and, where the layout does not follow
 //! dominance, operands placed before the definition they read that may still name an alias
 //! made later in the walk; the next compaction (DCE's, which always follows) resolves them. Cost: linear in the function size
 //! (O(1) expected per table operation, bounded work per rule).
 
 use kestrel_ir::domtree::DominatorTree;
-use kestrel_ir::{Function, Opcode};
+use kestrel_ir::{Function, InstructionData, Opcode};
 
 use crate::gvn::{is_numberable, ValueTable};
-use crate::rules::{constructor_simplify, op_of, simplification_rules, RulesCtx};
+use crate::rules::{
+    constructor_simplify, constructor_simplify_branch, op_of, simplification_rules, RulesCtx, Taken,
+};
 
 /// What the pass did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -32,6 +37,8 @@ pub struct SimplifyStats {
     pub simplified: usize,
     /// Instructions replaced by an equal dominating one.
     pub numbered: usize,
+    /// Conditional branches turned into jumps.
+    pub branches: usize,
     /// Per rule of [`simplification_rules`]: how often it fired.
     pub fired: Vec<u32>,
 }
@@ -46,6 +53,30 @@ pub fn simplify(func: &mut Function, domtree: &DominatorTree) -> SimplifyStats {
     func.compact_with(|cursor| {
         let data = cursor.data;
         let op = data.opcode();
+        if let InstructionData::Brif { blocks, .. } = data {
+            let mut ctx = RulesCtx {
+                cursor: &mut *cursor,
+                values: &mut values,
+                domtree,
+                fired: &mut stats.fired,
+                depth: 0,
+            };
+            if let Some(taken) = constructor_simplify_branch(&mut ctx, op_of(&data)) {
+                // Post-invariant: the branch goes where it always went; the edge it never
+                // takes is gone (the tree, computed with it, stays conservative: removing an
+                // edge only adds dominance).
+                let destination = match taken {
+                    Taken::Then => blocks[0],
+                    Taken::Else => blocks[1],
+                };
+                cursor.data = InstructionData::Jump {
+                    opcode: Opcode::Jump,
+                    destination,
+                };
+                stats.branches += 1;
+            }
+            return;
+        }
         let rewritable = cursor.results.len() == 1
             && !op.has_side_effects()
             && !op.can_load()

@@ -198,3 +198,11 @@ fn invariants_leave_their_loops() {
         .collect();
     assert!(adds.contains(&inner_preheader), "{g}");
 }
+
+#[test]
+fn decided_branches_drop_unreachable_blocks() {
+    let (g, stats) = optimized(&case("%branches"));
+    assert_eq!(count(&g, Opcode::Brif), 0, "{g}");
+    assert_eq!(stats.unreachable, 1, "{stats:?}\n{g}");
+    assert_eq!(g.layout.blocks().len(), 3, "{g}");
+}
