@@ -3,7 +3,9 @@
 //!
 //! Contract. A hit is an instruction whose block dominates the asking block (or is that
 //! block, where it was placed earlier: the walk is in layout order), so its results can
-//! replace the asker's. Operands must be resolved (no aliases), which compaction guarantees.
+//! replace the asker's. Constants are numbered within a block only: the backend folds them
+//! into immediates or rematerializes them cheaply, and one constant shared across blocks
+//! would only make a long live range (spilled across calls). Operands must be resolved (no aliases), which compaction guarantees.
 //! One entry per key: a later instruction the entry does not dominate takes its place, which
 //! may miss a redundancy (never report a wrong one). Cost: O(1) expected per operation,
 //! memory linear in the number of pure instructions.
@@ -39,6 +41,16 @@ pub(crate) fn is_numberable(data: &InstructionData) -> bool {
         ))
 }
 
+/// `iconst`, `f32const`, `f64const`.
+pub(crate) fn is_constant(data: &InstructionData) -> bool {
+    matches!(
+        data,
+        InstructionData::UnaryImm { .. }
+            | InstructionData::UnaryIeee32 { .. }
+            | InstructionData::UnaryIeee64 { .. }
+    )
+}
+
 impl ValueTable {
     /// The results of an equal instruction (first result of type `ty`) that dominates
     /// `block`'s current point.
@@ -50,7 +62,8 @@ impl ValueTable {
         domtree: &DominatorTree,
     ) -> Option<Results> {
         let &(at, results) = self.map.get(&(*data, ty))?;
-        (at == block || domtree.block_dominates(at, block)).then_some(results)
+        let dominates = at == block || (!is_constant(data) && domtree.block_dominates(at, block));
+        dominates.then_some(results)
     }
 
     /// Record `data` (first result of type `ty`) placed in `block` with `results`.

@@ -1,6 +1,10 @@
 //! Loop-invariant code motion: pure instructions whose operands are all defined outside a
 //! loop move to the loop's preheader.
 //!
+//! Constants never move by themselves (the backend folds them into immediates or makes them
+//! where they are used; hoisting them would only lengthen live ranges): an instruction that
+//! moves reads a copy of an in-loop constant operand made in the preheader.
+//!
 //! Contract. Requires a compact function with its control-flow graph and dominator tree,
 //! which may predate compactions that kept every block and edge (only their block queries
 //! are used; instruction numbers are read from the layout). A
@@ -20,9 +24,11 @@ use kestrel_ir::cfg::ControlFlowGraph;
 use kestrel_ir::domtree::DominatorTree;
 use kestrel_ir::entity::SecondaryMap;
 use kestrel_ir::layout::InsertPoint;
-use kestrel_ir::{Block, Function, Inst, InstructionData, ValueDef};
+use std::collections::HashMap;
 
-use crate::gvn::is_numberable;
+use kestrel_ir::{Block, Function, Inst, InstructionData, Type, Value, ValueDef};
+
+use crate::gvn::{is_constant, is_numberable};
 use crate::loops::LoopForest;
 
 /// The preheader of each loop, if it has one.
@@ -53,57 +59,88 @@ pub fn hoist_loop_invariants(
         return 0;
     }
     let preheader = preheaders(func, cfg, &forest);
-    // Where each moved instruction now lives.
+    // Where each moved or copied instruction now lives.
     let mut moved_to: SecondaryMap<Inst, Option<Block>> = SecondaryMap::new();
-    let mut moves: Vec<(Inst, Block)> = Vec::new();
+    // The copy of each constant made in each preheader.
+    let mut copies: HashMap<(Block, InstructionData, Type), Value> = HashMap::new();
+    let mut moved = 0;
     for &b in domtree.rpo() {
         if forest.innermost(b).is_none() {
             continue;
         }
-        for inst in func.layout.block_insts(b) {
-            let data = func.dfg.inst(inst);
-            if !is_numberable(data) || func.dfg.inst_results(inst).is_empty() {
+        let insts: Vec<Inst> = func.layout.block_insts(b).collect();
+        for inst in insts {
+            let data = *func.dfg.inst(inst);
+            if !is_numberable(&data) || is_constant(&data) || func.dfg.inst_results(inst).is_empty()
+            {
                 continue;
             }
-            // The block each operand is defined in, after earlier moves.
-            let def_block = |v| match func.dfg.value_def(func.dfg.resolve(v)) {
-                ValueDef::Result(i, _) => moved_to[i].or(func.layout.inst_block(i)),
-                ValueDef::Param(block, _) => Some(block),
-                _ => None,
-            };
-            let operands: Vec<Option<Block>> =
-                data.fixed_args().iter().map(|&v| def_block(v)).collect();
+            // Each operand's block (after earlier moves) and, for a constant, its data.
+            let operands: Vec<(Option<Block>, Option<InstructionData>)> = data
+                .fixed_args()
+                .iter()
+                .map(|&v| match func.dfg.value_def(func.dfg.resolve(v)) {
+                    ValueDef::Result(i, _) => {
+                        let at = moved_to[i].or(func.layout.inst_block(i));
+                        let def = *func.dfg.inst(i);
+                        (at, is_constant(&def).then_some(def))
+                    }
+                    ValueDef::Param(block, _) => (Some(block), None),
+                    _ => (None, None),
+                })
+                .collect();
             let mut target = None;
             let mut l = forest.innermost(b);
             while let Some(cur) = l {
                 let Some(p) = preheader[cur] else { break };
-                let invariant = operands
-                    .iter()
-                    .all(|d| d.is_some_and(|d| !forest.contains(cur, d)));
+                let invariant = operands.iter().all(|&(at, constant)| {
+                    constant.is_some() || at.is_some_and(|d| !forest.contains(cur, d))
+                });
                 if !invariant {
                     break;
                 }
-                target = Some(p);
+                target = Some((p, cur));
                 l = forest.loops[cur].parent;
             }
-            if let Some(p) = target {
-                moved_to[inst] = Some(p);
-                moves.push((inst, p));
+            let Some((p, outermost)) = target else {
+                continue;
+            };
+            let end = func
+                .layout
+                .last_inst(p)
+                .expect("a preheader ends in its jump");
+            // Constants inside the loops left stay there (the backend folds or
+            // rematerializes them); the moved instruction reads a copy made in the
+            // preheader, queued before it.
+            for (k, &(at, constant)) in operands.iter().enumerate() {
+                let Some(def) = constant else { continue };
+                if !at.is_some_and(|d| forest.contains(outermost, d)) {
+                    continue;
+                }
+                let ty = func.dfg.value_type(data.fixed_args()[k]);
+                let copy = *copies.entry((p, def, ty)).or_insert_with(|| {
+                    let ctrl = if matches!(def, InstructionData::UnaryImm { .. }) {
+                        ty
+                    } else {
+                        Type::INVALID
+                    };
+                    let c = func.make_inst(def, ctrl);
+                    func.layout.insert_inst(c, InsertPoint::Before(end));
+                    moved_to[c] = Some(p);
+                    func.dfg.first_result(c).expect("a constant has a result")
+                });
+                func.dfg.inst_mut(inst).fixed_args_mut()[k] = copy;
             }
+            // Post-invariant: queued before the preheader's terminator in visiting order,
+            // after its operands (outside the loop, moved earlier, or copies just queued).
+            func.layout.remove_inst(inst);
+            func.layout.insert_inst(inst, InsertPoint::Before(end));
+            moved_to[inst] = Some(p);
+            moved += 1;
         }
     }
-    // Post-invariant: each moved instruction is queued before its preheader's terminator in
-    // visiting order, so its operands (outside the loop, or moved earlier) still come first.
-    for &(inst, p) in &moves {
-        let end = func
-            .layout
-            .last_inst(p)
-            .expect("a preheader ends in its jump");
-        func.layout.remove_inst(inst);
-        func.layout.insert_inst(inst, InsertPoint::Before(end));
-    }
-    if !moves.is_empty() {
+    if moved > 0 {
         func.compact();
     }
-    moves.len()
+    moved
 }
