@@ -108,8 +108,12 @@ fn constant_op(ty: Type, bits: u128) -> Option<Op> {
     if !ty.is_int() {
         return None;
     }
-    let signed = ops::to_signed(bits, ty.bits());
-    let imm = i64::try_from(signed).ok()?;
+    // The parser's form: zero-extended below 64 bits; an `i128` as the `i64` whose sign
+    // extension it is (see `iconst` in the rules).
+    let imm = match ty.bits() {
+        128 => i64::try_from(ops::to_signed(bits, 128)).ok()?,
+        _ => bits as u64 as i64,
+    };
     Some(Op::Iconst { imm })
 }
 
@@ -148,6 +152,14 @@ impl generated::Context for RulesCtx<'_, '_> {
     }
 
     fn make(&mut self, ty: Type, op: Op) -> Value {
+        // Immediates in the parser's form (zero-extended below 64 bits), so equal constants
+        // are equal instructions and the printed IR reads back the same.
+        let op = match op {
+            Op::Iconst { imm } if ty.is_int() && ty.bits() < 64 => Op::Iconst {
+                imm: imm & ((1i64 << ty.bits()) - 1),
+            },
+            op => op,
+        };
         let data = data_of(&op)
             .expect("simplify.rules builds only instructions without lists or destinations");
         if self.depth < MAX_DEPTH {

@@ -29,7 +29,12 @@ impl FuncGen<'_, '_> {
         }
     }
 
+    /// `iconst.ty` of `imm` at the type's width, in the parser's form (zero-extended).
     fn iconst(&mut self, ty: Type, imm: i64) -> Option<Value> {
+        let imm = match ty.bits() {
+            64 => imm,
+            bits => imm & ((1i64 << bits) - 1),
+        };
         self.ok(Opcode::Iconst, ty)
             .then(|| self.b.ins().iconst(ty, imm).bug())
     }
