@@ -1,17 +1,13 @@
-//! Generates the IR's view for the rules (`build/ir_ops.rs`: one `Op` variant per IR opcode)
+//! Writes the IR's view for the rules (`kestrel_ir::rules_view`: one `Op` variant per IR opcode)
 //! and compiles each ISA's instruction-selection rules into `$OUT_DIR` (`x64_lower.rs`,
 //! `aarch64_lower.rs`), with rule coverage (the `RULE_SITES` list and a `rule_fired` call
 //! per firing; see `isa::x64::lowering_rules`).
 
-#[path = "build/ir_ops.rs"]
-mod ir_ops;
-
 fn main() {
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let ops_rules = out.join("ir_ops.rules");
-    write_if_changed(&ops_rules, &ir_ops::rules());
-    write_if_changed(&out.join("ir_ops.rs"), &ir_ops::rust());
-    println!("cargo:rerun-if-changed=build/ir_ops.rs");
+    write_if_changed(&ops_rules, &kestrel_ir::rules_view::rules());
+    write_if_changed(&out.join("ir_ops.rs"), &kestrel_ir::rules_view::rust());
 
     let mut options = kestrel_rules::Options::default();
     options.codegen.coverage = true;

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use kestrel_codegen::isa::x64::OptLevel;
 use kestrel_filetests::directives::{func_name, parse_value};
 use kestrel_filetests::native::{NativeError, NativeModule};
 use kestrel_filetests::Options;
@@ -31,21 +32,9 @@ pub fn load(path: &Path) -> Result<Vec<Function>, String> {
     }
 }
 
-pub fn test(
-    paths: &[PathBuf],
-    interpret_only: bool,
-    jobs: usize,
-    verbose: bool,
-    via_object: bool,
-) -> Result<ExitCode, String> {
+pub fn test(paths: &[PathBuf], opts: &Options) -> Result<ExitCode, String> {
     let files = kestrel_filetests::collect_files(paths)?;
-    let opts = Options {
-        interpret_only,
-        jobs,
-        verbose,
-        via_object,
-    };
-    let summary = kestrel_filetests::run_files(&files, &opts, |r| outln!("{}", r.render()));
+    let summary = kestrel_filetests::run_files(&files, opts, |r| outln!("{}", r.render()));
     outln!("{summary}");
     Ok(if summary.failed == 0 {
         ExitCode::SUCCESS
@@ -58,10 +47,11 @@ pub fn run(
     path: &Path,
     function: Option<&str>,
     interpret: bool,
+    opt_level: OptLevel,
     fuel: u64,
     args: &[String],
 ) -> Result<ExitCode, String> {
-    let funcs = load(path)?;
+    let mut funcs = load(path)?;
     let index = match function {
         Some(name) => {
             let name = name.strip_prefix('%').unwrap_or(name);
@@ -116,6 +106,7 @@ pub fn run(
             check_regalloc: true,
             verified: true,
             features: kestrel_filetests::native::CpuFeatures::host(),
+            opt_level,
             ..Default::default()
         };
         let no_chaos = kestrel_codegen::chaos::Chaos::disabled;
@@ -134,6 +125,7 @@ pub fn run(
             Err(NativeError::Other(e)) => Err(e),
         };
     }
+    optimize_all(&mut funcs, opt_level)?;
     let mut interp = Interpreter::new(&funcs).with_fuel(Some(fuel));
     match interp.call_index(index, &values) {
         Ok(results) => {
@@ -152,8 +144,17 @@ pub fn run(
     }
 }
 
-pub fn print(path: &Path) -> Result<ExitCode, String> {
-    let funcs = load(path)?;
+/// Run the mid-end on every function (verifying its output).
+fn optimize_all(funcs: &mut [Function], opt_level: OptLevel) -> Result<(), String> {
+    for f in funcs {
+        kestrel_opt::optimize(f, opt_level, true).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+pub fn print(path: &Path, opt_level: OptLevel) -> Result<ExitCode, String> {
+    let mut funcs = load(path)?;
+    optimize_all(&mut funcs, opt_level)?;
     for (i, f) in funcs.iter().enumerate() {
         if i > 0 {
             outln!();

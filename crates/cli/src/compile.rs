@@ -12,7 +12,7 @@ use kestrel_codegen::machinst::compile::{CompileContext, PhaseTimes};
 
 use kestrel_codegen::disasm::{disassemble, disassemble_aarch64};
 use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
-use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_codegen::isa::x64::{Flags, OptLevel, X64Backend};
 
 use kestrel_filetests::directives::func_name;
 
@@ -29,10 +29,11 @@ pub fn write_object(
     out: &Path,
     check_regalloc: bool,
     debug_info: bool,
+    opt_level: OptLevel,
 ) -> Result<ExitCode, String> {
     use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule, Target};
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let (flags, funcs) = file_flags_and_functions(path, &text, check_regalloc, false)?;
+    let (flags, funcs) = file_flags_and_functions(path, &text, check_regalloc, false, opt_level)?;
     let target = match file_isa(&text) {
         Isa::X86_64 => Target::X86_64,
         Isa::Aarch64 => Target::Aarch64,
@@ -99,12 +100,14 @@ fn file_flags_and_functions(
     text: &str,
     check_regalloc: bool,
     keep_text: bool,
+    opt_level: OptLevel,
 ) -> Result<(Flags, Vec<kestrel_ir::Function>), String> {
     let header = kestrel_filetests::directives::scan(text);
     let target = header.targets.iter().find(|t| t.isa == "x86_64");
     let flags = Flags {
         check_regalloc: check_regalloc || cfg!(debug_assertions),
         keep_text,
+        opt_level,
         ..kestrel_filetests::native_flags(&header, target)
     };
     // Verification happens in `compile_function`, once per function.
@@ -118,6 +121,7 @@ pub fn compile(
     show: Show,
     check_regalloc: bool,
     timing: bool,
+    opt_level: OptLevel,
 ) -> Result<ExitCode, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if timing {
@@ -125,12 +129,18 @@ pub fn compile(
         let target = header.targets.iter().find(|t| t.isa == "x86_64");
         let flags = Flags {
             check_regalloc: check_regalloc || cfg!(debug_assertions),
+            opt_level,
             ..kestrel_filetests::native_flags(&header, target)
         };
         return time_phases(path, &text, &flags, file_isa(&text));
     }
-    let (flags, funcs) =
-        file_flags_and_functions(path, &text, check_regalloc, show.vcode || show.regalloc)?;
+    let (flags, funcs) = file_flags_and_functions(
+        path,
+        &text,
+        check_regalloc,
+        show.vcode || show.regalloc,
+        opt_level,
+    )?;
     let isa = file_isa(&text);
     for (i, f) in funcs.iter().enumerate() {
         if i > 0 {

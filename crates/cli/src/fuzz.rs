@@ -1,7 +1,8 @@
 //! `kestrel fuzz`: an in-process differential fuzzing campaign.
 //!
 //! Oracle 1 (interpreter vs native) always runs; `--chaos` adds oracle 2 (native with the
-//! chaos control vs without); `--against-cranelift` adds oracle 3 (Cranelift's interpreter),
+//! chaos control vs without); `--opt` adds the mid-end's oracles (the optimized IR
+//! interpreted, and native code at opt level `speed`, each vs the interpreter); `--against-cranelift` adds oracle 3 (Cranelift's interpreter),
 //! available only in builds with the `cranelift` feature; `--object` adds the object oracle
 //! (cases compiled to one ELF object, linked by `cc`, run as a separate process); `--aarch64`
 //! adds the AArch64 object oracle (linked by `aarch64-linux-gnu-gcc -static`, run under
@@ -31,6 +32,10 @@ pub struct FuzzArgs {
     /// Also compare native code with the chaos control on against it off.
     #[arg(long)]
     pub chaos: bool,
+    /// Also check the mid-end: the optimized IR in the interpreter, and native code at opt
+    /// level `speed`, each against the interpreter on the original IR.
+    #[arg(long)]
+    pub opt: bool,
     /// Also run every case through an ELF object linked by `cc` into a separate process
     /// (cases batched into one executable), compared with the interpreter.
     #[arg(long)]
@@ -62,6 +67,7 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
     let mut campaign = Campaign::new(seed);
     campaign.limit = limit;
     campaign.chaos = args.chaos;
+    campaign.opt = args.opt;
     campaign.out_dir = args.out;
     if args.object {
         campaign
@@ -76,7 +82,7 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
     if args.against_cranelift {
         add_cranelift(&mut campaign)?;
     }
-    let oracles: Vec<&str> = campaign::oracles(true, args.chaos, Vec::new())
+    let oracles: Vec<&str> = campaign::oracles(true, args.chaos, args.opt, Vec::new())
         .iter()
         .map(|o| o.name())
         .chain(campaign.extra.iter().map(|o| o.name()))

@@ -36,6 +36,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use kestrel_codegen::isa::x64::OptLevel;
+use kestrel_filetests::Options;
+
+/// `--opt-level`'s values.
+fn parse_opt_level(s: &str) -> Result<OptLevel, String> {
+    OptLevel::from_name(s).ok_or_else(|| format!("unknown opt level `{s}` (none or speed)"))
+}
 
 #[derive(Parser)]
 #[command(
@@ -71,6 +78,9 @@ enum Command {
         /// by `cc` with a generated driver, run as a separate process.
         #[arg(long, conflicts_with = "interpret_only")]
         via_object: bool,
+        /// Run native tests at this opt level only (default: at `none` and at `speed`).
+        #[arg(long, value_parser = parse_opt_level)]
+        opt_level: Option<OptLevel>,
     },
     /// Run a function and print its results in `; run:` literal syntax.
     ///
@@ -85,6 +95,10 @@ enum Command {
         /// Use the interpreter instead of compiling to native code.
         #[arg(long)]
         interpret: bool,
+        /// `speed` (run the mid-end before compiling, or before interpreting with
+        /// `--interpret`) or `none`.
+        #[arg(long, default_value = "speed", value_parser = parse_opt_level)]
+        opt_level: OptLevel,
         /// Stop after this many executed instructions (interpreter only).
         #[arg(long, default_value_t = 1_000_000_000)]
         fuel: u64,
@@ -125,9 +139,9 @@ enum Command {
         /// Run the register-allocation checker (always on in debug builds).
         #[arg(long)]
         check_regalloc: bool,
-        /// `none` or `speed` (the same until a mid-end exists).
-        #[arg(long, default_value = "none")]
-        opt_level: String,
+        /// `none` (lower the IR as given) or `speed` (run the mid-end first).
+        #[arg(long, default_value = "none", value_parser = parse_opt_level)]
+        opt_level: OptLevel,
         /// Print no code; print each function's compile time per phase (parse, verify,
         /// lower, liveness, intervals, allocation, resolution, checker, emission, in ms)
         /// and its peak number of live vregs, then the totals.
@@ -154,8 +168,13 @@ enum Command {
     /// Run or compile a WebAssembly module (binary `.wasm` or text `.wat`).
     #[command(subcommand)]
     Wasm(WasmCommand),
-    /// Parse and verify a file, then print it in canonical CLIF.
-    Print { file: PathBuf },
+    /// Parse and verify a file, then print it in canonical CLIF (after the mid-end with
+    /// `--opt-level speed`).
+    Print {
+        file: PathBuf,
+        #[arg(long, default_value = "none", value_parser = parse_opt_level)]
+        opt_level: OptLevel,
+    },
     /// Parse and verify a file; prints nothing on success.
     Verify { file: PathBuf },
 }
@@ -213,14 +232,32 @@ fn main() -> ExitCode {
             jobs,
             verbose,
             via_object,
-        } => commands::test(&paths, interpret_only, jobs, verbose, via_object),
+            opt_level,
+        } => commands::test(
+            &paths,
+            &Options {
+                interpret_only,
+                jobs,
+                verbose,
+                via_object,
+                opt_level,
+            },
+        ),
         Command::Run {
             file,
             function,
             interpret,
+            opt_level,
             fuel,
             args,
-        } => commands::run(&file, function.as_deref(), interpret, fuel, &args),
+        } => commands::run(
+            &file,
+            function.as_deref(),
+            interpret,
+            opt_level,
+            fuel,
+            &args,
+        ),
         Command::RegallocStress {
             seed,
             count,
@@ -237,20 +274,16 @@ fn main() -> ExitCode {
             timing,
             output,
             debug_info,
-        } => match opt_level.as_str() {
-            "none" | "speed" if output.is_some() => {
-                let out = output.expect("checked");
-                compile::write_object(&file, &out, check_regalloc, debug_info)
-            }
-            "none" | "speed" => {
+        } => match output {
+            Some(out) => compile::write_object(&file, &out, check_regalloc, debug_info, opt_level),
+            None => {
                 let show = compile::Show {
                     vcode,
                     regalloc,
                     disasm: disasm || !(vcode || regalloc),
                 };
-                compile::compile(&file, show, check_regalloc, timing)
+                compile::compile(&file, show, check_regalloc, timing, opt_level)
             }
-            other => Err(format!("unknown --opt-level `{other}` (none or speed)")),
         },
         Command::Fuzz(args) => fuzz::fuzz(args),
         Command::Wasm(WasmCommand::Run {
@@ -274,7 +307,7 @@ fn main() -> ExitCode {
             bounds_checks,
             emit_clif,
         }) => wasm::compile(&file, timing, bounds_checks, emit_clif.as_deref()),
-        Command::Print { file } => commands::print(&file),
+        Command::Print { file, opt_level } => commands::print(&file, opt_level),
         Command::Verify { file } => commands::verify(&file),
     };
     match result {

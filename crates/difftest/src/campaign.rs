@@ -21,6 +21,7 @@ use kestrel_fuzzgen::{generate, GenConfig, Outcome, TestCase, Unstructured};
 use crate::check::{check_case, Finding};
 use crate::coverage::Coverage;
 use crate::minimize::minimize;
+use crate::opt_oracle::{OptInterpreterOracle, OptNativeOracle};
 use crate::oracle::{InterpreterOracle, NativeOracle, Oracle};
 
 /// When a campaign stops.
@@ -38,6 +39,9 @@ pub struct Campaign {
     pub native: bool,
     /// Also run native code under the chaos control against native code without it (oracle 2).
     pub chaos: bool,
+    /// Also run the mid-end's oracles: the optimized IR interpreted, and native code at opt
+    /// level `speed`, each against the interpreter.
+    pub opt: bool,
     /// Further oracles (e.g. Cranelift), run after the built-in ones.
     pub extra: Vec<Box<dyn Oracle>>,
     pub gen: GenConfig,
@@ -63,6 +67,7 @@ impl Campaign {
             limit: Limit::Cases(1000),
             native: true,
             chaos: false,
+            opt: false,
             extra: Vec::new(),
             gen: GenConfig::default(),
             out_dir: PathBuf::from("fuzz-failures"),
@@ -143,13 +148,22 @@ pub fn regenerate(seed: u64, index: u64, gen: &GenConfig) -> Option<TestCase> {
 }
 
 /// The oracles of a campaign, reference first and every oracle after its baseline.
-pub fn oracles(native: bool, chaos: bool, extra: Vec<Box<dyn Oracle>>) -> Vec<Box<dyn Oracle>> {
+pub fn oracles(
+    native: bool,
+    chaos: bool,
+    opt: bool,
+    extra: Vec<Box<dyn Oracle>>,
+) -> Vec<Box<dyn Oracle>> {
     let mut list: Vec<Box<dyn Oracle>> = vec![Box::new(InterpreterOracle)];
     if native || chaos {
         list.push(Box::new(NativeOracle::new(false)));
     }
     if chaos {
         list.push(Box::new(NativeOracle::new(true)));
+    }
+    if opt {
+        list.push(Box::new(OptInterpreterOracle));
+        list.push(Box::new(OptNativeOracle::default()));
     }
     list.extend(extra);
     list
@@ -171,6 +185,7 @@ pub fn run(campaign: Campaign, progress: &mut dyn Write) -> Summary {
         limit,
         native,
         chaos,
+        opt,
         extra,
         gen,
         out_dir,
@@ -180,7 +195,7 @@ pub fn run(campaign: Campaign, progress: &mut dyn Write) -> Summary {
         hang_timeout,
         batch,
     } = campaign;
-    let mut oracles = oracles(native, chaos, extra);
+    let mut oracles = oracles(native, chaos, opt, extra);
     let start = Instant::now();
     let running = Arc::new(Running {
         index: AtomicU64::new(0),

@@ -6,6 +6,7 @@ use kestrel_codegen::isa::x64::lowering_rules;
 use kestrel_codegen::machinst::CompiledCode;
 use kestrel_fuzzgen::TestCase;
 use kestrel_ir::Opcode;
+use kestrel_opt::simplification_rules;
 
 /// Counters accumulated over a campaign.
 #[derive(Clone, Debug)]
@@ -14,6 +15,9 @@ pub struct Coverage {
     opcode_counts: Vec<u64>,
     /// Compilations in which each lowering rule fired, indexed like [`lowering_rules`].
     rule_counts: Vec<u64>,
+    /// Firings of each mid-end rule, indexed like [`simplification_rules`] (only campaigns
+    /// with the mid-end's oracles record them).
+    simplify_counts: Vec<u64>,
 }
 
 impl Default for Coverage {
@@ -21,6 +25,7 @@ impl Default for Coverage {
         Coverage {
             opcode_counts: vec![0; Opcode::ALL.len()],
             rule_counts: vec![0; lowering_rules().len()],
+            simplify_counts: vec![0; simplification_rules().len()],
         }
     }
 }
@@ -45,6 +50,29 @@ impl Coverage {
                 *n += 1;
             }
         }
+    }
+
+    /// Note the simplification rules one optimization fired (counts per rule).
+    pub fn record_simplified(&mut self, fired: &[u32]) {
+        for (n, &k) in self.simplify_counts.iter_mut().zip(fired) {
+            *n += u64::from(k);
+        }
+    }
+
+    /// Mid-end rules `(fired, total)`, if any optimization was recorded.
+    pub fn simplify_summary(&self) -> Option<(usize, usize)> {
+        let hit = self.simplify_counts.iter().filter(|&&n| n > 0).count();
+        (hit > 0).then_some((hit, self.simplify_counts.len()))
+    }
+
+    /// The named mid-end rules that never fired (every rule of `simplify.rules` but the
+    /// helpers, which have no name).
+    pub fn unfired_simplifications(&self) -> Vec<&'static str> {
+        let rules = simplification_rules().iter().zip(&self.simplify_counts);
+        rules
+            .filter(|&(name, &n)| n == 0 && name.contains(' '))
+            .map(|(&name, _)| name)
+            .collect()
     }
 
     /// `(exercised, total)` over all opcodes.
@@ -79,6 +107,18 @@ impl Coverage {
             let mut rows: Vec<(u64, &str)> = lowering_rules()
                 .iter()
                 .zip(&self.rule_counts)
+                .map(|(&name, &n)| (n, name))
+                .collect();
+            rows.sort_by_key(|&(n, _)| n);
+            for (n, name) in rows {
+                out += &format!("  {n:>10}  {name}\n");
+            }
+        }
+        if let Some((hit, total)) = self.simplify_summary() {
+            out += &format!("mid-end rules fired: {hit}/{total} (firings of each)\n");
+            let mut rows: Vec<(u64, &str)> = simplification_rules()
+                .iter()
+                .zip(&self.simplify_counts)
                 .map(|(&name, &n)| (n, name))
                 .collect();
             rows.sort_by_key(|&(n, _)| n);

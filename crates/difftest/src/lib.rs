@@ -10,6 +10,8 @@
 //! | `interpreter` | — (reference) | nothing to compare; an error here is a generator bug |
 //! | `native` | `interpreter` | a backend (or interpreter) bug |
 //! | `native-chaos` | `native` | an optional transformation is not actually optional |
+//! | `interpreter-speed` | `interpreter` | a mid-end bug: the optimized IR, interpreted, computes something else (see `opt_oracle`) |
+//! | `native-speed` | `interpreter` | a mid-end bug, or a backend bug on the mid-end's output |
 //! | `object` | `interpreter` | a bug in objects, relocations or linking (batched: see `object_oracle`) |
 //! | `aarch64` | `interpreter` | an AArch64 backend bug (objects run under `qemu-aarch64`, batched; cases the backend reports unsupported are declined and counted) |
 //! | external (e.g. Cranelift) | `interpreter` | a shared misreading of the semantics |
@@ -32,6 +34,7 @@ pub mod coverage;
 pub mod fuzzing;
 pub mod minimize;
 pub mod object_oracle;
+pub mod opt_oracle;
 pub mod oracle;
 pub mod wasm_gen;
 pub mod wasm_oracle;
@@ -39,4 +42,5 @@ pub mod wasm_oracle;
 pub use check::{check_case, Checked, Finding, FindingKind};
 pub use kestrel_fuzzgen::{generate, GenConfig, Outcome, TestCase};
 pub use object_oracle::ObjectOracle;
+pub use opt_oracle::{OptInterpreterOracle, OptNativeOracle};
 pub use oracle::{InterpreterOracle, NativeOracle, Oracle};

@@ -95,6 +95,13 @@ pub struct NativeOracle {
 }
 
 impl NativeOracle {
+    /// Native code for the host CPU compiled at `opt_level` (chaos off).
+    pub fn with_opt_level(opt_level: kestrel_filetests::native::OptLevel) -> Self {
+        let mut oracle = NativeOracle::new(false);
+        oracle.flags.opt_level = opt_level;
+        oracle
+    }
+
     /// Native code for the host CPU; `chaos` selects oracle 2 (chaos on, compared with off).
     pub fn new(chaos: bool) -> Self {
         NativeOracle {

@@ -67,6 +67,10 @@ pub struct Options {
     /// process (see `object_run.rs`) instead of in-process; `test interpret` files are
     /// skipped.
     pub via_object: bool,
+    /// Native runs at this opt level only (`None`: at each of `none` and `speed`, the
+    /// mid-end's failures prefixed `opt_level=speed:`). The file's own `set opt_level` is
+    /// ignored: every file runs at every level asked for.
+    pub opt_level: Option<native::OptLevel>,
 }
 
 /// The outcome of one file.
@@ -298,13 +302,21 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
         warn = false;
     }
     if native {
-        // One native run per `target x86_64` line, for a CPU with that line's features.
-        for target in header.targets.iter().filter(|t| t.isa == "x86_64") {
+        // One native run per `target x86_64` line, for a CPU with that line's features, and
+        // per opt level.
+        let levels = match opts.opt_level {
+            Some(level) => vec![level],
+            None => vec![native::OptLevel::None, native::OptLevel::Speed],
+        };
+        let targets = header.targets.iter().filter(|t| t.isa == "x86_64");
+        for (target, level) in targets.flat_map(|t| levels.iter().map(move |&l| (t, l))) {
             // `funcs` were verified above.
             let flags = native::Flags {
                 verified: true,
+                opt_level: level,
                 ..native_flags(&header, Some(target))
             };
+            let before = failures.len();
             let no_chaos = kestrel_codegen::chaos::Chaos::disabled;
             match native::NativeModule::build(&funcs, &flags, &no_chaos, &mut |_| {}) {
                 Ok(module) => {
@@ -327,6 +339,11 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
                     warn = false;
                 }
                 Err(errors) => failures.extend(errors),
+            }
+            if level != native::OptLevel::None {
+                for f in &mut failures[before..] {
+                    *f = format!("opt_level={}: {f}", level.name());
+                }
             }
         }
     }

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 
 use kestrel_codegen::chaos::Chaos;
 pub use kestrel_codegen::isa::x64::features::CpuFeatures;
-pub use kestrel_codegen::isa::x64::Flags;
 use kestrel_codegen::isa::x64::X64Backend;
+pub use kestrel_codegen::isa::x64::{Flags, OptLevel};
 use kestrel_codegen::machinst::CompiledCode;
 use kestrel_interp::DataValue;
 use kestrel_ir::{Function, FunctionName};

@@ -30,14 +30,6 @@ enum Flow {
     Return,
 }
 
-fn kind(ty: Type) -> FloatKind {
-    if ty == Type::F64 {
-        FloatKind::F64
-    } else {
-        FloatKind::F32
-    }
-}
-
 fn trap_of(t: ops::Trap) -> TrapCode {
     match t {
         ops::Trap::IntegerDivisionByZero => TrapCode::INTEGER_DIVISION_BY_ZERO,
@@ -384,6 +376,38 @@ impl<'f> Interpreter<'f> {
         }
     }
 
+    /// Execute an instruction whose results depend only on its operands, with the shared
+    /// arithmetic of [`ops::eval_pure`].
+    #[inline]
+    fn pure(
+        &mut self,
+        func: &Function,
+        base: usize,
+        inst: Inst,
+        ty: Type,
+        results: &[Value],
+    ) -> Result<(), InterpError> {
+        let data = func.dfg.inst(inst);
+        let args = data.fixed_args();
+        let mut x = [0u128; 3];
+        for (slot, &a) in x.iter_mut().zip(args) {
+            *slot = self.get(base, a);
+        }
+        let in_ty = args
+            .first()
+            .map_or(Type::INVALID, |&a| func.dfg.value_type(a));
+        match ops::eval_pure(data, ty, in_ty, &x[..args.len()]) {
+            Some(Ok(ops::Evaluated::One(r))) => self.set(base, results[0], r),
+            Some(Ok(ops::Evaluated::Two(r, f))) => {
+                self.set(base, results[0], r);
+                self.set(base, results[1], f);
+            }
+            Some(Err(t)) => return Err(self.trap(func, inst, trap_of(t))),
+            None => return Err(self.invalid(func, inst, "opcode does not fit its format")),
+        }
+        Ok(())
+    }
+
     /// Execute one instruction.
     fn step(
         &mut self,
@@ -408,162 +432,18 @@ impl<'f> Interpreter<'f> {
         let op = data.opcode();
         let trap = |this: &Self, code| Err(this.trap(func, inst, code));
         match *data {
-            D::Unary { arg, .. } => {
-                let x = self.get(base, arg);
-                let in_ty = dfg.value_type(arg);
-                if op == Opcode::Isplit {
-                    let half = w;
-                    let (lo, hi) = ops::isplit(x, half);
-                    self.set(base, results[0], lo);
-                    self.set(base, results[1], hi);
-                    return Ok(Flow::Next);
-                }
-                let y = match op {
-                    Opcode::Ineg => ops::ineg(x, w),
-                    Opcode::Iabs => ops::iabs(x, w),
-                    Opcode::Bnot => ops::bnot(x, w),
-                    Opcode::Bitrev => ops::bitrev(x, w),
-                    Opcode::Clz => ops::clz(x, w),
-                    Opcode::Cls => ops::cls(x, w),
-                    Opcode::Ctz => ops::ctz(x, w),
-                    Opcode::Bswap => ops::bswap(x, w),
-                    Opcode::Popcnt => ops::popcnt(x),
-                    Opcode::Bmask => ops::bmask(x, w),
-                    Opcode::Uextend => ops::uextend(x),
-                    Opcode::Sextend => ops::sextend(x, in_ty.bits(), w),
-                    Opcode::Ireduce => ops::ireduce(x, w),
-                    Opcode::Sqrt => ops::sqrt(kind(ty), x),
-                    Opcode::Fneg => ops::fneg(kind(ty), x),
-                    Opcode::Fabs => ops::fabs(kind(ty), x),
-                    Opcode::Ceil => ops::ceil(kind(ty), x),
-                    Opcode::Floor => ops::floor(kind(ty), x),
-                    Opcode::Trunc => ops::trunc(kind(ty), x),
-                    Opcode::Nearest => ops::nearest(kind(ty), x),
-                    Opcode::Fpromote => ops::fpromote(x),
-                    Opcode::Fdemote => ops::fdemote(x),
-                    Opcode::FcvtToUint => match ops::fcvt_to_uint(kind(in_ty), x, w) {
-                        Ok(y) => y,
-                        Err(t) => return trap(self, trap_of(t)),
-                    },
-                    Opcode::FcvtToSint => match ops::fcvt_to_sint(kind(in_ty), x, w) {
-                        Ok(y) => y,
-                        Err(t) => return trap(self, trap_of(t)),
-                    },
-                    Opcode::FcvtToUintSat => ops::fcvt_to_uint_sat(kind(in_ty), x, w),
-                    Opcode::FcvtToSintSat => ops::fcvt_to_sint_sat(kind(in_ty), x, w),
-                    Opcode::FcvtFromUint => ops::fcvt_from_uint(kind(ty), x),
-                    Opcode::FcvtFromSint => ops::fcvt_from_sint(kind(ty), x, in_ty.bits()),
-                    _ => return Err(self.invalid(func, inst, "opcode does not fit its format")),
-                };
-                self.set(base, results[0], y);
-            }
-            D::UnaryImm { imm, .. } => {
-                self.set(base, results[0], ops::truncate(imm as i128 as u128, w));
-            }
-            D::UnaryIeee32 { imm, .. } => self.set(base, results[0], imm as u128),
-            D::UnaryIeee64 { imm, .. } => self.set(base, results[0], imm as u128),
             D::UnaryGlobalValue { global_value, .. } => {
                 let x = self.global_value(index, func, inst, base, global_value, 0)?;
                 self.set(base, results[0], ops::truncate(x, w));
             }
-            D::Binary { args: [a, b], .. } => {
-                let (x, y) = (self.get(base, a), self.get(base, b));
-                let k = kind(ty);
-                let pair = |(r, f): (u128, u128)| (r, Some(f));
-                let (r, flag) = match op {
-                    Opcode::Iadd => (ops::iadd(x, y, w), None),
-                    Opcode::Isub => (ops::isub(x, y, w), None),
-                    Opcode::Imul => (ops::imul(x, y, w), None),
-                    Opcode::Umulhi => (ops::umulhi(x, y, w), None),
-                    Opcode::Smulhi => (ops::smulhi(x, y, w), None),
-                    Opcode::Udiv | Opcode::Urem | Opcode::Sdiv | Opcode::Srem => {
-                        let r = match op {
-                            Opcode::Udiv => ops::udiv(x, y),
-                            Opcode::Urem => ops::urem(x, y),
-                            Opcode::Sdiv => ops::sdiv(x, y, w),
-                            _ => ops::srem(x, y, w),
-                        };
-                        match r {
-                            Ok(r) => (r, None),
-                            Err(t) => return trap(self, trap_of(t)),
-                        }
-                    }
-                    Opcode::Smin => (ops::smin(x, y, w), None),
-                    Opcode::Umin => (ops::umin(x, y), None),
-                    Opcode::Smax => (ops::smax(x, y, w), None),
-                    Opcode::Umax => (ops::umax(x, y), None),
-                    Opcode::UaddOverflow => pair(ops::uadd_overflow(x, y, w)),
-                    Opcode::SaddOverflow => pair(ops::sadd_overflow(x, y, w)),
-                    Opcode::UsubOverflow => pair(ops::usub_overflow(x, y, w)),
-                    Opcode::SsubOverflow => pair(ops::ssub_overflow(x, y, w)),
-                    Opcode::UmulOverflow => pair(ops::umul_overflow(x, y, w)),
-                    Opcode::SmulOverflow => pair(ops::smul_overflow(x, y, w)),
-                    Opcode::Band => (ops::band(x, y), None),
-                    Opcode::Bor => (ops::bor(x, y), None),
-                    Opcode::Bxor => (ops::bxor(x, y), None),
-                    Opcode::BandNot => (ops::band_not(x, y), None),
-                    Opcode::BorNot => (ops::bor_not(x, y, w), None),
-                    Opcode::BxorNot => (ops::bxor_not(x, y, w), None),
-                    Opcode::Rotl => (ops::rotl(x, y, w), None),
-                    Opcode::Rotr => (ops::rotr(x, y, w), None),
-                    Opcode::Ishl => (ops::ishl(x, y, w), None),
-                    Opcode::Ushr => (ops::ushr(x, y, w), None),
-                    Opcode::Sshr => (ops::sshr(x, y, w), None),
-                    Opcode::Iconcat => (ops::iconcat(x, y, dfg.value_type(a).bits()), None),
-                    Opcode::Fadd => (ops::fadd(k, x, y), None),
-                    Opcode::Fsub => (ops::fsub(k, x, y), None),
-                    Opcode::Fmul => (ops::fmul(k, x, y), None),
-                    Opcode::Fdiv => (ops::fdiv(k, x, y), None),
-                    Opcode::Fcopysign => (ops::fcopysign(k, x, y), None),
-                    Opcode::Fmin => (ops::fmin(k, x, y), None),
-                    Opcode::Fmax => (ops::fmax(k, x, y), None),
-                    _ => return Err(self.invalid(func, inst, "opcode does not fit its format")),
-                };
-                self.set(base, results[0], r);
-                if let Some(f) = flag {
-                    self.set(base, results[1], f);
-                }
-            }
-            D::Ternary {
-                args: [a, b, c], ..
-            } => {
-                let (x, y, z) = (self.get(base, a), self.get(base, b), self.get(base, c));
-                match op {
-                    Opcode::Select | Opcode::SelectSpectreGuard => {
-                        self.set(base, results[0], ops::select(x, y, z))
-                    }
-                    Opcode::Bitselect => self.set(base, results[0], ops::bitselect(x, y, z)),
-                    Opcode::Fma => self.set(base, results[0], ops::fma(kind(ty), x, y, z)),
-                    Opcode::UaddOverflowCin
-                    | Opcode::SaddOverflowCin
-                    | Opcode::UsubOverflowBin
-                    | Opcode::SsubOverflowBin => {
-                        let (r, f) = match op {
-                            Opcode::UaddOverflowCin => ops::uadd_overflow_cin(x, y, z, w),
-                            Opcode::SaddOverflowCin => ops::sadd_overflow_cin(x, y, z, w),
-                            Opcode::UsubOverflowBin => ops::usub_overflow_bin(x, y, z, w),
-                            _ => ops::ssub_overflow_bin(x, y, z, w),
-                        };
-                        self.set(base, results[0], r);
-                        self.set(base, results[1], f);
-                    }
-                    _ => return Err(self.invalid(func, inst, "opcode does not fit its format")),
-                }
-            }
-            D::IntCompare {
-                cond, args: [a, b], ..
-            } => {
-                let width = dfg.value_type(a).bits();
-                let r = ops::icmp(cond, self.get(base, a), self.get(base, b), width);
-                self.set(base, results[0], r);
-            }
-            D::FloatCompare {
-                cond, args: [a, b], ..
-            } => {
-                let k = kind(dfg.value_type(a));
-                let r = ops::fcmp(cond, k, self.get(base, a), self.get(base, b));
-                self.set(base, results[0], r);
-            }
+            D::Unary { .. }
+            | D::UnaryImm { .. }
+            | D::UnaryIeee32 { .. }
+            | D::UnaryIeee64 { .. }
+            | D::Binary { .. }
+            | D::Ternary { .. }
+            | D::IntCompare { .. }
+            | D::FloatCompare { .. } => self.pure(func, base, inst, ty, results)?,
             D::MultiAry { args, .. } => {
                 // `return`: the only MultiAry opcode.
                 self.ret_buf.clear();
@@ -651,16 +531,13 @@ impl<'f> Interpreter<'f> {
                 let x = self.get(base, v);
                 self.store(func, inst, addr, bytes, x, flags)?;
             }
+            D::LoadNoOffset { .. } if op == Opcode::Bitcast => {
+                self.pure(func, base, inst, ty, results)?
+            }
             D::LoadNoOffset { flags, arg, .. } => {
-                let x = self.get(base, arg);
-                match op {
-                    Opcode::Bitcast => self.set(base, results[0], ops::bitcast(x)),
-                    _ => {
-                        let addr = self.address(func, base, arg, 0);
-                        let x = self.load(func, inst, addr, ty.bytes(), flags)?;
-                        self.set(base, results[0], x);
-                    }
-                }
+                let addr = self.address(func, base, arg, 0);
+                let x = self.load(func, inst, addr, ty.bytes(), flags)?;
+                self.set(base, results[0], x);
             }
             D::StoreNoOffset {
                 flags,

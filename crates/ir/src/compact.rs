@@ -37,11 +37,29 @@ pub struct CompactCursor<'a> {
     pub data: InstructionData,
     /// The current instruction's results.
     pub results: &'a [Value],
+    /// The block the current instruction is placed in.
+    pub block: Block,
     remove: bool,
     inserted: Vec<(InstructionData, Vec<Type>, Vec<Value>)>,
 }
 
 impl CompactCursor<'_> {
+    /// The already-placed instruction that defines `v` (after aliases), with `v`'s result
+    /// number; `None` for a block parameter, and for a value whose instruction comes later in
+    /// the layout (a layout that does not follow dominance) or is being inserted: their
+    /// `ValueDef` still holds a number of the old numbering. O(1).
+    pub fn placed_def(&self, v: Value) -> Option<(Inst, u16)> {
+        let dfg = &self.func.dfg;
+        let v = dfg.resolve(v);
+        let ValueDef::Result(inst, n) = dfg.value_def(v) else {
+            return None;
+        };
+        // Placed exactly when the instruction now at that number lists `v` as that result.
+        let placed = dfg.insts.is_valid(inst)
+            && dfg.pool.get(dfg.results[inst]).get(usize::from(n)) == Some(&v);
+        placed.then_some((inst, n))
+    }
+
     /// Delete the current instruction. Its results become unused; alias them first if they
     /// still have uses.
     pub fn remove(&mut self) {
@@ -106,6 +124,7 @@ impl Function {
                 func: self,
                 data,
                 results: &results,
+                block,
                 remove: false,
                 inserted: Vec::new(),
             };

@@ -211,6 +211,16 @@ impl DataFlowGraph {
         true
     }
 
+    /// Forget every alias (each becomes `Unused`). After compaction nothing reads them, and
+    /// a pass that then deletes an alias's target would leave it dangling. O(values).
+    pub fn clear_aliases(&mut self) {
+        for data in self.values.values_mut() {
+            if let ValueDef::Alias(_) = data.def {
+                data.def = ValueDef::Unused;
+            }
+        }
+    }
+
     /// Define value number `v` as an alias of `to` (text syntax `v3 -> v1`).
     pub fn make_alias_at(&mut self, v: Value, to: Value) -> bool {
         self.ensure_value(v);

@@ -20,6 +20,7 @@ pub mod layout;
 pub mod literal;
 pub mod opcode;
 pub mod pool;
+pub mod rules_view;
 pub mod text;
 pub mod types;
 pub mod typing;

@@ -90,6 +90,13 @@ impl JitBuilder {
         self
     }
 
+    /// Run the mid-end at `level` before compiling each function (`OptLevel::None` by
+    /// default); the same as setting `Flags::opt_level`.
+    pub fn opt_level(&mut self, level: kestrel_codegen::isa::x64::OptLevel) -> &mut Self {
+        self.flags.opt_level = level;
+        self
+    }
+
     /// Append `START SIZE NAME` lines for every finalized function to `/tmp/perf-PID.map`,
     /// so `perf report` names JIT code. Also on when the environment variable
     /// `KESTREL_PERF_MAP` is `1` when the builder is made.

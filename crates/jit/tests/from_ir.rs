@@ -55,6 +55,22 @@ fn builder_function_runs_natively() {
 }
 
 #[test]
+fn builder_function_runs_at_opt_level_speed() {
+    let flags = Flags {
+        opt_level: kestrel_jit::OptLevel::Speed,
+        check_regalloc: true,
+        ..Flags::default()
+    };
+    let mut module = JitModule::new();
+    let id = module.define_ir(&sum_to(), &flags).unwrap();
+    module.finalize_definitions().unwrap();
+    for (n, want) in [(0, 0), (1, 1), (100, 5050), (100_000, 5_000_050_000)] {
+        let out = unsafe { module.call(id, &[Value::I64(n)]) }.unwrap();
+        assert_eq!(out, [Value::I64(want)]);
+    }
+}
+
+#[test]
 fn parsed_functions_call_each_other_and_trap_in_process() {
     let text = "function %div(i32, i32) -> i32 {
 block0(v0: i32, v1: i32):

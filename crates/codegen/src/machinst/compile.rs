@@ -65,6 +65,8 @@ pub struct PhaseTimes {
     /// The IR verifier and the target-feature check (only through
     /// `X64Backend::compile_function_timed`; `compile_timed` starts after them).
     pub verify: Duration,
+    /// The mid-end (only at `OptLevel::Speed`).
+    pub mid_end: Duration,
     /// Block order (critical-edge splitting, layout).
     pub block_order: Duration,
     /// Lowering to VCode.
@@ -80,6 +82,7 @@ pub struct PhaseTimes {
 impl std::ops::AddAssign<&PhaseTimes> for PhaseTimes {
     fn add_assign(&mut self, t: &PhaseTimes) {
         self.verify += t.verify;
+        self.mid_end += t.mid_end;
         self.block_order += t.block_order;
         self.lower += t.lower;
         self.regalloc += t.regalloc;
@@ -96,7 +99,7 @@ impl PhaseTimes {
 
     /// Every phase.
     pub fn total(&self) -> Duration {
-        self.verify + self.front() + self.regalloc.total() + self.emit
+        self.verify + self.mid_end + self.front() + self.regalloc.total() + self.emit
     }
 }
 
@@ -120,6 +123,21 @@ impl CompileContext {
     pub fn new() -> CompileContext {
         CompileContext::default()
     }
+}
+
+/// The function to lower: `f` itself at `OptLevel::None`, else an optimized copy (verified
+/// again when `check`, or in debug builds, so a mid-end bug is an error, not wrong code).
+pub fn run_mid_end(
+    f: &Function,
+    level: kestrel_opt::OptLevel,
+    check: bool,
+) -> Result<std::borrow::Cow<'_, Function>, CodegenError> {
+    if level == kestrel_opt::OptLevel::None {
+        return Ok(std::borrow::Cow::Borrowed(f));
+    }
+    let mut func = f.clone();
+    kestrel_opt::optimize(&mut func, level, check || cfg!(debug_assertions))?;
+    Ok(std::borrow::Cow::Owned(func))
 }
 
 /// Compile `f` with `backend`.

@@ -111,6 +111,9 @@ pub enum CodegenError {
     /// The IR is not valid (the verifier rejects it).
     #[error("invalid function: {0}")]
     Verifier(String),
+    /// The mid-end produced IR the verifier rejects (a mid-end bug).
+    #[error("{0}")]
+    MidEnd(#[from] kestrel_opt::OptError),
     /// Register allocation failed (or its checker found an allocator bug).
     #[error("register allocation: {0}")]
     RegAlloc(#[from] kestrel_regalloc::RegAllocError),

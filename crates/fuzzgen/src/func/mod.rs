@@ -12,6 +12,7 @@
 mod calls;
 mod control;
 mod memory;
+mod patterns;
 mod straight;
 
 use arbitrary::Unstructured;

@@ -51,6 +51,10 @@ impl FuncGen<'_, '_> {
         if total == 0 {
             return;
         }
+        // Now and then, a shape the mid-end's rules rewrite (see `patterns.rs`).
+        if self.u.chance(6) && self.pattern() {
+            return;
+        }
         for _ in 0..4 {
             let x = self.u.below(total as usize) as u32;
             let Some(op) = self.ctx.straight_op(x) else {

@@ -29,6 +29,7 @@
 mod bits;
 mod compare;
 mod convert;
+mod eval;
 mod float;
 mod int;
 mod overflow;
@@ -37,6 +38,7 @@ mod resize;
 pub use bits::*;
 pub use compare::*;
 pub use convert::*;
+pub use eval::*;
 pub use float::*;
 pub use int::*;
 pub use overflow::*;

@@ -51,6 +51,8 @@ pub struct Flags {
     pub preserve_frame_pointers: bool,
     /// The caller has run the IR verifier on the function already: skip it.
     pub verified: bool,
+    /// How much the mid-end optimizes before lowering.
+    pub opt_level: kestrel_opt::OptLevel,
 }
 
 /// The settings x86-64's flags share with AArch64 (its CPU features mean nothing here), so
@@ -64,6 +66,7 @@ impl From<&crate::isa::x64::Flags> for Flags {
             coverage: f.coverage,
             preserve_frame_pointers: f.preserve_frame_pointers,
             verified: f.verified,
+            opt_level: f.opt_level,
         }
     }
 }
@@ -134,6 +137,11 @@ impl Aarch64Backend {
         }
         if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
             t.verify += start.elapsed();
+        }
+        let start = times.is_some().then(std::time::Instant::now);
+        let f = &*crate::machinst::compile::run_mid_end(f, flags.opt_level, flags.check_regalloc)?;
+        if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
+            t.mid_end += start.elapsed();
         }
         let options = CompileOptions {
             check_regalloc: flags.check_regalloc,

@@ -28,12 +28,14 @@ use kestrel_ir::{Function, Inst as IrInst, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, RegClass};
 
 use crate::chaos::Chaos;
+use crate::machinst::compile::run_mid_end;
 use crate::machinst::compile::{compile_in, Backend, CompileContext, CompileOptions, PhaseTimes};
 use crate::machinst::lower::{Lower, LowerBackend, Results};
 use crate::machinst::vcode::VCode;
 use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
 use emit::Frame;
 use inst::Inst;
+pub use kestrel_opt::OptLevel;
 pub use lower::lowering_rules;
 
 /// Compilation settings.
@@ -58,6 +60,9 @@ pub struct Flags {
     /// verifies before interpreting, for instance): skip it, so each compile verifies once.
     /// A function that does not verify must never be compiled with this set.
     pub verified: bool,
+    /// How much the mid-end optimizes before lowering (`none` by default: the function is
+    /// lowered as given).
+    pub opt_level: OptLevel,
 }
 
 /// The x86-64 (System V) backend.
@@ -123,6 +128,11 @@ impl X64Backend {
         }
         if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
             t.verify += start.elapsed();
+        }
+        let start = times.is_some().then(std::time::Instant::now);
+        let f = &*run_mid_end(f, flags.opt_level, flags.check_regalloc)?;
+        if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
+            t.mid_end += start.elapsed();
         }
         let options = CompileOptions {
             check_regalloc: flags.check_regalloc,

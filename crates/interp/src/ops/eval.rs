@@ -1,0 +1,146 @@
+//! One instruction whose results depend only on its operands, evaluated on slots: the single
+//! implementation of that arithmetic, used by the interpreter's loop and by the mid-end's
+//! constant folder (`kestrel-opt`), so the two cannot drift apart.
+//!
+//! Contract. Covers the formats `Unary`, `UnaryImm`, `UnaryIeee32`, `UnaryIeee64`, `Binary`,
+//! `Ternary`, `IntCompare`, `FloatCompare` and `bitcast` (the one `LoadNoOffset` opcode that
+//! reads no memory); anything else (memory, control flow, calls, frame values, global values,
+//! traps) is `None`. Requires canonical slots (see the module docs of [`super`]) and types
+//! that pass the verifier. Cost: O(1), no allocation.
+
+use kestrel_ir::{InstructionData as D, Opcode, Type};
+
+use super::*;
+
+/// The results of an evaluated instruction: one, or two for `isplit` and the overflow
+/// operations (the value and its flag).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Evaluated {
+    One(u128),
+    Two(u128, u128),
+}
+
+/// The float format of a float type (`f32` for anything that is not `f64`).
+#[inline]
+pub fn float_kind(ty: Type) -> FloatKind {
+    if ty == Type::F64 {
+        FloatKind::F64
+    } else {
+        FloatKind::F32
+    }
+}
+
+/// Evaluate `data` on operand slots `x` (its fixed operands in order). `ty` is the type of
+/// its first result, `in_ty` the type of its first operand (`Type::INVALID` if it has none).
+/// `None` when `data` is not covered (see the contract); `Some(Err)` when it traps.
+#[inline]
+pub fn eval_pure(data: &D, ty: Type, in_ty: Type, x: &[u128]) -> Option<Result<Evaluated, Trap>> {
+    use Evaluated::{One, Two};
+    let w = ty.bits();
+    let k = float_kind(ty);
+    let op = data.opcode();
+    let one = |r: u128| Some(Ok(One(r)));
+    let pair = |(r, f): (u128, u128)| Some(Ok(Two(r, f)));
+    let checked = |r: Result<u128, Trap>| Some(r.map(One));
+    match *data {
+        D::Unary { .. } => {
+            let a = x[0];
+            match op {
+                Opcode::Isplit => pair(isplit(a, w)),
+                Opcode::Ineg => one(ineg(a, w)),
+                Opcode::Iabs => one(iabs(a, w)),
+                Opcode::Bnot => one(bnot(a, w)),
+                Opcode::Bitrev => one(bitrev(a, w)),
+                Opcode::Clz => one(clz(a, w)),
+                Opcode::Cls => one(cls(a, w)),
+                Opcode::Ctz => one(ctz(a, w)),
+                Opcode::Bswap => one(bswap(a, w)),
+                Opcode::Popcnt => one(popcnt(a)),
+                Opcode::Bmask => one(bmask(a, w)),
+                Opcode::Uextend => one(uextend(a)),
+                Opcode::Sextend => one(sextend(a, in_ty.bits(), w)),
+                Opcode::Ireduce => one(ireduce(a, w)),
+                Opcode::Sqrt => one(sqrt(k, a)),
+                Opcode::Fneg => one(fneg(k, a)),
+                Opcode::Fabs => one(fabs(k, a)),
+                Opcode::Ceil => one(ceil(k, a)),
+                Opcode::Floor => one(floor(k, a)),
+                Opcode::Trunc => one(trunc(k, a)),
+                Opcode::Nearest => one(nearest(k, a)),
+                Opcode::Fpromote => one(fpromote(a)),
+                Opcode::Fdemote => one(fdemote(a)),
+                Opcode::FcvtToUint => checked(fcvt_to_uint(float_kind(in_ty), a, w)),
+                Opcode::FcvtToSint => checked(fcvt_to_sint(float_kind(in_ty), a, w)),
+                Opcode::FcvtToUintSat => one(fcvt_to_uint_sat(float_kind(in_ty), a, w)),
+                Opcode::FcvtToSintSat => one(fcvt_to_sint_sat(float_kind(in_ty), a, w)),
+                Opcode::FcvtFromUint => one(fcvt_from_uint(k, a)),
+                Opcode::FcvtFromSint => one(fcvt_from_sint(k, a, in_ty.bits())),
+                _ => None,
+            }
+        }
+        D::UnaryImm { imm, .. } => one(truncate(imm as i128 as u128, w)),
+        D::UnaryIeee32 { imm, .. } => one(imm as u128),
+        D::UnaryIeee64 { imm, .. } => one(imm as u128),
+        D::LoadNoOffset { .. } if op == Opcode::Bitcast => one(bitcast(x[0])),
+        D::Binary { .. } => {
+            let (a, b) = (x[0], x[1]);
+            match op {
+                Opcode::Iadd => one(iadd(a, b, w)),
+                Opcode::Isub => one(isub(a, b, w)),
+                Opcode::Imul => one(imul(a, b, w)),
+                Opcode::Umulhi => one(umulhi(a, b, w)),
+                Opcode::Smulhi => one(smulhi(a, b, w)),
+                Opcode::Udiv => checked(udiv(a, b)),
+                Opcode::Urem => checked(urem(a, b)),
+                Opcode::Sdiv => checked(sdiv(a, b, w)),
+                Opcode::Srem => checked(srem(a, b, w)),
+                Opcode::Smin => one(smin(a, b, w)),
+                Opcode::Umin => one(umin(a, b)),
+                Opcode::Smax => one(smax(a, b, w)),
+                Opcode::Umax => one(umax(a, b)),
+                Opcode::UaddOverflow => pair(uadd_overflow(a, b, w)),
+                Opcode::SaddOverflow => pair(sadd_overflow(a, b, w)),
+                Opcode::UsubOverflow => pair(usub_overflow(a, b, w)),
+                Opcode::SsubOverflow => pair(ssub_overflow(a, b, w)),
+                Opcode::UmulOverflow => pair(umul_overflow(a, b, w)),
+                Opcode::SmulOverflow => pair(smul_overflow(a, b, w)),
+                Opcode::Band => one(band(a, b)),
+                Opcode::Bor => one(bor(a, b)),
+                Opcode::Bxor => one(bxor(a, b)),
+                Opcode::BandNot => one(band_not(a, b)),
+                Opcode::BorNot => one(bor_not(a, b, w)),
+                Opcode::BxorNot => one(bxor_not(a, b, w)),
+                Opcode::Rotl => one(rotl(a, b, w)),
+                Opcode::Rotr => one(rotr(a, b, w)),
+                Opcode::Ishl => one(ishl(a, b, w)),
+                Opcode::Ushr => one(ushr(a, b, w)),
+                Opcode::Sshr => one(sshr(a, b, w)),
+                Opcode::Iconcat => one(iconcat(a, b, in_ty.bits())),
+                Opcode::Fadd => one(fadd(k, a, b)),
+                Opcode::Fsub => one(fsub(k, a, b)),
+                Opcode::Fmul => one(fmul(k, a, b)),
+                Opcode::Fdiv => one(fdiv(k, a, b)),
+                Opcode::Fcopysign => one(fcopysign(k, a, b)),
+                Opcode::Fmin => one(fmin(k, a, b)),
+                Opcode::Fmax => one(fmax(k, a, b)),
+                _ => None,
+            }
+        }
+        D::Ternary { .. } => {
+            let (a, b, c) = (x[0], x[1], x[2]);
+            match op {
+                Opcode::Select | Opcode::SelectSpectreGuard => one(select(a, b, c)),
+                Opcode::Bitselect => one(bitselect(a, b, c)),
+                Opcode::Fma => one(fma(k, a, b, c)),
+                Opcode::UaddOverflowCin => pair(uadd_overflow_cin(a, b, c, w)),
+                Opcode::SaddOverflowCin => pair(sadd_overflow_cin(a, b, c, w)),
+                Opcode::UsubOverflowBin => pair(usub_overflow_bin(a, b, c, w)),
+                Opcode::SsubOverflowBin => pair(ssub_overflow_bin(a, b, c, w)),
+                _ => None,
+            }
+        }
+        D::IntCompare { cond, .. } => one(icmp(cond, x[0], x[1], in_ty.bits())),
+        D::FloatCompare { cond, .. } => one(fcmp(cond, float_kind(in_ty), x[0], x[1])),
+        _ => None,
+    }
+}

@@ -1,0 +1,75 @@
+//! The value table of global value numbering: pure instructions already placed, by their
+//! operation, operands and result type, with the block that holds each.
+//!
+//! Contract. A hit is an instruction whose block dominates the asking block (or is that
+//! block, where it was placed earlier: the walk is in layout order), so its results can
+//! replace the asker's. Constants are numbered within a block only: the backend folds them
+//! into immediates or rematerializes them cheaply, and one constant shared across blocks
+//! would only make a long live range (spilled across calls). Operands must be resolved (no aliases), which compaction guarantees.
+//! One entry per key: a later instruction the entry does not dominate takes its place, which
+//! may miss a redundancy (never report a wrong one). Cost: O(1) expected per operation,
+//! memory linear in the number of pure instructions.
+
+use std::collections::HashMap;
+
+use kestrel_ir::domtree::DominatorTree;
+use kestrel_ir::{Block, InstructionData, Opcode, Type, Value};
+
+/// Results of a numbered instruction (at most two for a pure one: `isplit`, overflow ops).
+type Results = [Value; 2];
+
+#[derive(Default)]
+pub(crate) struct ValueTable {
+    map: HashMap<(InstructionData, Type), (Block, Results)>,
+}
+
+/// Whether instructions with opcode `op` may be numbered: no effects, no trap, no memory,
+/// no frame values, no operand lists.
+pub(crate) fn is_numberable(data: &InstructionData) -> bool {
+    let op = data.opcode();
+    !(op.has_side_effects()
+        || op.can_trap()
+        || op.can_load()
+        || op.is_terminator()
+        || op == Opcode::Nop
+        || matches!(
+            data,
+            InstructionData::NullAry { .. }
+                | InstructionData::MultiAry { .. }
+                | InstructionData::Call { .. }
+                | InstructionData::CallIndirect { .. }
+        ))
+}
+
+/// `iconst`, `f32const`, `f64const`.
+pub(crate) fn is_constant(data: &InstructionData) -> bool {
+    matches!(
+        data,
+        InstructionData::UnaryImm { .. }
+            | InstructionData::UnaryIeee32 { .. }
+            | InstructionData::UnaryIeee64 { .. }
+    )
+}
+
+impl ValueTable {
+    /// The results of an equal instruction (first result of type `ty`) that dominates
+    /// `block`'s current point.
+    pub fn lookup(
+        &self,
+        data: &InstructionData,
+        ty: Type,
+        block: Block,
+        domtree: &DominatorTree,
+    ) -> Option<Results> {
+        let &(at, results) = self.map.get(&(*data, ty))?;
+        let dominates = at == block || (!is_constant(data) && domtree.block_dominates(at, block));
+        dominates.then_some(results)
+    }
+
+    /// Record `data` (first result of type `ty`) placed in `block` with `results`.
+    pub fn insert(&mut self, data: InstructionData, ty: Type, block: Block, results: &[Value]) {
+        debug_assert!(!results.is_empty() && results.len() <= 2);
+        let second = *results.get(1).unwrap_or(&results[0]);
+        self.map.insert((data, ty), (block, [results[0], second]));
+    }
+}

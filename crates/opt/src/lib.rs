@@ -1,0 +1,120 @@
+//! `kestrel-opt`, the mid-end: IR-to-IR passes between the verifier and lowering.
+//!
+//! [`optimize`] reads as the pipeline of opt level `speed`:
+//! 1. [`simplify`]: the rewrite rules of `simplify.rules` (constant folding with the
+//!    interpreter's arithmetic, algebraic identities, strength reduction, extension chains,
+//!    reassociation of constants, branches on constants) and dominator-checked global value
+//!    numbering, fused into one compacting walk;
+//! 2. [`remove_unreachable_blocks`], when branches were decided;
+//! 3. [`eliminate_dead_code`]: instructions without effects that nothing uses;
+//! 4. [`hoist_loop_invariants`]: pure instructions whose operands come from outside a loop
+//!    move to its preheader.
+//!
+//! Contract. Requires a function the verifier accepts, with a compact layout (what the
+//! parser and `FunctionBuilder::finalize` produce). Guarantees a compact function with the
+//! same observable behavior (results, traps, memory effects, calls) that the verifier
+//! accepts; with `verify`, the verifier is run on the result and a rejection is an
+//! [`OptError`] (a mid-end bug, reported instead of compiled). Cost: linear in the function
+//! size (each pass states its own; the control-flow graph and dominator tree are computed
+//! once).
+
+mod dce;
+mod gvn;
+mod licm;
+mod loops;
+mod rules;
+mod simplify;
+mod unreachable;
+
+pub use dce::eliminate_dead_code;
+pub use licm::hoist_loop_invariants;
+pub use rules::{simplification_rules, Op};
+pub use simplify::{simplify, SimplifyStats};
+pub use unreachable::remove_unreachable_blocks;
+
+use kestrel_ir::cfg::ControlFlowGraph;
+use kestrel_ir::domtree::DominatorTree;
+use kestrel_ir::Function;
+
+/// How much the mid-end does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum OptLevel {
+    /// No mid-end: the function is lowered as given.
+    #[default]
+    None,
+    /// The mid-end's passes (see the crate docs).
+    Speed,
+}
+
+impl OptLevel {
+    /// Parse `none` or `speed` (the CLI's and CLIF's `opt_level` spellings).
+    pub fn from_name(name: &str) -> Option<OptLevel> {
+        match name {
+            "none" => Some(OptLevel::None),
+            "speed" | "speed_and_size" => Some(OptLevel::Speed),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            OptLevel::None => "none",
+            OptLevel::Speed => "speed",
+        }
+    }
+}
+
+/// The mid-end produced a function the verifier rejects: a bug in a pass.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the mid-end produced invalid IR for {function}: {errors}")]
+pub struct OptError {
+    pub function: String,
+    pub errors: String,
+}
+
+/// What [`optimize`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OptStats {
+    pub simplify: SimplifyStats,
+    /// Blocks deleted as unreachable (after branches were decided).
+    pub unreachable: usize,
+    /// Instructions deleted as dead.
+    pub dead: usize,
+    /// Instructions moved out of loops.
+    pub hoisted: usize,
+}
+
+/// Run the pipeline of `level` on `func` in place (nothing for [`OptLevel::None`]); with
+/// `verify`, check the result with the IR verifier.
+pub fn optimize(func: &mut Function, level: OptLevel, verify: bool) -> Result<OptStats, OptError> {
+    let mut stats = OptStats::default();
+    if level == OptLevel::None {
+        return Ok(stats);
+    }
+    debug_assert!(
+        func.layout.is_compact(),
+        "the mid-end needs a compact function"
+    );
+    let mut cfg = ControlFlowGraph::compute(func);
+    let mut domtree = DominatorTree::compute(func, &cfg);
+    stats.simplify = simplify(func, &domtree);
+    let edges_removed = stats.simplify.branches > 0;
+    if edges_removed {
+        domtree = DominatorTree::compute(func, &ControlFlowGraph::compute(func));
+        stats.unreachable = remove_unreachable_blocks(func, &domtree);
+    }
+    stats.dead = eliminate_dead_code(func);
+    if edges_removed {
+        // Only simplification changes edges; later passes share one CFG and tree.
+        cfg = ControlFlowGraph::compute(func);
+        domtree = DominatorTree::compute(func, &cfg);
+    }
+    stats.hoisted = hoist_loop_invariants(func, &cfg, &domtree);
+    if verify {
+        kestrel_ir::verify_function(func).map_err(|errors| OptError {
+            function: func.name.to_string(),
+            errors: errors.to_string(),
+        })?;
+    }
+    Ok(stats)
+}

@@ -1,0 +1,146 @@
+//! Loop-invariant code motion: pure instructions whose operands are all defined outside a
+//! loop move to the loop's preheader.
+//!
+//! Constants never move by themselves (the backend folds them into immediates or makes them
+//! where they are used; hoisting them would only lengthen live ranges): an instruction that
+//! moves reads a copy of an in-loop constant operand made in the preheader.
+//!
+//! Contract. Requires a compact function with its control-flow graph and dominator tree,
+//! which may predate compactions that kept every block and edge (only their block queries
+//! are used; instruction numbers are read from the layout). A
+//! loop's preheader is its header's only predecessor outside the loop, when that block ends
+//! in a `jump` (so it runs exactly when the loop is entered); loops without one are left
+//! alone (making preheaders is a later step). An instruction moves when it is pure (no
+//! effects, no trap, no memory access, no frame value: `gvn::is_numberable`) and every
+//! operand is defined outside the loop, or by an instruction already moved out of it; it
+//! goes to the preheader of the outermost such loop, before the terminator, after the
+//! instructions moved there earlier. Blocks are visited in reverse postorder, so a moved
+//! instruction's operands are placed before it. Maintains SSA dominance (a preheader
+//! dominates its loop), behavior (the moved instruction cannot trap or have effects, so
+//! running it when the loop's body would not have is unobservable) and types; leaves the
+//! layout compact. Cost: O(instructions × loop depth) after the loop forest.
+
+use kestrel_ir::cfg::ControlFlowGraph;
+use kestrel_ir::domtree::DominatorTree;
+use kestrel_ir::entity::SecondaryMap;
+use kestrel_ir::layout::InsertPoint;
+use std::collections::HashMap;
+
+use kestrel_ir::{Block, Function, Inst, InstructionData, Type, Value, ValueDef};
+
+use crate::gvn::{is_constant, is_numberable};
+use crate::loops::LoopForest;
+
+/// The preheader of each loop, if it has one.
+fn preheaders(func: &Function, cfg: &ControlFlowGraph, forest: &LoopForest) -> Vec<Option<Block>> {
+    let preheader = |l: usize| {
+        let header = forest.loops[l].header;
+        let mut outside = cfg
+            .predecessors(header)
+            .iter()
+            .filter(|p| !forest.contains(l, p.block));
+        let p = outside.next()?.block;
+        let end = func.layout.last_inst(p)?;
+        let jumps = matches!(func.dfg.inst(end), InstructionData::Jump { .. });
+        (outside.next().is_none() && jumps).then_some(p)
+    };
+    (0..forest.loops.len()).map(preheader).collect()
+}
+
+/// Hoist loop-invariant instructions of `func`, whose control-flow graph is `cfg` and
+/// dominator tree `domtree`; returns how many moved.
+pub fn hoist_loop_invariants(
+    func: &mut Function,
+    cfg: &ControlFlowGraph,
+    domtree: &DominatorTree,
+) -> usize {
+    let forest = LoopForest::compute(cfg, domtree);
+    if forest.loops.is_empty() {
+        return 0;
+    }
+    let preheader = preheaders(func, cfg, &forest);
+    // Where each moved or copied instruction now lives.
+    let mut moved_to: SecondaryMap<Inst, Option<Block>> = SecondaryMap::new();
+    // The copy of each constant made in each preheader.
+    let mut copies: HashMap<(Block, InstructionData, Type), Value> = HashMap::new();
+    let mut moved = 0;
+    for &b in domtree.rpo() {
+        if forest.innermost(b).is_none() {
+            continue;
+        }
+        let insts: Vec<Inst> = func.layout.block_insts(b).collect();
+        for inst in insts {
+            let data = *func.dfg.inst(inst);
+            if !is_numberable(&data) || is_constant(&data) || func.dfg.inst_results(inst).is_empty()
+            {
+                continue;
+            }
+            // Each operand's block (after earlier moves) and, for a constant, its data.
+            let operands: Vec<(Option<Block>, Option<InstructionData>)> = data
+                .fixed_args()
+                .iter()
+                .map(|&v| match func.dfg.value_def(func.dfg.resolve(v)) {
+                    ValueDef::Result(i, _) => {
+                        let at = moved_to[i].or(func.layout.inst_block(i));
+                        let def = *func.dfg.inst(i);
+                        (at, is_constant(&def).then_some(def))
+                    }
+                    ValueDef::Param(block, _) => (Some(block), None),
+                    _ => (None, None),
+                })
+                .collect();
+            let mut target = None;
+            let mut l = forest.innermost(b);
+            while let Some(cur) = l {
+                let Some(p) = preheader[cur] else { break };
+                let invariant = operands.iter().all(|&(at, constant)| {
+                    constant.is_some() || at.is_some_and(|d| !forest.contains(cur, d))
+                });
+                if !invariant {
+                    break;
+                }
+                target = Some((p, cur));
+                l = forest.loops[cur].parent;
+            }
+            let Some((p, outermost)) = target else {
+                continue;
+            };
+            let end = func
+                .layout
+                .last_inst(p)
+                .expect("a preheader ends in its jump");
+            // Constants inside the loops left stay there (the backend folds or
+            // rematerializes them); the moved instruction reads a copy made in the
+            // preheader, queued before it.
+            for (k, &(at, constant)) in operands.iter().enumerate() {
+                let Some(def) = constant else { continue };
+                if !at.is_some_and(|d| forest.contains(outermost, d)) {
+                    continue;
+                }
+                let ty = func.dfg.value_type(data.fixed_args()[k]);
+                let copy = *copies.entry((p, def, ty)).or_insert_with(|| {
+                    let ctrl = if matches!(def, InstructionData::UnaryImm { .. }) {
+                        ty
+                    } else {
+                        Type::INVALID
+                    };
+                    let c = func.make_inst(def, ctrl);
+                    func.layout.insert_inst(c, InsertPoint::Before(end));
+                    moved_to[c] = Some(p);
+                    func.dfg.first_result(c).expect("a constant has a result")
+                });
+                func.dfg.inst_mut(inst).fixed_args_mut()[k] = copy;
+            }
+            // Post-invariant: queued before the preheader's terminator in visiting order,
+            // after its operands (outside the loop, moved earlier, or copies just queued).
+            func.layout.remove_inst(inst);
+            func.layout.insert_inst(inst, InsertPoint::Before(end));
+            moved_to[inst] = Some(p);
+            moved += 1;
+        }
+    }
+    if moved > 0 {
+        func.compact();
+    }
+    moved
+}

@@ -1,0 +1,32 @@
+//! Removal of the blocks no path from the entry reaches (once decided branches dropped their
+//! edges).
+//!
+//! Contract. Requires a dominator tree computed from the function's current edges. Deletes
+//! every unreachable block with its instructions. Maintains SSA: a value defined in an
+//! unreachable block is used only in unreachable blocks (its definition dominated every use
+//! before edges were removed, and removing edges keeps reachable blocks reachable only along
+//! paths that existed before). Leaves the layout with queued removals (compaction applies
+//! them). Cost: O(blocks + instructions of the removed blocks), plus compaction's.
+
+use kestrel_ir::domtree::DominatorTree;
+use kestrel_ir::{Block, Function, Inst};
+
+/// Delete the unreachable blocks of `func`; returns how many.
+pub fn remove_unreachable_blocks(func: &mut Function, domtree: &DominatorTree) -> usize {
+    let dead: Vec<Block> = func
+        .layout
+        .blocks()
+        .iter()
+        .copied()
+        .filter(|&b| !domtree.is_reachable(b))
+        .collect();
+    for &b in &dead {
+        let insts: Vec<Inst> = func.layout.block_insts(b).collect();
+        for inst in insts {
+            func.layout.remove_inst(inst);
+            func.dfg.detach_results(inst);
+        }
+        func.layout.remove_block(b);
+    }
+    dead.len()
+}
