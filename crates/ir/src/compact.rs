@@ -12,6 +12,9 @@
 //!
 //! Value and block numbers do not change.
 //!
+//! Cost: O(instructions + blocks + values + queued edits): removed blocks are looked up in a
+//! table by block number, queued instructions and blocks are grouped by their anchor.
+//!
 //! Fused use (Julia's `IncrementalCompact`): [`Function::compact_with`] calls a visitor on each
 //! instruction as it is moved into place, with its operands already resolved. The visitor sees
 //! the already-compacted prefix of the function, may replace or delete the current
@@ -188,7 +191,11 @@ impl Function {
     /// entry (`old: None`) so it keeps its place.
     fn final_order(&mut self) -> Vec<Slot> {
         let layout = &mut self.layout;
-        let removed_blocks: Vec<Block> = std::mem::take(&mut layout.removed_blocks);
+        // Membership by block number: O(blocks + removed), whatever number were removed.
+        let mut removed: SecondaryMap<Block, bool> = SecondaryMap::new();
+        for b in std::mem::take(&mut layout.removed_blocks) {
+            removed[b] = true;
+        }
         let pending_blocks = std::mem::take(&mut layout.pending_blocks);
         let pending_insts = std::mem::take(&mut layout.pending_insts);
 
@@ -212,7 +219,7 @@ impl Function {
             for &n in blocks_after[b].iter().rev() {
                 stack.push(n);
             }
-            if removed_blocks.contains(&b) {
+            if removed[b] {
                 continue;
             }
             out.push(Slot {
