@@ -125,6 +125,32 @@ impl CompileContext {
     }
 }
 
+/// What both ISAs do before the shared pipeline: verify `f` (unless the caller has,
+/// `verified`), then run the mid-end at `level`, adding each step's time to `times`.
+pub fn verify_and_optimize<'f>(
+    f: &'f Function,
+    verified: bool,
+    level: kestrel_opt::OptLevel,
+    check: bool,
+    mut times: Option<&mut PhaseTimes>,
+) -> Result<std::borrow::Cow<'f, Function>, CodegenError> {
+    let start = times.is_some().then(Instant::now);
+    if !verified {
+        if let Err(errors) = kestrel_ir::verify_function(f) {
+            return Err(CodegenError::Verifier(errors.to_string()));
+        }
+    }
+    if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
+        t.verify += start.elapsed();
+    }
+    let start = times.is_some().then(Instant::now);
+    let optimized = run_mid_end(f, level, check)?;
+    if let (Some(t), Some(start)) = (times, start) {
+        t.mid_end += start.elapsed();
+    }
+    Ok(optimized)
+}
+
 /// The function to lower: `f` itself at `OptLevel::None`, else an optimized copy (verified
 /// again when `check`, or in debug builds, so a mid-end bug is an error, not wrong code).
 pub fn run_mid_end(

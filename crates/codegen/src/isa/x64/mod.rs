@@ -28,7 +28,7 @@ use kestrel_ir::{Function, Inst as IrInst, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, RegClass};
 
 use crate::chaos::Chaos;
-use crate::machinst::compile::run_mid_end;
+use crate::machinst::compile::verify_and_optimize;
 use crate::machinst::compile::{compile_in, Backend, CompileContext, CompileOptions, PhaseTimes};
 use crate::machinst::lower::{Lower, LowerBackend, Results};
 use crate::machinst::vcode::VCode;
@@ -120,20 +120,9 @@ impl X64Backend {
         chaos: &mut Chaos,
         mut times: Option<&mut PhaseTimes>,
     ) -> Result<CompiledCode, CodegenError> {
-        let start = times.is_some().then(std::time::Instant::now);
-        if !flags.verified {
-            if let Err(errors) = kestrel_ir::verify_function(f) {
-                return Err(CodegenError::Verifier(errors.to_string()));
-            }
-        }
-        if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
-            t.verify += start.elapsed();
-        }
-        let start = times.is_some().then(std::time::Instant::now);
-        let f = &*run_mid_end(f, flags.opt_level, flags.check_regalloc)?;
-        if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
-            t.mid_end += start.elapsed();
-        }
+        let check = flags.check_regalloc;
+        let timed = times.as_deref_mut();
+        let f = &*verify_and_optimize(f, flags.verified, flags.opt_level, check, timed)?;
         let options = CompileOptions {
             check_regalloc: flags.check_regalloc,
             keep_text: flags.keep_text,
