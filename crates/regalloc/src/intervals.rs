@@ -89,8 +89,71 @@ pub(crate) fn has_reg_use_in(uses: &[UsePos], from: u32, to: u32) -> bool {
         .any(|u| u.requires_reg)
 }
 
-/// Pieces of a vreg (interval indices); most vregs are split rarely, kept inline.
-pub(crate) type Pieces = SmallVec<[u32; 2]>;
+/// Every vreg's pieces (interval indices), each vreg's sorted by start.
+///
+/// Most vregs are never split: such a vreg's only piece is its own interval, whose index is
+/// the vreg's, so one `u32` per vreg says all (`NO_PIECE`, or the index). The lists of
+/// split vregs live apart, in `split_lists`; the per-vreg word then holds `SPLIT | k`.
+/// Refilling costs one word per vreg, and walks over split vregs only touch their lists.
+#[derive(Default)]
+pub(crate) struct Pieces {
+    head: Vec<u32>,
+    split_lists: Vec<SmallVec<[u32; 4]>>,
+}
+
+const NO_PIECE: u32 = u32::MAX;
+const SPLIT: u32 = 1 << 31;
+
+impl Pieces {
+    /// `num_vregs` vregs, none with a piece yet.
+    fn reset(&mut self, num_vregs: usize) {
+        refill(&mut self.head, num_vregs, NO_PIECE);
+        self.split_lists.clear();
+    }
+
+    /// Gives vreg `v` its first piece, its own interval `v`.
+    fn set_own(&mut self, v: usize) {
+        debug_assert!(v < SPLIT as usize && self.head[v] == NO_PIECE);
+        self.head[v] = v as u32;
+    }
+
+    /// The pieces of vreg index `v`, sorted by start (empty for a vreg without interval).
+    #[inline]
+    pub fn of(&self, v: usize) -> &[u32] {
+        let head = &self.head[v];
+        match *head {
+            NO_PIECE => &[],
+            h if h & SPLIT != 0 => &self.split_lists[(h & !SPLIT) as usize],
+            _ => std::slice::from_ref(head),
+        }
+    }
+
+    /// Whether `v` has more than one piece.
+    #[inline]
+    pub fn is_split(&self, v: usize) -> bool {
+        let h = self.head[v];
+        h != NO_PIECE && h & SPLIT != 0
+    }
+
+    /// The piece lists of the split vregs (every list has at least two pieces).
+    pub fn split_lists(&self) -> impl Iterator<Item = &[u32]> {
+        self.split_lists.iter().map(|l| &l[..])
+    }
+
+    /// Inserts `piece` into `v`'s list at `at` (keeping it sorted is the caller's part).
+    pub fn insert(&mut self, v: usize, at: usize, piece: u32) {
+        let h = self.head[v];
+        debug_assert!(h != NO_PIECE, "a split vreg had an interval");
+        let k = if h & SPLIT != 0 {
+            (h & !SPLIT) as usize
+        } else {
+            self.split_lists.push(smallvec::smallvec![h]);
+            self.head[v] = SPLIT | (self.split_lists.len() - 1) as u32;
+            self.split_lists.len() - 1
+        };
+        self.split_lists[k].insert(at, piece);
+    }
+}
 
 /// A live interval (or, after splitting, a piece of one vreg's lifetime).
 #[derive(Clone, Debug)]
@@ -237,7 +300,7 @@ pub(crate) struct Built {
     /// All intervals; the scan appends split children.
     pub intervals: Vec<Interval>,
     /// Per vreg, its pieces (indices into `intervals`) sorted by start.
-    pub pieces: Vec<Pieces>,
+    pub pieces: Pieces,
     /// Every interval's use positions, grouped by vreg and sorted by position within each
     /// group (see [`UseSpan`]).
     pub uses: Vec<UsePos>,
@@ -267,7 +330,7 @@ impl Built {
     /// Index of the piece of `vreg` covering `pos`, if any.
     #[inline]
     pub fn piece_at(&self, vreg: VReg, pos: u32) -> Option<u32> {
-        let pieces = &self.pieces[vreg.index()];
+        let pieces = self.pieces.of(vreg.index());
         let k = pieces.partition_point(|&p| self.intervals[p as usize].start() <= pos);
         let piece = *pieces.get(k.checked_sub(1)?)?;
         self.intervals[piece as usize].covers(pos).then_some(piece)
@@ -577,7 +640,7 @@ pub(crate) fn build<F: Function>(
         );
     }
 
-    refill(pieces, nv, Pieces::new());
+    pieces.reset(nv);
     refill(vreg_end, nv, 0);
     refill(vreg_start, nv, 0);
     for (v, iv) in intervals.iter_mut().enumerate() {
@@ -597,7 +660,7 @@ pub(crate) fn build<F: Function>(
         iv.vreg = class_of[v].expect("a vreg with ranges was seen");
         vreg_end[v] = iv.end();
         vreg_start[v] = iv.start();
-        pieces[v].push(v as u32);
+        pieces.set_own(v);
     }
     grouped_reservations.regroup(reservations);
     order_and_link_runs(clobber_points);

@@ -125,12 +125,19 @@ impl PieceCursors {
 
     /// The piece of vreg `v` covering `pos`, where `v` is live; `pos` is at least the
     /// piece start found by `v`'s previous lookup through this cursor.
-    #[inline]
+    #[inline(always)]
     fn piece<'b>(&mut self, built: &'b Built, v: u32, pos: u32) -> Option<&'b Interval> {
-        let pieces = &built.pieces[v as usize];
-        if let [only] = pieces[..] {
+        if !built.pieces.is_split(v as usize) {
+            let &only = built.pieces.of(v as usize).first()?;
             return Some(&built.intervals[only as usize]);
         }
+        self.split_piece(built, v, pos)
+    }
+
+    /// [`PieceCursors::piece`] for a vreg of several pieces.
+    #[inline(never)]
+    fn split_piece<'b>(&mut self, built: &'b Built, v: u32, pos: u32) -> Option<&'b Interval> {
+        let pieces = built.pieces.of(v as usize);
         if self.at.is_empty() {
             refill(&mut self.at, self.num_vregs, 0);
         }
@@ -145,7 +152,7 @@ impl PieceCursors {
     }
 
     /// The location of `v` at `pos` (see [`PieceCursors::piece`]).
-    #[inline]
+    #[inline(always)]
     fn loc(&mut self, built: &Built, v: u32, pos: u32) -> Option<Allocation> {
         self.piece(built, v, pos)?.alloc
     }
@@ -282,7 +289,9 @@ pub(crate) fn resolve<F: Function>(
     *scratch = r.spare;
     result?;
     output.stats = Stats {
-        intervals: built.pieces.iter().filter(|p| !p.is_empty()).count(),
+        intervals: (0..func.num_vregs())
+            .filter(|&v| !built.pieces.of(v).is_empty())
+            .count(),
         splits: scanned.splits,
         max_live: built.max_live,
         ..Stats::default()
@@ -436,7 +445,7 @@ impl<F: Function> Resolver<'_, F> {
     /// Moves where a vreg was split inside a live range (not at a block boundary, where the
     /// edge moves take over).
     fn split_moves(&mut self) {
-        for pieces in &self.built.pieces {
+        for pieces in self.built.pieces.split_lists() {
             for w in pieces.windows(2) {
                 let a = &self.built.intervals[w[0] as usize];
                 let b = &self.built.intervals[w[1] as usize];
@@ -469,7 +478,7 @@ impl<F: Function> Resolver<'_, F> {
         let spare = &mut self.spare;
         let buffer = std::mem::take(&mut spare.cursors[1]);
         let mut at_start = PieceCursors::reusing(buffer, func.num_vregs());
-        let any_split = built.intervals.len() > built.pieces.len();
+        let any_split = built.intervals.len() > func.num_vregs();
         let mut start_loc = std::mem::take(&mut spare.start_loc);
         refill(
             &mut start_loc,
@@ -480,7 +489,7 @@ impl<F: Function> Resolver<'_, F> {
             let first = self.cfg.block_start_pos(b);
             let span = live.live_in.span(b);
             for (slot, &v) in start_loc[span.clone()].iter_mut().zip(live.live_in.get(b)) {
-                if built.pieces[v as usize].len() > 1 {
+                if built.pieces.is_split(v as usize) {
                     *slot = at_start
                         .piece(built, v, first)
                         .map(|piece| (piece.alloc, piece.start() < first));
@@ -525,7 +534,7 @@ impl<F: Function> Resolver<'_, F> {
                     0..0
                 };
                 for (&at_succ, &v) in start_loc[span].iter().zip(live.live_in.get(s.index())) {
-                    if built.pieces[v as usize].len() == 1 {
+                    if !built.pieces.is_split(v as usize) {
                         continue; // one location for the whole lifetime
                     }
                     let vreg = built.vregs[v as usize]
@@ -545,7 +554,9 @@ impl<F: Function> Resolver<'_, F> {
                 for (&a, &p) in args.iter().zip(func.block_params(s)) {
                     let from = at_end.loc(built, a.index() as u32, pred_last);
                     // A parameter's first piece starts at its block's start.
-                    let to = built.pieces[p.index()]
+                    let to = built
+                        .pieces
+                        .of(p.index())
                         .first()
                         .and_then(|&q| built.intervals[q as usize].alloc);
                     let (Some(from), Some(to)) = (from, to) else {
@@ -567,7 +578,7 @@ impl<F: Function> Resolver<'_, F> {
     /// register into its slot is therefore redundant and dropped by `sequence_all`.
     fn def_stores(&mut self) {
         for v in 0..self.func.num_vregs() {
-            let (Some(slot), Some(&first)) = (self.vreg_slot[v], self.built.pieces[v].first())
+            let (Some(slot), Some(&first)) = (self.vreg_slot[v], self.built.pieces.of(v).first())
             else {
                 continue;
             };

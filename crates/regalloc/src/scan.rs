@@ -188,6 +188,10 @@ pub(crate) fn run<F: Function>(
             reg_slot[r.index()] = k as u8;
         }
         by_decreasing_start(built, class, func.num_insts(), scratch);
+        if scratch.initial.is_empty() {
+            // No interval of this class: nothing to scan (many functions use one class).
+            continue;
+        }
         class_bits(&built.clobbers, &reg_slot, &mut scratch.clobber_bits);
         let clobber_any = scratch.clobber_bits.iter().fold(0, |any, &bits| any | bits);
         scratch.clobber_tree.rebuild(&scratch.clobber_bits);
@@ -939,10 +943,10 @@ impl<F: Function> Scan<'_, F> {
         let vreg = child.vreg;
         let child_idx = self.built.intervals.len() as u32;
         self.built.intervals.push(child);
-        let pieces = &mut self.built.pieces[vreg.index()];
+        let pieces = self.built.pieces.of(vreg.index());
         let at =
             pieces.partition_point(|&p| self.built.intervals[p as usize].start() < child_start);
-        pieces.insert(at, child_idx);
+        self.built.pieces.insert(vreg.index(), at, child_idx);
         child_idx
     }
 }
