@@ -395,13 +395,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
         // (Outside the clock: the result of the last repetition.)
         let result =
             result.map(|r| r.map(|out| out.unwrap_or_else(|| kestrel_ctx.output().clone())));
-        // One more, untimed run, to split Kestrel's time by phase.
+        // One more, untimed run, to split Kestrel's time by phase (in the kept context
+        // unless `--contexts fresh`, as the timed runs).
         let timed = kr::Options {
             timing: true,
             ..options
         };
-        if let Ok(out) = kr::allocate(&case.func, &case.env, timed) {
-            phases += out.times;
+        let times = if args.fresh {
+            kr::allocate(&case.func, &case.env, timed).map(|out| out.times)
+        } else {
+            kr::allocate_in(&mut kestrel_ctx, &case.func, &case.env, timed).map(|out| out.times)
+        };
+        if let Ok(times) = times {
+            phases += times;
         }
         match result.expect("reps > 0") {
             Ok(out) => {

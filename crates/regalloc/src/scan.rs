@@ -304,6 +304,34 @@ fn by_decreasing_start(built: &Built, class: RegClass, num_insts: usize, scratch
     of_class.reverse();
 }
 
+/// The bits `0..n` set (`n <= 64`, a register mask of one class).
+#[inline]
+fn low_bits(n: usize) -> u64 {
+    debug_assert!(n <= 64);
+    u64::MAX.checked_shr(64 - n as u32).unwrap_or(0)
+}
+
+/// The set bits of `bits` in the order `first, first + 1, …, 63, 0, …, first - 1` (the
+/// registers of a class from a starting one, wrapping around), without division.
+#[inline]
+fn bits_from(bits: u64, first: usize) -> impl Iterator<Item = usize> {
+    let below = bits & low_bits(first);
+    let mut parts = [bits & !below, below];
+    let mut part = 0;
+    std::iter::from_fn(move || {
+        while part < 2 {
+            let word = &mut parts[part];
+            if *word != 0 {
+                let k = word.trailing_zeros() as usize;
+                *word &= *word - 1;
+                return Some(k);
+            }
+            part += 1;
+        }
+        None
+    })
+}
+
 /// Up to this many intervals, a comparison sort beats the counting sorts' passes.
 const SMALL_SORT: usize = 64;
 
@@ -627,10 +655,12 @@ impl<F: Function> Scan<'_, F> {
         }
         busy |= self.clobber_conflicts(cur, None);
         let iv = self.iv(cur);
-        let free = |k: usize| busy & (1 << k) == 0 && self.reservation_conflict(k, iv).is_none();
+        let candidates = !busy & low_bits(n);
+        let free =
+            |k: usize| candidates & (1 << k) != 0 && self.reservation_conflict(k, iv).is_none();
         let chosen = match hint {
             Some(h) if free(h) => Some(h),
-            _ => (0..n).map(|k| (first + k) % n).find(|&k| free(k)),
+            _ => bits_from(candidates, first).find(|&k| free(k)),
         };
         match chosen {
             Some(r) => {
@@ -698,7 +728,7 @@ impl<F: Function> Scan<'_, F> {
         }
         let iv = self.iv(cur);
         let mut reg = first;
-        for k in (1..n).map(|j| (first + j) % n) {
+        for k in (first + 1..n).chain(0..first) {
             if use_pos[k] > use_pos[reg] {
                 reg = k;
             }
@@ -948,5 +978,23 @@ impl<F: Function> Scan<'_, F> {
             pieces.partition_point(|&p| self.built.intervals[p as usize].start() < child_start);
         self.built.pieces.insert(vreg.index(), at, child_idx);
         child_idx
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{bits_from, low_bits};
+
+    #[test]
+    fn register_order_wraps_around_from_the_first() {
+        assert_eq!(low_bits(0), 0);
+        assert_eq!(low_bits(5), 0b11111);
+        assert_eq!(low_bits(64), u64::MAX);
+        let order: Vec<usize> = bits_from(0b1011_0110, 4).collect();
+        assert_eq!(order, [4, 5, 7, 1, 2]);
+        let all: Vec<usize> = bits_from(low_bits(16), 15).collect();
+        assert_eq!(all, [15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+        assert_eq!(bits_from(0, 3).count(), 0);
+        assert_eq!(bits_from(1 << 63, 0).collect::<Vec<_>>(), [63]);
     }
 }
