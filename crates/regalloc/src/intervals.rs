@@ -250,13 +250,21 @@ impl Reservations {
     /// leaves it ascending.
     fn regroup(&mut self, pending: &[(u8, Reservation)]) {
         let Reservations { items, starts } = self;
-        *starts = [0u32; 129];
+        // Registers above the highest one reserved have empty groups at the end: the
+        // prefix sums stop there (most functions reserve a few low-numbered registers).
+        let top = pending
+            .iter()
+            .map(|&(r, _)| usize::from(r) + 1)
+            .max()
+            .unwrap_or(0);
+        starts[..=top].fill(0);
         for &(r, _) in pending {
             starts[usize::from(r) + 1] += 1;
         }
-        for r in 0..128 {
+        for r in 0..top {
             starts[r + 1] += starts[r];
         }
+        starts[top + 1..].fill(pending.len() as u32);
         let placeholder = Reservation {
             from: 0,
             to: 0,
@@ -264,7 +272,8 @@ impl Reservations {
         };
         refill(items, pending.len(), placeholder);
         // `fill[r]`: one past the next free place of group `r`, filled backwards.
-        let mut fill = *starts;
+        let mut fill = [0u32; 129];
+        fill[..=top].copy_from_slice(&starts[..=top]);
         for &(r, res) in pending {
             let slot = &mut fill[usize::from(r) + 1];
             *slot -= 1;

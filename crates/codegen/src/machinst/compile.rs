@@ -28,7 +28,7 @@ use kestrel_regalloc::{Function as _, MachineEnv, Output, ProgPoint};
 use super::blockorder::{BlockLoweringOrder, OrderScratch};
 use super::buffer::MachBuffer;
 use super::lower::{lower_reusing, LowerBackend, LowerScratch, RulesFired};
-use super::vcode::VCode;
+use super::vcode::{CodeMemory, VCode};
 use super::{CodegenError, CompiledCode, EmitCtx, MachInst};
 use crate::chaos::Chaos;
 
@@ -112,9 +112,9 @@ pub struct CompileContext {
     order: BlockLoweringOrder,
     order_scratch: OrderScratch,
     lower: LowerScratch,
-    /// The last function's VCode (of whichever ISA compiled it), whose buffers the next
-    /// compile for the same ISA builds in.
-    spare_vcode: Option<Box<dyn Any + Send + Sync>>,
+    /// The [`CodeMemory`] of the ISA that compiled last (its last VCode and the builder's
+    /// buffers), which the next compile for the same ISA builds in.
+    code_memory: Option<Box<dyn Any + Send + Sync>>,
     regalloc: kestrel_regalloc::Context,
 }
 
@@ -207,7 +207,13 @@ pub fn compile_in<B: Backend>(
     ctx.order.rebuild(f, chaos, &mut ctx.order_scratch);
     lap(&mut times, &mut clock, |t| &mut t.block_order);
     let mut rules_fired = options.coverage.then(RulesFired::default);
-    let spare = ctx.spare_vcode.take().and_then(|code| code.downcast().ok());
+    // The code memory is kept type-erased (one context serves any ISA); a context last
+    // used for another ISA starts afresh.
+    let kept = ctx
+        .code_memory
+        .take()
+        .and_then(|memory| memory.downcast::<CodeMemory<B::MInst>>().ok());
+    let mut code_memory = kept.unwrap_or_default();
     let vcode = lower_reusing(
         backend,
         f,
@@ -215,8 +221,15 @@ pub fn compile_in<B: Backend>(
         chaos,
         rules_fired.as_mut(),
         &mut ctx.lower,
-        spare.map(|code| *code),
-    )?;
+        &mut code_memory,
+    );
+    let vcode = match vcode {
+        Ok(vcode) => vcode,
+        Err(e) => {
+            ctx.code_memory = Some(code_memory);
+            return Err(e);
+        }
+    };
     lap(&mut times, &mut clock, |t| &mut t.lower);
     let ra_options = kestrel_regalloc::Options {
         check: options.check_regalloc,
@@ -247,7 +260,8 @@ pub fn compile_in<B: Backend>(
         (String::new(), String::new())
     };
     let done = std::mem::take(&mut buf).finish(chaos)?;
-    ctx.spare_vcode = Some(Box::new(vcode));
+    code_memory.code = vcode;
+    ctx.code_memory = Some(code_memory);
     lap(&mut times, &mut clock, |t| &mut t.emit);
     Ok(CompiledCode {
         code: done.data,

@@ -74,7 +74,7 @@ use kestrel_ir::{Block, Function, Inst, InstructionData, Opcode, Type, Value, Va
 use kestrel_regalloc::{Operand, RegClass, VReg};
 
 use super::blockorder::{BlockLoweringOrder, LoweredBlock};
-use super::vcode::{VCode, VCodeBuilder};
+use super::vcode::{CodeMemory, VCode, VCodeBuilder};
 use super::{BlockIndex, CodegenError, MachInst};
 use crate::chaos::{Chaos, Decision};
 
@@ -218,6 +218,9 @@ pub(crate) struct LowerScratch {
     demanded: Vec<bool>,
     colors: Vec<u32>,
     sunk: Vec<bool>,
+    /// A block's successors, and one edge's argument vregs.
+    succs: Vec<BlockIndex>,
+    args: Vec<VReg>,
 }
 
 /// Empties `v` and fills it with `n` copies of `x`, keeping its capacity.
@@ -232,10 +235,10 @@ impl<'f, I: MachInst> Lower<'f, I> {
         regs_for: &'f dyn Fn(Type) -> Option<(RegClass, usize)>,
         chaos: &'f mut Chaos,
         rules_fired: Option<&'f mut RulesFired>,
-        memory: (LowerScratch, Option<VCode<I>>),
+        scratch: LowerScratch,
+        code_memory: &mut CodeMemory<I>,
     ) -> Self {
         let num_values = f.dfg.num_values();
-        let (scratch, spare_code) = memory;
         let LowerScratch {
             mut value_vregs,
             mut aliases,
@@ -243,6 +246,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
             mut demanded,
             mut colors,
             mut sunk,
+            ..
         } = scratch;
         refill(&mut uses, num_values, 0);
         refill(&mut colors, f.dfg.num_insts(), 0);
@@ -274,7 +278,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
         let blocks = f.layout.blocks().len();
         Lower {
             f,
-            builder: VCodeBuilder::reusing(spare_code, f.dfg.num_insts(), blocks),
+            builder: VCodeBuilder::reusing(code_memory, f.dfg.num_insts(), blocks),
             value_vregs,
             regs_for,
             aliases,
@@ -283,7 +287,11 @@ impl<'f, I: MachInst> Lower<'f, I> {
             colors,
             sunk,
             cur_block: None,
-            cur_insts: Vec::new(),
+            cur_insts: {
+                let mut buffer = std::mem::take(&mut code_memory.cur_insts);
+                buffer.clear();
+                buffer
+            },
             ret_area_ptr: None,
             chaos,
             rules_fired,
@@ -516,8 +524,9 @@ impl<'f, I: MachInst> Lower<'f, I> {
     }
 
     /// The code, and the tables back for the next function.
-    fn finish(self) -> (VCode<I>, LowerScratch) {
-        let mut code = self.builder.finish(self.aliases.len());
+    fn finish(self, code_memory: &mut CodeMemory<I>) -> (VCode<I>, LowerScratch) {
+        code_memory.cur_insts = self.cur_insts;
+        let mut code = self.builder.finish_into(self.aliases.len(), code_memory);
         let aliases = &self.aliases;
         let resolve = |v: VReg| resolve_alias(aliases, v);
         code.rewrite_vregs(
@@ -533,6 +542,8 @@ impl<'f, I: MachInst> Lower<'f, I> {
             demanded: self.demanded,
             colors: self.colors,
             sunk: self.sunk,
+            succs: Vec::new(),
+            args: Vec::new(),
         };
         (code, scratch)
     }
@@ -589,11 +600,21 @@ pub fn lower_with<B: LowerBackend>(
     rules_fired: Option<&mut RulesFired>,
 ) -> Result<VCode<B::MInst>, CodegenError> {
     let mut scratch = LowerScratch::default();
-    lower_reusing(backend, f, order, chaos, rules_fired, &mut scratch, None)
+    let mut code_memory = CodeMemory::default();
+    lower_reusing(
+        backend,
+        f,
+        order,
+        chaos,
+        rules_fired,
+        &mut scratch,
+        &mut code_memory,
+    )
 }
 
 /// [`lower_with`] in kept memory: the tables of `scratch` (given back filled with this
-/// function's, for the next) and the buffers of `spare`, an earlier function's code.
+/// function's, for the next) and `code_memory`, the buffers of an earlier function's code
+/// (given back emptied; the caller may return the new code to it when done).
 pub(crate) fn lower_reusing<B: LowerBackend>(
     backend: &B,
     f: &Function,
@@ -601,7 +622,7 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
     chaos: &mut Chaos,
     rules_fired: Option<&mut RulesFired>,
     scratch: &mut LowerScratch,
-    spare: Option<VCode<B::MInst>>,
+    code_memory: &mut CodeMemory<B::MInst>,
 ) -> Result<VCode<B::MInst>, CodegenError> {
     // Every value must fit a register class before anything is emitted.
     for &b in f.layout.blocks() {
@@ -625,12 +646,12 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
     }
 
     let regs_for = |ty: Type| backend.value_regs(ty);
-    let memory = (std::mem::take(scratch), spare);
-    let mut ctx = Lower::new(f, &regs_for, chaos, rules_fired, memory);
-    let entry = f.entry_block();
     // Scratch reused across blocks: the block's successors, and one edge's argument vregs.
-    let mut succs: Vec<BlockIndex> = Vec::new();
-    let mut args: Vec<VReg> = Vec::new();
+    let mut succs = std::mem::take(&mut scratch.succs);
+    let mut args = std::mem::take(&mut scratch.args);
+    let tables = std::mem::take(scratch);
+    let mut ctx = Lower::new(f, &regs_for, chaos, rules_fired, tables, code_memory);
+    let entry = f.entry_block();
     for (index, lb) in order.iter() {
         succs.clear();
         succs.extend(
@@ -716,8 +737,7 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
                     ctx.flush(f.debug_line(inst));
                 }
                 if Some(b) == entry {
-                    let params = f.dfg.block_params(b).to_vec();
-                    backend.gen_args(&mut ctx, &params)?;
+                    backend.gen_args(&mut ctx, f.dfg.block_params(b))?;
                     ctx.take_misuse(None)?;
                     ctx.flush(0);
                 } else {
@@ -732,7 +752,9 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
         }
         ctx.builder.end_block();
     }
-    let (code, tables) = ctx.finish();
+    let (code, tables) = ctx.finish(code_memory);
     *scratch = tables;
+    scratch.succs = succs;
+    scratch.args = args;
     Ok(code)
 }

@@ -48,6 +48,29 @@ pub struct VCode<I: MachInst> {
     num_vregs: usize,
 }
 
+impl<I: MachInst> Default for VCode<I> {
+    /// Code without blocks (what a builder starts from).
+    fn default() -> Self {
+        VCode {
+            insts: Vec::new(),
+            srclocs: Vec::new(),
+            operands: Vec::new(),
+            operand_ranges: Vec::new(),
+            clobbers: Vec::new(),
+            block_ranges: Vec::new(),
+            succs: Vec::new(),
+            succ_ranges: Vec::new(),
+            preds: Vec::new(),
+            pred_ranges: Vec::new(),
+            params: Vec::new(),
+            param_ranges: Vec::new(),
+            branch_args: Vec::new(),
+            branch_arg_ranges: Vec::new(),
+            num_vregs: 0,
+        }
+    }
+}
+
 fn slice<T>(v: &[T], r: (u32, u32)) -> &[T] {
     &v[r.0 as usize..r.1 as usize]
 }
@@ -241,27 +264,45 @@ impl<I: MachInst> Default for VCodeBuilder<I> {
     }
 }
 
+/// The memory of one function's code kept for the next: the last [`VCode`] (only its
+/// capacity matters) and the builder's per-block buffers. Lowering takes each buffer and
+/// gives it back, so compiling many functions allocates nothing here once it has grown.
+pub struct CodeMemory<I: MachInst> {
+    /// The last function's code; emptied before it is built into again.
+    pub code: VCode<I>,
+    pending: Vec<(I, u32)>,
+    pending_succs: Vec<(BlockIndex, u32, u32)>,
+    pending_args: Vec<VReg>,
+    pending_params: Vec<VReg>,
+    /// Lowering's buffer of the instructions of one IR instruction.
+    pub(crate) cur_insts: Vec<I>,
+}
+
+impl<I: MachInst> Default for CodeMemory<I> {
+    fn default() -> Self {
+        let VCodeBuilder {
+            code,
+            pending,
+            pending_succs,
+            pending_args,
+            pending_params,
+        } = VCodeBuilder::new();
+        CodeMemory {
+            code,
+            pending,
+            pending_succs,
+            pending_args,
+            pending_params,
+            cur_insts: Vec::new(),
+        }
+    }
+}
+
 impl<I: MachInst> VCodeBuilder<I> {
     /// An empty builder.
     pub fn new() -> Self {
         VCodeBuilder {
-            code: VCode {
-                insts: Vec::new(),
-                srclocs: Vec::new(),
-                operands: Vec::new(),
-                operand_ranges: Vec::new(),
-                clobbers: Vec::new(),
-                block_ranges: Vec::new(),
-                succs: Vec::new(),
-                succ_ranges: Vec::new(),
-                preds: Vec::new(),
-                pred_ranges: Vec::new(),
-                params: Vec::new(),
-                param_ranges: Vec::new(),
-                branch_args: Vec::new(),
-                branch_arg_ranges: Vec::new(),
-                num_vregs: 0,
-            },
+            code: VCode::default(),
             pending: Vec::new(),
             pending_succs: Vec::new(),
             pending_args: Vec::new(),
@@ -272,17 +313,25 @@ impl<I: MachInst> VCodeBuilder<I> {
     /// An empty builder with room for about `insts` instructions in `blocks` blocks, so
     /// the flat arrays grow without repeated copying.
     pub fn with_capacity(insts: usize, blocks: usize) -> Self {
-        Self::reusing(None, insts, blocks)
+        Self::reusing(&mut CodeMemory::default(), insts, blocks)
     }
 
-    /// [`Self::with_capacity`], building in `spare`'s memory when given (an earlier
-    /// function's code, emptied here: only its capacity is kept).
-    pub fn reusing(spare: Option<VCode<I>>, insts: usize, blocks: usize) -> Self {
-        let mut b = Self::new();
-        if let Some(mut code) = spare {
-            code.clear();
-            b.code = code;
-        }
+    /// [`Self::with_capacity`], building in `memory`'s buffers (taken until
+    /// [`Self::finish_into`] gives them back; the earlier code is emptied, only its
+    /// capacity is kept).
+    pub fn reusing(memory: &mut CodeMemory<I>, insts: usize, blocks: usize) -> Self {
+        let mut b = VCodeBuilder {
+            code: std::mem::take(&mut memory.code),
+            pending: std::mem::take(&mut memory.pending),
+            pending_succs: std::mem::take(&mut memory.pending_succs),
+            pending_args: std::mem::take(&mut memory.pending_args),
+            pending_params: std::mem::take(&mut memory.pending_params),
+        };
+        b.code.clear();
+        b.pending.clear();
+        b.pending_succs.clear();
+        b.pending_args.clear();
+        b.pending_params.clear();
         let c = &mut b.code;
         c.insts.reserve(insts + blocks);
         c.srclocs.reserve(insts + blocks);
@@ -356,6 +405,15 @@ impl<I: MachInst> VCodeBuilder<I> {
         let p_start = c.params.len() as u32;
         c.params.append(&mut self.pending_params);
         c.param_ranges.push((p_start, c.params.len() as u32));
+    }
+
+    /// [`Self::finish`], giving the builder's buffers back to `memory`.
+    pub fn finish_into(mut self, num_vregs: usize, memory: &mut CodeMemory<I>) -> VCode<I> {
+        memory.pending = std::mem::take(&mut self.pending);
+        memory.pending_succs = std::mem::take(&mut self.pending_succs);
+        memory.pending_args = std::mem::take(&mut self.pending_args);
+        memory.pending_params = std::mem::take(&mut self.pending_params);
+        self.finish(num_vregs)
     }
 
     /// Finish: derive predecessors and freeze. `num_vregs` bounds every vreg index used.
