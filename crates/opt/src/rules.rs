@@ -227,6 +227,14 @@ impl generated::Context for RulesCtx<'_, '_> {
         g.add.then_some(g.multiplier as i64)
     }
 
+    fn udiv_multiplier(&mut self, ty: Type, d: u64) -> i64 {
+        magic::unsigned_magic(ty.bits(), d).map_or(0, |g| g.multiplier as i64)
+    }
+
+    fn sdiv_multiplier(&mut self, ty: Type, d: u64) -> i64 {
+        magic::signed_magic(ty.bits(), d).map_or(0, |g| g.multiplier as i64)
+    }
+
     fn udiv_shift(&mut self, ty: Type, d: u64) -> i64 {
         magic::unsigned_magic(ty.bits(), d).map_or(0, |g| i64::from(g.shift))
     }
