@@ -1,7 +1,8 @@
-//! `kestrel-bench compile-speed [--target x86_64|aarch64] [--corpus DIR] [--count N]
-//! [--large N] [--seed S] [--batch-us U] [--batches B] [--contexts reused|fresh]`: Kestrel's
-//! compile time against Cranelift 0.135.8 at `opt_level=none`, on the same functions, in the
-//! same process, both compiling for the same target (x86-64 by default); each engine
+//! `kestrel-bench compile-speed [--target x86_64|aarch64] [--opt none|speed] [--corpus DIR]
+//! [--count N] [--large N] [--seed S] [--batch-us U] [--batches B] [--contexts reused|fresh]`:
+//! Kestrel's compile time against Cranelift 0.135.8 at the same opt level (`none` by default;
+//! at `speed`, Kestrel's mid-end and Cranelift's `opt_level=speed`), on the same functions,
+//! in the same process, both compiling for the same target (x86-64 by default); each engine
 //! compiles in a context kept across compiles (`--contexts fresh`: new memory for every
 //! compile, on both sides).
 //!
@@ -18,6 +19,7 @@
 //! line the geometric mean of the per-function ratios Kestrel/Cranelift over the corpus.
 
 mod corpus;
+pub use corpus::clif_files;
 pub mod engines;
 mod gen;
 mod runcheck;
@@ -29,11 +31,12 @@ use std::time::Duration;
 use kestrel_codegen::machinst::compile::PhaseTimes;
 
 use corpus::{Case, Exclusions};
-use engines::{Cranelift, Target};
+use engines::{Cranelift, OptLevel, Target};
 use timing::{Config, Sample};
 
 struct Args {
     target: Target,
+    level: OptLevel,
     corpus: Option<PathBuf>,
     count: usize,
     large: usize,
@@ -44,6 +47,7 @@ struct Args {
 fn parse(args: &[String]) -> Result<Args, String> {
     let mut parsed = Args {
         target: Target::X64,
+        level: OptLevel::None,
         corpus: None,
         count: 240,
         large: 24,
@@ -61,6 +65,10 @@ fn parse(args: &[String]) -> Result<Args, String> {
         let bad = |_| format!("bad value for {flag}: {value}");
         match flag.as_str() {
             "--target" => parsed.target = Target::parse(value)?,
+            "--opt" => {
+                parsed.level = OptLevel::from_name(value)
+                    .ok_or_else(|| format!("unknown opt level {value} (none or speed)"))?
+            }
             "--corpus" => parsed.corpus = Some(PathBuf::from(value)),
             "--count" => parsed.count = value.parse().map_err(bad)?,
             "--large" => parsed.large = value.parse().map_err(bad)?,
@@ -73,7 +81,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--contexts" if value == "reused" => parsed.timing.fresh_contexts = false,
             _ => {
                 return Err(format!(
-                    "unknown option {flag} (options: --target T --corpus DIR --count N --large N \
+                    "unknown option {flag} (options: --target T --opt L --corpus DIR --count N --large N \
                      --seed S --batch-us U --batches B --contexts reused|fresh)"
                 ))
             }
@@ -101,7 +109,7 @@ fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
-fn geomean(xs: impl Iterator<Item = f64>) -> f64 {
+pub fn geomean(xs: impl Iterator<Item = f64>) -> f64 {
     let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x.ln(), n + 1));
     (sum / n.max(1) as f64).exp()
 }
@@ -168,13 +176,18 @@ fn print_table(cases: &[Case], samples: &[Sample]) {
 
 /// Kestrel's time per compile in each phase: the median, phase by phase, of 5 batches of
 /// `n` compiles.
-fn phase_median(f: &kestrel_ir::Function, target: Target, n: u32) -> [Duration; 3] {
+fn phase_median(
+    f: &kestrel_ir::Function,
+    target: Target,
+    level: OptLevel,
+    n: u32,
+) -> [Duration; 4] {
     let mut ctx = kestrel_codegen::machinst::compile::CompileContext::new();
     let batches: Vec<PhaseTimes> = (0..5)
         .map(|_| {
             let mut t = PhaseTimes::default();
             for _ in 0..n {
-                let kestrel = engines::kestrel(&mut ctx, f, target, Some(&mut t));
+                let kestrel = engines::kestrel(&mut ctx, f, target, level, Some(&mut t));
                 let _ = std::hint::black_box(kestrel);
             }
             t
@@ -189,27 +202,35 @@ fn phase_median(f: &kestrel_ir::Function, target: Target, n: u32) -> [Duration; 
         median(|t| t.front()),
         median(|t| t.regalloc.total()),
         median(|t| t.emit),
+        median(|t| t.mid_end),
     ]
 }
 
-/// Kestrel's per-phase time per compile, for each bucket and overall.
-fn print_phases(cases: &[Case], samples: &[Sample], target: Target) {
-    let per_case: Vec<[Duration; 3]> = cases
+/// Kestrel's per-phase time per compile, for each bucket and overall (the mid-end's column
+/// only at opt speed).
+fn print_phases(cases: &[Case], samples: &[Sample], target: Target, level: OptLevel) {
+    let per_case: Vec<[Duration; 4]> = cases
         .iter()
         .zip(samples)
-        .map(|(c, s)| phase_median(&c.kestrel, target, s.kestrel_batch as u32))
+        .map(|(c, s)| phase_median(&c.kestrel, target, level, s.kestrel_batch as u32))
         .collect();
+    let mid_end = level != OptLevel::None;
     println!("\nkestrel phases (mean µs per compile; share of the bucket's total):");
-    println!(
-        "{:<16}{:>22}{:>22}{:>22}",
-        "insts", "block order+lowering", "register allocation", "emission"
-    );
+    let mut heading = format!("{:<16}", "insts");
+    if mid_end {
+        heading.push_str(&format!("{:>22}", "mid-end"));
+    }
+    heading.push_str(&format!(
+        "{:>22}{:>22}{:>22}",
+        "block order+lowering", "register allocation", "emission"
+    ));
+    println!("{heading}");
     let rows = BUCKETS
         .iter()
         .enumerate()
         .map(|(i, (label, _))| (*label, Some(i)));
     for (label, which) in rows.chain([("all", None)]) {
-        let picked: Vec<&[Duration; 3]> = cases
+        let picked: Vec<&[Duration; 4]> = cases
             .iter()
             .zip(&per_case)
             .filter(|(c, _)| which.is_none_or(|b| bucket(c.insts) == b))
@@ -220,10 +241,15 @@ fn print_phases(cases: &[Case], samples: &[Sample], target: Target) {
         }
         let n = picked.len() as f64;
         let mean = |k: usize| picked.iter().map(|t| micros(t[k])).sum::<f64>() / n;
-        let (l, r, e) = (mean(0), mean(1), mean(2));
-        let total = (l + r + e).max(f64::MIN_POSITIVE);
+        let (l, r, e, m) = (mean(0), mean(1), mean(2), mean(3));
+        let total = (l + r + e + m).max(f64::MIN_POSITIVE);
         let cell = |x: f64| format!("{x:.1} ({:.0}%)", 100.0 * x / total);
-        println!("{label:<16}{:>22}{:>22}{:>22}", cell(l), cell(r), cell(e));
+        let mut line = format!("{label:<16}");
+        if mid_end {
+            line.push_str(&format!("{:>22}", cell(m)));
+        }
+        line.push_str(&format!("{:>22}{:>22}{:>22}", cell(l), cell(r), cell(e)));
+        println!("{line}");
     }
 }
 
@@ -259,7 +285,7 @@ fn print_exclusions(excluded: &Exclusions) {
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let args = parse(args)?;
-    let cl = Cranelift::for_target(args.target)?;
+    let cl = Cranelift::for_target(args.target, args.level)?;
     let (cases, excluded, source) = load(&args, &cl)?;
     if cases.is_empty() {
         print_exclusions(&excluded);
@@ -279,9 +305,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .iter()
         .map(|c| timing::measure(&args.timing, &cl, &c.kestrel, &c.cranelift))
         .collect();
-    println!("\ncompile time per function, opt none (median per compile, alternating batches):");
+    println!(
+        "\ncompile time per function, opt {} (median per compile, alternating batches):",
+        args.level.name()
+    );
     print_table(&cases, &samples);
-    print_phases(&cases, &samples, args.target);
+    print_phases(&cases, &samples, args.target, args.level);
     let sample: Vec<&Case> = generated.iter().step_by(8).copied().collect();
     if args.target != Target::X64 {
         println!("\nrun check: not run (the code is not the host's; `kestrel test` runs AArch64 code under qemu)");
@@ -299,7 +328,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
             .map(|s| micros(s.kestrel) / micros(s.cranelift)),
     );
     println!(
-        "compile-time ratio kestrel/cranelift (opt none, geomean over {} functions): {ratio:.3}",
+        "compile-time ratio kestrel/cranelift (opt {}, geomean over {} functions): {ratio:.3}",
+        args.level.name(),
         cases.len()
     );
     Ok(())

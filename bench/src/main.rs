@@ -3,6 +3,7 @@
 //! Each subcommand lives in its own module with a `run(args) -> Result<(), String>`;
 //! `main` only dispatches.
 
+mod code_speed;
 mod compile_speed;
 mod peak_alloc;
 mod regalloc;
@@ -26,6 +27,11 @@ const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[
         "compile-speed",
         "Kestrel's compile time vs Cranelift 0.135.8 (opt none) on the same functions",
         compile_speed::run,
+    ),
+    (
+        "code-speed",
+        "Run time of Kestrel's code vs Cranelift 0.135.8's (both opt speed) on small kernels",
+        code_speed::run,
     ),
     (
         "scaling",

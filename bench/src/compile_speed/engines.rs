@@ -5,13 +5,16 @@
 //! `CompileContext`, Cranelift's `Context`), as a client compiling many functions does;
 //! with `--contexts fresh`, every compile starts from new memory on both sides.
 //!
-//! - Kestrel: `machinst::compile::compile_in` with the target's backend, the
+//! - Kestrel: at opt `speed`, first the mid-end (`machinst::compile::run_mid_end`, which
+//!   works on a copy of the function, its verifier check off); then
+//!   `machinst::compile::compile_in` with the target's backend, the
 //!   register-allocation checker off and chaos disabled. This is the backend's
 //!   `compile_function` minus its IR verifier call, matching Cranelift's
 //!   `enable_verifier=false`; the corpus is verified once, untimed, before measuring.
 //!   MachBuffer validators only run in debug builds.
 //! - Cranelift 0.135.8: the target's ISA from `isa::lookup` (`x86_64-unknown-linux-gnu` or
-//!   `aarch64-unknown-linux-gnu`, default ISA flags), `opt_level=none`,
+//!   `aarch64-unknown-linux-gnu`, default ISA flags), `opt_level` `none` or `speed` as
+//!   Kestrel's,
 //!   `enable_verifier=false`, default register allocator; `Context::compile`, then the bytes
 //!   of its compiled code. The two ABI flags Kestrel's test files set
 //!   (`enable_multi_ret_implicit_sret`, `enable_llvm_abi_extensions`) are set too, so that
@@ -23,8 +26,11 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
 use kestrel_codegen::chaos::Chaos;
 use kestrel_codegen::isa::aarch64::Aarch64Backend;
+pub use kestrel_codegen::isa::x64::OptLevel;
 use kestrel_codegen::isa::x64::X64Backend;
-use kestrel_codegen::machinst::compile::{compile_in, CompileContext, CompileOptions, PhaseTimes};
+use kestrel_codegen::machinst::compile::{
+    compile_in, run_mid_end, CompileContext, CompileOptions, PhaseTimes,
+};
 use kestrel_codegen::machinst::{CodegenError, CompiledCode};
 
 /// The machine both compilers generate code for.
@@ -52,14 +58,20 @@ impl Target {
     }
 }
 
-/// Compile with Kestrel for `target` in `ctx`; `times` (when given) accumulates the
-/// per-phase times.
+/// Compile with Kestrel at `level` for `target` in `ctx`; `times` (when given) accumulates
+/// the per-phase times.
 pub fn kestrel(
     ctx: &mut CompileContext,
     f: &kestrel_ir::Function,
     target: Target,
-    times: Option<&mut PhaseTimes>,
+    level: OptLevel,
+    mut times: Option<&mut PhaseTimes>,
 ) -> Result<CompiledCode, CodegenError> {
+    let start = times.is_some().then(std::time::Instant::now);
+    let f = &*run_mid_end(f, level, false)?;
+    if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
+        t.mid_end += start.elapsed();
+    }
     let options = CompileOptions {
         check_regalloc: false,
         keep_text: false,
@@ -76,18 +88,19 @@ pub fn kestrel(
 pub struct Cranelift {
     isa: OwnedTargetIsa,
     target: Target,
+    level: OptLevel,
 }
 
 impl Cranelift {
-    /// Cranelift for the host (x86-64).
+    /// Cranelift for the host (x86-64), opt level none.
     pub fn new() -> Result<Cranelift, String> {
-        Cranelift::for_target(Target::X64)
+        Cranelift::for_target(Target::X64, OptLevel::None)
     }
 
-    pub fn for_target(target: Target) -> Result<Cranelift, String> {
+    pub fn for_target(target: Target, level: OptLevel) -> Result<Cranelift, String> {
         let mut flags = settings::builder();
         for (name, value) in [
-            ("opt_level", "none"),
+            ("opt_level", level.name()),
             ("enable_verifier", "false"),
             ("enable_multi_ret_implicit_sret", "true"),
             ("enable_llvm_abi_extensions", "true"),
@@ -106,12 +119,17 @@ impl Cranelift {
             .map_err(|e| format!("cranelift ISA lookup: {e}"))?
             .finish(settings::Flags::new(flags))
             .map_err(|e| format!("cranelift ISA: {e}"))?;
-        Ok(Cranelift { isa, target })
+        Ok(Cranelift { isa, target, level })
     }
 
     /// The target both compilers generate code for.
     pub fn target(&self) -> Target {
         self.target
+    }
+
+    /// The opt level both compilers compile at.
+    pub fn level(&self) -> OptLevel {
+        self.level
     }
 
     /// A fresh context holding a copy of `f` (preparation, not timed).

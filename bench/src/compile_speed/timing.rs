@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use cranelift_codegen::Context;
 use kestrel_codegen::machinst::compile::CompileContext;
 
-use super::engines::{self, Cranelift, Target};
+use super::engines::{self, Cranelift, OptLevel, Target};
 
 pub struct Config {
     pub batch: Duration,
@@ -46,7 +46,7 @@ fn kestrel_batch(
     cfg: &Config,
     ctx: &mut CompileContext,
     f: &kestrel_ir::Function,
-    target: Target,
+    (target, level): (Target, OptLevel),
     n: usize,
 ) -> Duration {
     let mut out = Vec::with_capacity(n);
@@ -56,9 +56,21 @@ fn kestrel_batch(
         if cfg.fresh_contexts {
             fresh.push(CompileContext::new());
             let ctx = fresh.last_mut().expect("just pushed");
-            out.push(black_box(engines::kestrel(ctx, black_box(f), target, None)));
+            out.push(black_box(engines::kestrel(
+                ctx,
+                black_box(f),
+                target,
+                level,
+                None,
+            )));
         } else {
-            out.push(black_box(engines::kestrel(ctx, black_box(f), target, None)));
+            out.push(black_box(engines::kestrel(
+                ctx,
+                black_box(f),
+                target,
+                level,
+                None,
+            )));
         }
     }
     let elapsed = start.elapsed();
@@ -117,9 +129,12 @@ pub fn measure(
         cranelift: Context::new(),
     };
     // Warm up (caches, allocator, contexts) and calibrate on the second run.
-    let target = cl.target();
+    let target = (cl.target(), cl.level());
     kestrel_batch(cfg, &mut ctx.kestrel, kf, target, 1);
-    let nk = batch_size(kestrel_batch(cfg, &mut ctx.kestrel, kf, target, 1), cfg.batch);
+    let nk = batch_size(
+        kestrel_batch(cfg, &mut ctx.kestrel, kf, target, 1),
+        cfg.batch,
+    );
     cranelift_batch(cfg, cl, &mut ctx.cranelift, cf, 1);
     let nc = batch_size(
         cranelift_batch(cfg, cl, &mut ctx.cranelift, cf, 1),

@@ -54,11 +54,14 @@ pub enum Decision {
     /// Selection: an `fcmp` fused into its `brif`, `select`, `trapz` or `trapnz` user
     /// (`fcmp_merge`).
     FcmpFusion,
+    /// Selection: a `band` fused into its `brif`, `select`, `trapz` or `trapnz` user as a
+    /// `test` (`band_merge`, x86-64).
+    BandTestFusion,
 }
 
 impl Decision {
     /// Every decision point, in declaration order.
-    pub const ALL: [Decision; 14] = [
+    pub const ALL: [Decision; 15] = [
         Decision::FallthroughRemoval,
         Decision::BranchInversion,
         Decision::JumpThreading,
@@ -73,6 +76,7 @@ impl Decision {
         Decision::AddrShiftFold,
         Decision::RegallocPerturb,
         Decision::FcmpFusion,
+        Decision::BandTestFusion,
     ];
 
     /// A short stable name for reports.
@@ -92,6 +96,7 @@ impl Decision {
             Decision::AddrShiftFold => "addr-shift-fold",
             Decision::RegallocPerturb => "regalloc-perturb",
             Decision::FcmpFusion => "fcmp-fusion",
+            Decision::BandTestFusion => "band-test-fusion",
         }
     }
 }

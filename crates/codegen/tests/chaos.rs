@@ -83,11 +83,12 @@ fn every_function_compiles_under_seeded_chaos() {
 }
 
 /// The decision points of selection and allocation.
-const LOWERING_AND_REGALLOC: [Decision; 8] = [
+const LOWERING_AND_REGALLOC: [Decision; 9] = [
     Decision::ImmOperand,
     Decision::LoadSink,
     Decision::IcmpFusion,
     Decision::FcmpFusion,
+    Decision::BandTestFusion,
     Decision::AddrConstFold,
     Decision::AddrAddFold,
     Decision::AddrShiftFold,

@@ -22,6 +22,7 @@ mod dce;
 mod gvn;
 mod licm;
 mod loops;
+mod magic;
 mod rules;
 mod simplify;
 mod unreachable;

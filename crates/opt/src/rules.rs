@@ -16,6 +16,7 @@ use kestrel_ir::opcode::Ctrl;
 use kestrel_ir::{InstructionData, Opcode, Type, Value};
 
 use crate::gvn::ValueTable;
+use crate::magic;
 
 mod generated {
     use kestrel_ir::*;
@@ -214,6 +215,73 @@ impl generated::Context for RulesCtx<'_, '_> {
 
     fn narrower(&mut self, from: Type, to: Type) -> Option<Type> {
         (to.bits() < from.bits()).then_some(to)
+    }
+
+    fn udiv_magic(&mut self, ty: Type, d: u64) -> Option<i64> {
+        let g = magic::unsigned_magic(ty.bits(), d)?;
+        (!g.add).then_some(g.multiplier as i64)
+    }
+
+    fn udiv_magic_wide(&mut self, ty: Type, d: u64) -> Option<i64> {
+        let g = magic::unsigned_magic(ty.bits(), d)?;
+        g.add.then_some(g.multiplier as i64)
+    }
+
+    fn udiv_multiplier(&mut self, ty: Type, d: u64) -> i64 {
+        magic::unsigned_magic(ty.bits(), d).map_or(0, |g| g.multiplier as i64)
+    }
+
+    fn sdiv_multiplier(&mut self, ty: Type, d: u64) -> i64 {
+        magic::signed_magic(ty.bits(), d).map_or(0, |g| g.multiplier as i64)
+    }
+
+    fn udiv_shift(&mut self, ty: Type, d: u64) -> i64 {
+        magic::unsigned_magic(ty.bits(), d).map_or(0, |g| i64::from(g.shift))
+    }
+
+    fn udiv_reducible(&mut self, ty: Type, d: u64) -> Option<u64> {
+        magic::unsigned_magic(ty.bits(), d).map(|_| d)
+    }
+
+    fn sdiv_magic(&mut self, ty: Type, d: u64) -> Option<i64> {
+        let g = magic::signed_magic(ty.bits(), d)?;
+        (!g.add).then_some(g.multiplier as i64)
+    }
+
+    fn sdiv_magic_wide(&mut self, ty: Type, d: u64) -> Option<i64> {
+        let g = magic::signed_magic(ty.bits(), d)?;
+        g.add.then_some(g.multiplier as i64)
+    }
+
+    fn sdiv_shift(&mut self, ty: Type, d: u64) -> i64 {
+        magic::signed_magic(ty.bits(), d).map_or(0, |g| i64::from(g.shift))
+    }
+
+    fn sdiv_reducible(&mut self, ty: Type, d: u64) -> Option<u64> {
+        magic::signed_magic(ty.bits(), d).map(|_| d)
+    }
+
+    fn sdiv_pow2(&mut self, ty: Type, d: u64) -> Option<i64> {
+        let k = d.trailing_zeros();
+        (d.is_power_of_two() && k >= 1 && k + 1 < ty.bits()).then_some(i64::from(k))
+    }
+
+    fn negative_divisor(&mut self, ty: Type, d: u64) -> Option<u64> {
+        let signed = ops::to_signed(u128::from(d), ty.bits());
+        let smallest = -(1i128 << (ty.bits() - 1));
+        (signed < -1 && signed > smallest).then(|| (-signed) as u64)
+    }
+
+    fn as_imm(&mut self, d: u64) -> i64 {
+        d as i64
+    }
+
+    fn bits_minus(&mut self, ty: Type, k: i64) -> i64 {
+        i64::from(ty.bits()) - k
+    }
+
+    fn negate(&mut self, d: u64) -> i64 {
+        (d as i64).wrapping_neg()
     }
 
     fn rule_fired(&mut self, rule: usize) {

@@ -1,7 +1,8 @@
 //! Statements shaped like what the mid-end's rules look for (`kestrel-opt`'s
 //! `simplify.rules`), so campaigns exercise every rewrite: an operation on one value twice,
 //! with 0, 1 or all ones, doubled negations, constants to reassociate, extension chains and
-//! reductions, multiplication and unsigned division by powers of two, selects on constants.
+//! reductions, multiplication and unsigned division by powers of two, division and remainder
+//! by other constants (which cannot trap), selects on constants.
 //! Every instruction passes the opcode filter like any other; none can trap.
 
 use kestrel_ir::{IntCC, Opcode, Type, Value};
@@ -18,13 +19,14 @@ impl FuncGen<'_, '_> {
         let Some(ty) = self.pick_type(NARROW_INTS) else {
             return false;
         };
-        match self.u.below(7) {
+        match self.u.below(8) {
             0 => self.same_operands(ty),
             1 => self.special_constant(ty),
             2 => self.double_unary(ty),
             3 => self.reassociation(ty),
             4 => self.extension_chain(),
             5 => self.power_of_two(ty),
+            6 => self.division_by_constant(ty),
             _ => self.constant_select(ty),
         }
     }
@@ -155,6 +157,40 @@ impl FuncGen<'_, '_> {
         } else {
             self.binary(op, x, k)
         };
+        self.put(r);
+        true
+    }
+
+    /// `x op d` for a division or remainder (`udiv urem sdiv srem`) by a constant `d` that
+    /// cannot trap: small (both signs, powers of two among them), or any bits, never 0 nor,
+    /// for the signed ones, -1.
+    fn division_by_constant(&mut self, ty: Type) -> bool {
+        use Opcode::*;
+        let op = self.u.pick(&[Udiv, Urem, Sdiv, Srem]);
+        let small = 1 + self.u.below(100) as i64;
+        let mut d = match self.u.below(4) {
+            0 => small,
+            1 => -small,
+            2 => 1i64 << self.u.below(ty.bits() as usize),
+            _ => crate::values::iconst_imm(self.u, ty),
+        };
+        let bits = ty.bits();
+        let at_width = |v: i64| {
+            if bits == 64 {
+                v
+            } else {
+                v & ((1i64 << bits) - 1)
+            }
+        };
+        let minus_one = at_width(-1);
+        if at_width(d) == 0 || (matches!(op, Sdiv | Srem) && at_width(d) == minus_one) {
+            d = 3;
+        }
+        let Some(k) = self.ok(op, ty).then(|| self.iconst(ty, d)).flatten() else {
+            return false;
+        };
+        let x = self.get(ty);
+        let r = self.binary(op, x, k);
         self.put(r);
         true
     }

@@ -23,10 +23,10 @@
 //! registers their types do not take, as unsupported: no opcode list decides which rules
 //! may meet an `i128`.
 //!
-//! Every merge is optional: the extractors `imm32`, `icmp_merge`, `fcmp_merge` and
-//! `load_merge` ask the chaos control
+//! Every merge is optional: the extractors `imm32`, `icmp_merge`, `fcmp_merge`,
+//! `band_merge` and `load_merge` ask the chaos control
 //! ([`Decision::ImmOperand`], [`Decision::IcmpFusion`], [`Decision::FcmpFusion`],
-//! [`Decision::LoadSink`]) once the merge is possible, and report
+//! [`Decision::BandTestFusion`], [`Decision::LoadSink`]) once the merge is possible, and report
 //! no match when told to skip, so a lower-priority rule takes the general form. Which
 //! opcode a producer has, the rules say (`icmp_parts`, `load_parts`, …). The rules
 //! report each firing through `rule_fired` (indices into [`lowering_rules`]).
@@ -112,6 +112,17 @@ impl generated::Context for IselCtx<'_, '_> {
         let inst = self.lower.mergeable_inst(v, self.inst)?;
         let cmp = generated::constructor_icmp_parts(self, v, inst)?;
         (!self.lower.should_skip(Decision::IcmpFusion)).then_some(cmp)
+    }
+
+    fn band_merge(&mut self, v: Value) -> Option<generated::Band> {
+        let inst = self.lower.mergeable_inst(v, self.inst)?;
+        let band = generated::constructor_band_parts(self, v, inst)?;
+        (!self.lower.should_skip(Decision::BandTestFusion)).then_some(band)
+    }
+
+    fn merge_band(&mut self, band: Value, a: Value) -> VReg {
+        self.lower.merge(band);
+        self.lower.value_vreg(a)
     }
 
     fn load_merge(&mut self, v: Value) -> Option<Ld> {

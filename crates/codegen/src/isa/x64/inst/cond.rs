@@ -46,6 +46,14 @@ pub enum Cond<R = VReg> {
     },
     /// `test a, a` at `size`; `cc` is `NE` (nonzero) or `E` (zero).
     Test { size: Size, cc: Cc, a: R },
+    /// `test a, b` at `size`: the flags of `a & b` (a merged `band`), nothing written; `cc`
+    /// is `NE` (nonzero) or `E` (zero).
+    TestAnd {
+        size: Size,
+        cc: Cc,
+        a: R,
+        b: RegImm<R>,
+    },
     /// `cmp a, [mem]` at `size` (a load merged into the compare; a trap site with `trap`
     /// when the access may fault); true when `cc` holds.
     CmpMem {
@@ -84,6 +92,12 @@ impl<R> Cond<R> {
                 cc: cc.invert(),
                 a,
             },
+            Cond::TestAnd { size, cc, a, b } => Cond::TestAnd {
+                size,
+                cc: cc.invert(),
+                a,
+                b,
+            },
             Cond::CmpMem {
                 size,
                 cc,
@@ -115,6 +129,7 @@ impl<R> Cond<R> {
         match *self {
             Cond::Cmp { cc, .. }
             | Cond::Test { cc, .. }
+            | Cond::TestAnd { cc, .. }
             | Cond::CmpMem { cc, .. }
             | Cond::Cmp128 { cc, .. } => Pred::One(cc),
             Cond::Fcmp { pred, .. } => pred,
@@ -123,13 +138,15 @@ impl<R> Cond<R> {
 }
 
 impl Cond {
-    /// Operands: `Cmp` `[a, b?]`, `Test` `[a]`, `CmpMem` `[a, mem…]`, `Fcmp` `[a, b]`,
+    /// Operands: `Cmp` and `TestAnd` `[a, b?]`, `Test` `[a]`, `CmpMem` `[a, mem…]`,
+    /// `Fcmp` `[a, b]`,
     /// `Cmp128` `[a_lo, a_hi, b_lo, b_hi]`; all uses.
     #[inline]
     pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> Cond<S> {
         map_operands!(self, Cond {
             Cmp { size, cc } [a = m.reg_use(*a), b = b.map(m)],
             Test { size, cc } [a = m.reg_use(*a)],
+            TestAnd { size, cc } [a = m.reg_use(*a), b = b.map(m)],
             CmpMem { size, cc, trap } [a = m.reg_use(*a), mem = mem.map(m)],
             Fcmp { size, pred } [a = m.reg_use(*a), b = m.reg_use(*b)],
             Cmp128 { cc } [
@@ -147,6 +164,9 @@ impl Cond<String> {
                 format!("cmp{} {a}, {} ?{cc:?}", size.bits(), b.pretty())
             }
             Cond::Test { size, cc, a } => format!("test{} {a} ?{cc:?}", size.bits()),
+            Cond::TestAnd { size, cc, a, b } => {
+                format!("test{} {a}, {} ?{cc:?}", size.bits(), b.pretty())
+            }
             Cond::CmpMem {
                 size, cc, a, mem, ..
             } => format!("cmp{} {a}, {} ?{cc:?}", size.bits(), mem.pretty()),
@@ -179,6 +199,13 @@ impl Cond<PReg> {
             Cond::Test { size, a, .. } => {
                 let a = gpr(a);
                 enc::test_rm_r(buf, size, &GprMem::Reg(a), a);
+            }
+            Cond::TestAnd { size, a, b, .. } => {
+                let a = GprMem::Reg(gpr(a));
+                match b {
+                    RegImm::Reg(b) => enc::test_rm_r(buf, size, &a, gpr(b)),
+                    RegImm::Imm(k) => enc::test_rm_imm(buf, size, &a, k),
+                };
             }
             Cond::CmpMem {
                 size, a, mem, trap, ..
