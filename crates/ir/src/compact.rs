@@ -109,9 +109,15 @@ impl Function {
             .source_map
             .as_mut()
             .map(|sm| std::mem::take(&mut sm.insts));
+        // About as many instructions come out as went in: no growth while placing them.
+        self.dfg.insts = PrimaryMap::with_capacity(old_insts.len());
+        self.dfg.results.reserve(old_insts.len());
+        self.srclocs.reserve(old_insts.len());
 
         let mut block_lens: Vec<(Block, u32)> = Vec::with_capacity(order.len());
         let mut current: Option<(Block, u32)> = None;
+        // The current instruction's results, in one buffer for the whole walk.
+        let mut results: Vec<Value> = Vec::new();
         for Slot { old, block } in order {
             if current.map(|(b, _)| b) != Some(block) {
                 if let Some(done) = current.take() {
@@ -122,7 +128,8 @@ impl Function {
             let Some(old) = old else { continue };
             let mut data = old_insts[old];
             resolve_operands(&mut self.dfg, &mut data, &mut self.jump_tables);
-            let results: Vec<Value> = self.dfg.pool.get(old_results[old]).to_vec();
+            results.clear();
+            results.extend_from_slice(self.dfg.pool.get(old_results[old]));
             let mut cursor = CompactCursor {
                 func: self,
                 data,
@@ -214,6 +221,8 @@ impl Function {
 
         let mut out = Vec::with_capacity(layout.num_slots());
         let mut stack: Vec<Block> = layout.blocks().iter().rev().copied().collect();
+        // A block's surviving instructions, in one buffer for the whole walk.
+        let mut placed: Vec<Inst> = Vec::new();
         while let Some(b) = stack.pop() {
             // Blocks queued after `b` come right after it (in queue order).
             for &n in blocks_after[b].iter().rev() {
@@ -226,17 +235,17 @@ impl Function {
                 old: None,
                 block: b,
             });
-            let placed: Vec<Inst> = if layout.is_block_inserted(b) {
-                layout
-                    .block_slots(b)
-                    .iter()
-                    .copied()
-                    .filter(|&i| !layout.is_removed_or_unplaced(i))
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            for i in placed.into_iter().chain(at_end[b].clone()) {
+            placed.clear();
+            if layout.is_block_inserted(b) {
+                placed.extend(
+                    layout
+                        .block_slots(b)
+                        .iter()
+                        .copied()
+                        .filter(|&i| !layout.is_removed_or_unplaced(i)),
+                );
+            }
+            for &i in placed.iter().chain(&at_end[b]) {
                 emit_with_before(i, b, &before, &mut out);
             }
         }

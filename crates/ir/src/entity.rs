@@ -239,6 +239,11 @@ impl<K: EntityRef, V: Clone> SecondaryMap<K, V> {
         }
     }
 
+    /// Room for keys below `n` without reallocating (the map's contents are unchanged).
+    pub fn reserve(&mut self, n: usize) {
+        self.items.reserve(n.saturating_sub(self.items.len()));
+    }
+
     /// Pre-size for keys below `n`.
     pub fn resize(&mut self, n: usize) {
         self.items.resize(n, self.default.clone());

@@ -196,21 +196,32 @@ impl Layout {
     /// Rebuild from a fully ordered description (used by compaction): `blocks` in order, each
     /// with its instructions already renumbered.
     pub(crate) fn rebuild(&mut self, blocks: &[(Block, u32)], num_insts: usize) {
-        let mut fresh = Layout::default();
+        // Refilled in place: the tables keep their capacity (the function's size is about
+        // what it was), and nothing of the old layout survives.
+        self.order.clear();
+        self.in_order.clear();
+        self.ranges.clear();
+        self.insts.clear();
+        self.inst_block.clear();
+        self.pending_insts.clear();
+        self.pending_blocks.clear();
+        self.removed_blocks.clear();
+        self.removed_insts = 0;
+        self.insts.reserve(num_insts);
+        self.inst_block.reserve(num_insts);
         let mut next = 0u32;
         for &(b, len) in blocks {
-            fresh.in_order[b] = true;
-            fresh.order.push(b);
-            fresh.ranges[b] = Range { start: next, len };
+            self.in_order[b] = true;
+            self.order.push(b);
+            self.ranges[b] = Range { start: next, len };
             for i in next..next + len {
                 let inst = Inst::from_u32(i);
-                fresh.insts.push(inst);
-                fresh.inst_block[inst] = Some(b);
+                self.insts.push(inst);
+                self.inst_block[inst] = Some(b);
             }
             next += len;
         }
         debug_assert_eq!(next as usize, num_insts);
-        *self = fresh;
     }
 
     /// Raw placed slots of `b` including tombstones (compaction reads these).

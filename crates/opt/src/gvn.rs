@@ -5,12 +5,13 @@
 //! block, where it was placed earlier: the walk is in layout order), so its results can
 //! replace the asker's. Constants are numbered within a block only: the backend folds them
 //! into immediates or rematerializes them cheaply, and one constant shared across blocks
-//! would only make a long live range (spilled across calls). Operands must be resolved (no aliases), which compaction guarantees.
+//! would only make a long live range (spilled across calls). Operands must be resolved (no
+//! aliases), which compaction guarantees.
 //! One entry per key: a later instruction the entry does not dominate takes its place, which
 //! may miss a redundancy (never report a wrong one). Cost: O(1) expected per operation,
 //! memory linear in the number of pure instructions.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use kestrel_ir::domtree::DominatorTree;
 use kestrel_ir::{Block, InstructionData, Opcode, Type, Value};
@@ -20,7 +21,7 @@ type Results = [Value; 2];
 
 #[derive(Default)]
 pub(crate) struct ValueTable {
-    map: HashMap<(InstructionData, Type), (Block, Results)>,
+    map: FxHashMap<(InstructionData, Type), (Block, Results)>,
 }
 
 /// Whether instructions with opcode `op` may be numbered: no effects, no trap, no memory,
