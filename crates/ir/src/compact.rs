@@ -255,7 +255,8 @@ impl Function {
     /// Rebuild the list pool so it holds only live lists.
     fn compact_pool(&mut self) {
         let old = std::mem::take(&mut self.dfg.pool);
-        let mut pool = ValueListPool::new();
+        // The live lists fit in what the old pool used (garbage included).
+        let mut pool = ValueListPool::with_capacity(old.capacity_used());
         let dfg = &mut self.dfg;
         for inst in dfg.insts.keys() {
             dfg.results[inst] = old.compact_into(dfg.results[inst], &mut pool);

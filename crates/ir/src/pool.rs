@@ -47,6 +47,13 @@ impl ValueListPool {
         Self::default()
     }
 
+    /// An empty pool with room for `slots` values.
+    pub fn with_capacity(slots: usize) -> Self {
+        ValueListPool {
+            data: Vec::with_capacity(slots),
+        }
+    }
+
     /// Number of slots in use, garbage included.
     #[inline]
     pub fn capacity_used(&self) -> usize {
