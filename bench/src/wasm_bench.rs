@@ -14,7 +14,8 @@
 //!
 //! Options: `--reps N` (default 3: each time is the minimum of N), `--only TEXT` (programs
 //! whose path contains TEXT), `--skip TEXT` (repeatable: leave out programs whose path
-//! contains TEXT), `--sightglass DIR`, `--no-c`.
+//! contains TEXT), `--sightglass DIR`, `--no-c`, `--opt-level none|speed` (Kestrel's
+//! mid-end; default `speed`, the level Wasmtime runs Cranelift at).
 //!
 //! Cost: each program is compiled `2N + 1` times and run `3N` times.
 
@@ -24,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use kestrel_wasm::BoundsChecks;
+use kestrel_wasm::{BoundsChecks, Config, OptLevel};
 
 struct Options {
     reps: usize,
@@ -32,6 +33,7 @@ struct Options {
     skip: Vec<String>,
     sightglass: PathBuf,
     c: bool,
+    opt_level: OptLevel,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -41,6 +43,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         skip: Vec::new(),
         sightglass: PathBuf::from("/tmp/sightglass/benchmarks"),
         c: true,
+        opt_level: OptLevel::Speed,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -55,6 +58,11 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--skip" => o.skip.push(value()?),
             "--sightglass" => o.sightglass = PathBuf::from(value()?),
             "--no-c" => o.c = false,
+            "--opt-level" => {
+                let v = value()?;
+                o.opt_level = OptLevel::from_name(&v)
+                    .ok_or(format!("--opt-level `{v}`: expected none or speed"))?;
+            }
             other => return Err(format!("unknown option `{other}`")),
         }
     }
@@ -165,13 +173,22 @@ fn min_of<T>(
     Ok((kept, best))
 }
 
-fn measure(engine: &wasmtime::Engine, p: &Program, reps: usize) -> Result<Times, String> {
+fn measure(
+    engine: &wasmtime::Engine,
+    p: &Program,
+    reps: usize,
+    opt_level: OptLevel,
+) -> Result<Times, String> {
     let wasm = std::fs::read(&p.wasm).map_err(|e| format!("{}: {e}", p.wasm.display()))?;
+    let config = |bounds_checks| Config {
+        bounds_checks,
+        opt_level,
+    };
     let (guard, compile_kestrel) = min_of(reps, || {
-        engines::compile_kestrel(&wasm, BoundsChecks::Guard)
+        engines::compile_kestrel(&wasm, &config(BoundsChecks::Guard))
     })
     .map_err(|e| format!("Kestrel refuses it: {e}"))?;
-    let (explicit, _) = engines::compile_kestrel(&wasm, BoundsChecks::Explicit)?;
+    let (explicit, _) = engines::compile_kestrel(&wasm, &config(BoundsChecks::Explicit))?;
     let (theirs, compile_wasmtime) = min_of(reps, || engines::compile_wasmtime(engine, &wasm))
         .map_err(|e| format!("Wasmtime refuses it: {e}"))?;
     let name = p.wasm.file_name().unwrap().to_string_lossy().to_string();
@@ -237,7 +254,8 @@ fn bench(o: &Options) -> Result<(), String> {
             && !o.skip.iter().any(|t| path.contains(t.as_str()))
     });
     println!(
-        "Kestrel vs Wasmtime 48.0.8 (Cranelift, default opt level), min of {} reps; ratios are Kestrel / Wasmtime\n",
+        "Kestrel (opt level {}) vs Wasmtime 48.0.8 (Cranelift, default opt level speed), min of {} reps; ratios are Kestrel / Wasmtime\n",
+        o.opt_level.name(),
         o.reps
     );
     println!(
@@ -255,7 +273,7 @@ fn bench(o: &Options) -> Result<(), String> {
     let (mut compile, mut run, mut guard) = (Vec::new(), Vec::new(), Vec::new());
     let mut left_out = Vec::new();
     for p in &programs {
-        match measure(&engine, p, o.reps) {
+        match measure(&engine, p, o.reps, o.opt_level) {
             Ok(t) => {
                 let c = ms(t.compile_kestrel) / ms(t.compile_wasmtime);
                 let r = ms(t.run_guard) / ms(t.run_wasmtime);

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use kestrel_wasm::wasi::{Capture, Input, Output, Wasi, WasiCtx};
-use kestrel_wasm::{BoundsChecks, Config, Extern, Func, Imports};
+use kestrel_wasm::{Config, Extern, Func, Imports};
 
 /// What a run printed, its exit code, and how long `_start` took.
 pub struct Run {
@@ -25,11 +25,10 @@ pub struct Run {
 
 pub fn compile_kestrel(
     wasm: &[u8],
-    checks: BoundsChecks,
+    config: &Config,
 ) -> Result<(kestrel_wasm::Module, Duration), String> {
     let start = Instant::now();
-    let module = kestrel_wasm::Module::with_config(wasm, &Config::with_bounds_checks(checks))
-        .map_err(|e| e.to_string())?;
+    let module = kestrel_wasm::Module::with_config(wasm, config).map_err(|e| e.to_string())?;
     Ok((module, start.elapsed()))
 }
 

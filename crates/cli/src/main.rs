@@ -201,6 +201,9 @@ enum WasmCommand {
         /// `explicit` (a check in code at each access).
         #[arg(long = "bounds-checks", value_name = "MODE", default_value = "guard")]
         bounds_checks: kestrel_wasm::BoundsChecks,
+        /// The mid-end's opt level: `speed` (default, as Wasmtime) or `none`.
+        #[arg(long, default_value = "speed", value_parser = parse_opt_level)]
+        opt_level: OptLevel,
         file: PathBuf,
         /// The program's arguments; with `--invoke`, the function's (integers in decimal
         /// or `0x` hex, floats in decimal).
@@ -216,6 +219,9 @@ enum WasmCommand {
         /// The bounds-check mode to compile for (see `wasm run`).
         #[arg(long = "bounds-checks", value_name = "MODE", default_value = "guard")]
         bounds_checks: kestrel_wasm::BoundsChecks,
+        /// The mid-end's opt level: `speed` (default, as Wasmtime) or `none`.
+        #[arg(long, default_value = "speed", value_parser = parse_opt_level)]
+        opt_level: OptLevel,
         /// Also write each function's translated IR to DIR/wasm-func-INDEX.clif (for
         /// `kestrel compile --disasm`).
         #[arg(long = "emit-clif", value_name = "DIR")]
@@ -291,12 +297,16 @@ fn main() -> ExitCode {
             env,
             invoke,
             bounds_checks,
+            opt_level,
             file,
             args,
         }) => wasm::run(&wasm::RunOptions {
             file: &file,
             invoke: invoke.as_deref(),
-            bounds_checks,
+            config: kestrel_wasm::Config {
+                bounds_checks,
+                opt_level,
+            },
             args: &args,
             dirs: &dirs,
             env: &env,
@@ -305,8 +315,15 @@ fn main() -> ExitCode {
             file,
             timing,
             bounds_checks,
+            opt_level,
             emit_clif,
-        }) => wasm::compile(&file, timing, bounds_checks, emit_clif.as_deref()),
+        }) => {
+            let config = kestrel_wasm::Config {
+                bounds_checks,
+                opt_level,
+            };
+            wasm::compile(&file, timing, config, emit_clif.as_deref())
+        }
         Command::Print { file, opt_level } => commands::print(&file, opt_level),
         Command::Verify { file } => commands::verify(&file),
     };

@@ -49,7 +49,8 @@ fn module_bytes(path: &Path) -> Result<Vec<u8>, String> {
 pub struct RunOptions<'a> {
     pub file: &'a Path,
     pub invoke: Option<&'a str>,
-    pub bounds_checks: BoundsChecks,
+    /// Bounds-check mode and opt level.
+    pub config: Config,
     pub args: &'a [String],
     /// `DIR` or `HOST::GUEST`.
     pub dirs: &'a [String],
@@ -113,13 +114,12 @@ fn wasi_ctx(o: &RunOptions) -> Result<WasiCtx, String> {
     Ok(ctx)
 }
 
-/// `kestrel wasm run [--dir D] [--env K=V] [--invoke NAME] FILE [ARGS…]`.
+/// `kestrel wasm run [--dir D] [--env K=V] [--invoke NAME] [--opt-level L] FILE [ARGS…]`.
 pub fn run(o: &RunOptions) -> Result<ExitCode, String> {
     let path = o.file;
     let bytes = module_bytes(path)?;
-    let config = Config::with_bounds_checks(o.bounds_checks);
     let module =
-        Module::with_config(&bytes, &config).map_err(|e| format!("{}: {e}", path.display()))?;
+        Module::with_config(&bytes, &o.config).map_err(|e| format!("{}: {e}", path.display()))?;
     let imports = extra_imports(&module, path)?;
     let wasi = Wasi::new(wasi_ctx(o)?).map_err(|e| e.to_string())?;
     let instance = match wasi.instantiate(&module, &imports) {
@@ -239,16 +239,17 @@ fn invoke(
 pub fn compile(
     path: &Path,
     timing: bool,
-    checks: BoundsChecks,
+    config: Config,
     emit_clif: Option<&Path>,
 ) -> Result<ExitCode, String> {
     let bytes = module_bytes(path)?;
     if let Some(dir) = emit_clif {
-        write_clif(&bytes, checks, dir).map_err(|e| format!("{}: {e}", path.display()))?;
+        write_clif(&bytes, config.bounds_checks, dir)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     let start = Instant::now();
-    let module = Module::with_config(&bytes, &Config::with_bounds_checks(checks))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let module =
+        Module::with_config(&bytes, &config).map_err(|e| format!("{}: {e}", path.display()))?;
     let elapsed = start.elapsed();
     let info = module.info();
     let defined = info.funcs.len() - info.num_imported_funcs as usize;

@@ -1,14 +1,17 @@
 //! `kestrel-opt`, the mid-end: IR-to-IR passes between the verifier and lowering.
 //!
 //! [`optimize`] reads as the pipeline of opt level `speed`:
-//! 1. [`simplify`]: the rewrite rules of `simplify.rules` (constant folding with the
+//! 1. [`eliminate_redundant_loads`]: loads equal to an available earlier one (`readonly`
+//!    loads across dominated blocks, others within a block until a write that may alias);
+//!    first, so that GVN sees the addresses computed from the loads it merged;
+//! 2. [`simplify`]: the rewrite rules of `simplify.rules` (constant folding with the
 //!    interpreter's arithmetic, algebraic identities, strength reduction, extension chains,
 //!    reassociation of constants, branches on constants) and dominator-checked global value
 //!    numbering, fused into one compacting walk;
-//! 2. [`remove_unreachable_blocks`], when branches were decided;
-//! 3. [`eliminate_dead_code`]: instructions without effects that nothing uses;
-//! 4. [`hoist_loop_invariants`]: pure instructions whose operands come from outside a loop
-//!    move to its preheader.
+//! 3. [`remove_unreachable_blocks`], when branches were decided;
+//! 4. [`eliminate_dead_code`]: instructions without effects that nothing uses;
+//! 5. [`hoist_loop_invariants`]: pure instructions and movable loads whose operands come
+//!    from outside a loop move to its preheader.
 //!
 //! Contract. Requires a function the verifier accepts, with a compact layout (what the
 //! parser and `FunctionBuilder::finalize` produce). Guarantees a compact function with the
@@ -21,6 +24,7 @@
 mod dce;
 mod gvn;
 mod licm;
+mod loads;
 mod loops;
 mod magic;
 mod rules;
@@ -29,6 +33,7 @@ mod unreachable;
 
 pub use dce::eliminate_dead_code;
 pub use licm::hoist_loop_invariants;
+pub use loads::eliminate_redundant_loads;
 pub use rules::{simplification_rules, Op};
 pub use simplify::{simplify, SimplifyStats};
 pub use unreachable::remove_unreachable_blocks;
@@ -76,6 +81,8 @@ pub struct OptError {
 /// What [`optimize`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OptStats {
+    /// Loads deleted as redundant.
+    pub loads: usize,
     pub simplify: SimplifyStats,
     /// Blocks deleted as unreachable (after branches were decided).
     pub unreachable: usize,
@@ -98,6 +105,7 @@ pub fn optimize(func: &mut Function, level: OptLevel, verify: bool) -> Result<Op
     );
     let mut cfg = ControlFlowGraph::compute(func);
     let mut domtree = DominatorTree::compute(func, &cfg);
+    stats.loads = eliminate_redundant_loads(func, &domtree);
     stats.simplify = simplify(func, &domtree);
     let edges_removed = stats.simplify.branches > 0;
     if edges_removed {

@@ -11,13 +11,16 @@
 //! loop's preheader is its header's only predecessor outside the loop, when that block ends
 //! in a `jump` (so it runs exactly when the loop is entered); loops without one are left
 //! alone (making preheaders is a later step). An instruction moves when it is pure (no
-//! effects, no trap, no memory access, no frame value: `gvn::is_numberable`) and every
+//! effects, no trap, no memory access, no frame value: `gvn::is_numberable`) or a load of
+//! memory that never changes and that is valid wherever its address is defined
+//! (`loads::is_movable_load`: `readonly notrap can_move`), and every
 //! operand is defined outside the loop, or by an instruction already moved out of it; it
 //! goes to the preheader of the outermost such loop, before the terminator, after the
 //! instructions moved there earlier. Blocks are visited in reverse postorder, so a moved
 //! instruction's operands are placed before it. Maintains SSA dominance (a preheader
 //! dominates its loop), behavior (the moved instruction cannot trap or have effects, so
-//! running it when the loop's body would not have is unobservable) and types; leaves the
+//! running it when the loop's body would not have is unobservable; a movable load reads
+//! memory that cannot change and cannot trap) and types; leaves the
 //! layout compact. Cost: O(instructions × loop depth) after the loop forest.
 
 use kestrel_ir::cfg::ControlFlowGraph;
@@ -29,6 +32,7 @@ use std::collections::HashMap;
 use kestrel_ir::{Block, Function, Inst, InstructionData, Type, Value, ValueDef};
 
 use crate::gvn::{is_constant, is_numberable};
+use crate::loads::is_movable_load;
 use crate::loops::LoopForest;
 
 /// The preheader of each loop, if it has one.
@@ -71,8 +75,8 @@ pub fn hoist_loop_invariants(
         let insts: Vec<Inst> = func.layout.block_insts(b).collect();
         for inst in insts {
             let data = *func.dfg.inst(inst);
-            if !is_numberable(&data) || is_constant(&data) || func.dfg.inst_results(inst).is_empty()
-            {
+            let movable = is_numberable(&data) || is_movable_load(&data);
+            if !movable || is_constant(&data) || func.dfg.inst_results(inst).is_empty() {
                 continue;
             }
             // Each operand's block (after earlier moves) and, for a constant, its data.

@@ -9,6 +9,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+pub use kestrel_codegen::isa::x64::OptLevel;
+
 /// How a memory access is kept inside its memory.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum BoundsChecks {
@@ -46,18 +48,22 @@ impl FromStr for BoundsChecks {
     }
 }
 
-/// Compilation settings; `Config::default()` is guard pages.
+/// Compilation settings; `Config::default()` is guard pages and the mid-end at `speed`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     /// Requested mode. [`BoundsChecks::Guard`] falls back to explicit checks when this
     /// process cannot reserve a guard-page memory (see [`crate::Module::bounds_checks`]).
     pub bounds_checks: BoundsChecks,
+    /// How much Kestrel's mid-end optimizes each function (`speed` by default, as Wasmtime
+    /// runs Cranelift).
+    pub opt_level: OptLevel,
 }
 
 impl Default for Config {
     fn default() -> Config {
         Config {
             bounds_checks: BoundsChecks::Guard,
+            opt_level: OptLevel::Speed,
         }
     }
 }
@@ -65,6 +71,9 @@ impl Default for Config {
 impl Config {
     /// The default configuration with `bounds_checks` selected.
     pub fn with_bounds_checks(bounds_checks: BoundsChecks) -> Config {
-        Config { bounds_checks }
+        Config {
+            bounds_checks,
+            ..Config::default()
+        }
     }
 }

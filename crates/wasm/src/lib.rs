@@ -68,7 +68,7 @@ pub mod trap;
 pub mod val;
 pub mod wasi;
 
-pub use config::{BoundsChecks, Config};
+pub use config::{BoundsChecks, Config, OptLevel};
 pub use error::WasmError;
 pub use module::{translate_module, Module};
 pub use runtime::{Extern, Func, Global, Imports, Instance, InvokeError, Memory, Table};

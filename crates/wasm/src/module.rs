@@ -1,8 +1,9 @@
 //! A compiled module: validated, decoded, every defined function translated and compiled
 //! into one JIT module, ready to be instantiated any number of times.
 //!
-//! The [`Config`] chooses the bounds-check mode (`config.rs`); the module records the one
-//! its code was compiled for, and its instances lay out their memories to match.
+//! The [`Config`] chooses the bounds-check mode and the mid-end's opt level (`config.rs`);
+//! the module records the bounds-check mode its code was compiled for, and its instances lay
+//! out their memories to match.
 //!
 //! Pipeline (each step's contract is in its own file):
 //! `features::validate` → `ModuleInfo::decode` → for each function `translate_function` and
@@ -127,7 +128,11 @@ impl Module {
             debug_assert_eq!(f.signature, signature);
             ids.push(id);
         }
-        let compiled = compile_functions(&funcs, &Flags::default());
+        let flags = Flags {
+            opt_level: config.opt_level,
+            ..Flags::default()
+        };
+        let compiled = compile_functions(&funcs, &flags);
         for (((f, &id), code), index) in funcs
             .iter()
             .zip(&ids)

@@ -21,7 +21,9 @@ use kestrel_ir::{
     Type, Value as IrValue,
 };
 
-use super::{func_name, sig, trusted, trusted_readonly, FuncTranslator, Res};
+use super::{
+    fixed_field, func_name, mutable_field, sig, table_entry, trusted_readonly, FuncTranslator, Res,
+};
 use crate::runtime::libcalls::Libcall;
 use crate::runtime::types::type_id;
 use crate::runtime::vmctx::offsets;
@@ -132,20 +134,20 @@ impl FuncTranslator<'_> {
         let inst = if func < self.info.num_imported_funcs {
             let imports = self.load_field(
                 Type::I64,
-                trusted_readonly(),
+                fixed_field(),
                 self.vmctx,
                 offsets::IMPORTED_FUNCS,
             )?;
             let entry = func as i32 * offsets::FUNCREF_SIZE as i32;
             let code = self.load_field(
                 Type::I64,
-                trusted_readonly(),
+                fixed_field(),
                 imports,
                 entry + offsets::FUNCREF_CODE,
             )?;
             let callee_vmctx = self.load_field(
                 Type::I64,
-                trusted_readonly(),
+                fixed_field(),
                 imports,
                 entry + offsets::FUNCREF_VMCTX,
             )?;
@@ -173,7 +175,7 @@ impl FuncTranslator<'_> {
         code: kestrel_ir::TrapCode,
     ) -> Res<IrValue> {
         let def = self.table_def(table)?;
-        let len = self.load_field(Type::I64, trusted(), def, offsets::TABLE_LEN)?;
+        let len = self.load_field(Type::I64, mutable_field(), def, offsets::TABLE_LEN)?;
         let wide = self
             .b
             .ins()
@@ -185,7 +187,7 @@ impl FuncTranslator<'_> {
             .icmp(IntCC::UnsignedGreaterThanOrEqual, wide, len)
             .map_err(|e| self.err(e))?;
         self.b.ins().trapnz(oob, code).map_err(|e| self.err(e))?;
-        let base = self.load_field(Type::I64, trusted(), def, offsets::TABLE_BASE)?;
+        let base = self.load_field(Type::I64, mutable_field(), def, offsets::TABLE_BASE)?;
         let three = self.b.ins().iconst(Type::I64, 3).map_err(|e| self.err(e))?;
         let scaled = self.b.ins().ishl(wide, three).map_err(|e| self.err(e))?;
         self.b.ins().iadd(base, scaled).map_err(|e| self.err(e))
@@ -193,15 +195,15 @@ impl FuncTranslator<'_> {
 
     /// Table `table`'s `TableDef` pointer.
     pub(super) fn table_def(&mut self, table: u32) -> Res<IrValue> {
-        let tables = self.load_field(Type::I64, trusted_readonly(), self.vmctx, offsets::TABLES)?;
-        self.load_field(Type::I64, trusted_readonly(), tables, table as i32 * 8)
+        let tables = self.load_field(Type::I64, fixed_field(), self.vmctx, offsets::TABLES)?;
+        self.load_field(Type::I64, fixed_field(), tables, table as i32 * 8)
     }
 
     pub(super) fn op_call_indirect(&mut self, type_index: u32, table: u32) -> Res {
         let index = self.pop();
         let wasm_args = self.pop_args(type_index);
         let slot = self.table_slot(table, index, trap::TABLE_OUT_OF_BOUNDS)?;
-        let func_ref = self.load_field(Type::I64, trusted(), slot, 0)?;
+        let func_ref = self.load_field(Type::I64, table_entry(), slot, 0)?;
         self.b
             .ins()
             .trapz(func_ref, trap::NULL_REFERENCE)
@@ -253,17 +255,17 @@ impl FuncTranslator<'_> {
 
     /// The address of global `index`'s cell.
     fn global_cell(&mut self, index: u32) -> Res<IrValue> {
-        let cells = self.load_field(Type::I64, trusted_readonly(), self.vmctx, offsets::GLOBALS)?;
-        self.load_field(Type::I64, trusted_readonly(), cells, index as i32 * 8)
+        let cells = self.load_field(Type::I64, fixed_field(), self.vmctx, offsets::GLOBALS)?;
+        self.load_field(Type::I64, fixed_field(), cells, index as i32 * 8)
     }
 
     pub(super) fn op_global_get(&mut self, index: u32) -> Res {
         let decl = &self.info.globals[index as usize];
         let ty = sig::ir_type(decl.ty, self.offset)?;
         let flags = if decl.mutable {
-            trusted()
+            mutable_field()
         } else {
-            trusted_readonly()
+            fixed_field()
         };
         let cell = self.global_cell(index)?;
         let v = self.load_field(ty, flags, cell, 0)?;
@@ -276,7 +278,7 @@ impl FuncTranslator<'_> {
         let cell = self.global_cell(index)?;
         self.b
             .ins()
-            .store(trusted(), v, cell, 0)
+            .store(mutable_field(), v, cell, 0)
             .map_err(|e| self.err(e))?;
         Ok(())
     }

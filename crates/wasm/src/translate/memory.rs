@@ -22,7 +22,7 @@ use kestrel_ir::immediates::AliasRegion;
 use kestrel_ir::{InstructionData, IntCC, MemFlags, Opcode, Type, Value as IrValue};
 use wasmparser::{MemArg, Operator};
 
-use super::{trusted, trusted_readonly, FuncTranslator, Res, HEAP_OOB};
+use super::{fixed_field, mutable_field, FuncTranslator, Res, HEAP_OOB};
 use crate::config::BoundsChecks;
 use crate::runtime::libcalls::Libcall;
 use crate::runtime::memory::GUARD_BYTES;
@@ -41,10 +41,10 @@ impl FuncTranslator<'_> {
     /// Memory `mem`'s `MemoryDef` pointer (memory 0 straight from the vmctx).
     fn memory_def(&mut self, mem: u32) -> Res<IrValue> {
         if mem == 0 {
-            return self.load_field(Type::I64, trusted_readonly(), self.vmctx, offsets::MEMORY);
+            return self.load_field(Type::I64, fixed_field(), self.vmctx, offsets::MEMORY);
         }
-        let defs = self.load_field(Type::I64, trusted_readonly(), self.vmctx, offsets::MEMORIES)?;
-        self.load_field(Type::I64, trusted_readonly(), defs, mem as i32 * 8)
+        let defs = self.load_field(Type::I64, fixed_field(), self.vmctx, offsets::MEMORIES)?;
+        self.load_field(Type::I64, fixed_field(), defs, mem as i32 * 8)
     }
 
     /// The native address for an access of `size` bytes at Wasm address `addr` plus
@@ -68,10 +68,10 @@ impl FuncTranslator<'_> {
                 .checked_add(size)
                 .is_some_and(|end| end <= GUARD_BYTES);
         let base_flags = if guarded {
-            trusted_readonly()
+            fixed_field()
         } else {
             self.explicit_bounds_check(def, wide, offset + size)?;
-            trusted()
+            mutable_field()
         };
         let base = self
             .b
@@ -99,7 +99,7 @@ impl FuncTranslator<'_> {
         let mem_size = self
             .b
             .ins()
-            .load(Type::I64, trusted(), def, offsets::MEMORY_SIZE)
+            .load(Type::I64, mutable_field(), def, offsets::MEMORY_SIZE)
             .map_err(|e| self.err(e))?;
         let reach = self
             .b
@@ -190,7 +190,7 @@ impl FuncTranslator<'_> {
         let size = self
             .b
             .ins()
-            .load(Type::I64, trusted(), def, offsets::MEMORY_SIZE)
+            .load(Type::I64, mutable_field(), def, offsets::MEMORY_SIZE)
             .map_err(|e| self.err(e))?;
         let sixteen = self
             .b

@@ -26,6 +26,7 @@ pub mod sig;
 mod tables;
 
 use kestrel_ir::builder::{FunctionBuilder, Variable};
+use kestrel_ir::immediates::AliasRegion;
 use kestrel_ir::{
     Function, FunctionName, GlobalValueData, InstructionData, MemFlags, Opcode, TrapCode, Type,
     Value as IrValue, ValueDef,
@@ -330,17 +331,38 @@ impl FuncTranslator<'_> {
     }
 }
 
-/// Flags for loads of runtime structures that never change while code runs (`vmctx`
-/// fields).
+/// Flags for loads of runtime structures that never change while code runs but are valid
+/// only where the code checked them (a `funcref`'s fields after its null check).
 fn trusted_readonly() -> MemFlags {
     let mut f = MemFlags::trusted();
     f.readonly = true;
     f
 }
 
-/// Flags for accesses to runtime structures that may change (memory size, globals, tables).
-fn trusted() -> MemFlags {
-    MemFlags::trusted()
+/// Flags for fields reached from the vmctx through fixed pointers (memory and table
+/// definitions, global cells, imported functions, a guard-page memory's base): present
+/// wherever the function runs and unchanged while it runs, so loads of them may be merged
+/// across calls and hoisted out of loops.
+fn fixed_field() -> MemFlags {
+    let mut f = trusted_readonly();
+    f.can_move = true;
+    f
+}
+
+/// Flags for runtime fields that code or libcalls change (memory size and an
+/// explicitly-checked memory's base, table lengths and bases, mutable globals): the `vmctx`
+/// region, apart from linear memory (`heap`) and table entries (`table`).
+fn mutable_field() -> MemFlags {
+    let mut f = MemFlags::trusted();
+    f.alias_region = Some(AliasRegion::Vmctx);
+    f
+}
+
+/// Flags for a table entry's accesses: the `table` region.
+fn table_entry() -> MemFlags {
+    let mut f = MemFlags::trusted();
+    f.alias_region = Some(AliasRegion::Table);
+    f
 }
 
 /// The trap code `call_indirect`'s checks and `unreachable` use are defined in

@@ -10,7 +10,7 @@
 use kestrel_ir::{IntCC, Type};
 use wasmparser::Operator;
 
-use super::{trusted, trusted_readonly, FuncTranslator, Res};
+use super::{fixed_field, mutable_field, table_entry, FuncTranslator, Res};
 use crate::runtime::libcalls::Libcall;
 use crate::runtime::vmctx::offsets;
 use crate::trap;
@@ -40,24 +40,16 @@ impl FuncTranslator<'_> {
                 self.stack.push(v);
             }
             O::RefFunc { function_index } => {
-                let refs = self.load_field(
-                    Type::I64,
-                    trusted_readonly(),
-                    self.vmctx,
-                    offsets::FUNC_REFS,
-                )?;
-                let v = self.load_field(
-                    Type::I64,
-                    trusted_readonly(),
-                    refs,
-                    function_index as i32 * 8,
-                )?;
+                let refs =
+                    self.load_field(Type::I64, fixed_field(), self.vmctx, offsets::FUNC_REFS)?;
+                let v =
+                    self.load_field(Type::I64, fixed_field(), refs, function_index as i32 * 8)?;
                 self.stack.push(v);
             }
             O::TableGet { table } => {
                 let index = self.pop();
                 let slot = self.table_slot(table, index, trap::TABLE_ACCESS)?;
-                let v = self.load_field(Type::I64, trusted(), slot, 0)?;
+                let v = self.load_field(Type::I64, table_entry(), slot, 0)?;
                 self.stack.push(v);
             }
             O::TableSet { table } => {
@@ -66,12 +58,12 @@ impl FuncTranslator<'_> {
                 let slot = self.table_slot(table, index, trap::TABLE_ACCESS)?;
                 self.b
                     .ins()
-                    .store(trusted(), value, slot, 0)
+                    .store(table_entry(), value, slot, 0)
                     .map_err(|e| self.err(e))?;
             }
             O::TableSize { table } => {
                 let def = self.table_def(table)?;
-                let len = self.load_field(Type::I64, trusted(), def, offsets::TABLE_LEN)?;
+                let len = self.load_field(Type::I64, mutable_field(), def, offsets::TABLE_LEN)?;
                 let v = self
                     .b
                     .ins()
