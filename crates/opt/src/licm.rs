@@ -27,7 +27,7 @@ use kestrel_ir::cfg::ControlFlowGraph;
 use kestrel_ir::domtree::DominatorTree;
 use kestrel_ir::entity::SecondaryMap;
 use kestrel_ir::layout::InsertPoint;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use kestrel_ir::{Block, Function, Inst, InstructionData, Type, Value, ValueDef};
 
@@ -66,7 +66,7 @@ pub fn hoist_loop_invariants(
     // Where each moved or copied instruction now lives.
     let mut moved_to: SecondaryMap<Inst, Option<Block>> = SecondaryMap::new();
     // The copy of each constant made in each preheader.
-    let mut copies: HashMap<(Block, InstructionData, Type), Value> = HashMap::new();
+    let mut copies: FxHashMap<(Block, InstructionData, Type), Value> = FxHashMap::default();
     let mut moved = 0;
     for &b in domtree.rpo() {
         if forest.innermost(b).is_none() {

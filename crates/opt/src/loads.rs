@@ -20,7 +20,7 @@
 //! linear in the function size: one walk in layout order, O(1) expected per instruction
 //! (a clobber bumps a counter instead of emptying a table), memory linear in the loads.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use kestrel_ir::domtree::DominatorTree;
 use kestrel_ir::immediates::AliasRegion;
@@ -67,9 +67,9 @@ fn clobber_of(data: &InstructionData) -> Clobber {
 /// a store in region `r` bumps `r`'s epoch and that of loads without a region (`None`).
 #[derive(Default)]
 struct BlockLoads {
-    entries: HashMap<(InstructionData, Type), (Value, u32, u32)>,
+    entries: FxHashMap<(InstructionData, Type), (Value, u32, u32)>,
     block_epoch: u32,
-    region_epochs: HashMap<Option<AliasRegion>, u32>,
+    region_epochs: FxHashMap<Option<AliasRegion>, u32>,
 }
 
 impl BlockLoads {
