@@ -387,6 +387,20 @@ pub fn native_flags(
     }
 }
 
+/// Compilation flags for a file's `set` lines and one of its `target aarch64` lines: its
+/// `has_*` flags select AArch64 extensions (the code runs under qemu, which emulates them
+/// all); the register-allocation checker is on.
+pub fn aarch64_flags(header: &directives::Header, target: &directives::Target) -> native::Flags {
+    let mut features = kestrel_codegen::isa::aarch64::features::CpuFeatures::none();
+    for flag in &target.flags {
+        features.apply_flag(flag);
+    }
+    native::Flags {
+        aarch64_features: features,
+        ..native_flags(header, None)
+    }
+}
+
 /// Whether a boolean `set` line turns `name` on (`set name` or `set name=true`).
 fn setting_is_true(header: &directives::Header, name: &str) -> bool {
     header

@@ -14,6 +14,7 @@
 pub mod abi;
 pub mod asm;
 pub mod emit;
+pub mod features;
 pub mod inst;
 mod isel;
 pub mod lower;
@@ -55,10 +56,13 @@ pub struct Flags {
     pub verified: bool,
     /// How much the mid-end optimizes before lowering.
     pub opt_level: kestrel_opt::OptLevel,
+    /// Architecture extensions the code may use (default: none, Armv8.0).
+    pub features: features::CpuFeatures,
 }
 
-/// The settings x86-64's flags share with AArch64 (its CPU features mean nothing here), so
-/// that one set of flags can drive either backend.
+/// The settings x86-64's flags share with AArch64 (its x86-64 CPU features mean nothing
+/// here; its `aarch64_features` are this backend's), so that one set of flags can drive
+/// either backend.
 impl From<&crate::isa::x64::Flags> for Flags {
     fn from(f: &crate::isa::x64::Flags) -> Flags {
         Flags {
@@ -69,6 +73,7 @@ impl From<&crate::isa::x64::Flags> for Flags {
             preserve_frame_pointers: f.preserve_frame_pointers,
             verified: f.verified,
             opt_level: f.opt_level,
+            features: f.aarch64_features,
         }
     }
 }
@@ -78,6 +83,8 @@ impl From<&crate::isa::x64::Flags> for Flags {
 pub struct Aarch64Backend {
     /// Set up an x29 frame in every function (see [`Flags::preserve_frame_pointers`]).
     pub preserve_frame_pointers: bool,
+    /// Architecture extensions selection may use (see [`Flags::features`]).
+    pub features: features::CpuFeatures,
 }
 
 impl Aarch64Backend {
@@ -142,6 +149,7 @@ impl Aarch64Backend {
         };
         let target = Aarch64Backend {
             preserve_frame_pointers: flags.preserve_frame_pointers || self.preserve_frame_pointers,
+            features: flags.features,
         };
         compile_in(ctx, &target, f, options, chaos, times)
     }
@@ -155,7 +163,7 @@ impl LowerBackend for Aarch64Backend {
         ctx: &mut Lower<'_, Inst>,
         inst: IrInst,
     ) -> Result<Option<Results>, CodegenError> {
-        lower::lower_inst(ctx, inst)
+        lower::lower_inst(ctx, inst, self.features)
     }
 
     fn lower_branch(
@@ -164,7 +172,7 @@ impl LowerBackend for Aarch64Backend {
         inst: IrInst,
         targets: &[BlockIndex],
     ) -> Option<()> {
-        lower::lower_branch(ctx, inst, targets)
+        lower::lower_branch(ctx, inst, targets, self.features)
     }
 
     fn gen_args(&self, ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {

@@ -63,6 +63,9 @@ pub struct Flags {
     /// How much the mid-end optimizes before lowering (`none` by default: the function is
     /// lowered as given).
     pub opt_level: OptLevel,
+    /// The AArch64 extensions the code may use when these flags drive the AArch64 backend
+    /// (x86-64 ignores them; default: none, Armv8.0).
+    pub aarch64_features: crate::isa::aarch64::features::CpuFeatures,
 }
 
 /// The x86-64 (System V) backend.
