@@ -8,7 +8,8 @@
 //! package to install, never a skip. The emulated CPU matches the code's features: a
 //! Cortex-A53 (exactly Armv8.0, so an extension used by mistake faults) for base-ISA code,
 //! qemu's `max` CPU for code that may use extensions (`target aarch64 has_lse`). A file runs
-//! once per distinct set of AArch64 features on its `target aarch64` lines.
+//! once per distinct set of AArch64 features and stack-probe settings on its `target
+//! aarch64` lines (each line takes the `set` lines above it).
 //!
 //! # How
 //!
@@ -123,8 +124,8 @@ pub fn run_via_object(text: &str, name: &str, workdir: &Path) -> Outcome {
 
 /// Run the `test run` directives of `text` through an object for `target` linked in
 /// `workdir`, if the file has a `target` line for it: for x86-64 with the first line's
-/// flags, for AArch64 once per distinct set of features its lines give (failures then name
-/// the line's flags).
+/// flags, for AArch64 once per distinct set of features and probe settings its lines give
+/// (failures then name the line's flags, or its line number when it has none).
 pub fn run_via_object_on(
     target_isa: ObjectTarget,
     text: &str,
@@ -191,10 +192,11 @@ pub fn run_via_object_with(
             let mut sets: Vec<(Flags, &directives::Target)> = Vec::new();
             for &line in &lines {
                 let flags = aarch64_flags(&header, line);
-                if !sets
-                    .iter()
-                    .any(|(f, _)| f.aarch64_features == flags.aarch64_features)
-                {
+                let same = |f: &Flags| {
+                    (f.aarch64_features, f.probestack_size_log2)
+                        == (flags.aarch64_features, flags.probestack_size_log2)
+                };
+                if !sets.iter().any(|(f, _)| same(f)) {
                     sets.push((flags, line));
                 }
             }
@@ -213,9 +215,13 @@ pub fn run_via_object_with(
             }
             Err(e) => failures.push(e),
         }
-        if flag_sets.len() > 1 && !line.flags.is_empty() {
+        if flag_sets.len() > 1 {
+            let which = match line.flags.is_empty() {
+                true => format!("target at line {}", line.line),
+                false => line.flags.join(" "),
+            };
             for f in &mut failures[before..] {
-                *f = format!("{}: {f}", line.flags.join(" "));
+                *f = format!("{which}: {f}");
             }
         }
     }

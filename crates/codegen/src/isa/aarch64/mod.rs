@@ -20,6 +20,7 @@ mod isel;
 pub mod lower;
 mod lower_mem;
 mod lower_pair;
+pub mod probestack;
 pub mod stack_limit;
 pub mod unwind;
 
@@ -58,6 +59,10 @@ pub struct Flags {
     pub opt_level: kestrel_opt::OptLevel,
     /// Architecture extensions the code may use (default: none, Armv8.0).
     pub features: features::CpuFeatures,
+    /// Inline stack probes every `2^n` bytes for frames at least that large (CLIF
+    /// `enable_probestack` with `probestack_size_log2 = n`; see `probestack.rs`); `None`:
+    /// no probes.
+    pub probestack_size_log2: Option<u8>,
 }
 
 /// The settings x86-64's flags share with AArch64 (its x86-64 CPU features mean nothing
@@ -74,6 +79,7 @@ impl From<&crate::isa::x64::Flags> for Flags {
             verified: f.verified,
             opt_level: f.opt_level,
             features: f.aarch64_features,
+            probestack_size_log2: f.probestack_size_log2,
         }
     }
 }
@@ -85,6 +91,8 @@ pub struct Aarch64Backend {
     pub preserve_frame_pointers: bool,
     /// Architecture extensions selection may use (see [`Flags::features`]).
     pub features: features::CpuFeatures,
+    /// The stack probe interval in bytes (see [`Flags::probestack_size_log2`]).
+    pub probe_interval: Option<u32>,
 }
 
 impl Aarch64Backend {
@@ -138,6 +146,15 @@ impl Aarch64Backend {
         chaos: &mut Chaos,
         mut times: Option<&mut PhaseTimes>,
     ) -> Result<CompiledCode, CodegenError> {
+        let probe_interval = match flags.probestack_size_log2 {
+            None => None,
+            Some(n) if (4..=23).contains(&n) => Some(1u32 << n),
+            Some(n) => {
+                return Err(CodegenError::unsupported(format!(
+                    "probestack_size_log2={n}: AArch64 probes every 2^4 to 2^23 bytes"
+                )))
+            }
+        };
         let check = flags.check_regalloc;
         let timed = times.as_deref_mut();
         let f = &*verify_and_optimize(f, flags.verified, flags.opt_level, check, timed)?;
@@ -150,6 +167,7 @@ impl Aarch64Backend {
         let target = Aarch64Backend {
             preserve_frame_pointers: flags.preserve_frame_pointers || self.preserve_frame_pointers,
             features: flags.features,
+            probe_interval,
         };
         compile_in(ctx, &target, f, options, chaos, times)
     }
@@ -190,6 +208,12 @@ impl Backend for Aarch64Backend {
     }
 
     fn compute_frame(&self, f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
-        abi::compute_frame(f, vcode, ra, self.preserve_frame_pointers)
+        abi::compute_frame(
+            f,
+            vcode,
+            ra,
+            self.preserve_frame_pointers,
+            self.probe_interval,
+        )
     }
 }
