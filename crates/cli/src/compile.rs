@@ -70,7 +70,11 @@ enum Isa {
 /// The ISA of the file's first `target` line naming one Kestrel compiles for (x86-64 when
 /// none does).
 fn file_isa(text: &str) -> Isa {
-    let header = kestrel_filetests::directives::scan(text);
+    file_isa_of(&kestrel_filetests::directives::scan(text))
+}
+
+/// [`file_isa`] of a scanned header.
+fn file_isa_of(header: &kestrel_filetests::directives::Header) -> Isa {
     let first = header
         .targets
         .iter()
@@ -94,7 +98,18 @@ fn compile_for(
     done.map_err(|e| format!("%{}: {e}", func_name(f)))
 }
 
-/// The file's flags (its `set` lines and first `target x86_64` line) and its functions.
+/// The flags of a file's `set` lines and of the first `target` line for its ISA: CPU
+/// features (`has_*`) of that line apply (x86-64's never beyond the host's).
+fn target_flags(header: &kestrel_filetests::directives::Header) -> Flags {
+    let isa = |name: &str| header.targets.iter().find(|t| t.isa == name);
+    match (file_isa_of(header), isa("aarch64")) {
+        (Isa::Aarch64, Some(line)) => kestrel_filetests::aarch64_flags(header, line),
+        _ => kestrel_filetests::native_flags(header, isa("x86_64")),
+    }
+}
+
+/// The file's flags (its `set` lines and the first `target` line for its ISA) and its
+/// functions.
 fn file_flags_and_functions(
     path: &Path,
     text: &str,
@@ -103,12 +118,11 @@ fn file_flags_and_functions(
     opt_level: OptLevel,
 ) -> Result<(Flags, Vec<kestrel_ir::Function>), String> {
     let header = kestrel_filetests::directives::scan(text);
-    let target = header.targets.iter().find(|t| t.isa == "x86_64");
     let flags = Flags {
         check_regalloc: check_regalloc || cfg!(debug_assertions),
         keep_text,
         opt_level,
-        ..kestrel_filetests::native_flags(&header, target)
+        ..target_flags(&header)
     };
     // Verification happens in `compile_function`, once per function.
     let funcs = kestrel_ir::text::parse_functions(text, &path.display().to_string())
@@ -126,11 +140,10 @@ pub fn compile(
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if timing {
         let header = kestrel_filetests::directives::scan(&text);
-        let target = header.targets.iter().find(|t| t.isa == "x86_64");
         let flags = Flags {
             check_regalloc: check_regalloc || cfg!(debug_assertions),
             opt_level,
-            ..kestrel_filetests::native_flags(&header, target)
+            ..target_flags(&header)
         };
         return time_phases(path, &text, &flags, file_isa(&text));
     }

@@ -45,6 +45,10 @@ pub struct FuzzArgs {
     /// interpreter (not with `--against-cranelift`, whose generator filter differs).
     #[arg(long, conflicts_with = "against_cranelift")]
     pub aarch64: bool,
+    /// With `--aarch64`: compile for Armv8.1 LSE atomics (`target aarch64 has_lse`) and run
+    /// on qemu's `max` CPU.
+    #[arg(long, requires = "aarch64")]
+    pub lse: bool,
     /// Also compare with Cranelift 0.135.8 (builds with `--features cranelift` only).
     #[arg(long)]
     pub against_cranelift: bool,
@@ -77,7 +81,9 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
     if args.aarch64 {
         campaign
             .extra
-            .push(Box::new(kestrel_difftest::ObjectOracle::aarch64()?));
+            .push(Box::new(kestrel_difftest::ObjectOracle::aarch64_with(
+                kestrel_codegen::isa::aarch64::features::CpuFeatures { lse: args.lse },
+            )?));
     }
     if args.against_cranelift {
         add_cranelift(&mut campaign)?;

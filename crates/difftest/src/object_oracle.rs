@@ -24,6 +24,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kestrel_codegen::chaos::Chaos;
+use kestrel_codegen::isa::aarch64::features::CpuFeatures as Aarch64Features;
 use kestrel_filetests::native::{CpuFeatures, Flags};
 use kestrel_filetests::object_run::{run_calls_via_object_on, ObjectTarget};
 use kestrel_fuzzgen::{Outcome, TestCase};
@@ -55,8 +56,16 @@ impl ObjectOracle {
     /// Objects for AArch64 (base ISA), with the same checks, run under `qemu-aarch64`; an
     /// error naming the Debian packages to install when a tool is missing.
     pub fn aarch64() -> Result<Self, String> {
+        Self::aarch64_with(Aarch64Features::none())
+    }
+
+    /// [`Self::aarch64`] for code that may use the extensions `features` (run on qemu's
+    /// `max` CPU when it uses any).
+    pub fn aarch64_with(features: Aarch64Features) -> Result<Self, String> {
         check_tools()?;
-        Ok(Self::for_target(ObjectTarget::Aarch64))
+        let mut oracle = Self::for_target(ObjectTarget::Aarch64);
+        oracle.flags.aarch64_features = features;
+        Ok(oracle)
     }
 
     fn for_target(target: ObjectTarget) -> Self {
@@ -73,7 +82,7 @@ impl ObjectOracle {
             flags: Flags {
                 check_regalloc: true,
                 validate: true,
-                // x86-64 extensions; the AArch64 backend uses its base ISA whatever they are.
+                // x86-64 extensions (the AArch64 backend's are `aarch64_features`).
                 features: CpuFeatures::host(),
                 ..Flags::default()
             },

@@ -387,6 +387,38 @@ pub fn native_flags(
     }
 }
 
+/// Compilation flags for a file's `set` lines and one of its `target aarch64` lines: its
+/// `has_*` flags select AArch64 extensions (the code runs under qemu, which emulates them
+/// all); the register-allocation checker is on.
+/// Stack probes are on when `set enable_probestack` precedes the line, every
+/// `2^probestack_size_log2` bytes (12 unless set; a value that is not a number is taken as
+/// out of range, which compiling reports).
+pub fn aarch64_flags(header: &directives::Header, target: &directives::Target) -> native::Flags {
+    let mut features = kestrel_codegen::isa::aarch64::features::CpuFeatures::none();
+    for flag in &target.flags {
+        features.apply_flag(flag);
+    }
+    let setting = |name: &str| setting_before(header, name, target.line);
+    let probes = setting("enable_probestack").is_some_and(|v| v == "true");
+    let log2 = setting("probestack_size_log2").map_or(Some(12), |v| v.parse::<u8>().ok());
+    native::Flags {
+        aarch64_features: features,
+        probestack_size_log2: probes.then_some(log2.unwrap_or(u8::MAX)),
+        ..native_flags(header, None)
+    }
+}
+
+/// The value of the last `set name` line before `line` (`"true"` for a bare `set name`):
+/// a `target` line takes the settings above it.
+fn setting_before<'h>(header: &'h directives::Header, name: &str, line: usize) -> Option<&'h str> {
+    header
+        .settings
+        .iter()
+        .rev()
+        .find(|s| s.name == name && s.line < line)
+        .map(|s| s.value.as_deref().unwrap_or("true"))
+}
+
 /// Whether a boolean `set` line turns `name` on (`set name` or `set name=true`).
 fn setting_is_true(header: &directives::Header, name: &str) -> bool {
     header

@@ -5,7 +5,11 @@
 //! The same machinery runs AArch64 code on any host ([`ObjectTarget::Aarch64`]): the object
 //! is an AArch64 one, the driver is linked statically by `aarch64-linux-gnu-gcc` and runs
 //! under `qemu-aarch64` (user-mode emulation). A missing tool is an error that names the
-//! package to install, never a skip.
+//! package to install, never a skip. The emulated CPU matches the code's features: a
+//! Cortex-A53 (exactly Armv8.0, so an extension used by mistake faults) for base-ISA code,
+//! qemu's `max` CPU for code that may use extensions (`target aarch64 has_lse`). A file runs
+//! once per distinct set of AArch64 features and stack-probe settings on its `target
+//! aarch64` lines (each line takes the `set` lines above it).
 //!
 //! # How
 //!
@@ -36,8 +40,9 @@ use std::path::Path;
 use std::process::Command;
 
 use kestrel_codegen::chaos::Chaos;
+use kestrel_codegen::isa::aarch64::features::CpuFeatures as Aarch64Features;
 use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
-use kestrel_codegen::isa::x64::X64Backend;
+use kestrel_codegen::isa::x64::{Flags, X64Backend};
 use kestrel_interp::DataValue;
 use kestrel_ir::builder::FunctionBuilder;
 use kestrel_ir::{
@@ -45,7 +50,7 @@ use kestrel_ir::{
 };
 use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule, Target};
 
-use crate::{directives, native_flags, run_directives, CallError, Options, Outcome};
+use crate::{aarch64_flags, directives, native_flags, run_directives, CallError, Options, Outcome};
 
 /// The machine an object is built for, and how it is linked and run.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -85,16 +90,27 @@ impl ObjectTarget {
         }
     }
 
-    /// The command that runs the linked driver `exe`.
-    fn runner(self, exe: &Path) -> Command {
+    /// The command that runs the linked driver `exe`, compiled with `flags`.
+    fn runner(self, exe: &Path, flags: &Flags) -> Command {
         match self {
             ObjectTarget::X86_64 => Command::new(exe),
             ObjectTarget::Aarch64 => {
                 let mut c = Command::new(QEMU);
-                c.arg(exe);
+                c.args(["-cpu", qemu_cpu(flags.aarch64_features)]).arg(exe);
                 c
             }
         }
+    }
+}
+
+/// The CPU `qemu-aarch64` emulates for code that may use `features`: a Cortex-A53 (Armv8.0,
+/// no LSE) for base-ISA code, so an extension instruction there is an illegal instruction;
+/// `max` (every extension qemu implements) otherwise.
+fn qemu_cpu(features: Aarch64Features) -> &'static str {
+    if features == Aarch64Features::none() {
+        "cortex-a53"
+    } else {
+        "max"
     }
 }
 
@@ -107,7 +123,9 @@ pub fn run_via_object(text: &str, name: &str, workdir: &Path) -> Outcome {
 }
 
 /// Run the `test run` directives of `text` through an object for `target` linked in
-/// `workdir`, if the file has a `target` line for it (the first one's flags apply).
+/// `workdir`, if the file has a `target` line for it: for x86-64 with the first line's
+/// flags, for AArch64 once per distinct set of features and probe settings its lines give
+/// (failures then name the line's flags, or its line number when it has none).
 pub fn run_via_object_on(
     target_isa: ObjectTarget,
     text: &str,
@@ -130,7 +148,12 @@ pub fn run_via_object_with(
     if !run || header.runs.is_empty() {
         return Outcome::Skip("no `test run` directives".into());
     }
-    let Some(target) = header.targets.iter().find(|t| t.isa == target_isa.isa()) else {
+    let lines: Vec<&directives::Target> = header
+        .targets
+        .iter()
+        .filter(|t| t.isa == target_isa.isa())
+        .collect();
+    let Some(&first) = lines.first() else {
         return Outcome::Skip(format!("no `target {}` line", target_isa.isa()));
     };
     let funcs = match kestrel_ir::parse_functions(text, name) {
@@ -163,20 +186,45 @@ pub fn run_via_object_with(
         return Outcome::Skip("no run directive could be typed".into());
     }
 
-    // CPU feature flags on the line are x86-64's; AArch64 code uses the base ISA.
-    let flags = match target_isa {
-        ObjectTarget::X86_64 => native_flags(&header, Some(target)),
-        ObjectTarget::Aarch64 => native_flags(&header, None),
+    let flag_sets: Vec<(Flags, &directives::Target)> = match target_isa {
+        ObjectTarget::X86_64 => vec![(native_flags(&header, Some(first)), first)],
+        ObjectTarget::Aarch64 => {
+            let mut sets: Vec<(Flags, &directives::Target)> = Vec::new();
+            for &line in &lines {
+                let flags = aarch64_flags(&header, line);
+                let same = |f: &Flags| {
+                    (f.aarch64_features, f.probestack_size_log2)
+                        == (flags.aarch64_features, flags.probestack_size_log2)
+                };
+                if !sets.iter().any(|(f, _)| same(f)) {
+                    sets.push((flags, line));
+                }
+            }
+            sets
+        }
     };
-    let outcomes = match run_calls_via_object_on(target_isa, &funcs, &calls, flags, chaos, workdir)
-    {
-        Ok(o) => o,
-        Err(e) => return Outcome::Fail(vec![e]),
-    };
-    let mut next = outcomes.into_iter();
-    let mut serve = |_: &str, _: &[DataValue]| next.next().expect("one outcome per call");
     let mut failures = Vec::new();
-    pass(&mut serve, &mut failures);
+    for &(flags, line) in &flag_sets {
+        let before = failures.len();
+        match run_calls_via_object_on(target_isa, &funcs, &calls, flags, chaos, workdir) {
+            Ok(outcomes) => {
+                let mut next = outcomes.into_iter();
+                let mut serve =
+                    |_: &str, _: &[DataValue]| next.next().expect("one outcome per call");
+                pass(&mut serve, &mut failures);
+            }
+            Err(e) => failures.push(e),
+        }
+        if flag_sets.len() > 1 {
+            let which = match line.flags.is_empty() {
+                true => format!("target at line {}", line.line),
+                false => line.flags.join(" "),
+            };
+            for f in &mut failures[before..] {
+                *f = format!("{which}: {f}");
+            }
+        }
+    }
     if failures.is_empty() {
         Outcome::Pass
     } else {
@@ -194,7 +242,7 @@ pub type CallOutcome = Result<Vec<DataValue>, CallError>;
 pub fn run_calls_via_object(
     funcs: &[Function],
     calls: &[(String, Vec<DataValue>)],
-    flags: kestrel_codegen::isa::x64::Flags,
+    flags: Flags,
     dir: &Path,
 ) -> Result<Vec<CallOutcome>, String> {
     let no_chaos = Chaos::disabled;
@@ -208,7 +256,7 @@ pub fn run_calls_via_object_on(
     target: ObjectTarget,
     funcs: &[Function],
     calls: &[(String, Vec<DataValue>)],
-    flags: kestrel_codegen::isa::x64::Flags,
+    flags: Flags,
     chaos: &dyn Fn() -> Chaos,
     dir: &Path,
 ) -> Result<Vec<CallOutcome>, String> {
@@ -278,7 +326,7 @@ pub fn run_calls_via_object_on(
     let mut outcomes: Vec<Option<Result<Vec<DataValue>, CallError>>> = vec![None; calls.len()];
     let mut start = 0;
     while start < calls.len() {
-        let mut cmd = target.runner(&exe);
+        let mut cmd = target.runner(&exe, &flags);
         let out = output_within(cmd.arg(start.to_string()), DRIVER_TIMEOUT).map_err(|e| {
             if target == ObjectTarget::Aarch64 && e.contains("No such file") {
                 format!("{QEMU}: {e} (install the Debian package qemu-user)")
@@ -359,7 +407,7 @@ pub fn run_calls_via_object_on(
 fn compile_with_chaos(
     target: ObjectTarget,
     f: &Function,
-    flags: &kestrel_codegen::isa::x64::Flags,
+    flags: &Flags,
     chaos: &mut Chaos,
 ) -> Result<kestrel_codegen::machinst::CompiledCode, kestrel_codegen::machinst::CodegenError> {
     match target {

@@ -158,7 +158,8 @@ impl ObjectBuilder {
     }
 
     /// Compile for and write an object of `target` (x86-64 by default). For AArch64 the
-    /// flags' checks and frame-pointer setting apply; CPU features are x86-64's only.
+    /// flags' checks, frame-pointer setting and `aarch64_features` apply (`features` are
+    /// x86-64's).
     pub fn target(mut self, target: Target) -> Self {
         self.target = target;
         self

@@ -14,6 +14,7 @@ pub mod ir_ops;
 pub mod lower;
 pub mod operands;
 pub mod shared_inst;
+pub mod stack_limit;
 pub mod unwind;
 pub mod vcode;
 

@@ -488,12 +488,14 @@ pub fn gen_call_regs(
 }
 
 /// The frame for `f` given its allocation (see `emit.rs` for the layout); with
-/// `preserve_frame_pointers`, a frame even where nothing needs one.
+/// `preserve_frame_pointers`, a frame even where nothing needs one; with a
+/// `probe_interval`, probes when the frame is at least that large.
 pub fn compute_frame(
     f: &Function,
     vcode: &VCode<Inst>,
     ra: &Output,
     preserve_frame_pointers: bool,
+    probe_interval: Option<u32>,
 ) -> Frame {
     // Outgoing stack arguments, then the return area, live at the bottom of the frame, each
     // shared by all calls.
@@ -574,6 +576,7 @@ pub fn compute_frame(
         setup,
         size,
         stack_check,
+        probe_interval: probe_interval.filter(|&p| size >= p),
         saved,
         saved_fp,
         spill_base: spill_base as i32,

@@ -208,6 +208,9 @@ pub struct Frame {
     /// `stack_limit`: how to compute the limit, and the bytes the function takes below
     /// x29 (see `stack_limit.rs`); checked in the prologue before `sp` moves.
     pub stack_check: Option<(super::stack_limit::Steps, u32)>,
+    /// Stack probes: the probe interval, when the frame is at least that large (see
+    /// `probestack.rs`); run in the prologue before `sp` moves.
+    pub probe_interval: Option<u32>,
     /// Callee-saved integer registers to save, at `[x29 - 8*(i+1)]`.
     pub saved: Vec<Gpr>,
     /// Callee-saved FP registers (their low 64 bits), below the integer ones.
@@ -539,6 +542,9 @@ impl MachInst for Inst {
         unwind::after_set_frame(buf);
         if let Some((steps, below)) = &frame.stack_check {
             super::stack_limit::emit_check(buf, steps, *below);
+        }
+        if let Some(interval) = frame.probe_interval {
+            super::probestack::emit_probes(buf, frame.size, interval);
         }
         if frame.size > 0 {
             add_offset(buf, GprSp::SP, GprSp::SP, -i64::from(frame.size));

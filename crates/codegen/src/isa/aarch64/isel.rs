@@ -19,6 +19,7 @@ use super::asm::cond::Cond as Cc;
 use super::asm::logical_imm::LogicalImm;
 use super::asm::operands::Extend;
 use super::asm::{FpMemSize, FpSize, MemSize, Size};
+use super::features::CpuFeatures;
 use super::inst::{AluInst, CmpRhs, Inst};
 use crate::machinst::lower::{Lower, Results};
 use crate::machinst::{BlockIndex, CodegenError};
@@ -32,6 +33,8 @@ pub struct IselCtx<'a, 'f> {
     pub targets: &'a [BlockIndex],
     /// Why a partial constructor failed (an ABI error), reported instead of "unsupported".
     pub error: Option<CodegenError>,
+    /// The extensions the target has.
+    pub features: CpuFeatures,
 }
 
 /// The registers an IR instruction's results live in, in order (none for side effects).

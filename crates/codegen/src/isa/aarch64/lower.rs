@@ -35,6 +35,7 @@ use smallvec::SmallVec;
 
 use super::abi;
 use super::asm::add_sub::{AddSub, AddSubImm};
+use super::asm::atomic::AtomicOp;
 use super::asm::bitfield::{Bitfield, BitfieldOp};
 use super::asm::bits::BitOp;
 use super::asm::cond::Cond as Cc;
@@ -44,6 +45,7 @@ use super::asm::logical_imm::LogicalImm;
 use super::asm::mul_div::MaddOp;
 use super::asm::operands::ShiftAmount;
 use super::asm::{FpMemSize, FpSize, MemSize, Size};
+use super::features::CpuFeatures;
 use super::inst::{
     AluInst, AluOp, AtomicInst, CallDest, CmpRhs, Cond, ControlInst, DivKind, FloatInst,
     FrameValue, Inst, LoadKind, Mem, MemInst, StoreKind, UnaryOp,
@@ -100,6 +102,10 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn float_ty(&mut self, ty: Type) -> Option<Type> {
         (ty == Type::F32 || ty == Type::F64).then_some(ty)
+    }
+
+    fn has_lse(&mut self, _: IrInst) -> Option<()> {
+        self.features.lse.then_some(())
     }
 
     fn rule_fired(&mut self, rule: usize) {
@@ -717,12 +723,14 @@ fn float_bits(ty: Type, x: f64) -> u64 {
 pub fn lower_inst(
     lower: &mut Lower<'_, Inst>,
     inst: IrInst,
+    features: CpuFeatures,
 ) -> Result<Option<Results>, CodegenError> {
     let mut ctx = IselCtx {
         lower,
         inst,
         targets: &[],
         error: None,
+        features,
     };
     match generated::constructor_lower(&mut ctx, inst) {
         Some(out) => Ok(Some(out.0)),
@@ -735,12 +743,14 @@ pub fn lower_branch(
     lower: &mut Lower<'_, Inst>,
     inst: IrInst,
     targets: &[BlockIndex],
+    features: CpuFeatures,
 ) -> Option<()> {
     let mut ctx = IselCtx {
         lower,
         inst,
         targets,
         error: None,
+        features,
     };
     generated::constructor_lower_branch(&mut ctx, inst).map(|_| ())
 }

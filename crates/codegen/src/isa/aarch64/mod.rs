@@ -14,11 +14,13 @@
 pub mod abi;
 pub mod asm;
 pub mod emit;
+pub mod features;
 pub mod inst;
 mod isel;
 pub mod lower;
 mod lower_mem;
 mod lower_pair;
+pub mod probestack;
 pub mod stack_limit;
 pub mod unwind;
 
@@ -55,10 +57,17 @@ pub struct Flags {
     pub verified: bool,
     /// How much the mid-end optimizes before lowering.
     pub opt_level: kestrel_opt::OptLevel,
+    /// Architecture extensions the code may use (default: none, Armv8.0).
+    pub features: features::CpuFeatures,
+    /// Inline stack probes every `2^n` bytes for frames at least that large (CLIF
+    /// `enable_probestack` with `probestack_size_log2 = n`; see `probestack.rs`); `None`:
+    /// no probes.
+    pub probestack_size_log2: Option<u8>,
 }
 
-/// The settings x86-64's flags share with AArch64 (its CPU features mean nothing here), so
-/// that one set of flags can drive either backend.
+/// The settings x86-64's flags share with AArch64 (its x86-64 CPU features mean nothing
+/// here; its `aarch64_features` are this backend's), so that one set of flags can drive
+/// either backend.
 impl From<&crate::isa::x64::Flags> for Flags {
     fn from(f: &crate::isa::x64::Flags) -> Flags {
         Flags {
@@ -69,6 +78,8 @@ impl From<&crate::isa::x64::Flags> for Flags {
             preserve_frame_pointers: f.preserve_frame_pointers,
             verified: f.verified,
             opt_level: f.opt_level,
+            features: f.aarch64_features,
+            probestack_size_log2: f.probestack_size_log2,
         }
     }
 }
@@ -78,6 +89,10 @@ impl From<&crate::isa::x64::Flags> for Flags {
 pub struct Aarch64Backend {
     /// Set up an x29 frame in every function (see [`Flags::preserve_frame_pointers`]).
     pub preserve_frame_pointers: bool,
+    /// Architecture extensions selection may use (see [`Flags::features`]).
+    pub features: features::CpuFeatures,
+    /// The stack probe interval in bytes (see [`Flags::probestack_size_log2`]).
+    pub probe_interval: Option<u32>,
 }
 
 impl Aarch64Backend {
@@ -131,6 +146,15 @@ impl Aarch64Backend {
         chaos: &mut Chaos,
         mut times: Option<&mut PhaseTimes>,
     ) -> Result<CompiledCode, CodegenError> {
+        let probe_interval = match flags.probestack_size_log2 {
+            None => None,
+            Some(n) if (4..=23).contains(&n) => Some(1u32 << n),
+            Some(n) => {
+                return Err(CodegenError::unsupported(format!(
+                    "probestack_size_log2={n}: AArch64 probes every 2^4 to 2^23 bytes"
+                )))
+            }
+        };
         let check = flags.check_regalloc;
         let timed = times.as_deref_mut();
         let f = &*verify_and_optimize(f, flags.verified, flags.opt_level, check, timed)?;
@@ -142,6 +166,8 @@ impl Aarch64Backend {
         };
         let target = Aarch64Backend {
             preserve_frame_pointers: flags.preserve_frame_pointers || self.preserve_frame_pointers,
+            features: flags.features,
+            probe_interval,
         };
         compile_in(ctx, &target, f, options, chaos, times)
     }
@@ -155,7 +181,7 @@ impl LowerBackend for Aarch64Backend {
         ctx: &mut Lower<'_, Inst>,
         inst: IrInst,
     ) -> Result<Option<Results>, CodegenError> {
-        lower::lower_inst(ctx, inst)
+        lower::lower_inst(ctx, inst, self.features)
     }
 
     fn lower_branch(
@@ -164,7 +190,7 @@ impl LowerBackend for Aarch64Backend {
         inst: IrInst,
         targets: &[BlockIndex],
     ) -> Option<()> {
-        lower::lower_branch(ctx, inst, targets)
+        lower::lower_branch(ctx, inst, targets, self.features)
     }
 
     fn gen_args(&self, ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
@@ -182,6 +208,12 @@ impl Backend for Aarch64Backend {
     }
 
     fn compute_frame(&self, f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
-        abi::compute_frame(f, vcode, ra, self.preserve_frame_pointers)
+        abi::compute_frame(
+            f,
+            vcode,
+            ra,
+            self.preserve_frame_pointers,
+            self.probe_interval,
+        )
     }
 }

@@ -1,23 +1,20 @@
 //! `stack_limit = gvN` on AArch64: a prologue check that traps with `stk_ovf` before the
 //! frame would reach below the limit (the semantics of Cranelift's stack limit).
 //!
-//! Contract. [`plan`] turns the limit's global value into steps the prologue can run
-//! before anything is allocated: start from the `vmctx` parameter where it arrives (a
-//! register, or the incoming stack-argument area), then loads at offsets and additions of
-//! constants, all in `x16`, which no argument uses and the allocator never hands out. A
-//! global value the prologue cannot compute this way is a [`CodegenError`] naming it, at
-//! lowering time, never a wrong check. [`emit_check`] runs after `stp x29, x30, [sp,
-//! #-16]!; mov x29, sp` and before `sub sp, sp, #size`: with `below` the bytes the function
-//! still takes under that point (its frame, plus the 16 bytes a callee's own `stp` stores
-//! before its check, when it calls), it traps unless `sp >= limit + below`, computed
+//! Contract. [`plan`] is the shared planner (`machinst::stack_limit`) with AArch64's facts:
+//! the steps compute the limit in `x16`, which no argument uses and the allocator never
+//! hands out; `vmctx` arrives in a register or the incoming stack-argument area (`[x29 +
+//! 16 + off]`); any 64-bit constant can be added. [`emit_check`] runs after `stp x29, x30,
+//! [sp, #-16]!; mov x29, sp` and before `sub sp, sp, #size`: with `below` the bytes the
+//! function still takes under that point (its frame, plus the 16 bytes a callee's own `stp`
+//! stores before its check, when it calls), it traps unless `sp >= limit + below`, computed
 //! exactly (a carry out of the addition traps too), which is `sp - below >= limit` without
 //! wrapping. It uses only `x16` and `x17`, which hold nothing at entry. A leaf that takes
 //! no stack has no check (`abi::compute_frame`).
 //!
 //! Cost: O(length of the global value chain) per function.
 
-use kestrel_ir::{ArgumentPurpose, Function, GlobalValue, GlobalValueData, TrapCode, Type};
-use smallvec::SmallVec;
+use kestrel_ir::{Function, TrapCode};
 
 use super::abi::{param_locs, Loc};
 use super::asm::add_sub::{adds_subs_reg, AddSub};
@@ -27,93 +24,22 @@ use super::asm::logical::{logical_reg, LogicalOp};
 use super::asm::mem::{ld_st, IntLdSt};
 use super::asm::{Gpr, GprSp, GprZr, PcOffset, Size};
 use super::emit::{add_offset, amode, gpr, mov_imm, trap, Buf};
+use crate::machinst::stack_limit::{self as shared, unsupported};
 use crate::machinst::CodegenError;
 
-/// Longest global value chain accepted (the verifier already rejects cycles).
-const MAX_DEPTH: usize = 16;
-
 /// One step of computing the limit into `x16`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
-    /// `x16 = reg` (the `vmctx` argument's register).
-    FromReg(Gpr),
-    /// `x16 = [x29 + 16 + off]` (the `vmctx` argument on the stack).
-    FromArgArea(i32),
-    /// `x16 = [x16 + off]`.
-    Load(i32),
-    /// `x16 += imm`.
-    AddImm(i64),
-}
-
-/// The steps of a limit computation: a short chain (vmctx, a load or two, an offset) is
-/// kept inline.
-pub type Steps = SmallVec<[Step; 4]>;
+pub type Step = shared::Step<Gpr>;
+/// The steps of a limit computation.
+pub type Steps = shared::Steps<Gpr>;
 
 /// The steps computing `f`'s stack limit, or `None` when it declares none.
 pub fn plan(f: &Function) -> Result<Option<Steps>, CodegenError> {
-    let Some(gv) = f.stack_limit else {
-        return Ok(None);
+    let vmctx_step = |gv, index| match param_locs(&f.signature)?[index] {
+        Loc::Reg(r) => Ok(Step::FromReg(gpr(r))),
+        Loc::Stack(off) => Ok(Step::FromArgArea(off)),
+        Loc::Pair(..) => Err(unsupported(format!("{gv}: `vmctx` is not a 64-bit value"))),
     };
-    let mut steps = Steps::new();
-    push_steps(f, gv, 0, &mut steps)?;
-    Ok(Some(steps))
-}
-
-fn push_steps(
-    f: &Function,
-    gv: GlobalValue,
-    depth: usize,
-    steps: &mut Steps,
-) -> Result<(), CodegenError> {
-    let unsupported = |what: String| CodegenError::unsupported(format!("stack_limit: {what}"));
-    if depth > MAX_DEPTH {
-        return Err(unsupported(format!(
-            "the chain of {gv} is longer than {MAX_DEPTH} global values"
-        )));
-    }
-    let data = f
-        .global_values
-        .get(gv)
-        .ok_or_else(|| unsupported(format!("{gv} is not declared")))?;
-    match *data {
-        GlobalValueData::Symbol { ref name, .. } => {
-            return Err(unsupported(format!(
-                "{gv} is the address of symbol {name}; the limit must come from vmctx"
-            )));
-        }
-        GlobalValueData::VMContext => {
-            let index = f
-                .signature
-                .special_param_index(ArgumentPurpose::VMContext)
-                .ok_or_else(|| unsupported("`vmctx` needs a vmctx parameter".into()))?;
-            steps.push(match param_locs(&f.signature)?[index] {
-                Loc::Reg(r) => Step::FromReg(gpr(r)),
-                Loc::Stack(off) => Step::FromArgArea(off),
-                Loc::Pair(..) => {
-                    return Err(unsupported(format!("{gv}: `vmctx` is not a 64-bit value")))
-                }
-            });
-        }
-        GlobalValueData::Load {
-            base,
-            offset,
-            global_type,
-            ..
-        } => {
-            if global_type != Type::I64 {
-                return Err(unsupported(format!(
-                    "{gv} loads {global_type}; the limit is a 64-bit address"
-                )));
-            }
-            push_steps(f, base, depth + 1, steps)?;
-            steps.push(Step::Load(offset));
-        }
-        GlobalValueData::IAddImm { base, offset, .. } => {
-            push_steps(f, base, depth + 1, steps)?;
-            steps.push(Step::AddImm(offset));
-        }
-    }
-    Ok(())
+    shared::plan(f, vmctx_step, 64)
 }
 
 /// `b.<cc> +8` over a `udf` trap site: traps with `stk_ovf` unless `skip` holds.

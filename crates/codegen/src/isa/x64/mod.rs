@@ -63,6 +63,12 @@ pub struct Flags {
     /// How much the mid-end optimizes before lowering (`none` by default: the function is
     /// lowered as given).
     pub opt_level: OptLevel,
+    /// The AArch64 extensions the code may use when these flags drive the AArch64 backend
+    /// (x86-64 ignores them; default: none, Armv8.0).
+    pub aarch64_features: crate::isa::aarch64::features::CpuFeatures,
+    /// Inline stack probes every `2^n` bytes (CLIF `enable_probestack`,
+    /// `probestack_size_log2`). AArch64 only: the x86-64 backend does not probe yet.
+    pub probestack_size_log2: Option<u8>,
 }
 
 /// The x86-64 (System V) backend.

@@ -1,5 +1,7 @@
 //! The atomic family: fences, acquire loads, release stores, and read-modify-write and
-//! compare-and-swap loops on exclusive accesses (Armv8.0: no LSE needed).
+//! compare-and-swap loops on exclusive accesses (Armv8.0), or with LSE (Armv8.1, chosen by
+//! the rules when the target has it) single acquire-release instructions (`ld<op>al`,
+//! `swpal`, `casal`).
 //!
 //! Every access is sequentially consistent, as CLIF's atomics are: loads are `ldar`, stores
 //! `stlr`, and the loops pair `ldaxr` with `stlxr`. A loop keeps the loaded value in `dst`
@@ -16,7 +18,9 @@ use kestrel_ir::{AtomicRmwOp, TrapCode};
 use kestrel_regalloc::{PReg, VReg};
 
 use super::super::asm::add_sub::{add_sub_carry, add_sub_reg, adds_subs_reg, AddSub};
-use super::super::asm::atomic::{ldar, ldaxp, ldaxr, stlr, stlxp, stlxr};
+use super::super::asm::atomic::{
+    atomic_rmw, cas, ldar, ldaxp, ldaxr, stlr, stlxp, stlxr, AtomicOp, Ordering,
+};
 use super::super::asm::bitfield::{bitfield, Bitfield, BitfieldOp};
 use super::super::asm::branch::{b, b_cond, cbnz};
 use super::super::asm::cond::{csel, Cond as Cc, CselOp};
@@ -53,6 +57,27 @@ pub enum AtomicInst<R = VReg> {
         dst: R,
         addr: R,
         val: R,
+        trap: Option<TrapCode>,
+    },
+    /// `dst = [addr]; [addr] = dst op val` in one LSE instruction, acquire-release
+    /// (`ld<op>al`, `swpal`). Operands: `[addr use, val use, dst early def]`.
+    Lse {
+        op: AtomicOp,
+        size: MemSize,
+        dst: R,
+        addr: R,
+        val: R,
+        trap: Option<TrapCode>,
+    },
+    /// `dst = [addr]; if dst == expected { [addr] = repl }` in one `casal` (the comparison
+    /// at `size`), which reads `expected` from the register it writes `dst` to. Operands:
+    /// `[expected use, addr use, repl use, dst reuse of operand 0]`.
+    CasLse {
+        size: MemSize,
+        dst: R,
+        addr: R,
+        expected: R,
+        repl: R,
         trap: Option<TrapCode>,
     },
     /// `dst = [addr]` for 16 bytes (`i128`, low half first). Operands: `[addr use, dst.lo
@@ -121,6 +146,17 @@ impl AtomicInst {
                 repl = m.reg_use(*repl),
                 dst = m.early_def(*dst)
             ],
+            Lse { op, size, trap } [
+                addr = m.reg_use(*addr),
+                val = m.reg_use(*val),
+                dst = m.early_def(*dst)
+            ],
+            CasLse { size, trap } [
+                expected = m.reg_use(*expected),
+                addr = m.reg_use(*addr),
+                repl = m.reg_use(*repl),
+                dst = m.reuse_def(*dst, 0)
+            ],
             Load128 { trap } [
                 addr = m.reg_use(*addr),
                 dst = m.pair(*dst, Operands::early_def)
@@ -171,6 +207,22 @@ impl AtomicInst<String> {
                 repl,
                 ..
             } => format!("{dst} = atomic_cas.{size:?} [{addr}], {expected}, {repl}"),
+            AtomicInst::Lse {
+                op,
+                size,
+                dst,
+                addr,
+                val,
+                ..
+            } => format!("{dst} = lse.{op:?}.al.{size:?} [{addr}], {val}"),
+            AtomicInst::CasLse {
+                size,
+                dst,
+                addr,
+                expected,
+                repl,
+                ..
+            } => format!("{dst} = casal.{size:?} [{addr}], {expected}, {repl}"),
             AtomicInst::Load128 { dst, addr, .. } => {
                 format!("{}:{} = atomic_load.128 [{addr}]", dst[0], dst[1])
             }
@@ -200,6 +252,11 @@ impl AtomicInst<String> {
             ),
         }
     }
+}
+
+/// An address register as the base of an access.
+fn gpr_sp(addr: PReg) -> GprSp {
+    GprSp::from(gpr(addr))
 }
 
 /// `x16 = r` extended from `size` (signed or not) to 64 bits; `r` itself at 64 bits.
@@ -425,6 +482,35 @@ impl AtomicInst<PReg> {
                 }
                 stlxr(buf, size, w17, gpr(repl).into(), addr);
                 retry(buf, start);
+            }
+            AtomicInst::Lse {
+                op,
+                size,
+                dst,
+                addr,
+                val,
+                trap,
+            } => {
+                if let Some(code) = trap {
+                    buf.add_trap(code);
+                }
+                let (rs, rt) = (gpr(val).into(), gpr(dst).into());
+                atomic_rmw(buf, op, size, Ordering::AcqRel, rs, rt, gpr_sp(addr));
+            }
+            AtomicInst::CasLse {
+                size,
+                dst,
+                addr,
+                expected,
+                repl,
+                trap,
+            } => {
+                debug_assert_eq!(dst, expected, "casal reads and writes one register");
+                if let Some(code) = trap {
+                    buf.add_trap(code);
+                }
+                let (rs, rt) = (gpr(dst).into(), gpr(repl).into());
+                cas(buf, size, Ordering::AcqRel, rs, rt, gpr_sp(addr));
             }
             AtomicInst::Load128 { dst, addr, trap } => {
                 let (dst, addr) = (dst.map(gpr), GprSp::from(gpr(addr)));
