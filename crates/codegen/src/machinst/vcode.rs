@@ -71,6 +71,7 @@ impl<I: MachInst> Default for VCode<I> {
     }
 }
 
+#[inline]
 fn slice<T>(v: &[T], r: (u32, u32)) -> &[T] {
     &v[r.0 as usize..r.1 as usize]
 }
@@ -200,37 +201,48 @@ impl<I: MachInst> VCode<I> {
 }
 
 impl<I: MachInst> Function for VCode<I> {
+    #[inline]
     fn num_insts(&self) -> usize {
         self.insts.len()
     }
+    #[inline]
     fn num_blocks(&self) -> usize {
         self.block_ranges.len()
     }
+    #[inline]
     fn entry_block(&self) -> Block {
         Block(0)
     }
+    #[inline]
     fn block_insns(&self, block: Block) -> InstRange {
         self.block_ranges[block.index()]
     }
+    #[inline]
     fn block_succs(&self, block: Block) -> &[Block] {
         slice(&self.succs, self.succ_ranges[block.index()])
     }
+    #[inline]
     fn block_preds(&self, block: Block) -> &[Block] {
         slice(&self.preds, self.pred_ranges[block.index()])
     }
+    #[inline]
     fn block_params(&self, block: Block) -> &[VReg] {
         slice(&self.params, self.param_ranges[block.index()])
     }
+    #[inline]
     fn branch_blockparams(&self, block: Block, succ_idx: usize) -> &[VReg] {
         let edge = self.succ_ranges[block.index()].0 as usize + succ_idx;
         slice(&self.branch_args, self.branch_arg_ranges[edge])
     }
+    #[inline]
     fn inst_operands(&self, inst: RInst) -> &[Operand] {
         slice(&self.operands, self.operand_ranges[inst.index()])
     }
+    #[inline]
     fn inst_clobbers(&self, inst: RInst) -> PRegSet {
         self.clobbers[inst.index()]
     }
+    #[inline]
     fn is_move(&self, inst: RInst) -> Option<(Operand, Operand)> {
         self.insts[inst.index()].is_move()?;
         let ops = self.inst_operands(inst);
@@ -238,6 +250,7 @@ impl<I: MachInst> Function for VCode<I> {
         let src = ops.iter().find(|o| o.is_use())?;
         Some((*def, *src))
     }
+    #[inline]
     fn num_vregs(&self) -> usize {
         self.num_vregs
     }
