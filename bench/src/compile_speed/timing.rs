@@ -53,25 +53,19 @@ fn kestrel_batch(
     let mut fresh: Vec<CompileContext> = Vec::with_capacity(n);
     let start = Instant::now();
     for _ in 0..n {
-        if cfg.fresh_contexts {
+        let ctx = if cfg.fresh_contexts {
             fresh.push(CompileContext::new());
-            let ctx = fresh.last_mut().expect("just pushed");
-            out.push(black_box(engines::kestrel(
-                ctx,
-                black_box(f),
-                target,
-                level,
-                None,
-            )));
+            fresh.last_mut().expect("just pushed")
         } else {
-            out.push(black_box(engines::kestrel(
-                ctx,
-                black_box(f),
-                target,
-                level,
-                None,
-            )));
-        }
+            &mut *ctx
+        };
+        out.push(black_box(engines::kestrel(
+            ctx,
+            black_box(f),
+            target,
+            level,
+            None,
+        )));
     }
     let elapsed = start.elapsed();
     drop(out);

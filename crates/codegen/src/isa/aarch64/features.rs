@@ -50,7 +50,7 @@ impl CpuFeatures {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::isa::aarch64::{Aarch64Backend, Flags};
+    use crate::isa::aarch64::{compiled_words, Flags};
 
     #[test]
     fn target_flags_select_features() {
@@ -65,18 +65,11 @@ mod tests {
 
     /// The machine words of `text`'s only function compiled for `features`.
     fn words(text: &str, features: CpuFeatures) -> Vec<u32> {
-        let f = &kestrel_ir::parse_functions(text, "f.clif").unwrap()[0];
         let flags = Flags {
             features,
             ..Flags::default()
         };
-        let code = Aarch64Backend::default()
-            .compile_function(f, &flags)
-            .unwrap();
-        code.code
-            .chunks(4)
-            .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
-            .collect()
+        compiled_words(text, &flags)
     }
 
     /// Whether `w` is an LSE read-modify-write (`ld<op>`/`swp`) or a `cas`.

@@ -24,6 +24,20 @@ pub mod probestack;
 pub mod stack_limit;
 pub mod unwind;
 
+/// The machine words of the only function of CLIF `text`, compiled with `flags` (for the
+/// tests that look for particular instructions).
+#[cfg(test)]
+pub(crate) fn compiled_words(text: &str, flags: &Flags) -> Vec<u32> {
+    let f = &kestrel_ir::parse_functions(text, "f.clif").unwrap()[0];
+    let code = Aarch64Backend::default()
+        .compile_function(f, flags)
+        .unwrap();
+    code.code
+        .chunks(4)
+        .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+        .collect()
+}
+
 use kestrel_ir::{Function, Inst as IrInst, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, RegClass};
 

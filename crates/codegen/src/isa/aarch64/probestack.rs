@@ -61,7 +61,7 @@ pub fn emit_probes(buf: &mut Buf, size: u32, interval: u32) {
 
 #[cfg(test)]
 mod tests {
-    use crate::isa::aarch64::{Aarch64Backend, Flags};
+    use crate::isa::aarch64::{compiled_words, Aarch64Backend, Flags};
 
     /// `str xzr, [x16]`: one probe.
     const PROBE: u32 = 0xf900_021f;
@@ -75,18 +75,11 @@ mod tests {
         let text = format!(
             "function %f(i64) {{\n    ss0 = explicit_slot {slot}\nblock0(v0: i64):\n    v1 = stack_addr.i64 ss0\n    store.i64 v0, v1\n    return\n}}\n"
         );
-        let f = &kestrel_ir::parse_functions(&text, "f.clif").unwrap()[0];
         let flags = Flags {
             probestack_size_log2: log2,
             ..Flags::default()
         };
-        let code = Aarch64Backend::default()
-            .compile_function(f, &flags)
-            .unwrap();
-        code.code
-            .chunks(4)
-            .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
-            .collect()
+        compiled_words(&text, &flags)
     }
 
     fn probes(words: &[u32]) -> usize {
