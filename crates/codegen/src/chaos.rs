@@ -57,11 +57,14 @@ pub enum Decision {
     /// Selection: a `band` fused into its `brif`, `select`, `trapz` or `trapnz` user as a
     /// `test` (`band_merge`, x86-64).
     BandTestFusion,
+    /// Block order: lay loops out contiguously with their exits after them, instead of the
+    /// plain reverse postorder.
+    LoopLayout,
 }
 
 impl Decision {
     /// Every decision point, in declaration order.
-    pub const ALL: [Decision; 15] = [
+    pub const ALL: [Decision; 16] = [
         Decision::FallthroughRemoval,
         Decision::BranchInversion,
         Decision::JumpThreading,
@@ -77,6 +80,7 @@ impl Decision {
         Decision::RegallocPerturb,
         Decision::FcmpFusion,
         Decision::BandTestFusion,
+        Decision::LoopLayout,
     ];
 
     /// A short stable name for reports.
@@ -97,6 +101,7 @@ impl Decision {
             Decision::RegallocPerturb => "regalloc-perturb",
             Decision::FcmpFusion => "fcmp-fusion",
             Decision::BandTestFusion => "band-test-fusion",
+            Decision::LoopLayout => "loop-layout",
         }
     }
 }

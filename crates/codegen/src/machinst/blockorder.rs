@@ -4,8 +4,9 @@
 //!
 //! Requires a verified [`Function`] (every branch destination is a block in the layout) whose
 //! layout has no queued edits (they are invisible until `Function::compact`).
-//! Computes, in one pass over the blocks and one depth-first search, the order in which
-//! lowering emits blocks; nothing reorders the code afterwards.
+//! Computes, in one pass over the blocks, the loop forest ([`loops`]) and one depth-first
+//! search ([`layout`]), the order in which lowering emits blocks; nothing reorders the code
+//! afterwards.
 //!
 //! The search runs over a *virtual* graph that is never built: its nodes are the IR blocks
 //! plus one *edge block* per critical edge, and its successor function is
@@ -22,6 +23,13 @@
 //! - it is the reverse postorder of the search, which visits a block's destinations so that
 //!   its first destination tends to come right after it; so without cold blocks every block
 //!   comes after its dominators;
+//! - the search is loop-aware unless the chaos control skips [`Decision::LoopLayout`]: a
+//!   loop's blocks (nested loops included) are contiguous and start at its header, and the
+//!   successors that leave a loop come after all of it, so inside a loop the successor that
+//!   stays in it follows its block and the branch peephole turns the exit into the taken
+//!   side. A back edge `b -> h` of the lowered order then has `h <= b` with everything in
+//!   between in the loop, which is what the register allocator's loop depths assume.
+//!   Irreducible regions are laid out conservatively (see [`loops`]);
 //! - blocks marked cold (`dfg.block_data(b).cold`), and edge blocks into or out of them, are
 //!   moved to the end keeping their relative order, unless the chaos control skips
 //!   [`Decision::ColdBlockSinking`]. A hot block can then come after a cold block that
@@ -30,13 +38,20 @@
 //!   predecessor lists are recorded as the order is built; the lowered graph has no critical
 //!   edges, and an edge block has exactly one predecessor and one successor.
 //!
-//! Cost: O(blocks + edges): one pass to count incoming slots, one depth-first search, one
-//! stable partition for cold blocks.
+//! Cost: O(blocks + edges) (times an inverse-Ackermann factor in the loop forest's union-find):
+//! one pass to count incoming slots, the loop forest, one depth-first search, one stable
+//! partition for cold blocks.
 
 use kestrel_ir::entity::EntityRef;
 use kestrel_ir::{Block, Function};
 
 use crate::chaos::{Chaos, Decision};
+
+mod layout;
+mod loops;
+
+use layout::LayoutSearch;
+use loops::LoopForest;
 
 /// A block of the lowered code: an IR block, or the block of a split critical edge.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
@@ -164,10 +179,10 @@ impl Slots {
 #[derive(Default)]
 pub(crate) struct OrderScratch {
     slots: Slots,
+    loops: LoopForest,
+    search: LayoutSearch,
     order: Vec<Node>,
     sunk: Vec<Node>,
-    visited: Vec<bool>,
-    stack: Vec<(Node, usize)>,
     edge_index: Vec<LoweredIndex>,
 }
 
@@ -196,13 +211,23 @@ impl BlockLoweringOrder {
         scratch.slots.compute(func);
         let OrderScratch {
             slots,
+            loops,
+            search,
             order,
             sunk,
-            visited,
-            stack,
             edge_index,
         } = scratch;
-        Self::search(func, slots, order, visited, stack);
+        let Some(entry) = func.layout.entry_block() else {
+            order.clear();
+            self.cold.clear();
+            self.index(func, slots, order, edge_index);
+            return;
+        };
+        let loop_aware = !chaos.should_skip(Decision::LoopLayout);
+        if loop_aware {
+            loops.compute(slots, entry);
+        }
+        search.run(slots, loop_aware.then_some(&*loops), entry, order);
         order.reverse();
 
         let is_cold = |node: &Node| match *node {
@@ -225,59 +250,6 @@ impl BlockLoweringOrder {
             order.append(sunk);
         }
         self.index(func, slots, order, edge_index);
-    }
-
-    /// Depth-first search of the virtual graph from the entry; refills `postorder`.
-    fn search(
-        func: &Function,
-        slots: &Slots,
-        postorder: &mut Vec<Node>,
-        visited: &mut Vec<bool>,
-        stack: &mut Vec<(Node, usize)>,
-    ) {
-        // Every block, and each critical edge's block: at most one per slot.
-        postorder.clear();
-        postorder.reserve(func.dfg.num_blocks() + slots.to.len());
-        let Some(entry) = func.layout.entry_block() else {
-            return;
-        };
-        visited.clear();
-        visited.resize(func.dfg.num_blocks(), false);
-        // (node, number of its virtual successors not yet visited). A block's successors are
-        // taken from its last slot down, so the first slot is finished last and ends up
-        // right after the block in reverse postorder.
-        stack.clear();
-        visited[entry.index()] = true;
-        stack.push((Node::Block(entry), slots.range(entry).len()));
-        while let Some(top) = stack.last_mut() {
-            let (node, remaining) = *top;
-            if remaining == 0 {
-                postorder.push(node);
-                stack.pop();
-                continue;
-            }
-            top.1 -= 1;
-            let next = match node {
-                Node::Block(b) => {
-                    let s = slots.range(b).start + remaining - 1;
-                    if slots.is_critical(b, s) {
-                        // An edge block has one predecessor (this slot): never seen before.
-                        Node::Edge(b, s)
-                    } else {
-                        Node::Block(slots.to[s])
-                    }
-                }
-                Node::Edge(_, s) => Node::Block(slots.to[s]),
-            };
-            match next {
-                Node::Block(b) if visited[b.index()] => {}
-                Node::Block(b) => {
-                    visited[b.index()] = true;
-                    stack.push((next, slots.range(b).len()));
-                }
-                Node::Edge(..) => stack.push((next, 1)),
-            }
-        }
     }
 
     /// Number the nodes of `order` and record successors and predecessors (every list of

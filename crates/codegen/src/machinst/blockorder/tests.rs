@@ -201,7 +201,8 @@ fn a_branch_to_the_entry_is_split() {
     // b0: brif -> b1, b2; b1: brif -> b0, b2; b2: return
     let f = function(&[&[1, 2], &[0, 2], &[]], &[]);
     let order = compute(&f);
-    assert_eq!(describe(&order), ["b0", "b1", "e1.0", "e1.1", "e0.1", "b2"]);
+    // The entry heads a loop {b0, b1}; both exits to b2 come after it, b0's first.
+    assert_eq!(describe(&order), ["b0", "b1", "e1.0", "e0.1", "e1.1", "b2"]);
 }
 
 #[test]
@@ -289,8 +290,9 @@ fn clif_loop_with_an_if_inside() {
          }",
     );
     let order = compute(&f);
-    // block1 has two incoming slots and block2 two outgoing ones: the back edge is split.
-    assert_eq!(describe(&order), ["b0", "b1", "b2", "e2.0", "b4", "b3"]);
+    // block1 has two incoming slots and block2 two outgoing ones: the back edge is split and
+    // stays in the loop; the exits follow the loop, the header's first.
+    assert_eq!(describe(&order), ["b0", "b1", "b2", "e2.0", "b3", "b4"]);
     let e = order.lowered_order()[3];
     assert_eq!(
         e,
@@ -403,4 +405,272 @@ fn lowered_diamond_and_loop_have_no_jump_to_next() {
     // inverted branch, block1's jump over block2, and block3's loop branch, whose edge block
     // is threaded away.
     assert_eq!(branches, 3, "{:02x?}", opt.data);
+}
+
+/// Successor lists of a test CFG as plain indices.
+type Cfg<'a> = &'a [&'a [usize]];
+
+/// Is the CFG reducible? It is iff removing the edges to a dominator leaves no cycle among
+/// the reachable blocks (checked by a topological sort).
+fn is_reducible(f: &Function, succs: Cfg) -> bool {
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let reach = |i: usize| dt.is_reachable(Block::new(i));
+    let forward = |u: usize, v: usize| !dt.dominates(Block::new(v), Block::new(u), &f.layout);
+    let mut indegree = vec![0usize; succs.len()];
+    for u in (0..succs.len()).filter(|&u| reach(u)) {
+        for &v in succs[u].iter().filter(|&&v| forward(u, v)) {
+            indegree[v] += 1;
+        }
+    }
+    let mut ready: Vec<usize> = (0..succs.len())
+        .filter(|&u| reach(u) && indegree[u] == 0)
+        .collect();
+    let mut sorted = 0;
+    while let Some(u) = ready.pop() {
+        sorted += 1;
+        for &v in succs[u].iter().filter(|&&v| forward(u, v)) {
+            indegree[v] -= 1;
+            if indegree[v] == 0 {
+                ready.push(v);
+            }
+        }
+    }
+    sorted == (0..succs.len()).filter(|&u| reach(u)).count()
+}
+
+/// The natural loops of a reducible CFG, computed the textbook way (quadratic, for tests):
+/// per header, the blocks that reach one of its back-edge sources without passing it.
+fn natural_loops(f: &Function, succs: Cfg) -> Vec<(usize, Vec<bool>)> {
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let n = succs.len();
+    let mut preds = vec![Vec::new(); n];
+    for (u, ss) in succs.iter().enumerate() {
+        for &v in ss.iter() {
+            preds[v].push(u);
+        }
+    }
+    let mut loops: Vec<(usize, Vec<bool>)> = Vec::new();
+    for h in (0..n).filter(|&h| dt.is_reachable(Block::new(h))) {
+        let latches: Vec<usize> = preds[h]
+            .iter()
+            .copied()
+            .filter(|&u| {
+                dt.is_reachable(Block::new(u))
+                    && dt.dominates(Block::new(h), Block::new(u), &f.layout)
+            })
+            .collect();
+        if latches.is_empty() {
+            continue;
+        }
+        let mut body = vec![false; n];
+        body[h] = true;
+        let mut work = latches;
+        while let Some(u) = work.pop() {
+            if !std::mem::replace(&mut body[u], true) {
+                work.extend(preds[u].iter().filter(|&&p| dt.is_reachable(Block::new(p))));
+            }
+        }
+        loops.push((h, body));
+    }
+    loops
+}
+
+/// Every natural loop is contiguous and starts at its header (edge blocks inside it join two
+/// of its blocks), its exits come after it, and the loop depth the register allocator derives
+/// from the layout's back edges equals the natural loop depth.
+fn check_loop_layout(f: &Function, succs: Cfg, order: &BlockLoweringOrder) {
+    let pos = |b: usize| {
+        order
+            .lowered_index_for_block(Block::new(b))
+            .unwrap()
+            .index()
+    };
+    let lowered = order.lowered_order();
+    let loops = natural_loops(f, succs);
+    for (h, body) in &loops {
+        let end = (0..succs.len())
+            .filter(|&b| body[b])
+            .map(pos)
+            .max()
+            .unwrap();
+        for (i, lb) in lowered.iter().enumerate().take(end + 1).skip(pos(*h)) {
+            let inside = match *lb {
+                LoweredBlock::Orig(b) => body[b.index()],
+                LoweredBlock::Edge { from, to, .. } => body[from.index()] && body[to.index()],
+            };
+            assert!(
+                inside,
+                "loop at b{h} is not contiguous at {i}: {:?}",
+                describe(order)
+            );
+        }
+        for u in (0..succs.len()).filter(|&u| body[u]) {
+            for &x in succs[u].iter().filter(|&&x| !body[x]) {
+                let dominates = loops.iter().any(|(g, b)| *g == x && b[u]);
+                assert!(
+                    dominates || pos(x) > end,
+                    "exit b{u} -> b{x}: {:?}",
+                    describe(order)
+                );
+            }
+        }
+    }
+    // Layout loop depth: per header, the range from it to its last back edge's source.
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    for (i, _) in order.iter() {
+        for &t in order.succ_indices(i) {
+            if t <= i {
+                match ranges.iter_mut().find(|r| r.0 == t.index()) {
+                    Some(r) => r.1 = r.1.max(i.index()),
+                    None => ranges.push((t.index(), i.index())),
+                }
+            }
+        }
+    }
+    for b in (0..succs.len()).filter(|&b| order.lowered_index_for_block(Block::new(b)).is_some()) {
+        let natural = loops.iter().filter(|(_, body)| body[b]).count();
+        let laid_out = ranges
+            .iter()
+            .filter(|r| r.0 <= pos(b) && pos(b) <= r.1)
+            .count();
+        assert_eq!(
+            natural,
+            laid_out,
+            "loop depth of b{b}: {:?}",
+            describe(order)
+        );
+    }
+}
+
+#[test]
+fn a_top_tested_loop_keeps_its_body_on_the_fall_through() {
+    // b1: brif -> b3 (exit), b2 (body); b2: jump b1.
+    let succs: Cfg = &[&[1], &[3, 2], &[1], &[]];
+    let f = function(succs, &[]);
+    let order = compute(&f);
+    assert_eq!(describe(&order), ["b0", "b1", "b2", "b3"]);
+    check_loop_layout(&f, succs, &order);
+    // The plain reverse postorder puts the exit on the fall-through instead.
+    let plain = BlockLoweringOrder::new(&f, &mut Chaos::skip_all());
+    check_properties(&f, &plain, false);
+    assert_eq!(describe(&plain), ["b0", "b1", "b3", "b2"]);
+}
+
+#[test]
+fn nested_loops_are_contiguous_inside_their_parent() {
+    // Outer loop b1 {b1..b4}: exit b5. Inner loop b2 {b2, b3}: exit b4, which continues the
+    // outer loop; b3 also breaks out of both loops to b6.
+    let succs: Cfg = &[&[1], &[5, 2], &[4, 3], &[6, 2], &[1], &[], &[]];
+    let f = function(succs, &[]);
+    let order = compute(&f);
+    check_loop_layout(&f, succs, &order);
+    assert_eq!(
+        describe(&order),
+        ["b0", "b1", "e1.1", "b2", "b3", "e3.1", "b4", "b6", "b5"]
+    );
+}
+
+#[test]
+fn clif_collatz_loops_fall_through_into_their_bodies() {
+    let f = parse(
+        "function %c(i64, i64) -> i64 {
+         block0(v0: i64, v1: i64):
+             v2 = iconst.i64 1
+             jump block1(v2, v2)
+         block1(v4: i64, v5: i64):
+             v6 = icmp ult v4, v1
+             brif v6, block2(v4, v5), block7
+         block2(v7: i64, v8: i64):
+             v10 = icmp eq v7, v2
+             brif v10, block6, block3
+         block3:
+             v12 = band v7, v2
+             brif v12, block4, block5
+         block4:
+             v16 = iadd v7, v2
+             jump block2(v16, v8)
+         block5:
+             v20 = ushr v7, v2
+             jump block2(v20, v8)
+         block6:
+             v24 = iadd v4, v2
+             jump block1(v24, v8)
+         block7:
+             return v5
+         }",
+    );
+    let order = compute(&f);
+    // The inner loop (block2..block5) follows its header; its exit block6 comes after it,
+    // then the outer loop's exit block7.
+    assert_eq!(
+        describe(&order),
+        ["b0", "b1", "e1.0", "b2", "b3", "b4", "b5", "b6", "b7"]
+    );
+}
+
+#[test]
+fn an_irreducible_cycle_is_laid_out_once_and_after_its_dominators() {
+    // b1 and b2 form a cycle entered at both: neither dominates the other.
+    let succs: Cfg = &[&[1, 2], &[2, 3], &[1, 3], &[]];
+    let f = function(succs, &[]);
+    assert!(!is_reducible(&f, succs));
+    let order = compute(&f);
+    assert_eq!(order.len(), 4 + 6, "four blocks, every edge critical");
+    // A loop around the cycle, entered only at its header, is still contiguous.
+    let succs: Cfg = &[&[1], &[2, 5], &[3, 4], &[4, 1], &[3, 1], &[]];
+    let f = function(succs, &[]);
+    assert!(!is_reducible(&f, succs));
+    let order = compute(&f);
+    let b5 = order.lowered_index_for_block(Block::new(5)).unwrap();
+    assert_eq!(
+        b5.index(),
+        order.len() - 1,
+        "the exit comes last: {:?}",
+        describe(&order)
+    );
+}
+
+#[test]
+fn a_cold_block_in_a_loop_sinks_and_the_hot_loop_stays_contiguous() {
+    // b1 {b1..b4}: b2 branches to the cold b3 or to b4; the exit b5.
+    let succs: Cfg = &[&[1], &[2, 5], &[3, 4], &[4], &[1], &[]];
+    let f = function(succs, &[3]);
+    let order = compute(&f);
+    assert_eq!(
+        describe(&order),
+        ["b0", "b1", "b2", "e2.1", "b4", "b5", "b3"]
+    );
+    let unsunk = BlockLoweringOrder::new(&f, &mut Chaos::skip_all());
+    check_properties(&f, &unsunk, false);
+}
+
+#[test]
+fn random_reducible_cfgs_get_contiguous_loops() {
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let mut checked = 0;
+    for _ in 0..2000 {
+        let n = 2 + next(12);
+        let succs: Vec<Vec<usize>> = (0..n)
+            .map(|_| {
+                let k = [0, 1, 1, 2, 2, 3][next(6)];
+                (0..k).map(|_| next(n)).collect()
+            })
+            .collect();
+        let refs: Vec<&[usize]> = succs.iter().map(|s| s.as_slice()).collect();
+        let f = function(&refs, &[]);
+        let order = compute(&f);
+        if is_reducible(&f, &refs) {
+            check_loop_layout(&f, &refs, &order);
+            checked += 1;
+        }
+    }
+    assert!(checked > 500, "only {checked} reducible CFGs");
 }
