@@ -128,11 +128,18 @@ impl Pieces {
         }
     }
 
-    /// Whether `v` has more than one piece.
+    /// The number of `v`'s list among [`Pieces::split_lists`], if `v` has several pieces.
     #[inline]
-    pub fn is_split(&self, v: usize) -> bool {
+    pub fn split_index(&self, v: usize) -> Option<usize> {
         let h = self.head[v];
-        h != NO_PIECE && h & SPLIT != 0
+        (h != NO_PIECE && h & SPLIT != 0).then_some((h & !SPLIT) as usize)
+    }
+
+    /// The only piece of unsplit `v` (`None` if `v` has no interval or is split).
+    #[inline]
+    pub fn own(&self, v: usize) -> Option<usize> {
+        let h = self.head[v];
+        (h & SPLIT == 0).then_some(h as usize)
     }
 
     /// The piece lists of the split vregs (every list has at least two pieces).

@@ -6,7 +6,7 @@
 //!
 //! Cost: O(instructions + operands + edits + Σ over edges |live_in(succ)| + pieces); moves
 //! are ordered by counting sorts. Piece lookups go through forward-only cursors
-//! ([`PieceCursors`]), each passing a vreg's pieces once.
+//! ([`locate::Cursor`]), each passing a vreg's pieces once.
 //!
 //! Edits at one program point form up to four *groups*, each one parallel move, run in
 //! this order (positions as in [`crate::validate`], `g = 4i` is the gap before inst `i`):
@@ -38,7 +38,9 @@
 //! point, or failing both a borrowed register and emergency slots.
 
 use crate::counting_sort::counting_sort;
-use crate::intervals::{Built, Interval};
+mod locate;
+
+use crate::intervals::Built;
 use crate::liveness::Liveness;
 use crate::moves::{self, Scratch as MoveScratch};
 use crate::reuse::refill;
@@ -72,8 +74,10 @@ pub(crate) struct Scratch {
     sorted: Vec<PendingMove>,
     sort_counts: Vec<u32>,
     def_site: Vec<(u32, Operand)>,
-    /// The buffers of the three piece cursors (operands, block starts, block ends).
-    cursors: [Vec<u32>; 3],
+    /// Split vregs' pieces, and the three cursors over them (operands, block starts,
+    /// block ends).
+    split_table: locate::SplitTable,
+    cursors: [locate::Cursor; 3],
     start_loc: Vec<Option<(Option<Allocation>, bool)>>,
     group_moves: Vec<(Allocation, Allocation)>,
     seq: Vec<(Allocation, Allocation)>,
@@ -95,67 +99,10 @@ struct Resolver<'a, F: Function> {
     /// block parameters).
     def_site: Vec<(u32, Operand)>,
     /// Piece lookups for operands, in program order.
-    operand_cursor: PieceCursors,
+    operand_cursor: locate::Cursor,
+    split_table: locate::SplitTable,
     /// The rest of the working memory.
     spare: Scratch,
-}
-
-/// Per vreg, a piece index that only moves forward: lookups at non-decreasing positions
-/// per vreg cost O(pieces) in all, with no search.
-///
-/// The scan splits a piece into a prefix and a suffix at one position, so a vreg's pieces
-/// cut its lifetime into consecutive stretches: the piece covering a live position is the
-/// last one starting at or before it, found without looking at any piece's ranges.
-struct PieceCursors {
-    /// Per vreg; allocated at the first lookup of a vreg with several pieces (a function
-    /// without splits never needs it).
-    at: Vec<u32>,
-    num_vregs: usize,
-}
-
-impl PieceCursors {
-    /// Cursors for `num_vregs` vregs, in `buffer`'s memory.
-    fn reusing(mut buffer: Vec<u32>, num_vregs: usize) -> PieceCursors {
-        buffer.clear();
-        PieceCursors {
-            at: buffer,
-            num_vregs,
-        }
-    }
-
-    /// The piece of vreg `v` covering `pos`, where `v` is live; `pos` is at least the
-    /// piece start found by `v`'s previous lookup through this cursor.
-    #[inline(always)]
-    fn piece<'b>(&mut self, built: &'b Built, v: u32, pos: u32) -> Option<&'b Interval> {
-        if !built.pieces.is_split(v as usize) {
-            let &only = built.pieces.of(v as usize).first()?;
-            return Some(&built.intervals[only as usize]);
-        }
-        self.split_piece(built, v, pos)
-    }
-
-    /// [`PieceCursors::piece`] for a vreg of several pieces.
-    #[inline(never)]
-    fn split_piece<'b>(&mut self, built: &'b Built, v: u32, pos: u32) -> Option<&'b Interval> {
-        let pieces = built.pieces.of(v as usize);
-        if self.at.is_empty() {
-            refill(&mut self.at, self.num_vregs, 0);
-        }
-        let mut k = self.at[v as usize] as usize;
-        while k + 1 < pieces.len() && built.intervals[pieces[k + 1] as usize].start() <= pos {
-            k += 1;
-        }
-        self.at[v as usize] = k as u32;
-        let piece = &built.intervals[*pieces.get(k)? as usize];
-        debug_assert!(piece.covers(pos), "v{v} is live at {pos}");
-        Some(piece)
-    }
-
-    /// The location of `v` at `pos` (see [`PieceCursors::piece`]).
-    #[inline(always)]
-    fn loc(&mut self, built: &Built, v: u32, pos: u32) -> Option<Allocation> {
-        self.piece(built, v, pos)?.alloc
-    }
 }
 
 /// Up to this many moves, a comparison sort beats the counting sorts' passes.
@@ -266,7 +213,10 @@ pub(crate) fn resolve<F: Function>(
     let mut def_site = std::mem::take(&mut spare.def_site);
     let no_def = (u32::MAX, Operand::reg_use(VReg::new(0, RegClass::Int)));
     refill(&mut def_site, func.num_vregs(), no_def);
-    let cursor = std::mem::take(&mut spare.cursors[0]);
+    let mut split_table = std::mem::take(&mut spare.split_table);
+    split_table.refill(built);
+    let mut operand_cursor = std::mem::take(&mut spare.cursors[0]);
+    operand_cursor.reset(&split_table);
     let mut r = Resolver {
         func,
         env,
@@ -278,14 +228,16 @@ pub(crate) fn resolve<F: Function>(
         emergency_base: scanned.num_slots,
         used_emergency: false,
         def_site,
-        operand_cursor: PieceCursors::reusing(cursor, func.num_vregs()),
+        operand_cursor,
+        split_table,
         spare,
     };
     let result = r.resolve_into(live, output);
     // The buffers go back even on failure, for the next function.
     r.spare.pending = r.pending;
     r.spare.def_site = r.def_site;
-    r.spare.cursors[0] = r.operand_cursor.at;
+    r.spare.cursors[0] = r.operand_cursor;
+    r.spare.split_table = r.split_table;
     *scratch = r.spare;
     result?;
     output.stats = Stats {
@@ -317,7 +269,7 @@ impl<F: Function> Resolver<'_, F> {
     /// are resolved in program order, so one forward cursor serves every lookup.
     fn loc(&mut self, vreg: VReg, pos: u32) -> Result<Allocation, RegAllocError> {
         self.operand_cursor
-            .loc(self.built, vreg.index() as u32, pos)
+            .loc(self.built, &self.split_table, vreg.index() as u32, pos)
             .ok_or_else(|| internal(format!("{vreg} has no location at position {pos}")))
     }
 
@@ -475,9 +427,10 @@ impl<F: Function> Resolver<'_, F> {
         // and whether the piece holding it began before the block (then, on the edge from
         // the block laid out just before, the vreg stays in that piece: no move). Without
         // any split, every vreg has one location and only parameters move.
+        let table = std::mem::take(&mut self.split_table);
         let spare = &mut self.spare;
-        let buffer = std::mem::take(&mut spare.cursors[1]);
-        let mut at_start = PieceCursors::reusing(buffer, func.num_vregs());
+        let mut at_start = std::mem::take(&mut spare.cursors[1]);
+        at_start.reset(&table);
         let any_split = built.intervals.len() > func.num_vregs();
         let mut start_loc = std::mem::take(&mut spare.start_loc);
         refill(
@@ -489,18 +442,18 @@ impl<F: Function> Resolver<'_, F> {
             let first = self.cfg.block_start_pos(b);
             let span = live.live_in.span(b);
             for (slot, &v) in start_loc[span.clone()].iter_mut().zip(live.live_in.get(b)) {
-                if built.pieces.is_split(v as usize) {
-                    *slot = at_start
-                        .piece(built, v, first)
-                        .map(|piece| (piece.alloc, piece.start() < first));
+                if let Some(k) = built.pieces.split_index(v as usize) {
+                    let piece = at_start.split_piece(&table, k, first);
+                    *slot = Some((piece.alloc, piece.start < first));
                 }
             }
         }
-        let buffer = std::mem::take(&mut spare.cursors[2]);
-        let mut at_end = PieceCursors::reusing(buffer, func.num_vregs());
-        let result = self.edge_moves_with(live, any_split, &start_loc, &mut at_end);
-        self.spare.cursors[1] = at_start.at;
-        self.spare.cursors[2] = at_end.at;
+        let mut at_end = std::mem::take(&mut spare.cursors[2]);
+        at_end.reset(&table);
+        let result = self.edge_moves_with(live, any_split, &start_loc, &table, &mut at_end);
+        self.split_table = table;
+        self.spare.cursors[1] = at_start;
+        self.spare.cursors[2] = at_end;
         self.spare.start_loc = start_loc;
         result
     }
@@ -512,7 +465,8 @@ impl<F: Function> Resolver<'_, F> {
         live: &Liveness,
         any_split: bool,
         start_loc: &[Option<(Option<Allocation>, bool)>],
-        at_end: &mut PieceCursors,
+        table: &locate::SplitTable,
+        at_end: &mut locate::Cursor,
     ) -> Result<(), RegAllocError> {
         let func = self.func;
         let built = self.built;
@@ -534,9 +488,9 @@ impl<F: Function> Resolver<'_, F> {
                     0..0
                 };
                 for (&at_succ, &v) in start_loc[span].iter().zip(live.live_in.get(s.index())) {
-                    if !built.pieces.is_split(v as usize) {
+                    let Some(split) = built.pieces.split_index(v as usize) else {
                         continue; // one location for the whole lifetime
-                    }
+                    };
                     let vreg = built.vregs[v as usize]
                         .ok_or_else(|| internal(format!("live vreg {v} never named")))?;
                     let Some((Some(to), began_before)) = at_succ else {
@@ -545,14 +499,14 @@ impl<F: Function> Resolver<'_, F> {
                     if falls_through && began_before {
                         continue; // the piece at the successor's start covers `pred_last`
                     }
-                    let Some(from) = at_end.loc(built, v, pred_last) else {
+                    let Some(from) = at_end.split_piece(table, split, pred_last).alloc else {
                         return Err(internal(format!("{vreg} unallocated on an edge")));
                     };
                     self.add(point, group, vreg, from, to);
                 }
                 let args = func.branch_blockparams(block, k);
                 for (&a, &p) in args.iter().zip(func.block_params(s)) {
-                    let from = at_end.loc(built, a.index() as u32, pred_last);
+                    let from = at_end.loc(built, table, a.index() as u32, pred_last);
                     // A parameter's first piece starts at its block's start.
                     let to = built
                         .pieces
