@@ -61,8 +61,12 @@ pub(crate) struct UsePos {
     pub hint: Option<PReg>,
 }
 
-/// Ranges of an interval; most intervals have few, kept inline.
-pub(crate) type Ranges = SmallVec<[Range; 2]>;
+/// An interval's ranges: `Built::ranges[lo..hi]`, sorted, disjoint and non-adjacent.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RangeSpan {
+    pub lo: u32,
+    pub hi: u32,
+}
 
 /// An interval's use positions: `Built::uses[lo..hi]`. A vreg's uses lie together in
 /// `Built::uses`, sorted by position, so splitting an interval splits its span in two.
@@ -166,7 +170,11 @@ impl Pieces {
 #[derive(Clone, Debug)]
 pub(crate) struct Interval {
     pub vreg: VReg,
-    pub ranges: Ranges,
+    /// Where the ranges are; set with [`Built::set_ranges`], which also caches the first
+    /// range's start and the last range's end.
+    ranges: RangeSpan,
+    start: u32,
+    end: u32,
     pub uses: UseSpan,
     pub alloc: Option<Allocation>,
     /// Preferred register.
@@ -182,41 +190,61 @@ pub(crate) struct Interval {
 }
 
 impl Interval {
+    /// An interval of `vreg` without ranges yet.
+    fn empty(vreg: VReg) -> Interval {
+        Interval {
+            vreg,
+            ranges: RangeSpan::default(),
+            start: 0,
+            end: 0,
+            uses: UseSpan::default(),
+            alloc: None,
+            hint_reg: None,
+            hint_vreg: None,
+            steal: None,
+            is_param: false,
+            is_child: false,
+        }
+    }
+
+    /// A split child of `parent`'s vreg, given its ranges and uses.
+    pub fn child(parent: &Interval, ranges: RangeSpan, uses: UseSpan, built: &Built) -> Interval {
+        let hint_reg = match parent.alloc {
+            Some(Allocation::Reg(r)) => Some(r),
+            _ => parent.hint_reg,
+        };
+        let mut child = Interval {
+            hint_reg,
+            uses,
+            is_child: true,
+            ..Interval::empty(parent.vreg)
+        };
+        child.set_ranges(ranges, &built.ranges);
+        child
+    }
+
     #[inline]
     pub fn start(&self) -> u32 {
-        self.ranges[0].from
+        self.start
     }
 
     #[inline]
     pub fn end(&self) -> u32 {
-        self.ranges[self.ranges.len() - 1].to
+        self.end
     }
 
-    /// Whether `pos` lies in one of the ranges.
+    /// Whether the interval has any range (a vreg never named has none).
     #[inline]
-    pub fn covers(&self, pos: u32) -> bool {
-        let k = self.ranges.partition_point(|r| r.to <= pos);
-        k < self.ranges.len() && self.ranges[k].from <= pos
+    pub fn has_ranges(&self) -> bool {
+        self.ranges.lo < self.ranges.hi
     }
 
-    /// First position where `self` and `other` both are live, if any.
-    pub fn first_intersection(&self, other: &Interval) -> Option<u32> {
-        let (a, b) = (&self.ranges, &other.ranges);
-        let mut i = a.partition_point(|r| r.to <= b[0].from);
-        let mut j = 0;
-        while i < a.len() && j < b.len() {
-            let lo = a[i].from.max(b[j].from);
-            let hi = a[i].to.min(b[j].to);
-            if lo < hi {
-                return Some(lo);
-            }
-            if a[i].to <= b[j].to {
-                i += 1;
-            } else {
-                j += 1;
-            }
-        }
-        None
+    /// Points the interval at `pool[span]` (non-empty), caching its bounds.
+    fn set_ranges(&mut self, span: RangeSpan, pool: &[Range]) {
+        debug_assert!(span.lo < span.hi);
+        self.ranges = span;
+        self.start = pool[span.lo as usize].from;
+        self.end = pool[span.hi as usize - 1].to;
     }
 }
 
@@ -315,6 +343,9 @@ pub(crate) const MAX_RESERVATION_LEN: u32 = 3;
 pub(crate) struct Built {
     /// All intervals; the scan appends split children.
     pub intervals: Vec<Interval>,
+    /// Every interval's ranges, each interval's together (see [`RangeSpan`]); a split
+    /// appends the child's.
+    pub ranges: Vec<Range>,
     /// Per vreg, its pieces (indices into `intervals`) sorted by start.
     pub pieces: Pieces,
     /// Every interval's use positions, grouped by vreg and sorted by position within each
@@ -337,6 +368,79 @@ pub(crate) struct Built {
 }
 
 impl Built {
+    /// The ranges of `iv`.
+    #[inline]
+    pub fn ranges_of(&self, iv: &Interval) -> &[Range] {
+        &self.ranges[iv.ranges.lo as usize..iv.ranges.hi as usize]
+    }
+
+    /// Whether `pos` lies in one of `iv`'s ranges.
+    #[inline]
+    pub fn covers(&self, iv: &Interval, pos: u32) -> bool {
+        if pos < iv.start || pos >= iv.end {
+            return false;
+        }
+        let ranges = self.ranges_of(iv);
+        if ranges.len() == 1 {
+            return true;
+        }
+        let k = ranges.partition_point(|r| r.to <= pos);
+        k < ranges.len() && ranges[k].from <= pos
+    }
+
+    /// First position where `a` and `b` both are live, if any.
+    pub fn first_intersection(&self, a: &Interval, b: &Interval) -> Option<u32> {
+        if a.end <= b.start || b.end <= a.start {
+            return None;
+        }
+        let (a, b) = (self.ranges_of(a), self.ranges_of(b));
+        let mut i = a.partition_point(|r| r.to <= b[0].from);
+        let mut j = 0;
+        while i < a.len() && j < b.len() {
+            let lo = a[i].from.max(b[j].from);
+            let hi = a[i].to.min(b[j].to);
+            if lo < hi {
+                return Some(lo);
+            }
+            if a[i].to <= b[j].to {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+        None
+    }
+
+    /// Cuts interval `idx`'s ranges at `pos` (strictly inside them): the interval keeps
+    /// those before `pos`, and the returned span, appended to the pool, holds the rest.
+    /// Cost: O(log ranges + ranges after `pos`).
+    pub fn split_ranges(&mut self, idx: usize, pos: u32) -> RangeSpan {
+        let span = self.intervals[idx].ranges;
+        let (lo, hi) = (span.lo as usize, span.hi as usize);
+        let k = lo + self.ranges[lo..hi].partition_point(|r| r.to <= pos);
+        let child_lo = self.ranges.len();
+        self.ranges.extend_from_within(k..hi);
+        let mut parent_hi = k;
+        if self.ranges[k].from < pos {
+            // `pos` falls inside range k: the parent keeps its head, the child its tail.
+            self.ranges[child_lo].from = pos;
+            self.ranges[k].to = pos;
+            parent_hi = k + 1;
+        }
+        let parent = RangeSpan {
+            lo: span.lo,
+            hi: parent_hi as u32,
+        };
+        let Built {
+            intervals, ranges, ..
+        } = self;
+        intervals[idx].set_ranges(parent, ranges);
+        RangeSpan {
+            lo: child_lo as u32,
+            hi: ranges.len() as u32,
+        }
+    }
+
     /// The use positions of `iv`.
     #[inline]
     pub fn uses_of(&self, iv: &Interval) -> &[UsePos] {
@@ -349,7 +453,8 @@ impl Built {
         let pieces = self.pieces.of(vreg.index());
         let k = pieces.partition_point(|&p| self.intervals[p as usize].start() <= pos);
         let piece = *pieces.get(k.checked_sub(1)?)?;
-        self.intervals[piece as usize].covers(pos).then_some(piece)
+        self.covers(&self.intervals[piece as usize], pos)
+            .then_some(piece)
     }
 
     /// Location of `vreg` at `pos`, if a piece covering it is allocated.
@@ -386,6 +491,60 @@ pub(crate) struct Scratch {
     pending: Vec<(u8, Reservation)>,
     use_bound: Vec<u32>,
     live_now: SparseSet,
+    growing: GrowingRanges,
+}
+
+/// The ranges of every vreg while the backward walk collects them: per vreg a list
+/// linked from its earliest range (the one added last) to later ones, in one pool.
+#[derive(Default)]
+struct GrowingRanges {
+    nodes: Vec<(Range, u32)>,
+    /// Per vreg, its earliest node (`NO_NODE` before the first range).
+    earliest: Vec<u32>,
+}
+
+const NO_NODE: u32 = u32::MAX;
+
+impl GrowingRanges {
+    fn reset(&mut self, num_vregs: usize) {
+        self.nodes.clear();
+        refill(&mut self.earliest, num_vregs, NO_NODE);
+    }
+
+    /// Adds [from, to) to v's ranges. Post-invariant: v's list stays ascending and
+    /// non-adjacent, because calls come in non-increasing `from` order within a block and
+    /// blocks are visited backwards, so a new range either merges with the earliest one or
+    /// lies entirely before it.
+    fn add(&mut self, v: usize, from: u32, to: u32) {
+        debug_assert!(from < to);
+        let head = self.earliest[v];
+        if let Some((earliest, _)) = self.nodes.get_mut(head as usize) {
+            if earliest.from <= to {
+                earliest.from = earliest.from.min(from);
+                earliest.to = earliest.to.max(to);
+                return;
+            }
+        }
+        self.earliest[v] = self.nodes.len() as u32;
+        self.nodes.push((Range { from, to }, head));
+    }
+
+    /// The earliest range of `v`, which must have one.
+    fn earliest_mut(&mut self, v: usize) -> &mut Range {
+        &mut self.nodes[self.earliest[v] as usize].0
+    }
+
+    /// Appends v's ranges, in order, to `pool`; the span they take, if any.
+    fn copy_into(&self, v: usize, pool: &mut Vec<Range>) -> Option<RangeSpan> {
+        let lo = pool.len() as u32;
+        let mut at = self.earliest[v];
+        while let Some(&(range, next)) = self.nodes.get(at as usize) {
+            pool.push(range);
+            at = next;
+        }
+        let hi = pool.len() as u32;
+        (lo < hi).then_some(RangeSpan { lo, hi })
+    }
 }
 
 /// Builds intervals for every vreg of `func` into `built`, reusing its buffers.
@@ -400,6 +559,7 @@ pub(crate) fn build<F: Function>(
     let nv = func.num_vregs();
     let Built {
         intervals,
+        ranges: range_pool,
         pieces,
         uses,
         reservations: grouped_reservations,
@@ -414,24 +574,17 @@ pub(crate) fn build<F: Function>(
         pending: reservations,
         use_bound,
         live_now,
+        growing,
     } = scratch;
-    // Interval `v` is vreg `v`'s; its ranges are collected backwards (descending) and
-    // reversed at the end. Vregs without ranges keep an empty interval, never queued.
+    // Interval `v` is vreg `v`'s; its ranges are collected in `growing` during the backward
+    // walk and copied into the pool at the end. Vregs without ranges keep an empty
+    // interval, never queued.
     // Room for the scan's split children too (an eighth more), so that splitting rarely
     // moves the whole table.
     intervals.clear();
     intervals.reserve(nv + nv / 8 + 8);
-    intervals.extend((0..nv).map(|v| Interval {
-        vreg: VReg::new(v, RegClass::Int),
-        ranges: Ranges::new(),
-        uses: UseSpan::default(),
-        alloc: None,
-        hint_reg: None,
-        hint_vreg: None,
-        steal: None,
-        is_param: false,
-        is_child: false,
-    }));
+    intervals.extend((0..nv).map(|v| Interval::empty(VReg::new(v, RegClass::Int))));
+    growing.reset(nv);
     refill(class_of, nv, None);
     refill(needs_slot, nv, false);
     // (register index, reservation), grouped by register at the end.
@@ -443,22 +596,6 @@ pub(crate) fn build<F: Function>(
         for &r in regs {
             allocatable.add(r);
         }
-    }
-
-    // Adds [from, to) to v's ranges. Post-invariant: intervals[v].ranges stays descending and
-    // non-adjacent, because calls come in non-increasing `from` order within a block and
-    // blocks are visited backwards, so a new range either merges with the last one or lies
-    // entirely before it.
-    fn add_range(ranges: &mut Ranges, from: u32, to: u32) {
-        debug_assert!(from < to);
-        if let Some(last) = ranges.last_mut() {
-            if last.from <= to {
-                last.from = last.from.min(from);
-                last.to = last.to.max(to);
-                return;
-            }
-        }
-        ranges.push(Range { from, to });
     }
 
     // Uses are written into one flat list, each vreg's in a group of its own: count them
@@ -503,7 +640,7 @@ pub(crate) fn build<F: Function>(
         live_now.clear();
         for &v in live.live_out.get(b) {
             live_now.insert(v as usize);
-            add_range(&mut intervals[v as usize].ranges, bstart, bend);
+            growing.add(v as usize, bstart, bend);
         }
         max_live = max_live.max(live_now.len());
         for i in (cfg.block_first[b]..cfg.block_end[b]).rev() {
@@ -550,16 +687,13 @@ pub(crate) fn build<F: Function>(
                     intervals[v.index()].hint_vreg = Some((src, early(i)));
                 }
                 if live_now.contains(v.index()) {
-                    let first = intervals[v.index()]
-                        .ranges
-                        .last_mut()
-                        .expect("live vreg has a range");
+                    let first = growing.earliest_mut(v.index());
                     debug_assert!(first.from <= start && start < first.to);
                     first.from = start;
                     live_now.remove(v.index());
                 } else if !pinned(constraint) {
                     // A dead def still occupies its location at the def point.
-                    add_range(&mut intervals[v.index()].ranges, start, start + 1);
+                    growing.add(v.index(), start, start + 1);
                 }
                 if !pinned(constraint) {
                     let requires_reg = !matches!(constraint, OperandConstraint::RegOrStack);
@@ -597,11 +731,7 @@ pub(crate) fn build<F: Function>(
                     OperandPos::Early => (early(i), early(i) + 1),
                     OperandPos::Late => (late(i), late(i) + 1),
                 };
-                add_range(
-                    &mut intervals[v.index()].ranges,
-                    cfg.block_start_pos(b),
-                    end,
-                );
+                growing.add(v.index(), cfg.block_start_pos(b), end);
                 live_now.insert(v.index());
                 let reused = ops.iter().any(|d| {
                     d.kind() == OperandKind::Def && d.constraint() == OperandConstraint::Reuse(k)
@@ -640,14 +770,10 @@ pub(crate) fn build<F: Function>(
             class_of[p.index()] = Some(p);
             intervals[p.index()].is_param = true;
             if live_now.contains(p.index()) {
-                let first = intervals[p.index()]
-                    .ranges
-                    .last_mut()
-                    .expect("live param has a range");
-                first.from = bstart;
+                growing.earliest_mut(p.index()).from = bstart;
                 live_now.remove(p.index());
             } else {
-                add_range(&mut intervals[p.index()].ranges, bstart, bstart + 1);
+                growing.add(p.index(), bstart, bstart + 1);
             }
         }
         debug_assert!(
@@ -659,11 +785,13 @@ pub(crate) fn build<F: Function>(
     pieces.reset(nv);
     refill(vreg_end, nv, 0);
     refill(vreg_start, nv, 0);
+    range_pool.clear();
+    range_pool.reserve(growing.nodes.len());
     for (v, iv) in intervals.iter_mut().enumerate() {
-        if iv.ranges.is_empty() {
+        let Some(span) = growing.copy_into(v, range_pool) else {
             continue;
-        }
-        iv.ranges.reverse();
+        };
+        iv.set_ranges(span, range_pool);
         iv.uses = UseSpan {
             lo: use_bound[v + 1],
             hi: use_bound[v + 2],

@@ -144,7 +144,7 @@ impl Occupancy {
         for iv in &built.intervals {
             if let Some(Allocation::Reg(r)) = iv.alloc {
                 let r = r.index() as u8;
-                all.extend(iv.ranges.iter().map(|rg| (r, rg.from, rg.to)));
+                all.extend(built.ranges_of(iv).iter().map(|rg| (r, rg.from, rg.to)));
             }
         }
         for r in 0..128 {
@@ -402,7 +402,7 @@ impl<F: Function> Resolver<'_, F> {
                 let a = &self.built.intervals[w[0] as usize];
                 let b = &self.built.intervals[w[1] as usize];
                 let p = b.start();
-                if self.cfg.is_block_start_pos(p) || !a.covers(p - 1) {
+                if self.cfg.is_block_start_pos(p) || !self.built.covers(a, p - 1) {
                     continue;
                 }
                 debug_assert_eq!(p % 4, 0);

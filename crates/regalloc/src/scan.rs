@@ -61,8 +61,7 @@ use smallvec::SmallVec;
 
 use crate::counting_sort::counting_sort;
 use crate::intervals::{
-    has_reg_use_in, next_reg_use, Built, ClobberPoint, Interval, Range, Ranges, UseSpan,
-    MAX_RESERVATION_LEN,
+    has_reg_use_in, next_reg_use, Built, ClobberPoint, Interval, UseSpan, MAX_RESERVATION_LEN,
 };
 use crate::or_tree::OrTree;
 use crate::perturb::Perturb;
@@ -284,7 +283,7 @@ fn by_decreasing_start(built: &Built, class: RegClass, num_insts: usize, scratch
             .intervals
             .iter()
             .enumerate()
-            .filter(|(_, iv)| !iv.ranges.is_empty() && iv.vreg.class() == class)
+            .filter(|(_, iv)| iv.has_ranges() && iv.vreg.class() == class)
             .map(|(idx, iv)| (iv.start(), idx as u32)),
     );
     if of_class.len() <= SMALL_SORT {
@@ -449,7 +448,7 @@ impl<F: Function> Scan<'_, F> {
             let iv = self.iv(self.active[k]);
             if iv.end() <= pos {
                 self.active.swap_remove(k);
-            } else if !iv.covers(pos) {
+            } else if !self.built.covers(iv, pos) {
                 let idx = self.active.swap_remove(k);
                 self.inactive.push(idx);
             } else {
@@ -461,7 +460,7 @@ impl<F: Function> Scan<'_, F> {
             let iv = self.iv(self.inactive[k]);
             if iv.end() <= pos {
                 self.inactive.swap_remove(k);
-            } else if iv.covers(pos) {
+            } else if self.built.covers(iv, pos) {
                 let idx = self.inactive.swap_remove(k);
                 self.active.push(idx);
             } else {
@@ -493,7 +492,7 @@ impl<F: Function> Scan<'_, F> {
             return None;
         }
         let mut j = 0;
-        let ranges = &iv.ranges;
+        let ranges = self.built.ranges_of(iv);
         while k < list.len() && j < ranges.len() {
             let r = list[k];
             if r.owner == Some(iv.vreg) || r.to <= ranges[j].from {
@@ -520,7 +519,7 @@ impl<F: Function> Scan<'_, F> {
     fn clobber_conflicts(&self, cur: u32, mut first: Option<&mut [u32]>) -> u64 {
         let points = &self.built.clobbers;
         let mut conflicts = 0u64;
-        for range in &self.built.intervals[cur as usize].ranges {
+        for range in self.built.ranges_of(&self.built.intervals[cur as usize]) {
             if conflicts == self.clobber_any {
                 break;
             }
@@ -649,7 +648,7 @@ impl<F: Function> Scan<'_, F> {
         }
         for &a in &self.inactive {
             let r = self.reg_of(a);
-            if busy & (1 << r) == 0 && self.iv(a).first_intersection(iv).is_some() {
+            if busy & (1 << r) == 0 && self.built.first_intersection(self.iv(a), iv).is_some() {
                 busy |= 1 << r;
             }
         }
@@ -709,7 +708,7 @@ impl<F: Function> Scan<'_, F> {
         }
         for &a in &self.inactive {
             let r = self.reg_of(a);
-            if self.iv(a).first_intersection(iv).is_some() {
+            if self.built.first_intersection(self.iv(a), iv).is_some() {
                 let next = self.next_reg_use(a, start).unwrap_or(u32::MAX);
                 use_pos[r] = use_pos[r].min(next);
             }
@@ -806,7 +805,7 @@ impl<F: Function> Scan<'_, F> {
             .filter(|&a| self.reg_of(a) == reg)
             .collect();
         for a in victims {
-            if let Some(x) = self.iv(a).first_intersection(self.iv(cur)) {
+            if let Some(x) = self.built.first_intersection(self.iv(a), self.iv(cur)) {
                 let split = gap_floor(x);
                 if split <= self.iv(a).start() {
                     return Err(RegAllocError::Internal(
@@ -935,40 +934,19 @@ impl<F: Function> Scan<'_, F> {
     /// Splits interval `idx` at gap `pos`; returns the new child covering `[pos, end)`.
     fn split(&mut self, idx: u32, pos: u32) -> u32 {
         self.splits += 1;
-        let parent = &mut self.built.intervals[idx as usize];
+        let parent = &self.built.intervals[idx as usize];
         debug_assert!(pos % 4 == 0 && parent.start() < pos && pos < parent.end());
-        let k = parent.ranges.partition_point(|r| r.to <= pos);
-        let mut child_ranges: Ranges = parent.ranges.drain(k..).collect();
-        if child_ranges[0].from < pos {
-            parent.ranges.push(Range {
-                from: child_ranges[0].from,
-                to: pos,
-            });
-            child_ranges[0].from = pos;
-        }
+        let child_ranges = self.built.split_ranges(idx as usize, pos);
         // The vreg's uses are sorted: the child takes the tail of the parent's span.
-        let parent_uses = &self.built.uses[parent.uses.lo as usize..parent.uses.hi as usize];
+        let parent = &self.built.intervals[idx as usize];
+        let parent_uses = self.built.uses_of(parent);
         let cut = parent.uses.lo + parent_uses.partition_point(|u| u.pos < pos) as u32;
         let child_uses = UseSpan {
             lo: cut,
             hi: parent.uses.hi,
         };
-        parent.uses.hi = cut;
-        let hint_reg = match parent.alloc {
-            Some(Allocation::Reg(r)) => Some(r),
-            _ => parent.hint_reg,
-        };
-        let child = Interval {
-            vreg: parent.vreg,
-            ranges: child_ranges,
-            uses: child_uses,
-            alloc: None,
-            hint_reg,
-            hint_vreg: None,
-            steal: None,
-            is_param: false,
-            is_child: true,
-        };
+        let child = Interval::child(parent, child_ranges, child_uses, self.built);
+        self.built.intervals[idx as usize].uses.hi = cut;
         let child_start = child.start();
         let vreg = child.vreg;
         let child_idx = self.built.intervals.len() as u32;
