@@ -318,6 +318,7 @@ impl Reservations {
     }
 
     /// The reservations of the register with index `reg`, sorted by `from`.
+    #[inline]
     pub fn of(&self, reg: usize) -> &[Reservation] {
         &self.items[self.starts[reg] as usize..self.starts[reg + 1] as usize]
     }

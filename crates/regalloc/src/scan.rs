@@ -113,6 +113,8 @@ struct Scan<'a, F: Function> {
     /// Split children waiting for allocation, by increasing start.
     unhandled: BinaryHeap<Reverse<(u32, u32)>>,
     active: Vec<u32>,
+    /// The registers the `active` intervals hold.
+    active_regs: HeldRegs,
     inactive: Vec<u32>,
     vreg_slot: Vec<Option<SpillSlot>>,
     slot_busy_until: Vec<u32>,
@@ -226,6 +228,7 @@ pub(crate) fn run<F: Function>(
             initial: std::mem::take(&mut scratch.initial),
             unhandled,
             active: take_cleared(&mut scratch.active),
+            active_regs: HeldRegs::default(),
             inactive: take_cleared(&mut scratch.inactive),
             vreg_slot: std::mem::take(&mut scanned.vreg_slot),
             slot_heap,
@@ -435,7 +438,7 @@ impl<F: Function> Scan<'_, F> {
                 self.allocate_blocked(cur, hint)?;
             }
             if matches!(self.iv(cur).alloc, Some(Allocation::Reg(_))) {
-                self.active.push(cur);
+                self.activate(cur);
             }
         }
         Ok(())
@@ -445,11 +448,12 @@ impl<F: Function> Scan<'_, F> {
     fn advance(&mut self, pos: u32) {
         let mut k = 0;
         while k < self.active.len() {
-            let iv = self.iv(self.active[k]);
+            let idx = self.active[k];
+            let iv = self.iv(idx);
             if iv.end() <= pos {
-                self.active.swap_remove(k);
+                self.deactivate_at(k);
             } else if !self.built.covers(iv, pos) {
-                let idx = self.active.swap_remove(k);
+                self.deactivate_at(k);
                 self.inactive.push(idx);
             } else {
                 k += 1;
@@ -462,11 +466,25 @@ impl<F: Function> Scan<'_, F> {
                 self.inactive.swap_remove(k);
             } else if self.built.covers(iv, pos) {
                 let idx = self.inactive.swap_remove(k);
-                self.active.push(idx);
+                self.activate(idx);
             } else {
                 k += 1;
             }
         }
+    }
+
+    /// Adds `idx` (holding a register) to `active`.
+    fn activate(&mut self, idx: u32) {
+        let r = self.reg_of(idx);
+        self.active_regs.add(r);
+        self.active.push(idx);
+    }
+
+    /// Removes `active[k]` (the order of `active` does not matter).
+    fn deactivate_at(&mut self, k: usize) {
+        let idx = self.active.swap_remove(k);
+        let r = self.reg_of(idx);
+        self.active_regs.remove(r);
     }
 
     /// First position where `iv` meets a reservation of `regs[slot]` owned by another vreg.
@@ -490,6 +508,9 @@ impl<F: Function> Scan<'_, F> {
         if k == list.len() {
             self.resv_left.set(self.resv_left.get() & !(1 << slot));
             return None;
+        }
+        if list[k].from >= iv.end() {
+            return None; // the next reservation begins after `iv`
         }
         let mut j = 0;
         let ranges = self.built.ranges_of(iv);
@@ -519,11 +540,17 @@ impl<F: Function> Scan<'_, F> {
     fn clobber_conflicts(&self, cur: u32, mut first: Option<&mut [u32]>) -> u64 {
         let points = &self.built.clobbers;
         let mut conflicts = 0u64;
-        for range in self.built.ranges_of(&self.built.intervals[cur as usize]) {
-            if conflicts == self.clobber_any {
+        let iv = &self.built.intervals[cur as usize];
+        // Points before `lo` lie before the current range: each search starts there.
+        let mut lo = points.partition_point(|p| p.pos < iv.start());
+        for range in self.built.ranges_of(iv) {
+            if conflicts == self.clobber_any || lo == points.len() {
                 break;
             }
-            let lo = points.partition_point(|p| p.pos < range.from);
+            lo += points[lo..].partition_point(|p| p.pos < range.from);
+            if points.get(lo).is_none_or(|p| p.pos >= range.to) {
+                continue; // no clobber point in this range
+            }
             let hi = lo + points[lo..].partition_point(|p| p.pos < range.to);
             let mut at = lo;
             loop {
@@ -637,14 +664,19 @@ impl<F: Function> Scan<'_, F> {
         let start = iv.start();
         // Registers held by active intervals (bit k: `regs[k]`), and those whose inactive
         // intervals come back while `cur` is live.
-        let mut busy = 0u64;
-        for &a in &self.active {
-            let other = self.iv(a);
-            // Steal: the dying reused input may share its register with the def.
-            if iv.steal == Some(other.vreg) && other.end() == start + 1 {
-                continue;
+        let mut busy = self.active_regs.mask;
+        if let Some(stolen) = iv.steal {
+            // Steal: the dying reused input may share its register with the def, unless
+            // another active interval holds it too.
+            for &a in &self.active {
+                let other = self.iv(a);
+                if other.vreg == stolen && other.end() == start + 1 {
+                    let r = self.reg_of(a);
+                    if self.active_regs.holders[r] == 1 {
+                        busy &= !(1 << r);
+                    }
+                }
             }
-            busy |= 1 << self.reg_of(a);
         }
         for &a in &self.inactive {
             let r = self.reg_of(a);
@@ -795,16 +827,16 @@ impl<F: Function> Scan<'_, F> {
             .filter(|&a| self.reg_of(a) == reg)
             .collect();
         for a in victims {
-            self.active.retain(|&x| x != a);
+            let k = self.active.iter().position(|&x| x == a);
+            self.deactivate_at(k.expect("a victim is active"));
             self.evict_active(a, start)?;
         }
-        let victims: Vec<u32> = self
-            .inactive
-            .iter()
-            .copied()
-            .filter(|&a| self.reg_of(a) == reg)
-            .collect();
-        for a in victims {
+        // (Splitting changes neither `inactive` nor the registers its intervals hold.)
+        for k in 0..self.inactive.len() {
+            let a = self.inactive[k];
+            if self.reg_of(a) != reg {
+                continue;
+            }
             if let Some(x) = self.built.first_intersection(self.iv(a), self.iv(cur)) {
                 let split = gap_floor(x);
                 if split <= self.iv(a).start() {
@@ -956,6 +988,39 @@ impl<F: Function> Scan<'_, F> {
             pieces.partition_point(|&p| self.built.intervals[p as usize].start() < child_start);
         self.built.pieces.insert(vreg.index(), at, child_idx);
         child_idx
+    }
+}
+
+/// Registers (by place in the class's list) held by a set of intervals, with how many
+/// hold each: two intervals share a register only in the steal case.
+#[derive(Clone, Copy)]
+struct HeldRegs {
+    holders: [u8; 64],
+    /// Bit k: `holders[k] > 0`.
+    mask: u64,
+}
+
+impl Default for HeldRegs {
+    fn default() -> HeldRegs {
+        HeldRegs {
+            holders: [0; 64],
+            mask: 0,
+        }
+    }
+}
+
+impl HeldRegs {
+    fn add(&mut self, r: usize) {
+        self.holders[r] += 1;
+        self.mask |= 1 << r;
+    }
+
+    fn remove(&mut self, r: usize) {
+        debug_assert!(self.holders[r] > 0);
+        self.holders[r] -= 1;
+        if self.holders[r] == 0 {
+            self.mask &= !(1 << r);
+        }
     }
 }
 
