@@ -36,12 +36,13 @@
 
 use smallvec::SmallVec;
 
+use crate::env_facts::EnvFacts;
 use crate::liveness::{Liveness, SparseSet};
 use crate::reuse::refill;
 use crate::validate::{early, gap, late, Cfg};
 use crate::{
-    Allocation, Block, Function, Inst, MachineEnv, OperandConstraint, OperandKind, OperandPos,
-    PReg, PRegSet, RegClass, VReg,
+    Allocation, Block, Function, Inst, OperandConstraint, OperandKind, OperandPos, PReg, PRegSet,
+    RegClass, VReg,
 };
 
 /// A half-open range of positions.
@@ -553,7 +554,7 @@ pub(crate) fn build<F: Function>(
     func: &F,
     cfg: &Cfg,
     live: &Liveness,
-    env: &MachineEnv,
+    facts: &EnvFacts,
     built: &mut Built,
     scratch: &mut Scratch,
 ) {
@@ -592,12 +593,7 @@ pub(crate) fn build<F: Function>(
     reservations.clear();
     // Collected backwards, reversed at the end.
     clobber_points.clear();
-    let mut allocatable = PRegSet::empty();
-    for regs in &env.allocatable {
-        for &r in regs {
-            allocatable.add(r);
-        }
-    }
+    let allocatable = facts.allocatable;
 
     // Uses are written into one flat list, each vreg's in a group of its own: count them
     // (every use, and every def not pinned), then fill each group from its end during the

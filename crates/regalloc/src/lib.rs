@@ -35,6 +35,7 @@ mod types;
 
 pub mod checker;
 mod counting_sort;
+mod env_facts;
 pub mod exec;
 pub mod fuzzing;
 pub mod gen;
@@ -335,6 +336,7 @@ pub fn allocate<F: Function>(
 /// between functions but capacity: every buffer is cleared or refilled before it is read.
 #[derive(Default)]
 pub struct Context {
+    env: env_facts::EnvCache,
     cfg: validate::Cfg,
     validate: validate::Scratch,
     live: liveness::Liveness,
@@ -368,7 +370,8 @@ pub fn allocate_in<'c, F: Function>(
 ) -> Result<&'c Output, RegAllocError> {
     let mut times = PhaseTimes::default();
     let mut watch = Stopwatch::new(options.timing);
-    validate::validate_into(func, env, &mut ctx.cfg, &mut ctx.validate)?;
+    let facts = ctx.env.facts(env);
+    validate::validate_into(func, env, facts, &mut ctx.cfg, &mut ctx.validate)?;
     let cfg = &ctx.cfg;
     watch.lap(&mut times.validate);
     liveness::compute_into(func, cfg, &mut ctx.live, &mut ctx.liveness);
@@ -380,12 +383,13 @@ pub fn allocate_in<'c, F: Function>(
     }
     watch.lap(&mut times.liveness);
     let built = &mut ctx.built;
-    intervals::build(func, cfg, live, env, built, &mut ctx.intervals);
+    intervals::build(func, cfg, live, facts, built, &mut ctx.intervals);
     watch.lap(&mut times.intervals);
     let scanned = &mut ctx.scanned;
     scan::run(
         func,
         env,
+        facts,
         cfg,
         built,
         options.perturb,

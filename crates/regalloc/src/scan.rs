@@ -60,6 +60,7 @@ use std::collections::BinaryHeap;
 use smallvec::SmallVec;
 
 use crate::counting_sort::counting_sort;
+use crate::env_facts::EnvFacts;
 use crate::intervals::{
     has_reg_use_in, next_reg_use, Built, ClobberPoint, Interval, UseSpan, MAX_RESERVATION_LEN,
 };
@@ -128,10 +129,6 @@ struct Scan<'a, F: Function> {
     arg_of: ArgsOf,
     splits: usize,
     split_budget: usize,
-    /// Per allocatable register (by its place in `regs`), scratch for `allocate_blocked`;
-    /// inline for a machine's usual 16 or 32 registers.
-    use_pos: SmallVec<[u32; 32]>,
-    block_pos: SmallVec<[u32; 32]>,
     /// Per register index, the first reservation that may still matter (see
     /// `reservation_conflict`).
     resv_cursor: [Cell<u32>; 128],
@@ -151,6 +148,7 @@ struct Scan<'a, F: Function> {
 pub(crate) fn run<F: Function>(
     func: &F,
     env: &MachineEnv,
+    facts: &EnvFacts,
     cfg: &Cfg,
     built: &mut Built,
     perturb: Option<u64>,
@@ -184,10 +182,7 @@ pub(crate) fn run<F: Function>(
     scanned.splits = 0;
     for class in RegClass::ALL {
         let regs = &env.allocatable[class.index()];
-        let mut reg_slot = [u8::MAX; 128];
-        for (k, r) in regs.iter().enumerate() {
-            reg_slot[r.index()] = k as u8;
-        }
+        let reg_slot = facts.reg_slot[class.index()];
         by_decreasing_start(built, class, func.num_insts(), scratch);
         if scratch.initial.is_empty() {
             // No interval of this class: nothing to scan (many functions use one class).
@@ -238,8 +233,6 @@ pub(crate) fn run<F: Function>(
             arg_of: std::mem::take(&mut scratch.arg_of),
             splits: scanned.splits,
             split_budget,
-            use_pos: smallvec::smallvec![0; regs.len()],
-            block_pos: smallvec::smallvec![0; regs.len()],
             resv_cursor: std::array::from_fn(|_| Cell::new(0)),
             resv_left: Cell::new(resv_left),
             clobber_bits: std::mem::take(&mut scratch.clobber_bits),
@@ -728,10 +721,10 @@ impl<F: Function> Scan<'_, F> {
         // current interval may be spilled even though a register could be taken.
         let first = self.perturb.pick(n).unwrap_or(0);
         let prefer_spill = self.perturb.one_in(4);
-        let mut use_pos = std::mem::take(&mut self.use_pos);
-        let mut block_pos = std::mem::take(&mut self.block_pos);
-        use_pos.fill(u32::MAX);
-        block_pos.fill(u32::MAX);
+        // Per allocatable register (by its place in `regs`; at most 64 of them).
+        let mut use_pos_of = [u32::MAX; 64];
+        let mut block_pos_of = [u32::MAX; 64];
+        let (use_pos, block_pos) = (&mut use_pos_of[..n], &mut block_pos_of[..n]);
         let iv = self.iv(cur);
         let start = iv.start();
         for &a in &self.active {
@@ -753,7 +746,7 @@ impl<F: Function> Scan<'_, F> {
                 block_pos[k] = block_pos[k].min(x);
             }
         }
-        self.clobber_conflicts(cur, Some(&mut block_pos));
+        self.clobber_conflicts(cur, Some(&mut *block_pos));
         for k in 0..n {
             use_pos[k] = use_pos[k].min(block_pos[k]);
         }
@@ -772,7 +765,7 @@ impl<F: Function> Scan<'_, F> {
         let first_use = self.next_reg_use(cur, start);
         let can_spill_cur = first_use.is_none_or(|u| gap_floor(u) > start);
         let others_sooner = n == 0 || first_use.is_none_or(|u| use_pos[reg] < u);
-        let result = if (others_sooner || prefer_spill) && can_spill_cur {
+        if (others_sooner || prefer_spill) && can_spill_cur {
             self.spill_current(cur, first_use)
         } else if n == 0 || use_pos[reg] <= start || block_pos[reg] <= start {
             Err(RegAllocError::Internal(format!(
@@ -782,10 +775,7 @@ impl<F: Function> Scan<'_, F> {
             )))
         } else {
             self.take_register(cur, reg, block_pos[reg])
-        };
-        self.use_pos = use_pos;
-        self.block_pos = block_pos;
-        result
+        }
     }
 
     fn spill_current(&mut self, cur: u32, first_use: Option<u32>) -> Result<(), RegAllocError> {

@@ -15,6 +15,7 @@
 //! written, late uses read) and `4i + 3` (unused, keeps the arithmetic a shift). A block
 //! covers `[4 * first, 4 * end)`. Only gap positions are split points.
 
+use crate::env_facts::{EnvCache, EnvFacts};
 use crate::reuse::refill;
 use crate::{
     Block, Function, Inst, MachineEnv, OperandConstraint, OperandKind, OperandPos, PRegSet,
@@ -110,7 +111,9 @@ pub(crate) struct Scratch {
 /// Validates `func` against `env` and computes the shared CFG facts.
 pub(crate) fn validate<F: Function>(func: &F, env: &MachineEnv) -> Result<Cfg, RegAllocError> {
     let mut cfg = Cfg::default();
-    validate_into(func, env, &mut cfg, &mut Scratch::default())?;
+    let mut env_cache = EnvCache::default();
+    let facts = env_cache.facts(env);
+    validate_into(func, env, facts, &mut cfg, &mut Scratch::default())?;
     Ok(cfg)
 }
 
@@ -118,12 +121,13 @@ pub(crate) fn validate<F: Function>(func: &F, env: &MachineEnv) -> Result<Cfg, R
 pub(crate) fn validate_into<F: Function>(
     func: &F,
     env: &MachineEnv,
+    facts: &EnvFacts,
     cfg: &mut Cfg,
     scratch: &mut Scratch,
 ) -> Result<(), RegAllocError> {
     check_shape(func, cfg, scratch)?;
     check_edges(func, cfg)?;
-    check_operands(func, env)?;
+    check_operands(func, env, facts)?;
     check_single_defs(func, env, cfg, scratch)?;
     Ok(())
 }
@@ -339,28 +343,16 @@ fn check_edges<F: Function>(func: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
     Ok(())
 }
 
-fn is_allocatable(env: &MachineEnv, class: RegClass, reg: crate::PReg) -> bool {
-    reg.class() == class && env.allocatable[class.index()].contains(&reg)
-}
-
-fn check_operands<F: Function>(func: &F, env: &MachineEnv) -> Result<(), RegAllocError> {
-    let mut scratch = PRegSet::empty();
-    for class in RegClass::ALL {
-        if let Some(s) = env.scratch[class.index()] {
-            scratch.add(s);
-            if is_allocatable(env, class, s) {
-                return Err(malformed(format!(
-                    "scratch register {s} is also allocatable"
-                )));
-            }
-        }
+fn check_operands<F: Function>(
+    func: &F,
+    env: &MachineEnv,
+    facts: &EnvFacts,
+) -> Result<(), RegAllocError> {
+    if let Some(problem) = &facts.problem {
+        return Err(malformed(problem.clone()));
     }
+    let scratch = facts.scratch;
     let num_vregs = func.num_vregs();
-    // Every allocatable register, for constant-time membership below.
-    let mut allocatable = PRegSet::empty();
-    for regs in &env.allocatable {
-        regs.iter().for_each(|&r| allocatable.add(r));
-    }
     for i in 0..func.num_insts() {
         let inst = Inst(i as u32);
         let ops = func.inst_operands(inst);
@@ -431,7 +423,7 @@ fn check_operands<F: Function>(func: &F, env: &MachineEnv) -> Result<(), RegAllo
                 return Err(bad(k, format!("{v} is defined twice by one instruction")));
             }
         }
-        check_demand(func, env, &allocatable, inst)?;
+        check_demand(func, env, facts, inst)?;
     }
     Ok(())
 }
@@ -441,13 +433,13 @@ fn check_operands<F: Function>(func: &F, env: &MachineEnv) -> Result<(), RegAllo
 fn check_demand<F: Function>(
     func: &F,
     env: &MachineEnv,
-    allocatable: &PRegSet,
+    facts: &EnvFacts,
     inst: Inst,
 ) -> Result<(), RegAllocError> {
     let ops = func.inst_operands(inst);
     let clobbers = func.inst_clobbers(inst);
-    let min_avail = env.allocatable.iter().map(Vec::len).min().unwrap_or(0);
-    if clobbers.is_empty() && ops.len() <= min_avail {
+    let allocatable = &facts.allocatable;
+    if clobbers.is_empty() && ops.len() <= facts.min_avail {
         return Ok(()); // each operand needs at most one register
     }
     for class in RegClass::ALL {

@@ -542,3 +542,42 @@ fn values_of_a_class_without_registers_are_rejected() {
     let err = allocate(&f, &machine, Options::default()).unwrap_err();
     assert!(err.to_string().contains("no Float register"), "{err}");
 }
+
+/// An environment with a register listed twice, or a scratch register that is also
+/// allocatable, is rejected with a message naming the register; one context that meets a
+/// good environment, a bad one and the good one again answers each correctly (its cached
+/// facts about the environment follow the environment passed).
+#[test]
+fn bad_environments_are_rejected_and_the_context_follows_the_env() {
+    let f = func(vec![(
+        vec![
+            inst(vec![Operand::reg_def(v(0))]),
+            inst(vec![Operand::reg_use(v(0))]),
+        ],
+        vec![],
+        vec![],
+    )]);
+    let good = env(3);
+    let mut twice = env(3);
+    twice.allocatable[0].push(PReg::new(1, RegClass::Int));
+    let mut scratch_allocatable = env(3);
+    scratch_allocatable.scratch[0] = Some(PReg::new(2, RegClass::Int));
+    let mut ctx = kestrel_regalloc::Context::new();
+    for (env, expect) in [
+        (&good, None),
+        (&twice, Some("listed twice")),
+        (&good, None),
+        (&scratch_allocatable, Some("also allocatable")),
+        (&good, None),
+    ] {
+        let result = kestrel_regalloc::allocate_in(&mut ctx, &f, env, checked(None));
+        match (result, expect) {
+            (Ok(_), None) => {}
+            (Err(RegAllocError::Malformed(msg)), Some(part)) => {
+                assert!(msg.contains(part), "{msg}")
+            }
+            (Ok(_), Some(part)) => panic!("accepted an environment with a register {part}"),
+            (Err(e), _) => panic!("unexpected result: {e}"),
+        }
+    }
+}

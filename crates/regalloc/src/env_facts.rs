@@ -1,0 +1,79 @@
+//! Facts about a [`MachineEnv`] that every allocation consults: its allocatable and scratch
+//! registers as sets, the fewest registers of any class, and each register's place in its
+//! class's list.
+//!
+//! Requires: nothing. Guarantees: the facts describe exactly the environment passed to
+//! [`EnvCache::facts`] last.
+//!
+//! Cost: O(registers) when the environment differs from the previous call's, else a
+//! comparison of the register lists (a few dozen bytes): a context allocating many
+//! functions for one machine derives the facts once.
+
+use crate::{MachineEnv, PReg, PRegSet, NUM_CLASSES};
+
+/// See the module doc.
+pub(crate) struct EnvFacts {
+    pub allocatable: PRegSet,
+    pub scratch: PRegSet,
+    /// The fewest allocatable registers of any class.
+    pub min_avail: usize,
+    /// Per class, each allocatable register's place in the class's list, by
+    /// [`PReg::index`] (`u8::MAX` for others).
+    pub reg_slot: [[u8; 128]; NUM_CLASSES],
+    /// What is wrong with the environment, if anything (the allocator rejects every
+    /// function then).
+    pub problem: Option<String>,
+}
+
+impl EnvFacts {
+    fn of(env: &MachineEnv) -> EnvFacts {
+        let mut facts = EnvFacts {
+            allocatable: PRegSet::empty(),
+            scratch: PRegSet::empty(),
+            min_avail: env.allocatable.iter().map(Vec::len).min().unwrap_or(0),
+            reg_slot: [[u8::MAX; 128]; NUM_CLASSES],
+            problem: None,
+        };
+        for (class, regs) in env.allocatable.iter().enumerate() {
+            for (k, &r) in regs.iter().enumerate() {
+                if r.class().index() != class || facts.allocatable.contains(r) {
+                    // (Each register of a class listed once: at most 64 per class, which
+                    // the scan's register masks rely on.)
+                    facts.problem = Some(format!(
+                        "allocatable register {r} is listed twice or under the wrong class"
+                    ));
+                }
+                facts.allocatable.add(r);
+                facts.reg_slot[class][r.index()] = k as u8;
+            }
+        }
+        for &s in env.scratch.iter().flatten() {
+            if facts.allocatable.contains(s) {
+                facts.problem = Some(format!("scratch register {s} is also allocatable"));
+            }
+            facts.scratch.add(s);
+        }
+        facts
+    }
+}
+
+/// The facts of the environment seen last, kept by [`crate::Context`].
+#[derive(Default)]
+pub(crate) struct EnvCache {
+    allocatable: [Vec<PReg>; NUM_CLASSES],
+    scratch: [Option<PReg>; NUM_CLASSES],
+    facts: Option<EnvFacts>,
+}
+
+impl EnvCache {
+    /// The facts of `env`, derived again only if `env` differs from the last one.
+    pub fn facts(&mut self, env: &MachineEnv) -> &EnvFacts {
+        let same = self.allocatable == env.allocatable && self.scratch == env.scratch;
+        if !same || self.facts.is_none() {
+            self.allocatable.clone_from(&env.allocatable);
+            self.scratch = env.scratch;
+            self.facts = Some(EnvFacts::of(env));
+        }
+        self.facts.get_or_insert_with(|| EnvFacts::of(env))
+    }
+}
