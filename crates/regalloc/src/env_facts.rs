@@ -13,6 +13,10 @@ use crate::{MachineEnv, PReg, PRegSet, NUM_CLASSES};
 
 /// See the module doc.
 pub(crate) struct EnvFacts {
+    /// The environment's allocatable registers per class, in order of preference.
+    pub lists: [Vec<PReg>; NUM_CLASSES],
+    /// The environment's scratch register per class.
+    scratch_regs: [Option<PReg>; NUM_CLASSES],
     pub allocatable: PRegSet,
     pub scratch: PRegSet,
     /// The fewest allocatable registers of any class.
@@ -28,6 +32,8 @@ pub(crate) struct EnvFacts {
 impl EnvFacts {
     fn of(env: &MachineEnv) -> EnvFacts {
         let mut facts = EnvFacts {
+            lists: env.allocatable.clone(),
+            scratch_regs: env.scratch,
             allocatable: PRegSet::empty(),
             scratch: PRegSet::empty(),
             min_avail: env.allocatable.iter().map(Vec::len).min().unwrap_or(0),
@@ -60,18 +66,14 @@ impl EnvFacts {
 /// The facts of the environment seen last, kept by [`crate::Context`].
 #[derive(Default)]
 pub(crate) struct EnvCache {
-    allocatable: [Vec<PReg>; NUM_CLASSES],
-    scratch: [Option<PReg>; NUM_CLASSES],
     facts: Option<EnvFacts>,
 }
 
 impl EnvCache {
     /// The facts of `env`, derived again only if `env` differs from the last one.
     pub fn facts(&mut self, env: &MachineEnv) -> &EnvFacts {
-        let same = self.allocatable == env.allocatable && self.scratch == env.scratch;
-        if !same || self.facts.is_none() {
-            self.allocatable.clone_from(&env.allocatable);
-            self.scratch = env.scratch;
+        let same = |f: &EnvFacts| f.lists == env.allocatable && f.scratch_regs == env.scratch;
+        if !self.facts.as_ref().is_some_and(same) {
             self.facts = Some(EnvFacts::of(env));
         }
         self.facts.get_or_insert_with(|| EnvFacts::of(env))

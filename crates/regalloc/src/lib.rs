@@ -388,7 +388,6 @@ pub fn allocate_in<'c, F: Function>(
     let scanned = &mut ctx.scanned;
     scan::run(
         func,
-        env,
         facts,
         cfg,
         built,

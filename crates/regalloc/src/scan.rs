@@ -68,9 +68,7 @@ use crate::or_tree::OrTree;
 use crate::perturb::Perturb;
 use crate::reuse::refill;
 use crate::validate::{gap_floor, Cfg};
-use crate::{
-    Allocation, Block, Function, MachineEnv, PReg, RegAllocError, RegClass, SpillSlot, VReg,
-};
+use crate::{Allocation, Block, Function, PReg, RegAllocError, RegClass, SpillSlot, VReg};
 
 /// What the scan produces besides the allocations stored in the intervals.
 #[derive(Default)]
@@ -147,7 +145,6 @@ struct Scan<'a, F: Function> {
 /// Runs the scan for every class, filling `scanned`.
 pub(crate) fn run<F: Function>(
     func: &F,
-    env: &MachineEnv,
     facts: &EnvFacts,
     cfg: &Cfg,
     built: &mut Built,
@@ -181,7 +178,7 @@ pub(crate) fn run<F: Function>(
     let split_budget = 64 + 16 * (built.intervals.len() + 4 * func.num_insts());
     scanned.splits = 0;
     for class in RegClass::ALL {
-        let regs = &env.allocatable[class.index()];
+        let regs = &facts.lists[class.index()];
         let reg_slot = facts.reg_slot[class.index()];
         by_decreasing_start(built, class, func.num_insts(), scratch);
         if scratch.initial.is_empty() {
