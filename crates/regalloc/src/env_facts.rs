@@ -63,6 +63,14 @@ impl EnvFacts {
     }
 }
 
+/// Whether two register lists are equal (a branch-free comparison: these lists are short).
+fn same_regs(a: &[PReg], b: &[PReg]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .fold(true, |same, (x, y)| same & (x.index() == y.index()))
+}
+
 /// The facts of the environment seen last, kept by [`crate::Context`].
 #[derive(Default)]
 pub(crate) struct EnvCache {
@@ -72,7 +80,13 @@ pub(crate) struct EnvCache {
 impl EnvCache {
     /// The facts of `env`, derived again only if `env` differs from the last one.
     pub fn facts(&mut self, env: &MachineEnv) -> &EnvFacts {
-        let same = |f: &EnvFacts| f.lists == env.allocatable && f.scratch_regs == env.scratch;
+        let same = |f: &EnvFacts| {
+            f.scratch_regs == env.scratch
+                && f.lists
+                    .iter()
+                    .zip(&env.allocatable)
+                    .all(|(a, b)| same_regs(a, b))
+        };
         if !self.facts.as_ref().is_some_and(same) {
             self.facts = Some(EnvFacts::of(env));
         }

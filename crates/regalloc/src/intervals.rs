@@ -262,8 +262,13 @@ pub(crate) struct Reservation {
 /// each group sorted by `from`.
 pub(crate) struct Reservations {
     items: Vec<Reservation>,
-    /// Group `r` is `items[starts[r]..starts[r + 1]]`.
+    /// Group `r < top` is `items[starts[r]..starts[r + 1]]`; registers from `top` on have
+    /// none (most functions reserve a few low-numbered registers, so only a prefix of
+    /// `starts` is ever written).
     starts: [u32; 129],
+    top: usize,
+    /// Working memory of `regroup`.
+    fill: [u32; 129],
 }
 
 impl Default for Reservations {
@@ -271,6 +276,8 @@ impl Default for Reservations {
         Reservations {
             items: Vec::new(),
             starts: [0; 129],
+            top: 0,
+            fill: [0; 129],
         }
     }
 }
@@ -285,14 +292,18 @@ impl Reservations {
     /// comes before its use reservation, from the gap). Filling each group from its end
     /// leaves it ascending.
     fn regroup(&mut self, pending: &[(u8, Reservation)]) {
-        let Reservations { items, starts } = self;
-        // Registers above the highest one reserved have empty groups at the end: the
-        // prefix sums stop there (most functions reserve a few low-numbered registers).
+        let Reservations {
+            items,
+            starts,
+            top: kept_top,
+            fill,
+        } = self;
         let top = pending
             .iter()
             .map(|&(r, _)| usize::from(r) + 1)
             .max()
             .unwrap_or(0);
+        *kept_top = top;
         starts[..=top].fill(0);
         for &(r, _) in pending {
             starts[usize::from(r) + 1] += 1;
@@ -300,7 +311,6 @@ impl Reservations {
         for r in 0..top {
             starts[r + 1] += starts[r];
         }
-        starts[top + 1..].fill(pending.len() as u32);
         let placeholder = Reservation {
             from: 0,
             to: 0,
@@ -308,7 +318,6 @@ impl Reservations {
         };
         refill(items, pending.len(), placeholder);
         // `fill[r]`: one past the next free place of group `r`, filled backwards.
-        let mut fill = [0u32; 129];
         fill[..=top].copy_from_slice(&starts[..=top]);
         for &(r, res) in pending {
             let slot = &mut fill[usize::from(r) + 1];
@@ -321,6 +330,9 @@ impl Reservations {
     /// The reservations of the register with index `reg`, sorted by `from`.
     #[inline]
     pub fn of(&self, reg: usize) -> &[Reservation] {
+        if reg >= self.top {
+            return &[];
+        }
         &self.items[self.starts[reg] as usize..self.starts[reg + 1] as usize]
     }
 }
