@@ -410,10 +410,11 @@ fn ret_area_ptr(ctx: &mut Lower<'_, Inst>) -> VReg {
 pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
     // A stack limit the prologue cannot compute is reported here, while errors can be.
     super::stack_limit::plan(ctx.f)?;
-    let locs = param_locs(ctx.signature())?;
+    let (_, ret_area) = ret_locs(ctx.signature())?;
+    let locs = param_locs_given(ctx.signature(), ret_area > 0)?;
     let mut args = Vec::new();
     let mut stack = Vec::new();
-    if needs_ret_area(ctx.signature()) {
+    if ret_area > 0 {
         let ptr = ret_area_ptr(ctx);
         args.push((ptr, gpr_preg(INT_ARGS[0])));
     }
