@@ -250,7 +250,11 @@ pub fn compile_in<B: Backend>(
     clock = times.as_ref().map(|_| Instant::now());
     let frame = backend.compute_frame(f, &vcode, ra);
     // About 4 bytes per instruction on the targets here, plus the prologue and epilogues.
-    let mut buf = MachBuffer::with_capacity(4 * vcode.insts().len() + 64, vcode.num_blocks());
+    let mut buf = MachBuffer::reusing(
+        std::mem::take(&mut code_memory.buffer),
+        4 * vcode.insts().len() + 64,
+        vcode.num_blocks(),
+    );
     buf.set_validate(options.validate_buffer);
     emit(&vcode, ra, &frame, chaos, &mut buf);
     let code_size_without_constants = buf.cur_offset();
@@ -259,7 +263,7 @@ pub fn compile_in<B: Backend>(
     } else {
         (String::new(), String::new())
     };
-    let done = std::mem::take(&mut buf).finish(chaos)?;
+    let done = std::mem::take(&mut buf).finish_into(chaos, &mut code_memory.buffer)?;
     code_memory.code = vcode;
     ctx.code_memory = Some(code_memory);
     lap(&mut times, &mut clock, |t| &mut t.emit);

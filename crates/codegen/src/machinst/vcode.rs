@@ -289,6 +289,8 @@ pub struct CodeMemory<I: MachInst> {
     pending_params: Vec<VReg>,
     /// Lowering's buffer of the instructions of one IR instruction.
     pub(crate) cur_insts: Vec<I>,
+    /// The MachBuffer's working lists (see [`super::buffer::MachBuffer::reusing`]).
+    pub(crate) buffer: super::buffer::BufferMemory<I::LabelUse>,
 }
 
 impl<I: MachInst> Default for CodeMemory<I> {
@@ -307,6 +309,7 @@ impl<I: MachInst> Default for CodeMemory<I> {
             pending_args,
             pending_params,
             cur_insts: Vec::new(),
+            buffer: Default::default(),
         }
     }
 }

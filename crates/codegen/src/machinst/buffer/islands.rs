@@ -19,7 +19,7 @@
 use std::mem;
 
 use super::types::{BufferError, Fixup, MachBufferFinalized, PendingConstant, UNBOUND};
-use super::{Label, LabelUse, MachBuffer};
+use super::{BufferMemory, Label, LabelUse, MachBuffer};
 use crate::chaos::{Chaos, Decision};
 
 impl<U: LabelUse> MachBuffer<U> {
@@ -93,20 +93,32 @@ impl<U: LabelUse> MachBuffer<U> {
             .saturating_add(self.worst_case_island_size());
         let mut work = mem::take(&mut self.pending_fixups);
         work.append(&mut self.deferred_fixups);
-        let mut kept = self.resolve_fixups(work, start, threshold, chaos);
-        kept.extend(self.emit_pending_constants());
+        self.resolve_fixups(&mut work, start, threshold, chaos);
+        self.emit_pending_constants(&mut work);
         // Labels bound in the island (or at its start, now that bytes follow) are final too.
         let end = self.cur_offset();
-        let kept = self.resolve_fixups(kept, end, 0, chaos);
-        self.fixup_deadline = kept.iter().map(Fixup::deadline).min().unwrap_or(u32::MAX);
-        self.deferred_fixups = kept;
+        self.resolve_fixups(&mut work, end, 0, chaos);
+        self.fixup_deadline = work.iter().map(Fixup::deadline).min().unwrap_or(u32::MAX);
+        // The kept uses become the deferred ones; the (empty) deferred list's memory serves
+        // the next pending uses.
+        self.pending_fixups = mem::replace(&mut self.deferred_fixups, work);
         // Post-invariant: I4, the deadline is recomputed over exactly the remaining fixups
         // (pending is empty) and the constants are gone.
         self.after_mutation();
     }
 
     /// Resolve every label use, emit the constant pool, and return the finished code.
-    pub fn finish(mut self, chaos: &mut Chaos) -> Result<MachBufferFinalized, BufferError> {
+    pub fn finish(self, chaos: &mut Chaos) -> Result<MachBufferFinalized, BufferError> {
+        self.finish_into(chaos, &mut BufferMemory::default())
+    }
+
+    /// [`MachBuffer::finish`], giving the buffer's working lists to `memory` for the next
+    /// buffer ([`MachBuffer::reusing`]) when it succeeds.
+    pub fn finish_into(
+        mut self,
+        chaos: &mut Chaos,
+        memory: &mut BufferMemory<U>,
+    ) -> Result<MachBufferFinalized, BufferError> {
         if let Some(e) = self.invariant_error.take() {
             return Err(BufferError::Invariant(e));
         }
@@ -115,8 +127,8 @@ impl<U: LabelUse> MachBuffer<U> {
         // is final.
         let mut work = mem::take(&mut self.pending_fixups);
         work.append(&mut self.deferred_fixups);
-        work = self.resolve_fixups(work, u32::MAX, 0, chaos);
-        work.extend(self.emit_pending_constants());
+        self.resolve_fixups(&mut work, u32::MAX, 0, chaos);
+        self.emit_pending_constants(&mut work);
         // Each round patches what it can; a veneer adds a use of a kind that reaches further
         // (a `LabelUse` requirement), so a few rounds end it.
         // `LabelUse` requires a veneer's kind to reach further than the use it forwards, so
@@ -127,7 +139,7 @@ impl<U: LabelUse> MachBuffer<U> {
             if let Some(f) = work.iter().find(|f| self.label_offset(f.label).is_none()) {
                 return Err(BufferError::UnboundLabel(f.label));
             }
-            work = self.resolve_fixups(work, u32::MAX, 0, chaos);
+            self.resolve_fixups(&mut work, u32::MAX, 0, chaos);
             rounds += 1;
             assert!(rounds < 64, "veneer chain does not end");
         }
@@ -139,6 +151,14 @@ impl<U: LabelUse> MachBuffer<U> {
             .collect();
         self.relocs.sort_by_key(|r| r.offset);
         self.traps.sort_by_key(|t| t.offset);
+        *memory = BufferMemory::from_lists(
+            mem::take(&mut self.label_offsets),
+            mem::take(&mut self.label_aliases),
+            work,
+            mem::take(&mut self.deferred_fixups),
+            mem::take(&mut self.latest_branches),
+            mem::take(&mut self.pending_constants),
+        );
         Ok(MachBufferFinalized {
             data: self.data,
             relocs: self.relocs,
@@ -150,19 +170,21 @@ impl<U: LabelUse> MachBuffer<U> {
     }
 
     /// Patch or veneer each use in `work` whose label resolves below `final_below` (final by
-    /// I5); veneer a use of an unknown label whose deadline is before `threshold`; return the
-    /// rest, plus the veneers' own uses.
+    /// I5); veneer a use of an unknown label whose deadline is before `threshold`; leave in
+    /// `work` the rest, plus the veneers' own uses, in processing order.
     fn resolve_fixups(
         &mut self,
-        mut work: Vec<Fixup<U>>,
+        work: &mut Vec<Fixup<U>>,
         final_below: u32,
         threshold: u32,
         chaos: &mut Chaos,
-    ) -> Vec<Fixup<U>> {
+    ) {
         // Earliest deadline first, so the most urgent veneers sit nearest.
         work.sort_by_key(Fixup::deadline);
-        let mut kept = Vec::new();
-        for f in work {
+        // In place: each use yields at most one, written at `kept <= i` after use i was read.
+        let mut kept = 0;
+        for i in 0..work.len() {
+            let f = work[i];
             let target = self.resolved_offset(f.label);
             let next = if target != UNBOUND && target < final_below {
                 self.patch_or_veneer(f, target, chaos)
@@ -171,9 +193,12 @@ impl<U: LabelUse> MachBuffer<U> {
             } else {
                 Some(f)
             };
-            kept.extend(next);
+            if let Some(next) = next {
+                work[kept] = next;
+                kept += 1;
+            }
         }
-        kept
+        work.truncate(kept);
     }
 
     /// Patch `f` to `target` when in range, else forward it through a veneer. Returns the
@@ -240,11 +265,11 @@ impl<U: LabelUse> MachBuffer<U> {
         })
     }
 
-    /// Emit every pending constant, binding its label where it lands; return the label uses
-    /// inside them, for the caller to resolve.
-    fn emit_pending_constants(&mut self) -> Vec<Fixup<U>> {
-        let mut uses = Vec::new();
-        for c in mem::take(&mut self.pending_constants) {
+    /// Emit every pending constant, binding its label where it lands; add the label uses
+    /// inside them to `uses`, for the caller to resolve.
+    fn emit_pending_constants(&mut self, uses: &mut Vec<Fixup<U>>) {
+        let mut constants = mem::take(&mut self.pending_constants);
+        for c in constants.drain(..) {
             self.align_to(c.align);
             self.bind_label_here(c.label);
             let at = self.cur_offset();
@@ -255,13 +280,15 @@ impl<U: LabelUse> MachBuffer<U> {
                 kind,
             }));
         }
+        // (Emitting bytes adds no constant: the list taken is the whole pool.)
+        debug_assert!(self.pending_constants.is_empty());
+        self.pending_constants = constants;
         self.pending_constants_size = 0;
         // Post-invariant: I4, no constant is pending. Each constant label is bound below
-        // `cur_offset` (constants are never empty), so it is final (I5). The returned uses lie
-        // inside emitted bytes; the caller (an island or `finish`) adds them to its work list,
-        // which feeds `deferred_fixups` and the recomputed deadline, and the island's worst
-        // case counted a veneer for each of them.
-        uses
+        // `cur_offset` (constants are never empty), so it is final (I5). The added uses lie
+        // inside emitted bytes; the caller (an island or `finish`) resolves them with its
+        // work list, which feeds `deferred_fixups` and the recomputed deadline, and the
+        // island's worst case counted a veneer for each of them.
     }
 
     fn record_error(&mut self, e: BufferError) {

@@ -134,6 +134,59 @@ pub struct MachBuffer<U: LabelUse> {
     invariant_error: Option<String>,
 }
 
+/// The working lists of a [`MachBuffer`] that outlive it, for the next function's buffer
+/// (see [`MachBuffer::reusing`]); their contents never carry over.
+pub struct BufferMemory<U: LabelUse> {
+    label_offsets: Vec<u32>,
+    label_aliases: Vec<u32>,
+    pending_fixups: Vec<Fixup<U>>,
+    deferred_fixups: Vec<Fixup<U>>,
+    latest_branches: Vec<Branch>,
+    pending_constants: Vec<PendingConstant<U>>,
+}
+
+impl<U: LabelUse> Default for BufferMemory<U> {
+    fn default() -> Self {
+        BufferMemory {
+            label_offsets: Vec::new(),
+            label_aliases: Vec::new(),
+            pending_fixups: Vec::new(),
+            deferred_fixups: Vec::new(),
+            latest_branches: Vec::new(),
+            pending_constants: Vec::new(),
+        }
+    }
+}
+
+impl<U: LabelUse> BufferMemory<U> {
+    fn from_lists(
+        label_offsets: Vec<u32>,
+        label_aliases: Vec<u32>,
+        pending_fixups: Vec<Fixup<U>>,
+        deferred_fixups: Vec<Fixup<U>>,
+        latest_branches: Vec<Branch>,
+        pending_constants: Vec<PendingConstant<U>>,
+    ) -> Self {
+        BufferMemory {
+            label_offsets,
+            label_aliases,
+            pending_fixups,
+            deferred_fixups,
+            latest_branches,
+            pending_constants,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.label_offsets.clear();
+        self.label_aliases.clear();
+        self.pending_fixups.clear();
+        self.deferred_fixups.clear();
+        self.latest_branches.clear();
+        self.pending_constants.clear();
+    }
+}
+
 impl<U: LabelUse> Default for MachBuffer<U> {
     fn default() -> Self {
         Self::new()
@@ -165,6 +218,34 @@ impl<U: LabelUse> MachBuffer<U> {
             validate: false,
             invariant_error: None,
         }
+    }
+
+    /// An empty buffer in `memory` (the working lists a previous buffer gave back through
+    /// [`MachBuffer::finish_into`]), with room for `code_bytes` of code and `labels` labels.
+    /// Only the code and the metadata handed to the caller are allocated afresh.
+    pub fn reusing(mut memory: BufferMemory<U>, code_bytes: usize, labels: usize) -> Self {
+        memory.clear();
+        let BufferMemory {
+            label_offsets,
+            label_aliases,
+            pending_fixups,
+            deferred_fixups,
+            latest_branches,
+            pending_constants,
+        } = memory;
+        let mut buf = MachBuffer {
+            label_offsets,
+            label_aliases,
+            pending_fixups,
+            deferred_fixups,
+            latest_branches,
+            pending_constants,
+            ..Self::new()
+        };
+        buf.data.reserve(code_bytes);
+        buf.label_offsets.reserve(labels);
+        buf.label_aliases.reserve(labels);
+        buf
     }
 
     /// An empty buffer with room for `code_bytes` of code and `labels` labels, so that

@@ -30,7 +30,7 @@ impl fmt::Display for Label {
 ///
 /// Ranges are measured from the use's offset (the first byte `patch` rewrites) to the
 /// label's offset: a use can reach labels in `use - max_neg_range ..= use + max_pos_range`.
-pub trait LabelUse: Copy + Eq + fmt::Debug {
+pub trait LabelUse: Copy + Eq + fmt::Debug + Send + Sync + 'static {
     /// Alignment of veneers (and of the start of their island).
     const ALIGN: u32;
     /// The largest `veneer_size` of any kind (sizes the worst-case island).
