@@ -125,11 +125,25 @@ pub fn ret_locs(sig: &Signature) -> Result<(SigLocs<RetLoc>, u32), CodegenError>
     if sig.call_conv == CallConv::Winch {
         return winch::ret_locs(sig);
     }
-    let (mut ints, mut floats, mut area) = (0, 0, 0u32);
     let mut locs = SigLocs::with_capacity(sig.returns.len());
-    for p in &sig.returns {
+    let area = walk_sysv_rets(sig, |k, loc| {
+        if k == locs.len() {
+            locs.push(Parts::new());
+        }
+        locs[k].push(loc);
+    })?;
+    Ok((locs, area))
+}
+
+/// Gives each result part of `sig` its System V location, in order, as `each(result index,
+/// location)` (see [`ret_locs`]); returns the size of the return area.
+fn walk_sysv_rets(
+    sig: &Signature,
+    mut each: impl FnMut(usize, RetLoc),
+) -> Result<u32, CodegenError> {
+    let (mut ints, mut floats, mut area) = (0, 0, 0u32);
+    for (k, p) in sig.returns.iter().enumerate() {
         let (class, n) = regs_of(p.value_type)?;
-        let mut parts = Parts::new();
         for _ in 0..n {
             let reg = match class {
                 RegClass::Int if ints < INT_RETS.len() => {
@@ -142,17 +156,19 @@ pub fn ret_locs(sig: &Signature) -> Result<(SigLocs<RetLoc>, u32), CodegenError>
                 }
                 _ => None,
             };
-            parts.push(match reg {
-                Some(r) => RetLoc::Reg(r),
-                None => {
-                    area += 8;
-                    RetLoc::Area(area as i32 - 8)
-                }
-            });
+            each(
+                k,
+                match reg {
+                    Some(r) => RetLoc::Reg(r),
+                    None => {
+                        area += 8;
+                        RetLoc::Area(area as i32 - 8)
+                    }
+                },
+            );
         }
-        locs.push(parts);
     }
-    Ok((locs, area))
+    Ok(area)
 }
 
 /// Windows x64: one result, in rax or xmm0.
@@ -263,7 +279,28 @@ fn area_access(cc: CallConv, ty: Type, class: RegClass) -> (StoreKind, LoadKind)
 
 /// Whether calls of `sig` pass a hidden return-area pointer.
 pub fn needs_ret_area(sig: &Signature) -> bool {
-    ret_locs(sig).is_ok_and(|(_, area)| area > 0)
+    match sig.call_conv {
+        CallConv::WindowsFastcall | CallConv::Winch => {
+            ret_locs(sig).is_ok_and(|(_, area)| area > 0)
+        }
+        cc => check_call_conv(cc).is_ok() && walk_sysv_rets(sig, |_, _| {}).is_ok_and(|a| a > 0),
+    }
+}
+
+/// Whether some parameter of `sig` arrives on the stack (for a supported signature).
+pub fn has_stack_params(sig: &Signature) -> bool {
+    let on_stack = |loc: Loc| matches!(loc, Loc::Stack(_));
+    match sig.call_conv {
+        CallConv::WindowsFastcall => {
+            param_locs(sig).is_ok_and(|locs| locs.iter().flatten().any(|&l| on_stack(l)))
+        }
+        cc => {
+            let mut any = false;
+            check_call_conv(cc).is_ok()
+                && walk_sysv_params(sig, needs_ret_area(sig), |_, l| any |= on_stack(l)).is_ok()
+                && any
+        }
+    }
 }
 
 /// Locations of the parameters of `sig`, one list per parameter (two parts for `i128`: both
@@ -280,35 +317,50 @@ fn param_locs_given(sig: &Signature, ret_area: bool) -> Result<SigLocs<Loc>, Cod
     if sig.call_conv == CallConv::WindowsFastcall {
         return fastcall_param_locs(sig);
     }
-    let hidden = usize::from(ret_area);
-    let (mut ints, mut floats, mut stack) = (hidden, 0, 0i32);
-    sig.params
-        .iter()
-        .map(|p| {
-            let (class, n) = regs_of(p.value_type)?;
-            Ok(match class {
-                RegClass::Int if ints + n <= INT_ARGS.len() => {
-                    ints += n;
-                    (ints - n..ints)
-                        .map(|i| Loc::Reg(gpr_preg(INT_ARGS[i])))
-                        .collect()
+    let mut locs = SigLocs::with_capacity(sig.params.len());
+    walk_sysv_params(sig, ret_area, |k, loc| {
+        if k == locs.len() {
+            locs.push(Parts::new());
+        }
+        locs[k].push(loc);
+    })?;
+    Ok(locs)
+}
+
+/// Gives each parameter part of `sig` its System V location, in order, as `each(parameter
+/// index, location)` (see [`param_locs`]); `ret_area` says whether rdi carries a
+/// return-area pointer first.
+fn walk_sysv_params(
+    sig: &Signature,
+    ret_area: bool,
+    mut each: impl FnMut(usize, Loc),
+) -> Result<(), CodegenError> {
+    let (mut ints, mut floats, mut stack) = (usize::from(ret_area), 0, 0i32);
+    for (k, p) in sig.params.iter().enumerate() {
+        let (class, n) = regs_of(p.value_type)?;
+        match class {
+            RegClass::Int if ints + n <= INT_ARGS.len() => {
+                for &r in &INT_ARGS[ints..ints + n] {
+                    each(k, Loc::Reg(gpr_preg(r)));
                 }
-                RegClass::Float if floats < 8 => {
-                    floats += 1;
-                    smallvec![Loc::Reg(xmm_preg(floats - 1))]
+                ints += n;
+            }
+            RegClass::Float if floats < 8 => {
+                each(k, Loc::Reg(xmm_preg(floats)));
+                floats += 1;
+            }
+            _ => {
+                if n == 2 {
+                    stack += stack % 2;
                 }
-                _ => {
-                    if n == 2 {
-                        stack += stack % 2;
-                    }
-                    stack += n as i32;
-                    (stack - n as i32..stack)
-                        .map(|i| Loc::Stack(8 * i))
-                        .collect()
+                for i in stack..stack + n as i32 {
+                    each(k, Loc::Stack(8 * i));
                 }
-            })
-        })
-        .collect()
+                stack += n as i32;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn store_kind_of(v: VReg) -> StoreKind {
@@ -584,9 +636,7 @@ pub fn compute_frame(
     // Whether the code needs `rbp` or 16-byte alignment whatever the frame's size: a call
     // (alignment at the call site), an incoming stack argument (`[rbp + 16 + …]`), reading
     // the frame pointer or the return address (`[rbp + 8]`).
-    let mut needs_fp = preserve_frame_pointers
-        || param_locs(&f.signature)
-            .is_ok_and(|locs| locs.iter().flatten().any(|l| matches!(l, Loc::Stack(_))));
+    let mut needs_fp = preserve_frame_pointers || has_stack_params(&f.signature);
     for inst in vcode.insts() {
         match inst {
             Inst::Mem(MemInst::RetAreaAddr { size, .. }) => ret_area = ret_area.max(*size),
