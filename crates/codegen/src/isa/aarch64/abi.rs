@@ -190,16 +190,31 @@ fn class_reg(class: RegClass, i: usize) -> PReg {
 pub fn param_locs(sig: &Signature) -> Result<SmallVec<[Loc; 8]>, CodegenError> {
     check_call_conv(sig.call_conv)?;
     let mut assign = Assigner::new();
-    sig.params
-        .iter()
-        .map(|p| {
-            Ok(match assign.place(p.value_type)? {
-                Place::One(r) => Loc::Reg(r),
-                Place::Two(lo, hi) => Loc::Pair(lo, hi),
-                Place::Mem(off) => Loc::Stack(off),
-            })
+    let mut locs = SmallVec::with_capacity(sig.params.len());
+    for p in &sig.params {
+        locs.push(match assign.place(p.value_type)? {
+            Place::One(r) => Loc::Reg(r),
+            Place::Two(lo, hi) => Loc::Pair(lo, hi),
+            Place::Mem(off) => Loc::Stack(off),
+        });
+    }
+    Ok(locs)
+}
+
+/// Whether some parameter of `sig` arrives on the stack (for a supported signature), found
+/// without building the location list.
+pub fn has_stack_params(sig: &Signature) -> bool {
+    let mut assign = Assigner::new();
+    let mut on_stack = false;
+    check_call_conv(sig.call_conv).is_ok()
+        && sig.params.iter().all(|p| match assign.place(p.value_type) {
+            Ok(place) => {
+                on_stack |= matches!(place, Place::Mem(_));
+                true
+            }
+            Err(_) => false,
         })
-        .collect()
+        && on_stack
 }
 
 /// Where one result goes: a register, or an offset in the return area.
@@ -217,18 +232,25 @@ pub enum RetLoc {
 pub fn ret_locs(sig: &Signature) -> Result<(SmallVec<[RetLoc; 4]>, u32), CodegenError> {
     check_call_conv(sig.call_conv)?;
     let mut assign = Assigner::new();
-    let locs = sig
-        .returns
-        .iter()
-        .map(|p| {
-            Ok(match assign.place(p.value_type)? {
-                Place::One(r) => RetLoc::Reg(r),
-                Place::Two(lo, hi) => RetLoc::Pair(lo, hi),
-                Place::Mem(off) => RetLoc::Area(off),
-            })
-        })
-        .collect::<Result<_, CodegenError>>()?;
+    let mut locs = SmallVec::with_capacity(sig.returns.len());
+    for p in &sig.returns {
+        locs.push(match assign.place(p.value_type)? {
+            Place::One(r) => RetLoc::Reg(r),
+            Place::Two(lo, hi) => RetLoc::Pair(lo, hi),
+            Place::Mem(off) => RetLoc::Area(off),
+        });
+    }
     Ok((locs, assign.stack))
+}
+
+/// The size of `sig`'s return area ([`ret_locs`]'s second half, without the locations).
+fn ret_area_size(sig: &Signature) -> Result<u32, CodegenError> {
+    check_call_conv(sig.call_conv)?;
+    let mut assign = Assigner::new();
+    for p in &sig.returns {
+        assign.place(p.value_type)?;
+    }
+    Ok(assign.stack)
 }
 
 /// x8, the register of the return area's address.
@@ -319,7 +341,7 @@ pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), Codeg
     let locs = param_locs(ctx.signature())?;
     let mut args = Vec::new();
     let mut stack = Vec::new();
-    if ret_locs(ctx.signature())?.1 > 0 {
+    if ret_area_size(ctx.signature())? > 0 {
         let ptr = ret_area_ptr(ctx);
         args.push((ptr, ret_area_reg()));
     }
@@ -517,8 +539,7 @@ pub fn compute_frame(
             _ => {}
         }
     }
-    let incoming_stack =
-        param_locs(&f.signature).is_ok_and(|locs| locs.iter().any(|l| matches!(l, Loc::Stack(_))));
+    let incoming_stack = has_stack_params(&f.signature);
     // Registers the code writes, and the spill slots it touches: the allocator may count
     // slots it reserved but never used, which must not grow the frame. What a callee may
     // overwrite is not this function's to save: calls only clobber caller-saved registers.
