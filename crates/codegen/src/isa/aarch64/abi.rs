@@ -34,9 +34,9 @@
 //!   here). So is `windows_fastcall`: the Windows Arm64 convention is AAPCS64 for the
 //!   scalar arguments and results CLIF has (its differences are variadic calls, which CLIF
 //!   lacks, and `x18`, which this backend never touches), and Cranelift's AArch64 backend
-//!   treats it the same way. Other conventions (`apple_aarch64`, which packs stack
-//!   arguments and extends narrow ones; `winch`; `probestack`; `patchable`) are
-//!   unsupported.
+//!   treats it the same way. `winch` is described in [`super::winch`]. Other conventions
+//!   (`apple_aarch64`, which packs stack arguments and extends narrow ones; `probestack`;
+//!   `patchable`) are unsupported.
 //! - Vector values are unsupported (no register class holds them yet). A `stack_limit` is
 //!   checked in the prologue (`stack_limit.rs`).
 //!
@@ -148,7 +148,8 @@ fn check_call_conv(cc: CallConv) -> Result<(), CodegenError> {
         | CallConv::Fast
         | CallConv::Cold
         | CallConv::Tail
-        | CallConv::WindowsFastcall => Ok(()),
+        | CallConv::WindowsFastcall
+        | CallConv::Winch => Ok(()),
         other => Err(CodegenError::unsupported(format!(
             "calling convention `{}` on aarch64",
             other.name()
@@ -188,8 +189,7 @@ fn class_reg(class: RegClass, i: usize) -> PReg {
 
 /// Locations of the parameters of `sig`, one per parameter.
 pub fn param_locs(sig: &Signature) -> Result<SmallVec<[Loc; 8]>, CodegenError> {
-    check_call_conv(sig.call_conv)?;
-    let mut assign = Assigner::new();
+    let mut assign = params_assigner(sig)?;
     let mut locs = SmallVec::with_capacity(sig.params.len());
     for p in &sig.params {
         locs.push(match assign.place(p.value_type)? {
@@ -204,17 +204,17 @@ pub fn param_locs(sig: &Signature) -> Result<SmallVec<[Loc; 8]>, CodegenError> {
 /// Whether some parameter of `sig` arrives on the stack (for a supported signature), found
 /// without building the location list.
 pub fn has_stack_params(sig: &Signature) -> bool {
-    let mut assign = Assigner::new();
+    let Ok(mut assign) = params_assigner(sig) else {
+        return false;
+    };
     let mut on_stack = false;
-    check_call_conv(sig.call_conv).is_ok()
-        && sig.params.iter().all(|p| match assign.place(p.value_type) {
-            Ok(place) => {
-                on_stack |= matches!(place, Place::Mem(_));
-                true
-            }
-            Err(_) => false,
-        })
-        && on_stack
+    sig.params.iter().all(|p| match assign.place(p.value_type) {
+        Ok(place) => {
+            on_stack |= matches!(place, Place::Mem(_));
+            true
+        }
+        Err(_) => false,
+    }) && on_stack
 }
 
 /// Where one result goes: a register, or an offset in the return area.
@@ -231,6 +231,9 @@ pub enum RetLoc {
 /// (passed in x8 when not 0).
 pub fn ret_locs(sig: &Signature) -> Result<(SmallVec<[RetLoc; 4]>, u32), CodegenError> {
     check_call_conv(sig.call_conv)?;
+    if sig.call_conv == CallConv::Winch {
+        return super::winch::ret_locs(sig);
+    }
     let mut assign = Assigner::new();
     let mut locs = SmallVec::with_capacity(sig.returns.len());
     for p in &sig.returns {
@@ -246,6 +249,9 @@ pub fn ret_locs(sig: &Signature) -> Result<(SmallVec<[RetLoc; 4]>, u32), Codegen
 /// The size of `sig`'s return area ([`ret_locs`]'s second half, without the locations).
 fn ret_area_size(sig: &Signature) -> Result<u32, CodegenError> {
     check_call_conv(sig.call_conv)?;
+    if sig.call_conv == CallConv::Winch {
+        return Ok(super::winch::ret_locs(sig)?.1);
+    }
     let mut assign = Assigner::new();
     for p in &sig.returns {
         assign.place(p.value_type)?;
@@ -253,9 +259,35 @@ fn ret_area_size(sig: &Signature) -> Result<u32, CodegenError> {
     Ok(assign.stack)
 }
 
-/// x8, the register of the return area's address.
-fn ret_area_reg() -> PReg {
-    gpr_preg(Gpr::X8)
+/// The register of the return area's address: x8 (x0 under `winch`).
+fn ret_area_reg(cc: CallConv) -> PReg {
+    match cc {
+        CallConv::Winch => gpr_preg(Gpr::X0),
+        _ => gpr_preg(Gpr::X8),
+    }
+}
+
+/// An assigner for `sig`'s parameters, past the return-area pointer where the
+/// convention passes it in an argument register (`winch`).
+fn params_assigner(sig: &Signature) -> Result<Assigner, CodegenError> {
+    check_call_conv(sig.call_conv)?;
+    let mut assign = Assigner::new();
+    if sig.call_conv == CallConv::Winch {
+        super::winch::check(sig)?;
+        if ret_area_size(sig)? > 0 {
+            assign.next[RegClass::Int as usize] = 1;
+        }
+    }
+    Ok(assign)
+}
+
+/// How a result of type `ty` and class `class` is stored into and loaded from the return
+/// area under convention `cc`.
+fn area_access(cc: CallConv, ty: Type, class: RegClass) -> (StoreKind, LoadKind) {
+    match cc {
+        CallConv::Winch => super::winch::area_access(ty),
+        _ => slot_access(class),
+    }
 }
 
 /// The vreg of the incoming return-area pointer, created on first use: lowering is
@@ -312,6 +344,14 @@ pub(super) fn scratch_fp() -> FpReg {
     FpReg::new(31).expect("v31")
 }
 
+/// Registers a call of a function of convention `cc` may overwrite.
+pub fn call_clobbers(cc: CallConv) -> PRegSet {
+    match cc {
+        CallConv::Winch => caller_saved().union(super::winch::extra_clobbers()),
+        _ => caller_saved(),
+    }
+}
+
 /// Registers a call may overwrite: `x0`–`x18`, `x30`, and every FP register but `v8`–`v15`.
 pub fn caller_saved() -> PRegSet {
     let mut set: PRegSet = (0..19).map(x).collect();
@@ -343,7 +383,7 @@ pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), Codeg
     let mut stack = Vec::new();
     if ret_area_size(ctx.signature())? > 0 {
         let ptr = ret_area_ptr(ctx);
-        args.push((ptr, ret_area_reg()));
+        args.push((ptr, ret_area_reg(ctx.signature().call_conv)));
     }
     for (&p, loc) in params.iter().zip(locs) {
         match loc {
@@ -376,6 +416,7 @@ pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), Codeg
 /// `return vals…`.
 pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), CodegenError> {
     let (locs, _) = ret_locs(ctx.signature())?;
+    let cc = ctx.signature().call_conv;
     let mut seen = SmallVec::new();
     let mut rets = Vec::with_capacity(locs.len());
     for (&val, loc) in vals.iter().zip(locs) {
@@ -391,9 +432,10 @@ pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), Codeg
             }
             RetLoc::Area(off) => {
                 let base = ret_area_ptr(ctx);
+                let ty = ctx.value_type(val);
                 for (i, &vr) in ctx.value_regs(val).regs().iter().enumerate() {
                     ctx.emit(MemInst::Store {
-                        kind: slot_access(vr.class()).0,
+                        kind: area_access(cc, ty, vr.class()).0,
                         src: vr,
                         mem: Mem::Reg {
                             base,
@@ -451,7 +493,7 @@ pub fn gen_call_regs(
             dst: ptr,
             size: area,
         });
-        regs.push((ptr, ret_area_reg()));
+        regs.push((ptr, ret_area_reg(sig.call_conv)));
     }
     for (vrs, loc) in args.iter().zip(locs) {
         match loc {
@@ -487,7 +529,7 @@ pub fn gen_call_regs(
             RetLoc::Area(off) => {
                 for (i, &vr) in vrs.iter().enumerate() {
                     loads.push(MemInst::Load {
-                        kind: slot_access(class).1,
+                        kind: area_access(sig.call_conv, p.value_type, class).1,
                         dst: vr,
                         mem: Mem::RetArea {
                             off: off + 8 * i as i32,
@@ -502,6 +544,7 @@ pub fn gen_call_regs(
         dest: callee,
         regs,
         num_uses,
+        conv: sig.call_conv,
     });
     for load in loads {
         ctx.emit(load);

@@ -23,6 +23,7 @@ mod lower_pair;
 pub mod probestack;
 pub mod stack_limit;
 pub mod unwind;
+pub mod winch;
 
 /// The machine words of the only function of CLIF `text`, compiled with `flags` (for the
 /// tests that look for particular instructions).

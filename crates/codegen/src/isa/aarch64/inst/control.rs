@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use kestrel_ir::TrapCode;
+use kestrel_ir::{CallConv, TrapCode};
 use kestrel_regalloc::{PReg, VReg};
 
 use super::super::asm::add_sub::{add_sub_reg, adds_subs_imm, adds_subs_reg, AddSub, AddSubImm};
@@ -60,6 +60,8 @@ pub enum ControlInst<R = VReg> {
         dest: CallDest<R>,
         regs: Vec<(R, PReg)>,
         num_uses: u32,
+        /// The callee's convention (a `winch` callee clobbers more).
+        conv: CallConv,
     },
 }
 
@@ -78,7 +80,7 @@ impl ControlInst {
             Udf { code } [],
             TrapIf { code } [cond = cond.map(m)],
             Brk {} [],
-            Call { num_uses } [
+            Call { num_uses, conv } [
                 dest = dest.map(m),
                 regs = map_call_regs(m, regs, *num_uses)
             ],
@@ -124,6 +126,7 @@ impl ControlInst<String> {
                 dest,
                 regs,
                 num_uses,
+                ..
             } => {
                 let (uses, defs) = regs.split_at(*num_uses as usize);
                 let callee = match dest {

@@ -146,8 +146,13 @@ impl Inst {
     /// results.
     pub fn clobbers(&self) -> PRegSet {
         match self {
-            Inst::Control(ControlInst::Call { regs, num_uses, .. }) => {
-                let mut set = super::abi::caller_saved();
+            Inst::Control(ControlInst::Call {
+                regs,
+                num_uses,
+                conv,
+                ..
+            }) => {
+                let mut set = super::abi::call_clobbers(*conv);
                 for &(_, r) in &regs[*num_uses as usize..] {
                     set.remove(r);
                 }
