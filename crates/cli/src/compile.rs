@@ -100,11 +100,11 @@ fn compile_for(
 
 /// The flags of a file's `set` lines and of the first `target` line for its ISA: CPU
 /// features (`has_*`) of that line apply (x86-64's never beyond the host's).
-fn target_flags(header: &kestrel_filetests::directives::Header) -> Flags {
+fn target_flags(header: &kestrel_filetests::directives::Header) -> Result<Flags, String> {
     let isa = |name: &str| header.targets.iter().find(|t| t.isa == name);
     match (file_isa_of(header), isa("aarch64")) {
         (Isa::Aarch64, Some(line)) => kestrel_filetests::aarch64_flags(header, line),
-        _ => kestrel_filetests::native_flags(header, isa("x86_64")),
+        _ => Ok(kestrel_filetests::native_flags(header, isa("x86_64"))),
     }
 }
 
@@ -122,7 +122,7 @@ fn file_flags_and_functions(
         check_regalloc: check_regalloc || cfg!(debug_assertions),
         keep_text,
         opt_level,
-        ..target_flags(&header)
+        ..target_flags(&header).map_err(|e| format!("{}: {e}", path.display()))?
     };
     // Verification happens in `compile_function`, once per function.
     let funcs = kestrel_ir::text::parse_functions(text, &path.display().to_string())
@@ -143,7 +143,7 @@ pub fn compile(
         let flags = Flags {
             check_regalloc: check_regalloc || cfg!(debug_assertions),
             opt_level,
-            ..target_flags(&header)
+            ..target_flags(&header).map_err(|e| format!("{}: {e}", path.display()))?
         };
         return time_phases(path, &text, &flags, file_isa(&text));
     }

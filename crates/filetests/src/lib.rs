@@ -391,21 +391,31 @@ pub fn native_flags(
 /// `has_*` flags select AArch64 extensions (the code runs under qemu, which emulates them
 /// all); the register-allocation checker is on.
 /// Stack probes are on when `set enable_probestack` precedes the line, every
-/// `2^probestack_size_log2` bytes (12 unless set; a value that is not a number is taken as
-/// out of range, which compiling reports).
-pub fn aarch64_flags(header: &directives::Header, target: &directives::Target) -> native::Flags {
+/// `2^probestack_size_log2` bytes (12 unless set; a value that is not a number is an error
+/// naming the setting; one out of range is reported by compiling).
+pub fn aarch64_flags(
+    header: &directives::Header,
+    target: &directives::Target,
+) -> Result<native::Flags, String> {
     let mut features = kestrel_codegen::isa::aarch64::features::CpuFeatures::none();
     for flag in &target.flags {
         features.apply_flag(flag);
     }
     let setting = |name: &str| setting_before(header, name, target.line);
     let probes = setting("enable_probestack").is_some_and(|v| v == "true");
-    let log2 = setting("probestack_size_log2").map_or(Some(12), |v| v.parse::<u8>().ok());
-    native::Flags {
+    let log2 = match setting("probestack_size_log2") {
+        None => 12,
+        Some(v) => v.parse::<u8>().map_err(|_| {
+            format!(
+                "set probestack_size_log2={v}: not a number (the probe interval's log2, 4..=23)"
+            )
+        })?,
+    };
+    Ok(native::Flags {
         aarch64_features: features,
-        probestack_size_log2: probes.then_some(log2.unwrap_or(u8::MAX)),
+        probestack_size_log2: probes.then_some(log2),
         ..native_flags(header, None)
-    }
+    })
 }
 
 /// The value of the last `set name` line before `line` (`"true"` for a bare `set name`):

@@ -191,7 +191,10 @@ pub fn run_via_object_with(
         ObjectTarget::Aarch64 => {
             let mut sets: Vec<(Flags, &directives::Target)> = Vec::new();
             for &line in &lines {
-                let flags = aarch64_flags(&header, line);
+                let flags = match aarch64_flags(&header, line) {
+                    Ok(flags) => flags,
+                    Err(e) => return Outcome::Fail(vec![format!("line {}: {e}", line.line)]),
+                };
                 let same = |f: &Flags| {
                     (f.aarch64_features, f.probestack_size_log2)
                         == (flags.aarch64_features, flags.probestack_size_log2)

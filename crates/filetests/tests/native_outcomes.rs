@@ -154,3 +154,27 @@ block0(v0: i64):
         other => panic!("expected a failure, got {other:?}"),
     }
 }
+
+/// A probe interval that is not a number is reported as such, naming the setting (it used
+/// to surface as an out-of-range interval of 255).
+#[test]
+fn probestack_size_that_is_not_a_number_is_named() {
+    let text = "test run
+set enable_probestack
+set probestack_size_log2=abc
+target aarch64
+function %f(i64) -> i64 {
+block0(v0: i64):
+    return v0
+}
+; run: %f(2) == 2
+";
+    match run(text, false) {
+        Outcome::Fail(why) => assert!(
+            why.iter()
+                .any(|w| w.contains("probestack_size_log2=abc") && w.contains("not a number")),
+            "{why:?}"
+        ),
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
