@@ -68,7 +68,7 @@ pub fn kestrel(
     mut times: Option<&mut PhaseTimes>,
 ) -> Result<CompiledCode, CodegenError> {
     let start = times.is_some().then(std::time::Instant::now);
-    let f = &*run_mid_end(f, level, false)?;
+    let f = &*run_mid_end(ctx, f, level, false)?;
     if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
         t.mid_end += start.elapsed();
     }

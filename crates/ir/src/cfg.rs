@@ -38,16 +38,30 @@ pub struct ControlFlowGraph {
     /// `preds[pred_start[b]..pred_start[b + 1]]` are the predecessors of block `b`.
     pred_start: Vec<u32>,
     preds: Vec<BlockPredecessor>,
+    /// Working memory of [`ControlFlowGraph::compute_into`], kept for the next function.
+    edges: Vec<(Block, Block, Inst)>,
+    seen: Vec<u32>,
+    next: Vec<u32>,
 }
 
 impl ControlFlowGraph {
     /// Compute the graph of `func` (see the module contract).
     pub fn compute(func: &Function) -> Self {
+        let mut cfg = ControlFlowGraph::default();
+        cfg.compute_into(func);
+        cfg
+    }
+
+    /// [`ControlFlowGraph::compute`] into `self`, reusing its memory.
+    pub fn compute_into(&mut self, func: &Function) {
         let num_blocks = func.dfg.num_blocks();
         // Edges in layout order of their source block: (from, to, branch).
-        let mut edges: Vec<(Block, Block, Inst)> = Vec::new();
+        let edges = &mut self.edges;
+        edges.clear();
         // `seen[b] == stamp` when `b` is already a successor of the current block.
-        let mut seen: Vec<u32> = vec![0; num_blocks];
+        let seen = &mut self.seen;
+        seen.clear();
+        seen.resize(num_blocks, 0);
         let mut stamp = 0u32;
         for &b in func.layout.blocks() {
             if b.index() >= num_blocks {
@@ -70,31 +84,29 @@ impl ControlFlowGraph {
         }
 
         // Counting sort by source, then by destination; both keep layout order within a row.
-        let succ_start = row_starts(num_blocks, edges.iter().map(|e| e.0));
-        let pred_start = row_starts(num_blocks, edges.iter().map(|e| e.1));
-        let mut succs = vec![Block::from_u32(0); edges.len()];
-        let mut preds = vec![
-            BlockPredecessor {
-                block: Block::from_u32(0),
-                inst: Inst::from_u32(0),
-            };
-            edges.len()
-        ];
-        let mut next_succ = succ_start.clone();
-        let mut next_pred = pred_start.clone();
-        for &(from, to, inst) in &edges {
-            let s = &mut next_succ[from.index()];
-            succs[*s as usize] = to;
+        row_starts(&mut self.succ_start, num_blocks, edges.iter().map(|e| e.0));
+        row_starts(&mut self.pred_start, num_blocks, edges.iter().map(|e| e.1));
+        self.succs.clear();
+        self.succs.resize(edges.len(), Block::from_u32(0));
+        let no_pred = BlockPredecessor {
+            block: Block::from_u32(0),
+            inst: Inst::from_u32(0),
+        };
+        self.preds.clear();
+        self.preds.resize(edges.len(), no_pred);
+        // `next[b]`: the next free place in `b`'s row; rows fill in the edges' order.
+        let next = &mut self.next;
+        next.clone_from(&self.succ_start);
+        for &(from, to, _) in edges.iter() {
+            let s = &mut next[from.index()];
+            self.succs[*s as usize] = to;
             *s += 1;
-            let p = &mut next_pred[to.index()];
-            preds[*p as usize] = BlockPredecessor { block: from, inst };
-            *p += 1;
         }
-        ControlFlowGraph {
-            succ_start,
-            succs,
-            pred_start,
-            preds,
+        next.clone_from(&self.pred_start);
+        for &(from, to, inst) in edges.iter() {
+            let p = &mut next[to.index()];
+            self.preds[*p as usize] = BlockPredecessor { block: from, inst };
+            *p += 1;
         }
     }
 
@@ -127,16 +139,16 @@ pub(crate) fn for_each_destination(func: &Function, inst: Inst, mut f: impl FnMu
     }
 }
 
-/// Row offsets (length `n + 1`) for a counting sort of `keys`.
-fn row_starts(n: usize, keys: impl Iterator<Item = Block>) -> Vec<u32> {
-    let mut start = vec![0u32; n + 1];
+/// Row offsets (length `n + 1`) for a counting sort of `keys`, into `start`.
+fn row_starts(start: &mut Vec<u32>, n: usize, keys: impl Iterator<Item = Block>) {
+    start.clear();
+    start.resize(n + 1, 0);
     for k in keys {
         start[k.index() + 1] += 1;
     }
     for i in 0..n {
         start[i + 1] += start[i];
     }
-    start
 }
 
 fn row<'a, T>(start: &[u32], items: &'a [T], b: Block) -> &'a [T] {

@@ -58,51 +58,89 @@ pub struct DominatorTree {
     /// (`enter < exit` for reachable blocks; both 0 for unreachable ones).
     enter: Vec<u32>,
     exit: Vec<u32>,
+    /// Working memory of [`DominatorTree::compute_into`], kept for the next function.
+    scratch: Scratch,
+}
+
+/// The temporary lists of one computation (their contents never carry over).
+#[derive(Clone, Debug, Default)]
+struct Scratch {
+    visited: Vec<bool>,
+    /// (block, index of its next successor or child to visit)
+    stack: Vec<(Block, usize)>,
+    num: Vec<u32>,
+    vertex: Vec<Block>,
+    parent: Vec<u32>,
+    semi: Vec<u32>,
+    label: Vec<u32>,
+    ancestor: Vec<u32>,
+    path: Vec<u32>,
+    idom: Vec<u32>,
+    start: Vec<u32>,
+    fill: Vec<u32>,
+    children: Vec<Block>,
+}
+
+/// Empties `v` and fills it with `n` copies of `x`, keeping its memory.
+fn refill<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
+    v.clear();
+    v.resize(n, x);
 }
 
 impl DominatorTree {
     /// Compute the tree for `func` with its control-flow graph `cfg`.
     pub fn compute(func: &Function, cfg: &ControlFlowGraph) -> Self {
+        let mut tree = DominatorTree::default();
+        tree.compute_into(func, cfg);
+        tree
+    }
+
+    /// [`DominatorTree::compute`] into `self`, reusing its memory.
+    pub fn compute_into(&mut self, func: &Function, cfg: &ControlFlowGraph) {
         let n = func.dfg.num_blocks();
-        let mut tree = DominatorTree {
-            rpo: Vec::new(),
-            rpo_num: vec![UNREACHABLE; n],
-            idom: vec![None; n],
-            inst_seq: vec![0; func.dfg.num_insts()],
-            enter: vec![0; n],
-            exit: vec![0; n],
-        };
+        self.rpo.clear();
+        refill(&mut self.rpo_num, n, UNREACHABLE);
+        refill(&mut self.idom, n, None);
+        refill(&mut self.inst_seq, func.dfg.num_insts(), 0);
+        refill(&mut self.enter, n, 0);
+        refill(&mut self.exit, n, 0);
         let mut seq = 0u32;
         for &b in func.layout.blocks() {
             for i in func.layout.block_insts(b) {
-                if let Some(slot) = tree.inst_seq.get_mut(i.index()) {
+                if let Some(slot) = self.inst_seq.get_mut(i.index()) {
                     *slot = seq;
                 }
                 seq += 1;
             }
         }
         let Some(entry) = func.layout.entry_block().filter(|e| e.index() < n) else {
-            return tree;
+            return;
         };
-        tree.compute_rpo(entry, cfg);
-        tree.compute_idoms(entry, cfg);
-        tree.number_tree();
-        tree
+        self.compute_rpo(entry, cfg);
+        self.compute_idoms(entry, cfg);
+        self.number_tree();
     }
 
     /// Entry/exit times of a depth-first walk of the dominator tree (children grouped by
     /// a counting sort on their idom).
     fn number_tree(&mut self) {
         let n = self.idom.len();
-        let mut start = vec![0u32; n + 1];
+        let Scratch {
+            start,
+            fill,
+            children,
+            stack,
+            ..
+        } = &mut self.scratch;
+        refill(start, n + 1, 0);
         for d in self.idom.iter().flatten() {
             start[d.index() + 1] += 1;
         }
         for b in 0..n {
             start[b + 1] += start[b];
         }
-        let mut fill = start.clone();
-        let mut children = vec![Block::new(0); start[n] as usize];
+        fill.clone_from(start);
+        refill(children, start[n] as usize, Block::new(0));
         for &b in &self.rpo {
             if let Some(d) = self.idom[b.index()] {
                 children[fill[d.index()] as usize] = b;
@@ -113,17 +151,17 @@ impl DominatorTree {
             return;
         };
         let mut clock = 1u32;
-        // (block, index of its next child to visit)
-        let mut stack = vec![(entry, start[entry.index()])];
+        stack.clear();
+        stack.push((entry, start[entry.index()] as usize));
         self.enter[entry.index()] = clock;
         while let Some(top) = stack.last_mut() {
             let (b, next) = *top;
-            if next < start[b.index() + 1] {
+            if next < start[b.index() + 1] as usize {
                 top.1 += 1;
-                let c = children[next as usize];
+                let c = children[next];
                 clock += 1;
                 self.enter[c.index()] = clock;
-                stack.push((c, start[c.index()]));
+                stack.push((c, start[c.index()] as usize));
             } else {
                 clock += 1;
                 self.exit[b.index()] = clock;
@@ -134,10 +172,12 @@ impl DominatorTree {
 
     /// Depth-first search from the entry; postorder reversed.
     fn compute_rpo(&mut self, entry: Block, cfg: &ControlFlowGraph) {
-        let mut visited = vec![false; self.rpo_num.len()];
-        let mut post = Vec::new();
-        // (block, index of the next successor to visit)
-        let mut stack = vec![(entry, 0usize)];
+        let Scratch { visited, stack, .. } = &mut self.scratch;
+        refill(visited, self.rpo_num.len(), false);
+        let post = &mut self.rpo;
+        post.clear();
+        stack.clear();
+        stack.push((entry, 0));
         visited[entry.index()] = true;
         while let Some(top) = stack.last_mut() {
             let (b, next) = *top;
@@ -156,7 +196,6 @@ impl DominatorTree {
         for (i, &b) in post.iter().enumerate() {
             self.rpo_num[b.index()] = i as u32 + 1;
         }
-        self.rpo = post;
     }
 
     /// Immediate dominators by Semi-NCA (Georgiadis): semidominators from one depth-first
@@ -166,11 +205,24 @@ impl DominatorTree {
     fn compute_idoms(&mut self, entry: Block, cfg: &ControlFlowGraph) {
         const NONE: u32 = u32::MAX;
         let nb = self.rpo_num.len();
+        let Scratch {
+            stack,
+            num,
+            vertex,
+            parent,
+            semi,
+            label,
+            ancestor,
+            path,
+            idom,
+            ..
+        } = &mut self.scratch;
         // Preorder numbering from the entry; `parent` is the depth-first tree.
-        let mut num = vec![NONE; nb];
-        let mut vertex: Vec<Block> = Vec::with_capacity(self.rpo.len());
-        let mut parent: Vec<u32> = Vec::with_capacity(self.rpo.len());
-        let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
+        refill(num, nb, NONE);
+        vertex.clear();
+        parent.clear();
+        stack.clear();
+        stack.push((entry, 0));
         num[entry.index()] = 0;
         vertex.push(entry);
         parent.push(0);
@@ -191,10 +243,11 @@ impl DominatorTree {
         let n = vertex.len();
         // `ancestor[v]` is `v`'s link in the forest of processed vertices: a vertex is linked
         // to its tree parent once processed, i.e. when its number exceeds the current `w`.
-        let mut semi: Vec<u32> = (0..n as u32).collect();
-        let mut label: Vec<u32> = (0..n as u32).collect();
-        let mut ancestor = parent.clone();
-        let mut path: Vec<u32> = Vec::new();
+        semi.clear();
+        semi.extend(0..n as u32);
+        label.clone_from(semi);
+        ancestor.clone_from(parent);
+        path.clear();
         for w in (1..n as u32).rev() {
             for p in cfg.predecessors(vertex[w as usize]) {
                 let Some(&v) = num.get(p.block.index()).filter(|&&v| v != NONE) else {
@@ -226,7 +279,7 @@ impl DominatorTree {
                 semi[w as usize] = semi[w as usize].min(semi[u as usize]);
             }
         }
-        let mut idom = parent;
+        idom.clone_from(parent);
         for w in 1..n {
             let mut d = idom[w];
             while d > semi[w] {
@@ -441,6 +494,9 @@ mod tests {
             seed ^= seed << 17;
             (seed % m as u64) as u32
         };
+        // One graph and one tree for every case: memory reused across functions of
+        // varying sizes must not change any answer.
+        let (mut cfg, mut dt) = (ControlFlowGraph::default(), DominatorTree::default());
         for _ in 0..200 {
             let n = 2 + next(39);
             let edges: Vec<Vec<u32>> = (0..n)
@@ -452,8 +508,9 @@ mod tests {
                 .collect();
             let refs: Vec<&[u32]> = edges.iter().map(|e| e.as_slice()).collect();
             let f = shape(&refs);
-            let cfg = ControlFlowGraph::compute(&f);
-            let dt = DominatorTree::compute(&f, &cfg);
+            cfg.compute_into(&f);
+            dt.compute_into(&f, &cfg);
+            let dt = &dt;
             let by_chain = |a: Block, mut x: Block| loop {
                 if x == a {
                     return true;

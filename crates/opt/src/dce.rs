@@ -17,17 +17,24 @@ fn removable(func: &Function, inst: Inst) -> bool {
     !(op.has_side_effects() || op.can_trap() || op.can_load() || op.is_terminator())
 }
 
-/// Every value `inst` reads, aliases resolved.
-fn for_each_use(func: &Function, inst: Inst, mut f: impl FnMut(Value)) {
+/// Every value `inst` reads, aliases resolved; whether some operand names an alias.
+fn for_each_use(func: &Function, inst: Inst, mut f: impl FnMut(Value)) -> bool {
+    let mut reads_alias = false;
+    let mut visit = |v: Value| {
+        let resolved = func.dfg.resolve(v);
+        reads_alias |= resolved != v;
+        f(resolved);
+    };
     for v in func.dfg.inst_args(inst) {
-        f(func.dfg.resolve(v));
+        visit(v);
     }
     for k in 0..func.num_branch_destinations(inst) {
         let dest = func.branch_destination(inst, k);
         for &v in func.dfg.block_call_args(&dest) {
-            f(func.dfg.resolve(v));
+            visit(v);
         }
     }
+    reads_alias
 }
 
 /// Delete every dead instruction of `func`; returns how many.
@@ -39,8 +46,9 @@ pub fn eliminate_dead_code(func: &mut Function) -> usize {
         .iter()
         .flat_map(|&b| func.layout.block_insts(b))
         .collect();
+    let mut reads_alias = false;
     for &inst in &insts {
-        for_each_use(func, inst, |v| uses[v] += 1);
+        reads_alias |= for_each_use(func, inst, |v| uses[v] += 1);
     }
     let unused = |uses: &SecondaryMap<Value, u32>, inst: Inst| {
         func.dfg.inst_results(inst).iter().all(|&r| uses[r] == 0)
@@ -59,7 +67,7 @@ pub fn eliminate_dead_code(func: &mut Function) -> usize {
         }
         dead[inst] = true;
         order.push(inst);
-        for_each_use(func, inst, |v| {
+        let _ = for_each_use(func, inst, |v| {
             uses[v] -= 1;
             if uses[v] != 0 {
                 return;
@@ -75,7 +83,11 @@ pub fn eliminate_dead_code(func: &mut Function) -> usize {
         func.layout.remove_inst(inst);
         func.dfg.detach_results(inst);
     }
-    func.compact();
+    // Compaction applies the removals (ours and queued ones) and resolves aliased operands;
+    // with neither, the function already is what it would produce.
+    if !order.is_empty() || reads_alias || !func.layout.is_compact() {
+        func.compact();
+    }
     // Aliases may name the deleted results; after compaction nothing reads them.
     func.dfg.clear_aliases();
     order.len()

@@ -92,9 +92,33 @@ pub struct OptStats {
     pub hoisted: usize,
 }
 
+/// The mid-end's memory kept between functions (the analyses' tables); nothing but capacity
+/// carries over.
+#[derive(Default)]
+pub struct OptContext {
+    cfg: ControlFlowGraph,
+    domtree: DominatorTree,
+}
+
+impl OptContext {
+    pub fn new() -> OptContext {
+        OptContext::default()
+    }
+}
+
 /// Run the pipeline of `level` on `func` in place (nothing for [`OptLevel::None`]); with
 /// `verify`, check the result with the IR verifier.
 pub fn optimize(func: &mut Function, level: OptLevel, verify: bool) -> Result<OptStats, OptError> {
+    optimize_in(&mut OptContext::new(), func, level, verify)
+}
+
+/// [`optimize`] in `ctx`'s memory.
+pub fn optimize_in(
+    ctx: &mut OptContext,
+    func: &mut Function,
+    level: OptLevel,
+    verify: bool,
+) -> Result<OptStats, OptError> {
     let mut stats = OptStats::default();
     if level == OptLevel::None {
         return Ok(stats);
@@ -103,22 +127,24 @@ pub fn optimize(func: &mut Function, level: OptLevel, verify: bool) -> Result<Op
         func.layout.is_compact(),
         "the mid-end needs a compact function"
     );
-    let mut cfg = ControlFlowGraph::compute(func);
-    let mut domtree = DominatorTree::compute(func, &cfg);
-    stats.loads = eliminate_redundant_loads(func, &domtree);
-    stats.simplify = simplify(func, &domtree);
+    let OptContext { cfg, domtree } = ctx;
+    cfg.compute_into(func);
+    domtree.compute_into(func, cfg);
+    stats.loads = eliminate_redundant_loads(func, domtree);
+    stats.simplify = simplify(func, domtree);
     let edges_removed = stats.simplify.branches > 0;
     if edges_removed {
-        domtree = DominatorTree::compute(func, &ControlFlowGraph::compute(func));
-        stats.unreachable = remove_unreachable_blocks(func, &domtree);
+        cfg.compute_into(func);
+        domtree.compute_into(func, cfg);
+        stats.unreachable = remove_unreachable_blocks(func, domtree);
     }
     stats.dead = eliminate_dead_code(func);
     if edges_removed {
         // Only simplification changes edges; later passes share one CFG and tree.
-        cfg = ControlFlowGraph::compute(func);
-        domtree = DominatorTree::compute(func, &cfg);
+        cfg.compute_into(func);
+        domtree.compute_into(func, cfg);
     }
-    stats.hoisted = hoist_loop_invariants(func, &cfg, &domtree);
+    stats.hoisted = hoist_loop_invariants(func, cfg, domtree);
     if verify {
         kestrel_ir::verify_function(func).map_err(|errors| OptError {
             function: func.name.to_string(),

@@ -116,6 +116,7 @@ pub struct CompileContext {
     /// buffers), which the next compile for the same ISA builds in.
     code_memory: Option<Box<dyn Any + Send + Sync>>,
     regalloc: kestrel_regalloc::Context,
+    opt: kestrel_opt::OptContext,
 }
 
 impl CompileContext {
@@ -128,6 +129,7 @@ impl CompileContext {
 /// What both ISAs do before the shared pipeline: verify `f` (unless the caller has,
 /// `verified`), then run the mid-end at `level`, adding each step's time to `times`.
 pub fn verify_and_optimize<'f>(
+    ctx: &mut CompileContext,
     f: &'f Function,
     verified: bool,
     level: kestrel_opt::OptLevel,
@@ -144,7 +146,7 @@ pub fn verify_and_optimize<'f>(
         t.verify += start.elapsed();
     }
     let start = times.is_some().then(Instant::now);
-    let optimized = run_mid_end(f, level, check)?;
+    let optimized = run_mid_end(ctx, f, level, check)?;
     if let (Some(t), Some(start)) = (times, start) {
         t.mid_end += start.elapsed();
     }
@@ -153,16 +155,23 @@ pub fn verify_and_optimize<'f>(
 
 /// The function to lower: `f` itself at `OptLevel::None`, else an optimized copy (verified
 /// again when `check`, or in debug builds, so a mid-end bug is an error, not wrong code).
-pub fn run_mid_end(
-    f: &Function,
+/// The mid-end works in `ctx`'s memory.
+pub fn run_mid_end<'f>(
+    ctx: &mut CompileContext,
+    f: &'f Function,
     level: kestrel_opt::OptLevel,
     check: bool,
-) -> Result<std::borrow::Cow<'_, Function>, CodegenError> {
+) -> Result<std::borrow::Cow<'f, Function>, CodegenError> {
     if level == kestrel_opt::OptLevel::None {
         return Ok(std::borrow::Cow::Borrowed(f));
     }
     let mut func = f.clone();
-    kestrel_opt::optimize(&mut func, level, check || cfg!(debug_assertions))?;
+    kestrel_opt::optimize_in(
+        &mut ctx.opt,
+        &mut func,
+        level,
+        check || cfg!(debug_assertions),
+    )?;
     Ok(std::borrow::Cow::Owned(func))
 }
 
