@@ -28,7 +28,7 @@ use crate::entity::{Block, Inst, PrimaryMap, SecondaryMap, Value};
 use crate::function::{Function, TextPos};
 use crate::instructions::InstructionData;
 use crate::layout::InsertPoint;
-use crate::pool::ValueListPool;
+use crate::pool::{ValueList, ValueListPool};
 use crate::types::Type;
 
 /// The visitor's view of the instruction being moved into place.
@@ -93,32 +93,73 @@ struct Slot {
     block: Block,
 }
 
+/// Memory kept from one compaction to the next (of the same function or another): the
+/// tables the last compaction replaced, emptied, for the next to fill, and the walk's
+/// lists. Only capacity carries over.
+#[derive(Default)]
+pub struct CompactMemory {
+    insts: PrimaryMap<Inst, InstructionData>,
+    results: SecondaryMap<Inst, ValueList>,
+    srclocs: SecondaryMap<Inst, Option<u32>>,
+    pool: ValueListPool,
+    order: Vec<Slot>,
+    stack: Vec<Block>,
+    placed: Vec<Inst>,
+    block_lens: Vec<(Block, u32)>,
+    values: Vec<Value>,
+}
+
 impl Function {
     /// Apply queued edits and renumber (see the module docs).
     pub fn compact(&mut self) {
         self.compact_with(|_| {});
     }
 
+    /// [`Function::compact`] in `memory`.
+    pub fn compact_in(&mut self, memory: &mut CompactMemory) {
+        self.compact_with_in(memory, |_| {});
+    }
+
     /// Compact, calling `visit` on each instruction as it is placed, in program order.
-    pub fn compact_with(&mut self, mut visit: impl FnMut(&mut CompactCursor)) {
-        let order = self.final_order();
-        let old_insts = std::mem::take(&mut self.dfg.insts);
-        let old_results = std::mem::take(&mut self.dfg.results);
-        let old_srclocs = std::mem::take(&mut self.srclocs);
+    pub fn compact_with(&mut self, visit: impl FnMut(&mut CompactCursor)) {
+        self.compact_with_in(&mut CompactMemory::default(), visit);
+    }
+
+    /// [`Function::compact_with`] in `memory`: the new tables are the ones the last
+    /// compaction in `memory` replaced, and the replaced ones go back to it.
+    pub fn compact_with_in(
+        &mut self,
+        memory: &mut CompactMemory,
+        mut visit: impl FnMut(&mut CompactCursor),
+    ) {
+        let mut order = std::mem::take(&mut memory.order);
+        self.final_order(&mut order, &mut memory.stack, &mut memory.placed);
+        // The spare tables (empty) become the function's; the old ones are read and then
+        // emptied into the spares.
+        let mut old_insts =
+            std::mem::replace(&mut self.dfg.insts, std::mem::take(&mut memory.insts));
+        let mut old_results =
+            std::mem::replace(&mut self.dfg.results, std::mem::take(&mut memory.results));
+        let mut old_srclocs =
+            std::mem::replace(&mut self.srclocs, std::mem::take(&mut memory.srclocs));
         let old_positions = self
             .source_map
             .as_mut()
             .map(|sm| std::mem::take(&mut sm.insts));
         // About as many instructions come out as went in: no growth while placing them.
-        self.dfg.insts = PrimaryMap::with_capacity(old_insts.len());
+        self.dfg.insts.clear();
+        self.dfg.results.clear();
+        self.srclocs.clear();
+        self.dfg.insts.reserve(old_insts.len());
         self.dfg.results.reserve(old_insts.len());
         self.srclocs.reserve(old_insts.len());
 
-        let mut block_lens: Vec<(Block, u32)> = Vec::with_capacity(order.len());
+        let block_lens = &mut memory.block_lens;
+        block_lens.clear();
         let mut current: Option<(Block, u32)> = None;
         // The current instruction's results, in one buffer for the whole walk.
-        let mut results: Vec<Value> = Vec::new();
-        for Slot { old, block } in order {
+        let results = &mut memory.values;
+        for &Slot { old, block } in &order {
             if current.map(|(b, _)| b) != Some(block) {
                 if let Some(done) = current.take() {
                     block_lens.push(done);
@@ -133,7 +174,7 @@ impl Function {
             let mut cursor = CompactCursor {
                 func: self,
                 data,
-                results: &results,
+                results,
                 block,
                 remove: false,
                 inserted: Vec::new(),
@@ -153,13 +194,13 @@ impl Function {
                 *len += 1;
             }
             if remove {
-                for &r in &results {
+                for &r in results.iter() {
                     if let ValueDef::Result(..) = self.dfg.values[r].def {
                         self.dfg.values[r].def = ValueDef::Unused;
                     }
                 }
             } else {
-                self.place(data, &results, srcloc, pos);
+                self.place(data, results, srcloc, pos);
                 *len += 1;
             }
         }
@@ -167,8 +208,16 @@ impl Function {
             block_lens.push(done);
         }
         let num = self.dfg.insts.len();
-        self.layout.rebuild(&block_lens, num);
-        self.compact_pool();
+        self.layout.rebuild(block_lens, num);
+        old_insts.clear();
+        old_results.clear();
+        old_srclocs.clear();
+        order.clear();
+        memory.insts = old_insts;
+        memory.results = old_results;
+        memory.srclocs = old_srclocs;
+        memory.order = order;
+        self.compact_pool(&mut memory.pool);
     }
 
     /// Put `data` at the next instruction number with `results` as its results.
@@ -196,7 +245,7 @@ impl Function {
     /// The final program order: each block (with queued blocks after their anchors), each
     /// with its surviving and queued instructions. A block with no instructions still gets an
     /// entry (`old: None`) so it keeps its place.
-    fn final_order(&mut self) -> Vec<Slot> {
+    fn final_order(&mut self, out: &mut Vec<Slot>, stack: &mut Vec<Block>, placed: &mut Vec<Inst>) {
         let layout = &mut self.layout;
         // Membership by block number: O(blocks + removed), whatever number were removed.
         let mut removed: SecondaryMap<Block, bool> = SecondaryMap::new();
@@ -219,10 +268,11 @@ impl Function {
             blocks_after[after].push(new);
         }
 
-        let mut out = Vec::with_capacity(layout.num_slots());
-        let mut stack: Vec<Block> = layout.blocks().iter().rev().copied().collect();
+        out.clear();
+        out.reserve(layout.num_slots());
+        stack.clear();
+        stack.extend(layout.blocks().iter().rev().copied());
         // A block's surviving instructions, in one buffer for the whole walk.
-        let mut placed: Vec<Inst> = Vec::new();
         while let Some(b) = stack.pop() {
             // Blocks queued after `b` come right after it (in queue order).
             for &n in blocks_after[b].iter().rev() {
@@ -246,17 +296,19 @@ impl Function {
                 );
             }
             for &i in placed.iter().chain(&at_end[b]) {
-                emit_with_before(i, b, &before, &mut out);
+                emit_with_before(i, b, &before, out);
             }
         }
-        out
     }
 
-    /// Rebuild the list pool so it holds only live lists.
-    fn compact_pool(&mut self) {
-        let old = std::mem::take(&mut self.dfg.pool);
+    /// Rebuild the list pool so it holds only live lists, building it in `spare` (empty)
+    /// and leaving the old pool there, emptied.
+    fn compact_pool(&mut self, spare: &mut ValueListPool) {
+        let mut old = std::mem::take(&mut self.dfg.pool);
         // The live lists fit in what the old pool used (garbage included).
-        let mut pool = ValueListPool::with_capacity(old.capacity_used());
+        let mut pool = std::mem::take(spare);
+        pool.clear();
+        pool.reserve(old.capacity_used());
         let dfg = &mut self.dfg;
         for inst in dfg.insts.keys() {
             dfg.results[inst] = old.compact_into(dfg.results[inst], &mut pool);
@@ -277,6 +329,8 @@ impl Function {
             }
         }
         dfg.pool = pool;
+        old.clear();
+        *spare = old;
     }
 }
 
@@ -415,6 +469,33 @@ mod tests {
         assert_eq!(insts, (0..4).map(Inst::from_u32).collect::<Vec<_>>());
         assert_eq!(f.dfg.value_def(v4), ValueDef::Result(Inst::from_u32(1), 0));
         assert_eq!(f.dfg.value_def(v2), ValueDef::Result(add, 0));
+    }
+
+    /// Compactions sharing one memory give exactly what fresh ones give, whatever the
+    /// memory held before (a larger function's tables, then a smaller one's).
+    #[test]
+    fn shared_memory_changes_nothing() {
+        let edit = |f: &mut Function, mul: Inst, v2: Value, v3: Value| {
+            assert!(f.dfg.change_to_alias(v3, v2));
+            f.layout.remove_inst(mul);
+        };
+        let mut memory = CompactMemory::default();
+        for round in 0..3 {
+            let (mut fresh, [_, mul, _], [_, _, v2, v3]) = sample();
+            let (mut shared, ..) = sample();
+            if round > 0 {
+                edit(&mut fresh, mul, v2, v3);
+                edit(&mut shared, mul, v2, v3);
+            }
+            fresh.compact();
+            shared.compact_in(&mut memory);
+            assert_eq!(shared.to_string(), fresh.to_string(), "round {round}");
+            assert_eq!(shared.dfg.num_insts(), fresh.dfg.num_insts());
+            assert_eq!(
+                shared.dfg.pool.capacity_used(),
+                fresh.dfg.pool.capacity_used()
+            );
+        }
     }
 
     #[test]

@@ -169,6 +169,11 @@ impl<K: EntityRef, V> PrimaryMap<K, V> {
         self.items.clear();
     }
 
+    /// Room for `n` more entries without reallocating.
+    pub fn reserve(&mut self, n: usize) {
+        self.items.reserve(n);
+    }
+
     /// Consume the map into its dense vector (index = key).
     pub fn into_vec(self) -> Vec<V> {
         self.items

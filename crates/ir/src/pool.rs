@@ -54,6 +54,16 @@ impl ValueListPool {
         }
     }
 
+    /// Empties the pool, keeping its memory.
+    pub fn clear(&mut self) {
+        self.data.clear();
+    }
+
+    /// Room for `slots` more values.
+    pub fn reserve(&mut self, slots: usize) {
+        self.data.reserve(slots);
+    }
+
     /// Number of slots in use, garbage included.
     #[inline]
     pub fn capacity_used(&self) -> usize {

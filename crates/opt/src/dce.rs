@@ -8,6 +8,7 @@
 //! examined in turn (a worklist), so chains of dead instructions go in one pass. Maintains
 //! SSA and types; leaves the layout compact. Cost: linear in the function size.
 
+use kestrel_ir::compact::CompactMemory;
 use kestrel_ir::entity::SecondaryMap;
 use kestrel_ir::{Function, Inst, Value, ValueDef};
 
@@ -39,6 +40,11 @@ fn for_each_use(func: &Function, inst: Inst, mut f: impl FnMut(Value)) -> bool {
 
 /// Delete every dead instruction of `func`; returns how many.
 pub fn eliminate_dead_code(func: &mut Function) -> usize {
+    eliminate_dead_code_in(func, &mut CompactMemory::default())
+}
+
+/// [`eliminate_dead_code`] compacting in `memory`.
+pub(crate) fn eliminate_dead_code_in(func: &mut Function, memory: &mut CompactMemory) -> usize {
     let mut uses: SecondaryMap<Value, u32> = SecondaryMap::new();
     let insts: Vec<Inst> = func
         .layout
@@ -86,7 +92,7 @@ pub fn eliminate_dead_code(func: &mut Function) -> usize {
     // Compaction applies the removals (ours and queued ones) and resolves aliased operands;
     // with neither, the function already is what it would produce.
     if !order.is_empty() || reads_alias || !func.layout.is_compact() {
-        func.compact();
+        func.compact_in(memory);
     }
     // Aliases may name the deleted results; after compaction nothing reads them.
     func.dfg.clear_aliases();

@@ -53,6 +53,11 @@ pub(crate) fn is_constant(data: &InstructionData) -> bool {
 }
 
 impl ValueTable {
+    /// Forgets every instruction, keeping the table's memory.
+    pub fn clear(&mut self) {
+        self.map.clear();
+    }
+
     /// The results of an equal instruction (first result of type `ty`) that dominates
     /// `block`'s current point.
     pub fn lookup(

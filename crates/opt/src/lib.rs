@@ -39,6 +39,7 @@ pub use simplify::{simplify, SimplifyStats};
 pub use unreachable::remove_unreachable_blocks;
 
 use kestrel_ir::cfg::ControlFlowGraph;
+use kestrel_ir::compact::CompactMemory;
 use kestrel_ir::domtree::DominatorTree;
 use kestrel_ir::Function;
 
@@ -98,6 +99,8 @@ pub struct OptStats {
 pub struct OptContext {
     cfg: ControlFlowGraph,
     domtree: DominatorTree,
+    values: gvn::ValueTable,
+    compact: CompactMemory,
 }
 
 impl OptContext {
@@ -127,18 +130,23 @@ pub fn optimize_in(
         func.layout.is_compact(),
         "the mid-end needs a compact function"
     );
-    let OptContext { cfg, domtree } = ctx;
+    let OptContext {
+        cfg,
+        domtree,
+        values,
+        compact,
+    } = ctx;
     cfg.compute_into(func);
     domtree.compute_into(func, cfg);
-    stats.loads = eliminate_redundant_loads(func, domtree);
-    stats.simplify = simplify(func, domtree);
+    stats.loads = loads::eliminate_redundant_loads_in(func, domtree, compact);
+    stats.simplify = simplify::simplify_in(func, domtree, values, compact);
     let edges_removed = stats.simplify.branches > 0;
     if edges_removed {
         cfg.compute_into(func);
         domtree.compute_into(func, cfg);
         stats.unreachable = remove_unreachable_blocks(func, domtree);
     }
-    stats.dead = eliminate_dead_code(func);
+    stats.dead = dce::eliminate_dead_code_in(func, compact);
     if edges_removed {
         // Only simplification changes edges; later passes share one CFG and tree.
         cfg.compute_into(func);

@@ -22,6 +22,7 @@
 
 use rustc_hash::FxHashMap;
 
+use kestrel_ir::compact::CompactMemory;
 use kestrel_ir::domtree::DominatorTree;
 use kestrel_ir::immediates::AliasRegion;
 use kestrel_ir::{Function, Inst, InstructionData, Type, Value};
@@ -112,6 +113,15 @@ impl BlockLoads {
 /// Delete the redundant loads of `func`, whose dominator tree is `domtree`; returns how
 /// many.
 pub fn eliminate_redundant_loads(func: &mut Function, domtree: &DominatorTree) -> usize {
+    eliminate_redundant_loads_in(func, domtree, &mut CompactMemory::default())
+}
+
+/// [`eliminate_redundant_loads`] compacting in `memory`.
+pub(crate) fn eliminate_redundant_loads_in(
+    func: &mut Function,
+    domtree: &DominatorTree,
+    memory: &mut CompactMemory,
+) -> usize {
     let mut readonly = ValueTable::default();
     let mut local = BlockLoads::default();
     let mut removed = 0;
@@ -149,7 +159,7 @@ pub fn eliminate_redundant_loads(func: &mut Function, domtree: &DominatorTree) -
         }
     }
     if removed > 0 {
-        func.compact();
+        func.compact_in(memory);
     }
     removed
 }

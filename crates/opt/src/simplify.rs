@@ -22,6 +22,7 @@
 //! made later in the walk; the next compaction (DCE's, which always follows) resolves them. Cost: linear in the function size
 //! (O(1) expected per table operation, bounded work per rule).
 
+use kestrel_ir::compact::CompactMemory;
 use kestrel_ir::domtree::DominatorTree;
 use kestrel_ir::{Function, InstructionData, Opcode};
 
@@ -45,18 +46,33 @@ pub struct SimplifyStats {
 
 /// Run the pass on `func`, whose dominator tree is `domtree`.
 pub fn simplify(func: &mut Function, domtree: &DominatorTree) -> SimplifyStats {
+    simplify_in(
+        func,
+        domtree,
+        &mut ValueTable::default(),
+        &mut CompactMemory::default(),
+    )
+}
+
+/// [`simplify`] with a value table and compaction memory kept across functions.
+pub(crate) fn simplify_in(
+    func: &mut Function,
+    domtree: &DominatorTree,
+    values: &mut ValueTable,
+    memory: &mut CompactMemory,
+) -> SimplifyStats {
     let mut stats = SimplifyStats {
         fired: vec![0; simplification_rules().len()],
         ..SimplifyStats::default()
     };
-    let mut values = ValueTable::default();
-    func.compact_with(|cursor| {
+    values.clear();
+    func.compact_with_in(memory, |cursor| {
         let data = cursor.data;
         let op = data.opcode();
         if let InstructionData::Brif { blocks, .. } = data {
             let mut ctx = RulesCtx {
                 cursor: &mut *cursor,
-                values: &mut values,
+                values: &mut *values,
                 domtree,
                 fired: &mut stats.fired,
                 depth: 0,
@@ -86,7 +102,7 @@ pub fn simplify(func: &mut Function, domtree: &DominatorTree) -> SimplifyStats {
             let ty = cursor.func.dfg.value_type(result);
             let mut ctx = RulesCtx {
                 cursor: &mut *cursor,
-                values: &mut values,
+                values: &mut *values,
                 domtree,
                 fired: &mut stats.fired,
                 depth: 0,
