@@ -153,6 +153,9 @@ impl Function {
         self.dfg.insts.reserve(old_insts.len());
         self.dfg.results.reserve(old_insts.len());
         self.srclocs.reserve(old_insts.len());
+        // The placed instructions' result lists go to the old pool's end until
+        // `compact_pool` copies the live lists out: about one result each.
+        self.dfg.pool.reserve(old_insts.len());
 
         let block_lens = &mut memory.block_lens;
         block_lens.clear();

@@ -38,35 +38,59 @@ fn for_each_use(func: &Function, inst: Inst, mut f: impl FnMut(Value)) -> bool {
     reads_alias
 }
 
-/// Delete every dead instruction of `func`; returns how many.
-pub fn eliminate_dead_code(func: &mut Function) -> usize {
-    eliminate_dead_code_in(func, &mut CompactMemory::default())
+/// The pass's working memory, kept across functions (refilled before use).
+#[derive(Default)]
+pub(crate) struct Scratch {
+    uses: SecondaryMap<Value, u32>,
+    dead: SecondaryMap<Inst, bool>,
+    insts: Vec<Inst>,
+    worklist: Vec<Inst>,
+    order: Vec<Inst>,
 }
 
-/// [`eliminate_dead_code`] compacting in `memory`.
-pub(crate) fn eliminate_dead_code_in(func: &mut Function, memory: &mut CompactMemory) -> usize {
-    let mut uses: SecondaryMap<Value, u32> = SecondaryMap::new();
-    let insts: Vec<Inst> = func
-        .layout
-        .blocks()
-        .iter()
-        .flat_map(|&b| func.layout.block_insts(b))
-        .collect();
+/// Delete every dead instruction of `func`; returns how many.
+pub fn eliminate_dead_code(func: &mut Function) -> usize {
+    eliminate_dead_code_in(func, &mut Scratch::default(), &mut CompactMemory::default())
+}
+
+/// [`eliminate_dead_code`] in `scratch`, compacting in `memory`.
+pub(crate) fn eliminate_dead_code_in(
+    func: &mut Function,
+    scratch: &mut Scratch,
+    memory: &mut CompactMemory,
+) -> usize {
+    let Scratch {
+        uses,
+        dead,
+        insts,
+        worklist,
+        order,
+    } = scratch;
+    uses.clear();
+    dead.clear();
+    insts.clear();
+    insts.extend(
+        func.layout
+            .blocks()
+            .iter()
+            .flat_map(|&b| func.layout.block_insts(b)),
+    );
     let mut reads_alias = false;
-    for &inst in &insts {
+    for &inst in insts.iter() {
         reads_alias |= for_each_use(func, inst, |v| uses[v] += 1);
     }
     let unused = |uses: &SecondaryMap<Value, u32>, inst: Inst| {
         func.dfg.inst_results(inst).iter().all(|&r| uses[r] == 0)
     };
-    let mut dead: SecondaryMap<Inst, bool> = SecondaryMap::new();
-    let mut worklist: Vec<Inst> = insts
-        .iter()
-        .rev()
-        .copied()
-        .filter(|&i| removable(func, i) && unused(&uses, i))
-        .collect();
-    let mut order = Vec::new();
+    worklist.clear();
+    worklist.extend(
+        insts
+            .iter()
+            .rev()
+            .copied()
+            .filter(|&i| removable(func, i) && unused(uses, i)),
+    );
+    order.clear();
     while let Some(inst) = worklist.pop() {
         if dead[inst] {
             continue;
@@ -79,13 +103,13 @@ pub(crate) fn eliminate_dead_code_in(func: &mut Function, memory: &mut CompactMe
                 return;
             }
             if let ValueDef::Result(def, _) = func.dfg.value_def(v) {
-                if !dead[def] && removable(func, def) && unused(&uses, def) {
+                if !dead[def] && removable(func, def) && unused(uses, def) {
                     worklist.push(def);
                 }
             }
         });
     }
-    for &inst in &order {
+    for &inst in order.iter() {
         func.layout.remove_inst(inst);
         func.dfg.detach_results(inst);
     }

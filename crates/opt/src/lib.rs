@@ -100,6 +100,7 @@ pub struct OptContext {
     cfg: ControlFlowGraph,
     domtree: DominatorTree,
     values: gvn::ValueTable,
+    dce: dce::Scratch,
     compact: CompactMemory,
 }
 
@@ -134,6 +135,7 @@ pub fn optimize_in(
         cfg,
         domtree,
         values,
+        dce,
         compact,
     } = ctx;
     cfg.compute_into(func);
@@ -146,7 +148,7 @@ pub fn optimize_in(
         domtree.compute_into(func, cfg);
         stats.unreachable = remove_unreachable_blocks(func, domtree);
     }
-    stats.dead = dce::eliminate_dead_code_in(func, compact);
+    stats.dead = dce::eliminate_dead_code_in(func, dce, compact);
     if edges_removed {
         // Only simplification changes edges; later passes share one CFG and tree.
         cfg.compute_into(func);
