@@ -53,11 +53,25 @@ pub fn check_tools() -> Result<(), String> {
 /// Why the AArch64 backend does not support `case` (the first unsupported function's
 /// message), or `None` when it compiles every function or fails otherwise.
 pub fn unsupported_on_aarch64(case: &TestCase, flags: &Flags) -> Option<String> {
+    unsupported_on_aarch64_noting(case, flags, &mut |_| {})
+}
+
+/// [`unsupported_on_aarch64`], handing each compiled function's rules (with
+/// `flags.coverage`) to `fired`.
+pub fn unsupported_on_aarch64_noting(
+    case: &TestCase,
+    flags: &Flags,
+    fired: &mut dyn FnMut(&[u16]),
+) -> Option<String> {
     let flags = aarch64::Flags::from(flags);
     case.functions.iter().find_map(|f| {
         match Aarch64Backend::default().compile_function(f, &flags) {
             Err(e @ CodegenError::Unsupported { .. }) => Some(e.to_string()),
-            _ => None,
+            Ok(code) => {
+                fired(&code.rules_fired);
+                None
+            }
+            Err(_) => None,
         }
     })
 }

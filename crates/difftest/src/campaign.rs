@@ -324,10 +324,13 @@ fn progress_line(summary: &Summary, coverage: &Coverage, start: Instant) -> Stri
     let rate = summary.cases as f64 / secs.max(1e-9);
     let mean = summary.insts as f64 / (summary.cases.max(1)) as f64;
     let (ops, total_ops) = coverage.opcode_summary();
-    let rules = match coverage.rule_summary() {
+    let mut rules = match coverage.rule_summary() {
         Some((hit, total)) => format!(", rules {hit}/{total}"),
         None => String::new(),
     };
+    if let Some((hit, total)) = coverage.aarch64_rule_summary() {
+        rules += &format!(", aarch64 rules {hit}/{total}");
+    }
     format!(
         "fuzz: {secs:.1}s, {} cases ({rate:.0}/s), {} failures{}, mean {mean:.1} insts, opcodes {ops}/{total_ops}{rules}",
         summary.cases, summary.failures, summary.unsupported_text()

@@ -1,7 +1,9 @@
 //! What a campaign exercised: opcodes in the generated cases and lowering rules fired by the
-//! x86-64 backend, so untested rules and opcodes are visible. Rules written in Rust rather
-//! than in `lower.rules` (calls, returns, memory, `br_table`) are not in the rule list.
+//! x86-64 backend and, in campaigns with the AArch64 oracle, by the AArch64 backend, so
+//! untested rules and opcodes are visible. Rules written in Rust rather than in the
+//! `.rules` files (calls, returns, memory, `br_table`) are not in the rule lists.
 
+use kestrel_codegen::isa::aarch64::lower::lowering_rules as aarch64_lowering_rules;
 use kestrel_codegen::isa::x64::lowering_rules;
 use kestrel_codegen::machinst::CompiledCode;
 use kestrel_fuzzgen::TestCase;
@@ -18,6 +20,9 @@ pub struct Coverage {
     /// Firings of each mid-end rule, indexed like [`simplification_rules`] (only campaigns
     /// with the mid-end's oracles record them).
     simplify_counts: Vec<u64>,
+    /// Compilations in which each AArch64 lowering rule fired, indexed like the AArch64
+    /// backend's rule list (empty until an AArch64 compilation is recorded).
+    aarch64_rule_counts: Vec<u64>,
 }
 
 impl Default for Coverage {
@@ -26,6 +31,7 @@ impl Default for Coverage {
             opcode_counts: vec![0; Opcode::ALL.len()],
             rule_counts: vec![0; lowering_rules().len()],
             simplify_counts: vec![0; simplification_rules().len()],
+            aarch64_rule_counts: Vec::new(),
         }
     }
 }
@@ -50,6 +56,25 @@ impl Coverage {
                 *n += 1;
             }
         }
+    }
+
+    /// Note the rules one AArch64 compilation fired (indices into the AArch64 rule list).
+    pub fn record_aarch64_rules(&mut self, fired: &[u16]) {
+        let counts = &mut self.aarch64_rule_counts;
+        if counts.is_empty() {
+            counts.resize(aarch64_lowering_rules().len(), 0);
+        }
+        for &rule in fired {
+            if let Some(n) = counts.get_mut(usize::from(rule)) {
+                *n += 1;
+            }
+        }
+    }
+
+    /// AArch64 lowering rules `(fired, total)`, if an AArch64 compilation was recorded.
+    pub fn aarch64_rule_summary(&self) -> Option<(usize, usize)> {
+        let hit = self.aarch64_rule_counts.iter().filter(|&&n| n > 0).count();
+        (!self.aarch64_rule_counts.is_empty()).then_some((hit, self.aarch64_rule_counts.len()))
     }
 
     /// Note the simplification rules one optimization fired (counts per rule).
@@ -107,6 +132,20 @@ impl Coverage {
             let mut rows: Vec<(u64, &str)> = lowering_rules()
                 .iter()
                 .zip(&self.rule_counts)
+                .map(|(&name, &n)| (n, name))
+                .collect();
+            rows.sort_by_key(|&(n, _)| n);
+            for (n, name) in rows {
+                out += &format!("  {n:>10}  {name}\n");
+            }
+        }
+        if let Some((hit, total)) = self.aarch64_rule_summary() {
+            out += &format!(
+                "aarch64 lowering rules fired: {hit}/{total} (compilations in which each fired)\n"
+            );
+            let mut rows: Vec<(u64, &str)> = aarch64_lowering_rules()
+                .iter()
+                .zip(&self.aarch64_rule_counts)
                 .map(|(&name, &n)| (n, name))
                 .collect();
             rows.sort_by_key(|&(n, _)| n);

@@ -31,7 +31,7 @@ use kestrel_fuzzgen::{Outcome, TestCase};
 use kestrel_interp::DataValue;
 use kestrel_ir::{Function, FunctionName};
 
-use crate::aarch64_support::{check_tools, unsupported_on_aarch64};
+use crate::aarch64_support::{check_tools, unsupported_on_aarch64_noting};
 use crate::coverage::Coverage;
 use crate::oracle::Oracle;
 
@@ -44,6 +44,9 @@ pub struct ObjectOracle {
     batch: HashMap<String, Result<Vec<Outcome>, String>>,
     /// What [`Oracle::declines`] answers for the prefetched cases, by case text.
     declined: HashMap<String, Option<String>>,
+    /// AArch64 rules fired by the support check's compilations since the last run, each
+    /// compilation's list ended by `u16::MAX` (see [`Oracle::run`]).
+    fired: Vec<u16>,
 }
 
 impl ObjectOracle {
@@ -65,6 +68,8 @@ impl ObjectOracle {
         check_tools()?;
         let mut oracle = Self::for_target(ObjectTarget::Aarch64);
         oracle.flags.aarch64_features = features;
+        // The support check's compilations record the AArch64 rules they fire.
+        oracle.flags.coverage = true;
         Ok(oracle)
     }
 
@@ -89,6 +94,7 @@ impl ObjectOracle {
             dir,
             batch: HashMap::new(),
             declined: HashMap::new(),
+            fired: Vec::new(),
         }
     }
 
@@ -177,7 +183,22 @@ impl Oracle for ObjectOracle {
         }
     }
 
-    fn run(&mut self, case: &TestCase, _: u64, _: &mut Coverage) -> Result<Vec<Outcome>, String> {
+    fn run(
+        &mut self,
+        case: &TestCase,
+        _: u64,
+        coverage: &mut Coverage,
+    ) -> Result<Vec<Outcome>, String> {
+        // The rules the support check's compilations fired, one run of them per
+        // compilation (`u16::MAX` ends each).
+        for compiled in self
+            .fired
+            .split(|&r| r == u16::MAX)
+            .filter(|r| !r.is_empty())
+        {
+            coverage.record_aarch64_rules(compiled);
+        }
+        self.fired.clear();
         if let Some(result) = self.batch.remove(&key(case)) {
             return result;
         }
@@ -197,7 +218,13 @@ impl Oracle for ObjectOracle {
         }
         match self.declined.remove(&key(case)) {
             Some(why) => why,
-            None => unsupported_on_aarch64(case, &self.flags),
+            None => {
+                let fired = &mut self.fired;
+                unsupported_on_aarch64_noting(case, &self.flags, &mut |rules| {
+                    fired.extend_from_slice(rules);
+                    fired.push(u16::MAX);
+                })
+            }
         }
     }
 }

@@ -44,6 +44,16 @@ fn seeded_aarch64_smoke_campaign_finds_nothing() {
         "{unsupported} unsupported:\n{log}"
     );
     assert!(summary.final_line().ends_with(" unsupported on aarch64"));
+    // The support check's compilations record which AArch64 lowering rules fired.
+    let fired = log
+        .lines()
+        .filter_map(|l| l.split(", aarch64 rules ").nth(1))
+        .filter_map(|r| r.split('/').next()?.parse::<usize>().ok())
+        .last();
+    assert!(
+        fired.is_some_and(|n| n > 100),
+        "AArch64 rule coverage missing or tiny ({fired:?}):\n{log}"
+    );
 }
 
 /// The AArch64 oracle with every answer turned wrong (results into a trap, a trap into no
