@@ -47,9 +47,9 @@ fn seeded_aarch64_smoke_campaign_finds_nothing() {
     // The support check's compilations record which AArch64 lowering rules fired.
     let fired = log
         .lines()
+        .rev()
         .filter_map(|l| l.split(", aarch64 rules ").nth(1))
-        .filter_map(|r| r.split('/').next()?.parse::<usize>().ok())
-        .last();
+        .find_map(|r| r.split('/').next()?.parse::<usize>().ok());
     assert!(
         fired.is_some_and(|n| n > 100),
         "AArch64 rule coverage missing or tiny ({fired:?}):\n{log}"
