@@ -129,44 +129,33 @@ impl Coverage {
             out += &format!(
                 "lowering rules fired: {hit}/{total} (compilations in which each fired)\n"
             );
-            let mut rows: Vec<(u64, &str)> = lowering_rules()
-                .iter()
-                .zip(&self.rule_counts)
-                .map(|(&name, &n)| (n, name))
-                .collect();
-            rows.sort_by_key(|&(n, _)| n);
-            for (n, name) in rows {
-                out += &format!("  {n:>10}  {name}\n");
-            }
+            out += &rule_rows(lowering_rules(), &self.rule_counts);
         }
         if let Some((hit, total)) = self.aarch64_rule_summary() {
             out += &format!(
                 "aarch64 lowering rules fired: {hit}/{total} (compilations in which each fired)\n"
             );
-            let mut rows: Vec<(u64, &str)> = aarch64_lowering_rules()
-                .iter()
-                .zip(&self.aarch64_rule_counts)
-                .map(|(&name, &n)| (n, name))
-                .collect();
-            rows.sort_by_key(|&(n, _)| n);
-            for (n, name) in rows {
-                out += &format!("  {n:>10}  {name}\n");
-            }
+            out += &rule_rows(aarch64_lowering_rules(), &self.aarch64_rule_counts);
         }
         if let Some((hit, total)) = self.simplify_summary() {
             out += &format!("mid-end rules fired: {hit}/{total} (firings of each)\n");
-            let mut rows: Vec<(u64, &str)> = simplification_rules()
-                .iter()
-                .zip(&self.simplify_counts)
-                .map(|(&name, &n)| (n, name))
-                .collect();
-            rows.sort_by_key(|&(n, _)| n);
-            for (n, name) in rows {
-                out += &format!("  {n:>10}  {name}\n");
-            }
+            out += &rule_rows(simplification_rules(), &self.simplify_counts);
         }
         out
     }
+}
+
+/// One line per rule with its count, the least exercised first.
+fn rule_rows(names: &[&str], counts: &[u64]) -> String {
+    let mut rows: Vec<(u64, &str)> = names
+        .iter()
+        .zip(counts)
+        .map(|(&name, &n)| (n, name))
+        .collect();
+    rows.sort_by_key(|&(n, _)| n);
+    rows.iter()
+        .map(|(n, name)| format!("  {n:>10}  {name}\n"))
+        .collect()
 }
 
 fn opcode_index(op: Opcode) -> usize {

@@ -18,7 +18,7 @@
 //! O(blocks + edges + instructions) for the orders and numberings.
 
 use crate::cfg::ControlFlowGraph;
-use crate::entity::{Block, EntityRef, Inst};
+use crate::entity::{refill, Block, EntityRef, Inst};
 use crate::function::Function;
 use crate::layout::Layout;
 
@@ -79,12 +79,6 @@ struct Scratch {
     start: Vec<u32>,
     fill: Vec<u32>,
     children: Vec<Block>,
-}
-
-/// Empties `v` and fills it with `n` copies of `x`, keeping its memory.
-fn refill<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
-    v.clear();
-    v.resize(n, x);
 }
 
 impl DominatorTree {

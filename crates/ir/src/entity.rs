@@ -287,3 +287,10 @@ impl<K: EntityRef, V: Clone + fmt::Debug> fmt::Debug for SecondaryMap<K, V> {
         f.debug_list().entries(self.items.iter()).finish()
     }
 }
+
+/// Empties `v` and fills it with `n` copies of `x`, keeping its capacity (how the passes'
+/// working memory is made ready for the next function).
+pub fn refill<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
+    v.clear();
+    v.resize(n, x);
+}

@@ -69,7 +69,7 @@
 //! - It returns exactly the registers its results take, in order, each of the class the
 //!   result's type needs; anything else is unsupported, naming the instruction and the type.
 
-use kestrel_ir::entity::EntityRef;
+use kestrel_ir::entity::{refill, EntityRef};
 use kestrel_ir::{Block, Function, Inst, InstructionData, Opcode, Type, Value, ValueDef};
 use kestrel_regalloc::{Operand, RegClass, VReg};
 
@@ -221,12 +221,6 @@ pub(crate) struct LowerScratch {
     /// A block's successors, and one edge's argument vregs.
     succs: Vec<BlockIndex>,
     args: Vec<VReg>,
-}
-
-/// Empties `v` and fills it with `n` copies of `x`, keeping its capacity.
-fn refill<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
-    v.clear();
-    v.resize(n, x);
 }
 
 impl<'f, I: MachInst> Lower<'f, I> {

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use kestrel_ir::FunctionName;
+use kestrel_regalloc::PRegSet;
 
 use super::operands::{OperandSpec, Operands};
 use super::{BlockIndex, PReg, VReg};
@@ -60,6 +61,19 @@ pub fn map_call_regs<S, F: FnMut(OperandSpec) -> S>(
     let mut mapped = m.fixed_list(uses, Operands::fixed_use);
     mapped.extend(m.fixed_list(defs, Operands::fixed_def));
     mapped
+}
+
+/// What a call overwrites beyond its defs: `clobbered` (its convention's caller-saved
+/// registers) less the registers of its results, `regs[num_uses..]`.
+pub fn call_clobbers_less_results<R>(
+    mut clobbered: PRegSet,
+    regs: &[(R, PReg)],
+    num_uses: u32,
+) -> PRegSet {
+    for (_, r) in &regs[num_uses as usize..] {
+        clobbered.remove(*r);
+    }
+    clobbered
 }
 
 /// `block1, block2, …`.

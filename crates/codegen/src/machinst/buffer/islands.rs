@@ -151,14 +151,14 @@ impl<U: LabelUse> MachBuffer<U> {
             .collect();
         self.relocs.sort_by_key(|r| r.offset);
         self.traps.sort_by_key(|t| t.offset);
-        *memory = BufferMemory::from_lists(
-            mem::take(&mut self.label_offsets),
-            mem::take(&mut self.label_aliases),
-            work,
-            mem::take(&mut self.deferred_fixups),
-            mem::take(&mut self.latest_branches),
-            mem::take(&mut self.pending_constants),
-        );
+        *memory = BufferMemory {
+            label_offsets: mem::take(&mut self.label_offsets),
+            label_aliases: mem::take(&mut self.label_aliases),
+            pending_fixups: work,
+            deferred_fixups: mem::take(&mut self.deferred_fixups),
+            latest_branches: mem::take(&mut self.latest_branches),
+            pending_constants: mem::take(&mut self.pending_constants),
+        };
         Ok(MachBufferFinalized {
             data: self.data,
             relocs: self.relocs,

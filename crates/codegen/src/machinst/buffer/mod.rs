@@ -159,24 +159,6 @@ impl<U: LabelUse> Default for BufferMemory<U> {
 }
 
 impl<U: LabelUse> BufferMemory<U> {
-    fn from_lists(
-        label_offsets: Vec<u32>,
-        label_aliases: Vec<u32>,
-        pending_fixups: Vec<Fixup<U>>,
-        deferred_fixups: Vec<Fixup<U>>,
-        latest_branches: Vec<Branch>,
-        pending_constants: Vec<PendingConstant<U>>,
-    ) -> Self {
-        BufferMemory {
-            label_offsets,
-            label_aliases,
-            pending_fixups,
-            deferred_fixups,
-            latest_branches,
-            pending_constants,
-        }
-    }
-
     fn clear(&mut self) {
         self.label_offsets.clear();
         self.label_aliases.clear();
@@ -225,21 +207,13 @@ impl<U: LabelUse> MachBuffer<U> {
     /// Only the code and the metadata handed to the caller are allocated afresh.
     pub fn reusing(mut memory: BufferMemory<U>, code_bytes: usize, labels: usize) -> Self {
         memory.clear();
-        let BufferMemory {
-            label_offsets,
-            label_aliases,
-            pending_fixups,
-            deferred_fixups,
-            latest_branches,
-            pending_constants,
-        } = memory;
         let mut buf = MachBuffer {
-            label_offsets,
-            label_aliases,
-            pending_fixups,
-            deferred_fixups,
-            latest_branches,
-            pending_constants,
+            label_offsets: memory.label_offsets,
+            label_aliases: memory.label_aliases,
+            pending_fixups: memory.pending_fixups,
+            deferred_fixups: memory.deferred_fixups,
+            latest_branches: memory.latest_branches,
+            pending_constants: memory.pending_constants,
             ..Self::new()
         };
         buf.data.reserve(code_bytes);

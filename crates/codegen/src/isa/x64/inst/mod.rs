@@ -201,13 +201,11 @@ impl Inst {
                 num_uses,
                 conv,
                 ..
-            }) => {
-                let mut set = super::abi::call_clobbers(*conv);
-                for &(_, r) in &regs[*num_uses as usize..] {
-                    set.remove(r);
-                }
-                set
-            }
+            }) => crate::machinst::shared_inst::call_clobbers_less_results(
+                super::abi::call_clobbers(*conv),
+                regs,
+                *num_uses,
+            ),
             _ => PRegSet::empty(),
         }
     }
