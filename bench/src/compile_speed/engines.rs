@@ -68,7 +68,7 @@ pub fn kestrel(
     mut times: Option<&mut PhaseTimes>,
 ) -> Result<CompiledCode, CodegenError> {
     let start = times.is_some().then(std::time::Instant::now);
-    let f = &*run_mid_end(ctx, f, level, false)?;
+    let f = run_mid_end(ctx, f, level, false)?;
     if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
         t.mid_end += start.elapsed();
     }
@@ -78,10 +78,12 @@ pub fn kestrel(
         ..CompileOptions::default()
     };
     let chaos = &mut Chaos::disabled();
-    match target {
-        Target::X64 => compile_in(ctx, &X64Backend, f, options, chaos, times),
-        Target::Aarch64 => compile_in(ctx, &Aarch64Backend::default(), f, options, chaos, times),
-    }
+    let compiled = match target {
+        Target::X64 => compile_in(ctx, &X64Backend, &f, options, chaos, times),
+        Target::Aarch64 => compile_in(ctx, &Aarch64Backend::default(), &f, options, chaos, times),
+    };
+    ctx.give_back(f);
+    compiled
 }
 
 /// The Cranelift target, configured once.

@@ -42,13 +42,38 @@ pub struct BlockData {
 }
 
 /// Instructions, values, block parameters, and the pool their lists live in.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct DataFlowGraph {
     pub(crate) insts: PrimaryMap<Inst, InstructionData>,
     pub(crate) results: SecondaryMap<Inst, ValueList>,
     pub(crate) values: PrimaryMap<Value, ValueData>,
     pub(crate) blocks: PrimaryMap<Block, BlockData>,
     pub pool: ValueListPool,
+}
+
+impl Clone for DataFlowGraph {
+    fn clone(&self) -> Self {
+        let mut copy = DataFlowGraph::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    /// Field by field, reusing this graph's memory.
+    fn clone_from(&mut self, source: &Self) {
+        // Destructured, so that a new field cannot be forgotten here.
+        let DataFlowGraph {
+            insts,
+            results,
+            values,
+            blocks,
+            pool,
+        } = source;
+        self.insts.clone_from(insts);
+        self.results.clone_from(results);
+        self.values.clone_from(values);
+        self.blocks.clone_from(blocks);
+        self.pool.clone_from(pool);
+    }
 }
 
 impl DataFlowGraph {

@@ -100,7 +100,7 @@ entity!(
 );
 
 /// A dense map that allocates the keys.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(PartialEq, Eq)]
 pub struct PrimaryMap<K: EntityRef, V> {
     items: Vec<V>,
     _key: PhantomData<K>,
@@ -216,11 +216,41 @@ impl<K: EntityRef, V: fmt::Debug> fmt::Debug for PrimaryMap<K, V> {
 }
 
 /// A dense map over keys allocated elsewhere; missing entries read as the default.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(PartialEq, Eq)]
 pub struct SecondaryMap<K: EntityRef, V: Clone> {
     items: Vec<V>,
     default: V,
     _key: PhantomData<K>,
+}
+
+// Cloning into an existing map reuses its memory (`clone_from`), which the mid-end's
+// per-function copy relies on.
+impl<K: EntityRef, V: Clone> Clone for PrimaryMap<K, V> {
+    fn clone(&self) -> Self {
+        PrimaryMap {
+            items: self.items.clone(),
+            _key: PhantomData,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.items.clone_from(&source.items);
+    }
+}
+
+impl<K: EntityRef, V: Clone> Clone for SecondaryMap<K, V> {
+    fn clone(&self) -> Self {
+        SecondaryMap {
+            items: self.items.clone(),
+            default: self.default.clone(),
+            _key: PhantomData,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.items.clone_from(&source.items);
+        self.default.clone_from(&source.default);
+    }
 }
 
 impl<K: EntityRef, V: Clone + Default> SecondaryMap<K, V> {

@@ -277,7 +277,7 @@ pub struct SourceMap {
 }
 
 /// A function in SSA form.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Function {
     pub name: FunctionName,
     pub signature: Signature,
@@ -297,6 +297,48 @@ pub struct Function {
     pub srclocs: SecondaryMap<Inst, Option<u32>>,
     /// Present when the function was parsed from text.
     pub source_map: Option<Box<SourceMap>>,
+}
+
+impl Clone for Function {
+    fn clone(&self) -> Self {
+        let mut copy = Function::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    /// Field by field, reusing this function's memory (the mid-end copies each function it
+    /// optimizes into one kept by the compile context).
+    fn clone_from(&mut self, source: &Self) {
+        // Destructured, so that a new field cannot be forgotten here.
+        let Function {
+            name,
+            signature,
+            stack_slots,
+            global_values,
+            signatures,
+            ext_funcs,
+            jump_tables,
+            alias_regions,
+            stack_limit,
+            dfg,
+            layout,
+            srclocs,
+            source_map,
+        } = source;
+        self.name.clone_from(name);
+        self.signature.clone_from(signature);
+        self.stack_slots.clone_from(stack_slots);
+        self.global_values.clone_from(global_values);
+        self.signatures.clone_from(signatures);
+        self.ext_funcs.clone_from(ext_funcs);
+        self.jump_tables.clone_from(jump_tables);
+        self.alias_regions.clone_from(alias_regions);
+        self.stack_limit = *stack_limit;
+        self.dfg.clone_from(dfg);
+        self.layout.clone_from(layout);
+        self.srclocs.clone_from(srclocs);
+        self.source_map.clone_from(source_map);
+    }
 }
 
 impl Function {

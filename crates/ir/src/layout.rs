@@ -33,7 +33,7 @@ struct Range {
 }
 
 /// Block order and instruction order of a function.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Layout {
     order: Vec<Block>,
     in_order: SecondaryMap<Block, bool>,
@@ -44,6 +44,39 @@ pub struct Layout {
     pub(crate) pending_blocks: Vec<(Block, Block)>,
     pub(crate) removed_blocks: Vec<Block>,
     removed_insts: usize,
+}
+
+impl Clone for Layout {
+    fn clone(&self) -> Self {
+        let mut copy = Layout::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    /// Field by field, reusing this layout's memory.
+    fn clone_from(&mut self, source: &Self) {
+        // Destructured, so that a new field cannot be forgotten here.
+        let Layout {
+            order,
+            in_order,
+            ranges,
+            insts,
+            inst_block,
+            pending_insts,
+            pending_blocks,
+            removed_blocks,
+            removed_insts,
+        } = source;
+        self.order.clone_from(order);
+        self.in_order.clone_from(in_order);
+        self.ranges.clone_from(ranges);
+        self.insts.clone_from(insts);
+        self.inst_block.clone_from(inst_block);
+        self.pending_insts.clone_from(pending_insts);
+        self.pending_blocks.clone_from(pending_blocks);
+        self.removed_blocks.clone_from(removed_blocks);
+        self.removed_insts = *removed_insts;
+    }
 }
 
 impl Layout {

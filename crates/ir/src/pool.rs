@@ -18,9 +18,21 @@ pub struct ValueList {
 }
 
 /// Storage for every [`ValueList`] of a function.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct ValueListPool {
     data: Vec<Value>,
+}
+
+impl Clone for ValueListPool {
+    fn clone(&self) -> Self {
+        ValueListPool {
+            data: self.data.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.data.clone_from(&source.data);
+    }
 }
 
 impl ValueList {

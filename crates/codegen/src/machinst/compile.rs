@@ -117,12 +117,22 @@ pub struct CompileContext {
     code_memory: Option<Box<dyn Any + Send + Sync>>,
     regalloc: kestrel_regalloc::Context,
     opt: kestrel_opt::OptContext,
+    /// The mid-end's copy of the last function it optimized (see [`CompileContext::give_back`]).
+    optimized: Function,
 }
 
 impl CompileContext {
     /// An empty context; its buffers grow with the first functions compiled in it.
     pub fn new() -> CompileContext {
         CompileContext::default()
+    }
+
+    /// Keeps the memory of an optimized copy from [`run_mid_end`] once it was compiled, for
+    /// the next function's copy.
+    pub fn give_back(&mut self, f: std::borrow::Cow<'_, Function>) {
+        if let std::borrow::Cow::Owned(func) = f {
+            self.optimized = func;
+        }
     }
 }
 
@@ -165,7 +175,9 @@ pub fn run_mid_end<'f>(
     if level == kestrel_opt::OptLevel::None {
         return Ok(std::borrow::Cow::Borrowed(f));
     }
-    let mut func = f.clone();
+    // Copied into the last copy's memory (handed back through `give_back`).
+    let mut func = std::mem::take(&mut ctx.optimized);
+    func.clone_from(f);
     kestrel_opt::optimize_in(
         &mut ctx.opt,
         &mut func,

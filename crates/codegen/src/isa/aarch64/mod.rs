@@ -172,7 +172,7 @@ impl Aarch64Backend {
         };
         let check = flags.check_regalloc;
         let timed = times.as_deref_mut();
-        let f = &*verify_and_optimize(ctx, f, flags.verified, flags.opt_level, check, timed)?;
+        let f = verify_and_optimize(ctx, f, flags.verified, flags.opt_level, check, timed)?;
         let options = CompileOptions {
             check_regalloc: flags.check_regalloc,
             keep_text: flags.keep_text,
@@ -184,7 +184,9 @@ impl Aarch64Backend {
             features: flags.features,
             probe_interval,
         };
-        compile_in(ctx, &target, f, options, chaos, times)
+        let compiled = compile_in(ctx, &target, &f, options, chaos, times);
+        ctx.give_back(f);
+        compiled
     }
 }
 

@@ -128,7 +128,7 @@ impl X64Backend {
     ) -> Result<CompiledCode, CodegenError> {
         let check = flags.check_regalloc;
         let timed = times.as_deref_mut();
-        let f = &*verify_and_optimize(ctx, f, flags.verified, flags.opt_level, check, timed)?;
+        let f = verify_and_optimize(ctx, f, flags.verified, flags.opt_level, check, timed)?;
         let options = CompileOptions {
             check_regalloc: flags.check_regalloc,
             keep_text: flags.keep_text,
@@ -139,7 +139,9 @@ impl X64Backend {
             features: flags.features,
             preserve_frame_pointers: flags.preserve_frame_pointers,
         };
-        compile_in(ctx, &target, f, options, chaos, times)
+        let compiled = compile_in(ctx, &target, &f, options, chaos, times);
+        ctx.give_back(f);
+        compiled
     }
 }
 
