@@ -267,13 +267,35 @@ pub struct AliasRegionData {
 }
 
 /// Where the entities of a parsed function were written, for error messages.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct SourceMap {
     /// The name of the text (as given to the parser), shared by its functions.
     pub file: std::sync::Arc<str>,
     pub function: TextPos,
     pub insts: SecondaryMap<Inst, TextPos>,
     pub blocks: SecondaryMap<Block, TextPos>,
+}
+
+impl Clone for SourceMap {
+    fn clone(&self) -> Self {
+        let mut copy = SourceMap::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    /// Field by field, reusing this map's memory.
+    fn clone_from(&mut self, source: &Self) {
+        let SourceMap {
+            file,
+            function,
+            insts,
+            blocks,
+        } = source;
+        self.file.clone_from(file);
+        self.function = *function;
+        self.insts.clone_from(insts);
+        self.blocks.clone_from(blocks);
+    }
 }
 
 /// A function in SSA form.

@@ -100,6 +100,7 @@ pub struct OptContext {
     cfg: ControlFlowGraph,
     domtree: DominatorTree,
     values: gvn::ValueTable,
+    loads: loads::Scratch,
     dce: dce::Scratch,
     compact: CompactMemory,
 }
@@ -135,12 +136,13 @@ pub fn optimize_in(
         cfg,
         domtree,
         values,
+        loads,
         dce,
         compact,
     } = ctx;
     cfg.compute_into(func);
     domtree.compute_into(func, cfg);
-    stats.loads = loads::eliminate_redundant_loads_in(func, domtree, compact);
+    stats.loads = loads::eliminate_redundant_loads_in(func, domtree, loads, compact);
     stats.simplify = simplify::simplify_in(func, domtree, values, compact);
     let edges_removed = stats.simplify.branches > 0;
     if edges_removed {

@@ -25,7 +25,7 @@ use rustc_hash::FxHashMap;
 use kestrel_ir::compact::CompactMemory;
 use kestrel_ir::domtree::DominatorTree;
 use kestrel_ir::immediates::AliasRegion;
-use kestrel_ir::{Function, Inst, InstructionData, Type, Value};
+use kestrel_ir::{Block, Function, Inst, InstructionData, Type, Value};
 
 use crate::gvn::ValueTable;
 
@@ -110,26 +110,48 @@ impl BlockLoads {
     }
 }
 
+/// The pass's tables and lists, kept across functions (emptied before use).
+#[derive(Default)]
+pub(crate) struct Scratch {
+    readonly: ValueTable,
+    local: BlockLoads,
+    blocks: Vec<Block>,
+    insts: Vec<Inst>,
+}
+
 /// Delete the redundant loads of `func`, whose dominator tree is `domtree`; returns how
 /// many.
 pub fn eliminate_redundant_loads(func: &mut Function, domtree: &DominatorTree) -> usize {
-    eliminate_redundant_loads_in(func, domtree, &mut CompactMemory::default())
+    eliminate_redundant_loads_in(
+        func,
+        domtree,
+        &mut Scratch::default(),
+        &mut CompactMemory::default(),
+    )
 }
 
-/// [`eliminate_redundant_loads`] compacting in `memory`.
+/// [`eliminate_redundant_loads`] in `scratch`, compacting in `memory`.
 pub(crate) fn eliminate_redundant_loads_in(
     func: &mut Function,
     domtree: &DominatorTree,
+    scratch: &mut Scratch,
     memory: &mut CompactMemory,
 ) -> usize {
-    let mut readonly = ValueTable::default();
-    let mut local = BlockLoads::default();
+    let Scratch {
+        readonly,
+        local,
+        blocks,
+        insts,
+    } = scratch;
+    readonly.clear();
     let mut removed = 0;
-    let blocks = func.layout.blocks().to_vec();
-    for block in blocks {
+    blocks.clear();
+    blocks.extend_from_slice(func.layout.blocks());
+    for &block in blocks.iter() {
         local.clear();
-        let insts: Vec<Inst> = func.layout.block_insts(block).collect();
-        for inst in insts {
+        insts.clear();
+        insts.extend(func.layout.block_insts(block));
+        for &inst in insts.iter() {
             let mut data = *func.dfg.inst(inst);
             let InstructionData::Load { flags, arg, .. } = &mut data else {
                 local.clobber(clobber_of(&data));
