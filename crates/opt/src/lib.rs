@@ -103,18 +103,29 @@ pub struct OptContext {
     loads: loads::Scratch,
     dce: dce::Scratch,
     compact: CompactMemory,
+    /// Per rule of [`simplification_rules`]: how often it fired in the last run.
+    fired: Vec<u32>,
 }
 
 impl OptContext {
     pub fn new() -> OptContext {
         OptContext::default()
     }
+
+    /// How often each rule of [`simplification_rules`] fired in the last [`optimize_in`]
+    /// (the stats it returns leave `simplify.fired` empty; [`optimize`] fills it).
+    pub fn fired(&self) -> &[u32] {
+        &self.fired
+    }
 }
 
 /// Run the pipeline of `level` on `func` in place (nothing for [`OptLevel::None`]); with
 /// `verify`, check the result with the IR verifier.
 pub fn optimize(func: &mut Function, level: OptLevel, verify: bool) -> Result<OptStats, OptError> {
-    optimize_in(&mut OptContext::new(), func, level, verify)
+    let mut ctx = OptContext::new();
+    let mut stats = optimize_in(&mut ctx, func, level, verify)?;
+    stats.simplify.fired = ctx.fired;
+    Ok(stats)
 }
 
 /// [`optimize`] in `ctx`'s memory.
@@ -139,11 +150,12 @@ pub fn optimize_in(
         loads,
         dce,
         compact,
+        fired,
     } = ctx;
     cfg.compute_into(func);
     domtree.compute_into(func, cfg);
     stats.loads = loads::eliminate_redundant_loads_in(func, domtree, loads, compact);
-    stats.simplify = simplify::simplify_in(func, domtree, values, compact);
+    stats.simplify = simplify::simplify_in(func, domtree, values, compact, fired);
     let edges_removed = stats.simplify.branches > 0;
     if edges_removed {
         cfg.compute_into(func);

@@ -46,25 +46,30 @@ pub struct SimplifyStats {
 
 /// Run the pass on `func`, whose dominator tree is `domtree`.
 pub fn simplify(func: &mut Function, domtree: &DominatorTree) -> SimplifyStats {
-    simplify_in(
+    let mut fired = Vec::new();
+    let mut stats = simplify_in(
         func,
         domtree,
         &mut ValueTable::default(),
         &mut CompactMemory::default(),
-    )
+        &mut fired,
+    );
+    stats.fired = fired;
+    stats
 }
 
-/// [`simplify`] with a value table and compaction memory kept across functions.
+/// [`simplify`] with a value table and compaction memory kept across functions; the
+/// per-rule counts go to `fired` (refilled), not to the returned stats.
 pub(crate) fn simplify_in(
     func: &mut Function,
     domtree: &DominatorTree,
     values: &mut ValueTable,
     memory: &mut CompactMemory,
+    fired: &mut Vec<u32>,
 ) -> SimplifyStats {
-    let mut stats = SimplifyStats {
-        fired: vec![0; simplification_rules().len()],
-        ..SimplifyStats::default()
-    };
+    let mut stats = SimplifyStats::default();
+    fired.clear();
+    fired.resize(simplification_rules().len(), 0);
     values.clear();
     func.compact_with_in(memory, |cursor| {
         let data = cursor.data;
@@ -74,7 +79,7 @@ pub(crate) fn simplify_in(
                 cursor: &mut *cursor,
                 values: &mut *values,
                 domtree,
-                fired: &mut stats.fired,
+                fired: &mut *fired,
                 depth: 0,
             };
             if let Some(taken) = constructor_simplify_branch(&mut ctx, op_of(&data)) {
@@ -104,7 +109,7 @@ pub(crate) fn simplify_in(
                 cursor: &mut *cursor,
                 values: &mut *values,
                 domtree,
-                fired: &mut stats.fired,
+                fired: &mut *fired,
                 depth: 0,
             };
             if let Some(v) = constructor_simplify(&mut ctx, ty, op_of(&data)) {
