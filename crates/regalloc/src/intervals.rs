@@ -369,6 +369,9 @@ pub(crate) struct Built {
     pub reservations: Reservations,
     /// Clobbering instructions, by increasing position.
     pub clobbers: Vec<ClobberPoint>,
+    /// Per instruction `i` (and one past the last two): the index of the first clobber point
+    /// at an instruction `>= i` (see [`Built::first_clobber_at`]).
+    clobber_from: Vec<u32>,
     /// Per vreg, the start of its whole lifetime (0 if it has no interval).
     pub vreg_start: Vec<u32>,
     /// Per vreg, the end of its whole lifetime (0 if it has no interval).
@@ -382,6 +385,15 @@ pub(crate) struct Built {
 }
 
 impl Built {
+    /// The index of the first clobber point at position `pos` or later, in O(1): a point
+    /// of instruction `i` is at `late(i) = 4i + 2`.
+    #[inline]
+    pub fn first_clobber_at(&self, pos: u32) -> usize {
+        let i = (pos / 4) as usize;
+        let at = if pos <= late(i as u32) { i } else { i + 1 };
+        self.clobber_from[at] as usize
+    }
+
     /// The ranges of `iv`.
     #[inline]
     pub fn ranges_of(&self, iv: &Interval) -> &[Range] {
@@ -578,6 +590,7 @@ pub(crate) fn build<F: Function>(
         uses,
         reservations: grouped_reservations,
         clobbers: clobber_points,
+        clobber_from,
         vreg_start,
         vreg_end,
         needs_slot,
@@ -817,5 +830,15 @@ pub(crate) fn build<F: Function>(
     }
     grouped_reservations.regroup(reservations);
     order_and_link_runs(clobber_points);
+    // Walking instructions down, `k` is the first point at or after instruction `i`.
+    let num_insts = func.num_insts();
+    refill(clobber_from, num_insts + 2, clobber_points.len() as u32);
+    let mut k = clobber_points.len();
+    for i in (0..=num_insts).rev() {
+        while k > 0 && clobber_points[k - 1].pos / 4 >= i as u32 {
+            k -= 1;
+        }
+        clobber_from[i] = k as u32;
+    }
     *built_max_live = max_live;
 }

@@ -523,25 +523,25 @@ impl<F: Function> Scan<'_, F> {
     /// overwrites; with `first`, also lowers `first[k]` to the first such position of
     /// register `k`.
     ///
-    /// Per range of `cur`: a binary search for its points, then, while some register may
-    /// still be added, a search of the segment tree for the first point in the range that
-    /// adds one (so every register's first point is found, in position order). Cost:
-    /// O((ranges + registers found) · log points) per interval, whatever the points' sets.
+    /// Per range of `cur`: its points by two table lookups ([`Built::first_clobber_at`]),
+    /// then, while some register may still be added, a search of the segment tree for the
+    /// first point in the range that adds one (so every register's first point is found, in
+    /// position order). Cost: O(ranges + registers found · log points) per interval,
+    /// whatever the points' sets.
     fn clobber_conflicts(&self, cur: u32, mut first: Option<&mut [u32]>) -> u64 {
         let points = &self.built.clobbers;
         let mut conflicts = 0u64;
         let iv = &self.built.intervals[cur as usize];
-        // Points before `lo` lie before the current range: each search starts there.
-        let mut lo = points.partition_point(|p| p.pos < iv.start());
         for range in self.built.ranges_of(iv) {
-            if conflicts == self.clobber_any || lo == points.len() {
+            if conflicts == self.clobber_any {
                 break;
             }
-            lo += points[lo..].partition_point(|p| p.pos < range.from);
-            if points.get(lo).is_none_or(|p| p.pos >= range.to) {
+            // The points in the range, by table lookups.
+            let lo = self.built.first_clobber_at(range.from);
+            let hi = self.built.first_clobber_at(range.to);
+            if lo == hi {
                 continue; // no clobber point in this range
             }
-            let hi = lo + points[lo..].partition_point(|p| p.pos < range.to);
             let mut at = lo;
             loop {
                 let want = self.clobber_any & !conflicts;
