@@ -478,11 +478,17 @@ impl<F: Function> Scan<'_, F> {
     }
 
     /// First position where `iv` meets a reservation of `regs[slot]` owned by another vreg.
-    #[inline]
+    #[inline(always)]
     fn reservation_conflict(&self, slot: usize, iv: &Interval) -> Option<u32> {
         if self.resv_left.get() & (1 << slot) == 0 {
-            return None; // no reservation of this register is left
+            return None; // no reservation of this register is left (the common answer)
         }
+        self.reservation_conflict_in_list(slot, iv)
+    }
+
+    /// [`Scan::reservation_conflict`] for a register with reservations left.
+    #[inline(never)]
+    fn reservation_conflict_in_list(&self, slot: usize, iv: &Interval) -> Option<u32> {
         let reg = self.regs[slot];
         let list = self.built.reservations.of(reg.index());
         // Intervals are queried in order of increasing start, so reservations that end
