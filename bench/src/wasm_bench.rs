@@ -180,9 +180,11 @@ fn measure(
     opt_level: OptLevel,
 ) -> Result<Times, String> {
     let wasm = std::fs::read(&p.wasm).map_err(|e| format!("{}: {e}", p.wasm.display()))?;
+    // The IR verifier off, as Wasmtime runs Cranelift's (`Config::verify`).
     let config = |bounds_checks| Config {
         bounds_checks,
         opt_level,
+        verify: false,
     };
     let (guard, compile_kestrel) = min_of(reps, || {
         engines::compile_kestrel(&wasm, &config(BoundsChecks::Guard))

@@ -204,6 +204,11 @@ enum WasmCommand {
         /// The mid-end's opt level: `speed` (default, as Wasmtime) or `none`.
         #[arg(long, default_value = "speed", value_parser = parse_opt_level)]
         opt_level: OptLevel,
+        /// Run the IR verifier on each translated function before compiling it (off by
+        /// default, as Wasmtime runs Cranelift; the builder type-checks every instruction
+        /// either way).
+        #[arg(long)]
+        verify: bool,
         file: PathBuf,
         /// The program's arguments; with `--invoke`, the function's (integers in decimal
         /// or `0x` hex, floats in decimal).
@@ -222,6 +227,11 @@ enum WasmCommand {
         /// The mid-end's opt level: `speed` (default, as Wasmtime) or `none`.
         #[arg(long, default_value = "speed", value_parser = parse_opt_level)]
         opt_level: OptLevel,
+        /// Run the IR verifier on each translated function before compiling it (off by
+        /// default, as Wasmtime runs Cranelift; the builder type-checks every instruction
+        /// either way).
+        #[arg(long)]
+        verify: bool,
         /// Also write each function's translated IR to DIR/wasm-func-INDEX.clif (for
         /// `kestrel compile --disasm`).
         #[arg(long = "emit-clif", value_name = "DIR")]
@@ -298,6 +308,7 @@ fn main() -> ExitCode {
             invoke,
             bounds_checks,
             opt_level,
+            verify,
             file,
             args,
         }) => wasm::run(&wasm::RunOptions {
@@ -306,6 +317,7 @@ fn main() -> ExitCode {
             config: kestrel_wasm::Config {
                 bounds_checks,
                 opt_level,
+                verify,
             },
             args: &args,
             dirs: &dirs,
@@ -316,11 +328,13 @@ fn main() -> ExitCode {
             timing,
             bounds_checks,
             opt_level,
+            verify,
             emit_clif,
         }) => {
             let config = kestrel_wasm::Config {
                 bounds_checks,
                 opt_level,
+                verify,
             };
             wasm::compile(&file, timing, config, emit_clif.as_deref())
         }

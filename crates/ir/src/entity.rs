@@ -291,6 +291,11 @@ impl<K: EntityRef, V: Clone> SecondaryMap<K, V> {
     pub fn clear(&mut self) {
         self.items.clear();
     }
+
+    /// The entries stored so far (keys past them read as the default).
+    pub fn values_mut(&mut self) -> std::slice::IterMut<'_, V> {
+        self.items.iter_mut()
+    }
 }
 
 impl<K: EntityRef, V: Clone> Index<K> for SecondaryMap<K, V> {

@@ -154,7 +154,9 @@ pub fn optimize_in(
     } = ctx;
     cfg.compute_into(func);
     domtree.compute_into(func, cfg);
-    stats.loads = loads::eliminate_redundant_loads_in(func, domtree, loads, compact);
+    // The loads pass leaves tombstones and aliases; simplification's walk compacts them
+    // away (compaction takes any layout and resolves aliases as it moves instructions).
+    stats.loads = loads::eliminate_redundant_loads_in(func, domtree, loads);
     stats.simplify = simplify::simplify_in(func, domtree, values, compact, fired);
     let edges_removed = stats.simplify.branches > 0;
     if edges_removed {

@@ -16,7 +16,8 @@
 //!
 //! Contract. Requires a compact function and its dominator tree (only block queries are
 //! used). Maintains SSA dominance (the kept load dominates the deleted one's uses), types
-//! and behavior (above). Keeps every block and edge; leaves the layout compact. Cost:
+//! and behavior (above). Keeps every block and edge; leaves the layout compact (the
+//! pipeline's variant leaves tombstones for the next compacting pass). Cost:
 //! linear in the function size: one walk in layout order, O(1) expected per instruction
 //! (a clobber bumps a counter instead of emptying a table), memory linear in the loads.
 
@@ -120,22 +121,22 @@ pub(crate) struct Scratch {
 }
 
 /// Delete the redundant loads of `func`, whose dominator tree is `domtree`; returns how
-/// many.
+/// many. Leaves the function compact.
 pub fn eliminate_redundant_loads(func: &mut Function, domtree: &DominatorTree) -> usize {
-    eliminate_redundant_loads_in(
-        func,
-        domtree,
-        &mut Scratch::default(),
-        &mut CompactMemory::default(),
-    )
+    let removed = eliminate_redundant_loads_in(func, domtree, &mut Scratch::default());
+    if removed > 0 {
+        func.compact_in(&mut CompactMemory::default());
+    }
+    removed
 }
 
-/// [`eliminate_redundant_loads`] in `scratch`, compacting in `memory`.
+/// [`eliminate_redundant_loads`] in `scratch`, without its compaction: the deleted loads
+/// stay as tombstones whose results are aliases, for the caller's next compacting walk
+/// (the pipeline's simplification pass) to drop and resolve.
 pub(crate) fn eliminate_redundant_loads_in(
     func: &mut Function,
     domtree: &DominatorTree,
     scratch: &mut Scratch,
-    memory: &mut CompactMemory,
 ) -> usize {
     let Scratch {
         readonly,
@@ -179,9 +180,6 @@ pub(crate) fn eliminate_redundant_loads_in(
                 None => local.insert(data, ty, region, result),
             }
         }
-    }
-    if removed > 0 {
-        func.compact_in(memory);
     }
     removed
 }

@@ -48,7 +48,8 @@ impl FromStr for BoundsChecks {
     }
 }
 
-/// Compilation settings; `Config::default()` is guard pages and the mid-end at `speed`.
+/// Compilation settings; `Config::default()` is guard pages, the mid-end at `speed`, and the
+/// IR verifier in debug builds only.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     /// Requested mode. [`BoundsChecks::Guard`] falls back to explicit checks when this
@@ -57,6 +58,12 @@ pub struct Config {
     /// How much Kestrel's mid-end optimizes each function (`speed` by default, as Wasmtime
     /// runs Cranelift).
     pub opt_level: OptLevel,
+    /// Run the IR verifier on each translated function before compiling it, so that a
+    /// translator bug is an error instead of code (on by default in debug builds; off in
+    /// release builds, as Wasmtime leaves Cranelift's verifier off). Either way the
+    /// builder type-checks each instruction as the translator emits it, and the mid-end's
+    /// output is verified in debug builds.
+    pub verify: bool,
 }
 
 impl Default for Config {
@@ -64,6 +71,7 @@ impl Default for Config {
         Config {
             bounds_checks: BoundsChecks::Guard,
             opt_level: OptLevel::Speed,
+            verify: cfg!(debug_assertions),
         }
     }
 }

@@ -11,17 +11,20 @@
 //! `finalize_definitions`.
 //!
 //! Functions are independent, so translation and compilation run in parallel on rayon's
-//! global pool ([`compile_functions`]); each is deterministic and the results are gathered
-//! by function index, so the module is the one a serial compile gives (a test compares
-//! them byte for byte), and an error is the one of the lowest-numbered failing function.
-//! Declaring and defining into the JIT stays serial.
+//! global pool ([`translate_and_compile`]); each is deterministic and the results are
+//! gathered by function index, so the module is the one a serial compile gives (a test
+//! compares them byte for byte), and an error is the one of the lowest-numbered failing
+//! function. Each worker translates a function and compiles it at once, in memory it keeps
+//! (a [`TranslateContext`] and a [`CompileContext`]), and hands the IR back for the next
+//! function: only machine code outlives a function's turn, so the module's IR never sits
+//! in memory all at once. Declaring and defining into the JIT stays serial.
 //!
 //! Cost: linear in the module's size, plus the backend's cost per function, divided among
 //! the pool's threads.
 
 use std::rc::Rc;
 
-use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_codegen::isa::x64::{Flags, OptLevel, X64Backend};
 use kestrel_codegen::machinst::compile::CompileContext;
 use kestrel_codegen::machinst::{CodegenError, CompiledCode};
 use kestrel_ir::Function;
@@ -35,7 +38,7 @@ use crate::module_info::ModuleInfo;
 use crate::runtime::func::Code;
 use crate::runtime::libcalls::Libcall;
 use crate::runtime::memory::guard_pages_available;
-use crate::translate::{self, func_name, sig};
+use crate::translate::{self, func_name, sig, TranslateContext};
 
 /// A compiled module; cheap to clone.
 #[derive(Clone)]
@@ -73,7 +76,9 @@ pub fn translate_module(
     let info = ModuleInfo::decode(bytes)?;
     let funcs = (info.num_imported_funcs..info.funcs.len() as u32)
         .into_par_iter()
-        .map(|i| translate::translate_function(&info, bytes, i, checks))
+        .map_init(TranslateContext::new, |ctx, i| {
+            translate::translate_function_in(ctx, &info, bytes, i, checks)
+        })
         .collect::<Vec<_>>()
         .into_iter()
         .collect::<Result<Vec<_>, _>>()?;
@@ -94,6 +99,39 @@ pub fn compile_functions(
         .collect()
 }
 
+/// Translate and compile every defined function of the decoded module `bytes` with the
+/// x86-64 backend, in parallel, each worker translating a function and compiling it in
+/// memory it keeps; the results by defined-function index. A function that fails to
+/// translate or compile gives its error.
+pub fn translate_and_compile(
+    info: &ModuleInfo,
+    bytes: &[u8],
+    checks: BoundsChecks,
+    flags: &Flags,
+) -> Vec<Result<CompiledCode, WasmError>> {
+    (info.num_imported_funcs..info.funcs.len() as u32)
+        .into_par_iter()
+        .map_init(
+            || {
+                let translator = match flags.opt_level {
+                    OptLevel::None => TranslateContext::new(),
+                    OptLevel::Speed => TranslateContext::for_mid_end(),
+                };
+                (translator, CompileContext::new())
+            },
+            |(translator, compiler), index| {
+                let f = translate::translate_function_in(translator, info, bytes, index, checks)?;
+                let code = X64Backend.compile_function_in(compiler, &f, flags);
+                translator.recycle(f);
+                code.map_err(|error| WasmError::Compile {
+                    func: index,
+                    message: error.to_string(),
+                })
+            },
+        )
+        .collect()
+}
+
 impl Module {
     /// Compile a binary module with the default [`Config`] (guard pages); see the module
     /// docs.
@@ -109,7 +147,8 @@ impl Module {
             BoundsChecks::Guard if guard_pages_available() => BoundsChecks::Guard,
             _ => BoundsChecks::Explicit,
         };
-        let (info, funcs) = translate_module(bytes, bounds_checks)?;
+        features::validate(bytes)?;
+        let info = ModuleInfo::decode(bytes)?;
         let mut builder = JitBuilder::new();
         for lc in Libcall::ALL {
             builder.symbol(lc.symbol(), lc.address());
@@ -119,33 +158,32 @@ impl Module {
             func,
             message: e.to_string(),
         };
-        let mut ids = Vec::with_capacity(funcs.len());
-        for (f, index) in funcs.iter().zip(info.num_imported_funcs..) {
+        let defined = info.num_imported_funcs..info.funcs.len() as u32;
+        let mut ids = Vec::with_capacity(defined.len());
+        let mut signatures = Vec::with_capacity(defined.len());
+        for index in defined {
             let signature = sig::wasm_signature(info.func_type(index), 0)?;
             let id = jit
                 .declare_function(&ir_name(&func_name(index)), Linkage::Local, &signature)
                 .map_err(|e| compile(index, e))?;
-            debug_assert_eq!(f.signature, signature);
             ids.push(id);
+            signatures.push(signature);
         }
         let flags = Flags {
             opt_level: config.opt_level,
+            // The verifier's pass is skipped when the configuration says so (see
+            // `Config::verify`); the builder type-checked every instruction regardless.
+            verified: !config.verify,
             ..Flags::default()
         };
-        let compiled = compile_functions(&funcs, &flags);
-        for (((f, &id), code), index) in funcs
-            .iter()
+        let compiled = translate_and_compile(&info, bytes, bounds_checks, &flags);
+        for (((signature, &id), code), index) in signatures
+            .into_iter()
             .zip(&ids)
             .zip(compiled)
             .zip(info.num_imported_funcs..)
         {
-            let code = code.map_err(|error| WasmError::Compile {
-                func: index,
-                message: error.to_string(),
-            })?;
-            let definition = jit
-                .compiled_from_codegen(code, f.signature.clone())
-                .with_source_of(f);
+            let definition = jit.compiled_from_codegen(code?, signature);
             jit.define_function(id, definition)
                 .map_err(|e| compile(index, e))?;
         }

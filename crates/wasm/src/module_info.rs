@@ -120,6 +120,10 @@ pub struct DataSegment {
 pub struct ModuleInfo {
     /// Function types by type index.
     pub types: Vec<FuncType>,
+    /// The canonical id of each type (`runtime::types::type_id`), by type index: taken
+    /// while decoding, in type order, so a parallel translation neither waits on the
+    /// process-wide registry nor makes the ids depend on which thread asked first.
+    pub type_ids: Vec<u64>,
     /// The type index of each function, imported functions first.
     pub funcs: Vec<u32>,
     pub num_imported_funcs: u32,
@@ -159,7 +163,9 @@ impl ModuleInfo {
             match payload.map_err(WasmError::from_parser)? {
                 Payload::TypeSection(r) => {
                     for ty in r.into_iter_err_on_gc_types() {
-                        m.types.push(ty.map_err(WasmError::from_parser)?);
+                        let ty = ty.map_err(WasmError::from_parser)?;
+                        m.type_ids.push(crate::runtime::types::type_id(&ty));
+                        m.types.push(ty);
                     }
                 }
                 Payload::ImportSection(r) => {

@@ -1,7 +1,8 @@
 //! Functions compile in parallel; the result must be exactly a serial compile's.
 
-use kestrel_codegen::isa::x64::{Flags, X64Backend};
-use kestrel_wasm::module::compile_functions;
+use kestrel_codegen::isa::x64::{Flags, OptLevel, X64Backend};
+use kestrel_wasm::module::{compile_functions, translate_and_compile};
+use kestrel_wasm::module_info::ModuleInfo;
 use kestrel_wasm::translate_module;
 
 /// A module of `n` functions of different shapes (loops, calls, memory, floats), so the
@@ -42,6 +43,42 @@ fn a_parallel_compile_equals_a_serial_one() {
     for (k, (f, code)) in funcs.iter().zip(parallel).enumerate() {
         let serial = X64Backend.compile_function(f, &flags).expect("compiles");
         assert_eq!(code.expect("compiles"), serial, "function {k}");
+    }
+}
+
+/// The module pipeline translates and compiles each function on the worker that takes it,
+/// reusing one translation and one compile context per worker (and, at opt level `speed`,
+/// leaving the builder's compaction to the mid-end): the code must be what a fresh serial
+/// translation and compile of each function gives, at both opt levels. Set
+/// `KESTREL_PARALLEL_WASM=FILE.wasm` to check a real module as well.
+#[test]
+fn translating_and_compiling_in_kept_contexts_equals_a_fresh_serial_compile() {
+    let mut modules = vec![many_functions(96)];
+    if let Ok(path) = std::env::var("KESTREL_PARALLEL_WASM") {
+        modules.push(std::fs::read(&path).expect("KESTREL_PARALLEL_WASM names a readable file"));
+    }
+    let checks = kestrel_wasm::BoundsChecks::Guard;
+    for bytes in &modules {
+        let (info, funcs) = translate_module(bytes, checks).expect("valid module");
+        for opt_level in [OptLevel::None, OptLevel::Speed] {
+            let flags = Flags {
+                opt_level,
+                ..Flags::default()
+            };
+            let fused = translate_and_compile(&info, bytes, checks, &flags);
+            assert_eq!(fused.len(), funcs.len());
+            for (k, (f, code)) in funcs.iter().zip(fused).enumerate() {
+                let serial = X64Backend.compile_function(f, &flags).expect("compiles");
+                assert_eq!(
+                    code.expect("compiles"),
+                    serial,
+                    "function {k} at {opt_level:?}"
+                );
+            }
+        }
+        // Decoding again gives the same canonical type ids (taken in type order).
+        let again = ModuleInfo::decode(bytes).expect("decodes");
+        assert_eq!(again.type_ids, info.type_ids);
     }
 }
 

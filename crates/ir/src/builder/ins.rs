@@ -36,7 +36,7 @@ impl<'a> InstBuilder<'a> {
             .func
             .dfg
             .first_result(inst)
-            .ok_or(BuilderError::InvalidInstruction {
+            .ok_or_else(|| BuilderError::InvalidInstruction {
                 opcode,
                 message: "it has no result".into(),
             })

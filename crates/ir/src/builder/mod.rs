@@ -42,6 +42,9 @@ pub use switch::Switch;
 
 use std::fmt;
 
+use rustc_hash::FxHashMap;
+
+use crate::compact::CompactMemory;
 use crate::entity::{Block, EntityRef, Inst, PrimaryMap, SecondaryMap, Value};
 use crate::function::{
     ExtFuncData, Function, FunctionName, GlobalValueData, Signature, StackSlotData,
@@ -159,6 +162,23 @@ pub(crate) struct BlockState {
     incomplete: Vec<(Variable, Value)>,
 }
 
+impl BlockState {
+    /// Back to the default state, keeping the lists' memory.
+    fn reset(&mut self) {
+        let BlockState {
+            created,
+            sealed,
+            filled,
+            has_insts,
+            preds,
+            incomplete,
+        } = self;
+        (*created, *sealed, *filled, *has_insts) = (false, false, false, false);
+        preds.clear();
+        incomplete.clear();
+    }
+}
+
 /// A predecessor edge as the builder records it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Pred {
@@ -173,8 +193,10 @@ pub struct FunctionBuilder {
     blocks: SecondaryMap<Block, BlockState>,
     /// Declared variables and their types.
     vars: PrimaryMap<Variable, Type>,
-    /// `defs[var][block]`: the value `var` holds at the end of `block`, if known there.
-    defs: SecondaryMap<Variable, SecondaryMap<Block, Option<Value>>>,
+    /// `defs[(var, block)]`: the value `var` holds at the end of `block`, if known there.
+    /// Hashed, not a table per variable: its size is the number of definitions recorded,
+    /// never variables × blocks.
+    defs: FxHashMap<(Variable, Block), Value>,
     /// Block parameters created as phis by the SSA construction (and not removed).
     is_phi: SecondaryMap<Value, bool>,
     /// For each phi, the phis that use it as an operand (for cascading trivial-phi removal).
@@ -185,6 +207,18 @@ pub struct FunctionBuilder {
     poisoned: Option<BuilderError>,
     /// The source location given to the instructions built from now on.
     srcloc: Option<u32>,
+    /// The SSA construction's working lists (`ssa.rs`).
+    ssa: ssa::SsaScratch,
+    /// A finished function handed back for its memory ([`FunctionBuilder::recycle`]).
+    spare: Function,
+    /// Blocks and values of the last function [`FunctionBuilder::finish`] handed out (the
+    /// entries `reset` must clear).
+    finished_sizes: (usize, usize),
+    /// Some emitted instruction was refused; its record sits unplaced in the dfg, so the
+    /// instruction numbers have a gap only compaction closes.
+    refused_insts: bool,
+    /// Compaction's tables, kept across functions.
+    compact_memory: CompactMemory,
 }
 
 impl FunctionBuilder {
@@ -195,13 +229,57 @@ impl FunctionBuilder {
             current: None,
             blocks: SecondaryMap::new(),
             vars: PrimaryMap::new(),
-            defs: SecondaryMap::new(),
+            defs: FxHashMap::default(),
             is_phi: SecondaryMap::new(),
             phi_users: SecondaryMap::new(),
             jt_used: SecondaryMap::new(),
             poisoned: None,
             srcloc: None,
+            ssa: ssa::SsaScratch::default(),
+            spare: Function::default(),
+            finished_sizes: (0, 0),
+            refused_insts: false,
+            compact_memory: CompactMemory::default(),
         }
+    }
+
+    /// Start building another function with this name and signature, in the memory of the
+    /// previous one (the builder's tables, and the function handed back by
+    /// [`FunctionBuilder::recycle`]). A front end that builds many functions keeps one
+    /// builder per thread this way instead of allocating afresh for each. Any function in
+    /// progress is dropped. Cost: O(size of the previous function).
+    pub fn reset(&mut self, name: FunctionName, signature: Signature) {
+        // Only the previous function's blocks and values have state to clear: entries past
+        // them were cleared by earlier resets (or never used), so this is O(previous
+        // function), not O(largest function so far).
+        let dfg = &self.func.dfg;
+        let num_blocks = dfg.num_blocks().max(self.finished_sizes.0);
+        let num_values = dfg.num_values().max(self.finished_sizes.1);
+        // Block states keep their lists' memory; an emptied state is the default state.
+        for st in self.blocks.values_mut().take(num_blocks) {
+            st.reset();
+        }
+        for users in self.phi_users.values_mut().take(num_values) {
+            users.clear();
+        }
+        // Field-wise `clone_from` keeps each table's memory (see `Function::clone_from`).
+        let mut func = std::mem::take(&mut self.spare);
+        func.clone_from(&Function::with_name_signature(name, signature));
+        self.func = func;
+        self.current = None;
+        self.vars.clear();
+        self.defs.clear();
+        self.is_phi.clear();
+        self.jt_used.clear();
+        self.poisoned = None;
+        self.srcloc = None;
+        self.refused_insts = false;
+    }
+
+    /// Give a function finished by this builder (or any function no longer needed) back, so
+    /// that the next [`FunctionBuilder::reset`] builds in its memory.
+    pub fn recycle(&mut self, func: Function) {
+        self.spare = func;
     }
 
     /// Attach source location `loc` (a line, a byte offset: whatever the front end's debug
@@ -353,7 +431,7 @@ impl FunctionBuilder {
         let block = self.current.ok_or(BuilderError::NoCurrentBlock {
             opcode: Opcode::Nop,
         })?;
-        self.defs[var][block] = Some(value);
+        self.defs.insert((var, block), value);
         Ok(())
     }
 
@@ -439,6 +517,7 @@ impl FunctionBuilder {
         if !errors.is_empty() {
             // The record stays unplaced in the dfg, where nothing reaches it.
             self.func.dfg.detach_results(inst);
+            self.refused_insts = true;
             return Err(invalid(errors.join("; ")));
         }
         // Post-invariant 4: only the current, unfilled block receives the instruction.
@@ -559,8 +638,36 @@ impl FunctionBuilder {
     /// Check that every block is sealed and terminated and every branch target was filled,
     /// then compact the function and return it.
     pub fn finalize(mut self) -> Result<Function, BuilderError> {
-        if let Some(e) = self.poisoned.take() {
-            return Err(e);
+        self.finish()
+    }
+
+    /// [`FunctionBuilder::finalize`] for a builder that goes on to build another function
+    /// ([`FunctionBuilder::reset`]); after an error, only `reset` is useful.
+    pub fn finish(&mut self) -> Result<Function, BuilderError> {
+        self.check_finished()?;
+        self.func.compact_in(&mut self.compact_memory);
+        Ok(self.hand_out())
+    }
+
+    /// [`FunctionBuilder::finish`] for a caller whose next step is a compacting pass (the
+    /// mid-end): skips the compaction when the layout allows. The function it returns has
+    /// a compact layout with instructions numbered in program order, but its operands may
+    /// name aliases (the phis that SSA construction found trivial) and its list pool may
+    /// hold garbage; the verifier, the mid-end and lowering accept that. When the layout
+    /// is not compact (instructions appended to a block after switching away from it) or
+    /// an emitted instruction was refused, it compacts as `finish` does.
+    pub fn finish_uncompacted(&mut self) -> Result<Function, BuilderError> {
+        self.check_finished()?;
+        if !self.func.layout.is_compact() || self.refused_insts {
+            self.func.compact_in(&mut self.compact_memory);
+        }
+        Ok(self.hand_out())
+    }
+
+    /// Every block sealed and terminated, every branch target placed.
+    fn check_finished(&self) -> Result<(), BuilderError> {
+        if let Some(e) = &self.poisoned {
+            return Err(e.clone());
         }
         if self.func.layout.blocks().is_empty() {
             return Err(BuilderError::EmptyFunction);
@@ -580,7 +687,13 @@ impl FunctionBuilder {
                 return Err(BuilderError::UnplacedBranchTarget { block });
             }
         }
-        self.func.compact();
-        Ok(self.func)
+        Ok(())
+    }
+
+    /// Hand the finished function out, remembering its size for `reset`.
+    fn hand_out(&mut self) -> Function {
+        self.finished_sizes = (self.func.dfg.num_blocks(), self.func.dfg.num_values());
+        // Post: the builder holds an empty function until `reset`.
+        std::mem::take(&mut self.func)
     }
 }

@@ -2,7 +2,7 @@
 //! "Simple and Efficient Construction of SSA Form" (CC 2013).
 //!
 //! The paper's pieces map onto the IR as follows:
-//! - `writeVariable` / `readVariable`: `defs[var][block]`, read through dfg aliases;
+//! - `writeVariable` / `readVariable`: `defs[(var, block)]`, read through dfg aliases;
 //! - a phi is a block parameter; its operands are the arguments the predecessors' branches
 //!   pass for it, appended in place to their `BlockCall` lists in the pool (or jump tables);
 //! - incomplete phis of unsealed blocks are recorded in `BlockState::incomplete` and get their
@@ -19,12 +19,29 @@
 
 use super::{BuilderError, FunctionBuilder, Variable};
 use crate::dfg::ValueDef;
-use crate::entity::{Block, Inst, Value};
+use crate::entity::{Block, Inst, SecondaryMap, Value};
 use crate::instructions::InstructionData;
 use crate::pool::{ValueList, ValueListPool};
 
+/// The recursion's working lists, kept by the builder so that reads and seals allocate
+/// nothing once they have grown.
+#[derive(Default)]
+pub(super) struct SsaScratch {
+    steps: Vec<Step>,
+    results: Vec<Value>,
+    /// Blocks waiting for a `Record`, each with the `on_chain` mark it replaced.
+    chain: Vec<(Block, u64)>,
+    /// `on_chain[b] == epoch`: `b` waits for a `Record` and no phi was made since it was
+    /// entered (see `run_steps`).
+    on_chain: SecondaryMap<Block, u64>,
+    /// Advanced at each run and each phi made; never reset, so stale marks never match.
+    epoch: u64,
+    /// `try_remove_trivial_phi`'s worklist.
+    work: Vec<Value>,
+}
+
 /// One pending piece of the paper's recursion.
-enum Step {
+pub(super) enum Step {
     /// Push the value of the variable at the end of the block onto the result stack.
     Read(Block),
     /// Record the value on top of the result stack as the variable's value in the block (the
@@ -42,7 +59,13 @@ impl FunctionBuilder {
         var: Variable,
         block: Block,
     ) -> Result<Value, BuilderError> {
-        self.run(var, vec![Step::Read(block)])
+        // The common case, a variable defined in this block: no recursion to run.
+        if let Some(v) = self.known_def(var, block) {
+            return Ok(v);
+        }
+        let mut steps = std::mem::take(&mut self.ssa.steps);
+        steps.push(Step::Read(block));
+        self.run(var, steps)
     }
 
     /// Seal `block`: all its predecessors are known. Gives its incomplete phis their
@@ -52,17 +75,26 @@ impl FunctionBuilder {
         if self.blocks[block].sealed {
             return Ok(());
         }
-        let incomplete = std::mem::take(&mut self.blocks[block].incomplete);
+        let mut incomplete = std::mem::take(&mut self.blocks[block].incomplete);
         // Post-invariant 3: sealed from here on; no new predecessors, no new incomplete phis.
         self.blocks[block].sealed = true;
-        for (var, phi) in incomplete {
+        for &(var, phi) in &incomplete {
             // Invariant 2: the phis are finished in parameter order, so each appended operand
             // lands at the phi's index (earlier removals shift both lists alike).
-            let mut steps = vec![Step::Finish(block, phi)];
-            let preds: Vec<Block> = self.blocks[block].preds.iter().map(|p| p.block).collect();
-            steps.extend(preds.into_iter().rev().map(Step::Read));
+            let mut steps = std::mem::take(&mut self.ssa.steps);
+            steps.push(Step::Finish(block, phi));
+            steps.extend(
+                self.blocks[block]
+                    .preds
+                    .iter()
+                    .rev()
+                    .map(|p| Step::Read(p.block)),
+            );
             self.run(var, steps)?;
         }
+        // Hand the emptied list back, keeping its memory for a later function.
+        incomplete.clear();
+        self.blocks[block].incomplete = incomplete;
         Ok(())
     }
 
@@ -79,20 +111,40 @@ impl FunctionBuilder {
 
     /// The variable's known value at the end of `block`, through aliases.
     fn known_def(&self, var: Variable, block: Block) -> Option<Value> {
-        self.defs[var][block].map(|v| self.func.dfg.resolve(v))
+        self.defs
+            .get(&(var, block))
+            .map(|&v| self.func.dfg.resolve(v))
     }
 
-    /// Run the explicit-stack recursion for `var`; returns the last value produced.
+    /// Run the explicit-stack recursion for `var` from `steps` (the builder's scratch list,
+    /// taken by the caller; returned to it emptied); returns the last value produced.
     fn run(&mut self, var: Variable, mut steps: Vec<Step>) -> Result<Value, BuilderError> {
+        let mut results = std::mem::take(&mut self.ssa.results);
+        let mut chain = std::mem::take(&mut self.ssa.chain);
+        let outcome = self.run_steps(var, &mut steps, &mut results, &mut chain);
+        steps.clear();
+        results.clear();
+        chain.clear();
+        (self.ssa.steps, self.ssa.results, self.ssa.chain) = (steps, results, chain);
+        outcome
+    }
+
+    fn run_steps(
+        &mut self,
+        var: Variable,
+        steps: &mut Vec<Step>,
+        results: &mut Vec<Value>,
+        chain: &mut Vec<(Block, u64)>,
+    ) -> Result<Value, BuilderError> {
         let ty = self.var_type(var)?;
-        let mut results: Vec<Value> = Vec::new();
-        // Blocks waiting for a `Record`, with the number of phis made when each was entered:
-        // meeting one again with no phi made since means a cycle of single-predecessor
-        // blocks, which is only possible in unreachable code where nothing defines `var`.
-        // (With a phi made since, the path went through a phi block, which now has a
-        // definition, so reading on terminates.)
-        let mut chain: Vec<(Block, usize)> = Vec::new();
-        let mut phis_made = 0usize;
+        // `chain` holds the blocks waiting for a `Record`. Meeting one again with no phi made
+        // since it was entered means a cycle of single-predecessor blocks, which is only
+        // possible in unreachable code where nothing defines `var`. (With a phi made since,
+        // the path went through a phi block, which now has a definition, so reading on
+        // terminates.) Records pop the chain in stack order, so a block's mark, set to the
+        // epoch when it is entered and restored when it leaves, equals the current epoch
+        // exactly when such a cycle closes: O(1) per step.
+        self.ssa.epoch += 1;
         while let Some(step) = steps.pop() {
             match step {
                 Step::Read(b) => {
@@ -101,52 +153,61 @@ impl FunctionBuilder {
                         continue;
                     }
                     let st = &self.blocks[b];
-                    let (sealed, preds) = (st.sealed, st.preds.clone());
-                    let cycle = chain.iter().any(|&(c, n)| c == b && n == phis_made);
+                    let (sealed, num_preds) = (st.sealed, st.preds.len());
+                    let cycle = self.ssa.on_chain[b] == self.ssa.epoch;
                     if !sealed {
-                        phis_made += 1;
+                        self.ssa.epoch += 1;
                         // Incomplete phi; invariant 2: it is the last parameter and unfinished.
                         let phi = self.new_phi(b, ty);
                         self.blocks[b].incomplete.push((var, phi));
-                        self.defs[var][b] = Some(phi);
+                        self.defs.insert((var, b), phi);
                         results.push(phi);
-                    } else if preds.len() == 1 && !cycle {
-                        let p = preds[0].block;
-                        chain.push((b, phis_made));
+                    } else if num_preds == 1 && !cycle {
+                        let p = self.blocks[b].preds[0].block;
+                        chain.push((b, self.ssa.on_chain[b]));
+                        self.ssa.on_chain[b] = self.ssa.epoch;
                         steps.push(Step::Record(b));
                         steps.push(Step::Read(p));
-                    } else if preds.is_empty() || cycle {
+                    } else if num_preds == 0 || cycle {
                         let err = BuilderError::UndefinedVariable { var, block: b };
                         self.poisoned = Some(err.clone());
                         return Err(err);
                     } else {
                         // Break cycles first: reads reaching `b` again see the phi.
-                        phis_made += 1;
+                        self.ssa.epoch += 1;
                         let phi = self.new_phi(b, ty);
-                        self.defs[var][b] = Some(phi);
+                        self.defs.insert((var, b), phi);
                         steps.push(Step::Finish(b, phi));
-                        steps.extend(preds.iter().rev().map(|p| Step::Read(p.block)));
+                        steps.extend(
+                            self.blocks[b]
+                                .preds
+                                .iter()
+                                .rev()
+                                .map(|p| Step::Read(p.block)),
+                        );
                     }
                 }
                 Step::Record(b) => {
-                    if let Some(i) = chain.iter().rposition(|&(c, _)| c == b) {
-                        chain.remove(i);
+                    if let Some((c, mark)) = chain.pop() {
+                        debug_assert_eq!(c, b, "records pop the chain in stack order");
+                        self.ssa.on_chain[c] = mark;
                     }
                     if let Some(&v) = results.last() {
-                        self.defs[var][b] = Some(v);
+                        self.defs.insert((var, b), v);
                     }
                 }
                 Step::Finish(b, phi) => {
-                    let preds = self.blocks[b].preds.clone();
-                    let split = results.len().saturating_sub(preds.len());
-                    let operands = results.split_off(split);
-                    for (pred, &v) in preds.iter().zip(&operands) {
+                    let num_preds = self.blocks[b].preds.len();
+                    let split = results.len().saturating_sub(num_preds);
+                    for k in 0..results.len() - split {
+                        let (pred, v) = (self.blocks[b].preds[k], results[split + k]);
                         self.append_phi_arg(pred.inst, b, v);
                         let r = self.func.dfg.resolve(v);
                         if self.is_phi[r] && r != phi {
                             self.phi_users[r].push(phi);
                         }
                     }
+                    results.truncate(split);
                     let v = self.try_remove_trivial_phi(phi);
                     results.push(v);
                 }
@@ -167,7 +228,8 @@ impl FunctionBuilder {
     /// Remove `phi` if it is trivial, then retry the phis that used it; returns what `phi`
     /// now stands for.
     fn try_remove_trivial_phi(&mut self, phi: Value) -> Value {
-        let mut work = vec![phi];
+        let mut work = std::mem::take(&mut self.ssa.work);
+        work.push(phi);
         while let Some(p) = work.pop() {
             if !self.is_phi[p] {
                 continue; // already removed
@@ -192,8 +254,8 @@ impl FunctionBuilder {
             self.func.dfg.remove_block_param(b, idx);
             // Post-invariant 2: the argument at `idx` goes from every predecessor edge, so
             // arguments stay aligned with the remaining parameters.
-            let preds = self.blocks[b].preds.clone();
-            for pred in &preds {
+            for k in 0..self.blocks[b].preds.len() {
+                let pred = self.blocks[b].preds[k];
                 edit_calls_to(&mut self.func, pred.inst, b, |pool, list| {
                     if idx < list.len() {
                         pool.remove(list, idx)
@@ -209,6 +271,7 @@ impl FunctionBuilder {
             }
             work.extend(users);
         }
+        self.ssa.work = work;
         self.func.dfg.resolve(phi)
     }
 

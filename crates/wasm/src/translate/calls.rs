@@ -25,7 +25,6 @@ use super::{
     fixed_field, func_name, mutable_field, sig, table_entry, trusted_readonly, FuncTranslator, Res,
 };
 use crate::runtime::libcalls::Libcall;
-use crate::runtime::types::type_id;
 use crate::runtime::vmctx::offsets;
 use crate::trap;
 
@@ -214,7 +213,7 @@ impl FuncTranslator<'_> {
             func_ref,
             offsets::FUNCREF_TYPE_ID,
         )?;
-        let id = type_id(&self.info.types[type_index as usize]);
+        let id = self.info.type_ids[type_index as usize];
         let expected = self
             .b
             .ins()

@@ -47,6 +47,43 @@ pub fn func_name(index: u32) -> FunctionName {
     }
 }
 
+/// What a thread keeps between the functions it translates: the builder's memory and the
+/// translator's stacks, so that translating a module allocates per thread, not per function.
+#[derive(Default)]
+pub struct TranslateContext {
+    /// Leave compaction to the mid-end (see `FunctionBuilder::finish_uncompacted`).
+    uncompacted: bool,
+    builder: Option<FunctionBuilder>,
+    locals: Vec<Variable>,
+    stack: Vec<IrValue>,
+    control: Vec<Frame>,
+}
+
+impl TranslateContext {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A context whose functions go straight to the mid-end, whose first compacting pass
+    /// does the builder's compaction's work: they may name aliases and hold garbage lists
+    /// (see `FunctionBuilder::finish_uncompacted`), so they are for compiling, not for
+    /// printing.
+    pub fn for_mid_end() -> Self {
+        TranslateContext {
+            uncompacted: true,
+            ..Self::default()
+        }
+    }
+
+    /// Hand a translated function back once it is compiled, so the next translation builds
+    /// in its memory.
+    pub fn recycle(&mut self, func: Function) {
+        if let Some(b) = &mut self.builder {
+            b.recycle(func);
+        }
+    }
+}
+
 /// Translate defined function `index` (imports included in the numbering), whose body is
 /// `module_bytes[info.bodies[index - imports]]`.
 pub fn translate_function(
@@ -55,27 +92,67 @@ pub fn translate_function(
     index: u32,
     bounds_checks: BoundsChecks,
 ) -> Result<Function, WasmError> {
+    translate_function_in(
+        &mut TranslateContext::new(),
+        info,
+        module_bytes,
+        index,
+        bounds_checks,
+    )
+}
+
+/// [`translate_function`] in `ctx`'s memory.
+pub fn translate_function_in(
+    ctx: &mut TranslateContext,
+    info: &ModuleInfo,
+    module_bytes: &[u8],
+    index: u32,
+    bounds_checks: BoundsChecks,
+) -> Result<Function, WasmError> {
     let range = info.bodies[(index - info.num_imported_funcs) as usize].clone();
     let body = FunctionBody::new(BinaryReader::new(&module_bytes[range.clone()], range.start));
     let sig = sig::wasm_signature(info.func_type(index), range.start)?;
+    let builder = match &mut ctx.builder {
+        Some(b) => {
+            b.reset(func_name(index), sig);
+            b
+        }
+        empty => empty.insert(FunctionBuilder::new(func_name(index), sig)),
+    };
+    let (mut locals, mut stack, mut control) = (
+        std::mem::take(&mut ctx.locals),
+        std::mem::take(&mut ctx.stack),
+        std::mem::take(&mut ctx.control),
+    );
+    locals.clear();
+    stack.clear();
+    control.clear();
     let mut t = FuncTranslator {
         info,
         index,
         bounds_checks,
         offset: range.start,
-        b: FunctionBuilder::new(func_name(index), sig),
+        b: builder,
         vmctx: IrValue::from_u32(0),
-        locals: Vec::new(),
-        stack: Vec::new(),
-        control: Vec::new(),
+        locals,
+        stack,
+        control,
         reachable: true,
         skipped_depth: 0,
         refs: calls::Refs::default(),
         stack_limit: None,
     };
-    t.translate(&body)?;
+    let translated = t.translate(&body);
     let limit = t.stack_limit;
-    let mut func = t.b.finalize().map_err(|e| WasmError::Translate {
+    (ctx.locals, ctx.stack, ctx.control) = (t.locals, t.stack, t.control);
+    translated?;
+    let builder = ctx.builder.as_mut().expect("set above");
+    let finished = if ctx.uncompacted {
+        builder.finish_uncompacted()
+    } else {
+        builder.finish()
+    };
+    let mut func = finished.map_err(|e| WasmError::Translate {
         func: index,
         offset: range.end,
         message: e.to_string(),
@@ -93,7 +170,7 @@ pub(crate) struct FuncTranslator<'a> {
     bounds_checks: BoundsChecks,
     /// Byte offset of the operator being translated (for errors).
     offset: usize,
-    b: FunctionBuilder,
+    b: &'a mut FunctionBuilder,
     /// The entry block's `vmctx` parameter (dominates everything).
     vmctx: IrValue,
     locals: Vec<Variable>,
