@@ -14,9 +14,9 @@
 //!   `notrap`. `base` and `size` are loaded at each access (a call may have grown, and
 //!   moved, the memory).
 //!
-//! Cost: O(1) instructions per access: guard mode one or two loads (the `MemoryDef` pointer
-//! for memories other than 0, `base`) and an add; explicit mode three loads, an add, a
-//! compare and a conditional trap.
+//! Cost: O(1) instructions per access: guard mode an extension and an add, plus the
+//! `MemoryDef` pointer and `base` loads at the block's first access to the memory
+//! ([`HeapCache`]); explicit mode three loads, an add, a compare and a conditional trap.
 
 use kestrel_ir::immediates::AliasRegion;
 use kestrel_ir::{InstructionData, IntCC, MemFlags, Opcode, Type, Value as IrValue};
@@ -28,6 +28,19 @@ use crate::runtime::libcalls::Libcall;
 use crate::runtime::memory::GUARD_BYTES;
 use crate::runtime::vmctx::offsets;
 
+/// The `MemoryDef` pointer, and a guard memory's base, last loaded for a memory in a block:
+/// both are fixed while the function runs (`fixed_field`), so later accesses in the same
+/// block reuse them instead of loading again (the mid-end would merge the loads, but only
+/// after paying to build, verify and walk them; at opt level `none` nothing would). Per
+/// block, so the reused value always dominates its use.
+#[derive(Clone, Copy)]
+pub(super) struct HeapCache {
+    block: Option<kestrel_ir::Block>,
+    mem: u32,
+    def: IrValue,
+    guard_base: Option<IrValue>,
+}
+
 /// Flags of a heap access: trapping with `heap_oob` where it relies on the guard region,
 /// `notrap` where it was checked in code.
 fn heap_flags(trap: bool) -> MemFlags {
@@ -38,13 +51,46 @@ fn heap_flags(trap: bool) -> MemFlags {
 }
 
 impl FuncTranslator<'_> {
-    /// Memory `mem`'s `MemoryDef` pointer (memory 0 straight from the vmctx).
+    /// Memory `mem`'s `MemoryDef` pointer (memory 0 straight from the vmctx), loaded once
+    /// per block (see [`HeapCache`]).
     fn memory_def(&mut self, mem: u32) -> Res<IrValue> {
-        if mem == 0 {
-            return self.load_field(Type::I64, fixed_field(), self.vmctx, offsets::MEMORY);
+        let block = self.b.current_block();
+        if let Some(c) = self.heap_cache.filter(|c| c.block == block && c.mem == mem) {
+            return Ok(c.def);
         }
-        let defs = self.load_field(Type::I64, fixed_field(), self.vmctx, offsets::MEMORIES)?;
-        self.load_field(Type::I64, fixed_field(), defs, mem as i32 * 8)
+        let def = if mem == 0 {
+            self.load_field(Type::I64, fixed_field(), self.vmctx, offsets::MEMORY)?
+        } else {
+            let defs = self.load_field(Type::I64, fixed_field(), self.vmctx, offsets::MEMORIES)?;
+            self.load_field(Type::I64, fixed_field(), defs, mem as i32 * 8)?
+        };
+        self.heap_cache = Some(HeapCache {
+            block,
+            mem,
+            def,
+            guard_base: None,
+        });
+        Ok(def)
+    }
+
+    /// The base of guard-page memory `mem`, whose `MemoryDef` is `def`: loaded once per
+    /// block, as it never moves.
+    fn guard_base(&mut self, mem: u32, def: IrValue) -> Res<IrValue> {
+        let block = self.b.current_block();
+        let cached = self.heap_cache.filter(|c| c.block == block && c.mem == mem);
+        if let Some(base) = cached.and_then(|c| c.guard_base) {
+            return Ok(base);
+        }
+        let base = self
+            .b
+            .ins()
+            .load(Type::I64, fixed_field(), def, offsets::MEMORY_BASE)
+            .map_err(|e| self.err(e))?;
+        if let Some(c) = &mut self.heap_cache {
+            // `memory_def` just filled the cache for this block and memory.
+            c.guard_base = Some(base);
+        }
+        Ok(base)
     }
 
     /// The native address for an access of `size` bytes at Wasm address `addr` plus
@@ -67,17 +113,17 @@ impl FuncTranslator<'_> {
             && offset
                 .checked_add(size)
                 .is_some_and(|end| end <= GUARD_BYTES);
-        let base_flags = if guarded {
-            fixed_field()
+        let base = if guarded {
+            self.guard_base(memarg.memory, def)?
         } else {
+            // A call or `memory.grow` may move an explicitly-checked memory: reloaded at
+            // each access.
             self.explicit_bounds_check(def, wide, offset + size)?;
-            mutable_field()
+            self.b
+                .ins()
+                .load(Type::I64, mutable_field(), def, offsets::MEMORY_BASE)
+                .map_err(|e| self.err(e))?
         };
-        let base = self
-            .b
-            .ins()
-            .load(Type::I64, base_flags, def, offsets::MEMORY_BASE)
-            .map_err(|e| self.err(e))?;
         let mut address = self.b.ins().iadd(base, wide).map_err(|e| self.err(e))?;
         let static_offset = match i32::try_from(offset) {
             Ok(o) => o,

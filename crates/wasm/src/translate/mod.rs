@@ -141,6 +141,7 @@ pub fn translate_function_in(
         skipped_depth: 0,
         refs: calls::Refs::default(),
         stack_limit: None,
+        heap_cache: None,
     };
     let translated = t.translate(&body);
     let limit = t.stack_limit;
@@ -186,6 +187,8 @@ pub(crate) struct FuncTranslator<'a> {
     refs: calls::Refs,
     /// The global value holding the stack limit.
     stack_limit: Option<kestrel_ir::GlobalValue>,
+    /// Memory pointers loaded in the current block (`memory.rs`).
+    heap_cache: Option<memory::HeapCache>,
 }
 
 type Res<T = ()> = Result<T, WasmError>;
