@@ -425,6 +425,22 @@ impl<'f, I: MachInst> Lower<'f, I> {
         ok.then_some(inst)
     }
 
+    /// The producer of `value` if the current user may compute it again itself, as part of an
+    /// addressing mode, although `value` has other uses: in the current block, without side
+    /// effects, traps or memory reads. Unlike [`Lower::mergeable_inst`] this does not absorb
+    /// the producer: merging takes one use, and the producer is still emitted for the others
+    /// (its operands must stay unmerged, read as registers).
+    pub fn recomputable_inst(&self, value: Value) -> Option<Inst> {
+        let value = self.f.dfg.resolve(value);
+        let inst = self.def_inst(value)?;
+        let op = self.data(inst).opcode();
+        let ok = self.f.layout.inst_block(inst) == self.cur_block
+            && !op.has_side_effects()
+            && !op.can_trap()
+            && !op.can_load();
+        ok.then_some(inst)
+    }
+
     /// The load defining `value` if the current user may perform it itself (see the module
     /// doc): same block, this single use, a load without side effects, and nothing with side
     /// effects, another load or a possible trap in between (`user` is the merging

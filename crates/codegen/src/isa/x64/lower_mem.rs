@@ -211,33 +211,50 @@ impl AddrPlan {
     /// Add the address term `v`, whose use is the access's own (or that of a producer the
     /// access absorbed), so folding `v`'s producer merges it. Each fold is optional (asked
     /// of the chaos control once possible); a skipped one leaves `v` a plain register term.
-    fn walk(&mut self, ctx: &mut IselCtx<'_, '_>, user: IrInst, v: Value, depth: u32) {
+    ///
+    /// `shared`: `v` is an operand of a producer the access recomputes without absorbing it
+    /// (an `iadd` with other uses, which stays emitted unless those uses go too). The access
+    /// then merges nothing below it: the producer still reads its operands.
+    fn walk(
+        &mut self,
+        ctx: &mut IselCtx<'_, '_>,
+        user: IrInst,
+        v: Value,
+        depth: u32,
+        shared: bool,
+    ) {
         if let Some(k) = ctx.lower.const_value(v) {
             if !ctx.lower.should_skip(Decision::AddrConstFold) {
                 // Address arithmetic wraps at 64 bits, like the sum it replaces.
                 self.disp = self.disp.wrapping_add(k);
-                self.merges.push(v);
+                if !shared {
+                    self.merges.push(v);
+                }
                 return;
             }
         }
-        let mergeable = ctx.lower.mergeable_inst(v, user).is_some();
-        if depth < 3 {
+        // `absorbed`: the access is the last use of `v`, so folding takes the producer over
+        // with its operands' uses. Otherwise a pure producer in this block is recomputed
+        // in the addressing mode (free there), taking one use of `v`: once every access has
+        // done so, `v` has no uses left and its producer emits nothing, and the access that
+        // takes the last use absorbs it, operands and all.
+        let absorbed = !shared && ctx.lower.mergeable_inst(v, user).is_some();
+        let foldable = absorbed || ctx.lower.recomputable_inst(v).is_some();
+        if depth < 3 && foldable {
             if let Some(Operands2::Two { a, b }) =
                 ctx.producer(v, generated::constructor_iadd_parts)
             {
-                if mergeable && !ctx.lower.should_skip(Decision::AddrAddFold) {
-                    // The access takes over the `iadd`: its operands' uses become ours.
-                    self.merges.push(v);
-                    self.walk(ctx, user, a, depth + 1);
-                    self.walk(ctx, user, b, depth + 1);
+                if !ctx.lower.should_skip(Decision::AddrAddFold) {
+                    if !shared {
+                        self.merges.push(v);
+                    }
+                    self.walk(ctx, user, a, depth + 1, !absorbed);
+                    self.walk(ctx, user, b, depth + 1, !absorbed);
                     return;
                 }
-                // An `iadd` with other uses or in another block stays: its result is
-                // computed anyway, so the access reads that register (folding its operands
-                // would leave the `iadd` computed for nothing once every user had done so).
             }
         }
-        if mergeable {
+        if foldable {
             // `x << k` by a constant `k` of 0 to 3 is a scaled index.
             let shifted = ctx
                 .producer(v, generated::constructor_ishl_parts)
@@ -247,8 +264,12 @@ impl AddrPlan {
                 })
                 .filter(|_| !ctx.lower.should_skip(Decision::AddrShiftFold));
             if let Some((x, k, shift)) = shifted {
-                self.merges.push(v);
-                self.merges.push(k);
+                if !shared {
+                    self.merges.push(v);
+                }
+                if absorbed {
+                    self.merges.push(k);
+                }
                 self.terms.push((x, shift));
                 return;
             }
@@ -274,7 +295,7 @@ pub(super) fn addr_mem(
         disp: i64::from(offset),
         merges: SmallVec::new(),
     };
-    plan.walk(ctx, user, addr, 0);
+    plan.walk(ctx, user, addr, 0, false);
     let lower = &mut *ctx.lower;
     let fits = i32::try_from(plan.disp).is_ok()
         && i32::try_from(plan.disp.wrapping_add(i64::from(slack))).is_ok();
