@@ -437,6 +437,36 @@ impl Built {
         None
     }
 
+    /// Whether one of `iv`'s ranges ends exactly at `pos` (the interval is in a lifetime
+    /// hole, or over, from `pos` on). Cost: O(log ranges).
+    pub fn range_ends_at(&self, iv: &Interval, pos: u32) -> bool {
+        let ranges = self.ranges_of(iv);
+        let k = ranges.partition_point(|r| r.to < pos);
+        ranges.get(k).is_some_and(|r| r.to == pos)
+    }
+
+    /// Whether `a` and `b` are both live at some position at or after `from`. Cost:
+    /// O(log ranges + ranges after `from`).
+    pub fn intersect_from(&self, a: &Interval, b: &Interval, from: u32) -> bool {
+        if a.end <= from || b.end <= from {
+            return false;
+        }
+        let (a, b) = (self.ranges_of(a), self.ranges_of(b));
+        let mut i = a.partition_point(|r| r.to <= from);
+        let mut j = b.partition_point(|r| r.to <= from);
+        while i < a.len() && j < b.len() {
+            if a[i].from.max(b[j].from).max(from) < a[i].to.min(b[j].to) {
+                return true;
+            }
+            if a[i].to <= b[j].to {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+        false
+    }
+
     /// Cuts interval `idx`'s ranges at `pos` (strictly inside them): the interval keeps
     /// those before `pos`, and the returned span, appended to the pool, holds the rest.
     /// Cost: O(log ranges + ranges after `pos`).

@@ -662,11 +662,19 @@ impl<F: Function> Scan<'_, F> {
         // intervals come back while `cur` is live.
         let mut busy = self.active_regs.mask;
         if let Some(stolen) = iv.steal {
-            // Steal: the dying reused input may share its register with the def, unless
-            // another active interval holds it too.
+            // Steal: the reused input, dying here, may share its register with the def,
+            // unless another active interval holds it too. Dying here: its range ends right
+            // after the def's first position (only the def's own instruction reads it
+            // there; a split child, starting at a gap, never qualifies), and no later
+            // position is live for both. The input may come back later in the order (after
+            // a lifetime hole it is live only on paths that do not pass this instruction),
+            // as long as the def is dead by then.
             for &a in &self.active {
                 let other = self.iv(a);
-                if other.vreg == stolen && other.end() == start + 1 {
+                if other.vreg == stolen
+                    && self.built.range_ends_at(other, start + 1)
+                    && !self.built.intersect_from(other, iv, start + 1)
+                {
                     let r = self.reg_of(a);
                     if self.active_regs.holders[r] == 1 {
                         busy &= !(1 << r);
