@@ -170,7 +170,7 @@ pub fn optimize_in(
         cfg.compute_into(func);
         domtree.compute_into(func, cfg);
     }
-    stats.hoisted = hoist_loop_invariants(func, cfg, domtree);
+    stats.hoisted = licm::hoist_loop_invariants_in(func, cfg, domtree, compact);
     if verify {
         kestrel_ir::verify_function(func).map_err(|errors| OptError {
             function: func.name.to_string(),

@@ -24,6 +24,7 @@
 //! layout compact. Cost: O(instructions × loop depth) after the loop forest.
 
 use kestrel_ir::cfg::ControlFlowGraph;
+use kestrel_ir::compact::CompactMemory;
 use kestrel_ir::domtree::DominatorTree;
 use kestrel_ir::entity::SecondaryMap;
 use kestrel_ir::layout::InsertPoint;
@@ -57,6 +58,16 @@ pub fn hoist_loop_invariants(
     func: &mut Function,
     cfg: &ControlFlowGraph,
     domtree: &DominatorTree,
+) -> usize {
+    hoist_loop_invariants_in(func, cfg, domtree, &mut CompactMemory::default())
+}
+
+/// [`hoist_loop_invariants`], compacting in `memory` (kept across functions).
+pub(crate) fn hoist_loop_invariants_in(
+    func: &mut Function,
+    cfg: &ControlFlowGraph,
+    domtree: &DominatorTree,
+    memory: &mut CompactMemory,
 ) -> usize {
     let forest = LoopForest::compute(cfg, domtree);
     if forest.loops.is_empty() {
@@ -144,7 +155,7 @@ pub fn hoist_loop_invariants(
         }
     }
     if moved > 0 {
-        func.compact();
+        func.compact_in(memory);
     }
     moved
 }

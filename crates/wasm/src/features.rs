@@ -11,7 +11,10 @@
 //! Cost: [`classify`] validates the module again (once per refused proposal at most), only
 //! when the first validation failed.
 
-use wasmparser::{Validator, WasmFeatures};
+use wasmparser::{
+    FuncToValidate, FuncValidatorAllocations, FunctionBody, Parser, ValidPayload, Validator,
+    ValidatorResources, WasmFeatures,
+};
 
 use crate::error::WasmError;
 
@@ -42,6 +45,43 @@ pub fn validate(bytes: &[u8]) -> Result<(), WasmError> {
         Ok(_) => Ok(()),
         Err(e) => Err(classify(bytes, e)),
     }
+}
+
+/// A function body's validator, for [`validate_body`].
+pub type BodyValidator = FuncToValidate<ValidatorResources>;
+
+/// [`validate`] without the function bodies: everything else is checked, and each body's
+/// validator is returned, in function order, for the caller to run where it translates the
+/// body ([`validate_body`], in parallel). Running them all in order, stopping at the first
+/// failure, gives exactly [`validate`]'s result (which also checks the module first and the
+/// bodies after).
+pub fn validate_declarations(bytes: &[u8]) -> Result<Vec<BodyValidator>, WasmError> {
+    let mut validator = validator();
+    let mut bodies = Vec::new();
+    for payload in Parser::new(0).parse_all(bytes) {
+        let payload = payload.map_err(|e| classify(bytes, e))?;
+        if let ValidPayload::Func(body, _) = validator
+            .payload(&payload)
+            .map_err(|e| classify(bytes, e))?
+        {
+            bodies.push(body);
+        }
+    }
+    Ok(bodies)
+}
+
+/// Validate one function body of the module `bytes` with its validator from
+/// [`validate_declarations`], reusing `allocs`; an error is the one [`validate`] gives.
+pub fn validate_body(
+    bytes: &[u8],
+    validator: BodyValidator,
+    body: &FunctionBody,
+    allocs: &mut FuncValidatorAllocations,
+) -> Result<(), WasmError> {
+    let mut v = validator.into_validator(std::mem::take(allocs));
+    let result = v.validate(body);
+    *allocs = v.into_allocations();
+    result.map_err(|e| classify(bytes, e))
 }
 
 /// The proposals Kestrel refuses, by name; each set is what the proposal needs on top of

@@ -6,9 +6,9 @@
 //! out their memories to match.
 //!
 //! Pipeline (each step's contract is in its own file):
-//! `features::validate` → `ModuleInfo::decode` → for each function `translate_function` and
-//! the x86-64 backend's `compile_function` → `JitModule::define_function` →
-//! `finalize_definitions`.
+//! `features::validate_declarations` → `ModuleInfo::decode` → for each function
+//! `features::validate_body`, `translate_function` and the x86-64 backend's
+//! `compile_function` → `JitModule::define_function` → `finalize_definitions`.
 //!
 //! Functions are independent, so translation and compilation run in parallel on rayon's
 //! global pool ([`translate_and_compile`]); each is deterministic and the results are
@@ -30,6 +30,7 @@ use kestrel_codegen::machinst::{CodegenError, CompiledCode};
 use kestrel_ir::Function;
 use kestrel_jit::{ir_name, FuncId, JitBuilder, Linkage};
 use rayon::prelude::*;
+use wasmparser::{BinaryReader, FuncValidatorAllocations, FunctionBody};
 
 use crate::config::{BoundsChecks, Config};
 use crate::error::WasmError;
@@ -99,9 +100,9 @@ pub fn compile_functions(
         .collect()
 }
 
-/// Translate and compile every defined function of the decoded module `bytes` with the
-/// x86-64 backend, in parallel, each worker translating a function and compiling it in
-/// memory it keeps; the results by defined-function index. A function that fails to
+/// Translate and compile every defined function of the validated, decoded module `bytes`
+/// with the x86-64 backend, in parallel, each worker translating a function and compiling
+/// it in memory it keeps; the results by defined-function index. A function that fails to
 /// translate or compile gives its error.
 pub fn translate_and_compile(
     info: &ModuleInfo,
@@ -109,20 +110,69 @@ pub fn translate_and_compile(
     checks: BoundsChecks,
     flags: &Flags,
 ) -> Vec<Result<CompiledCode, WasmError>> {
-    (info.num_imported_funcs..info.funcs.len() as u32)
-        .into_par_iter()
+    let defined = info.num_imported_funcs..info.funcs.len() as u32;
+    let work: Vec<(u32, Option<features::BodyValidator>)> =
+        defined.map(|index| (index, None)).collect();
+    run_workers(info, bytes, checks, flags, work)
+}
+
+/// [`translate_and_compile`] for a module whose declarations are validated, each worker
+/// first validating the body it takes with its validator from
+/// [`features::validate_declarations`] (in function order); the first failing function's
+/// error is [`features::validate`]'s.
+pub fn validate_translate_and_compile(
+    info: &ModuleInfo,
+    bytes: &[u8],
+    checks: BoundsChecks,
+    flags: &Flags,
+    bodies: Vec<features::BodyValidator>,
+) -> Vec<Result<CompiledCode, WasmError>> {
+    let defined = info.num_imported_funcs..info.funcs.len() as u32;
+    debug_assert_eq!(bodies.len(), defined.len());
+    let work = defined.zip(bodies.into_iter().map(Some)).collect();
+    run_workers(info, bytes, checks, flags, work)
+}
+
+/// What each worker keeps across the functions it takes.
+struct Worker {
+    translator: TranslateContext,
+    compiler: CompileContext,
+    validation: FuncValidatorAllocations,
+}
+
+fn run_workers(
+    info: &ModuleInfo,
+    bytes: &[u8],
+    checks: BoundsChecks,
+    flags: &Flags,
+    work: Vec<(u32, Option<features::BodyValidator>)>,
+) -> Vec<Result<CompiledCode, WasmError>> {
+    work.into_par_iter()
         .map_init(
-            || {
-                let translator = match flags.opt_level {
+            || Worker {
+                translator: match flags.opt_level {
                     OptLevel::None => TranslateContext::new(),
                     OptLevel::Speed => TranslateContext::for_mid_end(),
-                };
-                (translator, CompileContext::new())
+                },
+                compiler: CompileContext::new(),
+                validation: FuncValidatorAllocations::default(),
             },
-            |(translator, compiler), index| {
-                let f = translate::translate_function_in(translator, info, bytes, index, checks)?;
-                let code = X64Backend.compile_function_in(compiler, &f, flags);
-                translator.recycle(f);
+            |w, (index, validator)| {
+                if let Some(validator) = validator {
+                    let range = info.bodies[(index - info.num_imported_funcs) as usize].clone();
+                    let body =
+                        FunctionBody::new(BinaryReader::new(&bytes[range.clone()], range.start));
+                    features::validate_body(bytes, validator, &body, &mut w.validation)?;
+                }
+                let f = translate::translate_function_in(
+                    &mut w.translator,
+                    info,
+                    bytes,
+                    index,
+                    checks,
+                )?;
+                let code = X64Backend.compile_function_in(&mut w.compiler, &f, flags);
+                w.translator.recycle(f);
                 code.map_err(|error| WasmError::Compile {
                     func: index,
                     message: error.to_string(),
@@ -147,7 +197,8 @@ impl Module {
             BoundsChecks::Guard if guard_pages_available() => BoundsChecks::Guard,
             _ => BoundsChecks::Explicit,
         };
-        features::validate(bytes)?;
+        // Function bodies are validated by the workers that translate them.
+        let bodies = features::validate_declarations(bytes)?;
         let info = ModuleInfo::decode(bytes)?;
         let mut builder = JitBuilder::new();
         for lc in Libcall::ALL {
@@ -176,7 +227,7 @@ impl Module {
             verified: !config.verify,
             ..Flags::default()
         };
-        let compiled = translate_and_compile(&info, bytes, bounds_checks, &flags);
+        let compiled = validate_translate_and_compile(&info, bytes, bounds_checks, &flags, bodies);
         for (((signature, &id), code), index) in signatures
             .into_iter()
             .zip(&ids)
