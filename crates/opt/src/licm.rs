@@ -16,7 +16,9 @@
 //! (`loads::is_movable_load`: `readonly notrap can_move`), and every
 //! operand is defined outside the loop, or by an instruction already moved out of it; it
 //! goes to the preheader of the outermost such loop, before the terminator, after the
-//! instructions moved there earlier. Blocks are visited in reverse postorder, so a moved
+//! instructions moved there earlier, unless an equal one (same opcode, resolved operands,
+//! immediates and type) already moved there: then it is deleted and its results alias that
+//! one's. Blocks are visited in reverse postorder, so a moved
 //! instruction's operands are placed before it. Maintains SSA dominance (a preheader
 //! dominates its loop), behavior (the moved instruction cannot trap or have effects, so
 //! running it when the loop's body would not have is unobservable; a movable load reads
@@ -78,6 +80,8 @@ pub(crate) fn hoist_loop_invariants_in(
     let mut moved_to: SecondaryMap<Inst, Option<Block>> = SecondaryMap::new();
     // The copy of each constant made in each preheader.
     let mut copies: FxHashMap<(Block, InstructionData, Type), Value> = FxHashMap::default();
+    // The instructions moved to each preheader, by data (operands resolved) and type.
+    let mut hoisted: FxHashMap<(Block, InstructionData, Type), Inst> = FxHashMap::default();
     let mut moved = 0;
     for &b in domtree.rpo() {
         if forest.innermost(b).is_none() {
@@ -146,6 +150,34 @@ pub(crate) fn hoist_loop_invariants_in(
                 });
                 func.dfg.inst_mut(inst).fixed_args_mut()[k] = copy;
             }
+            // Equal instructions from different blocks of the loop (which dominator-scoped
+            // GVN could not merge) meet in the preheader: keep the first, so the loop does
+            // not carry several registers of one value.
+            let mut resolved = *func.dfg.inst(inst);
+            for a in resolved.fixed_args_mut() {
+                *a = func.dfg.resolve(*a);
+            }
+            *func.dfg.inst_mut(inst) = resolved;
+            let results = func.dfg.inst_results(inst);
+            let key = (p, *func.dfg.inst(inst), func.dfg.value_type(results[0]));
+            if let Some(&first) = hoisted.get(&key) {
+                // Post-invariant: `first` sits in the preheader before every use of `inst`'s
+                // results (in the loop, or moved to the preheader after it), and computes
+                // the same values (pure, or a load of unchanging memory at that address).
+                let count = results.len();
+                for k in 0..count {
+                    let (r, to) = (
+                        func.dfg.inst_results(inst)[k],
+                        func.dfg.inst_results(first)[k],
+                    );
+                    let aliased = func.dfg.change_to_alias(r, to);
+                    debug_assert!(aliased, "equal instructions have equal result types");
+                }
+                func.layout.remove_inst(inst);
+                moved += 1;
+                continue;
+            }
+            hoisted.insert(key, inst);
             // Post-invariant: queued before the preheader's terminator in visiting order,
             // after its operands (outside the loop, moved earlier, or copies just queued).
             func.layout.remove_inst(inst);

@@ -266,3 +266,61 @@ fn licm_hoists_only_loads_that_are_readonly_notrap_and_can_move() {
         "{printed}"
     );
 }
+
+/// Two arms of a loop compute the same address from invariant operands; neither arm
+/// dominates the other, so GVN keeps both, and both move to the preheader.
+const TWO_ARMS: &str = "function %f(i64, i32, i64) -> i64 {
+block0(v0: i64, v1: i32, v2: i64):
+    v3 = iconst.i64 0
+    jump block1(v3)
+block1(v4: i64):
+    brif v4, block2, block3
+block2:
+    v5 = uextend.i64 v1
+    v6 = iadd v0, v5
+    v7 = load.i64 v6
+    jump block4(v7)
+block3:
+    v8 = uextend.i64 v1
+    v9 = iadd v0, v8
+    v10 = load.i64 v9+8
+    jump block4(v10)
+block4(v11: i64):
+    v12 = iadd v4, v11
+    v13 = icmp ult v12, v2
+    brif v13, block1(v12), block5
+block5:
+    return v12
+}";
+
+#[test]
+fn licm_keeps_one_of_equal_instructions_moved_to_a_preheader() {
+    let mut func = parse(TWO_ARMS);
+    let (cfg, domtree) = analyses(&func);
+    // Four instructions leave the loop; the second `uextend` and `iadd` merge into the
+    // first ones.
+    assert_eq!(hoist_loop_invariants(&mut func, &cfg, &domtree), 4);
+    kestrel_ir::verify_function(&func).expect("the result verifies");
+    let printed = func.to_string();
+    let entry = printed.split("\nblock1(").next().expect("an entry block");
+    // One of each is left, in the preheader (the other's results are aliases of it).
+    assert_eq!(printed.matches("uextend.i64 v1").count(), 1, "{printed}");
+    assert_eq!(printed.matches("= iadd v0, ").count(), 1, "{printed}");
+    assert!(
+        entry.contains("uextend.i64 v1") && entry.contains("= iadd v0, "),
+        "{printed}"
+    );
+    // Both loads read through the one address left.
+    let address = |load: &str| {
+        let line = printed
+            .lines()
+            .find(|l| l.contains(load))
+            .expect("the load is kept");
+        line.split_whitespace()
+            .last()
+            .expect("an operand")
+            .to_string()
+    };
+    let (a, b) = (address("load.i64 v"), address("+8"));
+    assert_eq!(format!("{a}+8"), b, "{printed}");
+}
