@@ -425,6 +425,13 @@ impl<'f, I: MachInst> Lower<'f, I> {
         ok.then_some(inst)
     }
 
+    /// Whether `value` has uses other than one by the current instruction, not merged away
+    /// so far: then it may well be live after the current instruction, and a two-address
+    /// instruction overwriting it would need a copy first.
+    pub fn has_other_uses(&self, value: Value) -> bool {
+        self.uses[self.f.dfg.resolve(value).index()] > 1
+    }
+
     /// The producer of `value` if the current user may compute it again itself, as part of an
     /// addressing mode, although `value` has other uses: in the current block, without side
     /// effects, traps or memory reads. Unlike [`Lower::mergeable_inst`] this does not absorb

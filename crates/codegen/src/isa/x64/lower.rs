@@ -108,6 +108,23 @@ impl generated::Context for IselCtx<'_, '_> {
         Some(Imm { value: v, imm })
     }
 
+    fn neg_imm32(&mut self, v: Value) -> Option<Imm> {
+        let imm = self.lower.const_value(v)?.checked_neg()?;
+        i32::try_from(imm).ok()?;
+        if self.lower.should_skip(Decision::ImmOperand) {
+            return None;
+        }
+        Some(Imm { value: v, imm })
+    }
+
+    fn shared(&mut self, v: Value) -> Option<Value> {
+        self.lower.has_other_uses(v).then_some(v)
+    }
+
+    fn ty_32_64(&mut self, ty: Type) -> Option<Type> {
+        (ty == Type::I32 || ty == Type::I64).then_some(ty)
+    }
+
     fn icmp_merge(&mut self, v: Value) -> Option<Cmp> {
         let inst = self.lower.mergeable_inst(v, self.inst)?;
         let cmp = generated::constructor_icmp_parts(self, v, inst)?;
@@ -384,6 +401,15 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn amode_wide(&mut self, addr: Value, offset: i32) -> Mem {
         lower_mem::addr_mem(self, self.inst, addr, offset, 8)
+    }
+
+    fn disp_mem(&mut self, a: Value, k: Imm) -> Mem {
+        self.lower.merge(k.value);
+        let base = self.lower.value_vreg(a);
+        Mem::Reg {
+            base,
+            disp: k.imm as i32,
+        }
     }
 
     fn reg_mem(&mut self, addr: Value) -> Mem {

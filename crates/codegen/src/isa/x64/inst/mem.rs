@@ -34,6 +34,10 @@ pub enum MemInst<R = VReg> {
     /// `dst = address of the outgoing return area` (of `size` bytes, for the call that
     /// follows). Operands: `[dst def]`.
     RetAreaAddr { dst: R, size: u32 },
+    /// `dst = base + disp` or `base + index`, computed by `lea` at `size` (32 bits: the low
+    /// half, zero-extended): an add with a third register, setting no flags. Operands:
+    /// `[address uses, dst def]`.
+    Lea { size: Size, dst: R, mem: Mem<R> },
     /// `dst = address of the stack slot plus disp` (`lea`). Operands: `[dst def]`.
     StackAddr { dst: R, slot: u32, disp: i32 },
     /// `dst = rsp`, `rbp`, or the return address `[rbp + 8]` (`get_stack_pointer`,
@@ -60,6 +64,7 @@ impl MemInst {
         map_operands!(self, MemInst {
             Load { kind, trap } [mem = mem.map(m), dst = m.reg_def(*dst)],
             Store { kind, trap } [src = m.reg_use(*src), mem = mem.map(m)],
+            Lea { size } [mem = mem.map(m), dst = m.reg_def(*dst)],
             RetAreaAddr { size } [dst = m.reg_def(*dst)],
             StackAddr { slot, disp } [dst = m.reg_def(*dst)],
             FrameValue { what } [dst = m.reg_def(*dst)],
@@ -76,6 +81,9 @@ impl MemInst<String> {
             }
             MemInst::Store { kind, src, mem, .. } => {
                 format!("store.{kind} {src}, {}", mem.pretty())
+            }
+            MemInst::Lea { size, dst, mem } => {
+                format!("{dst} = lea.{} {}", size.bits(), mem.pretty())
             }
             MemInst::StackAddr { dst, slot, disp } => format!("{dst} = lea [ss{slot}{disp:+}]"),
             MemInst::FrameValue { dst, what } => format!("{dst} = {}", what.name()),
@@ -144,6 +152,10 @@ impl MemInst<PReg> {
                         sse_enc::sse_store(buf, SseStore::Movsd, &m, xmm(*src));
                     }
                 }
+            }
+            MemInst::Lea { size, dst, mem } => {
+                let m = access(ctx, buf, mem, None);
+                misc::lea(buf, *size, gpr(*dst), &m);
             }
             MemInst::RetAreaAddr { dst, .. } => {
                 let m = ctx.frame.amode(&Mem::RetArea { disp: 0 });
