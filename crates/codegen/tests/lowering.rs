@@ -86,7 +86,35 @@ fn compare_merges_into_branch_and_constant_into_immediate() {
         "the compare must not be materialized:\n{text}"
     );
     assert!(!text.contains("mov 0x"), "constants must fold:\n{text}");
-    assert!(text.contains("add32 v0, 7"), "{text}");
+    // `v0` is used elsewhere too, so the sum goes to a third register (`lea`), the constant
+    // folded into its displacement.
+    assert!(text.contains("lea.32 [v0+7]"), "{text}");
+}
+
+#[test]
+fn adding_a_constant_is_an_add_when_the_operand_dies_and_a_lea_when_it_lives_on() {
+    let text = vcode_text(
+        "function %f(i64) -> i64 {
+         block0(v0: i64):
+             v1 = iconst.i64 3
+             v2 = imul v0, v0
+             v3 = iadd v2, v1
+             v4 = iconst.i64 -5
+             v5 = isub v3, v4
+             v6 = imul v5, v3
+             return v6
+         }",
+    );
+    // (VCode names its own vregs.) `v2` is used only by the add: `add` overwrites it.
+    let line = |pat: &str| text.lines().any(|l| l.contains(pat));
+    assert!(
+        text.lines()
+            .any(|l| l.contains("= add64 ") && l.ends_with(", 3")),
+        "{text}"
+    );
+    // `v3` is used again after the subtraction: `lea` keeps it, `- -5` as `+5`.
+    assert!(line("= lea.64 [") && line("+5]"), "{text}");
+    assert!(!line("sub64"), "{text}");
 }
 
 #[test]
