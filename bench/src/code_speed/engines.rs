@@ -98,6 +98,8 @@ pub fn cranelift(funcs: Vec<cranelift_codegen::ir::Function>) -> Result<Loaded, 
         ids.insert(name, id);
     }
     let mut ctx = module.make_context();
+    // `KESTREL_BENCH_DISASM=1` prints Cranelift's final code of each function to stderr.
+    let show_disasm = std::env::var_os("KESTREL_BENCH_DISASM").is_some();
     for mut f in funcs {
         let name = cranelift_name(&f.name)?;
         let refs: Vec<_> = f.dfg.ext_funcs.keys().collect();
@@ -113,9 +115,13 @@ pub fn cranelift(funcs: Vec<cranelift_codegen::ir::Function>) -> Result<Loaded, 
             f.dfg.ext_funcs[r].name = ExternalName::user(user);
         }
         ctx.func = f;
+        ctx.set_disasm(show_disasm);
         module
             .define_function(ids[&name], &mut ctx)
             .map_err(|e| format!("cranelift: %{name}: {e:?}"))?;
+        if let Some(text) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
+            eprintln!("cranelift %{name}:\n{text}");
+        }
         module.clear_context(&mut ctx);
     }
     module

@@ -60,11 +60,14 @@ pub enum Decision {
     /// Block order: lay loops out contiguously with their exits after them, instead of the
     /// plain reverse postorder.
     LoopLayout,
+    /// Block order: lay a loop with one back edge out with its exiting header last, so the
+    /// latch falls through into it (see `blockorder/layout.rs`).
+    LoopRotation,
 }
 
 impl Decision {
     /// Every decision point, in declaration order.
-    pub const ALL: [Decision; 16] = [
+    pub const ALL: [Decision; 17] = [
         Decision::FallthroughRemoval,
         Decision::BranchInversion,
         Decision::JumpThreading,
@@ -81,6 +84,7 @@ impl Decision {
         Decision::FcmpFusion,
         Decision::BandTestFusion,
         Decision::LoopLayout,
+        Decision::LoopRotation,
     ];
 
     /// A short stable name for reports.
@@ -102,6 +106,7 @@ impl Decision {
             Decision::FcmpFusion => "fcmp-fusion",
             Decision::BandTestFusion => "band-test-fusion",
             Decision::LoopLayout => "loop-layout",
+            Decision::LoopRotation => "loop-rotation",
         }
     }
 }

@@ -118,6 +118,63 @@ fn adding_a_constant_is_an_add_when_the_operand_dies_and_a_lea_when_it_lives_on(
 }
 
 #[test]
+fn stored_constants_are_immediates_truncated_to_the_stored_width() {
+    let text = vcode_text(
+        "function %f(i64) {
+         block0(v0: i64):
+             v1 = iconst.i32 300
+             istore8 v1, v0
+             istore16 v1, v0+2
+             v2 = iconst.i64 -5
+             store v2, v0+8
+             v3 = iconst.i64 0x1_0000_0000
+             store v3, v0+16
+             v4 = f64const 0x1.0
+             store v4, v0+24
+             return
+         }",
+    );
+    let line = |pat: &str| text.lines().any(|l| l.contains(pat));
+    // (VCode names its own vregs. The printed immediate is the constant; emission keeps
+    // the stored width's low bits.)
+    assert!(line("store.8 300, [v") && line("+0]"), "{text}");
+    assert!(line("store.16 300, [v") && line("+2]"), "{text}");
+    assert!(line("store.64 -5, [v") && line("+8]"), "{text}");
+    // Beyond a sign-extended 32-bit immediate, and for floats, the value goes via a register.
+    assert!(line("mov 0x100000000") && line("store.Int(S64) "), "{text}");
+    assert!(line("store.Float(F64) "), "{text}");
+}
+
+#[test]
+fn extending_a_single_use_i32_load_is_one_extending_load() {
+    let text = vcode_text(
+        "function %f(i64) -> i64 {
+         block0(v0: i64):
+             v1 = load.i32 v0+4
+             v2 = sextend.i64 v1
+             v3 = load.i32 v0+8
+             v4 = uextend.i64 v3
+             v5 = iadd v2, v4
+             v6 = load.i32 v0+12
+             v7 = sextend.i64 v6
+             v8 = iadd.i32 v6, v6
+             v9 = sextend.i64 v8
+             v10 = iadd v7, v9
+             v11 = iadd v5, v10
+             return v11
+         }",
+    );
+    let line = |a: &str, b: &str| text.lines().any(|l| l.contains(a) && l.ends_with(b));
+    // (VCode names its own vregs.)
+    assert!(line("= load.Sext(LQ) [v", "+4]"), "{text}");
+    assert!(line("= load.Int(S32) [v", "+8]"), "{text}");
+    // `v6` has two uses: loaded once, extended apart.
+    assert!(line("= load.Int(S32) [v", "+12]"), "{text}");
+    assert!(line("= movsx.LQ v", ""), "{text}");
+    assert_eq!(text.matches("load.").count(), 3, "{text}");
+}
+
+#[test]
 fn compare_with_two_uses_is_materialized() {
     let text = vcode_text(
         "function %f(i32) -> i8 {

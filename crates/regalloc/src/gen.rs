@@ -99,6 +99,48 @@ impl Function for TestFunc {
     }
 }
 
+impl TestFunc {
+    /// The same function with its blocks emitted in `order` (a permutation of the block
+    /// numbers, the entry first): block numbers and instruction numbers are renumbered, the
+    /// program is unchanged. Blocks may then precede their dominators, as a rotated loop's
+    /// body precedes its header in the code generator's layout.
+    pub fn with_block_order(&self, order: &[Block]) -> TestFunc {
+        assert_eq!(
+            order.len(),
+            self.blocks.len(),
+            "a permutation of the blocks"
+        );
+        assert_eq!(order.first(), Some(&Block(0)), "the entry stays first");
+        let mut new_index = vec![u32::MAX; order.len()];
+        for (k, b) in order.iter().enumerate() {
+            assert_eq!(new_index[b.index()], u32::MAX, "{b:?} listed twice");
+            new_index[b.index()] = k as u32;
+        }
+        let renumber = |bs: &[Block]| bs.iter().map(|b| Block(new_index[b.index()])).collect();
+        let mut out = TestFunc {
+            num_vregs: self.num_vregs,
+            ..TestFunc::default()
+        };
+        for b in order {
+            let old = &self.blocks[b.index()];
+            let start = out.insts.len() as u32;
+            let range = old.insts.start.index()..old.insts.end.index();
+            out.insts.extend(self.insts[range].iter().cloned());
+            out.blocks.push(TestBlock {
+                insts: InstRange {
+                    start: Inst(start),
+                    end: Inst(out.insts.len() as u32),
+                },
+                succs: renumber(&old.succs),
+                preds: renumber(&old.preds),
+                params: old.params.clone(),
+                args: old.args.clone(),
+            });
+        }
+        out
+    }
+}
+
 /// x86-64 register numbers used by the generator.
 pub mod x64 {
     use crate::{PReg, RegClass};

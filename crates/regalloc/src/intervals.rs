@@ -41,8 +41,8 @@ use crate::liveness::{Liveness, SparseSet};
 use crate::reuse::refill;
 use crate::validate::{early, gap, late, Cfg};
 use crate::{
-    Allocation, Block, Function, Inst, OperandConstraint, OperandKind, OperandPos, PReg, PRegSet,
-    RegClass, VReg,
+    Allocation, Block, Function, Inst, Operand, OperandConstraint, OperandKind, OperandPos, PReg,
+    PRegSet, RegClass, VReg,
 };
 
 /// A half-open range of positions.
@@ -541,6 +541,18 @@ fn pinned(constraint: OperandConstraint) -> bool {
     )
 }
 
+/// Where the interval of `def`, a def operand of instruction `i`, starts: after the
+/// instruction for a def pinned to a register or slot (the resolver moves it from there),
+/// at `i`'s early position for a reuse or early def, else at its late position.
+pub(crate) fn def_start(def: Operand, i: u32) -> u32 {
+    match def.constraint() {
+        c if pinned(c) => gap(i + 1),
+        OperandConstraint::Reuse(_) => early(i),
+        _ if def.pos() == OperandPos::Early => early(i),
+        _ => late(i),
+    }
+}
+
 /// Working memory of the build, kept by [`crate::Context`] between functions.
 #[derive(Default)]
 pub(crate) struct Scratch {
@@ -703,12 +715,7 @@ pub(crate) fn build<F: Function>(
                 let v = op.vreg();
                 class_of[v.index()] = Some(v);
                 let constraint = op.constraint();
-                let start = match constraint {
-                    _ if pinned(constraint) => gap(i + 1),
-                    OperandConstraint::Reuse(_) => early(i),
-                    _ if op.pos() == OperandPos::Early => early(i),
-                    _ => late(i),
-                };
+                let start = def_start(*op, i);
                 if let OperandConstraint::FixedReg(r) = constraint {
                     if allocatable.contains(r) {
                         let from = if op.pos() == OperandPos::Early {

@@ -4,7 +4,9 @@
 //!
 //! # Contract
 //!
-//! Requires: a [`Function`] in SSA form whose blocks are listed in emission order, whose
+//! Requires: a [`Function`] in SSA form whose blocks are listed in emission order (any
+//! order: a block may come before its dominators, as a rotated loop's body comes before
+//! its header; nothing assumes a value's first live range starts at its def), whose
 //! entry block has no parameters, every block reachable from the entry, every block ending
 //! in exactly one terminator (its last instruction), and **no critical edges** (an edge from
 //! a block with several successors to a block with several predecessors). The client splits

@@ -505,14 +505,17 @@ impl<F: Function> Resolver<'_, F> {
                     self.add(point, group, vreg, from, to);
                 }
                 let args = func.branch_blockparams(block, k);
+                let succ_start = self.cfg.block_start_pos(s.index());
                 for (&a, &p) in args.iter().zip(func.block_params(s)) {
                     let from = at_end.loc(built, table, a.index() as u32, pred_last);
-                    // A parameter's first piece starts at its block's start.
-                    let to = built
-                        .pieces
-                        .of(p.index())
-                        .first()
-                        .and_then(|&q| built.intervals[q as usize].alloc);
+                    // An unsplit parameter has one piece, which covers its block's start; a
+                    // split one is looked up (its first piece starts before its block when
+                    // the block heads a rotated loop).
+                    let to = match built.pieces.split_index(p.index()) {
+                        None => built.pieces.of(p.index()).first().copied(),
+                        Some(_) => built.piece_at(p, succ_start),
+                    }
+                    .and_then(|q| built.intervals[q as usize].alloc);
                     let (Some(from), Some(to)) = (from, to) else {
                         return Err(internal(format!("{p} or {a} unallocated on an edge")));
                     };
@@ -531,32 +534,50 @@ impl<F: Function> Resolver<'_, F> {
     /// slot to no other vreg during this lifetime). Every other move of the vreg from a
     /// register into its slot is therefore redundant and dropped by `sequence_all`.
     fn def_stores(&mut self) {
-        for v in 0..self.func.num_vregs() {
-            let (Some(slot), Some(&first)) = (self.vreg_slot[v], self.built.pieces.of(v).first())
-            else {
-                continue;
-            };
-            let piece = &self.built.intervals[first as usize];
-            let Some(Allocation::Reg(reg)) = piece.alloc else {
-                continue; // the def (or the parameter binding) writes the slot
-            };
-            let vreg = piece.vreg;
-            let start = piece.start();
-            let (def_inst, def_op) = self.def_site[v];
-            let def = (def_inst != u32::MAX).then(|| (def_inst, def_op.constraint()));
-            let (point, from) = match def {
-                None => {
-                    // A block parameter: bound by the edge moves at its block's start.
-                    (ProgPoint::before(Inst(start / 4)), Allocation::Reg(reg))
-                }
-                Some((i, OperandConstraint::FixedReg(fixed))) => {
-                    (ProgPoint::before(Inst(i + 1)), Allocation::Reg(fixed))
-                }
-                Some((_, OperandConstraint::Stack)) => continue,
-                Some((i, _)) => (ProgPoint::before(Inst(i + 1)), Allocation::Reg(reg)),
-            };
-            self.add_move(point, 1, vreg, from, Allocation::Stack(slot), true);
+        // The piece at the def is looked up by position: in a block order where a loop's
+        // header comes after its body (rotation), a vreg's first piece may start before it.
+        for b in 0..self.func.num_blocks() {
+            let start = self.cfg.block_start_pos(b);
+            for &p in self.func.block_params(Block(b as u32)) {
+                // A block parameter: bound by the edge moves at its block's start.
+                self.def_store(p, start, |reg| (ProgPoint::before(Inst(start / 4)), reg));
+            }
         }
+        for v in 0..self.func.num_vregs() {
+            let (def_inst, def_op) = self.def_site[v];
+            if def_inst == u32::MAX {
+                continue;
+            }
+            let at = crate::intervals::def_start(def_op, def_inst);
+            let after = ProgPoint::before(Inst(def_inst + 1));
+            match def_op.constraint() {
+                OperandConstraint::FixedReg(fixed) => {
+                    self.def_store(def_op.vreg(), at, |_| (after, Allocation::Reg(fixed)));
+                }
+                OperandConstraint::Stack => {}
+                _ => self.def_store(def_op.vreg(), at, |reg| (after, reg)),
+            }
+        }
+    }
+
+    /// The store of `vreg` into its slot (if it has one) when its piece at `def_pos` is in a
+    /// register: `place` gives the point and the source location from that register.
+    fn def_store(
+        &mut self,
+        vreg: VReg,
+        def_pos: u32,
+        place: impl FnOnce(Allocation) -> (ProgPoint, Allocation),
+    ) {
+        let Some(slot) = self.vreg_slot[vreg.index()] else {
+            return;
+        };
+        let piece = self.built.piece_at(vreg, def_pos);
+        let Some(Allocation::Reg(reg)) = piece.and_then(|q| self.built.intervals[q as usize].alloc)
+        else {
+            return; // no live range, or the def (or the parameter binding) writes the slot
+        };
+        let (point, from) = place(Allocation::Reg(reg));
+        self.add_move(point, 1, vreg, from, Allocation::Stack(slot), true);
     }
 
     /// Whether `m` copies a vreg from a register into the vreg's own slot, which already

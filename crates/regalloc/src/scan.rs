@@ -599,7 +599,10 @@ impl<F: Function> Scan<'_, F> {
         }
         if iv.is_param {
             if let Some((block, k)) = self.param_of[iv.vreg.index()] {
-                if self.cfg.block_start_pos(block.index()) == iv.start() {
+                // The interval starts at its block, or earlier when the block is a loop
+                // header laid out after its loop (rotated): either way the predecessors
+                // ending before that start are allocated.
+                if self.cfg.block_start_pos(block.index()) >= iv.start() {
                     for &pred in self.func.block_preds(block) {
                         let end = self.cfg.block_end_pos(pred.index());
                         if end > iv.start() {
@@ -631,14 +634,14 @@ impl<F: Function> Scan<'_, F> {
         if from_use.is_some() {
             return from_use;
         }
-        // An argument on a back edge: the parameter it feeds is allocated already.
+        // An argument on a back edge: the parameter it feeds is allocated already (its
+        // interval started earlier, at its block or, for a rotated loop's header, at the
+        // loop's top); a parameter not allocated yet has no location.
         for &(succ, k) in self.arg_of.get(iv.vreg.index()) {
             let start = self.cfg.block_start_pos(succ.index());
-            if start < iv.start() {
-                let param = self.func.block_params(succ)[k as usize];
-                if let Some(r) = reg(self.loc_at(param, start)) {
-                    return Some(r);
-                }
+            let param = self.func.block_params(succ)[k as usize];
+            if let Some(r) = reg(self.loc_at(param, start)) {
+                return Some(r);
             }
         }
         None

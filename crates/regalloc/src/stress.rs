@@ -18,8 +18,8 @@ use arbitrary::Unstructured;
 use crate::exec::{self, Rng};
 use crate::gen::TestCase;
 use crate::{
-    allocate, checker, Allocation, Edit, Function, Inst, Options, Output, ProgPoint, RegClass,
-    SpillSlot, Stats,
+    allocate, checker, Allocation, Block, Edit, Function, Inst, Options, Output, ProgPoint,
+    RegClass, SpillSlot, Stats,
 };
 
 /// What to run.
@@ -119,7 +119,17 @@ pub fn run(options: &StressOptions, out: &mut dyn Write) -> io::Result<StressSum
     let mut summary = StressSummary::default();
     let mut rng = Rng::new(options.seed ^ 0xfa17);
     for index in 0..options.count {
-        let case = case(options.seed, index);
+        let mut case = case(options.seed, index);
+        if index % 4 == 3 {
+            // Every fourth function in a shuffled block order (the entry first): the
+            // allocator must not rely on dominators coming first.
+            let mut order: Vec<Block> = (1..case.func.blocks.len() as u32).map(Block).collect();
+            for k in (1..order.len()).rev() {
+                order.swap(k, rng.below(k + 1));
+            }
+            order.insert(0, Block(0));
+            case.func = case.func.with_block_order(&order);
+        }
         summary.functions += 1;
         let ra_options = Options {
             check: false,

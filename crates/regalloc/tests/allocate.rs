@@ -125,6 +125,55 @@ fn wimmer_example_allocates_with_few_registers() {
     }
 }
 
+/// A loop laid out with its header last (rotated, as the code generator's block order
+/// does): the header's value `v5` is live at the top of the body before its definition in
+/// the linear order, and across a call that clobbers every register, so it must be stored
+/// to its slot at its definition, not at the start of its first live range.
+#[test]
+fn a_header_laid_out_after_its_loop_body() {
+    let mut call = inst(vec![]);
+    call.clobbers = (0..4).map(|k| PReg::new(k, RegClass::Int)).collect();
+    let f = func(vec![
+        // b0: v0 = ...; jump b3(v0)
+        (
+            vec![inst(vec![Operand::reg_def(v(0))]), inst(vec![])],
+            vec![(3, vec![v(0)])],
+            vec![],
+        ),
+        // b1 (the loop's top, entered only from b3): call; branch on v5 to b2 or b4
+        (
+            vec![call, inst(vec![Operand::reg_use(v(5))])],
+            vec![(2, vec![]), (4, vec![])],
+            vec![],
+        ),
+        // b2 (the latch): jump b3(v5)
+        (vec![inst(vec![])], vec![(3, vec![v(5)])], vec![]),
+        // b3(v1) (the header): v5 = v1 + 1; branch on v5 to b1 or b5
+        (
+            vec![
+                inst(vec![Operand::reg_def(v(5)), Operand::reg_use(v(1))]),
+                inst(vec![Operand::reg_use(v(5))]),
+            ],
+            vec![(1, vec![]), (5, vec![])],
+            vec![v(1)],
+        ),
+        // b4: v6 = v5 + 1; ret v6
+        (
+            vec![
+                inst(vec![Operand::reg_def(v(6)), Operand::reg_use(v(5))]),
+                inst(vec![Operand::reg_use(v(6))]),
+            ],
+            vec![],
+            vec![],
+        ),
+        // b5: ret v1
+        (vec![inst(vec![Operand::reg_use(v(1))])], vec![], vec![]),
+    ]);
+    for n in [2, 3, 4] {
+        check_both(&f, &env(n));
+    }
+}
+
 #[test]
 fn critical_edge_is_rejected() {
     // b0 -> b1, b0 -> b2, b1 -> b2: the edge b0 -> b2 is critical.

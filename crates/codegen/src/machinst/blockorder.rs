@@ -21,8 +21,8 @@
 //!   left out, so never lowered), the entry first, and one edge block per critical edge out of
 //!   a reachable block;
 //! - it is the reverse postorder of the search, which visits a block's destinations so that
-//!   its first destination tends to come right after it; so without cold blocks every block
-//!   comes after its dominators;
+//!   its first destination tends to come right after it; so without cold blocks and rotated
+//!   loops every block comes after its dominators;
 //! - the search is loop-aware unless the chaos control skips [`Decision::LoopLayout`]: a
 //!   loop's blocks (nested loops included) are contiguous and start at its header, and the
 //!   successors that leave a loop come after all of it, so inside a loop the successor that
@@ -30,6 +30,12 @@
 //!   side. A back edge `b -> h` of the lowered order then has `h <= b` with everything in
 //!   between in the loop, which is what the register allocator's loop depths assume.
 //!   Irreducible regions are laid out conservatively (see [`loops`]);
+//! - unless the chaos control skips [`Decision::LoopRotation`], a loop with one back edge
+//!   whose header exits it is *rotated* (see [`layout`]): its header comes last, right after
+//!   the latch that falls into it, and its branch back to the loop's top is the one backward
+//!   edge, so the allocator's loop depths still cover exactly the loop. The loop's other
+//!   blocks then precede their dominator, the header: the register allocator accepts any
+//!   order, and lowering counts value uses before it walks the blocks;
 //! - blocks marked cold (`dfg.block_data(b).cold`), and edge blocks into or out of them, are
 //!   moved to the end keeping their relative order, unless the chaos control skips
 //!   [`Decision::ColdBlockSinking`]. A hot block can then come after a cold block that
@@ -227,7 +233,8 @@ impl BlockLoweringOrder {
         if loop_aware {
             loops.compute(slots, entry);
         }
-        search.run(slots, loop_aware.then_some(&*loops), entry, order);
+        let rotate = loop_aware && !chaos.should_skip(Decision::LoopRotation);
+        search.run(slots, loop_aware.then_some(&*loops), entry, rotate, order);
         order.reverse();
 
         let is_cold = |node: &Node| match *node {

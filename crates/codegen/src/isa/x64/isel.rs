@@ -16,7 +16,7 @@ use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::sse::{FloatSize, SseOp};
 use super::asm::Size;
 use super::features::CpuFeatures;
-use super::inst::{AluInst, Inst, SseInst};
+use super::inst::{AluInst, Inst, LoadKind, MemInst, SseInst};
 use crate::machinst::lower::{Lower, Results};
 use crate::machinst::{BlockIndex, CodegenError};
 
@@ -229,6 +229,20 @@ impl IselCtx<'_, '_> {
             dst,
             a,
             b,
+        });
+        dst
+    }
+
+    /// The merged load `m` performed with `kind` (an extending load) into a fresh register.
+    pub(super) fn ext_load_inst(&mut self, kind: LoadKind, m: Ld) -> VReg {
+        self.lower.sink_load(m.value);
+        let mem = super::lower_mem::addr_mem(self, m.load, m.addr, m.offset, 0);
+        let dst = self.int();
+        self.lower.emit(MemInst::Load {
+            kind,
+            dst,
+            mem,
+            trap: m.trap,
         });
         dst
     }

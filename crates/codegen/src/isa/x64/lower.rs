@@ -156,6 +156,10 @@ impl generated::Context for IselCtx<'_, '_> {
         self.mem_op(ty, Some(op), a, m)
     }
 
+    fn ext_load(&mut self, kind: LoadKind, m: Ld) -> VReg {
+        self.ext_load_inst(kind, m)
+    }
+
     fn imul_mem(&mut self, ty: Type, a: VReg, m: Ld) -> VReg {
         self.mem_op(ty, None, a, m)
     }
@@ -213,6 +217,11 @@ impl generated::Context for IselCtx<'_, '_> {
     fn imm_operand(&mut self, k: Imm) -> RegImm {
         self.lower.merge(k.value);
         RegImm::Imm(k.imm as i32)
+    }
+
+    fn imm_merged(&mut self, k: Imm) -> i32 {
+        self.lower.merge(k.value);
+        k.imm as i32
     }
 
     fn const_operand(&mut self, k: i64) -> RegImm {

@@ -20,14 +20,26 @@
 //! An edge block goes where its destination goes, except that the edge block of a back edge
 //! stays in the loop it closes.
 //!
+//! *Rotation* (when asked for): a loop whose header exits it, has exactly one back edge,
+//! and whose last finished block is that back edge's source (the *latch*, or its edge
+//! block), is laid out with its header last instead of first. The latch then falls through
+//! into the header, whose branch back to the body is the loop's one taken branch per
+//! iteration, where the unrotated loop took the latch's jump and then fell through the
+//! header's test; the loop is entered by one jump to its header. A loop with several back
+//! edges stays unrotated (its other latches would pay a second taken branch), and so does
+//! a self-loop (its branch back to itself is already its only taken branch).
+//!
 //! Guarantees:
 //! - every node reachable from the entry finishes exactly once (every tree edge of the loop
 //!   forest's own search is descended into or deferred, never skipped);
 //! - within a level the order is the postorder of a depth-first search of that level's
 //!   graph, in which a loop is one node whose successors are its exits; so a block's
 //!   first slot that stays in the level tends to follow it, a loop's blocks are contiguous
-//!   and follow its header, its exits come after it, and every block comes after its
-//!   dominators (each block is discovered along a path from the entry, through them);
+//!   and follow its header (a rotated loop: end with it), its exits come after it, and
+//!   every block comes after its dominators (each block is discovered along a path from
+//!   the entry, through them), except the blocks of a rotated loop, which come before its
+//!   header;
+//! - the entry block is never a rotated header, so it comes first;
 //! - without a loop forest every block is of the function level: the plain reverse
 //!   postorder of seed 000.
 //!
@@ -64,6 +76,8 @@ struct Level {
     /// Head of its deferred exits (LIFO: the first exit found is explored last, so it comes
     /// right after the loop).
     exits: u32,
+    /// Whether one of the header's own slots leaves the loop (was deferred).
+    header_exits: bool,
 }
 
 #[derive(Copy, Clone)]
@@ -101,17 +115,25 @@ pub(super) struct LayoutSearch {
     deferred: Vec<(Node, u32)>,
     levels: Vec<Level>,
     frames: Vec<Frame>,
+    /// Whether loops are rotated (see the contract), for this run.
+    rotate: bool,
+    /// The entry block of this run (never rotated: it must come first).
+    entry: Option<Block>,
 }
 
 impl LayoutSearch {
-    /// Refill `postorder` with the search's postorder from `entry` (see the contract).
+    /// Refill `postorder` with the search's postorder from `entry` (see the contract);
+    /// `rotate` asks for loop rotation (it needs `loops`).
     pub(super) fn run(
         &mut self,
         slots: &Slots,
         loops: Option<&LoopForest>,
         entry: Block,
+        rotate: bool,
         postorder: &mut Vec<Node>,
     ) {
+        self.rotate = rotate;
+        self.entry = Some(entry);
         self.visited.clear();
         self.visited.resize(slots.incoming.len(), false);
         self.finished.clear();
@@ -122,11 +144,15 @@ impl LayoutSearch {
             header: None,
             finished: EMPTY,
             exits: NIL,
+            header_exits: false,
         });
         self.enter(slots, loops, Node::Block(entry));
         while let Some(top) = self.frames.last_mut() {
             if top.remaining > 0 {
                 top.remaining -= 1;
+                // The frame of an open loop's header is below every other frame of its loop,
+                // so when it is on top its level is the innermost one.
+                let from_open_header = matches!(top.state, State::LoopOpen);
                 let (next, to) = match top.node {
                     Node::Block(b) => {
                         let s = slots.range(b).start + top.remaining;
@@ -141,6 +167,9 @@ impl LayoutSearch {
                 match self.place(loops, next, to) {
                     Place::Descend => self.enter(slots, loops, next),
                     Place::Defer(at) => {
+                        if from_open_header {
+                            self.levels.last_mut().expect("the open loop").header_exits = true;
+                        }
                         let level = &mut self.levels[at];
                         self.deferred.push((next, level.exits));
                         level.exits = self.deferred.len() as u32 - 1;
@@ -151,10 +180,19 @@ impl LayoutSearch {
             }
             match top.state {
                 State::LoopOpen => {
-                    // The loop's blocks are all finished: close its level, header last.
+                    // The loop's blocks are all finished: close its level, header last in
+                    // postorder (first in the layout), or first when the loop is rotated.
                     let level = self.levels.pop().expect("an open loop has a level");
                     let mut body = level.finished;
-                    append(&mut self.finished, &mut body, top.node);
+                    let header = top.node;
+                    let rotates = self.rotate
+                        && level.header_exits
+                        && latch_ends(&self.finished, self.entry, slots, body, header);
+                    if rotates {
+                        prepend(&mut self.finished, &mut body, header);
+                    } else {
+                        append(&mut self.finished, &mut body, header);
+                    }
                     top.state = State::LoopClosed {
                         body,
                         exits: level.exits,
@@ -204,6 +242,7 @@ impl LayoutSearch {
                         header: Some(b),
                         finished: EMPTY,
                         exits: NIL,
+                        header_exits: false,
                     });
                 }
                 let state = if heads_loop {
@@ -264,6 +303,44 @@ fn append(finished: &mut Vec<(Node, u32)>, list: &mut List, node: Node) {
         finished[list.tail as usize].1 = at;
     }
     list.tail = at;
+}
+
+/// Whether the loop of `header` (not the entry) has one back edge, whose source is the
+/// last node of `body` in the layout (the first finished): the condition for rotation.
+/// A header has at least one incoming slot from outside its loop, so two incoming slots
+/// mean exactly one back edge. O(1).
+fn latch_ends(
+    finished: &[(Node, u32)],
+    entry: Option<Block>,
+    slots: &Slots,
+    body: List,
+    header: Node,
+) -> bool {
+    let Node::Block(h) = header else {
+        return false;
+    };
+    if Some(h) == entry || body.head == NIL || slots.incoming[h.index()] != 2 {
+        return false;
+    }
+    match finished[body.head as usize].0 {
+        Node::Block(b) => {
+            let range = slots.range(b);
+            range.len() == 1 && slots.to[range.start] == h
+        }
+        // A self-loop's branch already goes straight back to its top once its edge block
+        // is empty, and its values would be laid out live before their definitions.
+        Node::Edge(from, s) => from != h && slots.to[s] == h,
+    }
+}
+
+/// Put `node` at the front of `list`.
+fn prepend(finished: &mut Vec<(Node, u32)>, list: &mut List, node: Node) {
+    let at = finished.len() as u32;
+    finished.push((node, list.head));
+    if list.head == NIL {
+        list.tail = at;
+    }
+    list.head = at;
 }
 
 /// Move the nodes of `other` to the end of `list`.

@@ -88,6 +88,14 @@ fn compute(f: &Function) -> BlockLoweringOrder {
     order
 }
 
+/// The order with loop layout but without rotation: the first question the order asks
+/// (loop layout) is answered "keep", the second (rotation) "skip", any later one "keep".
+fn compute_unrotated(f: &Function) -> BlockLoweringOrder {
+    let order = BlockLoweringOrder::new(f, &mut Chaos::from_bytes(&[0b10]));
+    check_properties(f, &order, true);
+    order
+}
+
 /// The contract's guarantees, checked on any function.
 fn check_properties(f: &Function, order: &BlockLoweringOrder, sunk: bool) {
     let cfg = ControlFlowGraph::compute(f);
@@ -119,10 +127,16 @@ fn check_properties(f: &Function, order: &BlockLoweringOrder, sunk: bool) {
                         } => assert_eq!((from, succ_index as usize, to), (b, k, d.block)),
                     }
                 }
-                // Without cold blocks, every block comes after its immediate dominator.
+                // Without cold blocks, every block comes after its immediate dominator,
+                // unless that is the header of a rotated loop around it: laid out after
+                // the block, with a branch back to the loop's top at or before it.
                 if !sunk || !order.iter().any(|(j, _)| order.is_cold(j)) {
                     if let Some(idom) = dt.idom(b) {
-                        assert!(order.lowered_index_for_block(idom).unwrap() < i);
+                        let d = order.lowered_index_for_block(idom).unwrap();
+                        assert!(
+                            d < i || order.succ_indices(d).iter().any(|s| *s <= i),
+                            "{b} before its dominator {idom}, which does not close a loop around it"
+                        );
                     }
                 }
             }
@@ -289,11 +303,14 @@ fn clif_loop_with_an_if_inside() {
              return v3
          }",
     );
-    let order = compute(&f);
+    let unrotated = compute_unrotated(&f);
     // block1 has two incoming slots and block2 two outgoing ones: the back edge is split and
     // stays in the loop; the exits follow the loop, the header's first.
-    assert_eq!(describe(&order), ["b0", "b1", "b2", "e2.0", "b3", "b4"]);
-    let e = order.lowered_order()[3];
+    assert_eq!(describe(&unrotated), ["b0", "b1", "b2", "e2.0", "b3", "b4"]);
+    // Rotated: the split back edge falls through into the header, which ends the loop.
+    let order = compute(&f);
+    assert_eq!(describe(&order), ["b0", "b2", "e2.0", "b1", "b3", "b4"]);
+    let e = order.lowered_order()[2];
     assert_eq!(
         e,
         LoweredBlock::Edge {
@@ -302,7 +319,12 @@ fn clif_loop_with_an_if_inside() {
             to: Block::new(1)
         }
     );
-    assert_eq!(succs(&order, 3), [1]);
+    assert_eq!(succs(&order, 2), [3]);
+    assert_eq!(
+        succs(&order, 3),
+        [1, 4],
+        "the header branches back to the loop's top"
+    );
 }
 
 #[test]
@@ -477,9 +499,10 @@ fn natural_loops(f: &Function, succs: Cfg) -> Vec<(usize, Vec<bool>)> {
     loops
 }
 
-/// Every natural loop is contiguous and starts at its header (edge blocks inside it join two
-/// of its blocks), its exits come after it, and the loop depth the register allocator derives
-/// from the layout's back edges equals the natural loop depth.
+/// Every natural loop is contiguous and starts at its header, or ends with it when rotated
+/// (then the block before the header falls into it), edge blocks inside it join two of its
+/// blocks, its exits come after it, and the loop depth the register allocator derives from
+/// the layout's back edges equals the natural loop depth.
 fn check_loop_layout(f: &Function, succs: Cfg, order: &BlockLoweringOrder) {
     let pos = |b: usize| {
         order
@@ -490,12 +513,10 @@ fn check_loop_layout(f: &Function, succs: Cfg, order: &BlockLoweringOrder) {
     let lowered = order.lowered_order();
     let loops = natural_loops(f, succs);
     for (h, body) in &loops {
-        let end = (0..succs.len())
-            .filter(|&b| body[b])
-            .map(pos)
-            .max()
-            .unwrap();
-        for (i, lb) in lowered.iter().enumerate().take(end + 1).skip(pos(*h)) {
+        let in_body = (0..succs.len()).filter(|&b| body[b]).map(pos);
+        let start = in_body.clone().min().unwrap();
+        let end = in_body.max().unwrap();
+        for (i, lb) in lowered.iter().enumerate().take(end + 1).skip(start) {
             let inside = match *lb {
                 LoweredBlock::Orig(b) => body[b.index()],
                 LoweredBlock::Edge { from, to, .. } => body[from.index()] && body[to.index()],
@@ -505,6 +526,16 @@ fn check_loop_layout(f: &Function, succs: Cfg, order: &BlockLoweringOrder) {
                 "loop at b{h} is not contiguous at {i}: {:?}",
                 describe(order)
             );
+        }
+        let at = pos(*h);
+        assert!(
+            at == start || at == end,
+            "loop at b{h} neither starts nor ends with its header: {:?}",
+            describe(order)
+        );
+        if at != start {
+            let latch = LoweredIndex::new(at - 1);
+            assert!(order.succ_indices(latch).contains(&LoweredIndex::new(at)));
         }
         for u in (0..succs.len()).filter(|&u| body[u]) {
             for &x in succs[u].iter().filter(|&&x| !body[x]) {
@@ -517,14 +548,32 @@ fn check_loop_layout(f: &Function, succs: Cfg, order: &BlockLoweringOrder) {
             }
         }
     }
-    // Layout loop depth: per header, the range from it to its last back edge's source.
-    let mut ranges: Vec<(usize, usize)> = Vec::new();
-    for (i, _) in order.iter() {
+    // Layout loop depth: every backward edge of the layout closes one natural loop (into its
+    // header, or out of a rotated header back to its top); per loop, the range from the
+    // first target to the last source.
+    let block_of = |lb: LoweredBlock| match lb {
+        LoweredBlock::Orig(b) => b.index(),
+        LoweredBlock::Edge { from, .. } => from.index(),
+    };
+    let mut ranges: Vec<(usize, usize, usize)> = Vec::new();
+    for (i, lb) in order.iter() {
         for &t in order.succ_indices(i) {
             if t <= i {
-                match ranges.iter_mut().find(|r| r.0 == t.index()) {
-                    Some(r) => r.1 = r.1.max(i.index()),
-                    None => ranges.push((t.index(), i.index())),
+                let (src, dst) = (block_of(lb), block_of(lowered[t.index()]));
+                let closes = |h: usize| loops.iter().any(|(g, b)| *g == h && b[src] && b[dst]);
+                let header = if closes(dst) && matches!(lowered[t.index()], LoweredBlock::Orig(_)) {
+                    dst
+                } else {
+                    assert!(
+                        closes(src) && matches!(lb, LoweredBlock::Orig(_)),
+                        "backward edge {i:?} -> {t:?} closes no loop: {:?}",
+                        describe(order)
+                    );
+                    src
+                };
+                match ranges.iter_mut().find(|r| r.0 == header) {
+                    Some(r) => *r = (header, r.1.min(t.index()), r.2.max(i.index())),
+                    None => ranges.push((header, t.index(), i.index())),
                 }
             }
         }
@@ -533,7 +582,7 @@ fn check_loop_layout(f: &Function, succs: Cfg, order: &BlockLoweringOrder) {
         let natural = loops.iter().filter(|(_, body)| body[b]).count();
         let laid_out = ranges
             .iter()
-            .filter(|r| r.0 <= pos(b) && pos(b) <= r.1)
+            .filter(|r| r.1 <= pos(b) && pos(b) <= r.2)
             .count();
         assert_eq!(
             natural,
@@ -549,8 +598,13 @@ fn a_top_tested_loop_keeps_its_body_on_the_fall_through() {
     // b1: brif -> b3 (exit), b2 (body); b2: jump b1.
     let succs: Cfg = &[&[1], &[3, 2], &[1], &[]];
     let f = function(succs, &[]);
+    let unrotated = compute_unrotated(&f);
+    assert_eq!(describe(&unrotated), ["b0", "b1", "b2", "b3"]);
+    check_loop_layout(&f, succs, &unrotated);
+    // Rotated, the latch b2 falls through into the header b1, which branches back to it.
     let order = compute(&f);
-    assert_eq!(describe(&order), ["b0", "b1", "b2", "b3"]);
+    assert_eq!(describe(&order), ["b0", "b2", "b1", "b3"]);
+    assert_eq!(super::tests::succs(&order, 2), [3, 1]);
     check_loop_layout(&f, succs, &order);
     // The plain reverse postorder puts the exit on the fall-through instead.
     let plain = BlockLoweringOrder::new(&f, &mut Chaos::skip_all());
@@ -564,11 +618,18 @@ fn nested_loops_are_contiguous_inside_their_parent() {
     // outer loop; b3 also breaks out of both loops to b6.
     let succs: Cfg = &[&[1], &[5, 2], &[4, 3], &[6, 2], &[1], &[], &[]];
     let f = function(succs, &[]);
+    let unrotated = compute_unrotated(&f);
+    check_loop_layout(&f, succs, &unrotated);
+    assert_eq!(
+        describe(&unrotated),
+        ["b0", "b1", "e1.1", "b2", "b3", "e3.1", "b4", "b6", "b5"]
+    );
+    // Both loops rotated: each header ends its loop, the inner one inside the outer one.
     let order = compute(&f);
     check_loop_layout(&f, succs, &order);
     assert_eq!(
         describe(&order),
-        ["b0", "b1", "e1.1", "b2", "b3", "e3.1", "b4", "b6", "b5"]
+        ["b0", "e1.1", "b3", "e3.1", "b2", "b4", "b1", "b6", "b5"]
     );
 }
 
@@ -601,12 +662,19 @@ fn clif_collatz_loops_fall_through_into_their_bodies() {
              return v5
          }",
     );
-    let order = compute(&f);
+    let unrotated = compute_unrotated(&f);
     // The inner loop (block2..block5) follows its header; its exit block6 comes after it,
     // then the outer loop's exit block7.
     assert_eq!(
-        describe(&order),
+        describe(&unrotated),
         ["b0", "b1", "e1.0", "b2", "b3", "b4", "b5", "b6", "b7"]
+    );
+    // The outer loop has one latch (block6) and is rotated; the inner one has two
+    // (block4, block5) and keeps its header first.
+    let order = compute(&f);
+    assert_eq!(
+        describe(&order),
+        ["b0", "e1.0", "b2", "b3", "b4", "b5", "b6", "b1", "b7"]
     );
 }
 
@@ -637,10 +705,15 @@ fn a_cold_block_in_a_loop_sinks_and_the_hot_loop_stays_contiguous() {
     // b1 {b1..b4}: b2 branches to the cold b3 or to b4; the exit b5.
     let succs: Cfg = &[&[1], &[2, 5], &[3, 4], &[4], &[1], &[]];
     let f = function(succs, &[3]);
+    let unrotated = compute_unrotated(&f);
+    assert_eq!(
+        describe(&unrotated),
+        ["b0", "b1", "b2", "e2.1", "b4", "b5", "b3"]
+    );
     let order = compute(&f);
     assert_eq!(
         describe(&order),
-        ["b0", "b1", "b2", "e2.1", "b4", "b5", "b3"]
+        ["b0", "b2", "e2.1", "b4", "b1", "b5", "b3"]
     );
     let unsunk = BlockLoweringOrder::new(&f, &mut Chaos::skip_all());
     check_properties(&f, &unsunk, false);
@@ -667,8 +740,10 @@ fn random_reducible_cfgs_get_contiguous_loops() {
         let refs: Vec<&[usize]> = succs.iter().map(|s| s.as_slice()).collect();
         let f = function(&refs, &[]);
         let order = compute(&f);
+        let unrotated = compute_unrotated(&f);
         if is_reducible(&f, &refs) {
             check_loop_layout(&f, &refs, &order);
+            check_loop_layout(&f, &refs, &unrotated);
             checked += 1;
         }
     }

@@ -31,6 +31,15 @@ pub enum MemInst<R = VReg> {
         mem: Mem<R>,
         trap: Option<TrapCode>,
     },
+    /// Store of a constant: `mov [mem], imm` at `size` (an 8- or 16-bit store keeps the
+    /// immediate's low bits; a 64-bit one sign-extends the 32-bit immediate). Operands:
+    /// `[address uses]`.
+    StoreImm {
+        size: Size,
+        imm: i32,
+        mem: Mem<R>,
+        trap: Option<TrapCode>,
+    },
     /// `dst = address of the outgoing return area` (of `size` bytes, for the call that
     /// follows). Operands: `[dst def]`.
     RetAreaAddr { dst: R, size: u32 },
@@ -64,6 +73,7 @@ impl MemInst {
         map_operands!(self, MemInst {
             Load { kind, trap } [mem = mem.map(m), dst = m.reg_def(*dst)],
             Store { kind, trap } [src = m.reg_use(*src), mem = mem.map(m)],
+            StoreImm { size, imm, trap } [mem = mem.map(m)],
             Lea { size } [mem = mem.map(m), dst = m.reg_def(*dst)],
             RetAreaAddr { size } [dst = m.reg_def(*dst)],
             StackAddr { slot, disp } [dst = m.reg_def(*dst)],
@@ -81,6 +91,9 @@ impl MemInst<String> {
             }
             MemInst::Store { kind, src, mem, .. } => {
                 format!("store.{kind} {src}, {}", mem.pretty())
+            }
+            MemInst::StoreImm { size, imm, mem, .. } => {
+                format!("store.{} {imm}, {}", size.bits(), mem.pretty())
             }
             MemInst::Lea { size, dst, mem } => {
                 format!("{dst} = lea.{} {}", size.bits(), mem.pretty())
@@ -152,6 +165,20 @@ impl MemInst<PReg> {
                         sse_enc::sse_store(buf, SseStore::Movsd, &m, xmm(*src));
                     }
                 }
+            }
+            MemInst::StoreImm {
+                size,
+                imm,
+                mem,
+                trap,
+            } => {
+                let m = access(ctx, buf, mem, *trap);
+                let imm = match size {
+                    Size::S8 => i32::from(*imm as i8),
+                    Size::S16 => i32::from(*imm as i16),
+                    Size::S32 | Size::S64 => *imm,
+                };
+                moves::mov_rm_imm(buf, *size, &GprMem::Mem(m), imm);
             }
             MemInst::Lea { size, dst, mem } => {
                 let m = access(ctx, buf, mem, None);
