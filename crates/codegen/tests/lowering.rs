@@ -146,6 +146,30 @@ fn stored_constants_are_immediates_truncated_to_the_stored_width() {
 }
 
 #[test]
+fn masking_to_a_byte_or_word_is_a_zero_extending_move() {
+    let text = vcode_text(
+        "function %f(i64, i32) -> i64 {
+         block0(v0: i64, v1: i32):
+             v2 = iconst.i64 255
+             v3 = band v0, v2
+             v4 = iconst.i32 0xffff
+             v5 = band v4, v1
+             v6 = uextend.i64 v5
+             v7 = iconst.i64 0xfff
+             v8 = band v0, v7
+             v9 = iadd v3, v6
+             v10 = iadd v9, v8
+             return v10
+         }",
+    );
+    let line = |pat: &str| text.lines().any(|l| l.contains(pat));
+    assert!(line("= movzx.BL v") && line("= movzx.WL v"), "{text}");
+    // Any other mask stays an `and` with an immediate.
+    assert!(line("= and64 v") && line(", 4095"), "{text}");
+    assert!(!line("mov 0xff"), "the masks are not materialized:\n{text}");
+}
+
+#[test]
 fn extending_a_single_use_i32_load_is_one_extending_load() {
     let text = vcode_text(
         "function %f(i64) -> i64 {

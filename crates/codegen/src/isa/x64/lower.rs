@@ -219,6 +219,26 @@ impl generated::Context for IselCtx<'_, '_> {
         RegImm::Imm(k.imm as i32)
     }
 
+    fn low_mask(&mut self, k: Imm) -> Option<ExtMode> {
+        match k.imm {
+            0xff => Some(ExtMode::BL),
+            0xffff => Some(ExtMode::WL),
+            _ => None,
+        }
+    }
+
+    fn movzx_mask(&mut self, mode: ExtMode, src: VReg, k: Imm) -> VReg {
+        self.lower.merge(k.value);
+        let dst = self.int();
+        self.lower.emit(AluInst::Ext {
+            mode,
+            signed: false,
+            dst,
+            src,
+        });
+        dst
+    }
+
     fn imm_merged(&mut self, k: Imm) -> i32 {
         self.lower.merge(k.value);
         k.imm as i32
