@@ -544,6 +544,7 @@ fn pinned(constraint: OperandConstraint) -> bool {
 /// Where the interval of `def`, a def operand of instruction `i`, starts: after the
 /// instruction for a def pinned to a register or slot (the resolver moves it from there),
 /// at `i`'s early position for a reuse or early def, else at its late position.
+#[inline]
 pub(crate) fn def_start(def: Operand, i: u32) -> u32 {
     match def.constraint() {
         c if pinned(c) => gap(i + 1),

@@ -81,6 +81,7 @@ pub(crate) struct Scratch {
     start_loc: Vec<Option<(Option<Allocation>, bool)>>,
     group_moves: Vec<(Allocation, Allocation)>,
     seq: Vec<(Allocation, Allocation)>,
+    occupancy: Occupancy,
 }
 
 struct Resolver<'a, F: Function> {
@@ -90,9 +91,9 @@ struct Resolver<'a, F: Function> {
     built: &'a Built,
     vreg_slot: &'a [Option<SpillSlot>],
     pending: Vec<PendingMove>,
-    /// What each register holds where; built on demand (only a parallel move that needs a
-    /// temporary, on a machine without a scratch register, asks).
-    occupancy: Option<Occupancy>,
+    /// Whether `spare.occupancy` describes this function: it is built on demand (only a
+    /// parallel move that needs a temporary, on a machine without a scratch register, asks).
+    occupancy_built: bool,
     emergency_base: u32,
     used_emergency: bool,
     /// Per vreg defined by an instruction: the instruction and the def (`u32::MAX` for
@@ -127,56 +128,98 @@ fn sort_moves(
     counting_sort(buf, num_points, |m| m.point.raw() as usize, counts, moves);
 }
 
-/// Per register index, the ranges occupied by allocated pieces and reservations, sorted by
-/// start, each end replaced by the largest end up to it, so that one binary search answers
-/// "does anything starting before `hi` reach past `lo`". One flat list grouped by register.
+/// Per register index, the positions occupied by allocated pieces and reservations, as one
+/// bitmap row per register that holds anything (positions up to the gap after the last
+/// instruction). Kept in the resolver's scratch memory between functions.
+#[derive(Default)]
 struct Occupancy {
-    items: Vec<(u32, u32)>,
-    /// Group `r` is `items[starts[r]..starts[r + 1]]`.
-    starts: [u32; 129],
+    /// Row of each register index in `bits`, or `NO_ROW` when nothing occupies it.
+    row_of: Vec<u32>,
+    /// Words per row.
+    words: usize,
+    bits: Vec<u64>,
 }
 
+const NO_ROW: u32 = u32::MAX;
+
 impl Occupancy {
-    /// O(ranges + reservations + instructions): counting sorts by start, then (stably) by
-    /// register.
-    fn new(built: &Built, num_insts: usize) -> Occupancy {
-        let mut all: Vec<(u8, u32, u32)> = Vec::new();
+    /// Refills the rows for `built`. O(ranges + reservations + registers used ·
+    /// instructions / 16): pieces on one register never overlap, so filling a row writes
+    /// each of its words a bounded number of times beyond one per range.
+    fn refill(&mut self, built: &Built, num_insts: usize) {
+        let Occupancy {
+            row_of,
+            words,
+            bits,
+        } = self;
+        refill(row_of, 128, NO_ROW);
+        let mut rows = 0u32;
+        let mut row = |r: usize, row_of: &mut Vec<u32>| {
+            if row_of[r] == NO_ROW {
+                row_of[r] = rows;
+                rows += 1;
+            }
+        };
         for iv in &built.intervals {
-            if let Some(Allocation::Reg(r)) = iv.alloc {
-                let r = r.index() as u8;
-                all.extend(built.ranges_of(iv).iter().map(|rg| (r, rg.from, rg.to)));
+            if let (Some(Allocation::Reg(r)), true) = (iv.alloc, iv.has_ranges()) {
+                row(r.index(), row_of);
             }
         }
         for r in 0..128 {
-            let reserved = built.reservations.of(r);
-            all.extend(reserved.iter().map(|rv| (r as u8, rv.from, rv.to)));
+            if !built.reservations.of(r).is_empty() {
+                row(r, row_of);
+            }
         }
         // Positions end at the gap after the last instruction.
-        let (mut counts, mut by_start, mut grouped) = (Vec::new(), Vec::new(), Vec::new());
-        let from = |&(_, from, _): &(u8, u32, u32)| from as usize;
-        counting_sort(&all, 4 * num_insts + 8, from, &mut counts, &mut by_start);
-        let reg = |&(r, _, _): &(u8, u32, u32)| usize::from(r);
-        counting_sort(&by_start, 128, reg, &mut counts, &mut grouped);
-        let mut starts = [0u32; 129];
-        for &(r, _, _) in &grouped {
-            starts[usize::from(r) + 1] += 1;
-        }
-        for r in 0..128 {
-            starts[r + 1] += starts[r];
-        }
-        let mut items: Vec<(u32, u32)> = grouped.iter().map(|&(_, from, to)| (from, to)).collect();
-        for r in 0..128 {
-            let mut reach = 0;
-            for entry in &mut items[starts[r] as usize..starts[r + 1] as usize] {
-                reach = reach.max(entry.1);
-                entry.1 = reach;
+        *words = (4 * num_insts + 8).div_ceil(64);
+        refill(bits, rows as usize * *words, 0);
+        let w = *words;
+        for iv in &built.intervals {
+            if let Some(Allocation::Reg(r)) = iv.alloc {
+                let at = row_of[r.index()] as usize * w;
+                for rg in built.ranges_of(iv) {
+                    set_bits(&mut bits[at..at + w], rg.from, rg.to);
+                }
             }
         }
-        Occupancy { items, starts }
+        for r in 0..128 {
+            if row_of[r] != NO_ROW {
+                let at = row_of[r] as usize * w;
+                for rv in built.reservations.of(r) {
+                    set_bits(&mut bits[at..at + w], rv.from, rv.to);
+                }
+            }
+        }
     }
 
-    fn of(&self, reg: usize) -> &[(u32, u32)] {
-        &self.items[self.starts[reg] as usize..self.starts[reg + 1] as usize]
+    /// Whether anything occupies register index `reg` at a position in `[lo, hi)`.
+    fn occupied(&self, reg: usize, lo: u32, hi: u32) -> bool {
+        let row = self.row_of[reg];
+        if row == NO_ROW {
+            return false;
+        }
+        let bits = &self.bits[row as usize * self.words..][..self.words];
+        (lo..hi).any(|p| {
+            bits.get(p as usize / 64)
+                .is_some_and(|w| w >> (p % 64) & 1 != 0)
+        })
+    }
+}
+
+/// Sets the bits `[from, to)` of `row`.
+fn set_bits(row: &mut [u64], from: u32, to: u32) {
+    let (from, to) = (from as usize, (to as usize).min(row.len() * 64));
+    let mut p = from;
+    while p < to {
+        let (w, b) = (p / 64, p % 64);
+        let n = (64 - b).min(to - p);
+        let mask = if n == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << n) - 1) << b
+        };
+        row[w] |= mask;
+        p += n;
     }
 }
 
@@ -224,7 +267,7 @@ pub(crate) fn resolve<F: Function>(
         built,
         vreg_slot: &scanned.vreg_slot,
         pending,
-        occupancy: None,
+        occupancy_built: false,
         emergency_base: scanned.num_slots,
         used_emergency: false,
         def_site,
@@ -589,9 +632,13 @@ impl<F: Function> Resolver<'_, F> {
     }
 
     fn occupancy(&mut self) -> &Occupancy {
-        let (built, num_insts) = (self.built, self.func.num_insts());
-        self.occupancy
-            .get_or_insert_with(|| Occupancy::new(built, num_insts))
+        if !self.occupancy_built {
+            self.spare
+                .occupancy
+                .refill(self.built, self.func.num_insts());
+            self.occupancy_built = true;
+        }
+        &self.spare.occupancy
     }
 
     /// A register of `class` holding nothing live around gap `g` and not named by `moves`.
@@ -608,13 +655,7 @@ impl<F: Function> Resolver<'_, F> {
             if moves.iter().any(|&(s, d)| s == a || d == a) {
                 return false;
             }
-            let list = occ.of(r.index());
-            let lo = g.saturating_sub(1);
-            let hi = g + 2;
-            // Any occupied range meeting [lo, hi)? Ends are running maxima (see
-            // `Occupancy`): the last range starting before `hi` has the farthest reach.
-            let k = list.partition_point(|&(from, _)| from < hi);
-            k == 0 || list[k - 1].1 <= lo
+            !occ.occupied(r.index(), g.saturating_sub(1), g + 2)
         })
     }
 
