@@ -170,6 +170,28 @@ fn masking_to_a_byte_or_word_is_a_zero_extending_move() {
 }
 
 #[test]
+fn zero_extending_a_value_already_zero_extended_is_free() {
+    let text = vcode_text(
+        "function %f(i64, i32) -> i64 {
+         block0(v0: i64, v1: i32):
+             v2 = load.i8 v0
+             v3 = uextend.i32 v2
+             v4 = uextend.i64 v3
+             v5 = iadd v1, v1
+             v6 = uextend.i64 v5
+             v7 = iadd v4, v6
+             v8 = ireduce.i32 v0
+             v9 = uextend.i64 v8
+             v10 = iadd v7, v9
+             return v10
+         }",
+    );
+    // One zero extension: of `v8`, whose upper bits `ireduce` leaves as they were.
+    assert_eq!(text.matches("movzx").count(), 1, "{text}");
+    assert!(text.contains("movzx.LQ"), "{text}");
+}
+
+#[test]
 fn extending_a_single_use_i32_load_is_one_extending_load() {
     let text = vcode_text(
         "function %f(i64) -> i64 {

@@ -182,9 +182,9 @@ impl Occupancy {
                 }
             }
         }
-        for r in 0..128 {
-            if row_of[r] != NO_ROW {
-                let at = row_of[r] as usize * w;
+        for (r, &row) in row_of.iter().enumerate() {
+            if row != NO_ROW {
+                let at = row as usize * w;
                 for rv in built.reservations.of(r) {
                     set_bits(&mut bits[at..at + w], rv.from, rv.to);
                 }

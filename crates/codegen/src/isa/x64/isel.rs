@@ -201,6 +201,10 @@ impl IselCtx<'_, '_> {
 
     pub(super) fn ext(&mut self, signed: bool, a: Value, to_bits: u32) -> VReg {
         let from = self.lower.value_type(a).bits();
+        // What the rules know to be zero-extended already (`zero_extended`).
+        if !signed && generated::Context::zero_extended(self, a).is_some() {
+            return self.lower.value_vreg(a);
+        }
         let src = self.lower.value_vreg(a);
         let mode = match (from, to_bits == 64) {
             (8, false) => ExtMode::BL,

@@ -148,6 +148,11 @@ impl generated::Context for IselCtx<'_, '_> {
         (!self.lower.should_skip(Decision::LoadSink)).then_some(ld)
     }
 
+    fn zero_extended(&mut self, v: Value) -> Option<Value> {
+        let producer = self.lower.def_inst(v)?;
+        generated::constructor_zext_parts(self, v, producer)
+    }
+
     fn rule_fired(&mut self, rule: usize) {
         self.lower.rule_fired(rule);
     }
@@ -650,7 +655,8 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn br_table(&mut self, index: Value) -> Out {
-        super::lower_br_table::lower_br_table(self.lower, index, self.targets);
+        let zero_extended = self.zero_extended(index).is_some();
+        super::lower_br_table::lower_br_table(self.lower, index, zero_extended, self.targets);
         Out::none()
     }
 

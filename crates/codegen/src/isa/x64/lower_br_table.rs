@@ -28,8 +28,14 @@ use crate::machinst::BlockIndex;
 /// up to `n` compares.
 pub const MAX_CHAIN: usize = 4;
 
-/// `br_table idx, targets[0], [targets[1..]]` as the block's terminator.
-pub fn lower_br_table(lower: &mut Lower<'_, Inst>, arg: Value, targets: &[BlockIndex]) {
+/// `br_table idx, targets[0], [targets[1..]]` as the block's terminator; `zero_extended`
+/// when the rules know the index's register to be zero-extended to 64 bits already.
+pub fn lower_br_table(
+    lower: &mut Lower<'_, Inst>,
+    arg: Value,
+    zero_extended: bool,
+    targets: &[BlockIndex],
+) {
     let ty = lower.value_type(arg);
     let idx = lower.value_vreg(arg);
     if targets.len() == 1 {
@@ -48,6 +54,7 @@ pub fn lower_br_table(lower: &mut Lower<'_, Inst>, arg: Value, targets: &[BlockI
     // unspecified, so zero-extend it (a 32-bit write clears bits 32..64).
     let (size, idx) = match ty {
         Type::I64 => (Size::S64, idx),
+        _ if zero_extended => (Size::S32, idx),
         _ => {
             let mode = match ty {
                 Type::I8 => ExtMode::BL,
