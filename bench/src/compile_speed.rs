@@ -42,6 +42,8 @@ struct Args {
     large: usize,
     seed: u64,
     timing: Config,
+    /// Write the generated functions here, one `.clif` file each, for profiling.
+    emit_generated: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -58,6 +60,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             min_total: Duration::from_millis(2),
             fresh_contexts: false,
         },
+        emit_generated: None,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -79,10 +82,11 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--batches" => parsed.timing.min_batches = value.parse().map_err(bad)?,
             "--contexts" if value == "fresh" => parsed.timing.fresh_contexts = true,
             "--contexts" if value == "reused" => parsed.timing.fresh_contexts = false,
+            "--emit-generated" => parsed.emit_generated = Some(PathBuf::from(value)),
             _ => {
                 return Err(format!(
                     "unknown option {flag} (options: --target T --opt L --corpus DIR --count N --large N \
-                     --seed S --batch-us U --batches B --contexts reused|fresh)"
+                     --seed S --batch-us U --batches B --contexts reused|fresh --emit-generated DIR)"
                 ))
             }
         }
@@ -133,6 +137,11 @@ fn load(args: &Args, cl: &Cranelift) -> Result<(Vec<Case>, Exclusions, String), 
     let mut source = format!("{} .clif files under {}", files.len(), dir.display());
     if args.corpus.is_none() {
         for (name, text) in gen::corpus(args.count, args.large, args.seed) {
+            if let Some(out) = &args.emit_generated {
+                std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+                let path = out.join(format!("{name}.clif"));
+                std::fs::write(&path, &text).map_err(|e| format!("{}: {e}", path.display()))?;
+            }
             corpus::add_text(&name, &text, true, cl, &mut cases, &mut excluded);
         }
         source.push_str(&format!(

@@ -37,6 +37,7 @@ mod types;
 
 pub mod checker;
 mod counting_sort;
+mod depth_tree;
 mod env_facts;
 pub mod exec;
 pub mod fuzzing;

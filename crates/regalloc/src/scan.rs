@@ -50,8 +50,10 @@
 //! a pass over the active and inactive lists (active ≤ registers; inactive grows only with
 //! intervals in lifetime holes), binary searches in ranges, uses and reservations, and one
 //! search per range and per clobbered register found among the clobber points
-//! (`clobber_conflicts`: O(log points) each, through a segment tree). Spill slots are
-//! reused through a per-class heap: O(log slots) per spilled vreg.
+//! (`clobber_conflicts`: O(log points) each, through a segment tree). Each split position
+//! costs O(log blocks) (the least loop-deep block between its limits, through a segment
+//! tree over the loop depths, built in O(blocks)). Spill slots are reused through a
+//! per-class heap: O(log slots) per spilled vreg.
 
 use std::cell::Cell;
 use std::cmp::Reverse;
@@ -60,6 +62,7 @@ use std::collections::BinaryHeap;
 use smallvec::SmallVec;
 
 use crate::counting_sort::counting_sort;
+use crate::depth_tree::DepthTree;
 use crate::env_facts::EnvFacts;
 use crate::intervals::{
     has_reg_use_in, next_reg_use, Built, ClobberPoint, Interval, UseSpan, MAX_RESERVATION_LEN,
@@ -98,6 +101,7 @@ pub(crate) struct Scratch {
     slot_heap: BinaryHeap<Reverse<(u32, u32)>>,
     clobber_bits: Vec<u64>,
     clobber_tree: OrTree,
+    depth_tree: DepthTree,
 }
 
 struct Scan<'a, F: Function> {
@@ -138,9 +142,15 @@ struct Scan<'a, F: Function> {
     clobber_any: u64,
     /// `clobber_bits` as a segment tree, to find the next point adding a register.
     clobber_tree: OrTree,
+    /// The blocks' loop depths as a segment tree, for splits spanning more than
+    /// [`LINEAR_SPLIT_SEARCH`] blocks (built only for functions that have them).
+    depth_tree: &'a DepthTree,
     /// Alternative heuristic choices, when perturbing.
     perturb: Perturb,
 }
+
+/// Up to this many blocks between its limits, a split position is searched block by block.
+const LINEAR_SPLIT_SEARCH: usize = 32;
 
 /// Runs the scan for every class, filling `scanned`.
 pub(crate) fn run<F: Function>(
@@ -174,6 +184,9 @@ pub(crate) fn run<F: Function>(
                 .slot_class
                 .push(built.vregs[v].map_or(RegClass::Int, |vreg| vreg.class()));
         }
+    }
+    if func.num_blocks() > LINEAR_SPLIT_SEARCH {
+        scratch.depth_tree.rebuild(&cfg.loop_depth);
     }
     let split_budget = 64 + 16 * (built.intervals.len() + 4 * func.num_insts());
     scanned.splits = 0;
@@ -235,6 +248,7 @@ pub(crate) fn run<F: Function>(
             clobber_bits: std::mem::take(&mut scratch.clobber_bits),
             clobber_any,
             clobber_tree: std::mem::take(&mut scratch.clobber_tree),
+            depth_tree: &scratch.depth_tree,
             perturb,
         };
         let result = scan.run();
@@ -954,17 +968,29 @@ impl<F: Function> Scan<'_, F> {
                 return Some(lowest + 4 * k as u32);
             }
         }
+        // The last block of least loop depth among those starting in `(min_excl, hi]`:
+        // its start, or `hi` itself when `hi`'s own block is one of the least deep.
         let lo_block = self.cfg.block_of_pos(min_excl);
         let hi_block = self.cfg.block_of_pos(hi);
-        let mut best = hi;
-        let mut best_depth = self.cfg.loop_depth[hi_block];
-        for b in (lo_block + 1..=hi_block).rev() {
-            if self.cfg.loop_depth[b] < best_depth {
-                best_depth = self.cfg.loop_depth[b];
-                best = self.cfg.block_start_pos(b);
-            }
+        if lo_block == hi_block {
+            return Some(hi);
         }
-        Some(best)
+        let shallowest = if hi_block - lo_block <= LINEAR_SPLIT_SEARCH {
+            let depth = &self.cfg.loop_depth;
+            let least = (lo_block + 1..=hi_block).map(|b| depth[b]).min();
+            (lo_block + 1..=hi_block)
+                .rev()
+                .find(|&b| Some(depth[b]) == least)
+                .unwrap_or(hi_block)
+        } else {
+            debug_assert!(self.depth_tree.covers(self.cfg.loop_depth.len()));
+            self.depth_tree.shallowest_last(lo_block + 1, hi_block)
+        };
+        Some(if shallowest == hi_block {
+            hi
+        } else {
+            self.cfg.block_start_pos(shallowest)
+        })
     }
 
     /// Splits interval `idx` at gap `pos`; returns the new child covering `[pos, end)`.

@@ -127,8 +127,10 @@ pub(crate) fn validate_into<F: Function>(
 ) -> Result<(), RegAllocError> {
     check_shape(func, cfg, scratch)?;
     check_edges(func, cfg)?;
-    check_operands(func, env, facts)?;
-    check_single_defs(func, env, cfg, scratch)?;
+    if let Some(problem) = &facts.problem {
+        return Err(malformed(problem.clone()));
+    }
+    check_operands_and_defs(func, env, facts, cfg, scratch)?;
     Ok(())
 }
 
@@ -343,89 +345,87 @@ fn check_edges<F: Function>(func: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
     Ok(())
 }
 
+/// The per-instruction operand rules: vregs in range, fixed registers usable and not
+/// claimed twice at one point, reuse constraints naming a suitable input, no vreg defined
+/// twice by one instruction, and a register demand the machine can meet.
 fn check_operands<F: Function>(
     func: &F,
     env: &MachineEnv,
     facts: &EnvFacts,
+    inst: Inst,
+    ops: &[crate::Operand],
 ) -> Result<(), RegAllocError> {
-    if let Some(problem) = &facts.problem {
-        return Err(malformed(problem.clone()));
-    }
     let scratch = facts.scratch;
     let num_vregs = func.num_vregs();
-    for i in 0..func.num_insts() {
-        let inst = Inst(i as u32);
-        let ops = func.inst_operands(inst);
-        let bad = |operand: usize, reason: String| RegAllocError::BadOperand {
-            inst: i as u32,
-            operand,
-            reason,
-        };
-        // Fixed registers are claimed at the early point (uses, early defs) or the late
-        // point (late defs); one register may not be claimed twice at one point by
-        // different operands (a vreg may name it in several uses).
-        let claim = |op: &crate::Operand| match (op.kind(), op.pos()) {
-            (OperandKind::Def, OperandPos::Late) => 1,
-            _ => 0,
-        };
-        for (k, op) in ops.iter().enumerate() {
-            let v = op.vreg();
-            if v.index() >= num_vregs {
-                return Err(bad(
-                    k,
-                    format!("{v} is out of range (num_vregs = {num_vregs})"),
-                ));
-            }
-            match op.constraint() {
-                OperandConstraint::FixedReg(r) => {
-                    if scratch.contains(r) {
-                        return Err(bad(
-                            k,
-                            format!("fixed register {r} is the scratch register"),
-                        ));
-                    }
-                    let clash = ops[..k].iter().any(|o| {
-                        o.constraint() == OperandConstraint::FixedReg(r)
-                            && claim(o) == claim(op)
-                            && (o.vreg() != v || o.kind() != op.kind())
-                    });
-                    if clash {
-                        return Err(bad(
-                            k,
-                            format!("{r} is required by two different operands at once"),
-                        ));
-                    }
+    let i = inst.0;
+    let bad = |operand: usize, reason: String| RegAllocError::BadOperand {
+        inst: i,
+        operand,
+        reason,
+    };
+    // Fixed registers are claimed at the early point (uses, early defs) or the late
+    // point (late defs); one register may not be claimed twice at one point by
+    // different operands (a vreg may name it in several uses).
+    let claim = |op: &crate::Operand| match (op.kind(), op.pos()) {
+        (OperandKind::Def, OperandPos::Late) => 1,
+        _ => 0,
+    };
+    for (k, op) in ops.iter().enumerate() {
+        let v = op.vreg();
+        if v.index() >= num_vregs {
+            return Err(bad(
+                k,
+                format!("{v} is out of range (num_vregs = {num_vregs})"),
+            ));
+        }
+        match op.constraint() {
+            OperandConstraint::FixedReg(r) => {
+                if scratch.contains(r) {
+                    return Err(bad(
+                        k,
+                        format!("fixed register {r} is the scratch register"),
+                    ));
                 }
-                OperandConstraint::Reuse(n) => {
-                    if op.is_use() {
-                        return Err(bad(k, "a use cannot have a reuse constraint".into()));
-                    }
-                    let Some(input) = ops.get(n) else {
-                        return Err(bad(k, format!("reuses input {n}, which does not exist")));
-                    };
-                    let ok_constraint = matches!(
-                        input.constraint(),
-                        OperandConstraint::Reg | OperandConstraint::RegOrStack
-                    );
-                    if !input.is_use() || input.pos() != OperandPos::Early || !ok_constraint {
-                        return Err(bad(
+                let clash = ops[..k].iter().any(|o| {
+                    o.constraint() == OperandConstraint::FixedReg(r)
+                        && claim(o) == claim(op)
+                        && (o.vreg() != v || o.kind() != op.kind())
+                });
+                if clash {
+                    return Err(bad(
+                        k,
+                        format!("{r} is required by two different operands at once"),
+                    ));
+                }
+            }
+            OperandConstraint::Reuse(n) => {
+                if op.is_use() {
+                    return Err(bad(k, "a use cannot have a reuse constraint".into()));
+                }
+                let Some(input) = ops.get(n) else {
+                    return Err(bad(k, format!("reuses input {n}, which does not exist")));
+                };
+                let ok_constraint = matches!(
+                    input.constraint(),
+                    OperandConstraint::Reg | OperandConstraint::RegOrStack
+                );
+                if !input.is_use() || input.pos() != OperandPos::Early || !ok_constraint {
+                    return Err(bad(
                             k,
                             format!("reuses operand {n}, which must be an early use with a Reg or RegOrStack constraint"),
                         ));
-                    }
-                    if input.class() != op.class() {
-                        return Err(bad(k, format!("reuses operand {n} of another class")));
-                    }
                 }
-                _ => {}
+                if input.class() != op.class() {
+                    return Err(bad(k, format!("reuses operand {n} of another class")));
+                }
             }
-            if op.is_def() && ops[..k].iter().any(|o| o.is_def() && o.vreg() == v) {
-                return Err(bad(k, format!("{v} is defined twice by one instruction")));
-            }
+            _ => {}
         }
-        check_demand(func, env, facts, inst)?;
+        if op.is_def() && ops[..k].iter().any(|o| o.is_def() && o.vreg() == v) {
+            return Err(bad(k, format!("{v} is defined twice by one instruction")));
+        }
     }
-    Ok(())
+    check_demand(func, env, facts, inst)
 }
 
 /// Counts, per class, the registers an instruction needs at its early and late points, and
@@ -622,13 +622,15 @@ impl DomNumbering {
     }
 }
 
-/// SSA, first half: every vreg defined at most once and named with one class, parameters
-/// and branch arguments in range. Whether every use is dominated by its def is decided
-/// after liveness (nothing may be live into the entry block), and explained by
-/// [`explain_undominated_use`] if not.
-fn check_single_defs<F: Function>(
+/// One walk over every operand, in block order: the operand rules of each instruction
+/// ([`check_operands`]) and SSA, first half: every vreg defined at most once and named with
+/// one class, parameters and branch arguments in range. Whether every use is dominated by
+/// its def is decided after liveness (nothing may be live into the entry block), and
+/// explained by [`explain_undominated_use`] if not.
+fn check_operands_and_defs<F: Function>(
     func: &F,
     env: &MachineEnv,
+    facts: &EnvFacts,
     cfg: &Cfg,
     scratch: &mut Scratch,
 ) -> Result<(), RegAllocError> {
@@ -673,7 +675,10 @@ fn check_single_defs<F: Function>(
             set_def(p, DefSite::Param(b as u32))?;
         }
         for i in cfg.block_first[b]..cfg.block_end[b] {
-            for op in func.inst_operands(Inst(i)) {
+            let ops = func.inst_operands(Inst(i));
+            // Puts every vreg in range before `see` and `set_def` index by it.
+            check_operands(func, env, facts, Inst(i), ops)?;
+            for op in ops {
                 see(op.vreg(), &|| format!("inst{i}"))?;
                 if op.is_def() {
                     set_def(op.vreg(), DefSite::Inst(i))?;
