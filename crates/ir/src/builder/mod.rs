@@ -217,6 +217,8 @@ pub struct FunctionBuilder {
     /// Some emitted instruction was refused; its record sits unplaced in the dfg, so the
     /// instruction numbers have a gap only compaction closes.
     refused_insts: bool,
+    /// The destinations of the branch being emitted (working memory of `build`).
+    dest_scratch: Vec<Block>,
     /// Compaction's tables, kept across functions.
     compact_memory: CompactMemory,
 }
@@ -239,6 +241,7 @@ impl FunctionBuilder {
             spare: Function::default(),
             finished_sizes: (0, 0),
             refused_insts: false,
+            dest_scratch: Vec::new(),
             compact_memory: CompactMemory::default(),
         }
     }
@@ -499,7 +502,12 @@ impl FunctionBuilder {
             self.check_value(v)?;
         }
         self.check_entities(&data)?;
-        let dests = self.check_destinations(block, &data)?;
+        let mut dests = std::mem::take(&mut self.dest_scratch);
+        let checked = self.check_destinations(block, &data, &mut dests);
+        if let Err(e) = checked {
+            self.dest_scratch = dests;
+            return Err(e);
+        }
         let ctrl = match opcode.ctrl() {
             // A call's types come from its signature (`call_indirect`'s callee address is
             // in its value list, not a fixed operand); the type checks handle it.
@@ -532,9 +540,10 @@ impl FunctionBuilder {
             self.jt_used[table] = true;
         }
         // Post-invariant 3: `check_destinations` refused sealed destinations.
-        for dest in dests {
+        for &dest in &dests {
             self.blocks[dest].preds.push(Pred { block, inst });
         }
+        self.dest_scratch = dests;
         Ok(inst)
     }
 
@@ -579,24 +588,18 @@ impl FunctionBuilder {
         Ok(())
     }
 
-    /// Check the branch destinations of `data` emitted from `from`; returns the distinct
-    /// destination blocks.
+    /// Check the branch destinations of `data` emitted from `from`, leaving the distinct
+    /// destination blocks in `dests` (emptied first). Allocates nothing once `dests` has
+    /// room: non-branches return at once, and a jump table is read in place.
     fn check_destinations(
         &self,
         from: Block,
         data: &InstructionData,
-    ) -> Result<Vec<Block>, BuilderError> {
+        dests: &mut Vec<Block>,
+    ) -> Result<(), BuilderError> {
+        dests.clear();
         let f = &self.func;
-        let calls: Vec<_> = match *data {
-            InstructionData::BranchTable { table, .. } => f
-                .jump_tables
-                .get(table)
-                .map(|jt| jt.all_branches().copied().collect())
-                .unwrap_or_default(),
-            _ => data.branch_destinations().to_vec(),
-        };
-        let mut dests: Vec<Block> = Vec::new();
-        for call in &calls {
+        let check = |call: &crate::instructions::BlockCall, dests: &mut Vec<Block>| {
             let to = call.block;
             self.check_block(to)?;
             let st = &self.blocks[to];
@@ -629,8 +632,24 @@ impl FunctionBuilder {
             if !dests.contains(&to) {
                 dests.push(to);
             }
+            Ok(())
+        };
+        match *data {
+            InstructionData::BranchTable { table, .. } => {
+                // `check_entities` ran first: the table exists.
+                if let Some(jt) = f.jump_tables.get(table) {
+                    for call in jt.all_branches() {
+                        check(call, dests)?;
+                    }
+                }
+            }
+            _ => {
+                for call in data.branch_destinations() {
+                    check(call, dests)?;
+                }
+            }
         }
-        Ok(dests)
+        Ok(())
     }
 
     // ---- Finishing -----------------------------------------------------------------------

@@ -189,6 +189,8 @@ impl FuncTranslator<'_> {
     /// else-arm, which is reachable because its `if` was (frames are pushed only when
     /// reachable).
     pub(super) fn op_else(&mut self) -> Res {
+        // The then arm's values do not dominate the else arm.
+        self.heap_cache.close_frame(self.control.len() - 1);
         let frame = self.control.last().expect("validated: else inside if");
         let (next, n, base) = (frame.next, frame.num_results, frame.stack_base);
         if self.reachable {
@@ -213,6 +215,8 @@ impl FuncTranslator<'_> {
 
     pub(super) fn op_end(&mut self) -> Res {
         let frame = self.control.pop().expect("validated: end matches a frame");
+        // The frame's values do not dominate the code after its end.
+        self.heap_cache.close_frame(self.control.len());
         let mut reached = frame.next_reached;
         if self.reachable {
             let args = self.peek_n(frame.num_results).to_vec();

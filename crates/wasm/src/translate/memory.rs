@@ -14,9 +14,10 @@
 //!   `notrap`. `base` and `size` are loaded at each access (a call may have grown, and
 //!   moved, the memory).
 //!
-//! Cost: O(1) instructions per access: guard mode an extension and an add, plus the
-//! `MemoryDef` pointer and `base` loads at the block's first access to the memory
-//! ([`HeapCache`]); explicit mode three loads, an add, a compare and a conditional trap.
+//! Cost: O(1) instructions per access: guard mode an extension and an add, none when an
+//! access it is dominated by computed the same address, plus the `MemoryDef` pointer and
+//! `base` loads where no dominating access loaded them ([`HeapCache`]); explicit mode
+//! three loads, an add, a compare and a conditional trap.
 
 use kestrel_ir::immediates::AliasRegion;
 use kestrel_ir::{InstructionData, IntCC, MemFlags, Opcode, Type, Value as IrValue};
@@ -28,17 +29,69 @@ use crate::runtime::libcalls::Libcall;
 use crate::runtime::memory::GUARD_BYTES;
 use crate::runtime::vmctx::offsets;
 
-/// The `MemoryDef` pointer, and a guard memory's base, last loaded for a memory in a block:
-/// both are fixed while the function runs (`fixed_field`), so later accesses in the same
-/// block reuse them instead of loading again (the mid-end would merge the loads, but only
-/// after paying to build, verify and walk them; at opt level `none` nothing would). Per
-/// block, so the reused value always dominates its use.
-#[derive(Clone, Copy)]
-pub(super) struct HeapCache {
-    block: Option<kestrel_ir::Block>,
-    mem: u32,
-    def: IrValue,
-    guard_base: Option<IrValue>,
+/// What a reused value of the heap cache stands for.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum HeapKey {
+    /// Memory `n`'s `MemoryDef` pointer.
+    Def(u32),
+    /// Guard memory `n`'s base.
+    GuardBase(u32),
+    /// `base + zext(addr)` in guard memory `n`: the native address of Wasm address `addr`.
+    Address(u32, IrValue),
+}
+
+/// Values computed for memory accesses that later accesses reuse instead of computing them
+/// again (the mid-end would merge the copies, but only after paying to build, verify and
+/// walk them; at opt level `none` nothing would). All are fixed while the function runs:
+/// the `MemoryDef` pointer and a guard memory's base never change (`fixed_field`), and an
+/// address is a pure function of them and an SSA value.
+///
+/// Reuse must respect dominance, which Wasm's structured control flow gives without a
+/// dominator tree: a value computed in the body of frame `j` (with `j + 1` frames open)
+/// dominates the rest of that body, nested frames included, because control reaches later
+/// code of the body only by falling through from earlier code (a branch leaves to an
+/// enclosing frame's end, or to a loop's header, which precedes it). It does not dominate
+/// an `if`'s else arm, nor anything after the frame's `end` (reachable by branches that
+/// skip it). So each value is recorded with the number of frames open when it was made,
+/// and is forgotten when that frame ends or reaches its `else` ([`HeapCache::close_frame`]).
+///
+/// Cost: O(1) per lookup and insertion (hashed); each entry is dropped at most once.
+#[derive(Default)]
+pub(crate) struct HeapCache {
+    /// `(key, value, open frames)` in the order made, so the number of open frames never
+    /// decreases along the list (entries of deeper frames were dropped when they closed).
+    entries: Vec<(HeapKey, IrValue, usize)>,
+    /// Position of each key's entry in `entries`.
+    index: rustc_hash::FxHashMap<HeapKey, usize>,
+}
+
+impl HeapCache {
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.index.clear();
+    }
+
+    fn get(&self, key: HeapKey) -> Option<IrValue> {
+        self.index.get(&key).map(|&k| self.entries[k].1)
+    }
+
+    fn insert(&mut self, key: HeapKey, value: IrValue, open_frames: usize) {
+        debug_assert!(self.entries.last().is_none_or(|e| e.2 <= open_frames));
+        self.index.insert(key, self.entries.len());
+        self.entries.push((key, value, open_frames));
+    }
+
+    /// Frame `j` (with `j + 1` frames open) ends or starts its else arm: forget the values
+    /// made inside it, which do not dominate what follows.
+    pub fn close_frame(&mut self, j: usize) {
+        while let Some(&(key, _, open)) = self.entries.last() {
+            if open <= j {
+                break;
+            }
+            self.entries.pop();
+            self.index.remove(&key);
+        }
+    }
 }
 
 /// Flags of a heap access: trapping with `heap_oob` where it relies on the guard region,
@@ -52,11 +105,10 @@ fn heap_flags(trap: bool) -> MemFlags {
 
 impl FuncTranslator<'_> {
     /// Memory `mem`'s `MemoryDef` pointer (memory 0 straight from the vmctx), loaded once
-    /// per block (see [`HeapCache`]).
+    /// where it dominates later uses (see [`HeapCache`]).
     fn memory_def(&mut self, mem: u32) -> Res<IrValue> {
-        let block = self.b.current_block();
-        if let Some(c) = self.heap_cache.filter(|c| c.block == block && c.mem == mem) {
-            return Ok(c.def);
+        if let Some(def) = self.heap_cache.get(HeapKey::Def(mem)) {
+            return Ok(def);
         }
         let def = if mem == 0 {
             self.load_field(Type::I64, fixed_field(), self.vmctx, offsets::MEMORY)?
@@ -64,21 +116,14 @@ impl FuncTranslator<'_> {
             let defs = self.load_field(Type::I64, fixed_field(), self.vmctx, offsets::MEMORIES)?;
             self.load_field(Type::I64, fixed_field(), defs, mem as i32 * 8)?
         };
-        self.heap_cache = Some(HeapCache {
-            block,
-            mem,
-            def,
-            guard_base: None,
-        });
+        self.heap_cache
+            .insert(HeapKey::Def(mem), def, self.control.len());
         Ok(def)
     }
 
-    /// The base of guard-page memory `mem`, whose `MemoryDef` is `def`: loaded once per
-    /// block, as it never moves.
+    /// The base of guard-page memory `mem`, whose `MemoryDef` is `def` (it never moves).
     fn guard_base(&mut self, mem: u32, def: IrValue) -> Res<IrValue> {
-        let block = self.b.current_block();
-        let cached = self.heap_cache.filter(|c| c.block == block && c.mem == mem);
-        if let Some(base) = cached.and_then(|c| c.guard_base) {
+        if let Some(base) = self.heap_cache.get(HeapKey::GuardBase(mem)) {
             return Ok(base);
         }
         let base = self
@@ -86,10 +131,8 @@ impl FuncTranslator<'_> {
             .ins()
             .load(Type::I64, fixed_field(), def, offsets::MEMORY_BASE)
             .map_err(|e| self.err(e))?;
-        if let Some(c) = &mut self.heap_cache {
-            // `memory_def` just filled the cache for this block and memory.
-            c.guard_base = Some(base);
-        }
+        self.heap_cache
+            .insert(HeapKey::GuardBase(mem), base, self.control.len());
         Ok(base)
     }
 
@@ -103,28 +146,39 @@ impl FuncTranslator<'_> {
         size: u64,
     ) -> Res<(IrValue, i32, bool)> {
         let offset = memarg.offset;
-        let def = self.memory_def(memarg.memory)?;
-        let wide = self
-            .b
-            .ins()
-            .uextend(Type::I64, addr)
-            .map_err(|e| self.err(e))?;
         let guarded = self.bounds_checks == BoundsChecks::Guard
             && offset
                 .checked_add(size)
                 .is_some_and(|end| end <= GUARD_BYTES);
-        let base = if guarded {
-            self.guard_base(memarg.memory, def)?
-        } else {
-            // A call or `memory.grow` may move an explicitly-checked memory: reloaded at
-            // each access.
-            self.explicit_bounds_check(def, wide, offset + size)?;
-            self.b
-                .ins()
-                .load(Type::I64, mutable_field(), def, offsets::MEMORY_BASE)
-                .map_err(|e| self.err(e))?
+        let key = HeapKey::Address(memarg.memory, addr);
+        let cached = guarded.then(|| self.heap_cache.get(key)).flatten();
+        let mut address = match cached {
+            Some(address) => address,
+            None => {
+                let def = self.memory_def(memarg.memory)?;
+                let wide = self
+                    .b
+                    .ins()
+                    .uextend(Type::I64, addr)
+                    .map_err(|e| self.err(e))?;
+                let base = if guarded {
+                    self.guard_base(memarg.memory, def)?
+                } else {
+                    // A call or `memory.grow` may move an explicitly-checked memory:
+                    // reloaded at each access.
+                    self.explicit_bounds_check(def, wide, offset + size)?;
+                    self.b
+                        .ins()
+                        .load(Type::I64, mutable_field(), def, offsets::MEMORY_BASE)
+                        .map_err(|e| self.err(e))?
+                };
+                let address = self.b.ins().iadd(base, wide).map_err(|e| self.err(e))?;
+                if guarded {
+                    self.heap_cache.insert(key, address, self.control.len());
+                }
+                address
+            }
         };
-        let mut address = self.b.ins().iadd(base, wide).map_err(|e| self.err(e))?;
         let static_offset = match i32::try_from(offset) {
             Ok(o) => o,
             Err(_) => {

@@ -57,6 +57,7 @@ pub struct TranslateContext {
     locals: Vec<Variable>,
     stack: Vec<IrValue>,
     control: Vec<Frame>,
+    heap_cache: memory::HeapCache,
 }
 
 impl TranslateContext {
@@ -119,14 +120,16 @@ pub fn translate_function_in(
         }
         empty => empty.insert(FunctionBuilder::new(func_name(index), sig)),
     };
-    let (mut locals, mut stack, mut control) = (
+    let (mut locals, mut stack, mut control, mut heap_cache) = (
         std::mem::take(&mut ctx.locals),
         std::mem::take(&mut ctx.stack),
         std::mem::take(&mut ctx.control),
+        std::mem::take(&mut ctx.heap_cache),
     );
     locals.clear();
     stack.clear();
     control.clear();
+    heap_cache.clear();
     let mut t = FuncTranslator {
         info,
         index,
@@ -141,11 +144,13 @@ pub fn translate_function_in(
         skipped_depth: 0,
         refs: calls::Refs::default(),
         stack_limit: None,
-        heap_cache: None,
+        heap_cache,
+        pending_flag: None,
     };
     let translated = t.translate(&body);
     let limit = t.stack_limit;
-    (ctx.locals, ctx.stack, ctx.control) = (t.locals, t.stack, t.control);
+    (ctx.locals, ctx.stack, ctx.control, ctx.heap_cache) =
+        (t.locals, t.stack, t.control, t.heap_cache);
     translated?;
     let builder = ctx.builder.as_mut().expect("set above");
     let finished = if ctx.uncompacted {
@@ -187,8 +192,13 @@ pub(crate) struct FuncTranslator<'a> {
     refs: calls::Refs,
     /// The global value holding the stack limit.
     stack_limit: Option<kestrel_ir::GlobalValue>,
-    /// Memory pointers loaded in the current block (`memory.rs`).
-    heap_cache: Option<memory::HeapCache>,
+    /// Memory pointers and addresses computed so far, reusable where they dominate
+    /// (`memory.rs`).
+    heap_cache: memory::HeapCache,
+    /// The stack's top is this `i8` comparison result, standing for its `i32` zero
+    /// extension, which is emitted only if the next operator needs the `i32` (a branch or
+    /// `select` condition takes the comparison itself).
+    pending_flag: Option<IrValue>,
 }
 
 type Res<T = ()> = Result<T, WasmError>;
@@ -222,6 +232,9 @@ impl FuncTranslator<'_> {
     /// comparison into the branch (the `uextend` is left without uses).
     fn pop_condition(&mut self) -> IrValue {
         let v = self.pop();
+        if self.pending_flag.take() == Some(v) {
+            return v;
+        }
         let dfg = &self.b.func().dfg;
         if let ValueDef::Result(inst, 0) = dfg.value_def(dfg.resolve(v)) {
             if let InstructionData::Unary {
@@ -237,6 +250,35 @@ impl FuncTranslator<'_> {
             }
         }
         v
+    }
+
+    /// Push a comparison's `i8` result as the Wasm `i32` it stands for (see
+    /// `pending_flag`).
+    fn push_flag(&mut self, flag: IrValue) {
+        self.stack.push(flag);
+        self.pending_flag = Some(flag);
+    }
+
+    /// Emit the pending comparison's `i32` extension in its place on the stack.
+    fn materialize_flag(&mut self) -> Res {
+        let Some(flag) = self.pending_flag.take() else {
+            return Ok(());
+        };
+        let top = self
+            .stack
+            .last_mut()
+            .expect("a pending flag is on the stack");
+        debug_assert_eq!(*top, flag, "the pending flag is the stack's top");
+        *top = self
+            .b
+            .ins()
+            .uextend(Type::I32, flag)
+            .map_err(|e| WasmError::Translate {
+                func: self.index,
+                offset: self.offset,
+                message: e.to_string(),
+            })?;
+        Ok(())
     }
 
     fn pop2(&mut self) -> (IrValue, IrValue) {
@@ -258,6 +300,15 @@ impl FuncTranslator<'_> {
             let (op, offset) = ops.read_with_offset().map_err(WasmError::from_parser)?;
             self.offset = offset;
             if self.reachable {
+                if !matches!(
+                    op,
+                    Operator::BrIf { .. }
+                        | Operator::If { .. }
+                        | Operator::Select
+                        | Operator::TypedSelect { .. }
+                ) {
+                    self.materialize_flag()?;
+                }
                 self.translate_op(op)?;
             } else {
                 self.skip_op(&op)?;

@@ -5,7 +5,8 @@
 //!   a zero divisor, `sdiv` traps `int_ovf` on `MIN / -1`, and `srem` gives 0 for
 //!   `MIN % -1` — exactly Wasm's rules.
 //! - shifts and rotates take their amount modulo the width in both.
-//! - comparisons produce an `i8` 0/1 in the IR, widened to `i32` with `uextend`.
+//! - comparisons produce an `i8` 0/1 in the IR, widened to `i32` with `uextend` when the
+//!   next operator needs the `i32` (not when it is a branch or `select` condition).
 //! - float `ne` is the IR's `ne` (unordered or unequal, so true for NaN); the others are
 //!   the ordered conditions, false for NaN.
 //! - `min`/`max` → `fmin`/`fmax`: NaN if either operand is NaN, and `-0 < +0`.
@@ -43,15 +44,15 @@ impl FuncTranslator<'_> {
     fn icmp(&mut self, cc: IntCC) -> Res {
         let (x, y) = self.pop2();
         let c = self.b.ins().icmp(cc, x, y).map_err(|e| self.err(e))?;
-        let v = self.b.ins().uextend(Type::I32, c);
-        self.push_result(v)
+        self.push_flag(c);
+        Ok(())
     }
 
     fn fcmp(&mut self, cc: FloatCC) -> Res {
         let (x, y) = self.pop2();
         let c = self.b.ins().fcmp(cc, x, y).map_err(|e| self.err(e))?;
-        let v = self.b.ins().uextend(Type::I32, c);
-        self.push_result(v)
+        self.push_flag(c);
+        Ok(())
     }
 
     fn eqz(&mut self, ty: Type) -> Res {
@@ -62,8 +63,8 @@ impl FuncTranslator<'_> {
             .ins()
             .icmp(IntCC::Equal, x, zero)
             .map_err(|e| self.err(e))?;
-        let v = self.b.ins().uextend(Type::I32, c);
-        self.push_result(v)
+        self.push_flag(c);
+        Ok(())
     }
 
     /// Sign-extend the low `from` bits of the top value, in place (`extend8_s`, …).
