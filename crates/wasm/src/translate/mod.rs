@@ -58,6 +58,7 @@ pub struct TranslateContext {
     stack: Vec<IrValue>,
     control: Vec<Frame>,
     heap_cache: memory::HeapCache,
+    constants: Vec<(Type, i64, IrValue)>,
 }
 
 impl TranslateContext {
@@ -120,12 +121,14 @@ pub fn translate_function_in(
         }
         empty => empty.insert(FunctionBuilder::new(func_name(index), sig)),
     };
-    let (mut locals, mut stack, mut control, mut heap_cache) = (
+    let (mut locals, mut stack, mut control, mut heap_cache, mut constants) = (
         std::mem::take(&mut ctx.locals),
         std::mem::take(&mut ctx.stack),
         std::mem::take(&mut ctx.control),
         std::mem::take(&mut ctx.heap_cache),
+        std::mem::take(&mut ctx.constants),
     );
+    constants.clear();
     locals.clear();
     stack.clear();
     control.clear();
@@ -145,12 +148,19 @@ pub fn translate_function_in(
         refs: calls::Refs::default(),
         stack_limit: None,
         heap_cache,
+        constants_block: None,
+        constants,
         pending_flag: None,
     };
     let translated = t.translate(&body);
     let limit = t.stack_limit;
-    (ctx.locals, ctx.stack, ctx.control, ctx.heap_cache) =
-        (t.locals, t.stack, t.control, t.heap_cache);
+    (
+        ctx.locals,
+        ctx.stack,
+        ctx.control,
+        ctx.heap_cache,
+        ctx.constants,
+    ) = (t.locals, t.stack, t.control, t.heap_cache, t.constants);
     translated?;
     let builder = ctx.builder.as_mut().expect("set above");
     let finished = if ctx.uncompacted {
@@ -195,6 +205,9 @@ pub(crate) struct FuncTranslator<'a> {
     /// Memory pointers and addresses computed so far, reusable where they dominate
     /// (`memory.rs`).
     heap_cache: memory::HeapCache,
+    /// The block whose integer constants `constants` lists (`numeric.rs`).
+    constants_block: Option<kestrel_ir::Block>,
+    constants: Vec<(Type, i64, IrValue)>,
     /// The stack's top is this `i8` comparison result, standing for its `i32` zero
     /// extension, which is emitted only if the next operator needs the `i32` (a branch or
     /// `select` condition takes the comparison itself).

@@ -15,12 +15,16 @@
 //!   `trunc_sat_*` → the `_sat` forms (NaN → 0, saturating).
 //! - `reinterpret` → `bitcast`; `extend8_s` etc. → `ireduce` then `sextend`.
 //!
-//! Cost: one to three instructions per operator.
+//! Cost: one to three instructions per operator; none for a constant its block already has.
 
 use kestrel_ir::{FloatCC, IntCC, MemFlags, Opcode, Type, Value as IrValue};
 use wasmparser::Operator;
 
 use super::{FuncTranslator, Res};
+
+/// How many distinct constants of a block [`FuncTranslator::block_constant`] remembers (a
+/// linear search: blocks rarely have more).
+const BLOCK_CONSTANTS: usize = 16;
 
 impl FuncTranslator<'_> {
     fn push_result(&mut self, v: Result<IrValue, kestrel_ir::builder::BuilderError>) -> Res {
@@ -81,6 +85,26 @@ impl FuncTranslator<'_> {
         self.push_result(v)
     }
 
+    /// An integer constant: the current block's earlier `iconst` of it if it has one
+    /// (among the first [`BLOCK_CONSTANTS`] distinct ones), else a new one. Per block, as
+    /// the mid-end numbers constants (one shared across blocks would only make a long
+    /// live range; the backend folds constants into immediates or rematerializes them).
+    fn block_constant(&mut self, ty: Type, value: i64) -> Res<IrValue> {
+        let block = self.b.current_block();
+        if self.constants_block != block {
+            self.constants_block = block;
+            self.constants.clear();
+        }
+        if let Some(&(_, _, v)) = self.constants.iter().find(|c| c.0 == ty && c.1 == value) {
+            return Ok(v);
+        }
+        let v = self.b.ins().iconst(ty, value).map_err(|e| self.err(e))?;
+        if self.constants.len() < BLOCK_CONSTANTS {
+            self.constants.push((ty, value, v));
+        }
+        Ok(v)
+    }
+
     /// Translate `op` if it is a numeric operator; `Ok(false)` if it is not one.
     pub(super) fn translate_numeric(&mut self, op: &Operator) -> Res<bool> {
         use Opcode as Op;
@@ -88,12 +112,12 @@ impl FuncTranslator<'_> {
         use Type as T;
         match *op {
             O::I32Const { value } => {
-                let v = self.b.ins().iconst(T::I32, value as i64);
-                self.push_result(v)?;
+                let v = self.block_constant(T::I32, value as i64)?;
+                self.stack.push(v);
             }
             O::I64Const { value } => {
-                let v = self.b.ins().iconst(T::I64, value);
-                self.push_result(v)?;
+                let v = self.block_constant(T::I64, value)?;
+                self.stack.push(v);
             }
             O::F32Const { value } => {
                 let v = self.b.ins().f32const(f32::from_bits(value.bits()));
