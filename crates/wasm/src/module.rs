@@ -23,6 +23,8 @@
 //! the pool's threads.
 
 use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use kestrel_codegen::isa::x64::{Flags, OptLevel, X64Backend};
 use kestrel_codegen::machinst::compile::CompileContext;
@@ -147,39 +149,79 @@ fn run_workers(
     flags: &Flags,
     work: Vec<(u32, Option<features::BodyValidator>)>,
 ) -> Vec<Result<CompiledCode, WasmError>> {
-    work.into_par_iter()
-        .map_init(
-            || Worker {
-                translator: match flags.opt_level {
-                    OptLevel::None => TranslateContext::new(),
-                    OptLevel::Speed => TranslateContext::for_mid_end(),
-                },
-                compiler: CompileContext::new(),
-                validation: FuncValidatorAllocations::default(),
+    // Largest bodies first, handed out one at a time from a shared counter (greedy
+    // longest-first scheduling): the longest compiles start at once instead of whenever a
+    // worker's share of the list reaches them (a module's one huge function, left for
+    // last, would be compiled alone while the other workers idle).
+    let body_len = |index: u32| info.bodies[(index - info.num_imported_funcs) as usize].len();
+    let mut by_size: Vec<(usize, (u32, Option<features::BodyValidator>))> =
+        work.into_iter().enumerate().collect();
+    by_size.sort_by_key(|(_, (index, _))| std::cmp::Reverse(body_len(*index)));
+    let n = by_size.len();
+    let queue: Vec<Mutex<Option<_>>> = by_size.into_iter().map(|w| Mutex::new(Some(w))).collect();
+    let results: Vec<Mutex<Option<Result<CompiledCode, WasmError>>>> =
+        (0..n).map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    rayon::broadcast(|_| {
+        let mut w = Worker {
+            translator: match flags.opt_level {
+                OptLevel::None => TranslateContext::new(),
+                OptLevel::Speed => TranslateContext::for_mid_end(),
             },
-            |w, (index, validator)| {
-                if let Some(validator) = validator {
-                    let range = info.bodies[(index - info.num_imported_funcs) as usize].clone();
-                    let body =
-                        FunctionBody::new(BinaryReader::new(&bytes[range.clone()], range.start));
-                    features::validate_body(bytes, validator, &body, &mut w.validation)?;
-                }
-                let f = translate::translate_function_in(
-                    &mut w.translator,
-                    info,
-                    bytes,
-                    index,
-                    checks,
-                )?;
-                let code = X64Backend.compile_function_in(&mut w.compiler, &f, flags);
-                w.translator.recycle(f);
-                code.map_err(|error| WasmError::Compile {
-                    func: index,
-                    message: error.to_string(),
-                })
-            },
-        )
+            compiler: CompileContext::new(),
+            validation: FuncValidatorAllocations::default(),
+        };
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            if k >= n {
+                break;
+            }
+            // Each `k` is taken by exactly one worker, so the slot still holds its item.
+            let Some((position, (index, validator))) = lock(&queue[k]).take() else {
+                continue;
+            };
+            let result = compile_one(&mut w, info, bytes, checks, flags, index, validator);
+            *lock(&results[position]) = Some(result);
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| {
+            r.into_inner()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .expect("every position was compiled")
+        })
         .collect()
+}
+
+/// `m`'s contents, also after a panic elsewhere poisoned it (each slot is written once).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Validate (when given a validator), translate and compile defined function `index` in
+/// worker `w`'s memory.
+fn compile_one(
+    w: &mut Worker,
+    info: &ModuleInfo,
+    bytes: &[u8],
+    checks: BoundsChecks,
+    flags: &Flags,
+    index: u32,
+    validator: Option<features::BodyValidator>,
+) -> Result<CompiledCode, WasmError> {
+    if let Some(validator) = validator {
+        let range = info.bodies[(index - info.num_imported_funcs) as usize].clone();
+        let body = FunctionBody::new(BinaryReader::new(&bytes[range.clone()], range.start));
+        features::validate_body(bytes, validator, &body, &mut w.validation)?;
+    }
+    let f = translate::translate_function_in(&mut w.translator, info, bytes, index, checks)?;
+    let code = X64Backend.compile_function_in(&mut w.compiler, &f, flags);
+    w.translator.recycle(f);
+    code.map_err(|error| WasmError::Compile {
+        func: index,
+        message: error.to_string(),
+    })
 }
 
 impl Module {
