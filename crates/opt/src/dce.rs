@@ -1,12 +1,14 @@
 //! Dead-code elimination: deletes instructions without effects whose results nothing uses.
 //!
-//! Contract. Requires a compact function. An instruction is removable when it has no side
+//! Contract. Requires a function whose layout holds no queued insertions (tombstones are
+//! fine: they are skipped). An instruction is removable when it has no side
 //! effects, cannot trap and reads no memory (so deleting it changes no behavior); it is dead
 //! when it is removable and none of its results is used by a live instruction (operands,
 //! branch and jump-table arguments). Use counts are computed once; deleting a dead
 //! instruction decrements its operands' counts, and a definition whose count reaches zero is
 //! examined in turn (a worklist), so chains of dead instructions go in one pass. Maintains
-//! SSA and types; leaves the layout compact. Cost: linear in the function size.
+//! SSA and types; [`eliminate_dead_code`] leaves the layout compact, the pipeline's variant
+//! leaves tombstones for the next compaction. Cost: linear in the function size.
 
 use kestrel_ir::compact::CompactMemory;
 use kestrel_ir::entity::SecondaryMap;
@@ -50,15 +52,27 @@ pub(crate) struct Scratch {
 
 /// Delete every dead instruction of `func`; returns how many.
 pub fn eliminate_dead_code(func: &mut Function) -> usize {
-    eliminate_dead_code_in(func, &mut Scratch::default(), &mut CompactMemory::default())
+    let outcome = eliminate_dead_code_in(func, &mut Scratch::default());
+    if outcome.reads_alias || !func.layout.is_compact() {
+        func.compact_in(&mut CompactMemory::default());
+    }
+    // Aliases may name the deleted results; after compaction nothing reads them.
+    func.dfg.clear_aliases();
+    outcome.removed
 }
 
-/// [`eliminate_dead_code`] in `scratch`, compacting in `memory`.
-pub(crate) fn eliminate_dead_code_in(
-    func: &mut Function,
-    scratch: &mut Scratch,
-    memory: &mut CompactMemory,
-) -> usize {
+/// What [`eliminate_dead_code_in`] did.
+pub(crate) struct Outcome {
+    /// Instructions deleted.
+    pub removed: usize,
+    /// Whether a live instruction names an alias, which a compaction must resolve.
+    pub reads_alias: bool,
+}
+
+/// [`eliminate_dead_code`] in `scratch`, without compacting: the deleted instructions stay
+/// as tombstones (their results detached) and aliased operands stay, for the caller's next
+/// compaction (the pipeline's is LICM's, so one compaction serves both passes).
+pub(crate) fn eliminate_dead_code_in(func: &mut Function, scratch: &mut Scratch) -> Outcome {
     let Scratch {
         uses,
         dead,
@@ -113,12 +127,8 @@ pub(crate) fn eliminate_dead_code_in(
         func.layout.remove_inst(inst);
         func.dfg.detach_results(inst);
     }
-    // Compaction applies the removals (ours and queued ones) and resolves aliased operands;
-    // with neither, the function already is what it would produce.
-    if !order.is_empty() || reads_alias || !func.layout.is_compact() {
-        func.compact_in(memory);
+    Outcome {
+        removed: order.len(),
+        reads_alias,
     }
-    // Aliases may name the deleted results; after compaction nothing reads them.
-    func.dfg.clear_aliases();
-    order.len()
 }

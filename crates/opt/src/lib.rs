@@ -164,13 +164,24 @@ pub fn optimize_in(
         domtree.compute_into(func, cfg);
         stats.unreachable = remove_unreachable_blocks(func, domtree);
     }
-    stats.dead = dce::eliminate_dead_code_in(func, dce, compact);
+    // Dead code and hoisting leave their edits in the layout; one compaction applies both.
+    let dead = dce::eliminate_dead_code_in(func, dce);
+    stats.dead = dead.removed;
+    let mut reads_alias = dead.reads_alias;
     if edges_removed {
-        // Only simplification changes edges; later passes share one CFG and tree.
+        // Removed blocks go before the CFG is rebuilt (only simplification changes edges;
+        // later passes share one CFG and tree).
+        func.compact_in(compact);
+        reads_alias = false;
         cfg.compute_into(func);
         domtree.compute_into(func, cfg);
     }
-    stats.hoisted = licm::hoist_loop_invariants_in(func, cfg, domtree, compact);
+    stats.hoisted = licm::hoist_loop_invariants_in(func, cfg, domtree);
+    if reads_alias || !func.layout.is_compact() {
+        func.compact_in(compact);
+    }
+    // Aliases may name deleted results; after compaction nothing reads them.
+    func.dfg.clear_aliases();
     if verify {
         kestrel_ir::verify_function(func).map_err(|errors| OptError {
             function: func.name.to_string(),

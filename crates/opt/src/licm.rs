@@ -5,7 +5,8 @@
 //! where they are used; hoisting them would only lengthen live ranges): an instruction that
 //! moves reads a copy of an in-loop constant operand made in the preheader.
 //!
-//! Contract. Requires a compact function with its control-flow graph and dominator tree,
+//! Contract. Requires a function without queued insertions (tombstones are fine) with its
+//! control-flow graph and dominator tree,
 //! which may predate compactions that kept every block and edge (only their block queries
 //! are used; instruction numbers are read from the layout). A
 //! loop's preheader is its header's only predecessor outside the loop, when that block ends
@@ -22,8 +23,9 @@
 //! instruction's operands are placed before it. Maintains SSA dominance (a preheader
 //! dominates its loop), behavior (the moved instruction cannot trap or have effects, so
 //! running it when the loop's body would not have is unobservable; a movable load reads
-//! memory that cannot change and cannot trap) and types; leaves the
-//! layout compact. Cost: O(instructions × loop depth) after the loop forest.
+//! memory that cannot change and cannot trap) and types; [`hoist_loop_invariants`] leaves
+//! the layout compact, the pipeline's variant leaves the moves queued for its compaction.
+//! Cost: O(instructions × loop depth) after the loop forest.
 
 use kestrel_ir::cfg::ControlFlowGraph;
 use kestrel_ir::compact::CompactMemory;
@@ -61,15 +63,19 @@ pub fn hoist_loop_invariants(
     cfg: &ControlFlowGraph,
     domtree: &DominatorTree,
 ) -> usize {
-    hoist_loop_invariants_in(func, cfg, domtree, &mut CompactMemory::default())
+    let moved = hoist_loop_invariants_in(func, cfg, domtree);
+    if !func.layout.is_compact() {
+        func.compact_in(&mut CompactMemory::default());
+    }
+    moved
 }
 
-/// [`hoist_loop_invariants`], compacting in `memory` (kept across functions).
+/// [`hoist_loop_invariants`] without compacting: the moves stay queued in the layout (and
+/// merged results aliased) for the caller's compaction.
 pub(crate) fn hoist_loop_invariants_in(
     func: &mut Function,
     cfg: &ControlFlowGraph,
     domtree: &DominatorTree,
-    memory: &mut CompactMemory,
 ) -> usize {
     let forest = LoopForest::compute(cfg, domtree);
     if forest.loops.is_empty() {
@@ -83,22 +89,25 @@ pub(crate) fn hoist_loop_invariants_in(
     // The instructions moved to each preheader, by data (operands resolved) and type.
     let mut hoisted: FxHashMap<(Block, InstructionData, Type), Inst> = FxHashMap::default();
     let mut moved = 0;
+    // One block's instructions, and one instruction's operands: buffers for the whole walk.
+    let mut insts: Vec<Inst> = Vec::new();
+    let mut operands: Vec<(Option<Block>, Option<InstructionData>)> = Vec::new();
     for &b in domtree.rpo() {
         if forest.innermost(b).is_none() {
             continue;
         }
-        let insts: Vec<Inst> = func.layout.block_insts(b).collect();
-        for inst in insts {
+        insts.clear();
+        insts.extend(func.layout.block_insts(b));
+        for &inst in &insts {
             let data = *func.dfg.inst(inst);
             let movable = is_numberable(&data) || is_movable_load(&data);
             if !movable || is_constant(&data) || func.dfg.inst_results(inst).is_empty() {
                 continue;
             }
             // Each operand's block (after earlier moves) and, for a constant, its data.
-            let operands: Vec<(Option<Block>, Option<InstructionData>)> = data
-                .fixed_args()
-                .iter()
-                .map(|&v| match func.dfg.value_def(func.dfg.resolve(v)) {
+            operands.clear();
+            operands.extend(data.fixed_args().iter().map(|&v| {
+                match func.dfg.value_def(func.dfg.resolve(v)) {
                     ValueDef::Result(i, _) => {
                         let at = moved_to[i].or(func.layout.inst_block(i));
                         let def = *func.dfg.inst(i);
@@ -106,8 +115,8 @@ pub(crate) fn hoist_loop_invariants_in(
                     }
                     ValueDef::Param(block, _) => (Some(block), None),
                     _ => (None, None),
-                })
-                .collect();
+                }
+            }));
             let mut target = None;
             let mut l = forest.innermost(b);
             while let Some(cur) = l {
@@ -185,9 +194,6 @@ pub(crate) fn hoist_loop_invariants_in(
             moved_to[inst] = Some(p);
             moved += 1;
         }
-    }
-    if moved > 0 {
-        func.compact_in(memory);
     }
     moved
 }
