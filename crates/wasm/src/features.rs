@@ -12,8 +12,8 @@
 //! when the first validation failed.
 
 use wasmparser::{
-    FuncToValidate, FuncValidatorAllocations, FunctionBody, Parser, ValidPayload, Validator,
-    ValidatorResources, WasmFeatures,
+    FuncToValidate, FuncValidatorAllocations, FunctionBody, Operator, OperatorsReader, Parser,
+    ValidPayload, Validator, ValidatorResources, WasmFeatures,
 };
 
 use crate::error::WasmError;
@@ -68,6 +68,43 @@ pub fn validate_declarations(bytes: &[u8]) -> Result<Vec<BodyValidator>, WasmErr
         }
     }
     Ok(bodies)
+}
+
+/// [`validate_body`], also marking in `written` (emptied first, grown as needed) every
+/// local the body assigns (`local.set`, `local.tee`), from the same decoding of its
+/// operators: what the translator needs to know which locals keep their entry value.
+pub fn validate_body_noting_writes(
+    bytes: &[u8],
+    validator: BodyValidator,
+    body: &FunctionBody,
+    allocs: &mut FuncValidatorAllocations,
+    written: &mut Vec<bool>,
+) -> Result<(), WasmError> {
+    written.clear();
+    let mut v = validator.into_validator(std::mem::take(allocs));
+    // As `FuncValidator::validate` does, with each operator decoded once for both uses.
+    let mut check = || -> wasmparser::Result<()> {
+        let mut reader = body.get_binary_reader();
+        v.read_locals(&mut reader)?;
+        reader.set_features(*v.features());
+        let mut ops = OperatorsReader::new(reader);
+        while !ops.eof() {
+            let (op, offset) = ops.read_with_offset()?;
+            if let Operator::LocalSet { local_index } | Operator::LocalTee { local_index } = op {
+                let k = local_index as usize;
+                if written.len() <= k {
+                    written.resize(k + 1, false);
+                }
+                written[k] = true;
+            }
+            v.op(offset, &op)?;
+        }
+        let end = ops.get_binary_reader();
+        end.finish_expression(&v.visitor(end.original_position()))
+    };
+    let result = check();
+    *allocs = v.into_allocations();
+    result.map_err(|e| classify(bytes, e))
 }
 
 /// Validate one function body of the module `bytes` with its validator from

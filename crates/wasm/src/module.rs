@@ -213,7 +213,9 @@ fn compile_one(
     if let Some(validator) = validator {
         let range = info.bodies[(index - info.num_imported_funcs) as usize].clone();
         let body = FunctionBody::new(BinaryReader::new(&bytes[range.clone()], range.start));
-        features::validate_body(bytes, validator, &body, &mut w.validation)?;
+        let written = w.translator.written_locals_for_next();
+        features::validate_body_noting_writes(bytes, validator, &body, &mut w.validation, written)?;
+        w.translator.written_locals_known();
     }
     let f = translate::translate_function_in(&mut w.translator, info, bytes, index, checks)?;
     let code = X64Backend.compile_function_in(&mut w.compiler, &f, flags);

@@ -271,7 +271,16 @@ impl FunctionBuilder {
         self.func = func;
         self.current = None;
         self.vars.clear();
-        self.defs.clear();
+        // Emptying a hash map costs its capacity, not its length: after a much larger
+        // function, start from a table sized for the last one instead (so one huge function
+        // does not make every later reset cost its size).
+        let used = self.defs.len();
+        if self.defs.capacity() > 4 * used.max(256) {
+            self.defs = FxHashMap::default();
+            self.defs.reserve(used);
+        } else {
+            self.defs.clear();
+        }
         self.is_phi.clear();
         self.jt_used.clear();
         self.poisoned = None;

@@ -59,6 +59,11 @@ pub struct TranslateContext {
     control: Vec<Frame>,
     heap_cache: memory::HeapCache,
     constants: Vec<(Type, i64, IrValue)>,
+    fixed_locals: Vec<Option<IrValue>>,
+    /// The locals the next function assigns, when `written_known` (see
+    /// [`TranslateContext::written_locals_for_next`]).
+    written: Vec<bool>,
+    written_known: bool,
 }
 
 impl TranslateContext {
@@ -75,6 +80,21 @@ impl TranslateContext {
             uncompacted: true,
             ..Self::default()
         }
+    }
+
+    /// A list to fill, before the next translation, with whether the next function's body
+    /// assigns each local (`features::validate_body_noting_writes` does, while validating);
+    /// confirmed by [`TranslateContext::written_locals_known`]. Reads of a local the body
+    /// never assigns then take its entry value without SSA construction.
+    pub fn written_locals_for_next(&mut self) -> &mut Vec<bool> {
+        self.written_known = false;
+        &mut self.written
+    }
+
+    /// The list from [`TranslateContext::written_locals_for_next`] is complete for the next
+    /// function (used by that translation only).
+    pub fn written_locals_known(&mut self) {
+        self.written_known = true;
     }
 
     /// Hand a translated function back once it is compiled, so the next translation builds
@@ -128,6 +148,11 @@ pub fn translate_function_in(
         std::mem::take(&mut ctx.heap_cache),
         std::mem::take(&mut ctx.constants),
     );
+    let mut fixed_locals = std::mem::take(&mut ctx.fixed_locals);
+    fixed_locals.clear();
+    // Known writes serve this translation only.
+    let written = ctx.written_known.then(|| std::mem::take(&mut ctx.written));
+    ctx.written_known = false;
     constants.clear();
     locals.clear();
     stack.clear();
@@ -150,6 +175,8 @@ pub fn translate_function_in(
         heap_cache,
         constants_block: None,
         constants,
+        fixed_locals,
+        written,
         pending_flag: None,
     };
     let translated = t.translate(&body);
@@ -161,6 +188,10 @@ pub fn translate_function_in(
         ctx.heap_cache,
         ctx.constants,
     ) = (t.locals, t.stack, t.control, t.heap_cache, t.constants);
+    ctx.fixed_locals = t.fixed_locals;
+    if let Some(written) = t.written {
+        ctx.written = written;
+    }
     translated?;
     let builder = ctx.builder.as_mut().expect("set above");
     let finished = if ctx.uncompacted {
@@ -205,6 +236,14 @@ pub(crate) struct FuncTranslator<'a> {
     /// Memory pointers and addresses computed so far, reusable where they dominate
     /// (`memory.rs`).
     heap_cache: memory::HeapCache,
+    /// Per local, its value for the whole function when the body is known never to assign
+    /// it (a parameter as passed, a declared local's zero, both defined in the entry block,
+    /// so they dominate every read): reads take it directly, without SSA construction
+    /// (which would find the same value, through a phi per enclosing loop header made and
+    /// then removed as trivial).
+    fixed_locals: Vec<Option<IrValue>>,
+    /// Whether the body assigns each local, when known (from validation).
+    written: Option<Vec<bool>>,
     /// The block whose integer constants `constants` lists (`numeric.rs`).
     constants_block: Option<kestrel_ir::Block>,
     constants: Vec<(Type, i64, IrValue)>,
@@ -345,7 +384,9 @@ impl FuncTranslator<'_> {
             let ty = self.b.func().dfg.value_type(p);
             let var = self.b.declare_var(ty);
             self.b.def_var(var, p).map_err(|e| self.err(e))?;
+            let fixed = self.never_written(self.locals.len()).then_some(p);
             self.locals.push(var);
+            self.fixed_locals.push(fixed);
         }
         let mut locals = body.get_locals_reader().map_err(WasmError::from_parser)?;
         for _ in 0..locals.get_count() {
@@ -356,7 +397,9 @@ impl FuncTranslator<'_> {
             for _ in 0..count {
                 let var = self.b.declare_var(ty);
                 self.b.def_var(var, zero).map_err(|e| self.err(e))?;
+                let fixed = self.never_written(self.locals.len()).then_some(zero);
                 self.locals.push(var);
+                self.fixed_locals.push(fixed);
             }
         }
         self.declare_stack_limit();
@@ -382,6 +425,13 @@ impl FuncTranslator<'_> {
             flags: MemFlags::trusted(),
         });
         self.stack_limit = Some(limit);
+    }
+
+    /// Whether local `k` is known never to be assigned by the body.
+    fn never_written(&self, k: usize) -> bool {
+        self.written
+            .as_ref()
+            .is_some_and(|w| !w.get(k).copied().unwrap_or(false))
     }
 
     fn zero(&mut self, ty: Type) -> Res<IrValue> {
@@ -438,8 +488,13 @@ impl FuncTranslator<'_> {
                 self.stack.push(v);
             }
             O::LocalGet { local_index } => {
-                let var = self.locals[local_index as usize];
-                let v = self.b.use_var(var).map_err(|e| self.err(e))?;
+                let v = match self.fixed_locals[local_index as usize] {
+                    Some(v) => v,
+                    None => {
+                        let var = self.locals[local_index as usize];
+                        self.b.use_var(var).map_err(|e| self.err(e))?
+                    }
+                };
                 self.stack.push(v);
             }
             O::LocalSet { local_index } => {
