@@ -70,10 +70,12 @@ pub fn validate_declarations(bytes: &[u8]) -> Result<Vec<BodyValidator>, WasmErr
     Ok(bodies)
 }
 
-/// [`validate_body`], also marking in `written` (emptied first, grown as needed) every
-/// local the body assigns (`local.set`, `local.tee`), from the same decoding of its
-/// operators: what the translator needs to know which locals keep their entry value.
-pub fn validate_body_noting_writes(
+/// Validate one function body of the module `bytes` with its validator from
+/// [`validate_declarations`], reusing `allocs`; an error is the one [`validate`] gives.
+/// The same decoding of the operators marks in `written` (emptied first, grown as needed)
+/// every local the body assigns (`local.set`, `local.tee`): the translator reads the
+/// others as their entry value.
+pub fn validate_body(
     bytes: &[u8],
     validator: BodyValidator,
     body: &FunctionBody,
@@ -103,20 +105,6 @@ pub fn validate_body_noting_writes(
         end.finish_expression(&v.visitor(end.original_position()))
     };
     let result = check();
-    *allocs = v.into_allocations();
-    result.map_err(|e| classify(bytes, e))
-}
-
-/// Validate one function body of the module `bytes` with its validator from
-/// [`validate_declarations`], reusing `allocs`; an error is the one [`validate`] gives.
-pub fn validate_body(
-    bytes: &[u8],
-    validator: BodyValidator,
-    body: &FunctionBody,
-    allocs: &mut FuncValidatorAllocations,
-) -> Result<(), WasmError> {
-    let mut v = validator.into_validator(std::mem::take(allocs));
-    let result = v.validate(body);
     *allocs = v.into_allocations();
     result.map_err(|e| classify(bytes, e))
 }

@@ -11,8 +11,8 @@
 //! `compile_function` → `JitModule::define_function` → `finalize_definitions`.
 //!
 //! Functions are independent, so translation and compilation run in parallel on rayon's
-//! global pool ([`translate_and_compile`]); each is deterministic and the results are
-//! gathered by function index, so the module is the one a serial compile gives (a test
+//! global pool ([`translate_and_compile`]), largest body first from a shared counter; each
+//! is deterministic and the results are gathered by function index, so the module is the one a serial compile gives (a test
 //! compares them byte for byte), and an error is the one of the lowest-numbered failing
 //! function. Each worker translates a function and compiles it at once, in memory it keeps
 //! (a [`TranslateContext`] and a [`CompileContext`]), and hands the IR back for the next
@@ -214,7 +214,7 @@ fn compile_one(
         let range = info.bodies[(index - info.num_imported_funcs) as usize].clone();
         let body = FunctionBody::new(BinaryReader::new(&bytes[range.clone()], range.start));
         let written = w.translator.written_locals_for_next();
-        features::validate_body_noting_writes(bytes, validator, &body, &mut w.validation, written)?;
+        features::validate_body(bytes, validator, &body, &mut w.validation, written)?;
         w.translator.written_locals_known();
     }
     let f = translate::translate_function_in(&mut w.translator, info, bytes, index, checks)?;

@@ -11,6 +11,11 @@
 //! in the layout is sealed and ends with a terminator; each emitted instruction passed the
 //! verifier's type checks when it was emitted.
 //!
+//! Cost: an instruction costs O(its operands and branch destinations) — a `br_table`'s
+//! distinct destinations are found with a per-block stamp, not by searching the list;
+//! variable reads and seals are Braun's algorithm, each block's definition of a variable
+//! memoized; [`FunctionBuilder::reset`] costs O(the previous function).
+//!
 //! Usage: create blocks, `switch_to_block`, emit with `ins()`, `seal_block` a block once all
 //! branches to it are emitted (or `seal_all_blocks` at the end, at some cost in phi
 //! precision), `finalize`. A block enters the layout when it is first switched to, so block
@@ -219,6 +224,10 @@ pub struct FunctionBuilder {
     refused_insts: bool,
     /// The destinations of the branch being emitted (working memory of `build`).
     dest_scratch: Vec<Block>,
+    /// `dest_seen[b] == dest_stamp`: `b` already has the branch being emitted as a
+    /// predecessor (the stamp advances per instruction; old marks never match).
+    dest_seen: SecondaryMap<Block, u64>,
+    dest_stamp: u64,
     /// Compaction's tables, kept across functions.
     compact_memory: CompactMemory,
 }
@@ -242,6 +251,8 @@ impl FunctionBuilder {
             finished_sizes: (0, 0),
             refused_insts: false,
             dest_scratch: Vec::new(),
+            dest_seen: SecondaryMap::new(),
+            dest_stamp: 0,
             compact_memory: CompactMemory::default(),
         }
     }
@@ -548,9 +559,15 @@ impl FunctionBuilder {
         if let InstructionData::BranchTable { table, .. } = data {
             self.jt_used[table] = true;
         }
-        // Post-invariant 3: `check_destinations` refused sealed destinations.
+        // Post-invariant 3: `check_destinations` refused sealed destinations. Each distinct
+        // destination gets one predecessor entry, found distinct by a per-block stamp (one
+        // pass, also for a `br_table` naming thousands of blocks).
+        self.dest_stamp += 1;
         for &dest in &dests {
-            self.blocks[dest].preds.push(Pred { block, inst });
+            if self.dest_seen[dest] != self.dest_stamp {
+                self.dest_seen[dest] = self.dest_stamp;
+                self.blocks[dest].preds.push(Pred { block, inst });
+            }
         }
         self.dest_scratch = dests;
         Ok(inst)
@@ -597,8 +614,8 @@ impl FunctionBuilder {
         Ok(())
     }
 
-    /// Check the branch destinations of `data` emitted from `from`, leaving the distinct
-    /// destination blocks in `dests` (emptied first). Allocates nothing once `dests` has
+    /// Check the branch destinations of `data` emitted from `from`, leaving the destination
+    /// blocks in `dests` (emptied first; with repeats, as the branch names them). Allocates nothing once `dests` has
     /// room: non-branches return at once, and a jump table is read in place.
     fn check_destinations(
         &self,
@@ -638,9 +655,7 @@ impl FunctionBuilder {
                     });
                 }
             }
-            if !dests.contains(&to) {
-                dests.push(to);
-            }
+            dests.push(to);
             Ok(())
         };
         match *data {

@@ -624,3 +624,34 @@ fn read_after_nested_loops_reenters_a_single_predecessor_chain() {
     verify_function(&f).unwrap();
     assert_eq!(f.dfg.resolve(v), p, "every phi on the way is trivial");
 }
+
+/// A `br_table` naming 20,000 blocks, each twice, plus the default: every target has the
+/// table as one predecessor (so a variable read there needs no phi), and building it is one
+/// pass over the entries (a hang here means a quadratic destination check).
+#[test]
+fn large_br_table_gives_one_predecessor_per_target() {
+    let n = 20_000;
+    let mut b = builder(&[Type::I32], &[Type::I32]);
+    let entry = b.create_block();
+    b.switch_to_block(entry).unwrap();
+    b.seal_block(entry).unwrap();
+    b.append_block_params_for_function_params(entry).unwrap();
+    let x = b.func().dfg.block_params(entry)[0];
+    let var = b.declare_var(Type::I32);
+    b.def_var(var, x).unwrap();
+    let targets: Vec<Block> = (0..n).map(|_| b.create_block()).collect();
+    let default = b.create_block();
+    let entries: Vec<Block> = targets.iter().chain(&targets).copied().collect();
+    b.ins().br_table(x, default, &entries).unwrap();
+    for &t in targets.iter().chain([&default]) {
+        b.switch_to_block(t).unwrap();
+        b.seal_block(t).unwrap();
+        assert_eq!(b.blocks[t].preds.len(), 1, "{t}");
+        let v = b.use_var(var).unwrap();
+        assert_eq!(v, x, "{t} reads the entry's value without a phi");
+        b.ins().return_(&[v]).unwrap();
+    }
+    let f = b.finalize().unwrap();
+    verify_function(&f).unwrap();
+    assert_eq!(count_opcode(&f, Opcode::Return), n + 1);
+}

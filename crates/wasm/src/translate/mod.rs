@@ -83,7 +83,7 @@ impl TranslateContext {
     }
 
     /// A list to fill, before the next translation, with whether the next function's body
-    /// assigns each local (`features::validate_body_noting_writes` does, while validating);
+    /// assigns each local (`features::validate_body` does, while validating);
     /// confirmed by [`TranslateContext::written_locals_known`]. Reads of a local the body
     /// never assigns then take its entry value without SSA construction.
     pub fn written_locals_for_next(&mut self) -> &mut Vec<bool> {
@@ -316,20 +316,17 @@ impl FuncTranslator<'_> {
         let Some(flag) = self.pending_flag.take() else {
             return Ok(());
         };
+        let wide = self
+            .b
+            .ins()
+            .uextend(Type::I32, flag)
+            .map_err(|e| self.err(e))?;
         let top = self
             .stack
             .last_mut()
             .expect("a pending flag is on the stack");
         debug_assert_eq!(*top, flag, "the pending flag is the stack's top");
-        *top = self
-            .b
-            .ins()
-            .uextend(Type::I32, flag)
-            .map_err(|e| WasmError::Translate {
-                func: self.index,
-                offset: self.offset,
-                message: e.to_string(),
-            })?;
+        *top = wide;
         Ok(())
     }
 
