@@ -632,8 +632,8 @@ pub fn compute_frame(
     // and x30 when it calls; a leaf that takes nothing is not checked. (`gen_args` already
     // reported a limit the prologue cannot compute.)
     let below = size + if has_calls { 16 } else { 0 };
-    let stack_check = match super::stack_limit::plan(f) {
-        Ok(Some(steps)) if setup && below > 0 => Some((steps, below)),
+    let stack_check = match (setup && below > 0).then(|| super::stack_limit::plan(f)) {
+        Some(Ok(Some(steps))) => Some((steps, below)),
         _ => None,
     };
     Frame {

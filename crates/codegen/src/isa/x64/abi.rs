@@ -713,8 +713,9 @@ pub fn compute_frame(
     // address and saved `rbp` when it calls; a leaf that takes nothing is not checked.
     // (`gen_args` already reported a limit the prologue cannot compute.)
     let below = size + if has_calls { 16 } else { 0 };
-    let stack_check = match super::stack_limit::plan(f) {
-        Ok(Some(steps)) if setup && (below > 0 || has_calls) => Some((steps, below)),
+    let checked = setup && (below > 0 || has_calls);
+    let stack_check = match checked.then(|| super::stack_limit::plan(f)) {
+        Some(Ok(Some(steps))) => Some((steps, below)),
         _ => None,
     };
     Frame {

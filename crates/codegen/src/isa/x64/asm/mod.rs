@@ -96,6 +96,44 @@ pub trait CodeSink {
     fn current_offset(&self) -> u32;
 }
 
+/// A sink for one short instruction on the stack (a branch's inverted form, kept by the
+/// buffer's peephole): no heap allocation per branch. Panics past `N` bytes (an encoder bug).
+pub struct ArraySink<const N: usize> {
+    bytes: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> ArraySink<N> {
+    pub fn new() -> Self {
+        ArraySink {
+            bytes: [0; N],
+            len: 0,
+        }
+    }
+
+    /// The bytes written so far.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+impl<const N: usize> Default for ArraySink<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> CodeSink for ArraySink<N> {
+    fn put1(&mut self, byte: u8) {
+        self.bytes[self.len] = byte;
+        self.len += 1;
+    }
+
+    fn current_offset(&self) -> u32 {
+        self.len as u32
+    }
+}
+
 impl CodeSink for Vec<u8> {
     fn put1(&mut self, byte: u8) {
         self.push(byte);

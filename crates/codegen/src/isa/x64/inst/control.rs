@@ -10,10 +10,8 @@ use super::super::asm::misc;
 use super::super::asm::moves::{self, ExtMode};
 use super::super::asm::setcc_cmov_jcc::{self as cc_ops, Cc};
 use super::super::asm::sse::{self as sse_enc, SseOp};
-use super::super::asm::{Amode, Gpr, GprMem, Scale, Size, XmmMem};
-use super::super::emit::{
-    bytes, gpr, jcc_to, trap, trap_unless, uncond_branch, Buf, Ctx, X64LabelUse,
-};
+use super::super::asm::{Amode, ArraySink, Gpr, GprMem, Scale, Size, XmmMem};
+use super::super::emit::{gpr, jcc_to, trap, trap_unless, uncond_branch, Buf, Ctx, X64LabelUse};
 use super::super::unwind;
 use crate::machinst::shared_inst::{block_list, map_call_regs, reg_names};
 
@@ -199,10 +197,9 @@ impl ControlInst<PReg> {
                 let start = buf.cur_offset();
                 let fix = cc_ops::jcc_rel32(buf, cc, 0);
                 buf.use_label_at_offset(fix.at, label, X64LabelUse::Rel32);
-                let inverted = bytes(|b| {
-                    cc_ops::jcc_rel32(b, cc.invert(), 0);
-                });
-                buf.add_cond_branch(start, buf.cur_offset(), label, &inverted);
+                let mut inverted = ArraySink::<6>::new();
+                cc_ops::jcc_rel32(&mut inverted, cc.invert(), 0);
+                buf.add_cond_branch(start, buf.cur_offset(), label, inverted.as_slice());
                 uncond_branch(buf, ctx, *not_taken);
             }
             ControlInst::JmpTable { size, idx, targets } => {

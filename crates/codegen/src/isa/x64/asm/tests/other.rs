@@ -297,3 +297,20 @@ fn nops_fill_exactly() {
         assert_eq!(n, len.div_ceil(misc::MAX_NOP_LEN));
     }
 }
+
+/// A branch's inverted form is written on the stack: the fixed sink must hold exactly what
+/// the growable one does, for every condition.
+#[test]
+fn array_sink_holds_what_a_vec_sink_holds() {
+    use super::super::{ArraySink, CodeSink};
+    for cond in Cc::ALL {
+        for disp in [0, -6, 0x1234_5678] {
+            let mut vec = Vec::new();
+            cc::jcc_rel32(&mut vec, cond, disp);
+            let mut array = ArraySink::<6>::new();
+            cc::jcc_rel32(&mut array, cond, disp);
+            assert_eq!(array.as_slice(), &vec[..], "{cond:?} {disp}");
+            assert_eq!(array.current_offset(), 6);
+        }
+    }
+}
