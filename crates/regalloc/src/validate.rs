@@ -7,8 +7,12 @@
 //! them. On `Err`, a [`RegAllocError`] naming what the client did wrong.
 //!
 //! Cost: O(blocks + instructions + operands + edges) on success (the edge-list check is a
-//! counting sort, not a per-edge search). Only when a use is not dominated by its def, the
-//! error path builds dominators to name it.
+//! counting sort, not a per-edge search; operands are checked in the same walk that records
+//! definitions), plus, per instruction, each fixed-register or definition operand compared
+//! with the instruction's earlier operands: quadratic in one instruction's operand count
+//! (not in the function), which the backends keep to the ABI's registers and a call's
+//! arguments. Only when a use is not dominated by its def, the error path builds
+//! dominators to name it.
 //!
 //! Positions: every instruction `i` owns four positions, `4i` (the *gap* before it, where
 //! edits run), `4i + 1` (early: uses read, early defs written), `4i + 2` (late: defs

@@ -12,8 +12,9 @@
 //!
 //! Functions are independent, so translation and compilation run in parallel on rayon's
 //! global pool ([`translate_and_compile`]), largest body first from a shared counter; each
-//! is deterministic and the results are gathered by function index, so the module is the one a serial compile gives (a test
-//! compares them byte for byte), and an error is the one of the lowest-numbered failing
+//! is deterministic and the results are gathered by function index, so the module is the
+//! one a serial compile gives (a test compares them byte for byte), and an error is the one
+//! of the lowest-numbered failing
 //! function. Each worker translates a function and compiles it at once, in memory it keeps
 //! (a [`TranslateContext`] and a [`CompileContext`]), and hands the IR back for the next
 //! function: only machine code outlives a function's turn, so the module's IR never sits

@@ -615,8 +615,9 @@ impl FunctionBuilder {
     }
 
     /// Check the branch destinations of `data` emitted from `from`, leaving the destination
-    /// blocks in `dests` (emptied first; with repeats, as the branch names them). Allocates nothing once `dests` has
-    /// room: non-branches return at once, and a jump table is read in place.
+    /// blocks in `dests` (emptied first; with repeats, as the branch names them). Allocates
+    /// nothing once `dests` has room: non-branches return at once, and a jump table is read
+    /// in place.
     fn check_destinations(
         &self,
         from: Block,
