@@ -136,11 +136,27 @@ pub fn validate_translate_and_compile(
     run_workers(info, bytes, checks, flags, work)
 }
 
-/// What each worker keeps across the functions it takes.
+/// What each worker keeps across the functions it takes, and each pool thread across the
+/// modules it compiles (as a compiler keeps its contexts between modules): its buffers are
+/// as large as the largest function the thread has compiled, until
+/// [`release_compile_memory`].
+#[derive(Default)]
 struct Worker {
     translator: TranslateContext,
     compiler: CompileContext,
     validation: FuncValidatorAllocations,
+}
+
+thread_local! {
+    /// The worker memory this pool thread keeps between modules (taken while it compiles).
+    static KEPT_WORKER: std::cell::Cell<Option<Box<Worker>>> = const { std::cell::Cell::new(None) };
+}
+
+/// Frees the translation and compilation memory that the compiling threads keep between
+/// modules (each thread's is as large as the largest function it has compiled). The next
+/// module's compile allocates it afresh.
+pub fn release_compile_memory() {
+    rayon::broadcast(|_| KEPT_WORKER.with(|kept| kept.take()));
 }
 
 fn run_workers(
@@ -164,14 +180,10 @@ fn run_workers(
         (0..n).map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     rayon::broadcast(|_| {
-        let mut w = Worker {
-            translator: match flags.opt_level {
-                OptLevel::None => TranslateContext::new(),
-                OptLevel::Speed => TranslateContext::for_mid_end(),
-            },
-            compiler: CompileContext::new(),
-            validation: FuncValidatorAllocations::default(),
-        };
+        let mut w = KEPT_WORKER
+            .with(|kept| kept.take())
+            .unwrap_or_else(|| Box::new(Worker::default()));
+        w.translator.set_for_mid_end(flags.opt_level == OptLevel::Speed);
         loop {
             let k = next.fetch_add(1, Ordering::Relaxed);
             if k >= n {
@@ -184,6 +196,7 @@ fn run_workers(
             let result = compile_one(&mut w, info, bytes, checks, flags, index, validator);
             *lock(&results[position]) = Some(result);
         }
+        KEPT_WORKER.with(|kept| kept.set(Some(w)));
     });
     results
         .into_iter()

@@ -82,6 +82,12 @@ impl TranslateContext {
         }
     }
 
+    /// Whether the next functions go to the mid-end (as [`TranslateContext::for_mid_end`]
+    /// makes them) or straight to the backend (as [`TranslateContext::new`]).
+    pub fn set_for_mid_end(&mut self, for_mid_end: bool) {
+        self.uncompacted = for_mid_end;
+    }
+
     /// A list to fill, before the next translation, with whether the next function's body
     /// assigns each local (`features::validate_body` does, while validating);
     /// confirmed by [`TranslateContext::written_locals_known`]. Reads of a local the body
