@@ -94,6 +94,43 @@ pub(crate) fn has_reg_use_in(uses: &[UsePos], from: u32, to: u32) -> bool {
         .any(|u| u.requires_reg)
 }
 
+/// First position in both `a` and `b` (each sorted and disjoint), if any; see
+/// [`Built::first_intersection`].
+fn first_overlap(a: &[Range], b: &[Range]) -> Option<u32> {
+    let (mut i, mut j) = (0, 0);
+    // Invariant: no range of `a` before `i` meets a range of `b`, nor one of `b` before `j`
+    // a range of `a` (each skipped range ends before the other side's next one starts).
+    while i < a.len() && j < b.len() {
+        if a[i].to <= b[j].from {
+            i = skip_ending_by(a, i, b[j].from);
+        } else if b[j].to <= a[i].from {
+            j = skip_ending_by(b, j, a[i].from);
+        } else {
+            // Neither ends before the other starts: they overlap from the later start.
+            return Some(a[i].from.max(b[j].from));
+        }
+    }
+    None
+}
+
+/// The first index at or after `k` of a range of `ranges` (sorted, disjoint) that ends after
+/// `pos`, or `ranges.len()`; `ranges[k]` itself must end by `pos`. Galloping: O(log d) for
+/// a result `d` places on.
+#[inline]
+fn skip_ending_by(ranges: &[Range], k: usize, pos: u32) -> usize {
+    let mut step = 1;
+    let mut lo = k + 1; // ranges before `lo` end by `pos`
+    loop {
+        let probe = lo + step - 1;
+        if probe >= ranges.len() || ranges[probe].to > pos {
+            let hi = probe.min(ranges.len());
+            return lo + ranges[lo..hi].partition_point(|r| r.to <= pos);
+        }
+        lo = probe + 1;
+        step *= 2;
+    }
+}
+
 /// Every vreg's pieces (interval indices), each vreg's sorted by start.
 ///
 /// Most vregs are never split: such a vreg's only piece is its own interval, whose index is
@@ -414,27 +451,14 @@ impl Built {
         k < ranges.len() && ranges[k].from <= pos
     }
 
-    /// First position where `a` and `b` both are live, if any.
+    /// First position where `a` and `b` both are live, if any. Cost: O(log) per run of
+    /// ranges of one interval that passes between two ranges of the other (a galloping
+    /// merge), so a long interval met by a short one costs little more than a search.
     pub fn first_intersection(&self, a: &Interval, b: &Interval) -> Option<u32> {
         if a.end <= b.start || b.end <= a.start {
             return None;
         }
-        let (a, b) = (self.ranges_of(a), self.ranges_of(b));
-        let mut i = a.partition_point(|r| r.to <= b[0].from);
-        let mut j = 0;
-        while i < a.len() && j < b.len() {
-            let lo = a[i].from.max(b[j].from);
-            let hi = a[i].to.min(b[j].to);
-            if lo < hi {
-                return Some(lo);
-            }
-            if a[i].to <= b[j].to {
-                i += 1;
-            } else {
-                j += 1;
-            }
-        }
-        None
+        first_overlap(self.ranges_of(a), self.ranges_of(b))
     }
 
     /// Whether one of `iv`'s ranges ends exactly at `pos` (the interval is in a lifetime
@@ -879,4 +903,44 @@ pub(crate) fn build<F: Function>(
         clobber_from[i] = k as u32;
     }
     *built_max_live = max_live;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sorted disjoint ranges from a seeded stream: runs of short ranges with gaps.
+    fn ranges(seed: &mut u64, count: usize) -> Vec<Range> {
+        let mut next = || {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            *seed
+        };
+        let mut pos = (next() % 8) as u32;
+        (0..count)
+            .map(|_| {
+                let from = pos + (next() % 6) as u32;
+                let to = from + 1 + (next() % 5) as u32;
+                pos = to;
+                Range { from, to }
+            })
+            .collect()
+    }
+
+    /// The galloping merge finds the first common position a position-by-position scan
+    /// finds, on lists of very different lengths too.
+    #[test]
+    fn first_overlap_is_the_first_common_position() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15;
+        for case in 0..3000 {
+            let a = ranges(&mut seed, 1 + case % 40);
+            let b = ranges(&mut seed, 1 + (case / 40) % 7);
+            let live = |rs: &[Range], p: u32| rs.iter().any(|r| r.from <= p && p < r.to);
+            let end = a.last().unwrap().to.max(b.last().unwrap().to);
+            let expected = (0..end).find(|&p| live(&a, p) && live(&b, p));
+            assert_eq!(first_overlap(&a, &b), expected, "case {case}: {a:?} {b:?}");
+            assert_eq!(first_overlap(&b, &a), expected, "case {case} swapped");
+        }
+    }
 }

@@ -183,7 +183,8 @@ fn run_workers(
         let mut w = KEPT_WORKER
             .with(|kept| kept.take())
             .unwrap_or_else(|| Box::new(Worker::default()));
-        w.translator.set_for_mid_end(flags.opt_level == OptLevel::Speed);
+        w.translator
+            .set_for_mid_end(flags.opt_level == OptLevel::Speed);
         loop {
             let k = next.fetch_add(1, Ordering::Relaxed);
             if k >= n {
