@@ -451,6 +451,16 @@ impl Built {
         k < ranges.len() && ranges[k].from <= pos
     }
 
+    /// When `iv` (live somewhere after `pos`) does not cover `pos`: the start of its first
+    /// range after `pos`; `None` when it covers `pos`. Cost: O(log ranges).
+    #[inline]
+    pub fn next_range_start(&self, iv: &Interval, pos: u32) -> Option<u32> {
+        let ranges = self.ranges_of(iv);
+        let k = ranges.partition_point(|r| r.to <= pos);
+        let next = ranges.get(k).expect("the interval is live after `pos`");
+        (next.from > pos).then_some(next.from)
+    }
+
     /// First position where `a` and `b` both are live, if any. Cost: O(log) per run of
     /// ranges of one interval that passes between two ranges of the other (a galloping
     /// merge), so a long interval met by a short one costs little more than a search.

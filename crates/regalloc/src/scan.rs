@@ -48,7 +48,8 @@
 //!
 //! Cost: O(I + instructions) to order the I intervals (counting sorts), then per interval
 //! a pass over the active and inactive lists (active ≤ registers; inactive grows only with
-//! intervals in lifetime holes), binary searches in ranges, uses and reservations, and one
+//! intervals in lifetime holes; an inactive interval costs a comparison until the scan
+//! reaches the start of its next range, which is searched for only then), binary searches in ranges, uses and reservations, and one
 //! search per range and per clobbered register found among the clobber points
 //! (`clobber_conflicts`: O(log points) each, through a segment tree). Each split position
 //! costs O(log blocks) (the least loop-deep block between its limits, through a segment
@@ -97,11 +98,21 @@ pub(crate) struct Scratch {
     sort_buf: Vec<(u32, u32)>,
     unhandled: BinaryHeap<Reverse<(u32, u32)>>,
     active: Vec<u32>,
-    inactive: Vec<u32>,
+    inactive: Vec<Inactive>,
     slot_heap: BinaryHeap<Reverse<(u32, u32)>>,
     clobber_bits: Vec<u64>,
     clobber_tree: OrTree,
     depth_tree: DepthTree,
+}
+
+/// An interval in a lifetime hole, and where its next range starts: until the scan reaches
+/// that position it stays inactive without a search of its ranges.
+#[derive(Clone, Copy)]
+struct Inactive {
+    idx: u32,
+    /// The start of the interval's first range after the position it was last checked at
+    /// (a split may since have cut that range off; then the interval has ended by then).
+    wake: u32,
 }
 
 struct Scan<'a, F: Function> {
@@ -118,7 +129,7 @@ struct Scan<'a, F: Function> {
     active: Vec<u32>,
     /// The registers the `active` intervals hold.
     active_regs: HeldRegs,
-    inactive: Vec<u32>,
+    inactive: Vec<Inactive>,
     vreg_slot: Vec<Option<SpillSlot>>,
     slot_busy_until: Vec<u32>,
     /// Class of the values each slot holds.
@@ -217,11 +228,11 @@ pub(crate) fn run<F: Function>(
                 .filter(|(_, (_, &c))| c == class)
                 .map(|(k, (&busy, _))| Reverse((busy, k as u32))),
         );
-        let take_cleared = |v: &mut Vec<u32>| {
+        fn take_cleared<T>(v: &mut Vec<T>) -> Vec<T> {
             let mut v = std::mem::take(v);
             v.clear();
             v
-        };
+        }
         let mut unhandled = std::mem::take(&mut scratch.unhandled);
         unhandled.clear();
         let mut scan = Scan {
@@ -456,23 +467,28 @@ impl<F: Function> Scan<'_, F> {
             let iv = self.iv(idx);
             if iv.end() <= pos {
                 self.deactivate_at(k);
-            } else if !self.built.covers(iv, pos) {
+            } else if let Some(wake) = self.built.next_range_start(iv, pos) {
                 self.deactivate_at(k);
-                self.inactive.push(idx);
+                self.inactive.push(Inactive { idx, wake });
             } else {
                 k += 1;
             }
         }
         let mut k = 0;
         while k < self.inactive.len() {
-            let iv = self.iv(self.inactive[k]);
+            let Inactive { idx, wake } = self.inactive[k];
+            let iv = self.iv(idx);
             if iv.end() <= pos {
                 self.inactive.swap_remove(k);
-            } else if self.built.covers(iv, pos) {
-                let idx = self.inactive.swap_remove(k);
-                self.activate(idx);
-            } else {
+            } else if wake > pos {
+                k += 1; // still in the hole: its next range starts later
+            } else if let Some(wake) = self.built.next_range_start(iv, pos) {
+                // The range that started by `pos` also ended by it.
+                self.inactive[k].wake = wake;
                 k += 1;
+            } else {
+                self.inactive.swap_remove(k);
+                self.activate(idx);
             }
         }
     }
@@ -699,7 +715,7 @@ impl<F: Function> Scan<'_, F> {
                 }
             }
         }
-        for &a in &self.inactive {
+        for &Inactive { idx: a, .. } in &self.inactive {
             let r = self.reg_of(a);
             if busy & (1 << r) == 0 && self.built.first_intersection(self.iv(a), iv).is_some() {
                 busy |= 1 << r;
@@ -759,7 +775,7 @@ impl<F: Function> Scan<'_, F> {
             let r = self.reg_of(a);
             use_pos[r] = use_pos[r].min(self.eviction_use_pos(a, start));
         }
-        for &a in &self.inactive {
+        for &Inactive { idx: a, .. } in &self.inactive {
             let r = self.reg_of(a);
             if self.built.first_intersection(self.iv(a), iv).is_some() {
                 let next = self.next_reg_use(a, start).unwrap_or(u32::MAX);
@@ -851,7 +867,7 @@ impl<F: Function> Scan<'_, F> {
         }
         // (Splitting changes neither `inactive` nor the registers its intervals hold.)
         for k in 0..self.inactive.len() {
-            let a = self.inactive[k];
+            let a = self.inactive[k].idx;
             if self.reg_of(a) != reg {
                 continue;
             }
