@@ -105,14 +105,19 @@ pub(crate) struct Scratch {
     depth_tree: DepthTree,
 }
 
-/// An interval in a lifetime hole, and where its next range starts: until the scan reaches
-/// that position it stays inactive without a search of its ranges.
+/// An interval in a lifetime hole, with what the scan's loops over `inactive` read kept at
+/// hand (its register and end), and where its next range starts: until the scan reaches that
+/// position it stays inactive without a search of its ranges.
 #[derive(Clone, Copy)]
 struct Inactive {
     idx: u32,
     /// The start of the interval's first range after the position it was last checked at
     /// (a split may since have cut that range off; then the interval has ended by then).
     wake: u32,
+    /// The interval's end (kept equal to it across splits).
+    end: u32,
+    /// Its register's index in `regs`.
+    reg: u8,
 }
 
 struct Scan<'a, F: Function> {
@@ -468,21 +473,31 @@ impl<F: Function> Scan<'_, F> {
             if iv.end() <= pos {
                 self.deactivate_at(k);
             } else if let Some(wake) = self.built.next_range_start(iv, pos) {
+                let (end, reg) = (iv.end(), self.reg_of(idx) as u8);
                 self.deactivate_at(k);
-                self.inactive.push(Inactive { idx, wake });
+                self.inactive.push(Inactive {
+                    idx,
+                    wake,
+                    end,
+                    reg,
+                });
             } else {
                 k += 1;
             }
         }
         let mut k = 0;
         while k < self.inactive.len() {
-            let Inactive { idx, wake } = self.inactive[k];
-            let iv = self.iv(idx);
-            if iv.end() <= pos {
+            let Inactive { idx, wake, end, .. } = self.inactive[k];
+            debug_assert_eq!(
+                end,
+                self.iv(idx).end(),
+                "an inactive entry's end is current"
+            );
+            if end <= pos {
                 self.inactive.swap_remove(k);
             } else if wake > pos {
                 k += 1; // still in the hole: its next range starts later
-            } else if let Some(wake) = self.built.next_range_start(iv, pos) {
+            } else if let Some(wake) = self.built.next_range_start(self.iv(idx), pos) {
                 // The range that started by `pos` also ended by it.
                 self.inactive[k].wake = wake;
                 k += 1;
@@ -715,9 +730,18 @@ impl<F: Function> Scan<'_, F> {
                 }
             }
         }
-        for &Inactive { idx: a, .. } in &self.inactive {
-            let r = self.reg_of(a);
-            if busy & (1 << r) == 0 && self.built.first_intersection(self.iv(a), iv).is_some() {
+        // An inactive interval is not live from the current start until its `wake` (the
+        // scan advanced to this start), so one that wakes after the current interval's end
+        // cannot meet it: only the others' ranges are searched.
+        for &Inactive {
+            idx: a, reg, wake, ..
+        } in &self.inactive
+        {
+            let r = reg as usize;
+            if busy & (1 << r) == 0
+                && wake < iv.end()
+                && self.built.first_intersection(self.iv(a), iv).is_some()
+            {
                 busy |= 1 << r;
             }
         }
@@ -775,9 +799,13 @@ impl<F: Function> Scan<'_, F> {
             let r = self.reg_of(a);
             use_pos[r] = use_pos[r].min(self.eviction_use_pos(a, start));
         }
-        for &Inactive { idx: a, .. } in &self.inactive {
-            let r = self.reg_of(a);
-            if self.built.first_intersection(self.iv(a), iv).is_some() {
+        for &Inactive {
+            idx: a, reg, wake, ..
+        } in &self.inactive
+        {
+            let r = reg as usize;
+            // (Waking after the current interval's end, it cannot meet it.)
+            if wake < iv.end() && self.built.first_intersection(self.iv(a), iv).is_some() {
                 let next = self.next_reg_use(a, start).unwrap_or(u32::MAX);
                 use_pos[r] = use_pos[r].min(next);
             }
@@ -865,10 +893,11 @@ impl<F: Function> Scan<'_, F> {
             self.deactivate_at(k.expect("a victim is active"));
             self.evict_active(a, start)?;
         }
-        // (Splitting changes neither `inactive` nor the registers its intervals hold.)
+        // (Splitting changes neither `inactive`'s members nor their registers; it moves
+        // their ends, updated below.)
         for k in 0..self.inactive.len() {
-            let a = self.inactive[k].idx;
-            if self.reg_of(a) != reg {
+            let Inactive { idx: a, wake, .. } = self.inactive[k];
+            if self.inactive[k].reg as usize != reg || wake >= self.iv(cur).end() {
                 continue;
             }
             if let Some(x) = self.built.first_intersection(self.iv(a), self.iv(cur)) {
@@ -879,6 +908,7 @@ impl<F: Function> Scan<'_, F> {
                     ));
                 }
                 let child = self.split(a, split);
+                self.inactive[k].end = self.iv(a).end();
                 self.push_unhandled(child);
             }
         }
