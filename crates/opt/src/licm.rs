@@ -15,12 +15,7 @@
 //! effects, no trap, no memory access, no frame value: `gvn::is_numberable`) or a load of
 //! memory that never changes and that is valid wherever its address is defined
 //! (`loads::is_movable_load`: `readonly notrap can_move`), and every
-//! operand is defined outside the loop, or by an instruction already moved out of it, and
-//! it runs on every iteration of the loop: its block (or, past an inner loop, that loop's
-//! preheader) dominates every latch. What only some
-//! paths through the body need stays on those paths: hoisted, it would be live, in a
-//! register or a spill slot, through every iteration (a loop with hundreds of conditional
-//! arms, as state machines are, would carry every arm's invariants at once). It
+//! operand is defined outside the loop, or by an instruction already moved out of it; it
 //! goes to the preheader of the outermost such loop, before the terminator, after the
 //! instructions moved there earlier, unless an equal one (same opcode, resolved operands,
 //! immediates and type) already moved there: then it is deleted and its results alias that
@@ -124,13 +119,8 @@ pub(crate) fn hoist_loop_invariants_in(
             }));
             let mut target = None;
             let mut l = forest.innermost(b);
-            // Where the instruction would run: its block, then each preheader it passes.
-            let mut at = b;
             while let Some(cur) = l {
                 let Some(p) = preheader[cur] else { break };
-                if !domtree.block_dominates(at, forest.loops[cur].latch_dominator) {
-                    break;
-                }
                 let invariant = operands.iter().all(|&(at, constant)| {
                     constant.is_some() || at.is_some_and(|d| !forest.contains(cur, d))
                 });
@@ -138,7 +128,6 @@ pub(crate) fn hoist_loop_invariants_in(
                     break;
                 }
                 target = Some((p, cur));
-                at = p;
                 l = forest.loops[cur].parent;
             }
             let Some((p, outermost)) = target else {

@@ -4,24 +4,20 @@
 //! edge is an edge `b -> h` where `h` dominates `b`; the loop of header `h` is `h` with every
 //! block that reaches one of its back edges' sources without passing `h`. Loops are found
 //! innermost first (headers in reverse RPO), and a block belongs to its innermost loop;
-//! each loop knows its parent and its latches' nearest common dominator. Unreachable blocks
-//! belong to no loop. Cost: O(blocks + edges) for the forest (each block is claimed once, an
-//! inner loop is crossed through its outermost known ancestor), plus O(loop size) per loop
-//! for the latches' dominator; `contains` is O(loop depth).
+//! each loop knows its parent. Unreachable blocks belong to no loop. Cost: O(blocks + edges)
+//! for the forest (each block is claimed once, an inner loop is crossed through its
+//! outermost known ancestor); `contains` is O(loop depth).
 
 use kestrel_ir::cfg::ControlFlowGraph;
 use kestrel_ir::domtree::DominatorTree;
 use kestrel_ir::entity::SecondaryMap;
 use kestrel_ir::Block;
 
-/// A loop: its header, the loop immediately around it, and the nearest common dominator of
-/// its latches (a block of the loop runs on every iteration that returns to the header
-/// exactly when it dominates that block).
+/// A loop: its header and the loop immediately around it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Loop {
     pub header: Block,
     pub parent: Option<usize>,
-    pub latch_dominator: Block,
 }
 
 /// Every natural loop of a function.
@@ -47,19 +43,10 @@ impl LoopForest {
             if latches.is_empty() {
                 continue;
             }
-            // Walks up from the first latch until every latch is dominated: the walk stays
-            // within the loop (its header dominates every latch), so it costs O(loop size).
-            let mut latch_dominator = latches[0];
-            for &l in &latches[1..] {
-                while !domtree.block_dominates(latch_dominator, l) {
-                    latch_dominator = domtree.idom(latch_dominator).expect("the header dominates");
-                }
-            }
             let id = forest.loops.len();
             forest.loops.push(Loop {
                 header: h,
                 parent: None,
-                latch_dominator,
             });
             forest.innermost[h] = Some(id);
             let mut stack = latches;
