@@ -49,12 +49,12 @@
 //! Cost: O(I + instructions) to order the I intervals (counting sorts), then per interval
 //! a pass over the active and inactive lists (active ≤ registers; inactive grows only with
 //! intervals in lifetime holes; an inactive interval costs a comparison until the scan
-//! reaches the start of its next range, which is searched for only then), binary searches in ranges, uses and reservations, and one
-//! search per range and per clobbered register found among the clobber points
-//! (`clobber_conflicts`: O(log points) each, through a segment tree). Each split position
-//! costs O(log blocks) (the least loop-deep block between its limits, through a segment
-//! tree over the loop depths, built in O(blocks)). Spill slots are reused through a
-//! per-class heap: O(log slots) per spilled vreg.
+//! reaches the start of its next range, which is searched for only then), binary searches
+//! in ranges, uses and reservations, and one search per range and per clobbered register
+//! found among the clobber points (`clobber_conflicts`: O(log points) each, through a
+//! segment tree). Each split position costs O(log blocks) (the least loop-deep block
+//! between its limits, through a segment tree over the loop depths, built in O(blocks)).
+//! Spill slots are reused through a per-class heap: O(log slots) per spilled vreg.
 
 use std::cell::Cell;
 use std::cmp::Reverse;

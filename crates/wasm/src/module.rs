@@ -18,7 +18,8 @@
 //! function. Each worker translates a function and compiles it at once, in memory it keeps
 //! (a [`TranslateContext`] and a [`CompileContext`]), and hands the IR back for the next
 //! function: only machine code outlives a function's turn, so the module's IR never sits
-//! in memory all at once. Declaring and defining into the JIT stays serial.
+//! in memory all at once. Each pool thread keeps that memory for the next module
+//! ([`release_compile_memory`] frees it). Declaring and defining into the JIT stays serial.
 //!
 //! Cost: linear in the module's size, plus the backend's cost per function, divided among
 //! the pool's threads.
