@@ -20,6 +20,12 @@ pub const SHAPES: &[Shape] = &[
         generate: chain,
     },
     Shape {
+        name: "diamonds",
+        unit: "diamonds",
+        base: 5_000,
+        generate: diamonds,
+    },
+    Shape {
         name: "empty blocks",
         unit: "blocks",
         base: 10_000,
@@ -94,6 +100,31 @@ fn chain(n: usize) -> String {
     }
     let x = v.next();
     let _ = write!(s, "block{n}({x}: i64):\n    return {x}\n}}\n");
+    s
+}
+
+/// `n` if/else diamonds in a chain (three blocks each, the join being the next diamond's
+/// head), as generated code is full of: each tests the running value's low bit, one arm
+/// adds a constant, the other halves it, and the join takes the arm's value as a block
+/// parameter. Dominator-tree depth, joins and edge moves all grow with `n`.
+fn diamonds(n: usize) -> String {
+    let mut s =
+        String::from("function %diamonds(i64) -> i64 {\nblock0(v0: i64):\n    jump block1(v0)\n");
+    let mut v = Values(0);
+    for d in 0..n {
+        let (head, then, other, join) = (3 * d + 1, 3 * d + 2, 3 * d + 3, 3 * d + 4);
+        let [x, one, bit, k, sum, half] = [(); 6].map(|()| v.next());
+        let _ = write!(
+            s,
+            "block{head}({x}: i64):\n    {one} = iconst.i64 1\n    {bit} = band {x}, {one}\n    \
+             brif {bit}, block{then}, block{other}\n\
+             block{then}:\n    {k} = iconst.i64 {c}\n    {sum} = iadd {x}, {k}\n    jump block{join}({sum})\n\
+             block{other}:\n    {half} = ushr {x}, {one}\n    jump block{join}({half})\n",
+            c = d % 7 + 1
+        );
+    }
+    let x = v.next();
+    let _ = write!(s, "block{}({x}: i64):\n    return {x}\n}}\n", 3 * n + 1);
     s
 }
 

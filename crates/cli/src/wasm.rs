@@ -12,7 +12,9 @@
 //! bits).
 //!
 //! A trap exits 2 after printing the trap and, when the runtime can tell, the Wasm function
-//! it happened in (by its name-section name): it can for traps in the module's own code,
+//! it happened in (by its name-section name) and the byte offset of the trapping instruction
+//! in the module (as `wasm-objdump` and Wasmtime number them): it can for traps in the
+//! module's own code,
 //! since the module imports only host functions here (see `kestrel_wasm::runtime::func`);
 //! it cannot for a trap raised by a host function, whose Wasm caller is not recorded.
 
@@ -150,13 +152,17 @@ fn exit_status(code: i32) -> ExitCode {
     }
 }
 
-/// A trap prints with its function and exits 2; other failures are errors.
+/// A trap prints with its function and offset and exits 2; other failures are errors.
 fn report_failure(module: &Module, name: &str, e: InvokeError) -> Result<ExitCode, String> {
     match e {
-        InvokeError::Trap { trap, func } => {
-            let place = match func {
-                Some(index) => format!(" (in {})", module.info().describe_func(index)),
-                None => String::new(),
+        InvokeError::Trap { trap, func, offset } => {
+            let place = match (func, offset) {
+                (Some(index), Some(offset)) => format!(
+                    " (in {}, at offset {offset:#x})",
+                    module.info().describe_func(index)
+                ),
+                (Some(index), None) => format!(" (in {})", module.info().describe_func(index)),
+                (None, _) => String::new(),
             };
             eprintln!("error: wasm trap in `{name}`: {trap}{place}");
             Ok(ExitCode::from(2))

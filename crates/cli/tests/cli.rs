@@ -770,7 +770,7 @@ fn wasm_run_gives_a_wasi_program_its_arguments_environment_and_directories() {
 }
 
 #[test]
-fn wasm_run_reports_a_trap_with_its_function_and_status_2() {
+fn wasm_run_reports_a_trap_with_its_function_offset_and_status_2() {
     let program = scratch(
         "trap.wat",
         br#"(module
@@ -785,7 +785,7 @@ fn wasm_run_reports_a_trap_with_its_function_and_status_2() {
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(
-        err.contains("unreachable") && err.contains("$check_input (function 1)"),
+        err.contains("unreachable") && err.contains("$check_input (function 1), at offset 0x"),
         "{err}"
     );
     // proc_exit from an invoked export: the exit code; out of range: status 1 with a note.

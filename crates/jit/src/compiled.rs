@@ -37,6 +37,18 @@ pub struct SourceLines {
     pub ranges: Vec<(u32, u32, u32)>,
 }
 
+impl SourceLines {
+    /// The line (source location) of the code at `offset`, if a range covers it. O(log
+    /// ranges).
+    pub fn at(&self, offset: u32) -> Option<u32> {
+        let i = self
+            .ranges
+            .partition_point(|&(start, _, _)| start <= offset);
+        let &(_, end, line) = self.ranges.get(i.checked_sub(1)?)?;
+        (offset < end).then_some(line)
+    }
+}
+
 impl CompiledFunction {
     /// Code without relocations or trap sites.
     pub fn new(code: Vec<u8>, signature: Signature) -> Self {

@@ -69,6 +69,9 @@ pub struct Trap {
     pub offset: u32,
     /// The function that contains the faulting instruction.
     pub func: FuncId,
+    /// The source location the IR gave the faulting instruction (a front end's `@srcloc`,
+    /// or its line when the function was parsed from text), if it had one.
+    pub srcloc: Option<u32>,
 }
 
 /// Why a call from the host did not produce results.

@@ -188,12 +188,14 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
 
     let mut traps = Vec::new();
     for (p, &i) in batch.iter().enumerate() {
-        for t in &defined(&m.decls.funcs()[i]).traps {
+        let f = defined(&m.decls.funcs()[i]);
+        for t in &f.traps {
             traps.push(TrapEntry {
                 region_offset: (layout.funcs[p] + t.offset as usize) as u32,
                 func: i as u32,
                 func_offset: t.offset,
                 code: t.code,
+                srcloc: f.lines.at(t.offset).unwrap_or(0),
             });
         }
     }

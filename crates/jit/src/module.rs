@@ -390,10 +390,11 @@ impl JitModule {
                 .zip(bits)
                 .map(|(&(ty, _), b)| Value::from_bits(ty, b).expect("classified as scalar"))
                 .collect()),
-            Err((code, func, offset)) => Err(Trap {
+            Err((code, func, offset, srcloc)) => Err(Trap {
                 code,
                 offset,
                 func: FuncId::from_index(func as usize),
+                srcloc: (srcloc != 0).then_some(srcloc),
             }
             .into()),
         }

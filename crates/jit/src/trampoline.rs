@@ -51,6 +51,7 @@ pub(crate) struct CallCtx {
     pub trap_code: Option<TrapCode>,
     pub trap_func: u32,
     pub trap_offset: u32,
+    pub trap_srcloc: u32,
 }
 
 thread_local! {
@@ -181,7 +182,7 @@ pub(crate) fn landing_address() -> usize {
 }
 
 /// A trap as the handler recorded it: (code, function index, offset in the function).
-pub(crate) type RawTrap = (TrapCode, u32, u32);
+pub(crate) type RawTrap = (TrapCode, u32, u32, u32);
 
 /// One 16-byte, 16-byte aligned piece of the return area the host provides.
 #[repr(C, align(16))]
@@ -220,6 +221,7 @@ pub(crate) unsafe fn invoke(
         trap_code: None,
         trap_func: 0,
         trap_offset: 0,
+        trap_srcloc: 0,
     };
     for ((ty, ext, locs), value) in plan.args.iter().zip(args) {
         debug_assert_eq!(*ty, value.ty());
@@ -258,7 +260,7 @@ pub(crate) unsafe fn invoke(
         let code = ctx
             .trap_code
             .expect("the handler records a code before resuming");
-        return Err((code, ctx.trap_func, ctx.trap_offset));
+        return Err((code, ctx.trap_func, ctx.trap_offset, ctx.trap_srcloc));
     }
     let area_bytes: Vec<u8> = area
         .iter()

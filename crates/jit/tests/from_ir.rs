@@ -104,8 +104,48 @@ block0(v0: i32, v1: i32):
     let out = unsafe { module.call(ids[1], &[Value::I32(21), Value::I32(2)]) }.unwrap();
     assert_eq!(out, [Value::I32(20)]);
     match unsafe { module.call(ids[1], &[Value::I32(1), Value::I32(0)]) } {
-        Err(CallError::Trap(t)) => assert_eq!(t.code, TrapCode::INTEGER_DIVISION_BY_ZERO),
+        Err(CallError::Trap(t)) => {
+            assert_eq!(t.code, TrapCode::INTEGER_DIVISION_BY_ZERO);
+            // The trap names the faulting instruction: `%div`'s `udiv`, on line 3 of the
+            // text, not the call in `%twice_div`.
+            assert_eq!((t.func, t.srcloc), (ids[0], Some(3)));
+        }
         other => panic!("expected a trap, got {other:?}"),
+    }
+}
+
+#[test]
+fn traps_carry_the_builders_source_location() {
+    let mut sig = Signature::new(CallConv::SystemV);
+    sig.params.push(AbiParam::new(Type::I64));
+    sig.returns.push(AbiParam::new(Type::I64));
+    let mut b = FunctionBuilder::new(FunctionName::Named("checked".into()), sig);
+    let entry = b.create_block();
+    b.switch_to_block(entry).unwrap();
+    b.seal_block(entry).unwrap();
+    let x = b.append_block_params_for_function_params(entry).unwrap()[0];
+    b.set_srcloc(Some(0x41));
+    let one = b.ins().iconst(Type::I64, 1).unwrap();
+    let y = b.ins().iadd(x, one).unwrap();
+    b.set_srcloc(Some(0x1234));
+    b.ins().trapz(x, TrapCode::user(9).unwrap()).unwrap();
+    b.set_srcloc(None);
+    b.ins().return_(&[y]).unwrap();
+    let f = b.finalize().unwrap();
+    for level in ["none", "speed"] {
+        let flags = Flags {
+            opt_level: kestrel_codegen::isa::x64::OptLevel::from_name(level).unwrap(),
+            ..Flags::default()
+        };
+        let mut module = JitModule::new();
+        let id = module.define_ir(&f, &flags).unwrap();
+        module.finalize_definitions().unwrap();
+        let out = unsafe { module.call(id, &[Value::I64(5)]) }.unwrap();
+        assert_eq!(out, [Value::I64(6)]);
+        match unsafe { module.call(id, &[Value::I64(0)]) } {
+            Err(CallError::Trap(t)) => assert_eq!(t.srcloc, Some(0x1234), "{level}"),
+            other => panic!("{level}: expected a trap, got {other:?}"),
+        }
     }
 }
 

@@ -96,6 +96,7 @@ unsafe fn catch(info: *mut siginfo_t, uctx: *mut c_void) -> bool {
     ctx.trap_code = Some(site.code);
     ctx.trap_func = site.func;
     ctx.trap_offset = site.func_offset;
+    ctx.trap_srcloc = site.srcloc;
     gregs[libc::REG_RIP as usize] = trampoline::landing_address() as i64;
     gregs[libc::REG_RSP as usize] = ctx.saved_rsp as i64;
     gregs[libc::REG_RBP as usize] = ctx.saved_rbp as i64;

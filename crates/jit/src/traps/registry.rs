@@ -36,6 +36,9 @@ pub(crate) struct TrapEntry {
     pub func: u32,
     pub func_offset: u32,
     pub code: TrapCode,
+    /// The source location of the trapping instruction (0: none), from the function's
+    /// source ranges.
+    pub srcloc: u32,
 }
 
 /// A finalized code region: `[start, start + len)` and its trap sites sorted by offset.

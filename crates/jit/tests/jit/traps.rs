@@ -50,7 +50,8 @@ fn ud2_at_a_trap_site_returns_err_repeatedly() {
             Trap {
                 code: TrapCode::user(7).unwrap(),
                 offset: site,
-                func: id
+                func: id,
+                srcloc: None
             }
         );
         // The thread goes on normally between traps.

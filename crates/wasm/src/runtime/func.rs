@@ -86,9 +86,15 @@ pub(crate) struct Code {
 pub enum InvokeError {
     /// The Wasm code trapped (or exited, [`Trap::Exit`]). `func` is the index, in the
     /// invoked function's module, of the function whose code trapped, when the runtime can
-    /// tell (see the module docs).
+    /// tell (see the module docs); `offset`, then, is the byte offset in the module's binary
+    /// of the Wasm instruction that trapped, when its code kept one (code a mid-end
+    /// rewrite created may have none).
     #[error("{trap}")]
-    Trap { trap: Trap, func: Option<u32> },
+    Trap {
+        trap: Trap,
+        func: Option<u32>,
+        offset: Option<u32>,
+    },
     /// No export of that name, or not a function.
     #[error("no exported function named `{0}`")]
     UnknownExport(String),
@@ -191,11 +197,18 @@ impl Func {
             Err(CallError::Trap(t)) if t.code == trap::HOST => Err(InvokeError::Trap {
                 trap: take_host_trap().unwrap_or_else(|| Trap::from_code(t.code)),
                 func: None,
+                offset: None,
             }),
-            Err(CallError::Trap(t)) => Err(InvokeError::Trap {
-                trap: Trap::from_code(t.code),
-                func: self.trapping_function(t.func, args),
-            }),
+            Err(CallError::Trap(t)) => {
+                // A source location is the translator's operator offset only in code of the
+                // module it names.
+                let func = self.trapping_function(t.func, args);
+                Err(InvokeError::Trap {
+                    trap: Trap::from_code(t.code),
+                    func,
+                    offset: func.and(t.srcloc),
+                })
+            }
             Err(e) => Err(InvokeError::Call(e.to_string())),
         }
     }

@@ -354,6 +354,9 @@ impl FuncTranslator<'_> {
         while !ops.eof() {
             let (op, offset) = ops.read_with_offset().map_err(WasmError::from_parser)?;
             self.offset = offset;
+            // The operator's byte offset in the module is the source location of what it
+            // becomes: a trap reports it, and debug info shows it.
+            self.b.set_srcloc(u32::try_from(offset).ok());
             if self.reachable {
                 if !matches!(
                     op,

@@ -4,13 +4,14 @@
 //! Contract. [`resolve`] walks the guest path one component at a time below `root` (the
 //! directory's host path), keeping the stack of real directories walked so far:
 //! - `.` and empty components are skipped; `..` pops the stack, and popping past `root`
-//!   is [`Errno::NOTCAPABLE`];
-//! - an absolute guest path is `NOTCAPABLE` (wasi-libc only ever passes paths relative to a
+//!   is [`Errno::PERM`] (what Wasmtime answers, so programs print the same error under
+//!   both; WASI preview 1 also defines `NOTCAPABLE`, which older runtimes used);
+//! - an absolute guest path is `PERM` (wasi-libc only ever passes paths relative to a
 //!   preopen);
 //! - a symbolic link met on the way (or at the end, when following) is read and its target's
 //!   components are walked in its place, from the link's directory, under the same rules —
-//!   so a relative link that climbs out of `root` is `NOTCAPABLE` when followed, and an
-//!   absolute link target is `NOTCAPABLE`; more than [`MAX_LINKS`] links is `LOOP`;
+//!   so a relative link that climbs out of `root` is `PERM` when followed, and an
+//!   absolute link target is `PERM`; more than [`MAX_LINKS`] links is `LOOP`;
 //! - an intermediate component that is missing is `NOENT`, one that is not a directory is
 //!   `NOTDIR`; the final component may be missing (the caller may create it).
 //!
@@ -52,7 +53,7 @@ pub(crate) fn resolve(root: &Path, path: &str, follow_final: bool) -> Result<Res
         return Err(Errno::NOENT);
     }
     if path.starts_with('/') {
-        return Err(Errno::NOTCAPABLE);
+        return Err(Errno::PERM);
     }
     if path.contains('\0') {
         return Err(Errno::INVAL);
@@ -65,7 +66,7 @@ pub(crate) fn resolve(root: &Path, path: &str, follow_final: bool) -> Result<Res
     while let Some(c) = pending.pop_front() {
         if c == ".." {
             // Post-invariant: `stack` only ever holds names below `root`.
-            stack.pop().ok_or(Errno::NOTCAPABLE)?;
+            stack.pop().ok_or(Errno::PERM)?;
             continue;
         }
         let is_last = pending.is_empty();
@@ -82,7 +83,7 @@ pub(crate) fn resolve(root: &Path, path: &str, follow_final: bool) -> Result<Res
                 }
                 let target = std::fs::read_link(&candidate).map_err(|e| Errno::from_io(&e))?;
                 if target.is_absolute() {
-                    return Err(Errno::NOTCAPABLE);
+                    return Err(Errno::PERM);
                 }
                 // The link's components replace it, resolved from its directory (`stack`).
                 for part in components(target.as_os_str())
@@ -185,18 +186,14 @@ mod tests {
     fn escapes_are_refused() {
         let (base, root) = tree("escape");
         let r = |p: &str, follow: bool| resolve(&root, p, follow).map(|r| r.host);
-        assert_eq!(r("..", true), Err(Errno::NOTCAPABLE));
-        assert_eq!(r("../outside/secret", true), Err(Errno::NOTCAPABLE));
-        assert_eq!(r("sub/../../root/file", true), Err(Errno::NOTCAPABLE));
-        assert_eq!(r("/etc/passwd", true), Err(Errno::NOTCAPABLE));
-        assert_eq!(r("out/outside/secret", true), Err(Errno::NOTCAPABLE));
-        assert_eq!(
-            r("out", true),
-            Err(Errno::NOTCAPABLE),
-            "a final link followed"
-        );
-        assert_eq!(r("sub/secret", true), Err(Errno::NOTCAPABLE));
-        assert_eq!(r("abs/passwd", true), Err(Errno::NOTCAPABLE));
+        assert_eq!(r("..", true), Err(Errno::PERM));
+        assert_eq!(r("../outside/secret", true), Err(Errno::PERM));
+        assert_eq!(r("sub/../../root/file", true), Err(Errno::PERM));
+        assert_eq!(r("/etc/passwd", true), Err(Errno::PERM));
+        assert_eq!(r("out/outside/secret", true), Err(Errno::PERM));
+        assert_eq!(r("out", true), Err(Errno::PERM), "a final link followed");
+        assert_eq!(r("sub/secret", true), Err(Errno::PERM));
+        assert_eq!(r("abs/passwd", true), Err(Errno::PERM));
         assert_eq!(r("loop", true), Err(Errno::LOOP));
         assert_eq!(r("missing/file", true), Err(Errno::NOENT));
         assert_eq!(r("file/x", true), Err(Errno::NOTDIR));

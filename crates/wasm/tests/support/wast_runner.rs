@@ -344,7 +344,11 @@ impl Runner {
                     .map_err(|e| Outcome::Fail(format!("encoding failed: {e}")))?;
                 match self.instantiate(&bytes) {
                     Ok(_) => Ok(Ok(vec![])),
-                    Err(WasmError::Trap(trap)) => Ok(Err(InvokeError::Trap { trap, func: None })),
+                    Err(WasmError::Trap(trap)) => Ok(Err(InvokeError::Trap {
+                        trap,
+                        func: None,
+                        offset: None,
+                    })),
                     Err(e) => Err(match failed_slot(e) {
                         Slot::OutOfScope(r) => Outcome::OutOfScope(r),
                         Slot::Broken(m) => Outcome::Fail(m),
