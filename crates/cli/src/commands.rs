@@ -119,7 +119,12 @@ pub fn run(
                 Ok(ExitCode::SUCCESS)
             }
             Err(NativeError::Trap(t)) => {
-                outln!("trap: {} (at offset {:#x} in %{name})", t.code, t.offset);
+                // A parsed function's source locations are its lines in the file; the
+                // trapping instruction may be in a function `%name` called.
+                match t.srcloc {
+                    Some(line) => outln!("trap: {} (at line {line}, calling %{name})", t.code),
+                    None => outln!("trap: {} (at offset {:#x} in %{name})", t.code, t.offset),
+                }
                 Ok(ExitCode::from(2))
             }
             Err(NativeError::Other(e)) => Err(e),

@@ -85,7 +85,8 @@ enum Command {
     /// Run a function and print its results in `; run:` literal syntax.
     ///
     /// Arguments are CLIF literals typed by the function's signature (`-1`, `0xff`,
-    /// `0x1.8p3`, `NaN`, …). Exit status 2 if the program traps.
+    /// `0x1.8p3`, `NaN`, …). Exit status 2 if the program traps, after printing the trap and the
+    /// line of the trapping instruction.
     Run {
         file: PathBuf,
         /// The function to run, with or without `%` (default: the file's only function, or

@@ -49,6 +49,11 @@ fn run_reports_traps_with_status_2() {
     let o = kestrel(&["run", p.to_str().unwrap(), "7", "0"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stdout(&o).starts_with("trap: int_divz"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("(at line 3, calling %d)"),
+        "the udiv's line: {}",
+        stdout(&o)
+    );
     let o = kestrel(&["run", p.to_str().unwrap(), "-7", "2"]);
     assert_eq!(stdout(&o), "2147483644\n", "udiv of 0xfffffff9 by 2");
 }
