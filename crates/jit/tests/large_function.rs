@@ -1,13 +1,16 @@
-//! A 20,000-block function through the whole pipeline with every check on (the
-//! allocation checker, the `MachBuffer` validator), then run natively.
+//! A 20,000-block function, and one block of long dependency chains, through the whole
+//! pipeline with every check on (the allocation checker, the `MachBuffer` validator), then
+//! run natively.
 //!
 //! Size only: no timing is asserted. A phase whose cost is quadratic in the number of
 //! blocks (the old dense liveness needed gigabytes at this size) shows up as this test
-//! hanging or running out of memory in CI.
+//! hanging or running out of memory in CI; a phase that recurses along a chain of operands
+//! (address folding, rewrite rules, value numbering) shows up as a stack overflow on the
+//! test thread's 2 MiB debug-build stack.
 
 use std::fmt::Write;
 
-use kestrel_codegen::isa::x64::Flags;
+use kestrel_codegen::isa::x64::{Flags, OptLevel};
 use kestrel_jit::{JitModule, Value};
 
 /// Segments of five blocks each; with the split critical edges, about 20,000 blocks.
@@ -140,5 +143,65 @@ fn twenty_thousand_blocks_compile_with_every_check_and_run() {
     for n in [0u64, 1, 7, 0x1234_5678_9abc] {
         let out = unsafe { module.call(id, &[Value::I64(n as i64)]) }.unwrap();
         assert_eq!(out, [Value::I64(expected(n) as i64)], "n = {n}");
+    }
+}
+
+/// Length of each dependency chain of [`chains`].
+const CHAIN: usize = 30_000;
+
+/// One block: `a` adds `x` to itself `CHAIN` times; a load's address is `p` plus a zero
+/// constant `CHAIN` times (folding candidates all the way down); `m` is the running
+/// unsigned maximum of `x` and itself through `CHAIN` compare-and-selects. Returns
+/// `a + [p] + m`.
+fn chains() -> String {
+    let mut s = String::from(
+        "function %chains(i64, i64) -> i64 {\nblock0(v0: i64, v1: i64):\n    v2 = iconst.i64 0\n",
+    );
+    let mut v = 2;
+    let mut next = || {
+        v += 1;
+        format!("v{v}")
+    };
+    let (mut a, mut p, mut m) = ("v1".to_string(), "v0".to_string(), "v2".to_string());
+    for _ in 0..CHAIN {
+        let (a2, p2, c, m2) = (next(), next(), next(), next());
+        let _ = write!(
+            s,
+            "    {a2} = iadd {a}, v1\n    {p2} = iadd {p}, v2\n    {c} = icmp ult {m}, v1\n    {m2} = select {c}, v1, {m}\n"
+        );
+        (a, p, m) = (a2, p2, m2);
+    }
+    let (loaded, sum, total) = (next(), next(), next());
+    let _ = write!(
+        s,
+        "    {loaded} = load.i64 {p}\n    {sum} = iadd {a}, {loaded}\n    {total} = iadd {sum}, {m}\n    return {total}\n}}\n"
+    );
+    s
+}
+
+#[test]
+fn long_dependency_chains_compile_at_both_levels_with_every_check_and_run() {
+    let text = chains();
+    let funcs = kestrel_ir::text::parse_functions(&text, "chains.clif").expect("parses");
+    let cell: Box<u64> = Box::new(0x0123_4567);
+    for opt_level in [OptLevel::None, OptLevel::Speed] {
+        let flags = Flags {
+            check_regalloc: true,
+            validate: true,
+            opt_level,
+            ..Flags::default()
+        };
+        let mut module = JitModule::new();
+        let id = module
+            .define_ir(&funcs[0], &flags)
+            .unwrap_or_else(|e| panic!("{opt_level:?}: {e}"));
+        module.finalize_definitions().unwrap();
+        for x in [0u64, 3, u64::MAX / 5] {
+            let ptr = &*cell as *const u64 as i64;
+            let out = unsafe { module.call(id, &[Value::I64(ptr), Value::I64(x as i64)]) }.unwrap();
+            let a = x.wrapping_mul(CHAIN as u64 + 1);
+            let expected = a.wrapping_add(*cell).wrapping_add(x);
+            assert_eq!(out, [Value::I64(expected as i64)], "{opt_level:?}, x = {x}");
+        }
     }
 }
