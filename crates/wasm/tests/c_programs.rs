@@ -8,10 +8,13 @@
 //! memories and for explicit bounds checks. Both toolchains are required: a missing one fails
 //! the test with what to install (CI installs them, see `.ci/run`).
 
-use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
+
+#[path = "support/native_run.rs"]
+mod native_run;
+use native_run::Run;
 
 use kestrel_wasm::wasi::{Capture, Input, Output, Wasi, WasiCtx};
 use kestrel_wasm::{BoundsChecks, Config, Imports, Module};
@@ -51,14 +54,6 @@ impl Program {
     }
 }
 
-/// What a run produced.
-#[derive(Debug, PartialEq, Eq)]
-struct Run {
-    status: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn source_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c")
 }
@@ -95,33 +90,13 @@ fn stdin_bytes(p: &Program) -> Vec<u8> {
 }
 
 fn run_native(p: &Program, exe: &Path) -> Run {
-    let work = scratch(p.name, "native-cwd");
-    let mut child = Command::new(exe)
-        .arg0(p.name)
+    let mut cmd = Command::new(exe);
+    cmd.arg0(p.name)
         .args(p.args)
         .env_clear()
         .envs(p.env.iter().copied())
-        .current_dir(&work)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{}: {e}", exe.display()));
-    let input = stdin_bytes(p);
-    let mut stdin = child.stdin.take().expect("piped");
-    let feeder = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().expect("native run");
-    feeder.join().unwrap();
-    Run {
-        status: out
-            .status
-            .code()
-            .expect("the native program exited, not killed"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        .current_dir(scratch(p.name, "native-cwd"));
+    native_run::run_native(cmd, stdin_bytes(p))
 }
 
 fn run_kestrel(p: &Program, wasm: &Path, checks: BoundsChecks) -> Run {

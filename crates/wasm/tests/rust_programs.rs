@@ -8,9 +8,12 @@
 //! Needs the `wasm32-wasip1` standard library: a missing one fails the test with what to
 //! install (CI installs it, see `.ci/run`).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
+
+#[path = "support/native_run.rs"]
+mod native_run;
+use native_run::Run;
 
 use kestrel_wasm::wasi::{Capture, Input, Output, Wasi, WasiCtx};
 use kestrel_wasm::{BoundsChecks, Config, Imports, InvokeError, Module, OptLevel, Trap};
@@ -21,13 +24,6 @@ const INSTALL_HINT: &str = "the Rust program test needs the wasm32-wasip1 standa
 const ARGS: &[&str] = &["first", "with space", "--flag=ünï"];
 const ENV: &[(&str, &str)] = &[("PROBE_GREETING", "hello world"), ("PROBE_EMPTY", "")];
 const STDIN: &str = "The quick brown fox\njumps over the lazy dog\nthe end the END\n";
-
-#[derive(Debug, PartialEq, Eq)]
-struct Run {
-    status: i32,
-    stdout: String,
-    stderr: String,
-}
 
 fn manifest() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rust/probe/Cargo.toml")
@@ -74,29 +70,12 @@ fn build(target: Option<&str>, target_dir: &Path) -> PathBuf {
 }
 
 fn run_native(exe: &Path, args: &[&str]) -> Run {
-    let work = scratch("native-cwd");
-    let mut child = Command::new(exe)
-        .args(args)
+    let mut cmd = Command::new(exe);
+    cmd.args(args)
         .env_clear()
         .envs(ENV.iter().copied())
-        .current_dir(&work)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{}: {e}", exe.display()));
-    child
-        .stdin
-        .take()
-        .expect("piped")
-        .write_all(STDIN.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().expect("native run");
-    Run {
-        status: out.status.code().expect("the native program exited"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        .current_dir(scratch("native-cwd"));
+    native_run::run_native(cmd, STDIN.as_bytes().to_vec())
 }
 
 /// What a run under Kestrel ended with: its exit status or the error `_start` ended with,
