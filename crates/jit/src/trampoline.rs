@@ -181,7 +181,8 @@ pub(crate) fn landing_address() -> usize {
     kestrel_jit_trap_landing as *const () as usize
 }
 
-/// A trap as the handler recorded it: (code, function index, offset in the function).
+/// A trap as the handler recorded it: (code, function index, offset in the function, source
+/// location of the trapping instruction or 0).
 pub(crate) type RawTrap = (TrapCode, u32, u32, u32);
 
 /// One 16-byte, 16-byte aligned piece of the return area the host provides.
