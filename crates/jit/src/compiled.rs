@@ -145,6 +145,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn source_lines_find_the_range_holding_an_offset() {
+        let lines = SourceLines {
+            file: None,
+            decl_line: 0,
+            ranges: vec![(0, 4, 10), (4, 9, 11), (12, 20, 30)],
+        };
+        let found: Vec<Option<u32>> = [0, 3, 4, 8, 9, 11, 12, 19, 20, 100]
+            .iter()
+            .map(|&o| lines.at(o))
+            .collect();
+        let expected = [10, 10, 11, 11, 0, 0, 30, 30, 0, 0].map(|l| (l != 0).then_some(l));
+        assert_eq!(found, expected, "gaps and the end have no line");
+        assert_eq!(SourceLines::default().at(0), None);
+    }
+
+    #[test]
     fn ir_names_map_to_declared_names() {
         let named = FunctionName::Named("callee".into());
         assert_eq!(

@@ -4,7 +4,9 @@
 //! decoded into `info`. Guarantees: the result has the signature of
 //! [`sig::wasm_signature`] (`vmctx` first), is built by [`FunctionBuilder`] (so it passes
 //! the verifier's type checks), has every block sealed as soon as its predecessors are all
-//! known, and traps with the codes of [`crate::trap`]. Operators Kestrel does not translate
+//! known, and traps with the codes of [`crate::trap`]; every instruction built for an
+//! operator has that operator's byte offset in the module as its source location (what a
+//! trap reports; the entry block's setup has none). Operators Kestrel does not translate
 //! are [`WasmError::Unsupported`] naming the operator and its offset; a builder failure is
 //! [`WasmError::Translate`] (a bug), never a panic.
 //!
