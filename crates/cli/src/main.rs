@@ -219,7 +219,8 @@ enum WasmCommand {
     /// Validate, translate and compile every function of the module, printing no code.
     Compile {
         file: PathBuf,
-        /// Print the time taken and functions per second.
+        /// Print the time of each step (decode, body validation, translation, mid-end, the
+        /// backend's phases, link; per-function steps summed over threads) and functions per second.
         #[arg(long)]
         timing: bool,
         /// The bounds-check mode to compile for (see `wasm run`).

@@ -20,11 +20,11 @@
 
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::Duration;
 
 use kestrel_wasm::wasi::{self, Wasi, WasiCtx};
 use kestrel_wasm::{
-    BoundsChecks, Config, Extern, Func, Imports, Instance, InvokeError, Module, Trap, Val,
+    BoundsChecks, CompileTimes, Config, Extern, Func, Imports, Instance, InvokeError, Module, Trap, Val,
 };
 use wasmparser::{FuncType, ValType};
 
@@ -240,8 +240,9 @@ fn invoke(
     }
 }
 
-/// `kestrel wasm compile --timing FILE`: compiles every function (no instantiation) and
-/// prints the function count, the code size of the module and the time.
+/// `kestrel wasm compile [--timing] FILE`: compiles every function (no instantiation) and
+/// prints the function count; with `--timing`, the time of each step (see
+/// [`CompileTimes`]) and functions per second.
 pub fn compile(
     path: &Path,
     timing: bool,
@@ -253,10 +254,13 @@ pub fn compile(
         write_clif(&bytes, config.bounds_checks, dir)
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    let start = Instant::now();
-    let module =
-        Module::with_config(&bytes, &config).map_err(|e| format!("{}: {e}", path.display()))?;
-    let elapsed = start.elapsed();
+    let failed = |e: kestrel_wasm::WasmError| format!("{}: {e}", path.display());
+    let (module, times) = if timing {
+        let (module, times) = Module::with_config_timed(&bytes, &config).map_err(failed)?;
+        (module, Some(times))
+    } else {
+        (Module::with_config(&bytes, &config).map_err(failed)?, None)
+    };
     let info = module.info();
     let defined = info.funcs.len() - info.num_imported_funcs as usize;
     outln!(
@@ -264,15 +268,61 @@ pub fn compile(
         path.display(),
         bytes.len()
     );
-    if timing {
-        let secs = elapsed.as_secs_f64();
-        outln!(
-            "validate + translate + compile + link: {:.3} ms ({:.0} functions/s)",
-            secs * 1e3,
-            defined as f64 / secs.max(1e-9)
-        );
+    if let Some(t) = times {
+        print_compile_times(&t);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `--timing` table: serial steps in wall-clock time, the per-function steps summed
+/// over the threads that ran them (with their share of that sum).
+fn print_compile_times(t: &CompileTimes) {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let summed = ms(t.per_function_total()).max(f64::MIN_POSITIVE);
+    let b = &t.backend;
+    let r = &b.regalloc;
+    outln!("{:<44}{:>10}", "step", "ms");
+    outln!("{:<44}{:>10.3}", "decode and declare (serial)", ms(t.decode));
+    outln!(
+        "{:<44}{:>10.3}",
+        format!("functions, wall clock on {} threads", t.threads),
+        ms(t.parallel_wall)
+    );
+    outln!(
+        "{:<44}{:>10.3}  (parallel speedup {:.2})",
+        "  summed over threads:",
+        summed,
+        summed / ms(t.parallel_wall).max(f64::MIN_POSITIVE)
+    );
+    let steps = [
+        ("validate bodies", t.validate_bodies),
+        ("translate to IR", t.translate),
+        ("verify", b.verify),
+        ("mid-end", b.mid_end),
+        ("block order and lowering", b.front()),
+        ("regalloc: validation and liveness", r.validate + r.liveness),
+        ("regalloc: intervals", r.intervals),
+        ("regalloc: allocation", r.allocation),
+        ("regalloc: resolution", r.resolution),
+        ("regalloc: checker", r.checker),
+        ("emission", b.emit),
+    ];
+    for (name, d) in steps {
+        outln!(
+            "{:<44}{:>10.3}  {:>5.1}%",
+            format!("    {name}"),
+            ms(d),
+            100.0 * ms(d) / summed
+        );
+    }
+    outln!("{:<44}{:>10.3}", "link (serial)", ms(t.link));
+    let secs = t.wall.as_secs_f64();
+    outln!(
+        "validate + translate + compile + link: {:.3} ms ({:.0} functions/s; the clock read \
+         between steps adds a little)",
+        secs * 1e3,
+        t.functions as f64 / secs.max(1e-9)
+    );
 }
 
 /// Write each defined function's IR, as translated for `checks`, to

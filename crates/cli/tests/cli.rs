@@ -525,6 +525,69 @@ fn wasm_run_invokes_an_export_and_reports_traps() {
 }
 
 #[test]
+fn wasm_compile_timing_prints_each_step() {
+    let module = scratch(
+        "timed.wat",
+        br#"(module (memory 1)
+            (func $sum (export "sum") (param i32) (result i32) (local i32)
+              (block (loop
+                (br_if 1 (i32.eqz (local.get 0)))
+                (local.set 1 (i32.add (local.get 1) (i32.load (local.get 0))))
+                (local.set 0 (i32.sub (local.get 0) (i32.const 4)))
+                (br 0)))
+              (local.get 1))
+            (func (export "twice") (param i32) (result i32)
+              (i32.add (call $sum (local.get 0)) (call $sum (local.get 0)))))"#,
+    );
+    for level in ["speed", "none"] {
+        let o = kestrel(&[
+            "wasm",
+            "compile",
+            "--timing",
+            "--opt-level",
+            level,
+            module.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = stdout(&o);
+        assert!(text.contains(": 2 functions"), "{text}");
+        // Every step has a row ending in a number of milliseconds (and, for the steps
+        // summed over threads, a share).
+        for step in [
+            "decode and declare",
+            "validate bodies",
+            "translate to IR",
+            "mid-end",
+            "block order and lowering",
+            "regalloc: intervals",
+            "regalloc: allocation",
+            "emission",
+            "link",
+        ] {
+            let row = text
+                .lines()
+                .find(|l| l.contains(step))
+                .unwrap_or_else(|| panic!("no `{step}` row: {text}"));
+            let ms = row[row.find(step).unwrap() + step.len()..]
+                .split_whitespace()
+                .find_map(|x| x.parse::<f64>().ok());
+            assert!(ms.is_some_and(|ms| ms >= 0.0), "{row}");
+        }
+        let mid_end = text.lines().find(|l| l.contains("mid-end")).unwrap();
+        let mid_end_ms: f64 = mid_end.split_whitespace().nth(1).unwrap().parse().unwrap();
+        // The mid-end only runs at `speed`.
+        assert_eq!(level == "none", mid_end_ms == 0.0, "{text}");
+        assert!(text.contains("functions/s"), "{text}");
+    }
+    let o = kestrel(&["wasm", "compile", module.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !stdout(&o).contains("translate"),
+        "no table without --timing"
+    );
+}
+
+#[test]
 fn wasm_bounds_check_modes_trap_alike_and_emit_clif_shows_the_checks() {
     let peek = scratch(
         "peek.wat",

@@ -57,6 +57,7 @@
 //!
 //! x86-64 Linux only, like `kestrel-jit`.
 
+pub mod compile_times;
 pub mod config;
 pub mod error;
 pub mod features;
@@ -68,6 +69,7 @@ pub mod trap;
 pub mod val;
 pub mod wasi;
 
+pub use compile_times::CompileTimes;
 pub use config::{BoundsChecks, Config, OptLevel};
 pub use error::WasmError;
 pub use module::{translate_module, Module};

@@ -27,6 +27,7 @@
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::Instant;
 
 use kestrel_codegen::isa::x64::{Flags, OptLevel, X64Backend};
 use kestrel_codegen::machinst::compile::CompileContext;
@@ -36,6 +37,7 @@ use kestrel_jit::{ir_name, FuncId, JitBuilder, Linkage};
 use rayon::prelude::*;
 use wasmparser::{BinaryReader, FuncValidatorAllocations, FunctionBody};
 
+use crate::compile_times::{CompileTimes, WorkerTimes};
 use crate::config::{BoundsChecks, Config};
 use crate::error::WasmError;
 use crate::features;
@@ -117,24 +119,26 @@ pub fn translate_and_compile(
     let defined = info.num_imported_funcs..info.funcs.len() as u32;
     let work: Vec<(u32, Option<features::BodyValidator>)> =
         defined.map(|index| (index, None)).collect();
-    run_workers(info, bytes, checks, flags, work)
+    run_workers(info, bytes, checks, flags, work, None)
 }
 
 /// [`translate_and_compile`] for a module whose declarations are validated, each worker
 /// first validating the body it takes with its validator from
 /// [`features::validate_declarations`] (in function order); the first failing function's
-/// error is [`features::validate`]'s.
+/// error is [`features::validate`]'s. With `times`, each worker adds the time of its steps
+/// there when it finishes.
 pub fn validate_translate_and_compile(
     info: &ModuleInfo,
     bytes: &[u8],
     checks: BoundsChecks,
     flags: &Flags,
     bodies: Vec<features::BodyValidator>,
+    times: Option<&Mutex<CompileTimes>>,
 ) -> Vec<Result<CompiledCode, WasmError>> {
     let defined = info.num_imported_funcs..info.funcs.len() as u32;
     debug_assert_eq!(bodies.len(), defined.len());
     let work = defined.zip(bodies.into_iter().map(Some)).collect();
-    run_workers(info, bytes, checks, flags, work)
+    run_workers(info, bytes, checks, flags, work, times)
 }
 
 /// What each worker keeps across the functions it takes, and each pool thread across the
@@ -166,6 +170,7 @@ fn run_workers(
     checks: BoundsChecks,
     flags: &Flags,
     work: Vec<(u32, Option<features::BodyValidator>)>,
+    times: Option<&Mutex<CompileTimes>>,
 ) -> Vec<Result<CompiledCode, WasmError>> {
     // Largest bodies first, handed out one at a time from a shared counter (greedy
     // longest-first scheduling): the longest compiles start at once instead of whenever a
@@ -186,6 +191,8 @@ fn run_workers(
             .unwrap_or_else(|| Box::new(Worker::default()));
         w.translator
             .set_for_mid_end(flags.opt_level == OptLevel::Speed);
+        let mut timed = times.map(|_| WorkerTimes::default());
+        let mut compiled_any = false;
         loop {
             let k = next.fetch_add(1, Ordering::Relaxed);
             if k >= n {
@@ -195,8 +202,20 @@ fn run_workers(
             let Some((position, (index, validator))) = lock(&queue[k]).take() else {
                 continue;
             };
-            let result = compile_one(&mut w, info, bytes, checks, flags, index, validator);
+            let result = compile_one(
+                &mut w,
+                info,
+                bytes,
+                checks,
+                flags,
+                (index, validator),
+                timed.as_mut(),
+            );
             *lock(&results[position]) = Some(result);
+            compiled_any = true;
+        }
+        if let (Some(times), Some(mine), true) = (times, &timed, compiled_any) {
+            lock(times).absorb(mine);
         }
         KEPT_WORKER.with(|kept| kept.set(Some(w)));
     });
@@ -216,25 +235,39 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Validate (when given a validator), translate and compile defined function `index` in
-/// worker `w`'s memory.
+/// worker `w`'s memory, adding each step's time to `times` when given.
 fn compile_one(
     w: &mut Worker,
     info: &ModuleInfo,
     bytes: &[u8],
     checks: BoundsChecks,
     flags: &Flags,
-    index: u32,
-    validator: Option<features::BodyValidator>,
+    (index, validator): (u32, Option<features::BodyValidator>),
+    mut times: Option<&mut WorkerTimes>,
 ) -> Result<CompiledCode, WasmError> {
+    let mut clock = times.is_some().then(Instant::now);
+    // The time since the last lap, added to the step `slot` picks (only when timing).
+    let mut lap = |times: &mut Option<&mut WorkerTimes>, slot: fn(&mut WorkerTimes) -> &mut _| {
+        if let (Some(t), Some(start)) = (times.as_deref_mut(), clock.as_mut()) {
+            let now = Instant::now();
+            *slot(t) += now - *start;
+            *start = now;
+        }
+    };
     if let Some(validator) = validator {
         let range = info.bodies[(index - info.num_imported_funcs) as usize].clone();
         let body = FunctionBody::new(BinaryReader::new(&bytes[range.clone()], range.start));
         let written = w.translator.written_locals_for_next();
         features::validate_body(bytes, validator, &body, &mut w.validation, written)?;
         w.translator.written_locals_known();
+        lap(&mut times, |t| &mut t.validate_bodies);
     }
     let f = translate::translate_function_in(&mut w.translator, info, bytes, index, checks)?;
-    let code = X64Backend.compile_function_in(&mut w.compiler, &f, flags);
+    lap(&mut times, |t| &mut t.translate);
+    let code = match times {
+        Some(t) => X64Backend.compile_function_timed(&mut w.compiler, &f, flags, &mut t.backend),
+        None => X64Backend.compile_function_in(&mut w.compiler, &f, flags),
+    };
     w.translator.recycle(f);
     code.map_err(|error| WasmError::Compile {
         func: index,
@@ -253,6 +286,28 @@ impl Module {
     /// process can reserve a guard memory; otherwise accesses are checked explicitly
     /// ([`Module::bounds_checks`] tells which).
     pub fn with_config(bytes: &[u8], config: &Config) -> Result<Module, WasmError> {
+        Module::compile(bytes, config, None)
+    }
+
+    /// [`Module::with_config`], also measuring where the compile time goes (see
+    /// [`CompileTimes`]; the clock costs a little, so the total is slightly above an
+    /// untimed compile's).
+    pub fn with_config_timed(
+        bytes: &[u8],
+        config: &Config,
+    ) -> Result<(Module, CompileTimes), WasmError> {
+        let times = Mutex::new(CompileTimes::default());
+        let module = Module::compile(bytes, config, Some(&times))?;
+        let times = times.into_inner().unwrap_or_else(|p| p.into_inner());
+        Ok((module, times))
+    }
+
+    fn compile(
+        bytes: &[u8],
+        config: &Config,
+        times: Option<&Mutex<CompileTimes>>,
+    ) -> Result<Module, WasmError> {
+        let start = Instant::now();
         let bounds_checks = match config.bounds_checks {
             BoundsChecks::Guard if guard_pages_available() => BoundsChecks::Guard,
             _ => BoundsChecks::Explicit,
@@ -287,7 +342,11 @@ impl Module {
             verified: !config.verify,
             ..Flags::default()
         };
-        let compiled = validate_translate_and_compile(&info, bytes, bounds_checks, &flags, bodies);
+        let parallel_start = Instant::now();
+        let decode = parallel_start - start;
+        let compiled =
+            validate_translate_and_compile(&info, bytes, bounds_checks, &flags, bodies, times);
+        let link_start = Instant::now();
         for (((signature, &id), code), index) in signatures
             .into_iter()
             .zip(&ids)
@@ -299,6 +358,15 @@ impl Module {
                 .map_err(|e| compile(index, e))?;
         }
         jit.finalize_definitions().map_err(|e| compile(0, e))?;
+        if let Some(times) = times {
+            let end = Instant::now();
+            let mut t = lock(times);
+            t.decode = decode;
+            t.parallel_wall = link_start - parallel_start;
+            t.link = end - link_start;
+            t.wall = end - start;
+            t.functions = ids.len();
+        }
         let data = info
             .data
             .iter()
