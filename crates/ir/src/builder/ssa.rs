@@ -12,6 +12,16 @@
 //!   predecessor branch; then the phis that used it are retried (a worklist, using the
 //!   `phi_users` lists recorded when operands are added).
 //!
+//! One departure from the paper, for cost: reading a variable in a *sealed* block with
+//! several predecessors does not make the phi before reading them. The block gets a
+//! [`DEFERRED`] mark instead; a read that comes back to it around a cycle makes the phi
+//! then (the paper's cycle breaker), and otherwise the phi is made only if the
+//! predecessors' values differ. Most such phis are trivial (Wasm code reads each local at
+//! every merge), and this way they cost neither a parameter, arguments appended and
+//! removed again, nor an alias left for compaction to resolve. A phi that is made and
+//! found trivial before its operands are appended is likewise dropped without touching the
+//! branches.
+//!
 //! The paper's recursion is run on an explicit stack (`Step`) so deep CFGs cannot overflow
 //! the native stack. Reading a variable whose definition is missing on some path ends in a
 //! sealed block without predecessors: that is [`BuilderError::UndefinedVariable`], and the
@@ -40,6 +50,10 @@ pub(super) struct SsaScratch {
     work: Vec<Value>,
 }
 
+/// The mark `defs[(var, b)]` holds while the phi of sealed block `b` is deferred (its
+/// predecessors being read); never a real value (no function has 2^32 values).
+const DEFERRED: Value = Value::from_u32(u32::MAX);
+
 /// One pending piece of the paper's recursion.
 pub(super) enum Step {
     /// Push the value of the variable at the end of the block onto the result stack.
@@ -48,7 +62,9 @@ pub(super) enum Step {
     /// single-predecessor case).
     Record(Block),
     /// Pop one value per predecessor of the block and make them the operands of its phi;
-    /// push what the phi resolves to (itself, or the value it was trivially equal to).
+    /// push what the phi resolves to (itself, or the value it was trivially equal to). The
+    /// phi is [`DEFERRED`] when it is made only if needed: unless a cycle made it, none is
+    /// made when every predecessor gives the same value.
     Finish(Block, Value),
 }
 
@@ -109,11 +125,13 @@ impl FunctionBuilder {
         Ok(())
     }
 
-    /// The variable's known value at the end of `block`, through aliases.
+    /// The variable's known value at the end of `block`, through aliases (a deferred phi's
+    /// mark, left only by a run that failed, is no value).
     fn known_def(&self, var: Variable, block: Block) -> Option<Value> {
-        self.defs
-            .get(&(var, block))
-            .map(|&v| self.func.dfg.resolve(v))
+        match self.defs.get(&(var, block)) {
+            Some(&DEFERRED) | None => None,
+            Some(&v) => Some(self.func.dfg.resolve(v)),
+        }
     }
 
     /// Run the explicit-stack recursion for `var` from `steps` (the builder's scratch list,
@@ -148,9 +166,21 @@ impl FunctionBuilder {
         while let Some(step) = steps.pop() {
             match step {
                 Step::Read(b) => {
-                    if let Some(v) = self.known_def(var, b) {
-                        results.push(v);
-                        continue;
+                    match self.defs.get(&(var, b)).copied() {
+                        Some(DEFERRED) => {
+                            // A cycle back to a block whose phi was deferred: it is needed
+                            // now, as the value the cycle carries.
+                            self.ssa.epoch += 1;
+                            let phi = self.new_phi(b, ty);
+                            self.defs.insert((var, b), phi);
+                            results.push(phi);
+                            continue;
+                        }
+                        Some(v) => {
+                            results.push(self.func.dfg.resolve(v));
+                            continue;
+                        }
+                        None => {}
                     }
                     let st = &self.blocks[b];
                     let (sealed, num_preds) = (st.sealed, st.preds.len());
@@ -173,11 +203,12 @@ impl FunctionBuilder {
                         self.poisoned = Some(err.clone());
                         return Err(err);
                     } else {
-                        // Break cycles first: reads reaching `b` again see the phi.
+                        // The phi is deferred: made only if a cycle reaches `b` again (which
+                        // then sees the mark) or its operands differ, so the phis that would
+                        // be trivial at once are never made (most of them, in practice).
                         self.ssa.epoch += 1;
-                        let phi = self.new_phi(b, ty);
-                        self.defs.insert((var, b), phi);
-                        steps.push(Step::Finish(b, phi));
+                        self.defs.insert((var, b), DEFERRED);
+                        steps.push(Step::Finish(b, DEFERRED));
                         steps.extend(
                             self.blocks[b]
                                 .preds
@@ -199,6 +230,42 @@ impl FunctionBuilder {
                 Step::Finish(b, phi) => {
                     let num_preds = self.blocks[b].preds.len();
                     let split = results.len().saturating_sub(num_preds);
+                    let phi = match phi {
+                        DEFERRED => match self.defs.get(&(var, b)).copied() {
+                            Some(DEFERRED) => {
+                                let trivial = self.trivial_operands(
+                                    DEFERRED,
+                                    &results[split..],
+                                    num_preds,
+                                );
+                                if let Some(same) = trivial {
+                                    // Every predecessor passes `same`: no phi at all.
+                                    self.defs.insert((var, b), same);
+                                    results.truncate(split);
+                                    results.push(same);
+                                    continue;
+                                }
+                                // Invariant 2: made now, its operands appended at once.
+                                let phi = self.new_phi(b, ty);
+                                self.defs.insert((var, b), phi);
+                                phi
+                            }
+                            // Made when a cycle reached `b`.
+                            Some(phi) => phi,
+                            None => unreachable!("a deferred phi's mark stays until finished"),
+                        },
+                        phi => phi,
+                    };
+                    // Trivial before any operand is appended: alias it (which changes
+                    // nothing when it cannot be made) and drop its parameter.
+                    let trivial = self.trivial_operands(phi, &results[split..], num_preds);
+                    if let Some(same) = trivial.filter(|&w| self.func.dfg.change_to_alias(phi, w))
+                    {
+                        results.truncate(split);
+                        let v = self.drop_trivial_phi(phi, b, same);
+                        results.push(v);
+                        continue;
+                    }
                     for k in 0..results.len() - split {
                         let (pred, v) = (self.blocks[b].preds[k], results[split + k]);
                         self.append_phi_arg(pred.inst, b, v);
@@ -225,11 +292,72 @@ impl FunctionBuilder {
         phi
     }
 
+    /// If the operands that phi `phi` is about to receive (`operands`, one per predecessor
+    /// of its block, not yet appended) are all `phi` itself or one value `w`, return `w`.
+    fn trivial_operands(&self, phi: Value, operands: &[Value], num_preds: usize) -> Option<Value> {
+        if operands.len() != num_preds {
+            return None;
+        }
+        let mut same = None;
+        for &v in operands {
+            let a = self.func.dfg.resolve(v);
+            if a == phi || Some(a) == same {
+                continue;
+            }
+            if same.is_some() {
+                return None;
+            }
+            same = Some(a);
+        }
+        same
+    }
+
+    /// Finish replacing phi `phi` of block `b`, already made an alias of `same` because its
+    /// operands were all `same` (or itself) before any was appended: remove its parameter
+    /// and retry the phis that used it; returns what `phi` now stands for. This is
+    /// `try_remove_trivial_phi` without its cost: no argument was appended for `phi`, so
+    /// none is removed.
+    fn drop_trivial_phi(&mut self, phi: Value, b: Block, same: Value) -> Value {
+        // The alias keeps `phi`'s def, so its parameter index is found in the block's list.
+        let idx = self
+            .func
+            .dfg
+            .block_params(b)
+            .iter()
+            .rposition(|&p| p == phi)
+            .expect("an unfinished phi is a parameter of its block");
+        // Invariant 2: phis are finished in parameter order, so every predecessor's
+        // argument list to `b` ends before `phi`'s index; removing the parameter alone
+        // keeps arguments and the remaining parameters aligned.
+        debug_assert!(self.blocks[b]
+            .preds
+            .iter()
+            .all(|pred| phi_operand(&self.func, pred.inst, b, idx).is_none()));
+        self.func.dfg.remove_block_param(b, idx);
+        self.is_phi[phi] = false;
+        let users = std::mem::take(&mut self.phi_users[phi]);
+        if !users.is_empty() {
+            if self.is_phi[same] {
+                self.phi_users[same].extend(users.iter().copied().filter(|&u| u != same));
+            }
+            self.ssa.work.extend(users);
+            self.remove_trivial_phis();
+        }
+        self.func.dfg.resolve(phi)
+    }
+
     /// Remove `phi` if it is trivial, then retry the phis that used it; returns what `phi`
     /// now stands for.
     fn try_remove_trivial_phi(&mut self, phi: Value) -> Value {
+        self.ssa.work.push(phi);
+        self.remove_trivial_phis();
+        self.func.dfg.resolve(phi)
+    }
+
+    /// Remove every trivial phi on the worklist `ssa.work`, retrying the users of each one
+    /// removed, until the list is empty.
+    fn remove_trivial_phis(&mut self) {
         let mut work = std::mem::take(&mut self.ssa.work);
-        work.push(phi);
         while let Some(p) = work.pop() {
             if !self.is_phi[p] {
                 continue; // already removed
@@ -272,7 +400,6 @@ impl FunctionBuilder {
             work.extend(users);
         }
         self.ssa.work = work;
-        self.func.dfg.resolve(phi)
     }
 
     /// If every operand of phi `p` (parameter `idx` of `b`) is `p` itself or one value `w`,
