@@ -11,6 +11,8 @@
 //! may miss a redundancy (never report a wrong one). Cost: O(1) expected per operation,
 //! memory linear in the number of pure instructions.
 
+use std::collections::hash_map::Entry;
+
 use rustc_hash::FxHashMap;
 
 use kestrel_ir::domtree::DominatorTree;
@@ -77,5 +79,36 @@ impl ValueTable {
         debug_assert!(!results.is_empty() && results.len() <= 2);
         let second = *results.get(1).unwrap_or(&results[0]);
         self.map.insert((data, ty), (block, [results[0], second]));
+    }
+
+    /// [`ValueTable::lookup`]; if there is no such instruction, records `data`, placed in `block` with
+    /// `results`, in its place (one hash lookup either way).
+    pub fn lookup_or_insert(
+        &mut self,
+        data: InstructionData,
+        ty: Type,
+        block: Block,
+        results: &[Value],
+        domtree: &DominatorTree,
+    ) -> Option<Results> {
+        debug_assert!(!results.is_empty() && results.len() <= 2);
+        let second = *results.get(1).unwrap_or(&results[0]);
+        let entry = (block, [results[0], second]);
+        match self.map.entry((data, ty)) {
+            Entry::Occupied(mut slot) => {
+                let (at, existing) = *slot.get();
+                let dominates =
+                    at == block || (!is_constant(&data) && domtree.block_dominates(at, block));
+                if dominates {
+                    return Some(existing);
+                }
+                slot.insert(entry);
+                None
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(entry);
+                None
+            }
+        }
     }
 }

@@ -162,8 +162,11 @@ pub(crate) fn eliminate_redundant_loads_in(
             let (is_readonly, region) = (flags.readonly, flags.alias_region);
             let result = func.dfg.first_result(inst).expect("a load has a result");
             let ty = func.dfg.value_type(result);
+            // A readonly load is recorded by its lookup when it finds no earlier one.
             let earlier = if is_readonly {
-                readonly.lookup(&data, ty, block, domtree).map(|r| r[0])
+                readonly
+                    .lookup_or_insert(data, ty, block, &[result], domtree)
+                    .map(|r| r[0])
             } else {
                 local.lookup(&data, ty, region)
             };
@@ -176,7 +179,7 @@ pub(crate) fn eliminate_redundant_loads_in(
                     func.layout.remove_inst(inst);
                     removed += 1;
                 }
-                None if is_readonly => readonly.insert(data, ty, block, &[result]),
+                None if is_readonly => {}
                 None => local.insert(data, ty, region, result),
             }
         }

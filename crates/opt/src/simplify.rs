@@ -128,7 +128,8 @@ pub(crate) fn simplify_in(
             return;
         }
         let ty = cursor.func.dfg.value_type(cursor.results[0]);
-        if let Some(existing) = values.lookup(&data, ty, cursor.block, domtree) {
+        let placed = (cursor.block, cursor.results);
+        if let Some(existing) = values.lookup_or_insert(data, ty, placed.0, placed.1, domtree) {
             // Post-invariant: `existing` was placed before this point in a dominating block,
             // so every use of these results may read it instead.
             let results = cursor.results;
@@ -138,9 +139,7 @@ pub(crate) fn simplify_in(
             }
             cursor.remove();
             stats.numbered += 1;
-            return;
         }
-        values.insert(data, ty, cursor.block, cursor.results);
     });
     stats
 }
