@@ -24,7 +24,8 @@ use std::time::Duration;
 
 use kestrel_wasm::wasi::{self, Wasi, WasiCtx};
 use kestrel_wasm::{
-    BoundsChecks, CompileTimes, Config, Extern, Func, Imports, Instance, InvokeError, Module, Trap, Val,
+    BoundsChecks, CompileTimes, Config, Extern, Func, Imports, Instance, InvokeError, Module, Trap,
+    Val,
 };
 use wasmparser::{FuncType, ValType};
 
@@ -282,7 +283,11 @@ fn print_compile_times(t: &CompileTimes) {
     let b = &t.backend;
     let r = &b.regalloc;
     outln!("{:<44}{:>10}", "step", "ms");
-    outln!("{:<44}{:>10.3}", "decode and declare (serial)", ms(t.decode));
+    outln!(
+        "{:<44}{:>10.3}",
+        "decode and declare (serial)",
+        ms(t.decode)
+    );
     outln!(
         "{:<44}{:>10.3}",
         format!("functions, wall clock on {} threads", t.threads),

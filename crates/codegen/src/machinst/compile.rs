@@ -155,7 +155,9 @@ pub fn verify_and_optimize<'f>(
     if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
         t.verify += start.elapsed();
     }
-    let start = times.is_some().then(Instant::now);
+    // At opt level none the mid-end does not run, and its time stays zero.
+    let mid_end = level != kestrel_opt::OptLevel::None;
+    let start = (times.is_some() && mid_end).then(Instant::now);
     let optimized = run_mid_end(ctx, f, level, check)?;
     if let (Some(t), Some(start)) = (times, start) {
         t.mid_end += start.elapsed();

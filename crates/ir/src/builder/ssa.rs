@@ -233,11 +233,8 @@ impl FunctionBuilder {
                     let phi = match phi {
                         DEFERRED => match self.defs.get(&(var, b)).copied() {
                             Some(DEFERRED) => {
-                                let trivial = self.trivial_operands(
-                                    DEFERRED,
-                                    &results[split..],
-                                    num_preds,
-                                );
+                                let trivial =
+                                    self.trivial_operands(DEFERRED, &results[split..], num_preds);
                                 if let Some(same) = trivial {
                                     // Every predecessor passes `same`: no phi at all.
                                     self.defs.insert((var, b), same);
@@ -259,8 +256,7 @@ impl FunctionBuilder {
                     // Trivial before any operand is appended: alias it (which changes
                     // nothing when it cannot be made) and drop its parameter.
                     let trivial = self.trivial_operands(phi, &results[split..], num_preds);
-                    if let Some(same) = trivial.filter(|&w| self.func.dfg.change_to_alias(phi, w))
-                    {
+                    if let Some(same) = trivial.filter(|&w| self.func.dfg.change_to_alias(phi, w)) {
                         results.truncate(split);
                         let v = self.drop_trivial_phi(phi, b, same);
                         results.push(v);
