@@ -205,6 +205,7 @@ fn time_phases(path: &Path, text: &str, flags: &Flags, isa: Isa) -> Result<ExitC
         "blocks",
         "parse",
         "verify",
+        "mid-end",
         "lower",
         "liveness",
         "intervals",
@@ -215,7 +216,7 @@ fn time_phases(path: &Path, text: &str, flags: &Flags, isa: Isa) -> Result<ExitC
         "total",
         "peak live",
     ];
-    let widths = [24, 8, 7, 9, 9, 9, 9, 10, 9, 9, 9, 9, 10, 10];
+    let widths = [24, 8, 7, 9, 9, 9, 9, 9, 10, 9, 9, 9, 9, 10, 10];
     let print_row = |cells: &[String]| {
         let mut line = format!("{:<w$}", cells[0], w = widths[0]);
         for (c, w) in cells[1..].iter().zip(&widths[1..]) {
@@ -270,6 +271,7 @@ fn row(name: &str, insts: usize, blocks: usize, parse: Duration, t: &PhaseTimes)
         blocks.to_string(),
         ms(parse),
         ms(t.verify),
+        ms(t.mid_end),
         ms(t.front()),
         ms(r.validate + r.liveness),
         ms(r.intervals),

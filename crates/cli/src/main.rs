@@ -144,8 +144,9 @@ enum Command {
         #[arg(long, default_value = "none", value_parser = parse_opt_level)]
         opt_level: OptLevel,
         /// Print no code; print each function's compile time per phase (parse, verify,
-        /// lower, liveness, intervals, allocation, resolution, checker, emission, in ms)
-        /// and its peak number of live vregs, then the totals.
+        /// mid-end with `--opt-level speed`, lower, liveness, intervals, allocation,
+        /// resolution, checker, emission, in ms) and its peak number of live vregs, then
+        /// the totals.
         #[arg(long)]
         timing: bool,
         /// Write an ELF relocatable object instead of printing code: every function of the
@@ -223,6 +224,11 @@ enum WasmCommand {
         /// backend's phases, link; per-function steps summed over threads) and functions per second.
         #[arg(long)]
         timing: bool,
+        /// Compile the module N times in this process, as an engine compiling many modules
+        /// does (the compiling threads keep their memory between modules); `--timing`
+        /// reports the fastest compile.
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        repeat: u32,
         /// The bounds-check mode to compile for (see `wasm run`).
         #[arg(long = "bounds-checks", value_name = "MODE", default_value = "guard")]
         bounds_checks: kestrel_wasm::BoundsChecks,
@@ -328,6 +334,7 @@ fn main() -> ExitCode {
         Command::Wasm(WasmCommand::Compile {
             file,
             timing,
+            repeat,
             bounds_checks,
             opt_level,
             verify,
@@ -338,7 +345,8 @@ fn main() -> ExitCode {
                 opt_level,
                 verify,
             };
-            wasm::compile(&file, timing, config, emit_clif.as_deref())
+            let how = wasm::CompileRun { timing, repeat };
+            wasm::compile(&file, how, config, emit_clif.as_deref())
         }
         Command::Print { file, opt_level } => commands::print(&file, opt_level),
         Command::Verify { file } => commands::verify(&file),

@@ -267,6 +267,7 @@ block2:
     for phase in [
         "parse",
         "verify",
+        "mid-end",
         "lower",
         "liveness",
         "intervals",
@@ -285,7 +286,7 @@ block2:
     assert_eq!((b[0], b[1], b[2]), ("%b", "4", "3"), "{text}");
     assert!(lines[3].starts_with("total (2 functions)"), "{text}");
     for row in &lines[1..4] {
-        let numbers = row.split_whitespace().rev().take(11);
+        let numbers = row.split_whitespace().rev().take(12);
         assert!(numbers.clone().all(|x| x.parse::<f64>().is_ok()), "{row}");
     }
     // The peak live vreg count of %b is at least 1 (v0 lives into both branches).

@@ -65,9 +65,12 @@ pub static mut __jit_debug_descriptor: JitDescriptor = JitDescriptor {
 #[no_mangle]
 #[inline(never)]
 pub extern "C" fn __jit_debug_register_code() {
-    // Not empty, so the function keeps its own address.
+    // Not empty, so the function keeps its own address. Without `nomem` the block counts
+    // as reading and writing memory, so an optimized build may neither infer that this
+    // function reads nothing nor delay the descriptor's updates past the call (the
+    // debugger reads them when it stops here).
     // SAFETY: an empty asm block with no operands does nothing.
-    unsafe { std::arch::asm!("", options(nomem, nostack, preserves_flags)) };
+    unsafe { std::arch::asm!("", options(nostack, preserves_flags)) };
 }
 
 static LIST_LOCK: Mutex<()> = Mutex::new(());
