@@ -294,18 +294,7 @@ impl FunctionBuilder {
         if operands.len() != num_preds {
             return None;
         }
-        let mut same = None;
-        for &v in operands {
-            let a = self.func.dfg.resolve(v);
-            if a == phi || Some(a) == same {
-                continue;
-            }
-            if same.is_some() {
-                return None;
-            }
-            same = Some(a);
-        }
-        same
+        sole_other_value(&self.func.dfg, phi, operands.iter().map(|&v| Some(v)))
     }
 
     /// Finish replacing phi `phi` of block `b`, already made an alias of `same` because its
@@ -401,25 +390,39 @@ impl FunctionBuilder {
     /// If every operand of phi `p` (parameter `idx` of `b`) is `p` itself or one value `w`,
     /// return `w`. A phi with a missing operand, or only itself as operand, is kept.
     fn trivial_value(&self, p: Value, b: Block, idx: usize) -> Option<Value> {
-        let mut same: Option<Value> = None;
-        for pred in &self.blocks[b].preds {
-            let arg = phi_operand(&self.func, pred.inst, b, idx)?;
-            let a = self.func.dfg.resolve(arg);
-            if a == p || Some(a) == same {
-                continue;
-            }
-            if same.is_some() {
-                return None;
-            }
-            same = Some(a);
-        }
-        same
+        let operands = self.blocks[b]
+            .preds
+            .iter()
+            .map(|pred| phi_operand(&self.func, pred.inst, b, idx));
+        sole_other_value(&self.func.dfg, p, operands)
     }
 
     /// Append `v` to every argument list of branch `inst` that targets `dest`.
     fn append_phi_arg(&mut self, inst: Inst, dest: Block, v: Value) {
         edit_calls_to(&mut self.func, inst, dest, |pool, list| pool.push(list, v));
     }
+}
+
+/// The one value other than `phi` among `operands` (through aliases) when every operand is
+/// `phi` or that value: what a trivial phi stands for. `None` when two operands differ, one
+/// is missing, or all are `phi` itself.
+fn sole_other_value(
+    dfg: &crate::dfg::DataFlowGraph,
+    phi: Value,
+    operands: impl IntoIterator<Item = Option<Value>>,
+) -> Option<Value> {
+    let mut same = None;
+    for operand in operands {
+        let a = dfg.resolve(operand?);
+        if a == phi || Some(a) == same {
+            continue;
+        }
+        if same.is_some() {
+            return None;
+        }
+        same = Some(a);
+    }
+    same
 }
 
 /// Apply `edit` to the argument list of every destination of branch `inst` that is `dest`,
