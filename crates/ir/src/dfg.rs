@@ -159,6 +159,7 @@ impl DataFlowGraph {
     }
 
     /// The value operands of `inst` other than branch arguments.
+    #[inline]
     pub fn inst_args(&self, inst: Inst) -> impl Iterator<Item = Value> + '_ {
         self.insts[inst].arguments(&self.pool)
     }

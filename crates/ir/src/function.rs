@@ -471,6 +471,7 @@ impl Function {
 
     /// Destination `k` of branch `inst` (in [`Self::branch_destinations`] order), without
     /// copying the others: O(1) even for a `br_table`.
+    #[inline]
     pub fn branch_destination(&self, inst: Inst, k: usize) -> BlockCall {
         let data = self.dfg.inst(inst);
         match *data {

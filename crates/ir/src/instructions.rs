@@ -168,6 +168,7 @@ pub enum InstructionData {
 }
 
 impl InstructionData {
+    #[inline]
     pub fn opcode(&self) -> Opcode {
         use InstructionData::*;
         match *self {
@@ -204,6 +205,7 @@ impl InstructionData {
 
     /// The format this variant represents (always equal to `self.opcode().format()` for
     /// well-formed data).
+    #[inline]
     pub fn format(&self) -> InstructionFormat {
         use InstructionData as D;
         use InstructionFormat as F;
@@ -240,6 +242,7 @@ impl InstructionData {
     }
 
     /// The fixed value operands (not those in a [`ValueList`]).
+    #[inline]
     pub fn fixed_args(&self) -> &[Value] {
         use InstructionData::*;
         match self {
@@ -263,6 +266,7 @@ impl InstructionData {
     }
 
     /// Mutable access to the fixed value operands.
+    #[inline]
     pub fn fixed_args_mut(&mut self) -> &mut [Value] {
         use InstructionData::*;
         match self {
@@ -308,6 +312,7 @@ impl InstructionData {
     }
 
     /// All value operands except branch arguments: fixed ones, then the value list.
+    #[inline]
     pub fn arguments<'a>(&'a self, pool: &'a ValueListPool) -> impl Iterator<Item = Value> + 'a {
         let list = self.value_list().map(|l| pool.get(l)).unwrap_or(&[]);
         self.fixed_args().iter().chain(list.iter()).copied()

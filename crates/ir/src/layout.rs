@@ -150,6 +150,7 @@ impl Layout {
 
     /// Placed instructions of `b`, in order, skipping removed ones. Queued insertions are not
     /// visible until compaction.
+    #[inline]
     pub fn block_insts(&self, b: Block) -> impl DoubleEndedIterator<Item = Inst> + '_ {
         let r = self.ranges[b];
         let slice: &[Inst] = if self.in_order[b] {

@@ -63,7 +63,9 @@ macro_rules! bitflags_lite {
         impl $name {
             $(pub const $flag: $name = $name($val);)*
             pub const NONE: $name = $name(0);
+            #[inline]
             pub const fn union(self, other: $name) -> $name { $name(self.0 | other.0) }
+            #[inline]
             pub const fn contains(self, other: $name) -> bool { self.0 & other.0 == other.0 }
         }
     };
@@ -104,14 +106,17 @@ macro_rules! opcodes {
                 match s { $($name => Some(Opcode::$variant),)* _ => None }
             }
 
+            #[inline]
             pub fn format(self) -> InstructionFormat {
                 match self { $(Opcode::$variant => InstructionFormat::$format),* }
             }
 
+            #[inline]
             pub fn ctrl(self) -> Ctrl {
                 match self { $(Opcode::$variant => $ctrl),* }
             }
 
+            #[inline]
             pub fn flags(self) -> OpFlags {
                 match self {
                     $(Opcode::$variant => OpFlags::NONE$(.union(OpFlags::$flag))*,)*
@@ -266,28 +271,36 @@ opcodes! {
 }
 
 impl Opcode {
+    #[inline]
     pub fn is_terminator(self) -> bool {
         self.flags().contains(OpFlags::TERMINATOR)
     }
+    #[inline]
     pub fn is_branch(self) -> bool {
         self.flags().contains(OpFlags::BRANCH)
     }
+    #[inline]
     pub fn is_call(self) -> bool {
         self.flags().contains(OpFlags::CALL)
     }
+    #[inline]
     pub fn is_return(self) -> bool {
         self.flags().contains(OpFlags::RETURN)
     }
+    #[inline]
     pub fn can_trap(self) -> bool {
         self.flags().contains(OpFlags::CAN_TRAP)
     }
+    #[inline]
     pub fn can_load(self) -> bool {
         self.flags().contains(OpFlags::LOADS)
     }
+    #[inline]
     pub fn can_store(self) -> bool {
         self.flags().contains(OpFlags::STORES)
     }
     /// True when the instruction must be kept even if its results are unused.
+    #[inline]
     pub fn has_side_effects(self) -> bool {
         let f = self.flags();
         f.contains(OpFlags::SIDE_EFFECTS)

@@ -25,6 +25,7 @@ pub enum TypeSet {
 }
 
 impl TypeSet {
+    #[inline]
     pub fn contains(self, ty: Type) -> bool {
         match self {
             TypeSet::Any => ty.is_int() || ty.is_float(),
@@ -97,6 +98,7 @@ pub fn ctrl_type_set(op: Opcode) -> TypeSet {
 
 /// Result types of a non-call instruction with controlling type `ctrl` (already checked
 /// against [`ctrl_type_set`]). At most two results.
+#[inline]
 pub fn result_types(op: Opcode, ctrl: Type) -> ResultTypes {
     use Opcode::*;
     match op {
@@ -127,24 +129,28 @@ pub struct ResultTypes {
 }
 
 impl ResultTypes {
+    #[inline]
     pub fn none() -> Self {
         ResultTypes {
             types: [Type::INVALID; 2],
             len: 0,
         }
     }
+    #[inline]
     pub fn one(a: Type) -> Self {
         ResultTypes {
             types: [a, Type::INVALID],
             len: 1,
         }
     }
+    #[inline]
     pub fn two(a: Type, b: Type) -> Self {
         ResultTypes {
             types: [a, b],
             len: 2,
         }
     }
+    #[inline]
     pub fn as_slice(&self) -> &[Type] {
         &self.types[..self.len as usize]
     }

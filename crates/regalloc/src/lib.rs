@@ -222,6 +222,7 @@ pub struct Output {
 
 impl Output {
     /// The allocations of `inst`'s operands, in operand order.
+    #[inline]
     pub fn inst_allocs(&self, inst: Inst) -> &[Allocation] {
         let start = self.inst_alloc_offsets[inst.index()] as usize;
         let end = self

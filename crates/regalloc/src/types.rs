@@ -368,6 +368,7 @@ const CONSTRAINT_SHIFT: u32 = 25;
 impl Operand {
     /// Packs an operand. `Reuse(n)` needs `n < 32`; a fixed register must be of the
     /// vreg's class.
+    #[inline]
     pub fn new(
         vreg: VReg,
         kind: OperandKind,
