@@ -221,7 +221,8 @@ enum WasmCommand {
     Compile {
         file: PathBuf,
         /// Print the time of each step (decode, body validation, translation, mid-end, the
-        /// backend's phases, link; per-function steps summed over threads) and functions per second.
+        /// backend's phases, link; per-function steps summed over threads), functions per
+        /// second and the five slowest functions.
         #[arg(long)]
         timing: bool,
         /// Compile the module N times in this process, as an engine compiling many modules

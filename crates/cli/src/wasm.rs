@@ -291,6 +291,15 @@ pub fn compile(
             outln!("fastest of {} compiles:", how.repeat);
         }
         print_compile_times(&t);
+        let info = module.as_ref().expect("compiled at least once").info();
+        outln!("slowest functions (validation, translation and backend):");
+        for &(index, took) in &t.slowest {
+            outln!(
+                "{:>12.3} ms  {}",
+                took.as_secs_f64() * 1e3,
+                info.describe_func(index)
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -581,6 +581,10 @@ fn wasm_compile_timing_prints_each_step() {
             assert_eq!(mid_end_ms, 0.0, "{text}");
         }
         assert!(text.contains("functions/s"), "{text}");
+        // Then the slowest functions, by name: both of this module's.
+        let slowest = &text[text.find("slowest functions").expect(&text)..];
+        assert!(slowest.contains("$sum (function 0)"), "{text}");
+        assert!(slowest.contains("function 1"), "{text}");
     }
     let o = kestrel(&["wasm", "compile", module.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -35,7 +35,14 @@ pub struct CompileTimes {
     pub threads: usize,
     /// Defined functions compiled.
     pub functions: usize,
+    /// The [`SLOWEST_KEPT`] functions that took longest (validation, translation and
+    /// backend together), slowest first, by function index: in a small module the
+    /// slowest one bounds the wall clock, since one function is compiled by one thread.
+    pub slowest: Vec<(u32, Duration)>,
 }
+
+/// How many of the slowest functions [`CompileTimes::slowest`] keeps.
+pub const SLOWEST_KEPT: usize = 5;
 
 impl CompileTimes {
     /// The per-function steps summed over threads (validation, translation, backend).
@@ -51,6 +58,24 @@ pub(crate) struct WorkerTimes {
     pub validate_bodies: Duration,
     pub translate: Duration,
     pub backend: PhaseTimes,
+    /// This worker's slowest functions, slowest first (at most [`SLOWEST_KEPT`]).
+    pub slowest: Vec<(u32, Duration)>,
+}
+
+impl WorkerTimes {
+    /// Records that function `index` took `time` in all. O(SLOWEST_KEPT).
+    pub fn function_took(&mut self, index: u32, time: Duration) {
+        keep_slowest(&mut self.slowest, (index, time));
+    }
+}
+
+/// Inserts `entry` into `list` (slowest first) if it is among the [`SLOWEST_KEPT`] slowest.
+fn keep_slowest(list: &mut Vec<(u32, Duration)>, entry: (u32, Duration)) {
+    let at = list.partition_point(|&(_, t)| t >= entry.1);
+    if at < SLOWEST_KEPT {
+        list.insert(at, entry);
+        list.truncate(SLOWEST_KEPT);
+    }
 }
 
 impl CompileTimes {
@@ -59,5 +84,31 @@ impl CompileTimes {
         self.translate += w.translate;
         self.backend += &w.backend;
         self.threads += 1;
+        for &entry in &w.slowest {
+            keep_slowest(&mut self.slowest, entry);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_slowest_functions_are_kept_in_order() {
+        let mut w = WorkerTimes::default();
+        for (index, ms) in [(0, 3), (1, 9), (2, 1), (3, 7), (4, 5), (5, 8), (6, 2)] {
+            w.function_took(index, Duration::from_millis(ms));
+        }
+        let kept: Vec<u32> = w.slowest.iter().map(|&(i, _)| i).collect();
+        assert_eq!(kept, [1, 5, 3, 4, 0]);
+        let mut other = WorkerTimes::default();
+        other.function_took(9, Duration::from_millis(6));
+        let mut all = CompileTimes::default();
+        all.absorb(&w);
+        all.absorb(&other);
+        let kept: Vec<u32> = all.slowest.iter().map(|&(i, _)| i).collect();
+        assert_eq!(kept, [1, 5, 3, 9, 4]);
+        assert_eq!(all.threads, 2);
     }
 }

@@ -246,6 +246,7 @@ fn compile_one(
     mut times: Option<&mut WorkerTimes>,
 ) -> Result<CompiledCode, WasmError> {
     let mut clock = times.is_some().then(Instant::now);
+    let began = clock;
     // The time since the last lap, added to the step `slot` picks (only when timing).
     let mut lap = |times: &mut Option<&mut WorkerTimes>, slot: fn(&mut WorkerTimes) -> &mut _| {
         if let (Some(t), Some(start)) = (times.as_deref_mut(), clock.as_mut()) {
@@ -265,7 +266,14 @@ fn compile_one(
     let f = translate::translate_function_in(&mut w.translator, info, bytes, index, checks)?;
     lap(&mut times, |t| &mut t.translate);
     let code = match times {
-        Some(t) => X64Backend.compile_function_timed(&mut w.compiler, &f, flags, &mut t.backend),
+        Some(t) => {
+            let code =
+                X64Backend.compile_function_timed(&mut w.compiler, &f, flags, &mut t.backend);
+            if let Some(began) = began {
+                t.function_took(index, began.elapsed());
+            }
+            code
+        }
         None => X64Backend.compile_function_in(&mut w.compiler, &f, flags),
     };
     w.translator.recycle(f);
