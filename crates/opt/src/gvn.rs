@@ -54,6 +54,12 @@ pub(crate) fn is_constant(data: &InstructionData) -> bool {
     )
 }
 
+/// Whether an entry for `data` placed in block `at` may replace an equal instruction in
+/// `block`: the same block (placed earlier), or for a non-constant a dominating one.
+fn serves(data: &InstructionData, at: Block, block: Block, domtree: &DominatorTree) -> bool {
+    at == block || (!is_constant(data) && domtree.block_dominates(at, block))
+}
+
 impl ValueTable {
     /// Forgets every instruction, keeping the table's memory.
     pub fn clear(&mut self) {
@@ -70,8 +76,7 @@ impl ValueTable {
         domtree: &DominatorTree,
     ) -> Option<Results> {
         let &(at, results) = self.map.get(&(*data, ty))?;
-        let dominates = at == block || (!is_constant(data) && domtree.block_dominates(at, block));
-        dominates.then_some(results)
+        serves(data, at, block, domtree).then_some(results)
     }
 
     /// Record `data` (first result of type `ty`) placed in `block` with `results`.
@@ -97,9 +102,7 @@ impl ValueTable {
         match self.map.entry((data, ty)) {
             Entry::Occupied(mut slot) => {
                 let (at, existing) = *slot.get();
-                let dominates =
-                    at == block || (!is_constant(&data) && domtree.block_dominates(at, block));
-                if dominates {
+                if serves(&data, at, block, domtree) {
                     return Some(existing);
                 }
                 slot.insert(entry);

@@ -230,6 +230,9 @@ impl FunctionBuilder {
                 Step::Finish(b, phi) => {
                     let num_preds = self.blocks[b].preds.len();
                     let split = results.len().saturating_sub(num_preds);
+                    // A deferred phi made here has operands known to differ: it is not
+                    // trivial, so neither check below is run for it.
+                    let mut differs = false;
                     let phi = match phi {
                         DEFERRED => match self.defs.get(&(var, b)).copied() {
                             Some(DEFERRED) => {
@@ -245,6 +248,7 @@ impl FunctionBuilder {
                                 // Invariant 2: made now, its operands appended at once.
                                 let phi = self.new_phi(b, ty);
                                 self.defs.insert((var, b), phi);
+                                differs = true;
                                 phi
                             }
                             // Made when a cycle reached `b`.
@@ -255,7 +259,14 @@ impl FunctionBuilder {
                     };
                     // Trivial before any operand is appended: alias it (which changes
                     // nothing when it cannot be made) and drop its parameter.
-                    let trivial = self.trivial_operands(phi, &results[split..], num_preds);
+                    // With every operand at hand, this check is the final word on
+                    // triviality; the one after appending runs only when some are missing.
+                    let complete = results.len() - split == num_preds;
+                    let trivial = if differs {
+                        None
+                    } else {
+                        self.trivial_operands(phi, &results[split..], num_preds)
+                    };
                     if let Some(same) = trivial.filter(|&w| self.func.dfg.change_to_alias(phi, w)) {
                         results.truncate(split);
                         let v = self.drop_trivial_phi(phi, b, same);
@@ -271,7 +282,11 @@ impl FunctionBuilder {
                         }
                     }
                     results.truncate(split);
-                    let v = self.try_remove_trivial_phi(phi);
+                    let v = if complete {
+                        phi
+                    } else {
+                        self.try_remove_trivial_phi(phi)
+                    };
                     results.push(v);
                 }
             }
