@@ -250,6 +250,31 @@ impl Function {
     /// entry (`old: None`) so it keeps its place.
     fn final_order(&mut self, out: &mut Vec<Slot>, stack: &mut Vec<Block>, placed: &mut Vec<Inst>) {
         let layout = &mut self.layout;
+        if layout.removed_blocks.is_empty()
+            && layout.pending_blocks.is_empty()
+            && layout.pending_insts.is_empty()
+        {
+            // Nothing queued or removed but instructions: the layout's own order, without
+            // the tables the general case builds.
+            out.clear();
+            out.reserve(layout.num_slots() + layout.blocks().len());
+            for &b in layout.blocks() {
+                out.push(Slot {
+                    old: None,
+                    block: b,
+                });
+                let slots = layout.block_slots(b).iter().copied();
+                out.extend(
+                    slots
+                        .filter(|&i| !layout.is_removed_or_unplaced(i))
+                        .map(|i| Slot {
+                            old: Some(i),
+                            block: b,
+                        }),
+                );
+            }
+            return;
+        }
         // Membership by block number: O(blocks + removed), whatever number were removed.
         let mut removed: SecondaryMap<Block, bool> = SecondaryMap::new();
         for b in std::mem::take(&mut layout.removed_blocks) {

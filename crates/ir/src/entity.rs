@@ -311,7 +311,12 @@ impl<K: EntityRef, V: Clone> IndexMut<K> for SecondaryMap<K, V> {
     fn index_mut(&mut self, k: K) -> &mut V {
         let i = k.index();
         if i >= self.items.len() {
-            self.items.resize(i + 1, self.default.clone());
+            // Filling a map in key order (a new entity's entry) grows it by one: a push.
+            if i == self.items.len() {
+                self.items.push(self.default.clone());
+            } else {
+                self.items.resize(i + 1, self.default.clone());
+            }
         }
         &mut self.items[i]
     }

@@ -21,6 +21,7 @@ pub mod literal;
 pub mod opcode;
 pub mod pool;
 pub mod rules_view;
+pub mod scratch;
 pub mod text;
 pub mod types;
 pub mod typing;

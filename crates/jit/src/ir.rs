@@ -9,6 +9,7 @@
 use kestrel_codegen::isa::x64::{Flags, X64Backend};
 use kestrel_codegen::machinst::{buffer, CompiledCode};
 use kestrel_ir::{Function, Signature};
+use kestrel_module::decls::Name;
 
 use crate::{
     CompiledFunction, FuncId, JitError, JitModule, Linkage, Reloc, RelocKind, RelocTarget, TrapSite,
@@ -61,16 +62,16 @@ impl JitModule {
             .iter()
             .map(|r| {
                 let name = ir_name(&r.target);
+                // One lookup says which namespace the name is declared in, if any.
+                let target = match self.decls.name(&name) {
+                    Some(Name::Func(_)) => RelocTarget::Function(name),
+                    Some(Name::Data(_)) => RelocTarget::Data(name),
+                    None => RelocTarget::Symbol(name),
+                };
                 Reloc {
                     offset: r.offset,
                     kind: reloc_kind(r.kind),
-                    target: if self.get_name(&name).is_some() {
-                        RelocTarget::Function(name)
-                    } else if self.get_data_name(&name).is_some() {
-                        RelocTarget::Data(name)
-                    } else {
-                        RelocTarget::Symbol(name)
-                    },
+                    target,
                     addend: r.addend,
                 }
             })

@@ -21,7 +21,7 @@
 //!
 //! Cost: O(code bytes + data bytes + relocations + trap sites) with hash-map symbol lookups.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::compiled::{Reloc, RelocKind, RelocTarget};
 use crate::error::JitError;
@@ -98,8 +98,8 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
 
     // Targets, stubs and GOT slots, before any memory is mapped.
     let mut targets: Vec<Vec<Resolved>> = Vec::with_capacity(batch.len());
-    let mut stubs: HashMap<usize, usize> = HashMap::new();
-    let mut got: HashMap<Resolved, usize> = HashMap::new();
+    let mut stubs: HashMap<usize, usize> = HashMap::default();
+    let mut got: HashMap<Resolved, usize> = HashMap::default();
     for &i in &batch {
         let func = defined(&m.decls.funcs()[i]);
         let mut resolved = Vec::with_capacity(func.relocs.len());
@@ -186,7 +186,11 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
             source,
         })?;
 
-    let mut traps = Vec::new();
+    let count: usize = batch
+        .iter()
+        .map(|&i| defined(&m.decls.funcs()[i]).traps.len())
+        .sum();
+    let mut traps = Vec::with_capacity(count);
     for (p, &i) in batch.iter().enumerate() {
         let f = defined(&m.decls.funcs()[i]);
         for t in &f.traps {
@@ -199,7 +203,11 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
             });
         }
     }
-    traps.sort_by_key(|t| t.region_offset);
+    // Functions are placed in batch order and list their sites by offset, so the list is
+    // usually in order already; sorting is for the rest.
+    if !traps.is_sorted_by_key(|t| t.region_offset) {
+        traps.sort_by_key(|t| t.region_offset);
+    }
     traps.dedup_by_key(|t| t.region_offset);
     let registration = registry::register(RegionInfo {
         start: base,

@@ -12,7 +12,7 @@
 //!
 //! Cost: one hash-map lookup per declaration or name query; ids index vectors.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use kestrel_ir::Signature;
 
@@ -90,7 +90,8 @@ pub enum DeclError {
 pub struct Declarations<F, D> {
     funcs: Vec<FuncDecl<F>>,
     data: Vec<DataDecl<D>>,
-    names: HashMap<String, Name>,
+    /// Keyed by the embedder's names; a fast hash (nothing adversarial is hashed here).
+    names: FxHashMap<String, Name>,
 }
 
 impl<F, D> Default for Declarations<F, D> {
@@ -98,7 +99,7 @@ impl<F, D> Default for Declarations<F, D> {
         Declarations {
             funcs: Vec::new(),
             data: Vec::new(),
-            names: HashMap::new(),
+            names: FxHashMap::default(),
         }
     }
 }

@@ -45,7 +45,6 @@ fn for_each_use(func: &Function, inst: Inst, mut f: impl FnMut(Value)) -> bool {
 pub(crate) struct Scratch {
     uses: SecondaryMap<Value, u32>,
     dead: SecondaryMap<Inst, bool>,
-    insts: Vec<Inst>,
     worklist: Vec<Inst>,
     order: Vec<Inst>,
 }
@@ -76,32 +75,31 @@ pub(crate) fn eliminate_dead_code_in(func: &mut Function, scratch: &mut Scratch)
     let Scratch {
         uses,
         dead,
-        insts,
         worklist,
         order,
     } = scratch;
     uses.clear();
     dead.clear();
-    insts.clear();
-    insts.extend(
+    // The layout is walked twice in place (counting, then seeding the worklist) rather
+    // than copied into a list first.
+    let placed = || {
         func.layout
             .blocks()
             .iter()
-            .flat_map(|&b| func.layout.block_insts(b)),
-    );
+            .flat_map(|&b| func.layout.block_insts(b))
+    };
     let mut reads_alias = false;
-    for &inst in insts.iter() {
+    for inst in placed() {
         reads_alias |= for_each_use(func, inst, |v| uses[v] += 1);
     }
     let unused = |uses: &SecondaryMap<Value, u32>, inst: Inst| {
         func.dfg.inst_results(inst).iter().all(|&r| uses[r] == 0)
     };
     worklist.clear();
+    // Seeded in reverse, so the first unused instruction is popped first.
     worklist.extend(
-        insts
-            .iter()
+        placed()
             .rev()
-            .copied()
             .filter(|&i| removable(func, i) && unused(uses, i)),
     );
     order.clear();

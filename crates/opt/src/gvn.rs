@@ -61,9 +61,11 @@ fn serves(data: &InstructionData, at: Block, block: Block, domtree: &DominatorTr
 }
 
 impl ValueTable {
-    /// Forgets every instruction, keeping the table's memory.
+    /// Forgets every instruction, keeping the table's memory unless it is far larger than
+    /// the last function needed (so the cost is linear in that function, not in the
+    /// largest one so far).
     pub fn clear(&mut self) {
-        self.map.clear();
+        kestrel_ir::scratch::empty_map(&mut self.map);
     }
 
     /// The results of an equal instruction (first result of type `ty`) that dominates

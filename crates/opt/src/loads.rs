@@ -19,7 +19,8 @@
 //! and behavior (above). Keeps every block and edge; leaves the layout compact (the
 //! pipeline's variant leaves tombstones for the next compacting pass). Cost:
 //! linear in the function size: one walk in layout order, O(1) expected per instruction
-//! (a clobber bumps a counter instead of emptying a table), memory linear in the loads.
+//! (a clobber bumps a counter instead of emptying a table), memory linear in the loads; the
+//! tables kept between functions are emptied per function in time linear in the last one.
 
 use rustc_hash::FxHashMap;
 
@@ -99,6 +100,14 @@ impl BlockLoads {
         self.block_epoch += 1;
     }
 
+    /// Start a function: drop the last function's entries for real, so the table stays
+    /// linear in one function (and its epochs cannot wrap around to match a stale entry).
+    fn reset(&mut self) {
+        kestrel_ir::scratch::empty_map(&mut self.entries);
+        kestrel_ir::scratch::empty_map(&mut self.region_epochs);
+        self.block_epoch = 0;
+    }
+
     fn clobber(&mut self, clobber: Clobber) {
         match clobber {
             Clobber::Nothing => {}
@@ -145,6 +154,7 @@ pub(crate) fn eliminate_redundant_loads_in(
         insts,
     } = scratch;
     readonly.clear();
+    local.reset();
     let mut removed = 0;
     blocks.clear();
     blocks.extend_from_slice(func.layout.blocks());
@@ -185,4 +195,41 @@ pub(crate) fn eliminate_redundant_loads_in(
         }
     }
     removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kestrel_ir::cfg::ControlFlowGraph;
+
+    fn run(scratch: &mut Scratch, text: &str) -> usize {
+        let mut func = kestrel_ir::parse_functions(text, "loads.rs")
+            .expect("the case parses")
+            .remove(0);
+        let cfg = ControlFlowGraph::compute(&func);
+        let domtree = DominatorTree::compute(&func, &cfg);
+        eliminate_redundant_loads_in(&mut func, &domtree, scratch)
+    }
+
+    /// Kept memory holds one function's loads at a time: a second function starts from an
+    /// empty table (so the table cannot grow with every function a worker compiles).
+    #[test]
+    fn the_kept_table_holds_only_the_current_functions_loads() {
+        let mut scratch = Scratch::default();
+        let many = (0..40)
+            .map(|k| format!("    v{} = load.i64 v0+{}\n", k + 1, 8 * k))
+            .collect::<String>();
+        let first = format!("function %a(i64) {{\nblock0(v0: i64):\n{many}    return\n}}\n");
+        assert_eq!(run(&mut scratch, &first), 0);
+        assert_eq!(scratch.local.entries.len(), 40);
+        let second = "function %b(i64) {
+block0(v0: i64):
+    v1 = load.i64 v0
+    v2 = load.i64 v0
+    return
+}
+";
+        assert_eq!(run(&mut scratch, second), 1);
+        assert_eq!(scratch.local.entries.len(), 1);
+    }
 }

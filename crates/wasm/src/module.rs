@@ -263,18 +263,20 @@ fn compile_one(
         w.translator.written_locals_known();
         lap(&mut times, |t| &mut t.validate_bodies);
     }
-    let f = translate::translate_function_in(&mut w.translator, info, bytes, index, checks)?;
+    let mut f = translate::translate_function_in(&mut w.translator, info, bytes, index, checks)?;
     lap(&mut times, |t| &mut t.translate);
+    // The translated function is this compile's own: the mid-end optimizes it in place.
+    let compiler = &mut w.compiler;
     let code = match times {
         Some(t) => {
-            let code =
-                X64Backend.compile_function_timed(&mut w.compiler, &f, flags, &mut t.backend);
+            let timed = Some(&mut t.backend);
+            let code = X64Backend.compile_function_consuming_in(compiler, &mut f, flags, timed);
             if let Some(began) = began {
                 t.function_took(index, began.elapsed());
             }
             code
         }
-        None => X64Backend.compile_function_in(&mut w.compiler, &f, flags),
+        None => X64Backend.compile_function_consuming_in(compiler, &mut f, flags, None),
     };
     w.translator.recycle(f);
     code.map_err(|error| WasmError::Compile {

@@ -165,6 +165,37 @@ pub fn verify_and_optimize<'f>(
     Ok(optimized)
 }
 
+/// [`verify_and_optimize`] for a caller that no longer needs `f` as it was: the mid-end
+/// works on `f` itself instead of a copy (so a front end that hands over each function it
+/// built pays for no copy), leaving it optimized.
+pub fn verify_and_optimize_in_place(
+    ctx: &mut CompileContext,
+    f: &mut Function,
+    verified: bool,
+    level: kestrel_opt::OptLevel,
+    check: bool,
+    mut times: Option<&mut PhaseTimes>,
+) -> Result<(), CodegenError> {
+    let start = times.is_some().then(Instant::now);
+    if !verified {
+        if let Err(errors) = kestrel_ir::verify_function(f) {
+            return Err(CodegenError::Verifier(errors.to_string()));
+        }
+    }
+    if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
+        t.verify += start.elapsed();
+    }
+    if level == kestrel_opt::OptLevel::None {
+        return Ok(());
+    }
+    let start = times.is_some().then(Instant::now);
+    kestrel_opt::optimize_in(&mut ctx.opt, f, level, check || cfg!(debug_assertions))?;
+    if let (Some(t), Some(start)) = (times, start) {
+        t.mid_end += start.elapsed();
+    }
+    Ok(())
+}
+
 /// The function to lower: `f` itself at `OptLevel::None`, else an optimized copy (verified
 /// again when `check`, or in debug builds, so a mid-end bug is an error, not wrong code).
 /// The mid-end works in `ctx`'s memory.

@@ -282,16 +282,8 @@ impl FunctionBuilder {
         self.func = func;
         self.current = None;
         self.vars.clear();
-        // Emptying a hash map costs its capacity, not its length: after a much larger
-        // function, start from a table sized for the last one instead (so one huge function
-        // does not make every later reset cost its size).
-        let used = self.defs.len();
-        if self.defs.capacity() > 4 * used.max(256) {
-            self.defs = FxHashMap::default();
-            self.defs.reserve(used);
-        } else {
-            self.defs.clear();
-        }
+        // In O(what the last function used), not O(the largest function's table).
+        crate::scratch::empty_map(&mut self.defs);
         self.is_phi.clear();
         self.jt_used.clear();
         self.poisoned = None;

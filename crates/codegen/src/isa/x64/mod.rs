@@ -28,8 +28,8 @@ use kestrel_ir::{Function, Inst as IrInst, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, RegClass};
 
 use crate::chaos::Chaos;
-use crate::machinst::compile::verify_and_optimize;
 use crate::machinst::compile::{compile_in, Backend, CompileContext, CompileOptions, PhaseTimes};
+use crate::machinst::compile::{verify_and_optimize, verify_and_optimize_in_place};
 use crate::machinst::lower::{Lower, LowerBackend, Results};
 use crate::machinst::vcode::VCode;
 use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
@@ -118,6 +118,53 @@ impl X64Backend {
         self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), Some(times))
     }
 
+    /// [`Self::compile_function_in`] for a caller that no longer needs `f` as it was (a
+    /// front end that built it for this compile): the mid-end optimizes `f` itself instead
+    /// of a copy. The code is the same; `f` is left optimized. `times`, when given, gets each
+    /// phase's time as in [`Self::compile_function_timed`].
+    pub fn compile_function_consuming_in(
+        &self,
+        ctx: &mut CompileContext,
+        f: &mut Function,
+        flags: &Flags,
+        mut times: Option<&mut PhaseTimes>,
+    ) -> Result<CompiledCode, CodegenError> {
+        let timed = times.as_deref_mut();
+        verify_and_optimize_in_place(
+            ctx,
+            f,
+            flags.verified,
+            flags.opt_level,
+            flags.check_regalloc,
+            timed,
+        )?;
+        let chaos = &mut Chaos::disabled();
+        compile_in(
+            ctx,
+            &self.target(flags),
+            f,
+            self.options(flags),
+            chaos,
+            times,
+        )
+    }
+
+    fn options(&self, flags: &Flags) -> CompileOptions {
+        CompileOptions {
+            check_regalloc: flags.check_regalloc,
+            keep_text: flags.keep_text,
+            validate_buffer: flags.validate,
+            coverage: flags.coverage,
+        }
+    }
+
+    fn target(&self, flags: &Flags) -> X64Target {
+        X64Target {
+            features: flags.features,
+            preserve_frame_pointers: flags.preserve_frame_pointers,
+        }
+    }
+
     fn compile_function_inner(
         &self,
         ctx: &mut CompileContext,
@@ -129,16 +176,7 @@ impl X64Backend {
         let check = flags.check_regalloc;
         let timed = times.as_deref_mut();
         let f = verify_and_optimize(ctx, f, flags.verified, flags.opt_level, check, timed)?;
-        let options = CompileOptions {
-            check_regalloc: flags.check_regalloc,
-            keep_text: flags.keep_text,
-            validate_buffer: flags.validate,
-            coverage: flags.coverage,
-        };
-        let target = X64Target {
-            features: flags.features,
-            preserve_frame_pointers: flags.preserve_frame_pointers,
-        };
+        let (target, options) = (self.target(flags), self.options(flags));
         let compiled = compile_in(ctx, &target, &f, options, chaos, times);
         ctx.give_back(f);
         compiled
