@@ -29,8 +29,9 @@
 //!   the scan learns every register an interval's calls clobber with a few searches (see
 //!   `scan::clobber_conflicts`), instead of one reservation search per register.
 //!
-//! Cost: O(instructions + operands + L), L the total size of the live-out lists (each
-//! block's walk starts from its live-out list and adds one range per live vreg); the
+//! Cost: O(instructions + operands + L), L = Σ over CFG edges (b, s) of |live_in(s)| plus
+//! the edges' arguments (each block's walk starts from its live-out set, gathered from its
+//! successors' live-in lists, and adds one range per vreg live out); the
 //! reservations are grouped by register with a counting sort, already in order. The live
 //! set is sparse, so nothing is sized blocks × vregs.
 
@@ -728,8 +729,10 @@ pub(crate) fn build<F: Function>(
     };
 
     // The vregs live at the current position of the backward walk. Post-invariant at each
-    // block start: it holds the block's live-in set (plus parameters, removed below); it is
-    // reset from the next block's live-out list, so the walk costs O(|live_out|) per block.
+    // block start: it holds the block's live-in set (plus parameters, removed below). It
+    // starts as the block's live-out set: its successors' live-in sets and the arguments it
+    // passes them (liveness stores no live-out lists), so the walk costs O(Σ |live_in(s)|
+    // + arguments) per block, over its successors `s`.
     live_now.reset(nv);
     let mut max_live = 0;
     for b in (0..func.num_blocks()).rev() {
@@ -737,9 +740,22 @@ pub(crate) fn build<F: Function>(
         let bstart = cfg.block_start_pos(b);
         let bend = cfg.block_end_pos(b);
         live_now.clear();
-        for &v in live.live_out.get(b) {
-            live_now.insert(v as usize);
-            growing.add(v as usize, bstart, bend);
+        for (k, &s) in func.block_succs(block).iter().enumerate() {
+            let args = func.branch_blockparams(block, k).iter().map(|a| a.index());
+            for v in live
+                .live_in
+                .get(s.index())
+                .iter()
+                .map(|&v| v as usize)
+                .chain(args)
+            {
+                // Once per vreg live out of `b` (a vreg live into two successors, or
+                // passed twice, is one range).
+                if !live_now.contains(v) {
+                    live_now.insert(v);
+                    growing.add(v, bstart, bend);
+                }
+            }
         }
         max_live = max_live.max(live_now.len());
         for i in (cfg.block_first[b]..cfg.block_end[b]).rev() {

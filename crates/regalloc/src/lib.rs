@@ -120,7 +120,7 @@ pub struct Options {
 pub struct PhaseTimes {
     /// Input validation and CFG facts.
     pub validate: std::time::Duration,
-    /// Live-in and live-out sets.
+    /// Live-in sets (live-out sets are gathered from them where needed).
     pub liveness: std::time::Duration,
     /// Live intervals and their uses.
     pub intervals: std::time::Duration,

@@ -2,22 +2,25 @@
 //!
 //! Requires: a validated function (shape, SSA with single defs, reachable blocks).
 //! Guarantees: `live_in(b)` is the set of vregs live at the start of block `b`, *excluding*
-//! `b`'s own parameters (they are defined by the incoming edge); `live_out(b)` the set live
-//! at its end, including the arguments its branch passes. Each list is sorted by vreg index.
-//! A vreg read on a path from the entry that does not pass its def is reported in
-//! [`Liveness::live_into_entry`] (the caller turns it into an error).
+//! `b`'s own parameters (they are defined by the incoming edge), sorted by vreg index. The
+//! set live at the end of `b` is not stored: it is the union of its successors' live-in
+//! sets and the arguments its branch passes them, which the interval builder reads from
+//! these lists as it walks each block. A vreg read on a path from the entry that does not
+//! pass its def is reported in [`Liveness::live_into_entry`] (the caller turns it into an
+//! error).
 //!
 //! Method (Brandner et al., "Computing Liveness Sets for SSA-Form Programs", path
 //! exploration): in SSA a vreg `v` is live into block `b` exactly when `b` is not `v`'s def
 //! block and some use of `v` is reachable from `b`'s start without passing `v`'s def. So,
 //! one vreg at a time, every block that reads `v` (before any def there, which SSA rules out
 //! outside the def block) is marked live-in, and the marking walks predecessors backwards,
-//! marking them live-out, and live-in unless they are the def block. A per-block stamp (the
-//! vreg last marked there) stops the walk at blocks already marked for `v`.
+//! marking them live-in unless they are the def block. A per-block stamp (the vreg last
+//! marked there) stops the walk at blocks already marked for `v`.
 //!
-//! Cost: O(blocks + instructions + operands + L), where L = Σ |live_in(b)| + |live_out(b)|
-//! is the size of the result itself; no structure is sized blocks × vregs. (The old dense
-//! dataflow kept four blocks × vregs bitsets: gigabytes at 100,000 blocks.)
+//! Cost: O(blocks + edges + instructions + operands + L), where L = Σ |live_in(b)| is the
+//! size of the result itself (each marking walks the marked block's predecessors once); no
+//! structure is sized blocks × vregs. (The old dense dataflow kept four blocks × vregs
+//! bitsets: gigabytes at 100,000 blocks.)
 
 use crate::reuse::refill;
 use crate::validate::Cfg;
@@ -142,8 +145,6 @@ impl SparseSet {
 pub(crate) struct Liveness {
     /// Live-in list per block (parameters excluded).
     pub live_in: BlockLists,
-    /// Live-out list per block (branch arguments included).
-    pub live_out: BlockLists,
     /// The lowest-numbered vreg read on a path from the entry that misses its def.
     pub live_into_entry: Option<u32>,
 }
@@ -161,13 +162,11 @@ pub(crate) struct Scratch {
     reads_by_vreg: BlockLists,
     args_by_vreg: BlockLists,
     in_stamp: Vec<u32>,
-    out_stamp: Vec<u32>,
     live_in: Vec<(u32, u32)>,
-    live_out: Vec<(u32, u32)>,
     stack: Vec<u32>,
 }
 
-/// Computes live-in and live-out lists: by bitset dataflow for small functions (see
+/// Computes the live-in lists: by bitset dataflow for small functions (see
 /// `dense`, bounded size), by per-value path exploration otherwise.
 pub(crate) fn compute<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
     let mut live = Liveness::default();
@@ -201,9 +200,7 @@ fn compute_sparse<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, scratch
         reads_by_vreg,
         args_by_vreg,
         in_stamp,
-        out_stamp,
         live_in,
-        live_out,
         stack,
         ..
     } = scratch;
@@ -244,9 +241,7 @@ fn compute_sparse<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, scratch
     args_by_vreg.refill_from_pairs(nv, arg_reads);
 
     refill(in_stamp, n, NONE);
-    refill(out_stamp, n, NONE);
     live_in.clear(); // (block, vreg), vregs ascending
-    live_out.clear();
     let mut live_into_entry = None;
     stack.clear();
     for v in 0..nv as u32 {
@@ -262,10 +257,6 @@ fn compute_sparse<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, scratch
             }
         };
         for &b in args_by_vreg.get(v as usize) {
-            if out_stamp[b as usize] != v {
-                out_stamp[b as usize] = v;
-                live_out.push((b, v));
-            }
             mark_in(b, stack, live_in);
         }
         for &b in reads_by_vreg.get(v as usize) {
@@ -283,16 +274,11 @@ fn compute_sparse<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, scratch
                 continue;
             }
             for &p in func.block_preds(Block(b)) {
-                if out_stamp[p.index()] != v {
-                    out_stamp[p.index()] = v;
-                    live_out.push((p.0, v));
-                }
                 mark_in(p.0, stack, live_in);
             }
         }
     }
     live.live_in.refill_from_pairs(n, live_in);
-    live.live_out.refill_from_pairs(n, live_out);
     live.live_into_entry = live_into_entry;
 }
 
@@ -301,7 +287,7 @@ mod tests {
     use super::*;
 
     /// Both paths agree on every generated function (with its pressure, loops, block
-    /// parameters and constraints): lists, order and the entry report.
+    /// parameters and constraints): live-in lists, their order and the entry report.
     #[test]
     fn dense_and_sparse_paths_agree() {
         let mut dense_cases = 0;
@@ -320,11 +306,6 @@ mod tests {
                     sparse.live_in.get(b),
                     dense.live_in.get(b),
                     "case {i} block{b} in"
-                );
-                assert_eq!(
-                    sparse.live_out.get(b),
-                    dense.live_out.get(b),
-                    "case {i} block{b} out"
                 );
             }
             assert_eq!(sparse.live_into_entry, dense.live_into_entry, "case {i}");

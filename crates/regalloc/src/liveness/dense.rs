@@ -156,6 +156,5 @@ pub(super) fn compute<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, s: 
         .find(|(_, &w)| w != 0)
         .map(|(w, &word)| (w * 64) as u32 + word.trailing_zeros());
     live_in.to_lists(n, &mut live.live_in);
-    live_out.to_lists(n, &mut live.live_out);
     live.live_into_entry = live_into_entry;
 }
