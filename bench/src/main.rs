@@ -5,6 +5,7 @@
 
 mod code_speed;
 mod compile_speed;
+mod malloc_settings;
 mod peak_alloc;
 mod regalloc;
 mod scaling;

@@ -9,6 +9,10 @@
 //! Growth is time(2n) / time(n); a phase linear in the function grows about 2×.
 //! `--emit DIR` writes the generated `.clif` files instead of measuring; `--profile N`
 //! compiles the largest size N times with Kestrel alone (to run under a profiler).
+//!
+//! Every compile starts from fresh memory (the one-shot API), so glibc's adaptive malloc
+//! thresholds would make a size's time depend on the shapes measured before it; they are
+//! pinned for the whole run (`malloc_settings`), alike for both engines.
 
 mod shapes;
 
@@ -73,6 +77,7 @@ struct Measure {
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let args = parse(args)?;
+    crate::malloc_settings::pin_thresholds();
     let shapes: Vec<&Shape> = SHAPES
         .iter()
         .filter(|s| args.shape.as_deref().is_none_or(|n| n == s.name))
