@@ -146,15 +146,7 @@ pub fn verify_and_optimize<'f>(
     check: bool,
     mut times: Option<&mut PhaseTimes>,
 ) -> Result<std::borrow::Cow<'f, Function>, CodegenError> {
-    let start = times.is_some().then(Instant::now);
-    if !verified {
-        if let Err(errors) = kestrel_ir::verify_function(f) {
-            return Err(CodegenError::Verifier(errors.to_string()));
-        }
-    }
-    if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
-        t.verify += start.elapsed();
-    }
+    verify_timed(f, verified, times.as_deref_mut())?;
     // At opt level none the mid-end does not run, and its time stays zero.
     let mid_end = level != kestrel_opt::OptLevel::None;
     let start = (times.is_some() && mid_end).then(Instant::now);
@@ -163,6 +155,24 @@ pub fn verify_and_optimize<'f>(
         t.mid_end += start.elapsed();
     }
     Ok(optimized)
+}
+
+/// Run the IR verifier on `f` unless the caller has (`verified`), adding its time to `times`.
+fn verify_timed(
+    f: &Function,
+    verified: bool,
+    times: Option<&mut PhaseTimes>,
+) -> Result<(), CodegenError> {
+    let start = times.is_some().then(Instant::now);
+    if !verified {
+        if let Err(errors) = kestrel_ir::verify_function(f) {
+            return Err(CodegenError::Verifier(errors.to_string()));
+        }
+    }
+    if let (Some(t), Some(start)) = (times, start) {
+        t.verify += start.elapsed();
+    }
+    Ok(())
 }
 
 /// [`verify_and_optimize`] for a caller that no longer needs `f` as it was: the mid-end
@@ -176,15 +186,7 @@ pub fn verify_and_optimize_in_place(
     check: bool,
     mut times: Option<&mut PhaseTimes>,
 ) -> Result<(), CodegenError> {
-    let start = times.is_some().then(Instant::now);
-    if !verified {
-        if let Err(errors) = kestrel_ir::verify_function(f) {
-            return Err(CodegenError::Verifier(errors.to_string()));
-        }
-    }
-    if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
-        t.verify += start.elapsed();
-    }
+    verify_timed(f, verified, times.as_deref_mut())?;
     if level == kestrel_opt::OptLevel::None {
         return Ok(());
     }
