@@ -35,6 +35,7 @@
 //! After an SSA error (an undefined variable found while reading or sealing) the builder's
 //! phis may be half built, so it refuses all further work with the same error.
 
+mod defs;
 mod ins;
 mod ssa;
 mod switch;
@@ -46,8 +47,6 @@ pub use ins::InstBuilder;
 pub use switch::Switch;
 
 use std::fmt;
-
-use rustc_hash::FxHashMap;
 
 use crate::compact::CompactMemory;
 use crate::entity::{Block, EntityRef, Inst, PrimaryMap, SecondaryMap, Value};
@@ -198,10 +197,9 @@ pub struct FunctionBuilder {
     blocks: SecondaryMap<Block, BlockState>,
     /// Declared variables and their types.
     vars: PrimaryMap<Variable, Type>,
-    /// `defs[(var, block)]`: the value `var` holds at the end of `block`, if known there.
-    /// Hashed, not a table per variable: its size is the number of definitions recorded,
-    /// never variables × blocks.
-    defs: FxHashMap<(Variable, Block), Value>,
+    /// The value each variable holds at the end of each block, where known (`defs.rs`):
+    /// sized by the definitions recorded, never variables × blocks.
+    defs: defs::Defs,
     /// Block parameters created as phis by the SSA construction (and not removed).
     is_phi: SecondaryMap<Value, bool>,
     /// For each phi, the phis that use it as an operand (for cascading trivial-phi removal).
@@ -240,7 +238,7 @@ impl FunctionBuilder {
             current: None,
             blocks: SecondaryMap::new(),
             vars: PrimaryMap::new(),
-            defs: FxHashMap::default(),
+            defs: defs::Defs::default(),
             is_phi: SecondaryMap::new(),
             phi_users: SecondaryMap::new(),
             jt_used: SecondaryMap::new(),
@@ -282,8 +280,8 @@ impl FunctionBuilder {
         self.func = func;
         self.current = None;
         self.vars.clear();
-        // In O(what the last function used), not O(the largest function's table).
-        crate::scratch::empty_map(&mut self.defs);
+        // In O(what the last function used), not O(the largest function's tables).
+        self.defs.clear();
         self.is_phi.clear();
         self.jt_used.clear();
         self.poisoned = None;
@@ -446,7 +444,7 @@ impl FunctionBuilder {
         let block = self.current.ok_or(BuilderError::NoCurrentBlock {
             opcode: Opcode::Nop,
         })?;
-        self.defs.insert((var, block), value);
+        self.defs.insert(var, block, value);
         Ok(())
     }
 

@@ -128,9 +128,9 @@ impl FunctionBuilder {
     /// The variable's known value at the end of `block`, through aliases (a deferred phi's
     /// mark, left only by a run that failed, is no value).
     fn known_def(&self, var: Variable, block: Block) -> Option<Value> {
-        match self.defs.get(&(var, block)) {
-            Some(&DEFERRED) | None => None,
-            Some(&v) => Some(self.func.dfg.resolve(v)),
+        match self.defs.get(var, block) {
+            Some(DEFERRED) | None => None,
+            Some(v) => Some(self.func.dfg.resolve(v)),
         }
     }
 
@@ -166,13 +166,13 @@ impl FunctionBuilder {
         while let Some(step) = steps.pop() {
             match step {
                 Step::Read(b) => {
-                    match self.defs.get(&(var, b)).copied() {
+                    match self.defs.get(var, b) {
                         Some(DEFERRED) => {
                             // A cycle back to a block whose phi was deferred: it is needed
                             // now, as the value the cycle carries.
                             self.ssa.epoch += 1;
                             let phi = self.new_phi(b, ty);
-                            self.defs.insert((var, b), phi);
+                            self.defs.insert(var, b, phi);
                             results.push(phi);
                             continue;
                         }
@@ -190,7 +190,7 @@ impl FunctionBuilder {
                         // Incomplete phi; invariant 2: it is the last parameter and unfinished.
                         let phi = self.new_phi(b, ty);
                         self.blocks[b].incomplete.push((var, phi));
-                        self.defs.insert((var, b), phi);
+                        self.defs.insert(var, b, phi);
                         results.push(phi);
                     } else if num_preds == 1 && !cycle {
                         let p = self.blocks[b].preds[0].block;
@@ -207,7 +207,7 @@ impl FunctionBuilder {
                         // then sees the mark) or its operands differ, so the phis that would
                         // be trivial at once are never made (most of them, in practice).
                         self.ssa.epoch += 1;
-                        self.defs.insert((var, b), DEFERRED);
+                        self.defs.insert(var, b, DEFERRED);
                         steps.push(Step::Finish(b, DEFERRED));
                         steps.extend(
                             self.blocks[b]
@@ -224,7 +224,7 @@ impl FunctionBuilder {
                         self.ssa.on_chain[c] = mark;
                     }
                     if let Some(&v) = results.last() {
-                        self.defs.insert((var, b), v);
+                        self.defs.insert(var, b, v);
                     }
                 }
                 Step::Finish(b, phi) => {
@@ -234,20 +234,20 @@ impl FunctionBuilder {
                     // trivial, so neither check below is run for it.
                     let mut differs = false;
                     let phi = match phi {
-                        DEFERRED => match self.defs.get(&(var, b)).copied() {
+                        DEFERRED => match self.defs.get(var, b) {
                             Some(DEFERRED) => {
                                 let trivial =
                                     self.trivial_operands(DEFERRED, &results[split..], num_preds);
                                 if let Some(same) = trivial {
                                     // Every predecessor passes `same`: no phi at all.
-                                    self.defs.insert((var, b), same);
+                                    self.defs.insert(var, b, same);
                                     results.truncate(split);
                                     results.push(same);
                                     continue;
                                 }
                                 // Invariant 2: made now, its operands appended at once.
                                 let phi = self.new_phi(b, ty);
-                                self.defs.insert((var, b), phi);
+                                self.defs.insert(var, b, phi);
                                 differs = true;
                                 phi
                             }
