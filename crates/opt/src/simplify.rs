@@ -128,11 +128,10 @@ pub(crate) fn simplify_in(
             return;
         }
         let ty = cursor.func.dfg.value_type(cursor.results[0]);
-        let placed = (cursor.block, cursor.results);
-        if let Some(existing) = values.lookup_or_insert(data, ty, placed.0, placed.1, domtree) {
+        let (block, results) = (cursor.block, cursor.results);
+        if let Some(existing) = values.lookup_or_insert(data, ty, block, results, domtree) {
             // Post-invariant: `existing` was placed before this point in a dominating block,
             // so every use of these results may read it instead.
-            let results = cursor.results;
             for (&r, &e) in results.iter().zip(&existing) {
                 let replaced = cursor.func.dfg.change_to_alias(r, e);
                 debug_assert!(replaced, "equal instructions have equal result types");

@@ -17,9 +17,10 @@
 //! marking them live-in unless they are the def block. A per-block stamp (the vreg last
 //! marked there) stops the walk at blocks already marked for `v`.
 //!
-//! Cost: O(blocks + edges + instructions + operands + L), where L = Σ |live_in(b)| is the
-//! size of the result itself (each marking walks the marked block's predecessors once); no
-//! structure is sized blocks × vregs. (The old dense dataflow kept four blocks × vregs
+//! Cost: O(blocks + instructions + operands + L), where L = Σ over CFG edges (p, b) of
+//! |live_in(b)|: each vreg marked live into `b` is passed on to each of `b`'s predecessors
+//! once (the result itself, Σ |live_in(b)|, is at most L); no structure is sized blocks ×
+//! vregs. (The old dense dataflow kept four blocks × vregs
 //! bitsets: gigabytes at 100,000 blocks.)
 
 use crate::reuse::refill;

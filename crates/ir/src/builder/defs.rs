@@ -3,8 +3,8 @@
 //!
 //! One hash table per variable, keyed by block: a read walks one variable through many
 //! blocks, so its lookups and insertions stay in that variable's (smaller, hotter) table.
-//! Sized by the definitions recorded, never variables × blocks. Emptying costs the tables
-//! the last function used.
+//! Sized by the definitions recorded (plus one empty table per declared variable), never
+//! variables × blocks. Emptying costs what the last function used.
 
 use rustc_hash::FxHashMap;
 
@@ -33,8 +33,11 @@ impl Defs {
         self.by_var[k].insert(block, value);
     }
 
-    /// Forget every record, keeping memory sized for what the last function used.
-    pub fn clear(&mut self) {
+    /// Forget every record of a function that declared `vars` variables (only those have
+    /// records), keeping memory sized for what it used: the tables of variables it did not
+    /// have go, so the cost is linear in that function, not in the largest one so far.
+    pub fn clear(&mut self, vars: usize) {
+        self.by_var.truncate(vars);
         for table in &mut self.by_var {
             crate::scratch::empty_map(table);
         }

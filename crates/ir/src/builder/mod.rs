@@ -279,9 +279,9 @@ impl FunctionBuilder {
         func.clone_from(&Function::with_name_signature(name, signature));
         self.func = func;
         self.current = None;
-        self.vars.clear();
         // In O(what the last function used), not O(the largest function's tables).
-        self.defs.clear();
+        self.defs.clear(self.vars.len());
+        self.vars.clear();
         self.is_phi.clear();
         self.jt_used.clear();
         self.poisoned = None;
