@@ -23,6 +23,8 @@ pub struct Coverage {
     /// Compilations in which each AArch64 lowering rule fired, indexed like the AArch64
     /// backend's rule list (empty until an AArch64 compilation is recorded).
     aarch64_rule_counts: Vec<u64>,
+    /// Branches the mid-end if-converted (only campaigns with the mid-end's oracles).
+    if_converted: u64,
 }
 
 impl Default for Coverage {
@@ -32,6 +34,7 @@ impl Default for Coverage {
             rule_counts: vec![0; lowering_rules().len()],
             simplify_counts: vec![0; simplification_rules().len()],
             aarch64_rule_counts: Vec::new(),
+            if_converted: 0,
         }
     }
 }
@@ -82,6 +85,16 @@ impl Coverage {
         for (n, &k) in self.simplify_counts.iter_mut().zip(fired) {
             *n += u64::from(k);
         }
+    }
+
+    /// Note the branches one optimization if-converted.
+    pub fn record_if_converted(&mut self, branches: usize) {
+        self.if_converted += branches as u64;
+    }
+
+    /// Branches if-converted over the campaign.
+    pub fn if_converted(&self) -> u64 {
+        self.if_converted
     }
 
     /// Mid-end rules `(fired, total)`, if any optimization was recorded.
@@ -140,6 +153,7 @@ impl Coverage {
         if let Some((hit, total)) = self.simplify_summary() {
             out += &format!("mid-end rules fired: {hit}/{total} (firings of each)\n");
             out += &rule_rows(simplification_rules(), &self.simplify_counts);
+            out += &format!("mid-end if-conversions: {}\n", self.if_converted);
         }
         out
     }

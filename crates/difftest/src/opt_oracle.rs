@@ -19,6 +19,7 @@ fn optimized(case: &TestCase, coverage: &mut Coverage) -> Result<TestCase, Strin
     for f in &mut case.functions {
         let stats = optimize(f, OptLevel::Speed, true).map_err(|e| e.to_string())?;
         coverage.record_simplified(&stats.simplify.fired);
+        coverage.record_if_converted(stats.if_converted);
     }
     Ok(case)
 }

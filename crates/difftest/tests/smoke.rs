@@ -55,6 +55,10 @@ fn seeded_mid_end_smoke_campaign_finds_nothing_and_fires_every_rule() {
         unfired.is_empty(),
         "mid-end rules that never fired: {unfired:?}"
     );
+    assert!(
+        coverage.if_converted() > 0,
+        "the generated diamonds and triangles never met the if-conversion's shape"
+    );
 }
 
 #[test]

@@ -1,6 +1,9 @@
 //! `kestrel-opt`, the mid-end: IR-to-IR passes between the verifier and lowering.
 //!
 //! [`optimize`] reads as the pipeline of opt level `speed`:
+//! 0. [`if_convert`]: two-way branches whose sides are a few cheap pure instructions become
+//!    straight-line code with `select`s; first, so that the passes below simplify and number
+//!    the merged sides together;
 //! 1. [`eliminate_redundant_loads`]: loads equal to an available earlier one (`readonly`
 //!    loads across dominated blocks, others within a block until a write that may alias);
 //!    first, so that GVN sees the addresses computed from the loads it merged;
@@ -23,6 +26,7 @@
 
 mod dce;
 mod gvn;
+mod ifconvert;
 mod licm;
 mod loads;
 mod loops;
@@ -32,6 +36,7 @@ mod simplify;
 mod unreachable;
 
 pub use dce::eliminate_dead_code;
+pub use ifconvert::{if_convert, ARM_BUDGET, SELECT_BUDGET};
 pub use licm::hoist_loop_invariants;
 pub use loads::eliminate_redundant_loads;
 pub use rules::{simplification_rules, Op};
@@ -82,6 +87,8 @@ pub struct OptError {
 /// What [`optimize`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OptStats {
+    /// Branches turned into `select`s.
+    pub if_converted: usize,
     /// Loads deleted as redundant.
     pub loads: usize,
     pub simplify: SimplifyStats,
@@ -153,6 +160,12 @@ pub fn optimize_in(
         fired,
     } = ctx;
     cfg.compute_into(func);
+    stats.if_converted = ifconvert::if_convert_in(func, cfg);
+    if stats.if_converted > 0 {
+        // The arms' moves and removals are queued; the loads pass walks placed code.
+        func.compact_in(compact);
+        cfg.compute_into(func);
+    }
     domtree.compute_into(func, cfg);
     // The loads pass leaves tombstones and aliases; simplification's walk compacts them
     // away (compaction takes any layout and resolves aliases as it moves instructions).
