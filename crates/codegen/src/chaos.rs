@@ -46,7 +46,8 @@ pub enum Decision {
     AddrConstFold,
     /// Address mode: an `iadd` split into base and index (`addr_mem`).
     AddrAddFold,
-    /// Address mode: an `ishl` by 0 to 3 folded into a scaled index (`addr_mem`).
+    /// Address mode: an `ishl` by 0 to 3, or an `imul` by 3, 5 or 9, folded into a scaled
+    /// index (`addr_mem`, and `lea_plan` for sums).
     AddrShiftFold,
     /// Register allocation: perturb the allocator's heuristics from a derived seed
     /// ([`Chaos::derive_seed`]).

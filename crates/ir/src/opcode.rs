@@ -67,6 +67,9 @@ macro_rules! bitflags_lite {
             pub const fn union(self, other: $name) -> $name { $name(self.0 | other.0) }
             #[inline]
             pub const fn contains(self, other: $name) -> bool { self.0 & other.0 == other.0 }
+            /// Whether any flag of `other` is set.
+            #[inline]
+            pub const fn intersects(self, other: $name) -> bool { self.0 & other.0 != 0 }
         }
     };
 }

@@ -57,6 +57,10 @@ pub struct CompileOptions {
     pub validate_buffer: bool,
     /// Report the selection rules that fired in [`CompiledCode::rules_fired`].
     pub coverage: bool,
+    /// Lower a block's branch condition ahead of the other pure instructions at its end
+    /// (`machinst/tail_order.rs`; on at opt level `speed`, where the IR is not lowered as
+    /// given anyway).
+    pub conditions_first: bool,
 }
 
 /// Wall-clock time spent in each phase, accumulated over the compilations it is passed to.
@@ -270,6 +274,7 @@ pub fn compile_in<B: Backend>(
         .take()
         .and_then(|memory| memory.downcast::<CodeMemory<B::MInst>>().ok());
     let mut code_memory = kept.unwrap_or_default();
+    ctx.lower.conditions_first = options.conditions_first;
     let vcode = lower_reusing(
         backend,
         f,

@@ -74,6 +74,7 @@ use kestrel_ir::{Block, Function, Inst, InstructionData, Opcode, Type, Value, Va
 use kestrel_regalloc::{Operand, RegClass, VReg};
 
 use super::blockorder::{BlockLoweringOrder, LoweredBlock};
+use super::tail_order::TailOrder;
 use super::vcode::{CodeMemory, VCode, VCodeBuilder};
 use super::{BlockIndex, CodegenError, MachInst};
 use crate::chaos::{Chaos, Decision};
@@ -221,6 +222,12 @@ pub(crate) struct LowerScratch {
     /// A block's successors, and one edge's argument vregs.
     succs: Vec<BlockIndex>,
     args: Vec<VReg>,
+    /// A block's instructions in lowering's order, and the memory that orders them.
+    block_insts: Vec<Inst>,
+    tail_order: TailOrder,
+    /// The caller's choice for the next lowering (`CompileOptions::conditions_first`): read
+    /// blocks in `tail_order.rs`'s order.
+    pub(crate) conditions_first: bool,
 }
 
 impl<'f, I: MachInst> Lower<'f, I> {
@@ -432,6 +439,20 @@ impl<'f, I: MachInst> Lower<'f, I> {
         self.uses[self.f.dfg.resolve(value).index()] > 1
     }
 
+    /// Whether `value` comes from outside the current block (a block parameter, or the result
+    /// of another block's instruction) and has uses besides the current instruction's: such a
+    /// value (a loop-carried or loop-invariant one, typically) most likely lives on after
+    /// the current instruction, where a value of this block with other uses may have had
+    /// them before it.
+    pub fn lives_on(&self, value: Value) -> bool {
+        let value = self.f.dfg.resolve(value);
+        let made_here = matches!(
+            self.f.dfg.value_def(value),
+            ValueDef::Result(inst, _) if self.f.layout.inst_block(inst) == self.cur_block
+        );
+        !made_here && self.uses[value.index()] > 1
+    }
+
     /// The producer of `value` if the current user may compute it again itself, as part of an
     /// addressing mode, although `value` has other uses: in the current block, without side
     /// effects, traps or memory reads. Unlike [`Lower::mergeable_inst`] this does not absorb
@@ -561,8 +582,29 @@ impl<'f, I: MachInst> Lower<'f, I> {
             sunk: self.sunk,
             succs: Vec::new(),
             args: Vec::new(),
+            block_insts: Vec::new(),
+            tail_order: TailOrder::default(),
+            conditions_first: false,
         };
         (code, scratch)
+    }
+}
+
+/// A block's instructions bottom-up: the layout's, or the order `tail_order.rs` listed.
+enum BlockRead<L, R> {
+    Layout(L),
+    Listed(R),
+}
+
+impl<L: Iterator<Item = Inst>, R: Iterator<Item = Inst>> Iterator for BlockRead<L, R> {
+    type Item = Inst;
+
+    #[inline]
+    fn next(&mut self) -> Option<Inst> {
+        match self {
+            BlockRead::Layout(l) => l.next(),
+            BlockRead::Listed(r) => r.next(),
+        }
     }
 }
 
@@ -631,7 +673,8 @@ pub fn lower_with<B: LowerBackend>(
 
 /// [`lower_with`] in kept memory: the tables of `scratch` (given back filled with this
 /// function's, for the next) and `code_memory`, the buffers of an earlier function's code
-/// (given back emptied; the caller may return the new code to it when done).
+/// (given back emptied; the caller may return the new code to it when done). With
+/// `scratch.conditions_first`, each block is read in `tail_order.rs`'s order.
 pub(crate) fn lower_reusing<B: LowerBackend>(
     backend: &B,
     f: &Function,
@@ -666,6 +709,9 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
     // Scratch reused across blocks: the block's successors, and one edge's argument vregs.
     let mut succs = std::mem::take(&mut scratch.succs);
     let mut args = std::mem::take(&mut scratch.args);
+    let mut block_insts = std::mem::take(&mut scratch.block_insts);
+    let mut tail_order = std::mem::take(&mut scratch.tail_order);
+    let conditions_first = scratch.conditions_first;
     let tables = std::mem::take(scratch);
     let mut ctx = Lower::new(f, &regs_for, chaos, rules_fired, tables, code_memory);
     let entry = f.entry_block();
@@ -697,7 +743,15 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
             }
             LoweredBlock::Orig(b) => {
                 ctx.cur_block = Some(b);
-                let mut insts = f.layout.block_insts(b).rev().peekable();
+                // Program order, but for a branch's condition at opt speed (`tail_order.rs`);
+                // read bottom-up.
+                let reordered = conditions_first && tail_order.block_order(f, b, &mut block_insts);
+                let mut insts = if reordered {
+                    BlockRead::Listed(block_insts.iter().copied().rev())
+                } else {
+                    BlockRead::Layout(f.layout.block_insts(b).rev())
+                }
+                .peekable();
                 let term = *insts.peek().expect("verified blocks are not empty");
                 if f.dfg.inst(term).opcode().is_branch() {
                     insts.next();
@@ -773,5 +827,7 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
     *scratch = tables;
     scratch.succs = succs;
     scratch.args = args;
+    scratch.block_insts = block_insts;
+    scratch.tail_order = tail_order;
     Ok(code)
 }

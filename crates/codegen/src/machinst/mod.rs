@@ -15,6 +15,7 @@ pub mod lower;
 pub mod operands;
 pub mod shared_inst;
 pub mod stack_limit;
+mod tail_order;
 pub mod unwind;
 pub mod vcode;
 

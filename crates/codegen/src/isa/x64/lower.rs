@@ -52,7 +52,7 @@ use super::inst::{
     AluInst, AtomicInst, BitsInst, CallDest, Cond, ControlInst, FrameValue, Inst, LoadKind, Mem,
     MemInst, Pred, RegImm, SseInst, StoreKind,
 };
-use super::lower_mem;
+use super::lower_mem::{self, LeaPlan};
 use super::lower_op::op_of;
 pub use super::lower_op::Op;
 use crate::chaos::Decision;
@@ -119,6 +119,10 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn shared(&mut self, v: Value) -> Option<Value> {
         self.lower.has_other_uses(v).then_some(v)
+    }
+
+    fn lives_on(&mut self, v: Value) -> Option<Value> {
+        self.lower.lives_on(v).then_some(v)
     }
 
     fn ty_32_64(&mut self, ty: Type) -> Option<Type> {
@@ -435,6 +439,29 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn amode_wide(&mut self, addr: Value, offset: i32) -> Mem {
         lower_mem::addr_mem(self, self.inst, addr, offset, 8)
+    }
+
+    fn lea_plan(&mut self, a: Value, b: Value) -> Option<LeaPlan> {
+        lower_mem::lea_plan(self, self.inst, a, b)
+    }
+
+    fn lea_of(&mut self, plan: LeaPlan) -> Mem {
+        lower_mem::lea_of(self.lower, plan)
+    }
+
+    fn lea_scale(&mut self, k: Imm) -> Option<u8> {
+        lower_mem::lea_shift(k.imm)
+    }
+
+    fn scaled_mem(&mut self, a: Value, k: Imm, shift: u8) -> Mem {
+        self.lower.merge(k.value);
+        let x = self.lower.value_vreg(a);
+        Mem::RegIndex {
+            base: x,
+            index: x,
+            shift,
+            disp: 0,
+        }
     }
 
     fn disp_mem(&mut self, a: Value, k: Imm) -> Mem {

@@ -4,8 +4,10 @@
 //!
 //! - `addr_mem` folds an address (`iadd`s of a base, a scaled index and constants) into one
 //!   x86-64 addressing mode, merging the producers it absorbs; `slack` keeps room for a
-//!   second access 8 bytes further (`i128` halves). Which producers are `iadd`s and `ishl`s
-//!   the rules say (`iadd_parts`, `ishl_parts`).
+//!   second access 8 bytes further (`i128` halves). Which producers are `iadd`s, `ishl`s
+//!   and `imul`s the rules say (`iadd_parts`, `ishl_parts`, `imul_parts`).
+//! - `lea_plan` is the same fold for an `i64` `iadd` computed by a `lea`, when it absorbs
+//!   at least one producer (otherwise an `add` is as short); `lea_of` merges and builds it.
 //! - `load` emits one load; `global_value_vreg` evaluates a global value chain;
 //!   `symbol_addr` a symbol's address.
 //!
@@ -19,7 +21,8 @@ use std::sync::Arc;
 
 use kestrel_ir::immediates::Endianness;
 use kestrel_ir::{
-    ArgumentPurpose, GlobalValue, GlobalValueData, Inst as IrInst, MemFlags, TrapCode, Type, Value,
+    ArgumentPurpose, GlobalValue, GlobalValueData, Inst as IrInst, MemFlags, Opcode, TrapCode,
+    Type, Value,
 };
 use kestrel_regalloc::{RegClass, VReg};
 use smallvec::SmallVec;
@@ -205,6 +208,56 @@ struct AddrPlan {
     terms: SmallVec<[(Value, u8); 8]>,
     disp: i64,
     merges: SmallVec<[Value; 16]>,
+    /// Producers other than constants the plan takes over (their only use is folded).
+    absorbed: u32,
+    /// Whether a pure producer with other uses may be computed again inside the operand
+    /// (free in an access's address; not in a `lea`, which would only duplicate it).
+    recompute: bool,
+}
+
+impl AddrPlan {
+    fn new(disp: i64) -> AddrPlan {
+        AddrPlan {
+            terms: SmallVec::new(),
+            disp,
+            merges: SmallVec::new(),
+            absorbed: 0,
+            recompute: true,
+        }
+    }
+
+    /// The base and optional scaled index, when the terms fit one addressing mode (one or
+    /// two registers, at most one of them scaled) and `disp + slack` fits 32 bits.
+    #[inline]
+    fn shape(&self, slack: i32) -> Option<(Value, Option<(Value, u8)>)> {
+        let fits = i32::try_from(self.disp).is_ok()
+            && i32::try_from(self.disp.wrapping_add(i64::from(slack))).is_ok();
+        let terms = match self.terms.as_slice() {
+            [(b, 0)] => Some((*b, None)),
+            [(b, 0), (i, s)] | [(i, s), (b, 0)] => Some((*b, Some((*i, *s)))),
+            _ => None,
+        };
+        terms.filter(|_| fits)
+    }
+
+    /// Merge what the plan absorbs and build its operand (`shape` must have succeeded).
+    #[inline]
+    fn to_mem(&self, lower: &mut Lower<'_, Inst>, base: Value, index: Option<(Value, u8)>) -> Mem {
+        for &v in &self.merges {
+            lower.merge(v);
+        }
+        let disp = self.disp as i32;
+        let base = lower.value_vreg(base);
+        match index {
+            None => Mem::Reg { base, disp },
+            Some((index, shift)) => Mem::RegIndex {
+                base,
+                index: lower.value_vreg(index),
+                shift,
+                disp,
+            },
+        }
+    }
 }
 
 impl AddrPlan {
@@ -239,7 +292,7 @@ impl AddrPlan {
         // done so, `v` has no uses left and its producer emits nothing, and the access that
         // takes the last use absorbs it, operands and all.
         let absorbed = !shared && ctx.lower.mergeable_inst(v, user).is_some();
-        let foldable = absorbed || ctx.lower.recomputable_inst(v).is_some();
+        let foldable = absorbed || (self.recompute && ctx.lower.recomputable_inst(v).is_some());
         if depth < 3 && foldable {
             if let Some(Operands2::Two { a, b }) =
                 ctx.producer(v, generated::constructor_iadd_parts)
@@ -248,6 +301,7 @@ impl AddrPlan {
                     if !shared {
                         self.merges.push(v);
                     }
+                    self.absorbed += u32::from(absorbed);
                     self.walk(ctx, user, a, depth + 1, !absorbed);
                     self.walk(ctx, user, b, depth + 1, !absorbed);
                     return;
@@ -269,7 +323,32 @@ impl AddrPlan {
                 }
                 if absorbed {
                     self.merges.push(k);
+                    self.absorbed += 1;
                 }
+                self.terms.push((x, shift));
+                return;
+            }
+            // `x * 3`, `x * 5`, `x * 9` is `x + (x << 1|2|3)`: a base and a scaled index.
+            let multiplied = ctx
+                .producer(v, generated::constructor_imul_parts)
+                .and_then(|Operands2::Two { a, b }| {
+                    let (x, k) = if ctx.lower.const_value(b).is_some() {
+                        (a, b)
+                    } else {
+                        (b, a)
+                    };
+                    Some((x, k, lea_shift(ctx.lower.const_value(k)?)?))
+                })
+                .filter(|_| !ctx.lower.should_skip(Decision::AddrShiftFold));
+            if let Some((x, k, shift)) = multiplied {
+                if !shared {
+                    self.merges.push(v);
+                }
+                if absorbed {
+                    self.merges.push(k);
+                    self.absorbed += 1;
+                }
+                self.terms.push((x, 0));
                 self.terms.push((x, shift));
                 return;
             }
@@ -290,38 +369,12 @@ pub(super) fn addr_mem(
     offset: i32,
     slack: i32,
 ) -> Mem {
-    let mut plan = AddrPlan {
-        terms: SmallVec::new(),
-        disp: i64::from(offset),
-        merges: SmallVec::new(),
-    };
+    let mut plan = AddrPlan::new(i64::from(offset));
     plan.walk(ctx, user, addr, 0, false);
     let lower = &mut *ctx.lower;
-    let fits = i32::try_from(plan.disp).is_ok()
-        && i32::try_from(plan.disp.wrapping_add(i64::from(slack))).is_ok();
-    let terms = match plan.terms.as_slice() {
-        [(b, 0)] => Some((*b, None)),
-        [(b, 0), (i, s)] | [(i, s), (b, 0)] => Some((*b, Some((*i, *s)))),
-        _ => None,
-    };
-    match terms {
-        Some((base, index)) if fits => {
-            for &v in &plan.merges {
-                lower.merge(v);
-            }
-            let disp = plan.disp as i32;
-            let base = lower.value_vreg(base);
-            match index {
-                None => Mem::Reg { base, disp },
-                Some((index, shift)) => Mem::RegIndex {
-                    base,
-                    index: lower.value_vreg(index),
-                    shift,
-                    disp,
-                },
-            }
-        }
-        _ if offset.checked_add(slack).is_none() => {
+    match plan.shape(slack) {
+        Some((base, index)) => plan.to_mem(lower, base, index),
+        None if offset.checked_add(slack).is_none() => {
             // No room for the high half's displacement: add the offset first.
             let a = lower.value_vreg(addr);
             let base = lower.alloc_vreg(RegClass::Int);
@@ -334,9 +387,87 @@ pub(super) fn addr_mem(
             });
             Mem::Reg { base, disp: 0 }
         }
-        _ => Mem::Reg {
+        None => Mem::Reg {
             base: lower.value_vreg(addr),
             disp: offset,
         },
     }
+}
+
+/// The shift of the scaled index that multiplies by `k` together with the base: `x * k` is
+/// `[x + x << shift]` for `k` = 3, 5, 9.
+pub(super) fn lea_shift(k: i64) -> Option<u8> {
+    match k {
+        3 => Some(1),
+        5 => Some(2),
+        9 => Some(3),
+        _ => None,
+    }
+}
+
+/// A sum one `lea` computes (`lea_plan`), nothing merged yet; `lea_of` merges and builds it.
+#[derive(Clone, Copy, Debug)]
+pub struct LeaPlan {
+    base: Value,
+    index: Option<(Value, u8)>,
+    disp: i64,
+    merges: [Option<Value>; LeaPlan::MAX_MERGES],
+}
+
+impl LeaPlan {
+    /// A walk from the operands of one `iadd` folds at most two levels of `iadd`s below it,
+    /// so a plan that fits one addressing mode merges at most this many values.
+    const MAX_MERGES: usize = 16;
+}
+
+/// The plan computing `a + b` for the `i64` `iadd` `user` as an address (see `addr_mem`),
+/// when the fold takes over at least one producer (`iadd`, shift or multiply) whose only
+/// use it is, so one `lea` replaces two or more instructions. None otherwise (an `add` does
+/// as well), or when the sum does not fit one addressing mode.
+pub(super) fn lea_plan(
+    ctx: &mut IselCtx<'_, '_>,
+    user: IrInst,
+    a: Value,
+    b: Value,
+) -> Option<LeaPlan> {
+    // Most sums have no foldable producer: say so before planning.
+    let foldable = |v: Value| {
+        ctx.lower.def_inst(v).is_some_and(|i| {
+            matches!(
+                ctx.lower.data(i).opcode(),
+                Opcode::Iadd | Opcode::Ishl | Opcode::Imul
+            )
+        })
+    };
+    if !foldable(a) && !foldable(b) {
+        return None;
+    }
+    // One level of `iadd` below the operands at most (`walk` folds `iadd`s above depth
+    // 3), and only producers whose single use this is: a `lea` gains nothing from
+    // recomputing a shared one, and deep trees rarely fit one addressing mode.
+    let mut plan = AddrPlan::new(0);
+    plan.recompute = false;
+    plan.walk(ctx, user, a, 2, false);
+    plan.walk(ctx, user, b, 2, false);
+    if plan.absorbed == 0 || plan.merges.len() > LeaPlan::MAX_MERGES {
+        return None;
+    }
+    let (base, index) = plan.shape(0)?;
+    let mut merges = [None; LeaPlan::MAX_MERGES];
+    for (slot, &v) in merges.iter_mut().zip(&plan.merges) {
+        *slot = Some(v);
+    }
+    Some(LeaPlan {
+        base,
+        index,
+        disp: plan.disp,
+        merges,
+    })
+}
+
+/// The operand of `plan`'s `lea`, its producers merged.
+pub(super) fn lea_of(lower: &mut Lower<'_, Inst>, plan: LeaPlan) -> Mem {
+    let mut built = AddrPlan::new(plan.disp);
+    built.merges.extend(plan.merges.iter().flatten().copied());
+    built.to_mem(lower, plan.base, plan.index)
 }

@@ -155,6 +155,7 @@ impl X64Backend {
             keep_text: flags.keep_text,
             validate_buffer: flags.validate,
             coverage: flags.coverage,
+            conditions_first: flags.opt_level == OptLevel::Speed,
         }
     }
 
