@@ -240,6 +240,19 @@ impl AddrPlan {
         terms.filter(|_| fits)
     }
 
+    /// Note the fold of `v`'s producer with constant operand `k` (a shift or a multiply):
+    /// the plan takes one use of `v` unless `shared`, and the constant with the producer
+    /// when it `absorbed` it.
+    fn take_over(&mut self, v: Value, k: Value, shared: bool, absorbed: bool) {
+        if !shared {
+            self.merges.push(v);
+        }
+        if absorbed {
+            self.merges.push(k);
+            self.absorbed += 1;
+        }
+    }
+
     /// Merge what the plan absorbs and build its operand (`shape` must have succeeded).
     #[inline]
     fn to_mem(&self, lower: &mut Lower<'_, Inst>, base: Value, index: Option<(Value, u8)>) -> Mem {
@@ -318,13 +331,7 @@ impl AddrPlan {
                 })
                 .filter(|_| !ctx.lower.should_skip(Decision::AddrShiftFold));
             if let Some((x, k, shift)) = shifted {
-                if !shared {
-                    self.merges.push(v);
-                }
-                if absorbed {
-                    self.merges.push(k);
-                    self.absorbed += 1;
-                }
+                self.take_over(v, k, shared, absorbed);
                 self.terms.push((x, shift));
                 return;
             }
@@ -341,13 +348,7 @@ impl AddrPlan {
                 })
                 .filter(|_| !ctx.lower.should_skip(Decision::AddrShiftFold));
             if let Some((x, k, shift)) = multiplied {
-                if !shared {
-                    self.merges.push(v);
-                }
-                if absorbed {
-                    self.merges.push(k);
-                    self.absorbed += 1;
-                }
+                self.take_over(v, k, shared, absorbed);
                 self.terms.push((x, 0));
                 self.terms.push((x, shift));
                 return;
