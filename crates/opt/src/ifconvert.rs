@@ -10,8 +10,8 @@
 //! side is either a direct edge to a join block `J`, with arguments, or an *arm*: a block
 //! other than `H` and `J`, not cold, without parameters, whose only predecessor is `H`,
 //! holding at most [`ARM_BUDGET`] instructions besides constants, each cheap and
-//! speculatable (`speculatable`: pure, cannot trap, no memory, a single machine instruction
-//! on both ISAs, results of at most 64 bits), and ending in `jump J(args)`. Both sides reach
+//! speculatable (`speculatable`: pure, cannot trap, no memory, one or two machine
+//! instructions on both ISAs, scalars of at most 64 bits), and ending in `jump J(args)`. Both sides reach
 //! the same `J`, the two arms (if both are arms) are different blocks, and at most
 //! [`SELECT_BUDGET`] argument positions differ between the sides, each of a type `select`
 //! lowers to (integers of at most 64 bits, `f32`, `f64`).
@@ -46,9 +46,9 @@ pub const ARM_BUDGET: usize = 4;
 /// Arguments of the join that may differ between the sides (one `select` each).
 pub const SELECT_BUDGET: usize = 4;
 
-/// Whether `data` may run on the path that did not ask for it, at the cost of one cheap
-/// machine instruction: pure, non-trapping, no memory access, scalar results of at most
-/// 64 bits.
+/// Whether `inst` may run on the path that did not ask for it, at the cost of one or two
+/// cheap machine instructions: an opcode of the list below (pure, non-trapping, no memory
+/// access; no division, square root or conversion sequence), on scalars of at most 64 bits.
 fn speculatable(func: &Function, inst: Inst) -> bool {
     use Opcode::*;
     let data = func.dfg.inst(inst);
