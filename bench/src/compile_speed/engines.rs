@@ -75,7 +75,7 @@ pub fn kestrel(
     let options = CompileOptions {
         check_regalloc: false,
         keep_text: false,
-        conditions_first: level == OptLevel::Speed,
+        lower_for_speed: level == OptLevel::Speed,
         ..CompileOptions::default()
     };
     let chaos = &mut Chaos::disabled();

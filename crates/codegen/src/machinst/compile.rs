@@ -57,10 +57,11 @@ pub struct CompileOptions {
     pub validate_buffer: bool,
     /// Report the selection rules that fired in [`CompiledCode::rules_fired`].
     pub coverage: bool,
-    /// Lower a block's branch condition ahead of the other pure instructions at its end
-    /// (`machinst/tail_order.rs`; on at opt level `speed`, where the IR is not lowered as
-    /// given anyway).
-    pub conditions_first: bool,
+    /// Lowering choices that cost compile time for better code, on at opt level `speed`:
+    /// a block's branch condition read ahead of the other pure instructions at its end
+    /// (`machinst/tail_order.rs`), and the selection rules that ask `Lower::for_speed` (on
+    /// x86-64: `lea` for sums and small multiplies, loads kept apart from live operands).
+    pub lower_for_speed: bool,
 }
 
 /// Wall-clock time spent in each phase, accumulated over the compilations it is passed to.
@@ -274,7 +275,7 @@ pub fn compile_in<B: Backend>(
         .take()
         .and_then(|memory| memory.downcast::<CodeMemory<B::MInst>>().ok());
     let mut code_memory = kept.unwrap_or_default();
-    ctx.lower.conditions_first = options.conditions_first;
+    ctx.lower.for_speed = options.lower_for_speed;
     let vcode = lower_reusing(
         backend,
         f,

@@ -138,6 +138,8 @@ pub struct Lower<'f, I: MachInst> {
     colors: Vec<u32>,
     /// Loads sunk into their user (by instruction index): they emit nothing themselves.
     sunk: Vec<bool>,
+    /// Lowering at opt level `speed` (`CompileOptions::lower_for_speed`).
+    for_speed: bool,
     /// The IR block being lowered.
     cur_block: Option<Block>,
     /// Machine instructions of the IR instruction being lowered, in program order.
@@ -225,9 +227,8 @@ pub(crate) struct LowerScratch {
     /// A block's instructions in lowering's order, and the memory that orders them.
     block_insts: Vec<Inst>,
     tail_order: TailOrder,
-    /// The caller's choice for the next lowering (`CompileOptions::conditions_first`): read
-    /// blocks in `tail_order.rs`'s order.
-    pub(crate) conditions_first: bool,
+    /// The caller's choice for the next lowering (`CompileOptions::lower_for_speed`).
+    pub(crate) for_speed: bool,
 }
 
 impl<'f, I: MachInst> Lower<'f, I> {
@@ -247,6 +248,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
             mut demanded,
             mut colors,
             mut sunk,
+            for_speed,
             ..
         } = scratch;
         refill(&mut uses, num_values, 0);
@@ -287,6 +289,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
             demanded,
             colors,
             sunk,
+            for_speed,
             cur_block: None,
             cur_insts: {
                 let mut buffer = std::mem::take(&mut code_memory.cur_insts);
@@ -439,6 +442,13 @@ impl<'f, I: MachInst> Lower<'f, I> {
         self.uses[self.f.dfg.resolve(value).index()] > 1
     }
 
+    /// Whether selection may spend compile time on better code (opt level `speed`): rules
+    /// that search further than the operands' producers ask this first.
+    #[inline]
+    pub fn for_speed(&self) -> bool {
+        self.for_speed
+    }
+
     /// Whether `value` comes from outside the current block (a block parameter, or the result
     /// of another block's instruction) and has uses besides the current instruction's: such a
     /// value (a loop-carried or loop-invariant one, typically) most likely lives on after
@@ -584,7 +594,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
             args: Vec::new(),
             block_insts: Vec::new(),
             tail_order: TailOrder::default(),
-            conditions_first: false,
+            for_speed: self.for_speed,
         };
         (code, scratch)
     }
@@ -674,7 +684,8 @@ pub fn lower_with<B: LowerBackend>(
 /// [`lower_with`] in kept memory: the tables of `scratch` (given back filled with this
 /// function's, for the next) and `code_memory`, the buffers of an earlier function's code
 /// (given back emptied; the caller may return the new code to it when done). With
-/// `scratch.conditions_first`, each block is read in `tail_order.rs`'s order.
+/// `scratch.for_speed`, each block is read in `tail_order.rs`'s order and the selection
+/// rules may ask [`Lower::for_speed`].
 pub(crate) fn lower_reusing<B: LowerBackend>(
     backend: &B,
     f: &Function,
@@ -711,7 +722,7 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
     let mut args = std::mem::take(&mut scratch.args);
     let mut block_insts = std::mem::take(&mut scratch.block_insts);
     let mut tail_order = std::mem::take(&mut scratch.tail_order);
-    let conditions_first = scratch.conditions_first;
+    let for_speed = scratch.for_speed;
     let tables = std::mem::take(scratch);
     let mut ctx = Lower::new(f, &regs_for, chaos, rules_fired, tables, code_memory);
     let entry = f.entry_block();
@@ -745,7 +756,7 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
                 ctx.cur_block = Some(b);
                 // Program order, but for a branch's condition at opt speed (`tail_order.rs`);
                 // read bottom-up.
-                let reordered = conditions_first && tail_order.block_order(f, b, &mut block_insts);
+                let reordered = for_speed && tail_order.block_order(f, b, &mut block_insts);
                 let mut insts = if reordered {
                     BlockRead::Listed(block_insts.iter().copied().rev())
                 } else {

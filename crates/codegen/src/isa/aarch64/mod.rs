@@ -178,7 +178,7 @@ impl Aarch64Backend {
             keep_text: flags.keep_text,
             validate_buffer: flags.validate,
             coverage: flags.coverage,
-            conditions_first: flags.opt_level == kestrel_opt::OptLevel::Speed,
+            lower_for_speed: flags.opt_level == kestrel_opt::OptLevel::Speed,
         };
         let target = Aarch64Backend {
             preserve_frame_pointers: flags.preserve_frame_pointers || self.preserve_frame_pointers,

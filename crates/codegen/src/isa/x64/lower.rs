@@ -122,7 +122,7 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn lives_on(&mut self, v: Value) -> Option<Value> {
-        self.lower.lives_on(v).then_some(v)
+        (self.lower.for_speed() && self.lower.lives_on(v)).then_some(v)
     }
 
     fn ty_32_64(&mut self, ty: Type) -> Option<Type> {
@@ -442,6 +442,9 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn lea_plan(&mut self, a: Value, b: Value) -> Option<LeaPlan> {
+        if !self.lower.for_speed() {
+            return None;
+        }
         lower_mem::lea_plan(self, self.inst, a, b)
     }
 
@@ -450,6 +453,9 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 
     fn lea_scale(&mut self, k: Imm) -> Option<u8> {
+        if !self.lower.for_speed() {
+            return None;
+        }
         lower_mem::lea_shift(k.imm)
     }
 

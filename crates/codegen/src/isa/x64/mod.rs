@@ -155,7 +155,7 @@ impl X64Backend {
             keep_text: flags.keep_text,
             validate_buffer: flags.validate,
             coverage: flags.coverage,
-            conditions_first: flags.opt_level == OptLevel::Speed,
+            lower_for_speed: flags.opt_level == OptLevel::Speed,
         }
     }
 
