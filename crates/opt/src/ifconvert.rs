@@ -209,6 +209,8 @@ pub(crate) fn if_convert_in(func: &mut Function, cfg: &ControlFlowGraph) -> usiz
     let mut converted = 0;
     let mut insts: Vec<Inst> = Vec::new();
     let mut args: Vec<Value> = Vec::new();
+    // The join's arguments from each side, position by position.
+    let mut pairs: Vec<(Value, Value)> = Vec::new();
     // Blocks taking part in a conversion so far (as `H` or as an arm): a converted `H` now
     // ends in a jump and its queued instructions are invisible to `block_insts`, so it must
     // not become another branch's arm. An arm's only predecessor is its `H`, so no other
@@ -243,12 +245,16 @@ pub(crate) fn if_convert_in(func: &mut Function, cfg: &ControlFlowGraph) -> usiz
             func.layout.remove_block(arm);
             touched[arm.index()] = true;
         }
-        args.clear();
-        let (a1, a2) = (
-            func.dfg.block_call_args(&sides[0].join).to_vec(),
-            func.dfg.block_call_args(&sides[1].join).to_vec(),
+        pairs.clear();
+        pairs.extend(
+            func.dfg
+                .block_call_args(&sides[0].join)
+                .iter()
+                .copied()
+                .zip(func.dfg.block_call_args(&sides[1].join).iter().copied()),
         );
-        for (&x, &y) in a1.iter().zip(&a2) {
+        args.clear();
+        for &(x, y) in &pairs {
             if x == y {
                 args.push(x);
                 continue;
