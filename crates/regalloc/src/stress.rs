@@ -137,6 +137,7 @@ pub fn run(options: &StressOptions, out: &mut dyn Write) -> io::Result<StressSum
                 .perturb
                 .map(|p| p ^ (index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
             timing: false,
+            trust_input: false,
         };
         let output = match allocate(&case.func, &case.env, ra_options) {
             Ok(output) => output,

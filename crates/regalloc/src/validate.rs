@@ -112,34 +112,57 @@ pub(crate) struct Scratch {
     depth_delta: Vec<i64>,
 }
 
+/// How much of the input [`validate_into`] checks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Checks {
+    /// Everything in the module contract.
+    Full,
+    /// Only what computing the [`Cfg`] meets on its way (block ranges, reachability, the
+    /// entry's parameters, the machine description): O(blocks + instructions + edges),
+    /// without the per-edge and per-operand walks ([`crate::Options::trust_input`]).
+    ShapeOnly,
+}
+
 /// Validates `func` against `env` and computes the shared CFG facts.
 pub(crate) fn validate<F: Function>(func: &F, env: &MachineEnv) -> Result<Cfg, RegAllocError> {
     let mut cfg = Cfg::default();
     let mut env_cache = EnvCache::default();
     let facts = env_cache.facts(env);
-    validate_into(func, env, facts, &mut cfg, &mut Scratch::default())?;
+    validate_into(
+        func,
+        env,
+        facts,
+        Checks::Full,
+        &mut cfg,
+        &mut Scratch::default(),
+    )?;
     Ok(cfg)
 }
 
-/// [`validate`], refilling `cfg` and reusing the buffers of `cfg` and `scratch`.
+/// [`validate`] with the given `checks`, refilling `cfg` and reusing the buffers of `cfg`
+/// and `scratch`.
 pub(crate) fn validate_into<F: Function>(
     func: &F,
     env: &MachineEnv,
     facts: &EnvFacts,
+    checks: Checks,
     cfg: &mut Cfg,
     scratch: &mut Scratch,
 ) -> Result<(), RegAllocError> {
-    check_shape(func, cfg, scratch)?;
-    check_edges(func, cfg)?;
+    check_shape(func, checks, cfg, scratch)?;
     if let Some(problem) = &facts.problem {
         return Err(malformed(problem.clone()));
     }
-    check_operands_and_defs(func, env, facts, cfg, scratch)?;
+    if checks == Checks::Full {
+        check_edges(func, cfg)?;
+        check_operands_and_defs(func, env, facts, cfg, scratch)?;
+    }
     Ok(())
 }
 
 fn check_shape<F: Function>(
     func: &F,
+    checks: Checks,
     cfg: &mut Cfg,
     scratch: &mut Scratch,
 ) -> Result<(), RegAllocError> {
@@ -192,18 +215,53 @@ fn check_shape<F: Function>(
     if !func.block_params(entry).is_empty() {
         return Err(RegAllocError::EntryParams);
     }
-    // Successor/predecessor lists must describe the same multiset of edges. The successor
-    // lists, regrouped by target (a counting sort), give each block the sources the
-    // successor lists claim; those must equal its predecessor list as a multiset, which a
-    // per-source counter decides in O(|preds| + |claimed|). Total O(blocks + edges).
+    if checks == Checks::Full {
+        check_edge_lists(func, scratch)?;
+    }
+    let Scratch {
+        visited,
+        stack,
+        depth_delta,
+        ..
+    } = scratch;
+    // Postorder by an explicit-stack DFS from the entry.
+    refill(visited, num_blocks, false);
+    postorder.clear();
+    stack.clear();
+    stack.push((entry, 0));
+    visited[entry.index()] = true;
+    while let Some(&mut (block, ref mut next_succ)) = stack.last_mut() {
+        let succs = func.block_succs(block);
+        if *next_succ < succs.len() {
+            let s = succs[*next_succ];
+            *next_succ += 1;
+            if !visited[s.index()] {
+                visited[s.index()] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            postorder.push(block);
+            stack.pop();
+        }
+    }
+    if let Some(b) = visited.iter().position(|v| !v) {
+        return Err(RegAllocError::Unreachable(b as u32));
+    }
+    crate::loop_depths_into(func, loop_depth, depth_delta);
+    Ok(())
+}
+
+/// Successor and predecessor lists must describe the same multiset of edges. The successor
+/// lists, regrouped by target (a counting sort), give each block the sources the successor
+/// lists claim; those must equal its predecessor list as a multiset, which a per-source
+/// counter decides in O(|preds| + |claimed|). Total O(blocks + edges).
+fn check_edge_lists<F: Function>(func: &F, scratch: &mut Scratch) -> Result<(), RegAllocError> {
+    let num_blocks = func.num_blocks();
     let Scratch {
         claimed_start,
         fill,
         claimed,
         count,
-        visited,
-        stack,
-        depth_delta,
         ..
     } = scratch;
     refill(claimed_start, num_blocks + 1, 0);
@@ -259,30 +317,6 @@ fn check_shape<F: Function>(
             )));
         }
     }
-    // Postorder by an explicit-stack DFS from the entry.
-    refill(visited, num_blocks, false);
-    postorder.clear();
-    stack.clear();
-    stack.push((entry, 0));
-    visited[entry.index()] = true;
-    while let Some(&mut (block, ref mut next_succ)) = stack.last_mut() {
-        let succs = func.block_succs(block);
-        if *next_succ < succs.len() {
-            let s = succs[*next_succ];
-            *next_succ += 1;
-            if !visited[s.index()] {
-                visited[s.index()] = true;
-                stack.push((s, 0));
-            }
-        } else {
-            postorder.push(block);
-            stack.pop();
-        }
-    }
-    if let Some(b) = visited.iter().position(|v| !v) {
-        return Err(RegAllocError::Unreachable(b as u32));
-    }
-    crate::loop_depths_into(func, loop_depth, depth_delta);
     Ok(())
 }
 

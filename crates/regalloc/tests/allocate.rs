@@ -233,14 +233,18 @@ fn use_not_dominated_is_rejected() {
         (vec![inst(vec![])], vec![(3, vec![])], vec![]),
         (vec![inst(vec![Operand::reg_use(v(1))])], vec![], vec![]),
     ]);
+    let expected = RegAllocError::UseNotDominated {
+        vreg: v(1),
+        inst: 5,
+    };
     let err = allocate(&f, &env(4), Options::default()).unwrap_err();
-    assert_eq!(
-        err,
-        RegAllocError::UseNotDominated {
-            vreg: v(1),
-            inst: 5
-        }
-    );
+    assert_eq!(err, expected);
+    // Liveness finds it, so trusting the input does not hide it.
+    let trusted = Options {
+        trust_input: true,
+        ..Options::default()
+    };
+    assert_eq!(allocate(&f, &env(4), trusted).unwrap_err(), expected);
 }
 
 #[test]
@@ -442,6 +446,7 @@ fn checked(perturb: Option<u64>) -> Options {
         check: true,
         perturb,
         timing: false,
+        trust_input: false,
     }
 }
 

@@ -23,6 +23,7 @@ fn a_reused_context_allocates_like_a_fresh_one() {
             check: i % 3 == 0,
             perturb: (i % 5 == 0).then_some(i as u64),
             timing: false,
+            trust_input: false,
         };
         let fresh = allocate(&case.func, &case.env, options);
         let reused = allocate_in(&mut ctx, &case.func, &case.env, options);
@@ -42,4 +43,33 @@ fn a_reused_context_allocates_like_a_fresh_one() {
         compared > 400,
         "only {compared} cases allocated ({errors} errors)"
     );
+}
+
+/// `trust_input` only skips checks: an input that passes them is allocated exactly as when
+/// they run, and one they reject (a use before its def) is still refused.
+#[test]
+fn trusting_valid_input_allocates_like_validating_it() {
+    let mut ctx = Context::new();
+    let mut compared = 0;
+    for i in 0..400 {
+        let case = stress::case(0x7a11, i);
+        let options = Options {
+            check: i % 4 == 0,
+            perturb: (i % 5 == 0).then_some(i as u64),
+            timing: false,
+            trust_input: false,
+        };
+        let Ok(validated) = allocate(&case.func, &case.env, options) else {
+            continue;
+        };
+        let trusted = Options {
+            trust_input: true,
+            ..options
+        };
+        let trusted = allocate_in(&mut ctx, &case.func, &case.env, trusted)
+            .unwrap_or_else(|e| panic!("case {i}: valid input refused when trusted: {e:?}"));
+        assert!(same(&validated, trusted), "case {i}: trusting changed the allocation");
+        compared += 1;
+    }
+    assert!(compared > 300, "only {compared} cases allocated");
 }

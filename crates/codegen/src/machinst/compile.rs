@@ -297,6 +297,10 @@ pub fn compile_in<B: Backend>(
         check: options.check_regalloc,
         perturb: chaos.derive_seed(),
         timing: times.is_some(),
+        // Lowering's output meets the allocator's contract (debug builds and checked
+        // compiles validate it, and the tests and fuzzers run those), so a release compile
+        // without the checker computes only the block facts.
+        trust_input: !options.check_regalloc && !cfg!(debug_assertions),
     };
     let ra = kestrel_regalloc::allocate_in(
         &mut ctx.regalloc,
