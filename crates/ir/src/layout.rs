@@ -94,6 +94,16 @@ impl Layout {
             && self.removed_insts == 0
     }
 
+    /// True when edits wait for compaction that iteration does not show (queued
+    /// insertions, queued or removed blocks). Tombstones do not count: iteration skips them,
+    /// so a layout whose only edits are removed instructions reads as its compaction would,
+    /// with gaps in the instruction numbering.
+    pub fn has_queued_edits(&self) -> bool {
+        !(self.pending_insts.is_empty()
+            && self.pending_blocks.is_empty()
+            && self.removed_blocks.is_empty())
+    }
+
     // ---- Blocks -------------------------------------------------------------------------
 
     /// Blocks in program order.

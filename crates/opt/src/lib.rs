@@ -17,7 +17,8 @@
 //!    from outside a loop move to its preheader.
 //!
 //! Contract. Requires a function the verifier accepts, with a compact layout (what the
-//! parser and `FunctionBuilder::finalize` produce). Guarantees a compact function with the
+//! parser and `FunctionBuilder::finalize` produce). Guarantees a compact function ([`optimize`];
+//! [`optimize_in`] may leave the last removed instructions as tombstones) with the
 //! same observable behavior (results, traps, memory effects, calls) that the verifier
 //! accepts; with `verify`, the verifier is run on the result and a rejection is an
 //! [`OptError`] (a mid-end bug, reported instead of compiled). Cost: linear in the function
@@ -126,16 +127,22 @@ impl OptContext {
     }
 }
 
-/// Run the pipeline of `level` on `func` in place (nothing for [`OptLevel::None`]); with
-/// `verify`, check the result with the IR verifier.
+/// Run the pipeline of `level` on `func` in place (nothing for [`OptLevel::None`]), leaving
+/// it compact; with `verify`, check the result with the IR verifier.
 pub fn optimize(func: &mut Function, level: OptLevel, verify: bool) -> Result<OptStats, OptError> {
     let mut ctx = OptContext::new();
     let mut stats = optimize_in(&mut ctx, func, level, verify)?;
+    if !func.layout.is_compact() {
+        func.compact_in(&mut ctx.compact);
+    }
     stats.simplify.fired = ctx.fired;
     Ok(stats)
 }
 
-/// [`optimize`] in `ctx`'s memory.
+/// [`optimize`] in `ctx`'s memory, for a caller that lowers the result next: the dead
+/// instructions removed last may stay as tombstones (no queued insertions, no operand
+/// naming an alias), which every layout walk skips and the verifier and lowering accept;
+/// instruction numbers then have gaps. [`optimize`] compacts them away.
 pub fn optimize_in(
     ctx: &mut OptContext,
     func: &mut Function,
@@ -190,10 +197,13 @@ pub fn optimize_in(
         domtree.compute_into(func, cfg);
     }
     stats.hoisted = licm::hoist_loop_invariants_in(func, cfg, domtree);
-    if reads_alias || !func.layout.is_compact() {
+    // Dead code alone leaves only tombstones, which every reader of the result skips (the
+    // verifier, lowering): no compaction for them. Hoisted code is queued, and aliases
+    // must be resolved, so those compact.
+    if reads_alias || func.layout.has_queued_edits() {
         func.compact_in(compact);
     }
-    // Aliases may name deleted results; after compaction nothing reads them.
+    // Aliases may name deleted results; nothing live reads them.
     func.dfg.clear_aliases();
     if verify {
         kestrel_ir::verify_function(func).map_err(|errors| OptError {

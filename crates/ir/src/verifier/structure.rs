@@ -7,14 +7,15 @@ use crate::entity::{EntityRef, Value};
 
 impl Verifier<'_> {
     /// Check the layout and record layout ranks. Returns false when the layout is unusable
-    /// (not compact, or naming blocks or instructions that do not exist); nothing else is
-    /// checked then, because every later check walks the layout.
+    /// (edits queued for compaction, or naming blocks or instructions that do not exist);
+    /// nothing else is checked then, because every later check walks the layout. Removed
+    /// instructions (tombstones) are fine: the walk skips them, as every reader does.
     pub(super) fn check_layout(&mut self) -> bool {
         let func = self.func;
-        if !func.layout.is_compact() {
+        if func.layout.has_queued_edits() {
             self.report_func(
-                "the layout is not compact (it has queued insertions or removals); call \
-                 Function::compact before verifying"
+                "the layout has queued insertions or block edits; call Function::compact \
+                 before verifying"
                     .into(),
             );
             return false;

@@ -120,7 +120,9 @@ impl X64Backend {
 
     /// [`Self::compile_function_in`] for a caller that no longer needs `f` as it was (a
     /// front end that built it for this compile): the mid-end optimizes `f` itself instead
-    /// of a copy. The code is the same; `f` is left optimized. `times`, when given, gets each
+    /// of a copy. The code is the same; `f` is left optimized (with the dead instructions it
+    /// removed possibly still tombstones in its layout: compact it before reading it as
+    /// compact). `times`, when given, gets each
     /// phase's time as in [`Self::compile_function_timed`].
     pub fn compile_function_consuming_in(
         &self,
