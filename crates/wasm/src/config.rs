@@ -60,9 +60,9 @@ pub struct Config {
     pub opt_level: OptLevel,
     /// Run the IR verifier on each translated function before compiling it, so that a
     /// translator bug is an error instead of code (on by default in debug builds; off in
-    /// release builds, as Wasmtime leaves Cranelift's verifier off). Either way the
-    /// builder type-checks each instruction as the translator emits it, and the mid-end's
-    /// output is verified in debug builds.
+    /// release builds, as Wasmtime leaves Cranelift's verifier off). The builder's
+    /// per-instruction type checks go with it; debug builds type-check each instruction
+    /// as the translator emits it, and verify the mid-end's output, either way.
     pub verify: bool,
 }
 

@@ -191,6 +191,8 @@ fn run_workers(
             .unwrap_or_else(|| Box::new(Worker::default()));
         w.translator
             .set_for_mid_end(flags.opt_level == OptLevel::Speed);
+        // The builder's type checks go with the verifier (`Config::verify`).
+        w.translator.set_type_checks(!flags.verified);
         let mut timed = times.map(|_| WorkerTimes::default());
         let mut compiled_any = false;
         loop {
@@ -348,7 +350,7 @@ impl Module {
         let flags = Flags {
             opt_level: config.opt_level,
             // The verifier's pass is skipped when the configuration says so (see
-            // `Config::verify`); the builder type-checked every instruction regardless.
+            // `Config::verify`), and with it the builder's per-instruction type checks.
             verified: !config.verify,
             ..Flags::default()
         };

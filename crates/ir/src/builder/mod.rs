@@ -9,7 +9,8 @@
 //! exist, emitting an ill-typed instruction — returns a [`BuilderError`] saying what to do.
 //! Guarantees: [`FunctionBuilder::finalize`] returns a compact function in which every block
 //! in the layout is sealed and ends with a terminator; each emitted instruction passed the
-//! verifier's type checks when it was emitted.
+//! verifier's type checks when it was emitted (unless a front end that checks its output
+//! otherwise turned those off in a release build: [`FunctionBuilder::set_type_checks`]).
 //!
 //! Cost: an instruction costs O(its operands and branch destinations) — a `br_table`'s
 //! distinct destinations are found with a per-block stamp, not by searching the list;
@@ -228,6 +229,8 @@ pub struct FunctionBuilder {
     dest_stamp: u64,
     /// Compaction's tables, kept across functions.
     compact_memory: CompactMemory,
+    /// Whether `build` type-checks each instruction ([`FunctionBuilder::set_type_checks`]).
+    type_checks: bool,
 }
 
 impl FunctionBuilder {
@@ -252,7 +255,18 @@ impl FunctionBuilder {
             dest_seen: SecondaryMap::new(),
             dest_stamp: 0,
             compact_memory: CompactMemory::default(),
+            type_checks: true,
         }
+    }
+
+    /// Whether each emitted instruction is type-checked as the verifier would (on by default,
+    /// kept across [`FunctionBuilder::reset`]). A front end whose output is verified in its
+    /// own tests may turn it off to build faster: in a release build an ill-typed
+    /// instruction is then not reported here (the verifier, if run, still reports it), while
+    /// debug builds check regardless. The structural checks (values, entities, branch
+    /// destinations, blocks) always run.
+    pub fn set_type_checks(&mut self, on: bool) {
+        self.type_checks = on;
     }
 
     /// Start building another function with this name and signature, in the memory of the
@@ -531,7 +545,9 @@ impl FunctionBuilder {
         };
         let inst = self.func.make_inst(data, ctrl);
         let mut errors = Vec::new();
-        crate::verifier::types::inst_type_errors(&self.func, inst, &mut errors);
+        if self.type_checks || cfg!(debug_assertions) {
+            crate::verifier::types::inst_type_errors(&self.func, inst, &mut errors);
+        }
         if !errors.is_empty() {
             // The record stays unplaced in the dfg, where nothing reaches it.
             self.func.dfg.detach_results(inst);

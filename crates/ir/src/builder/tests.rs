@@ -342,6 +342,33 @@ fn switch_misuse() {
     );
 }
 
+/// With type checks off, the structural checks still run; an ill-typed instruction is then
+/// refused only in debug builds (and the verifier still rejects what a release build let
+/// through).
+#[test]
+fn type_checks_off_keeps_the_structural_checks() {
+    let mut b = builder(&[], &[]);
+    b.set_type_checks(false);
+    let e = b.ins().iconst(Type::I32, 1).unwrap_err();
+    assert!(matches!(e, BuilderError::NoCurrentBlock { .. }));
+    let entry = b.create_block();
+    b.switch_to_block(entry).unwrap();
+    b.seal_block(entry).unwrap();
+    let x = b.ins().iconst(Type::I32, 1).unwrap();
+    let e = b.ins().iadd(x, Value::from_u32(77)).unwrap_err();
+    assert!(matches!(e, BuilderError::UnknownValue { .. }));
+    let y = b.ins().iconst(Type::I64, 1).unwrap();
+    let ill_typed = b.ins().iadd(x, y);
+    if cfg!(debug_assertions) {
+        assert!(ill_typed.is_err(), "debug builds type-check regardless");
+        return;
+    }
+    assert!(ill_typed.is_ok());
+    b.ins().return_(&[]).unwrap();
+    let f = b.finalize().unwrap();
+    assert!(verify_function(&f).is_err());
+}
+
 #[test]
 fn misuse_returns_errors_that_say_what_to_do() {
     let mut b = builder(&[], &[]);

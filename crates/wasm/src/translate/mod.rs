@@ -66,6 +66,9 @@ pub struct TranslateContext {
     /// [`TranslateContext::written_locals_for_next`]).
     written: Vec<bool>,
     written_known: bool,
+    /// Skip the builder's per-instruction type checks (release builds; see
+    /// [`TranslateContext::set_type_checks`]).
+    unchecked: bool,
 }
 
 impl TranslateContext {
@@ -88,6 +91,14 @@ impl TranslateContext {
     /// makes them) or straight to the backend (as [`TranslateContext::new`]).
     pub fn set_for_mid_end(&mut self, for_mid_end: bool) {
         self.uncompacted = for_mid_end;
+    }
+
+    /// Whether the builder type-checks each instruction of the next translations (on by
+    /// default; see `FunctionBuilder::set_type_checks`): off for a compile that skips the
+    /// verifier too, as Wasmtime runs Cranelift. Debug builds (the test suite's) type-check
+    /// and verify regardless.
+    pub fn set_type_checks(&mut self, on: bool) {
+        self.unchecked = !on;
     }
 
     /// A list to fill, before the next translation, with whether the next function's body
@@ -149,6 +160,7 @@ pub fn translate_function_in(
         }
         empty => empty.insert(FunctionBuilder::new(func_name(index), sig)),
     };
+    builder.set_type_checks(!ctx.unchecked);
     let (mut locals, mut stack, mut control, mut heap_cache, mut constants) = (
         std::mem::take(&mut ctx.locals),
         std::mem::take(&mut ctx.stack),
