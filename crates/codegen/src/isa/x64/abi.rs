@@ -310,6 +310,44 @@ pub fn param_locs(sig: &Signature) -> Result<SigLocs<Loc>, CodegenError> {
     param_locs_given(sig, needs_ret_area(sig))
 }
 
+/// Where the first part of parameter `index` of `sig` arrives (see [`param_locs`]), found
+/// without building the lists.
+pub fn param_loc(sig: &Signature, index: usize) -> Result<Loc, CodegenError> {
+    check_call_conv(sig.call_conv)?;
+    if sig.call_conv == CallConv::WindowsFastcall {
+        return fastcall_param_locs(sig)?
+            .get(index)
+            .map(|parts| parts[0])
+            .ok_or_else(|| param_out_of_range(sig, index));
+    }
+    let mut found = None;
+    walk_sysv_params(sig, needs_ret_area(sig), |k, loc| {
+        if k == index && found.is_none() {
+            found = Some(loc);
+        }
+    })?;
+    found.ok_or_else(|| param_out_of_range(sig, index))
+}
+
+fn param_out_of_range(sig: &Signature, index: usize) -> CodegenError {
+    CodegenError::unsupported(format!(
+        "parameter {index} of a signature with {} parameters",
+        sig.params.len()
+    ))
+}
+
+/// The size of `sig`'s return area (0: none), or why its results are unsupported: what
+/// [`ret_locs`] returns besides the locations.
+fn ret_area_size(sig: &Signature) -> Result<u32, CodegenError> {
+    match sig.call_conv {
+        CallConv::WindowsFastcall | CallConv::Winch => ret_locs(sig).map(|(_, area)| area),
+        cc => {
+            check_call_conv(cc)?;
+            walk_sysv_rets(sig, |_, _| {})
+        }
+    }
+}
+
 /// [`param_locs`] for a caller that already knows whether `sig` passes a return-area
 /// pointer (from its [`ret_locs`]).
 fn param_locs_given(sig: &Signature, ret_area: bool) -> Result<SigLocs<Loc>, CodegenError> {
@@ -462,7 +500,7 @@ fn ret_area_ptr(ctx: &mut Lower<'_, Inst>) -> VReg {
 pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
     // A stack limit the prologue cannot compute is reported here, while errors can be.
     super::stack_limit::plan(ctx.f)?;
-    let (_, ret_area) = ret_locs(ctx.signature())?;
+    let ret_area = ret_area_size(ctx.signature())?;
     let locs = param_locs_given(ctx.signature(), ret_area > 0)?;
     let mut args = Vec::new();
     let mut stack = Vec::new();

@@ -18,7 +18,7 @@
 
 use kestrel_ir::Function;
 
-use super::abi::{param_locs, Loc};
+use super::abi::{param_loc, Loc};
 use super::asm::alu::{self, AluOp};
 use super::asm::moves;
 use super::asm::{Amode, CodeSink, Gpr, GprMem, Size};
@@ -33,7 +33,7 @@ pub type Steps = shared::Steps<Gpr>;
 /// The steps computing `f`'s stack limit, or `None` when it declares none.
 pub fn plan(f: &Function) -> Result<Option<Steps>, CodegenError> {
     let vmctx_step = |_, index: usize| -> Result<Step, CodegenError> {
-        Ok(match param_locs(&f.signature)?[index][0] {
+        Ok(match param_loc(&f.signature, index)? {
             Loc::Reg(r) => Step::FromReg(Gpr::new(r.hw_enc() as u8)),
             Loc::Stack(disp) => Step::FromArgArea(disp),
         })
