@@ -7,14 +7,16 @@
 //! 1. [`eliminate_redundant_loads`]: loads equal to an available earlier one (`readonly`
 //!    loads across dominated blocks, others within a block until a write that may alias);
 //!    first, so that GVN sees the addresses computed from the loads it merged;
-//! 2. [`simplify`]: the rewrite rules of `simplify.rules` (constant folding with the
+//! 2. [`hoist_loop_invariants`]: pure instructions and movable loads whose operands come
+//!    from outside a loop move to its preheader; before simplification, whose compacting
+//!    walk applies the moves (and then simplifies and numbers the hoisted code where it
+//!    landed);
+//! 3. [`simplify`]: the rewrite rules of `simplify.rules` (constant folding with the
 //!    interpreter's arithmetic, algebraic identities, strength reduction, extension chains,
 //!    reassociation of constants, branches on constants) and dominator-checked global value
 //!    numbering, fused into one compacting walk;
-//! 3. [`remove_unreachable_blocks`], when branches were decided;
-//! 4. [`eliminate_dead_code`]: instructions without effects that nothing uses;
-//! 5. [`hoist_loop_invariants`]: pure instructions and movable loads whose operands come
-//!    from outside a loop move to its preheader.
+//! 4. [`remove_unreachable_blocks`], when branches were decided;
+//! 5. [`eliminate_dead_code`]: instructions without effects that nothing uses.
 //!
 //! Contract. Requires a function the verifier accepts, with a compact layout (what the
 //! parser and `FunctionBuilder::finalize` produce). Guarantees a compact function ([`optimize`];
@@ -174,33 +176,23 @@ pub fn optimize_in(
         cfg.compute_into(func);
     }
     domtree.compute_into(func, cfg);
-    // The loads pass leaves tombstones and aliases; simplification's walk compacts them
-    // away (compaction takes any layout and resolves aliases as it moves instructions).
+    // The loads pass leaves tombstones and aliases, hoisting leaves its moves queued;
+    // simplification's walk applies both (compaction takes any layout and resolves aliases
+    // as it moves instructions), so they cost no compaction of their own.
     stats.loads = loads::eliminate_redundant_loads_in(func, domtree, loads);
+    stats.hoisted = licm::hoist_loop_invariants_in(func, cfg, domtree);
     stats.simplify = simplify::simplify_in(func, domtree, values, compact, fired);
-    let edges_removed = stats.simplify.branches > 0;
-    if edges_removed {
+    if stats.simplify.branches > 0 {
         cfg.compute_into(func);
         domtree.compute_into(func, cfg);
         stats.unreachable = remove_unreachable_blocks(func, domtree);
     }
-    // Dead code and hoisting leave their edits in the layout; one compaction applies both.
     let dead = dce::eliminate_dead_code_in(func, dce);
     stats.dead = dead.removed;
-    let mut reads_alias = dead.reads_alias;
-    if edges_removed {
-        // Removed blocks go before the CFG is rebuilt (only simplification changes edges;
-        // later passes share one CFG and tree).
-        func.compact_in(compact);
-        reads_alias = false;
-        cfg.compute_into(func);
-        domtree.compute_into(func, cfg);
-    }
-    stats.hoisted = licm::hoist_loop_invariants_in(func, cfg, domtree);
     // Dead code alone leaves only tombstones, which every reader of the result skips (the
-    // verifier, lowering): no compaction for them. Hoisted code is queued, and aliases
+    // verifier, lowering): no compaction for them. Removed blocks are queued, and aliases
     // must be resolved, so those compact.
-    if reads_alias || func.layout.has_queued_edits() {
+    if dead.reads_alias || func.layout.has_queued_edits() {
         func.compact_in(compact);
     }
     // Aliases may name deleted results; nothing live reads them.

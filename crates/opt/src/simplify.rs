@@ -2,8 +2,10 @@
 //! (seed 004's `IncrementalCompact`: the pass rewrites while compaction moves each
 //! instruction into place, instead of one walk per concern).
 //!
-//! Contract. Requires a verified function. For each instruction in layout order, with its
-//! operands resolved:
+//! Contract. Requires a verified function, or one that is verified once the edits queued
+//! in its layout are applied (the pipeline's: the loads pass's tombstones and aliases,
+//! hoisting's moves), which this walk applies. For each instruction in layout order, with
+//! its operands resolved:
 //! 1. one with a single result and no side effects or memory access goes to the rules
 //!    (`simplify.rules`); if they give a value, the result becomes an alias of it and the
 //!    instruction is deleted;
