@@ -348,6 +348,43 @@ fn ret_area_size(sig: &Signature) -> Result<u32, CodegenError> {
     }
 }
 
+/// Each parameter part of `sig` with its location, in order, as `each(parameter index,
+/// location)` (see [`param_locs`]), without building the lists; `ret_area` says whether
+/// a return-area pointer comes first.
+fn each_param_loc(
+    sig: &Signature,
+    ret_area: bool,
+    mut each: impl FnMut(usize, Loc),
+) -> Result<(), CodegenError> {
+    check_call_conv(sig.call_conv)?;
+    if sig.call_conv == CallConv::WindowsFastcall {
+        for (k, parts) in fastcall_param_locs(sig)?.into_iter().enumerate() {
+            parts.into_iter().for_each(|loc| each(k, loc));
+        }
+        return Ok(());
+    }
+    walk_sysv_params(sig, ret_area, each)
+}
+
+/// Each result part of `sig` with its location, in order, as `each(result index,
+/// location)` (see [`ret_locs`]); returns the size of the return area. Every result's type
+/// is checked before its parts are visited.
+fn each_ret_loc(sig: &Signature, mut each: impl FnMut(usize, RetLoc)) -> Result<u32, CodegenError> {
+    match sig.call_conv {
+        CallConv::WindowsFastcall | CallConv::Winch => {
+            let (locs, area) = ret_locs(sig)?;
+            for (k, parts) in locs.into_iter().enumerate() {
+                parts.into_iter().for_each(|loc| each(k, loc));
+            }
+            Ok(area)
+        }
+        cc => {
+            check_call_conv(cc)?;
+            walk_sysv_rets(sig, each)
+        }
+    }
+}
+
 /// [`param_locs`] for a caller that already knows whether `sig` passes a return-area
 /// pointer (from its [`ret_locs`]).
 fn param_locs_given(sig: &Signature, ret_area: bool) -> Result<SigLocs<Loc>, CodegenError> {
@@ -599,12 +636,13 @@ fn gen_call_parts(
     sig: &Signature,
     args: &[ValueRegs],
 ) -> Result<Results, CodegenError> {
-    let (ret_locs, area) = ret_locs(sig)?;
-    let locs = param_locs_given(sig, area > 0)?;
+    // The signature is walked, not turned into location lists: a call is common enough
+    // for the lists' copies to show in the compile time.
+    let area = ret_area_size(sig)?;
     let mut seen = SmallVec::new();
-    // Argument uses, then result defs: every register part, and the return-area pointer.
-    let parts = args.iter().map(|r| r.regs().len()).sum::<usize>()
-        + ret_locs.iter().map(|p| p.len()).sum::<usize>();
+    // Argument uses, then result defs: every register part (an `i128` result may take one
+    // more), and the return-area pointer.
+    let parts = args.iter().map(|r| r.regs().len()).sum::<usize>() + sig.returns.len();
     let mut regs = Vec::with_capacity(parts + 1);
     if area > 0 {
         let ptr = ctx.alloc_vreg(RegClass::Int);
@@ -614,38 +652,44 @@ fn gen_call_parts(
         });
         regs.push((ptr, gpr_preg(INT_ARGS[0])));
     }
-    for (arg, locs) in args.iter().zip(locs) {
-        for (&v, loc) in arg.regs().iter().zip(locs) {
-            match loc {
-                Loc::Reg(r) => regs.push((distinct(ctx, &mut seen, v), r)),
-                Loc::Stack(disp) => ctx.emit(MemInst::Store {
-                    kind: store_kind_of(v),
-                    src: v,
-                    mem: Mem::OutgoingArg { disp },
-                    trap: None,
-                }),
-            }
+    // (argument index, part within it) of the location just visited.
+    let mut at = (usize::MAX, 0);
+    each_param_loc(sig, area > 0, |k, loc| {
+        at = (k, if at.0 == k { at.1 + 1 } else { 0 });
+        let Some(&v) = args.get(k).and_then(|a| a.regs().get(at.1)) else {
+            return;
+        };
+        match loc {
+            Loc::Reg(r) => regs.push((distinct(ctx, &mut seen, v), r)),
+            Loc::Stack(disp) => ctx.emit(MemInst::Store {
+                kind: store_kind_of(v),
+                src: v,
+                mem: Mem::OutgoingArg { disp },
+                trap: None,
+            }),
         }
-    }
+    })?;
     let num_uses = regs.len() as u32;
     let mut results = Results::new();
     let mut loads: SmallVec<[MemInst; 2]> = SmallVec::new();
-    for (p, parts) in sig.returns.iter().zip(ret_locs) {
-        let (class, _) = regs_of(p.value_type)?;
-        for loc in parts {
-            let v = ctx.alloc_vreg(class);
-            results.push(v);
-            match loc {
-                RetLoc::Reg(r) => regs.push((v, r)),
-                RetLoc::Area(disp) => loads.push(MemInst::Load {
-                    kind: area_access(sig.call_conv, p.value_type, class).1,
-                    dst: v,
-                    mem: Mem::RetArea { disp },
-                    trap: None,
-                }),
-            }
+    each_ret_loc(sig, |k, loc| {
+        let ty = sig.returns[k].value_type;
+        // The walk has checked every result's type before visiting its parts.
+        let Ok((class, _)) = regs_of(ty) else {
+            return;
+        };
+        let v = ctx.alloc_vreg(class);
+        results.push(v);
+        match loc {
+            RetLoc::Reg(r) => regs.push((v, r)),
+            RetLoc::Area(disp) => loads.push(MemInst::Load {
+                kind: area_access(sig.call_conv, ty, class).1,
+                dst: v,
+                mem: Mem::RetArea { disp },
+                trap: None,
+            }),
         }
-    }
+    })?;
     ctx.emit(ControlInst::Call {
         dest: callee,
         regs,
