@@ -537,28 +537,34 @@ fn ret_area_ptr(ctx: &mut Lower<'_, Inst>) -> VReg {
 pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
     // A stack limit the prologue cannot compute is reported here, while errors can be.
     super::stack_limit::plan(ctx.f)?;
-    let ret_area = ret_area_size(ctx.signature())?;
-    let locs = param_locs_given(ctx.signature(), ret_area > 0)?;
-    let mut args = Vec::new();
+    let sig = ctx.signature();
+    let ret_area = ret_area_size(sig)?;
+    let mut args = Vec::with_capacity(params.len() + 1);
     let mut stack = Vec::new();
     if ret_area > 0 {
         let ptr = ret_area_ptr(ctx);
         args.push((ptr, gpr_preg(INT_ARGS[0])));
     }
-    for (&p, locs) in params.iter().zip(locs) {
-        let regs = ctx.value_regs(p);
-        for (&v, loc) in regs.regs().iter().zip(locs) {
-            match loc {
-                Loc::Reg(r) => args.push((v, r)),
-                Loc::Stack(disp) => stack.push(MemInst::Load {
-                    kind: load_kind_of(v.class()),
-                    dst: v,
-                    mem: Mem::IncomingArg { disp },
-                    trap: None,
-                }),
-            }
+    // (parameter index, part within it) of the location just visited.
+    let mut at = (usize::MAX, 0);
+    each_param_loc(sig, ret_area > 0, |k, loc| {
+        at = (k, if at.0 == k { at.1 + 1 } else { 0 });
+        let Some(&p) = params.get(k) else {
+            return;
+        };
+        let Some(&v) = ctx.value_regs(p).regs().get(at.1) else {
+            return;
+        };
+        match loc {
+            Loc::Reg(r) => args.push((v, r)),
+            Loc::Stack(disp) => stack.push(MemInst::Load {
+                kind: load_kind_of(v.class()),
+                dst: v,
+                mem: Mem::IncomingArg { disp },
+                trap: None,
+            }),
         }
-    }
+    })?;
     ctx.emit(ControlInst::Args { args });
     for i in stack {
         ctx.emit(i);
@@ -568,28 +574,34 @@ pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), Codeg
 
 /// `return vals…`.
 pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), CodegenError> {
-    let (locs, _) = ret_locs(ctx.signature())?;
-    let cc = ctx.signature().call_conv;
+    let sig = ctx.signature();
+    let cc = sig.call_conv;
     let mut seen = SmallVec::new();
-    let mut rets = Vec::with_capacity(locs.len());
-    for (&v, parts) in vals.iter().zip(locs) {
-        let vrs = ctx.value_regs(v);
-        let ty = ctx.value_type(v);
-        for (&vr, loc) in vrs.regs().iter().zip(parts) {
-            match loc {
-                RetLoc::Reg(r) => rets.push((distinct(ctx, &mut seen, vr), r)),
-                RetLoc::Area(disp) => {
-                    let base = ret_area_ptr(ctx);
-                    ctx.emit(MemInst::Store {
-                        kind: area_access(cc, ty, vr.class()).0,
-                        src: vr,
-                        mem: Mem::Reg { base, disp },
-                        trap: None,
-                    });
-                }
+    let mut rets = Vec::with_capacity(vals.len());
+    // (result index, part within it) of the location just visited.
+    let mut at = (usize::MAX, 0);
+    each_ret_loc(sig, |k, loc| {
+        at = (k, if at.0 == k { at.1 + 1 } else { 0 });
+        let Some(&v) = vals.get(k) else {
+            return;
+        };
+        let Some(&vr) = ctx.value_regs(v).regs().get(at.1) else {
+            return;
+        };
+        match loc {
+            RetLoc::Reg(r) => rets.push((distinct(ctx, &mut seen, vr), r)),
+            RetLoc::Area(disp) => {
+                let ty = ctx.value_type(v);
+                let base = ret_area_ptr(ctx);
+                ctx.emit(MemInst::Store {
+                    kind: area_access(cc, ty, vr.class()).0,
+                    src: vr,
+                    mem: Mem::Reg { base, disp },
+                    trap: None,
+                });
             }
         }
-    }
+    })?;
     ctx.emit(ControlInst::Ret { rets });
     Ok(())
 }
