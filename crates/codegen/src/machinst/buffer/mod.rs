@@ -123,6 +123,9 @@ pub struct MachBuffer<U: LabelUse> {
     srclocs: Vec<(u32, u32, u32)>,
     /// The location of the instruction being emitted, with its start offset.
     open_srcloc: Option<(u32, u32)>,
+    /// About how many instructions the code has (from the caller's size hint): room the
+    /// location list takes at its first entry, so it is allocated once, not regrown.
+    srcloc_hint: usize,
     /// A branch may only be registered when it starts at or after this offset: every trap
     /// site and relocation lies before it (I3).
     metadata_end: u32,
@@ -195,6 +198,7 @@ impl<U: LabelUse> MachBuffer<U> {
             unwind: Vec::new(),
             srclocs: Vec::new(),
             open_srcloc: None,
+            srcloc_hint: 0,
             metadata_end: 0,
             error: None,
             validate: false,
@@ -219,6 +223,7 @@ impl<U: LabelUse> MachBuffer<U> {
         buf.data.reserve(code_bytes);
         buf.label_offsets.reserve(labels);
         buf.label_aliases.reserve(labels);
+        buf.srcloc_hint = code_bytes / 4;
         buf
     }
 
@@ -229,6 +234,7 @@ impl<U: LabelUse> MachBuffer<U> {
         buf.data.reserve(code_bytes);
         buf.label_offsets.reserve(labels);
         buf.label_aliases.reserve(labels);
+        buf.srcloc_hint = code_bytes / 4;
         buf
     }
 
@@ -653,6 +659,9 @@ impl<U: LabelUse> MachBuffer<U> {
         if let Some((start, loc)) = self.open_srcloc.take() {
             let end = self.cur_offset();
             if end > start {
+                if self.srclocs.capacity() == 0 {
+                    self.srclocs.reserve(self.srcloc_hint);
+                }
                 self.srclocs.push((start, end, loc));
             }
         }
