@@ -68,7 +68,10 @@ fn trusting_valid_input_allocates_like_validating_it() {
         };
         let trusted = allocate_in(&mut ctx, &case.func, &case.env, trusted)
             .unwrap_or_else(|e| panic!("case {i}: valid input refused when trusted: {e:?}"));
-        assert!(same(&validated, trusted), "case {i}: trusting changed the allocation");
+        assert!(
+            same(&validated, trusted),
+            "case {i}: trusting changed the allocation"
+        );
         compared += 1;
     }
     assert!(compared > 300, "only {compared} cases allocated");

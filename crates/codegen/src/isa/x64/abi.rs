@@ -348,6 +348,31 @@ fn ret_area_size(sig: &Signature) -> Result<u32, CodegenError> {
     }
 }
 
+/// Numbers the locations a signature walk visits within their value: a value's parts (two
+/// for `i128`) come one after another.
+struct PartCounter {
+    value: usize,
+    part: usize,
+}
+
+impl Default for PartCounter {
+    fn default() -> Self {
+        PartCounter {
+            value: usize::MAX,
+            part: 0,
+        }
+    }
+}
+
+impl PartCounter {
+    /// The part index of the next location visited, which belongs to value `k`.
+    fn part_of(&mut self, k: usize) -> usize {
+        self.part = if self.value == k { self.part + 1 } else { 0 };
+        self.value = k;
+        self.part
+    }
+}
+
 /// Each parameter part of `sig` with its location, in order, as `each(parameter index,
 /// location)` (see [`param_locs`]), without building the lists; `ret_area` says whether
 /// a return-area pointer comes first.
@@ -545,14 +570,13 @@ pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), Codeg
         let ptr = ret_area_ptr(ctx);
         args.push((ptr, gpr_preg(INT_ARGS[0])));
     }
-    // (parameter index, part within it) of the location just visited.
-    let mut at = (usize::MAX, 0);
+    let mut parts = PartCounter::default();
     each_param_loc(sig, ret_area > 0, |k, loc| {
-        at = (k, if at.0 == k { at.1 + 1 } else { 0 });
+        let part = parts.part_of(k);
         let Some(&p) = params.get(k) else {
             return;
         };
-        let Some(&v) = ctx.value_regs(p).regs().get(at.1) else {
+        let Some(&v) = ctx.value_regs(p).regs().get(part) else {
             return;
         };
         match loc {
@@ -578,14 +602,13 @@ pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), Codeg
     let cc = sig.call_conv;
     let mut seen = SmallVec::new();
     let mut rets = Vec::with_capacity(vals.len());
-    // (result index, part within it) of the location just visited.
-    let mut at = (usize::MAX, 0);
+    let mut parts = PartCounter::default();
     each_ret_loc(sig, |k, loc| {
-        at = (k, if at.0 == k { at.1 + 1 } else { 0 });
+        let part = parts.part_of(k);
         let Some(&v) = vals.get(k) else {
             return;
         };
-        let Some(&vr) = ctx.value_regs(v).regs().get(at.1) else {
+        let Some(&vr) = ctx.value_regs(v).regs().get(part) else {
             return;
         };
         match loc {
@@ -654,8 +677,8 @@ fn gen_call_parts(
     let mut seen = SmallVec::new();
     // Argument uses, then result defs: every register part (an `i128` result may take one
     // more), and the return-area pointer.
-    let parts = args.iter().map(|r| r.regs().len()).sum::<usize>() + sig.returns.len();
-    let mut regs = Vec::with_capacity(parts + 1);
+    let capacity = args.iter().map(|r| r.regs().len()).sum::<usize>() + sig.returns.len();
+    let mut regs = Vec::with_capacity(capacity + 1);
     if area > 0 {
         let ptr = ctx.alloc_vreg(RegClass::Int);
         ctx.emit(MemInst::RetAreaAddr {
@@ -664,11 +687,10 @@ fn gen_call_parts(
         });
         regs.push((ptr, gpr_preg(INT_ARGS[0])));
     }
-    // (argument index, part within it) of the location just visited.
-    let mut at = (usize::MAX, 0);
+    let mut parts = PartCounter::default();
     each_param_loc(sig, area > 0, |k, loc| {
-        at = (k, if at.0 == k { at.1 + 1 } else { 0 });
-        let Some(&v) = args.get(k).and_then(|a| a.regs().get(at.1)) else {
+        let part = parts.part_of(k);
+        let Some(&v) = args.get(k).and_then(|a| a.regs().get(part)) else {
             return;
         };
         match loc {
