@@ -28,9 +28,10 @@
 //!   block other than a header comes from a block of the same loop (or one nested in it).
 //!
 //! Cost: O((blocks + edges) · α): one search, one counting sort of the predecessors, and
-//! one union-find lookup per predecessor edge; buffers are kept between functions.
+//! one union-find lookup per predecessor edge; buffers are kept between functions. A
+//! function whose search meets no back edge (no loop) stops after the search.
 
-use kestrel_ir::entity::EntityRef;
+use kestrel_ir::entity::{refill, EntityRef};
 use kestrel_ir::Block;
 
 use super::Slots;
@@ -64,12 +65,22 @@ pub(super) struct LoopForest {
     collected_by: Vec<u32>,
     body: Vec<u32>,
     stack: Vec<(Block, usize)>,
+    /// The search met an edge to a block still on its stack: some loop exists.
+    has_back_edge: bool,
 }
 
 impl LoopForest {
     /// Recompute the forest for the function whose branch slots are `slots`.
     pub(super) fn compute(&mut self, slots: &Slots, entry: Block) {
         self.number(slots, entry);
+        if !self.has_back_edge {
+            // Acyclic: every block is at the function level, and no header exists.
+            let count = self.block_at.len();
+            refill(&mut self.enclosing, count, NONE);
+            refill(&mut self.header, count, false);
+            refill(&mut self.depth, count, 0);
+            return;
+        }
         self.collect_preds(slots);
         self.find_loops();
     }
@@ -104,9 +115,11 @@ impl LoopForest {
         self.block_at.clear();
         self.last_descendant.clear();
         self.stack.clear();
+        self.has_back_edge = false;
+        // A block's subtree end is NONE while it is on the stack.
         self.preorder[entry.index()] = 0;
         self.block_at.push(entry);
-        self.last_descendant.push(0);
+        self.last_descendant.push(NONE);
         self.stack.push((entry, 0));
         while let Some(top) = self.stack.last_mut() {
             let (b, next) = *top;
@@ -119,11 +132,15 @@ impl LoopForest {
             }
             top.1 += 1;
             let to = slots.to[range.start + next];
-            if self.preorder[to.index()] == NONE {
+            let n = self.preorder[to.index()];
+            if n == NONE {
                 self.preorder[to.index()] = self.block_at.len() as u32;
                 self.block_at.push(to);
-                self.last_descendant.push(0);
+                self.last_descendant.push(NONE);
                 self.stack.push((to, 0));
+            } else if self.last_descendant[n as usize] == NONE {
+                // `to` is on the stack, an ancestor: a back edge.
+                self.has_back_edge = true;
             }
         }
     }
