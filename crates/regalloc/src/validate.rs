@@ -4,7 +4,10 @@
 //! Guarantees on `Ok`: the contract of the crate root holds (shape, SSA with dominating
 //! defs, no critical edges, reachable blocks, operand constraints that can be met at each
 //! instruction on their own). Everything later may assert these facts instead of checking
-//! them. On `Err`, a [`RegAllocError`] naming what the client did wrong.
+//! them. On `Err`, a [`RegAllocError`] naming what the client did wrong. With
+//! [`Checks::ShapeOnly`] (the client's [`crate::Options::trust_input`]) only the block facts
+//! are computed and checked; the rest of the contract is the client's promise (a use its def
+//! does not dominate is still found, by liveness).
 //!
 //! Cost: O(blocks + instructions + operands + edges) on success (the edge-list check is a
 //! counting sort, not a per-edge search; operands are checked in the same walk that records
