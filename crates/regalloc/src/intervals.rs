@@ -619,6 +619,7 @@ impl GrowingRanges {
     /// non-adjacent, because calls come in non-increasing `from` order within a block and
     /// blocks are visited backwards, so a new range either merges with the earliest one or
     /// lies entirely before it.
+    #[inline]
     fn add(&mut self, v: usize, from: u32, to: u32) {
         debug_assert!(from < to);
         let head = self.earliest[v];
@@ -639,6 +640,7 @@ impl GrowingRanges {
     }
 
     /// Appends v's ranges, in order, to `pool`; the span they take, if any.
+    #[inline]
     fn copy_into(&self, v: usize, pool: &mut Vec<Range>) -> Option<RangeSpan> {
         let lo = pool.len() as u32;
         let mut at = self.earliest[v];

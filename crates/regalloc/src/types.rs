@@ -431,6 +431,17 @@ impl Operand {
         VReg(self.0 & ((1 << VREG_BITS) - 1))
     }
 
+    /// The same operand naming `vreg` (of the same class) instead.
+    #[inline]
+    pub fn with_vreg(self, vreg: VReg) -> Operand {
+        debug_assert_eq!(
+            vreg.class(),
+            self.class(),
+            "{vreg} replaces a vreg of another class"
+        );
+        Operand(self.0 & !((1 << VREG_BITS) - 1) | vreg.0)
+    }
+
     /// Use or def.
     #[inline]
     pub fn kind(self) -> OperandKind {

@@ -26,7 +26,7 @@ use kestrel_ir::Function;
 use kestrel_regalloc::{Function as _, MachineEnv, Output, ProgPoint};
 
 use super::blockorder::{BlockLoweringOrder, OrderScratch};
-use super::buffer::MachBuffer;
+use super::buffer::{Label, MachBuffer};
 use super::lower::{lower_reusing, LowerBackend, LowerScratch, RulesFired};
 use super::vcode::{CodeMemory, VCode};
 use super::{CodegenError, CompiledCode, EmitCtx, MachInst};
@@ -322,7 +322,14 @@ pub fn compile_in<B: Backend>(
         vcode.num_blocks(),
     );
     buf.set_validate(options.validate_buffer);
-    emit(&vcode, ra, &frame, chaos, &mut buf);
+    emit(
+        &vcode,
+        ra,
+        &frame,
+        chaos,
+        &mut buf,
+        &mut code_memory.block_labels,
+    );
     let code_size_without_constants = buf.cur_offset();
     let (vcode_text, regalloc_text) = if options.keep_text {
         (vcode.pretty(None), vcode.pretty(Some(ra)))
@@ -360,7 +367,8 @@ fn lap(
     }
 }
 
-/// Emit the prologue and every block in order, with the allocator's edits, into `buf`.
+/// Emit the prologue and every block in order, with the allocator's edits, into `buf`;
+/// `labels` is refilled with each block's label.
 ///
 /// Edits are sorted by program point (the allocator's guarantee), so one cursor walks them
 /// alongside the instructions: those before instruction `i`, then `i`, then those after it.
@@ -371,11 +379,14 @@ fn emit<I: MachInst>(
     frame: &I::Frame,
     chaos: &mut Chaos,
     buf: &mut MachBuffer<I::LabelUse>,
+    labels: &mut Vec<Label>,
 ) {
-    let labels: Vec<_> = (0..vcode.num_blocks()).map(|_| buf.get_label()).collect();
+    labels.clear();
+    labels.extend((0..vcode.num_blocks()).map(|_| buf.get_label()));
+    let labels = &labels[..];
     let mut ctx = EmitCtx {
         frame,
-        block_labels: &labels,
+        block_labels: labels,
         chaos,
     };
     I::emit_prologue(&mut ctx, buf);

@@ -326,12 +326,19 @@ impl<'f, I: MachInst> Lower<'f, I> {
     }
 
     /// The vregs holding `value` (after alias resolution in the IR).
+    #[inline]
     pub fn value_regs(&mut self, value: Value) -> ValueRegs {
         let value = self.f.dfg.resolve(value);
         self.demanded[value.index()] = true;
-        if let Some(v) = self.value_vregs[value.index()] {
-            return v;
+        match self.value_vregs[value.index()] {
+            Some(v) => v,
+            None => self.first_value_regs(value),
         }
+    }
+
+    /// [`Lower::value_regs`] for a value asked for the first time: its fresh vregs.
+    #[inline(never)]
+    fn first_value_regs(&mut self, value: Value) -> ValueRegs {
         let ty = self.f.dfg.value_type(value);
         // `lower` checked every value's type before lowering started.
         let (class, n) = (self.regs_for)(ty).expect("value types are checked before lowering");
@@ -578,9 +585,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
         let aliases = &self.aliases;
         let resolve = |v: VReg| resolve_alias(aliases, v);
         code.rewrite_vregs(
-            &mut |op: Operand| {
-                Operand::new(resolve(op.vreg()), op.kind(), op.pos(), op.constraint())
-            },
+            &mut |op: Operand| op.with_vreg(resolve(op.vreg())),
             &resolve,
         );
         let scratch = LowerScratch {

@@ -56,6 +56,7 @@ impl OperandSpec {
     }
 
     /// The allocator's operand.
+    #[inline]
     pub fn operand(self) -> Operand {
         Operand::new(self.vreg, self.kind, self.pos, self.constraint)
     }

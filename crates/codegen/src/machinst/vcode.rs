@@ -291,6 +291,8 @@ pub struct CodeMemory<I: MachInst> {
     pub(crate) cur_insts: Vec<I>,
     /// The MachBuffer's working lists (see [`super::buffer::MachBuffer::reusing`]).
     pub(crate) buffer: super::buffer::BufferMemory<I::LabelUse>,
+    /// Emission's label of each block.
+    pub(crate) block_labels: Vec<super::buffer::Label>,
 }
 
 impl<I: MachInst> Default for CodeMemory<I> {
@@ -310,6 +312,7 @@ impl<I: MachInst> Default for CodeMemory<I> {
             pending_params,
             cur_insts: Vec::new(),
             buffer: Default::default(),
+            block_labels: Vec::new(),
         }
     }
 }

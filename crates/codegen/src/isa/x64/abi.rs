@@ -779,10 +779,11 @@ pub fn compute_frame(
     let ret_area = ret_area_base + ret_area.next_multiple_of(16);
     // Registers the code writes, and the spill slots it touches: the allocator may count
     // slots it reserved but never used, which must not grow the frame.
-    let mut used = used_by_calls;
+    // (A flag per register index: one store per allocation, where a set would shift.)
+    let mut written = [false; 128];
     let mut spill_slots = 0u32;
     let mut note = |a: Allocation| match a {
-        Allocation::Reg(r) => used.add(r),
+        Allocation::Reg(r) => written[r.index()] = true,
         Allocation::Stack(s) => spill_slots = spill_slots.max(s.0 + 1),
     };
     ra.allocs.iter().copied().for_each(&mut note);
@@ -791,16 +792,17 @@ pub fn compute_frame(
         note(e.to);
     }
     debug_assert!(spill_slots as usize <= ra.num_spillslots);
+    let used = |r: PReg| written[r.index()] || used_by_calls.contains(r);
     let (gprs, xmms) = callee_saved(f.signature.call_conv);
     let saved: Vec<Gpr> = gprs
         .iter()
         .copied()
-        .filter(|&g| used.contains(gpr_preg(g)))
+        .filter(|&g| used(gpr_preg(g)))
         .collect();
     let saved_xmm: Vec<Xmm> = xmms
         .iter()
         .copied()
-        .filter(|&x| used.contains(xmm_preg(usize::from(x.enc()))))
+        .filter(|&x| used(xmm_preg(usize::from(x.enc()))))
         .collect();
     // GPRs at [rbp - 8*(i+1)], then XMMs in 16-byte slots below them.
     let xmm_base = (8 * saved.len() as u32).next_multiple_of(16);

@@ -44,8 +44,14 @@ impl Default for CpuFeatures {
 }
 
 impl CpuFeatures {
-    /// The features of the CPU this process runs on.
+    /// The features of the CPU this process runs on (detected once per process: the
+    /// default target asks for every instruction it lowers).
     pub fn host() -> Self {
+        static HOST: std::sync::OnceLock<CpuFeatures> = std::sync::OnceLock::new();
+        *HOST.get_or_init(CpuFeatures::detect)
+    }
+
+    fn detect() -> Self {
         #[cfg(target_arch = "x86_64")]
         {
             CpuFeatures {

@@ -299,6 +299,10 @@ impl AddrPlan {
                 return;
             }
         }
+        if !may_fold(ctx, v) {
+            self.terms.push((v, 0));
+            return;
+        }
         // `absorbed`: the access is the last use of `v`, so folding takes the producer over
         // with its operands' uses. Otherwise a pure producer in this block is recomputed
         // in the addressing mode (free there), taking one use of `v`: once every access has
@@ -356,6 +360,18 @@ impl AddrPlan {
         }
         self.terms.push((v, 0));
     }
+}
+
+/// Whether `v`'s producer is of an opcode the `iadd_parts`, `ishl_parts` and `imul_parts`
+/// rules may match: a quick filter before asking them (most address terms are loads,
+/// parameters or extensions, which fold into nothing).
+fn may_fold(ctx: &IselCtx<'_, '_>, v: Value) -> bool {
+    ctx.lower.def_inst(v).is_some_and(|i| {
+        matches!(
+            ctx.lower.data(i).opcode(),
+            Opcode::Iadd | Opcode::Ishl | Opcode::Imul
+        )
+    })
 }
 
 /// The memory operand of an access at `addr + offset` by `user`, with `iadd`s of
@@ -432,15 +448,7 @@ pub(super) fn lea_plan(
     b: Value,
 ) -> Option<LeaPlan> {
     // Most sums have no foldable producer: say so before planning.
-    let foldable = |v: Value| {
-        ctx.lower.def_inst(v).is_some_and(|i| {
-            matches!(
-                ctx.lower.data(i).opcode(),
-                Opcode::Iadd | Opcode::Ishl | Opcode::Imul
-            )
-        })
-    };
-    if !foldable(a) && !foldable(b) {
+    if !may_fold(ctx, a) && !may_fold(ctx, b) {
         return None;
     }
     // One level of `iadd` below the operands at most (`walk` folds `iadd`s above depth

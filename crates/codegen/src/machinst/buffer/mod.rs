@@ -220,21 +220,28 @@ impl<U: LabelUse> MachBuffer<U> {
             pending_constants: memory.pending_constants,
             ..Self::new()
         };
-        buf.data.reserve(code_bytes);
-        buf.label_offsets.reserve(labels);
-        buf.label_aliases.reserve(labels);
-        buf.srcloc_hint = code_bytes / 4;
+        buf.reserve(code_bytes, labels);
         buf
+    }
+
+    /// Room for about `code_bytes` of code and `labels` labels, and for the metadata such
+    /// code usually carries (a few unwind rules, a trap site per few instructions), so that
+    /// the lists handed to the caller are allocated once instead of regrown.
+    fn reserve(&mut self, code_bytes: usize, labels: usize) {
+        self.data.reserve(code_bytes);
+        self.label_offsets.reserve(labels);
+        self.label_aliases.reserve(labels);
+        self.srcloc_hint = code_bytes / 4;
+        self.unwind.reserve(16);
+        self.traps.reserve(code_bytes / 16 + 4);
+        self.relocs.reserve(code_bytes / 64 + 2);
     }
 
     /// An empty buffer with room for `code_bytes` of code and `labels` labels, so that
     /// emitting about that much grows nothing (a hint: the buffer grows as needed).
     pub fn with_capacity(code_bytes: usize, labels: usize) -> Self {
         let mut buf = Self::new();
-        buf.data.reserve(code_bytes);
-        buf.label_offsets.reserve(labels);
-        buf.label_aliases.reserve(labels);
-        buf.srcloc_hint = code_bytes / 4;
+        buf.reserve(code_bytes, labels);
         buf
     }
 
