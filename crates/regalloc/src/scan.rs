@@ -96,6 +96,7 @@ pub(crate) struct Scratch {
     initial: Vec<(u32, u32)>,
     sort_counts: Vec<u32>,
     sort_buf: Vec<(u32, u32)>,
+    sort_keys: Vec<u64>,
     unhandled: BinaryHeap<Reverse<(u32, u32)>>,
     active: Vec<u32>,
     inactive: Vec<Inactive>,
@@ -298,6 +299,7 @@ fn by_decreasing_start(built: &Built, class: RegClass, num_insts: usize, scratch
         initial: of_class,
         sort_counts,
         sort_buf,
+        sort_keys,
         ..
     } = scratch;
     of_class.clear();
@@ -310,7 +312,18 @@ fn by_decreasing_start(built: &Built, class: RegClass, num_insts: usize, scratch
             .map(|(idx, iv)| (iv.start(), idx as u32)),
     );
     if of_class.len() <= SMALL_SORT {
-        of_class.sort_unstable_by(|a, b| b.cmp(a));
+        // Packed as `start << 32 | index`, whose order is the pairs' order: integers sort
+        // faster than pairs compared field by field.
+        let packed = sort_keys;
+        packed.clear();
+        packed.extend(
+            of_class
+                .iter()
+                .map(|&(s, i)| u64::from(s) << 32 | u64::from(i)),
+        );
+        packed.sort_unstable();
+        of_class.clear();
+        of_class.extend(packed.iter().rev().map(|&k| ((k >> 32) as u32, k as u32)));
         return;
     }
     counting_sort(
