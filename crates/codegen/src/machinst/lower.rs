@@ -206,6 +206,7 @@ impl ValueRegs {
     }
 
     /// The registers, low half first.
+    #[inline]
     pub fn regs(&self) -> &[VReg] {
         &self.regs[..self.len as usize]
     }
@@ -562,20 +563,26 @@ impl<'f, I: MachInst> Lower<'f, I> {
 
     /// The misuse recorded since the last call (see [`Lower::value_vreg`]), as an error
     /// naming `inst` (if any) and the value.
+    #[inline]
     fn take_misuse(&mut self, inst: Option<Inst>) -> Result<(), CodegenError> {
-        let Some((value, what)) = self.misused.take() else {
-            return Ok(());
-        };
+        match self.misused.take() {
+            None => Ok(()),
+            Some((value, what)) => Err(self.misuse_error(inst, value, what)),
+        }
+    }
+
+    #[cold]
+    fn misuse_error(&self, inst: Option<Inst>, value: Value, what: &str) -> CodegenError {
         let f = self.f;
         let why = format!("{} value {value} {what}", f.dfg.value_type(value));
-        Err(match inst {
+        match inst {
             Some(inst) => unsupported_inst(f, inst, &why),
             None => CodegenError::Unsupported {
                 opcode: None,
                 ty: Some(f.dfg.value_type(value)),
                 what: format!("{why} in {}", f.name),
             },
-        })
+        }
     }
 
     /// The code, and the tables back for the next function.

@@ -175,7 +175,10 @@ impl Inst {
 
     /// Append the operands, in operand order, to `out`.
     pub fn collect_operands(&self, out: &mut Vec<Operand>) {
-        self.map(&mut Operands::new(|op| out.push(op.operand())));
+        self.map(&mut Operands::new(
+            #[inline(always)]
+            |op| out.push(op.operand()),
+        ));
     }
 
     /// `dst = cond ? t : f` as an [`AluInst::Cmov`]: a `Pred::And` condition (no two-`cmov`
