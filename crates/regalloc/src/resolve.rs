@@ -78,6 +78,7 @@ pub(crate) struct Scratch {
     /// block ends).
     split_table: locate::SplitTable,
     cursors: [locate::Cursor; 3],
+    boundaries: locate::Boundaries,
     start_loc: Vec<Option<(Option<Allocation>, bool)>>,
     group_moves: Vec<(Allocation, Allocation)>,
     seq: Vec<(Allocation, Allocation)>,
@@ -225,6 +226,15 @@ fn set_bits(row: &mut [u64], from: u32, to: u32) {
 
 fn internal(msg: String) -> RegAllocError {
     RegAllocError::Internal(msg)
+}
+
+/// Where split vregs are, for the edge loop: each live-in's location at its block's start
+/// (by live-in entry), the pieces, and where pieces start.
+#[derive(Clone, Copy)]
+struct Located<'a> {
+    start_loc: &'a [Option<(Option<Allocation>, bool)>],
+    table: &'a locate::SplitTable,
+    boundaries: &'a locate::Boundaries,
 }
 
 /// What the earlier phases found, as the resolver reads it.
@@ -493,24 +503,43 @@ impl<F: Function> Resolver<'_, F> {
         }
         let mut at_end = std::mem::take(&mut spare.cursors[2]);
         at_end.reset(&table);
-        let result = self.edge_moves_with(live, any_split, &start_loc, &table, &mut at_end);
+        let mut boundaries = std::mem::take(&mut spare.boundaries);
+        if any_split {
+            boundaries.refill(&table, gap(func.num_insts() as u32 + 1) as usize);
+        }
+        let found = Located {
+            start_loc: &start_loc,
+            table: &table,
+            boundaries: &boundaries,
+        };
+        let result = self.edge_moves_with(live, any_split, found, &mut at_end);
         self.split_table = table;
         self.spare.cursors[1] = at_start;
         self.spare.cursors[2] = at_end;
         self.spare.start_loc = start_loc;
+        self.spare.boundaries = boundaries;
         result
     }
 
     /// The edge loop of [`Resolver::edge_moves`], given each live-in vreg's location at its
     /// block's start.
+    ///
+    /// An edge along which no piece of a split vreg starts (no boundary between the
+    /// predecessor's last position and the successor's first, in either direction) leaves
+    /// every live vreg in one piece: only its parameters can move, and its live-in vregs are
+    /// not looked up.
     fn edge_moves_with(
         &mut self,
         live: &Liveness,
         any_split: bool,
-        start_loc: &[Option<(Option<Allocation>, bool)>],
-        table: &locate::SplitTable,
+        found: Located<'_>,
         at_end: &mut locate::Cursor,
     ) -> Result<(), RegAllocError> {
+        let Located {
+            start_loc,
+            table,
+            boundaries,
+        } = found;
         let func = self.func;
         let built = self.built;
         for b in 0..func.num_blocks() {
@@ -524,8 +553,11 @@ impl<F: Function> Resolver<'_, F> {
                     (ProgPoint::before(Inst(self.cfg.block_first[s.index()])), 0)
                 };
                 let falls_through = s.index() == b + 1;
-                // (Empty without splits: the zip then stops at once.)
-                let span = if any_split {
+                let first = self.cfg.block_start_pos(s.index());
+                let pieces_change =
+                    any_split && boundaries.any_between(pred_last.min(first), pred_last.max(first));
+                // (Empty when no piece changes: the zip then stops at once.)
+                let span = if pieces_change {
                     live.live_in.span(s.index())
                 } else {
                     0..0
@@ -548,7 +580,6 @@ impl<F: Function> Resolver<'_, F> {
                     self.add(point, group, vreg, from, to);
                 }
                 let args = func.branch_blockparams(block, k);
-                let succ_start = self.cfg.block_start_pos(s.index());
                 for (&a, &p) in args.iter().zip(func.block_params(s)) {
                     let from = at_end.loc(built, table, a.index() as u32, pred_last);
                     // An unsplit parameter has one piece, which covers its block's start; a
@@ -556,7 +587,7 @@ impl<F: Function> Resolver<'_, F> {
                     // the block heads a rotated loop).
                     let to = match built.pieces.split_index(p.index()) {
                         None => built.pieces.of(p.index()).first().copied(),
-                        Some(_) => built.piece_at(p, succ_start),
+                        Some(_) => built.piece_at(p, first),
                     }
                     .and_then(|q| built.intervals[q as usize].alloc);
                     let (Some(from), Some(to)) = (from, to) else {

@@ -10,9 +10,13 @@
 //! into intervals and their range vectors. A [`Cursor`] keeps, per split vreg, the entry of
 //! its last lookup and only moves forward.
 //!
+//! [`Boundaries`] counts the pieces of split vregs starting at or before each position, so
+//! that "does any split vreg change pieces between these two positions?" is O(1): when it
+//! does not, every vreg live at both positions is in the same piece at both.
+//!
 //! Cost: building the table is O(pieces of split vregs); resetting a cursor is O(split
 //! vregs); lookups at non-decreasing positions per vreg cost O(pieces) in all through one
-//! cursor, plus O(1) each.
+//! cursor, plus O(1) each. Building the boundary counts is O(positions + pieces).
 
 use crate::intervals::Built;
 use crate::Allocation;
@@ -91,5 +95,40 @@ impl Cursor {
         }
         self.at[k] = i as u32;
         table.entries[i]
+    }
+}
+
+/// Per position `p`, how many pieces of split vregs start at or before `p`.
+#[derive(Default)]
+pub(super) struct Boundaries {
+    starts_upto: Vec<u32>,
+}
+
+impl Boundaries {
+    /// Refills the counts from `table`, for positions below `num_positions`.
+    pub fn refill(&mut self, table: &SplitTable, num_positions: usize) {
+        let counts = &mut self.starts_upto;
+        crate::reuse::refill(counts, num_positions + 1, 0);
+        for piece in &table.entries {
+            // A start past the last position changes nothing any lookup can see.
+            if let Some(c) = counts.get_mut(piece.start as usize) {
+                *c += 1;
+            }
+        }
+        let mut sum = 0;
+        for c in counts.iter_mut() {
+            sum += *c;
+            *c = sum;
+        }
+    }
+
+    /// Whether a piece of a split vreg starts in `(lo, hi]` (`lo <= hi`).
+    #[inline]
+    pub fn any_between(&self, lo: u32, hi: u32) -> bool {
+        let at = |p: u32| {
+            let last = self.starts_upto.len() - 1;
+            self.starts_upto[(p as usize).min(last)]
+        };
+        at(hi) != at(lo)
     }
 }
