@@ -4,8 +4,9 @@
 //! Guarantees: an [`Output`] whose edits, executed with the instructions, deliver every
 //! vreg to every operand's allocation; the checker verifies exactly this.
 //!
-//! Cost: O(instructions + operands + edits + Σ over edges |live_in(succ)| + pieces); moves
-//! are ordered by counting sorts. Piece lookups go through forward-only cursors
+//! Cost: O(instructions + operands + edits + edges + pieces + Σ |live_in(succ)| over the
+//! edges along which some split vreg changes pieces (the others move only parameters));
+//! moves are ordered by counting sorts. Piece lookups go through forward-only cursors
 //! ([`locate::Cursor`]), each passing a vreg's pieces once.
 //!
 //! Edits at one program point form up to four *groups*, each one parallel move, run in
@@ -79,6 +80,7 @@ pub(crate) struct Scratch {
     split_table: locate::SplitTable,
     cursors: [locate::Cursor; 3],
     boundaries: locate::Boundaries,
+    entered_by_change: Vec<bool>,
     start_loc: Vec<Option<(Option<Allocation>, bool)>>,
     group_moves: Vec<(Allocation, Allocation)>,
     seq: Vec<(Allocation, Allocation)>,
@@ -491,7 +493,23 @@ impl<F: Function> Resolver<'_, F> {
             if any_split { live.live_in.total() } else { 0 },
             None,
         );
-        for b in (0..func.num_blocks()).filter(|_| any_split) {
+        let mut boundaries = std::mem::take(&mut spare.boundaries);
+        // Blocks entered by an edge along which pieces change (see `edge_moves_with`): the
+        // only ones whose live-in locations are read.
+        let mut entered = std::mem::take(&mut spare.entered_by_change);
+        refill(&mut entered, func.num_blocks(), false);
+        if any_split {
+            boundaries.refill(&table, gap(func.num_insts() as u32 + 1) as usize);
+            for b in 0..func.num_blocks() {
+                let pred_last = self.cfg.block_end_pos(b) - 1;
+                for s in func.block_succs(Block(b as u32)) {
+                    let first = self.cfg.block_start_pos(s.index());
+                    entered[s.index()] |=
+                        boundaries.any_between(pred_last.min(first), pred_last.max(first));
+                }
+            }
+        }
+        for b in (0..func.num_blocks()).filter(|&b| entered[b]) {
             let first = self.cfg.block_start_pos(b);
             let span = live.live_in.span(b);
             for (slot, &v) in start_loc[span.clone()].iter_mut().zip(live.live_in.get(b)) {
@@ -501,12 +519,9 @@ impl<F: Function> Resolver<'_, F> {
                 }
             }
         }
-        let mut at_end = std::mem::take(&mut spare.cursors[2]);
+        self.spare.entered_by_change = entered;
+        let mut at_end = std::mem::take(&mut self.spare.cursors[2]);
         at_end.reset(&table);
-        let mut boundaries = std::mem::take(&mut spare.boundaries);
-        if any_split {
-            boundaries.refill(&table, gap(func.num_insts() as u32 + 1) as usize);
-        }
         let found = Located {
             start_loc: &start_loc,
             table: &table,
