@@ -818,10 +818,13 @@ impl<F: Function> Resolver<'_, F> {
 
     /// The cycle slot may be used by any parallel move with a cycle; reserve the emergency
     /// slots whenever one might be needed (cheap: three slots per function at most).
+    /// (`moves` is sorted by destination, as `sequence_all` leaves a group: a source is
+    /// looked up among the destinations by binary search, O(m log m).)
     fn note_emergency_if_cyclic(&mut self, moves: &[(Allocation, Allocation)]) {
+        debug_assert!(moves.is_sorted_by_key(|m| m.1));
         if moves
             .iter()
-            .any(|&(s, _)| moves.iter().any(|&(_, d)| d == s))
+            .any(|&(s, _)| moves.binary_search_by_key(&s, |m| m.1).is_ok())
         {
             self.used_emergency = true;
         }
