@@ -420,6 +420,8 @@ pub(crate) struct Built {
     pub vregs: Vec<Option<VReg>>,
     /// The most vregs live at once at any instruction.
     pub max_live: usize,
+    /// How many vregs have a live range (an interval of their own before any split).
+    pub num_live_vregs: usize,
 }
 
 impl Built {
@@ -676,6 +678,7 @@ pub(crate) fn build<F: Function>(
         needs_slot,
         vregs: class_of,
         max_live: built_max_live,
+        num_live_vregs,
     } = built;
     let Scratch {
         pending: reservations,
@@ -899,10 +902,12 @@ pub(crate) fn build<F: Function>(
     refill(vreg_start, nv, 0);
     range_pool.clear();
     range_pool.reserve(growing.nodes.len());
+    *num_live_vregs = 0;
     for (v, iv) in intervals.iter_mut().enumerate() {
         let Some(span) = growing.copy_into(v, range_pool) else {
             continue;
         };
+        *num_live_vregs += 1;
         iv.set_ranges(span, range_pool);
         iv.uses = UseSpan {
             lo: use_bound[v + 1],

@@ -296,9 +296,7 @@ pub(crate) fn resolve<F: Function>(
     *scratch = r.spare;
     result?;
     output.stats = Stats {
-        intervals: (0..func.num_vregs())
-            .filter(|&v| !built.pieces.of(v).is_empty())
-            .count(),
+        intervals: built.num_live_vregs,
         splits: scanned.splits,
         max_live: built.max_live,
         ..Stats::default()
@@ -634,7 +632,8 @@ impl<F: Function> Resolver<'_, F> {
         }
         for v in 0..self.func.num_vregs() {
             let (def_inst, def_op) = self.def_site[v];
-            if def_inst == u32::MAX {
+            // (Only a vreg with a slot is stored: most have none.)
+            if def_inst == u32::MAX || self.vreg_slot[v].is_none() {
                 continue;
             }
             let at = crate::intervals::def_start(def_op, def_inst);
