@@ -458,7 +458,7 @@ impl FunctionBuilder {
         let block = self.current.ok_or(BuilderError::NoCurrentBlock {
             opcode: Opcode::Nop,
         })?;
-        self.defs.insert(var, block, value);
+        self.defs.insert(var, block, value, self.func.dfg.num_blocks());
         Ok(())
     }
 

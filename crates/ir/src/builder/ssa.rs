@@ -172,7 +172,7 @@ impl FunctionBuilder {
                             // now, as the value the cycle carries.
                             self.ssa.epoch += 1;
                             let phi = self.new_phi(b, ty);
-                            self.defs.insert(var, b, phi);
+                            self.defs.insert(var, b, phi, self.func.dfg.num_blocks());
                             results.push(phi);
                             continue;
                         }
@@ -190,7 +190,7 @@ impl FunctionBuilder {
                         // Incomplete phi; invariant 2: it is the last parameter and unfinished.
                         let phi = self.new_phi(b, ty);
                         self.blocks[b].incomplete.push((var, phi));
-                        self.defs.insert(var, b, phi);
+                        self.defs.insert(var, b, phi, self.func.dfg.num_blocks());
                         results.push(phi);
                     } else if num_preds == 1 && !cycle {
                         let p = self.blocks[b].preds[0].block;
@@ -207,7 +207,7 @@ impl FunctionBuilder {
                         // then sees the mark) or its operands differ, so the phis that would
                         // be trivial at once are never made (most of them, in practice).
                         self.ssa.epoch += 1;
-                        self.defs.insert(var, b, DEFERRED);
+                        self.defs.insert(var, b, DEFERRED, self.func.dfg.num_blocks());
                         steps.push(Step::Finish(b, DEFERRED));
                         steps.extend(
                             self.blocks[b]
@@ -224,7 +224,7 @@ impl FunctionBuilder {
                         self.ssa.on_chain[c] = mark;
                     }
                     if let Some(&v) = results.last() {
-                        self.defs.insert(var, b, v);
+                        self.defs.insert(var, b, v, self.func.dfg.num_blocks());
                     }
                 }
                 Step::Finish(b, phi) => {
@@ -240,14 +240,14 @@ impl FunctionBuilder {
                                     self.trivial_operands(DEFERRED, &results[split..], num_preds);
                                 if let Some(same) = trivial {
                                     // Every predecessor passes `same`: no phi at all.
-                                    self.defs.insert(var, b, same);
+                                    self.defs.insert(var, b, same, self.func.dfg.num_blocks());
                                     results.truncate(split);
                                     results.push(same);
                                     continue;
                                 }
                                 // Invariant 2: made now, its operands appended at once.
                                 let phi = self.new_phi(b, ty);
-                                self.defs.insert(var, b, phi);
+                                self.defs.insert(var, b, phi, self.func.dfg.num_blocks());
                                 differs = true;
                                 phi
                             }
