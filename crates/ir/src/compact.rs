@@ -286,6 +286,9 @@ impl Function {
         let mut before: SecondaryMap<Inst, Vec<Inst>> = SecondaryMap::new();
         let mut at_end: SecondaryMap<Block, Vec<Inst>> = SecondaryMap::new();
         for (at, inst) in pending_insts {
+            let Some(at) = at else {
+                continue; // withdrawn
+            };
             match at {
                 InsertPoint::Before(i) => before[i].push(inst),
                 InsertPoint::AtEnd(b) => at_end[b].push(inst),
@@ -461,6 +464,30 @@ mod tests {
             .block_insts(b)
             .map(|i| f.dfg.inst(i).opcode())
             .collect()
+    }
+
+    #[test]
+    fn a_withdrawn_insertion_is_dropped_and_can_be_queued_again_elsewhere() {
+        let (mut f, [add, mul, _], [v0, v1, _, _]) = sample();
+        let sub = f.make_inst(
+            InstructionData::Binary {
+                opcode: Opcode::Isub,
+                args: [v0, v1],
+            },
+            Type::I32,
+        );
+        f.layout.insert_inst(sub, InsertPoint::Before(mul));
+        let queued: Vec<_> = f.layout.queued_insts().collect();
+        assert_eq!(queued, [(0, InsertPoint::Before(mul), sub)]);
+        // Moved: withdrawn from before the multiply, queued again before the add.
+        f.layout.withdraw_queued(0);
+        assert_eq!(f.layout.queued_insts().count(), 0);
+        f.layout.insert_inst(sub, InsertPoint::Before(add));
+        f.compact();
+        assert_eq!(
+            opcodes(&f),
+            [Opcode::Isub, Opcode::Iadd, Opcode::Imul, Opcode::Return]
+        );
     }
 
     #[test]

@@ -40,7 +40,8 @@ pub struct Layout {
     ranges: SecondaryMap<Block, Range>,
     insts: Vec<Inst>,
     inst_block: SecondaryMap<Inst, Option<Block>>,
-    pub(crate) pending_insts: Vec<(InsertPoint, Inst)>,
+    /// Queued insertions in queue order; `None`: withdrawn ([`Layout::withdraw_queued`]).
+    pub(crate) pending_insts: Vec<(Option<InsertPoint>, Inst)>,
     pub(crate) pending_blocks: Vec<(Block, Block)>,
     pub(crate) removed_blocks: Vec<Block>,
     removed_insts: usize,
@@ -219,14 +220,30 @@ impl Layout {
             // Post-invariant (1): `b` is last, so its range still ends at the end of `insts`.
             self.inst_block[inst] = Some(b);
         } else {
-            self.pending_insts.push((InsertPoint::AtEnd(b), inst));
+            self.pending_insts.push((Some(InsertPoint::AtEnd(b)), inst));
         }
     }
 
     /// Queue `inst` for insertion at `at`.
     #[inline]
     pub fn insert_inst(&mut self, inst: Inst, at: InsertPoint) {
-        self.pending_insts.push((at, inst));
+        self.pending_insts.push((Some(at), inst));
+    }
+
+    /// The queued insertions not withdrawn, in queue order: `(k, at, inst)`, `k` naming the
+    /// insertion for [`Layout::withdraw_queued`].
+    pub fn queued_insts(&self) -> impl Iterator<Item = (usize, InsertPoint, Inst)> + '_ {
+        self.pending_insts
+            .iter()
+            .enumerate()
+            .filter_map(|(k, &(at, inst))| Some((k, at?, inst)))
+    }
+
+    /// Withdraw the `k`-th queued insertion: its instruction stays unplaced (a pass moving a
+    /// queued instruction elsewhere withdraws it, then queues it again at the new point).
+    #[inline]
+    pub fn withdraw_queued(&mut self, k: usize) {
+        self.pending_insts[k].0 = None;
     }
 
     /// Remove a placed instruction (tombstone; dropped by compaction).

@@ -29,7 +29,8 @@
 //! reads no memory, so running both sides is unobservable, and each `select` picks what the
 //! side `c` takes passed. Breaks the control-flow graph and dominator tree (the arms and
 //! their edges are gone; `H` now jumps to `J`) and leaves the moves and removals queued:
-//! the caller compacts and recomputes both. Cost: O(blocks + instructions of the arms
+//! the arms are left empty, so a graph computed from the placed code is the converted one
+//! (the arms unreachable); the next compaction applies the edits. Cost: O(blocks + instructions of the arms
 //! examined); a block is examined as an arm only by its single predecessor.
 
 use kestrel_ir::cfg::ControlFlowGraph;

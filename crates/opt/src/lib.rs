@@ -3,7 +3,8 @@
 //! [`optimize`] reads as the pipeline of opt level `speed`:
 //! 0. [`if_convert`]: two-way branches whose sides are a few cheap pure instructions become
 //!    straight-line code with `select`s; first, so that the passes below simplify and number
-//!    the merged sides together;
+//!    the merged sides together (its moves stay queued until simplification's walk, like
+//!    hoisting's);
 //! 1. [`eliminate_redundant_loads`]: loads equal to an available earlier one (`readonly`
 //!    loads across dominated blocks, others within a block until a write that may alias);
 //!    first, so that GVN sees the addresses computed from the loads it merged;
@@ -171,14 +172,16 @@ pub fn optimize_in(
     cfg.compute_into(func);
     stats.if_converted = ifconvert::if_convert_in(func, cfg);
     if stats.if_converted > 0 {
-        // The arms' moves and removals are queued; the loads pass walks placed code.
-        func.compact_in(compact);
+        // The arms are left empty (their removal and their instructions' moves queued), so
+        // the graph read from the placed code is the converted one, the arms unreachable.
         cfg.compute_into(func);
     }
     domtree.compute_into(func, cfg);
-    // The loads pass leaves tombstones and aliases, hoisting leaves its moves queued;
-    // simplification's walk applies both (compaction takes any layout and resolves aliases
-    // as it moves instructions), so they cost no compaction of their own.
+    // If-conversion leaves its moves queued, the loads pass tombstones and aliases, hoisting
+    // its moves queued; simplification's walk applies all of them (compaction takes any
+    // layout and resolves aliases as it moves instructions), so they cost no compaction of
+    // their own. If-conversion's queued instructions access no memory, so the loads pass
+    // need not see them; hoisting reads the queue (see its contract).
     stats.loads = loads::eliminate_redundant_loads_in(func, domtree, loads);
     stats.hoisted = licm::hoist_loop_invariants_in(func, cfg, domtree);
     stats.simplify = simplify::simplify_in(func, domtree, values, compact, fired);

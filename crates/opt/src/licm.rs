@@ -5,8 +5,9 @@
 //! where they are used; hoisting them would only lengthen live ranges): an instruction that
 //! moves reads a copy of an in-loop constant operand made in the preheader.
 //!
-//! Contract. Requires a function without queued insertions (tombstones are fine) with its
-//! control-flow graph and dominator tree,
+//! Contract. Requires a function (tombstones and queued insertions are fine: a queued
+//! instruction counts as in the block it goes to, visited after that block's placed ones, and
+//! moves like them) with its control-flow graph and dominator tree,
 //! which may predate compactions that kept every block and edge (only their block queries
 //! are used; instruction numbers are read from the layout). A
 //! loop's preheader is its header's only predecessor outside the loop, when that block ends
@@ -88,17 +89,37 @@ pub(crate) fn hoist_loop_invariants_in(
     let mut copies: FxHashMap<(Block, InstructionData, Type), Value> = FxHashMap::default();
     // The instructions moved to each preheader, by data (operands resolved) and type.
     let mut hoisted: FxHashMap<(Block, InstructionData, Type), Inst> = FxHashMap::default();
+    // Instructions an earlier pass queued (if-conversion's, before a block's terminator)
+    // belong to the block they go to, and are visited after its placed instructions. A placed
+    // instruction of that block visited before one that it reads finds the operand in the
+    // loop and stays: only conservative.
+    let mut queued: Vec<(Block, Inst, usize)> = Vec::new();
+    for (k, at, inst) in func.layout.queued_insts() {
+        let block = match at {
+            InsertPoint::Before(anchor) => func.layout.inst_block(anchor),
+            InsertPoint::AtEnd(block) => Some(block),
+        };
+        if let Some(block) = block {
+            moved_to[inst] = Some(block);
+            queued.push((block, inst, k));
+        }
+    }
+    queued.sort_by_key(|&(block, _, k)| (block, k));
     let mut moved = 0;
-    // One block's instructions, and one instruction's operands: buffers for the whole walk.
-    let mut insts: Vec<Inst> = Vec::new();
+    // One block's instructions (with the queue position of a queued one), and one
+    // instruction's operands: buffers for the whole walk.
+    let mut insts: Vec<(Inst, Option<usize>)> = Vec::new();
     let mut operands: Vec<(Option<Block>, Option<InstructionData>)> = Vec::new();
     for &b in domtree.rpo() {
         if forest.innermost(b).is_none() {
             continue;
         }
         insts.clear();
-        insts.extend(func.layout.block_insts(b));
-        for &inst in &insts {
+        insts.extend(func.layout.block_insts(b).map(|inst| (inst, None)));
+        let first = queued.partition_point(|q| q.0 < b);
+        let of_b = queued[first..].iter().take_while(|q| q.0 == b);
+        insts.extend(of_b.map(|&(_, inst, k)| (inst, Some(k))));
+        for &(inst, queued_at) in &insts {
             let data = *func.dfg.inst(inst);
             let movable = is_numberable(&data) || is_movable_load(&data);
             if !movable || is_constant(&data) || func.dfg.inst_results(inst).is_empty() {
@@ -182,18 +203,27 @@ pub(crate) fn hoist_loop_invariants_in(
                     let aliased = func.dfg.change_to_alias(r, to);
                     debug_assert!(aliased, "equal instructions have equal result types");
                 }
-                func.layout.remove_inst(inst);
+                unplace(func, inst, queued_at);
                 moved += 1;
                 continue;
             }
             hoisted.insert(key, inst);
             // Post-invariant: queued before the preheader's terminator in visiting order,
             // after its operands (outside the loop, moved earlier, or copies just queued).
-            func.layout.remove_inst(inst);
+            unplace(func, inst, queued_at);
             func.layout.insert_inst(inst, InsertPoint::Before(end));
             moved_to[inst] = Some(p);
             moved += 1;
         }
     }
     moved
+}
+
+/// Take `inst` out of its place: a tombstone if it is placed, its queued insertion
+/// withdrawn if it is queued (`queued_at`).
+fn unplace(func: &mut Function, inst: Inst, queued_at: Option<usize>) {
+    match queued_at {
+        Some(k) => func.layout.withdraw_queued(k),
+        None => func.layout.remove_inst(inst),
+    }
 }

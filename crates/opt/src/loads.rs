@@ -14,8 +14,9 @@
 //! Replacing the later load keeps traps too: the earlier load ran without trapping at the
 //! same address with the same flags, and nothing in between changed that memory.
 //!
-//! Contract. Requires a compact function and its dominator tree (only block queries are
-//! used). Maintains SSA dominance (the kept load dominates the deleted one's uses), types
+//! Contract. Requires a function and its dominator tree (only block queries are used), with
+//! no queued edits other than insertions of instructions that access no memory (which the
+//! walk does not see: if-conversion's arms). Maintains SSA dominance (the kept load dominates the deleted one's uses), types
 //! and behavior (above). Keeps every block and edge; leaves the layout compact (the
 //! pipeline's variant leaves tombstones for the next compacting pass). Cost:
 //! linear in the function size: one walk in layout order, O(1) expected per instruction

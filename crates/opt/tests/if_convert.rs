@@ -212,3 +212,46 @@ block4(v5: i64):
     assert_eq!(if_convert(&mut func), 1);
     kestrel_ir::verify_function(&func).expect("the result verifies");
 }
+
+/// In the pipeline, if-conversion's moves stay queued until simplification's walk; hoisting,
+/// which runs in between, still sees the moved instructions in their new block and moves the
+/// loop-invariant ones out of the loop (here `imul v0, v1`, from an arm inside the loop).
+#[test]
+fn hoisting_sees_what_if_conversion_moved_before_it_is_placed() {
+    let mut func = parse(
+        "
+function %f(i64, i64) -> i64 {
+block0(v0: i64, v1: i64):
+    v2 = iconst.i64 0
+    jump block1(v2, v2)
+block1(v3: i64, v4: i64):
+    v11 = iconst.i64 1
+    v5 = band v3, v11
+    brif v5, block2, block3(v4)
+block2:
+    v6 = imul v0, v1
+    v7 = iadd v4, v6
+    jump block3(v7)
+block3(v8: i64):
+    v12 = iconst.i64 1
+    v9 = iadd v3, v12
+    v13 = iconst.i64 100
+    v10 = icmp ult v9, v13
+    brif v10, block1(v9, v8), block4
+block4:
+    return v8
+}",
+    );
+    let stats = kestrel_opt::optimize(&mut func, kestrel_opt::OptLevel::Speed, true)
+        .expect("the pipeline's result verifies");
+    assert_eq!(stats.if_converted, 1);
+    assert_eq!(stats.hoisted, 1);
+    let out = func.to_string();
+    let entry = &out[..out.find("block1(").expect("the loop header stays")];
+    assert!(
+        entry.contains("imul v0, v1"),
+        "hoisted to the preheader:\n{out}"
+    );
+    assert_eq!(out.matches("imul").count(), 1, "{out}");
+    assert!(out.contains("select"), "{out}");
+}
