@@ -5,6 +5,7 @@
 
 mod code_speed;
 mod compile_speed;
+mod emit_clif;
 mod malloc_settings;
 mod peak_alloc;
 mod regalloc;
@@ -28,6 +29,11 @@ const SUBCOMMANDS: &[(&str, &str, Subcommand)] = &[
         "compile-speed",
         "Kestrel's compile time vs Cranelift 0.135.8 (opt none) on the same functions",
         compile_speed::run,
+    ),
+    (
+        "emit-clif",
+        "Writes the CLIF Wasmtime 48 gives Cranelift for Wasm programs (a compile-speed corpus)",
+        emit_clif::run,
     ),
     (
         "code-speed",
