@@ -458,7 +458,8 @@ impl FunctionBuilder {
         let block = self.current.ok_or(BuilderError::NoCurrentBlock {
             opcode: Opcode::Nop,
         })?;
-        self.defs.insert(var, block, value, self.func.dfg.num_blocks());
+        self.defs
+            .insert(var, block, value, self.func.dfg.num_blocks());
         Ok(())
     }
 

@@ -207,7 +207,8 @@ impl FunctionBuilder {
                         // then sees the mark) or its operands differ, so the phis that would
                         // be trivial at once are never made (most of them, in practice).
                         self.ssa.epoch += 1;
-                        self.defs.insert(var, b, DEFERRED, self.func.dfg.num_blocks());
+                        self.defs
+                            .insert(var, b, DEFERRED, self.func.dfg.num_blocks());
                         steps.push(Step::Finish(b, DEFERRED));
                         steps.extend(
                             self.blocks[b]
