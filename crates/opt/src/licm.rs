@@ -26,7 +26,9 @@
 //! running it when the loop's body would not have is unobservable; a movable load reads
 //! memory that cannot change and cannot trap) and types; [`hoist_loop_invariants`] leaves
 //! the layout compact, the pipeline's variant leaves the moves queued for its compaction.
-//! Cost: O(instructions × loop depth) after the loop forest.
+//! Cost: O(instructions × loop depth) after the loop forest, plus sorting the q queued
+//! instructions by block (O(q log q), q at most the instructions) and a binary search per
+//! loop block.
 
 use kestrel_ir::cfg::ControlFlowGraph;
 use kestrel_ir::compact::CompactMemory;
