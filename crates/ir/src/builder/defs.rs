@@ -57,7 +57,7 @@ impl VarDefs {
             self.sparse.insert(block, value);
             let n = self.sparse.len();
             if num_blocks >= MIN_BLOCKS_FOR_ARRAY && 4 * n >= num_blocks {
-                self.to_array(num_blocks.max(i + 1));
+                self.make_array(num_blocks.max(i + 1));
             }
             return;
         }
@@ -65,7 +65,7 @@ impl VarDefs {
             let len = num_blocks.max(i + 1);
             if len > SLOTS_PER_RECORD * (self.records + 1) {
                 // The function grew past what the records pay for: back to hashing.
-                self.to_hash();
+                self.make_hash();
                 self.sparse.insert(block, value);
                 return;
             }
@@ -81,7 +81,7 @@ impl VarDefs {
 
     /// Moves the records into an array of `len` slots (`len >= num_blocks`, and at most
     /// four slots per record when called from `insert`).
-    fn to_array(&mut self, len: usize) {
+    fn make_array(&mut self, len: usize) {
         self.by_block.clear();
         self.by_block.resize(len, NONE);
         for (&b, &v) in &self.sparse {
@@ -93,7 +93,7 @@ impl VarDefs {
     }
 
     /// Moves the records back into the hash table: O(slots) ≤ `SLOTS_PER_RECORD` × records.
-    fn to_hash(&mut self) {
+    fn make_hash(&mut self) {
         self.sparse.clear();
         for (i, &v) in self.by_block.iter().enumerate() {
             if v != NONE {
