@@ -30,18 +30,23 @@ const MIN_BLOCKS_FOR_ARRAY: usize = 32;
 
 #[derive(Default)]
 struct VarDefs {
-    /// The records while `dense` is off.
+    /// The records while the table is a hash table.
     sparse: FxHashMap<Block, Value>,
-    /// The records by block index while `dense` is on (`NONE`: no record).
+    /// The records by block index while the table is an array (`NONE`: no record); empty
+    /// otherwise (an array has a slot for at least the block it was made for).
     by_block: Vec<Value>,
     /// How many slots of `by_block` hold a record.
     records: usize,
-    dense: bool,
 }
 
 impl VarDefs {
+    /// Whether the table is an array.
+    fn dense(&self) -> bool {
+        !self.by_block.is_empty()
+    }
+
     fn get(&self, block: Block) -> Option<Value> {
-        if self.dense {
+        if self.dense() {
             match self.by_block.get(block.index()) {
                 Some(&NONE) | None => None,
                 Some(&v) => Some(v),
@@ -53,7 +58,7 @@ impl VarDefs {
 
     fn insert(&mut self, block: Block, value: Value, num_blocks: usize) {
         let i = block.index();
-        if !self.dense {
+        if !self.dense() {
             self.sparse.insert(block, value);
             let n = self.sparse.len();
             if num_blocks >= MIN_BLOCKS_FOR_ARRAY && 4 * n >= num_blocks {
@@ -89,7 +94,6 @@ impl VarDefs {
         }
         self.records = self.sparse.len();
         self.sparse.clear();
-        self.dense = true;
     }
 
     /// Moves the records back into the hash table: O(slots) ≤ `SLOTS_PER_RECORD` × records.
@@ -102,7 +106,6 @@ impl VarDefs {
         }
         self.by_block.clear();
         self.records = 0;
-        self.dense = false;
     }
 
     fn clear(&mut self) {
@@ -110,7 +113,6 @@ impl VarDefs {
         // Only the slots used are rewritten when the next array is made.
         self.by_block.clear();
         self.records = 0;
-        self.dense = false;
     }
 }
 
@@ -165,7 +167,7 @@ mod tests {
         for b in 0..10 {
             defs.insert(var(0), Block::new(b * 4), v(b as u32), 40);
         }
-        assert!(defs.by_var[0].dense);
+        assert!(defs.by_var[0].dense());
         for b in 0..40 {
             let want = (b % 4 == 0).then(|| v((b / 4) as u32));
             assert_eq!(defs.get(var(0), Block::new(b)), want, "block {b}");
@@ -176,7 +178,7 @@ mod tests {
         // The function grows to 1,000 blocks: an array would cost more than 8 slots a
         // record, so the table goes back to hashing, keeping every record.
         defs.insert(var(0), Block::new(999), v(7), 1000);
-        assert!(!defs.by_var[0].dense);
+        assert!(!defs.by_var[0].dense());
         assert_eq!(defs.get(var(0), Block::new(0)), Some(v(100)));
         assert_eq!(defs.get(var(0), Block::new(36)), Some(v(9)));
         assert_eq!(defs.get(var(0), Block::new(999)), Some(v(7)));
@@ -185,7 +187,7 @@ mod tests {
         assert_eq!(defs.get(var(1), Block::new(0)), None);
         defs.clear(1);
         assert_eq!(defs.get(var(0), Block::new(36)), None);
-        assert!(!defs.by_var[0].dense);
+        assert!(!defs.by_var[0].dense());
     }
 
     #[test]
@@ -194,7 +196,7 @@ mod tests {
         for b in 0..8 {
             defs.insert(var(0), Block::new(b), Value::from_u32(1), 8);
         }
-        assert!(!defs.by_var[0].dense);
+        assert!(!defs.by_var[0].dense());
         assert_eq!(defs.get(var(0), Block::new(7)), Some(Value::from_u32(1)));
     }
 }
