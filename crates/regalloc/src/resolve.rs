@@ -67,8 +67,8 @@ struct PendingMove {
     defines: bool,
 }
 
-/// The resolver's working memory, kept by [`crate::Context`] between functions (moved
-/// into the [`Resolver`] and back; every buffer is cleared or refilled before use).
+/// The resolver's working memory, kept by [`crate::Context`] between functions (lent to
+/// the [`Resolver`]; every buffer is cleared or refilled before use).
 #[derive(Default)]
 pub(crate) struct Scratch {
     pending: Vec<PendingMove>,
@@ -105,8 +105,8 @@ struct Resolver<'a, F: Function> {
     /// Piece lookups for operands, in program order.
     operand_cursor: locate::Cursor,
     split_table: locate::SplitTable,
-    /// The rest of the working memory.
-    spare: Scratch,
+    /// The rest of the working memory (borrowed, not moved: it is large).
+    spare: &'a mut Scratch,
 }
 
 /// Up to this many moves, a comparison sort beats the counting sorts' passes.
@@ -262,7 +262,7 @@ pub(crate) fn resolve<F: Function>(
         built,
         scanned,
     } = found;
-    let mut spare = std::mem::take(scratch);
+    let spare = scratch;
     let mut pending = std::mem::take(&mut spare.pending);
     pending.clear();
     let mut def_site = std::mem::take(&mut spare.def_site);
@@ -293,7 +293,6 @@ pub(crate) fn resolve<F: Function>(
     r.spare.def_site = r.def_site;
     r.spare.cursors[0] = r.operand_cursor;
     r.spare.split_table = r.split_table;
-    *scratch = r.spare;
     result?;
     output.stats = Stats {
         intervals: built.num_live_vregs,

@@ -276,7 +276,7 @@ pub fn compile_in<B: Backend>(
         .and_then(|memory| memory.downcast::<CodeMemory<B::MInst>>().ok());
     let mut code_memory = kept.unwrap_or_default();
     ctx.lower.for_speed = options.lower_for_speed;
-    let vcode = lower_reusing(
+    let lowered = lower_reusing(
         backend,
         f,
         &ctx.order,
@@ -285,13 +285,13 @@ pub fn compile_in<B: Backend>(
         &mut ctx.lower,
         &mut code_memory,
     );
-    let vcode = match vcode {
-        Ok(vcode) => vcode,
-        Err(e) => {
-            ctx.code_memory = Some(code_memory);
-            return Err(e);
-        }
-    };
+    if let Err(e) = lowered {
+        ctx.code_memory = Some(code_memory);
+        return Err(e);
+    }
+    // The code stays in the kept memory (it is large to move); the memory's other fields
+    // serve emission beside it.
+    let vcode = &code_memory.code;
     lap(&mut times, &mut clock, |t| &mut t.lower);
     let ra_options = kestrel_regalloc::Options {
         check: options.check_regalloc,
@@ -302,19 +302,15 @@ pub fn compile_in<B: Backend>(
         // without the checker computes only the block facts.
         trust_input: !options.check_regalloc && !cfg!(debug_assertions),
     };
-    let ra = kestrel_regalloc::allocate_in(
-        &mut ctx.regalloc,
-        &vcode,
-        backend.machine_env(),
-        ra_options,
-    )?;
+    let ra =
+        kestrel_regalloc::allocate_in(&mut ctx.regalloc, vcode, backend.machine_env(), ra_options)?;
     if let Some(t) = times.as_deref_mut() {
         t.regalloc += ra.times;
         t.max_live = t.max_live.max(ra.stats.max_live);
     }
     // The allocator timed itself; restart the clock for emission.
     clock = times.as_ref().map(|_| Instant::now());
-    let frame = backend.compute_frame(f, &vcode, ra);
+    let frame = backend.compute_frame(f, vcode, ra);
     // About 4 bytes per instruction on the targets here, plus the prologue and epilogues.
     let mut buf = MachBuffer::reusing(
         std::mem::take(&mut code_memory.buffer),
@@ -323,7 +319,7 @@ pub fn compile_in<B: Backend>(
     );
     buf.set_validate(options.validate_buffer);
     emit(
-        &vcode,
+        vcode,
         ra,
         &frame,
         chaos,
@@ -336,8 +332,7 @@ pub fn compile_in<B: Backend>(
     } else {
         (String::new(), String::new())
     };
-    let done = std::mem::take(&mut buf).finish_into(chaos, &mut code_memory.buffer)?;
-    code_memory.code = vcode;
+    let done = buf.finish_into(chaos, &mut code_memory.buffer)?;
     ctx.code_memory = Some(code_memory);
     lap(&mut times, &mut clock, |t| &mut t.emit);
     Ok(CompiledCode {

@@ -121,7 +121,7 @@ pub trait LowerBackend {
 pub struct Lower<'f, I: MachInst> {
     /// The function being lowered.
     pub f: &'f Function,
-    builder: VCodeBuilder<I>,
+    builder: VCodeBuilder<'f, I>,
     /// Vregs of each value (by value index), created lazily.
     value_vregs: Vec<Option<ValueRegs>>,
     /// The ISA's answer to "how is a value of this type held?".
@@ -238,20 +238,19 @@ impl<'f, I: MachInst> Lower<'f, I> {
         regs_for: &'f dyn Fn(Type) -> Option<(RegClass, usize)>,
         chaos: &'f mut Chaos,
         rules_fired: Option<&'f mut RulesFired>,
-        scratch: LowerScratch,
-        code_memory: &mut CodeMemory<I>,
+        scratch: &mut LowerScratch,
+        code_memory: &'f mut CodeMemory<I>,
     ) -> Self {
         let num_values = f.dfg.num_values();
-        let LowerScratch {
-            mut value_vregs,
-            mut aliases,
-            mut uses,
-            mut demanded,
-            mut colors,
-            mut sunk,
-            for_speed,
-            ..
-        } = scratch;
+        // The tables are taken one by one (the scratch as a whole is large to move) and
+        // given back by `finish`.
+        let mut value_vregs = std::mem::take(&mut scratch.value_vregs);
+        let mut aliases = std::mem::take(&mut scratch.aliases);
+        let mut uses = std::mem::take(&mut scratch.uses);
+        let mut demanded = std::mem::take(&mut scratch.demanded);
+        let mut colors = std::mem::take(&mut scratch.colors);
+        let mut sunk = std::mem::take(&mut scratch.sunk);
+        let for_speed = scratch.for_speed;
         refill(&mut uses, num_values, 0);
         refill(&mut colors, f.dfg.num_insts(), 0);
         let mut color = 0;
@@ -280,6 +279,8 @@ impl<'f, I: MachInst> Lower<'f, I> {
         refill(&mut demanded, num_values, false);
         refill(&mut sunk, f.dfg.num_insts(), false);
         let blocks = f.layout.blocks().len();
+        let mut cur_insts = std::mem::take(&mut code_memory.cur_insts);
+        cur_insts.clear();
         Lower {
             f,
             builder: VCodeBuilder::reusing(code_memory, f.dfg.num_insts(), blocks),
@@ -292,11 +293,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
             sunk,
             for_speed,
             cur_block: None,
-            cur_insts: {
-                let mut buffer = std::mem::take(&mut code_memory.cur_insts);
-                buffer.clear();
-                buffer
-            },
+            cur_insts,
             ret_area_ptr: None,
             chaos,
             rules_fired,
@@ -585,30 +582,33 @@ impl<'f, I: MachInst> Lower<'f, I> {
         }
     }
 
-    /// The code, and the tables back for the next function.
-    fn finish(self, code_memory: &mut CodeMemory<I>) -> (VCode<I>, LowerScratch) {
-        code_memory.cur_insts = self.cur_insts;
-        let mut code = self.builder.finish_into(self.aliases.len(), code_memory);
-        let aliases = &self.aliases;
-        let resolve = |v: VReg| resolve_alias(aliases, v);
+    /// Finish the code (in the code memory given to [`Lower::new`]) and give the tables
+    /// back to `scratch` for the next function.
+    fn finish(self, scratch: &mut LowerScratch) {
+        let Lower {
+            mut builder,
+            cur_insts,
+            value_vregs,
+            aliases,
+            uses,
+            demanded,
+            colors,
+            sunk,
+            ..
+        } = self;
+        builder.give_back_cur_insts(cur_insts);
+        let code = builder.finish(aliases.len());
+        let resolve = |v: VReg| resolve_alias(&aliases, v);
         code.rewrite_vregs(
             &mut |op: Operand| op.with_vreg(resolve(op.vreg())),
             &resolve,
         );
-        let scratch = LowerScratch {
-            value_vregs: self.value_vregs,
-            aliases: self.aliases,
-            uses: self.uses,
-            demanded: self.demanded,
-            colors: self.colors,
-            sunk: self.sunk,
-            succs: Vec::new(),
-            args: Vec::new(),
-            block_insts: Vec::new(),
-            tail_order: TailOrder::default(),
-            for_speed: self.for_speed,
-        };
-        (code, scratch)
+        scratch.value_vregs = value_vregs;
+        scratch.aliases = aliases;
+        scratch.uses = uses;
+        scratch.demanded = demanded;
+        scratch.colors = colors;
+        scratch.sunk = sunk;
     }
 }
 
@@ -690,14 +690,15 @@ pub fn lower_with<B: LowerBackend>(
         rules_fired,
         &mut scratch,
         &mut code_memory,
-    )
+    )?;
+    Ok(code_memory.code)
 }
 
-/// [`lower_with`] in kept memory: the tables of `scratch` (given back filled with this
-/// function's, for the next) and `code_memory`, the buffers of an earlier function's code
-/// (given back emptied; the caller may return the new code to it when done). With
-/// `scratch.for_speed`, each block is read in `tail_order.rs`'s order and the selection
-/// rules may ask [`Lower::for_speed`].
+/// [`lower_with`] in kept memory: the code is built in `code_memory` (its `code`, which
+/// holds an earlier function's code until then, only its capacity kept) and lowering's
+/// tables come from `scratch` (given back filled with this function's, for the next).
+/// With `scratch.for_speed`, each block is read in `tail_order.rs`'s order and the
+/// selection rules may ask [`Lower::for_speed`].
 pub(crate) fn lower_reusing<B: LowerBackend>(
     backend: &B,
     f: &Function,
@@ -706,7 +707,7 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
     rules_fired: Option<&mut RulesFired>,
     scratch: &mut LowerScratch,
     code_memory: &mut CodeMemory<B::MInst>,
-) -> Result<VCode<B::MInst>, CodegenError> {
+) -> Result<(), CodegenError> {
     // Every value must fit a register class before anything is emitted.
     for &b in f.layout.blocks() {
         for &p in f.dfg.block_params(b) {
@@ -735,8 +736,7 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
     let mut block_insts = std::mem::take(&mut scratch.block_insts);
     let mut tail_order = std::mem::take(&mut scratch.tail_order);
     let for_speed = scratch.for_speed;
-    let tables = std::mem::take(scratch);
-    let mut ctx = Lower::new(f, &regs_for, chaos, rules_fired, tables, code_memory);
+    let mut ctx = Lower::new(f, &regs_for, chaos, rules_fired, scratch, code_memory);
     let entry = f.entry_block();
     for (index, lb) in order.iter() {
         succs.clear();
@@ -846,11 +846,10 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
         }
         ctx.builder.end_block();
     }
-    let (code, tables) = ctx.finish(code_memory);
-    *scratch = tables;
+    ctx.finish(scratch);
     scratch.succs = succs;
     scratch.args = args;
     scratch.block_insts = block_insts;
     scratch.tail_order = tail_order;
-    Ok(code)
+    Ok(())
 }

@@ -14,6 +14,12 @@
 //! mapper keeps.
 
 use kestrel_regalloc::{Operand, OperandConstraint, OperandKind, OperandPos, PReg, VReg};
+use smallvec::SmallVec;
+
+/// A list of fixed-register operands (an entry's arguments, a return's values, a call's
+/// registers): two are kept inline, in the space a `Vec` takes, so a small function's
+/// arguments and a return of one or two values allocate nothing.
+pub type FixedRegs<S = VReg> = SmallVec<[(S, PReg); 2]>;
 
 /// The body of a family's `map`: for each variant, its plain fields (copied into the
 /// result), then its register fields in operand order, each with the expression that visits
@@ -98,8 +104,8 @@ impl<S, F: FnMut(OperandSpec) -> S> Operands<S, F> {
         &mut self,
         regs: &[(VReg, PReg)],
         f: fn(&mut Self, VReg, PReg) -> S,
-    ) -> Vec<(S, PReg)> {
-        let mut out = Vec::new();
+    ) -> FixedRegs<S> {
+        let mut out = FixedRegs::new();
         for &(v, r) in regs {
             let s = f(self, v, r);
             if self.keep_lists {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use kestrel_ir::FunctionName;
 use kestrel_regalloc::PRegSet;
 
-use super::operands::{OperandSpec, Operands};
+use super::operands::{FixedRegs, OperandSpec, Operands};
 use super::{BlockIndex, PReg, VReg};
 
 /// What a call calls.
@@ -56,7 +56,7 @@ pub fn map_call_regs<S, F: FnMut(OperandSpec) -> S>(
     m: &mut Operands<S, F>,
     regs: &[(VReg, PReg)],
     num_uses: u32,
-) -> Vec<(S, PReg)> {
+) -> FixedRegs<S> {
     let (uses, defs) = regs.split_at(num_uses as usize);
     let mut mapped = m.fixed_list(uses, Operands::fixed_use);
     mapped.extend(m.fixed_list(defs, Operands::fixed_def));

@@ -256,34 +256,25 @@ impl<I: MachInst> Function for VCode<I> {
     }
 }
 
-/// Builds a [`VCode`] block by block in final order.
+/// Builds a [`VCode`] block by block in final order, in the buffers of a [`CodeMemory`]
+/// (borrowed, so neither the code nor the buffers move while it is built).
 ///
 /// Lowering walks a block's IR bottom-up, so instructions of the *current* block are pushed
 /// in reverse ([`VCodeBuilder::push_rev`]) and put in program order by
 /// [`VCodeBuilder::end_block`].
-pub struct VCodeBuilder<I: MachInst> {
-    code: VCode<I>,
-    /// Instructions of the block being built, last first.
-    pending: Vec<(I, u32)>,
-    /// The block's successor edges: (target, its args as a range of `pending_args`).
-    pending_succs: Vec<(BlockIndex, u32, u32)>,
-    pending_args: Vec<VReg>,
-    pending_params: Vec<VReg>,
+pub struct VCodeBuilder<'m, I: MachInst> {
+    mem: &'m mut CodeMemory<I>,
 }
 
-impl<I: MachInst> Default for VCodeBuilder<I> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// The memory of one function's code kept for the next: the last [`VCode`] (only its
-/// capacity matters) and the builder's per-block buffers. Lowering takes each buffer and
-/// gives it back, so compiling many functions allocates nothing here once it has grown.
+/// The memory of one function's code kept for the next: the last [`VCode`] and the
+/// builder's per-block buffers. [`VCodeBuilder::reusing`] builds the next function's code
+/// in them, so compiling many functions allocates nothing here once it has grown.
 pub struct CodeMemory<I: MachInst> {
     /// The last function's code; emptied before it is built into again.
     pub code: VCode<I>,
+    /// Instructions of the block being built, last first.
     pending: Vec<(I, u32)>,
+    /// The block's successor edges: (target, its args as a range of `pending_args`).
     pending_succs: Vec<(BlockIndex, u32, u32)>,
     pending_args: Vec<VReg>,
     pending_params: Vec<VReg>,
@@ -297,19 +288,12 @@ pub struct CodeMemory<I: MachInst> {
 
 impl<I: MachInst> Default for CodeMemory<I> {
     fn default() -> Self {
-        let VCodeBuilder {
-            code,
-            pending,
-            pending_succs,
-            pending_args,
-            pending_params,
-        } = VCodeBuilder::new();
         CodeMemory {
-            code,
-            pending,
-            pending_succs,
-            pending_args,
-            pending_params,
+            code: VCode::default(),
+            pending: Vec::new(),
+            pending_succs: Vec::new(),
+            pending_args: Vec::new(),
+            pending_params: Vec::new(),
             cur_insts: Vec::new(),
             buffer: Default::default(),
             block_labels: Vec::new(),
@@ -317,41 +301,17 @@ impl<I: MachInst> Default for CodeMemory<I> {
     }
 }
 
-impl<I: MachInst> VCodeBuilder<I> {
-    /// An empty builder.
-    pub fn new() -> Self {
-        VCodeBuilder {
-            code: VCode::default(),
-            pending: Vec::new(),
-            pending_succs: Vec::new(),
-            pending_args: Vec::new(),
-            pending_params: Vec::new(),
-        }
-    }
-
-    /// An empty builder with room for about `insts` instructions in `blocks` blocks, so
-    /// the flat arrays grow without repeated copying.
-    pub fn with_capacity(insts: usize, blocks: usize) -> Self {
-        Self::reusing(&mut CodeMemory::default(), insts, blocks)
-    }
-
-    /// [`Self::with_capacity`], building in `memory`'s buffers (taken until
-    /// [`Self::finish_into`] gives them back; the earlier code is emptied, only its
-    /// capacity is kept).
-    pub fn reusing(memory: &mut CodeMemory<I>, insts: usize, blocks: usize) -> Self {
-        let mut b = VCodeBuilder {
-            code: std::mem::take(&mut memory.code),
-            pending: std::mem::take(&mut memory.pending),
-            pending_succs: std::mem::take(&mut memory.pending_succs),
-            pending_args: std::mem::take(&mut memory.pending_args),
-            pending_params: std::mem::take(&mut memory.pending_params),
-        };
-        b.code.clear();
-        b.pending.clear();
-        b.pending_succs.clear();
-        b.pending_args.clear();
-        b.pending_params.clear();
-        let c = &mut b.code;
+impl<'m, I: MachInst> VCodeBuilder<'m, I> {
+    /// A builder of new code in `memory` (the earlier code is emptied, only its capacity is
+    /// kept), with room for about `insts` instructions in `blocks` blocks, so the flat
+    /// arrays grow without repeated copying.
+    pub fn reusing(memory: &'m mut CodeMemory<I>, insts: usize, blocks: usize) -> Self {
+        memory.code.clear();
+        memory.pending.clear();
+        memory.pending_succs.clear();
+        memory.pending_args.clear();
+        memory.pending_params.clear();
+        let c = &mut memory.code;
         c.insts.reserve(insts + blocks);
         c.srclocs.reserve(insts + blocks);
         c.operands.reserve(3 * insts);
@@ -363,36 +323,42 @@ impl<I: MachInst> VCodeBuilder<I> {
         c.param_ranges.reserve(blocks);
         c.branch_arg_ranges.reserve(2 * blocks);
         // One block at a time: its average size, and growth beyond.
-        b.pending.reserve((insts / blocks.max(1)).clamp(8, 64));
-        b
+        memory.pending.reserve((insts / blocks.max(1)).clamp(8, 64));
+        VCodeBuilder { mem: memory }
+    }
+
+    /// Give lowering's per-instruction buffer back to the memory, for the next function.
+    pub(crate) fn give_back_cur_insts(&mut self, buffer: Vec<I>) {
+        self.mem.cur_insts = buffer;
     }
 
     /// Push an instruction *before* those already pushed for the current block; it comes
     /// from source line `srcloc` (0: none).
     pub fn push_rev(&mut self, inst: I, srcloc: u32) {
-        self.pending.push((inst, srcloc));
+        self.mem.pending.push((inst, srcloc));
     }
 
     /// Record an edge of the current block (in its terminator's target order).
     pub fn add_succ(&mut self, target: BlockIndex, args: &[VReg]) {
-        let start = self.pending_args.len() as u32;
-        self.pending_args.extend_from_slice(args);
-        self.pending_succs
-            .push((target, start, self.pending_args.len() as u32));
+        let start = self.mem.pending_args.len() as u32;
+        self.mem.pending_args.extend_from_slice(args);
+        self.mem
+            .pending_succs
+            .push((target, start, self.mem.pending_args.len() as u32));
     }
 
     /// Set the current block's parameters.
     pub fn set_params(&mut self, params: &[VReg]) {
-        self.pending_params.clear();
-        self.pending_params.extend_from_slice(params);
+        self.mem.pending_params.clear();
+        self.mem.pending_params.extend_from_slice(params);
     }
 
     /// Close the current block: its instructions go in program order after the previous
     /// block's.
     pub fn end_block(&mut self) {
-        let c = &mut self.code;
+        let c = &mut self.mem.code;
         let start = c.insts.len() as u32;
-        while let Some((inst, srcloc)) = self.pending.pop() {
+        while let Some((inst, srcloc)) = self.mem.pending.pop() {
             c.srclocs.push(srcloc);
             let op_start = c.operands.len() as u32;
             inst.collect_operands(&mut c.operands);
@@ -411,34 +377,26 @@ impl<I: MachInst> VCodeBuilder<I> {
             end: RInst(end),
         });
         let s_start = c.succs.len() as u32;
-        for (target, from, to) in self.pending_succs.drain(..) {
+        for (target, from, to) in self.mem.pending_succs.drain(..) {
             c.succs.push(target);
             let a_start = c.branch_args.len() as u32;
             c.branch_args
-                .extend_from_slice(&self.pending_args[from as usize..to as usize]);
+                .extend_from_slice(&self.mem.pending_args[from as usize..to as usize]);
             c.branch_arg_ranges
                 .push((a_start, c.branch_args.len() as u32));
         }
         c.succ_ranges.push((s_start, c.succs.len() as u32));
-        self.pending_args.clear();
+        self.mem.pending_args.clear();
         let p_start = c.params.len() as u32;
-        c.params.append(&mut self.pending_params);
+        c.params.append(&mut self.mem.pending_params);
         c.param_ranges.push((p_start, c.params.len() as u32));
     }
 
-    /// [`Self::finish`], giving the builder's buffers back to `memory`.
-    pub fn finish_into(mut self, num_vregs: usize, memory: &mut CodeMemory<I>) -> VCode<I> {
-        memory.pending = std::mem::take(&mut self.pending);
-        memory.pending_succs = std::mem::take(&mut self.pending_succs);
-        memory.pending_args = std::mem::take(&mut self.pending_args);
-        memory.pending_params = std::mem::take(&mut self.pending_params);
-        self.finish(num_vregs)
-    }
-
-    /// Finish: derive predecessors and freeze. `num_vregs` bounds every vreg index used.
-    pub fn finish(mut self, num_vregs: usize) -> VCode<I> {
-        let c = &mut self.code;
-        debug_assert!(self.pending.is_empty(), "unfinished block");
+    /// Finish: derive predecessors and freeze; the code is the memory's
+    /// [`CodeMemory::code`]. `num_vregs` bounds every vreg index used.
+    pub fn finish(self, num_vregs: usize) -> &'m mut VCode<I> {
+        debug_assert!(self.mem.pending.is_empty(), "unfinished block");
+        let c = &mut self.mem.code;
         let n = c.block_ranges.len();
         // Counting sort of edges by target: predecessors in source-block order. Each
         // range's end first counts the block's predecessors, then (from its start) serves
@@ -465,6 +423,6 @@ impl<I: MachInst> VCodeBuilder<I> {
             }
         }
         c.num_vregs = num_vregs;
-        self.code
+        c
     }
 }

@@ -56,6 +56,7 @@ use super::inst::{
     StoreKind,
 };
 use crate::machinst::lower::{Lower, Results};
+use crate::machinst::operands::FixedRegs;
 use crate::machinst::vcode::VCode;
 use crate::machinst::CodegenError;
 
@@ -379,7 +380,7 @@ pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), Codeg
     // A stack limit the prologue cannot compute is reported here, while errors can be.
     super::stack_limit::plan(ctx.f)?;
     let locs = param_locs(ctx.signature())?;
-    let mut args = Vec::new();
+    let mut args = FixedRegs::new();
     let mut stack = Vec::new();
     if ret_area_size(ctx.signature())? > 0 {
         let ptr = ret_area_ptr(ctx);
@@ -418,7 +419,7 @@ pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), Codeg
     let (locs, _) = ret_locs(ctx.signature())?;
     let cc = ctx.signature().call_conv;
     let mut seen = SmallVec::new();
-    let mut rets = Vec::with_capacity(locs.len());
+    let mut rets = FixedRegs::with_capacity(locs.len());
     for (&val, loc) in vals.iter().zip(locs) {
         match loc {
             RetLoc::Reg(r) => {
@@ -486,7 +487,7 @@ pub fn gen_call_regs(
     let locs = param_locs(sig)?;
     let (rets, area) = ret_locs(sig)?;
     let mut seen = SmallVec::new();
-    let mut regs = Vec::with_capacity(args.len() + rets.len() + 1);
+    let mut regs = FixedRegs::with_capacity(args.len() + rets.len() + 1);
     if area > 0 {
         let ptr = ctx.alloc_vreg(RegClass::Int);
         ctx.emit(MemInst::RetAreaAddr {

@@ -44,6 +44,7 @@ use super::inst::{
 };
 use super::winch;
 use crate::machinst::lower::{Lower, Results, ValueRegs};
+use crate::machinst::operands::FixedRegs;
 use crate::machinst::vcode::VCode;
 use crate::machinst::CodegenError;
 
@@ -564,7 +565,7 @@ pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), Codeg
     super::stack_limit::plan(ctx.f)?;
     let sig = ctx.signature();
     let ret_area = ret_area_size(sig)?;
-    let mut args = Vec::with_capacity(params.len() + 1);
+    let mut args = FixedRegs::with_capacity(params.len() + 1);
     let mut stack = Vec::new();
     if ret_area > 0 {
         let ptr = ret_area_ptr(ctx);
@@ -601,7 +602,7 @@ pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), Codeg
     let sig = ctx.signature();
     let cc = sig.call_conv;
     let mut seen = SmallVec::new();
-    let mut rets = Vec::with_capacity(vals.len());
+    let mut rets = FixedRegs::with_capacity(vals.len());
     let mut parts = PartCounter::default();
     each_ret_loc(sig, |k, loc| {
         let part = parts.part_of(k);
@@ -678,7 +679,7 @@ fn gen_call_parts(
     // Argument uses, then result defs: every register part (an `i128` result may take one
     // more), and the return-area pointer.
     let capacity = args.iter().map(|r| r.regs().len()).sum::<usize>() + sig.returns.len();
-    let mut regs = Vec::with_capacity(capacity + 1);
+    let mut regs = FixedRegs::with_capacity(capacity + 1);
     if area > 0 {
         let ptr = ctx.alloc_vreg(RegClass::Int);
         ctx.emit(MemInst::RetAreaAddr {

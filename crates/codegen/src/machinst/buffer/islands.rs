@@ -107,17 +107,37 @@ impl<U: LabelUse> MachBuffer<U> {
         self.after_mutation();
     }
 
-    /// Resolve every label use, emit the constant pool, and return the finished code.
-    pub fn finish(self, chaos: &mut Chaos) -> Result<MachBufferFinalized, BufferError> {
-        self.finish_into(chaos, &mut BufferMemory::default())
+    /// Resolve every label use, emit the constant pool, and return the finished code with
+    /// the final offset of every label.
+    pub fn finish(mut self, chaos: &mut Chaos) -> Result<MachBufferFinalized, BufferError> {
+        let mut label_offsets = Vec::new();
+        let mut done = self.finish_parts(chaos, &mut BufferMemory::default(), |buf| {
+            label_offsets = (0..buf.num_labels())
+                .map(|i| buf.label_offset(Label(i as u32)))
+                .collect();
+        })?;
+        done.label_offsets = label_offsets;
+        Ok(done)
     }
 
-    /// [`MachBuffer::finish`], giving the buffer's working lists to `memory` for the next
-    /// buffer ([`MachBuffer::reusing`]) when it succeeds.
+    /// [`MachBuffer::finish`] without the label offsets (left empty: the compile pipeline
+    /// does not ask for them), emptying the buffer and giving its working lists to `memory`
+    /// for the next buffer ([`MachBuffer::reusing`]) when it succeeds.
     pub fn finish_into(
-        mut self,
+        &mut self,
         chaos: &mut Chaos,
         memory: &mut BufferMemory<U>,
+    ) -> Result<MachBufferFinalized, BufferError> {
+        self.finish_parts(chaos, memory, |_| {})
+    }
+
+    /// The shared part of [`MachBuffer::finish`] and [`MachBuffer::finish_into`]; `labels`
+    /// may read the final label offsets before the working lists go to `memory`.
+    fn finish_parts(
+        &mut self,
+        chaos: &mut Chaos,
+        memory: &mut BufferMemory<U>,
+        labels: impl FnOnce(&Self),
     ) -> Result<MachBufferFinalized, BufferError> {
         if let Some(e) = self.invariant_error.take() {
             return Err(BufferError::Invariant(e));
@@ -146,9 +166,7 @@ impl<U: LabelUse> MachBuffer<U> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        let label_offsets = (0..self.num_labels())
-            .map(|i| self.label_offset(Label(i as u32)))
-            .collect();
+        labels(self);
         self.relocs.sort_by_key(|r| r.offset);
         self.traps.sort_by_key(|t| t.offset);
         *memory = BufferMemory {
@@ -160,12 +178,12 @@ impl<U: LabelUse> MachBuffer<U> {
             pending_constants: mem::take(&mut self.pending_constants),
         };
         Ok(MachBufferFinalized {
-            data: self.data,
-            relocs: self.relocs,
-            traps: self.traps,
-            unwind: self.unwind,
-            srclocs: self.srclocs,
-            label_offsets,
+            data: mem::take(&mut self.data),
+            relocs: mem::take(&mut self.relocs),
+            traps: mem::take(&mut self.traps),
+            unwind: mem::take(&mut self.unwind),
+            srclocs: mem::take(&mut self.srclocs),
+            label_offsets: Vec::new(),
         })
     }
 

@@ -126,6 +126,10 @@ pub struct MachBuffer<U: LabelUse> {
     /// About how many instructions the code has (from the caller's size hint): room the
     /// location list takes at its first entry, so it is allocated once, not regrown.
     srcloc_hint: usize,
+    /// About how many bytes of code the caller expects: the trap and relocation lists take
+    /// room for such code's usual share at their first entry (a function without traps or
+    /// relocations allocates neither list).
+    code_hint: usize,
     /// A branch may only be registered when it starts at or after this offset: every trap
     /// site and relocation lies before it (I3).
     metadata_end: u32,
@@ -199,6 +203,7 @@ impl<U: LabelUse> MachBuffer<U> {
             srclocs: Vec::new(),
             open_srcloc: None,
             srcloc_hint: 0,
+            code_hint: 0,
             metadata_end: 0,
             error: None,
             validate: false,
@@ -224,17 +229,16 @@ impl<U: LabelUse> MachBuffer<U> {
         buf
     }
 
-    /// Room for about `code_bytes` of code and `labels` labels, and for the metadata such
-    /// code usually carries (a few unwind rules, a trap site per few instructions), so that
-    /// the lists handed to the caller are allocated once instead of regrown.
+    /// Room for about `code_bytes` of code and `labels` labels; the metadata lists handed to
+    /// the caller take room for what such code usually carries (a few unwind rules, a trap
+    /// site per few instructions) at their first entry, so that each is allocated at most
+    /// once instead of regrown, and not at all when the code has none.
     fn reserve(&mut self, code_bytes: usize, labels: usize) {
         self.data.reserve(code_bytes);
         self.label_offsets.reserve(labels);
         self.label_aliases.reserve(labels);
         self.srcloc_hint = code_bytes / 4;
-        self.unwind.reserve(16);
-        self.traps.reserve(code_bytes / 16 + 4);
-        self.relocs.reserve(code_bytes / 64 + 2);
+        self.code_hint = code_bytes;
     }
 
     /// An empty buffer with room for `code_bytes` of code and `labels` labels, so that
@@ -627,6 +631,9 @@ impl<U: LabelUse> MachBuffer<U> {
             offset + kind.size() <= self.cur_offset(),
             "reloc past the tail"
         );
+        if self.relocs.capacity() == 0 {
+            self.relocs.reserve(self.code_hint / 64 + 2);
+        }
         self.relocs.push(Reloc {
             offset,
             kind,
@@ -640,6 +647,9 @@ impl<U: LabelUse> MachBuffer<U> {
     /// `code`.
     pub fn add_trap(&mut self, code: TrapCode) {
         let offset = self.cur_offset();
+        if self.traps.capacity() == 0 {
+            self.traps.reserve(self.code_hint / 16 + 4);
+        }
         self.traps.push(TrapSite { offset, code });
         self.end_window_at_metadata(offset);
     }
@@ -648,6 +658,9 @@ impl<U: LabelUse> MachBuffer<U> {
     pub fn add_unwind(&mut self, op: UnwindOp) {
         let offset = self.cur_offset();
         debug_assert!(self.unwind.last().is_none_or(|&(o, _)| o <= offset));
+        if self.unwind.capacity() == 0 {
+            self.unwind.reserve(16);
+        }
         self.unwind.push((offset, op));
         self.latest_branches.clear();
         self.metadata_end = self.metadata_end.max(offset);

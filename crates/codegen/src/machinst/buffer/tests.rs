@@ -528,3 +528,34 @@ fn validation_passes_a_sound_sequence() {
     buf.put1(HALT);
     finish(buf);
 }
+
+#[test]
+fn finishing_into_kept_memory_allocates_no_metadata_the_code_lacks() {
+    // A buffer made in kept memory, with code but no traps, relocations or unwind rules:
+    // those lists stay unallocated; the code and the kept working lists are filled.
+    let mut memory = super::BufferMemory::default();
+    for round in 0..2 {
+        let mut buf = ToyBuffer::reusing(memory, 64, 4);
+        let l = buf.get_label();
+        toy::jmp(&mut buf, l, false);
+        buf.put1(NOP);
+        bind(&mut buf, l);
+        buf.put1(HALT);
+        memory = super::BufferMemory::default();
+        let code = buf.finish_into(&mut on(), &mut memory).expect("finish");
+        assert_eq!(code.data, [JMP, 1, 0, 0, 0, NOP, HALT], "round {round}");
+        assert_eq!(code.traps.capacity(), 0);
+        assert_eq!(code.relocs.capacity(), 0);
+        assert_eq!(code.unwind.capacity(), 0);
+        // `finish_into` leaves the label offsets out; `finish` reports them.
+        assert!(code.label_offsets.is_empty());
+    }
+    // With a trap site, the list is allocated once, with room for the code's usual share.
+    let mut buf = ToyBuffer::reusing(memory, 640, 4);
+    toy::trap(&mut buf, TrapCode::INTEGER_DIVISION_BY_ZERO);
+    let code = buf
+        .finish_into(&mut on(), &mut super::BufferMemory::default())
+        .expect("finish");
+    assert_eq!(code.traps.len(), 1);
+    assert!(code.traps.capacity() >= 640 / 16);
+}

@@ -153,7 +153,8 @@ pub struct MachBufferFinalized {
     pub unwind: Vec<(u32, crate::machinst::unwind::UnwindOp)>,
     /// `(start, end, srcloc)` code ranges, increasing and disjoint.
     pub srclocs: Vec<(u32, u32, u32)>,
-    /// Final offset of every label (`None` if never bound), by label index.
+    /// Final offset of every label (`None` if never bound), by label index; filled by
+    /// `MachBuffer::finish`, empty from `MachBuffer::finish_into`.
     pub label_offsets: Vec<Option<u32>>,
 }
 

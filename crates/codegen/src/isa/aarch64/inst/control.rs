@@ -17,6 +17,7 @@ use crate::machinst::shared_inst::{block_list, map_call_regs, reg_names};
 
 use super::{map_operands, CallDest, Cond, OperandSpec, Operands, Pred};
 use crate::machinst::buffer::{Label, RelocKind};
+use crate::machinst::operands::FixedRegs;
 use crate::machinst::BlockIndex;
 
 /// One control instruction. Each variant's doc gives its operand order.
@@ -24,7 +25,7 @@ use crate::machinst::BlockIndex;
 pub enum ControlInst<R = VReg> {
     /// Entry pseudo-instruction: defines the register arguments. Operands: one late def per
     /// argument, fixed to its register.
-    Args { args: Vec<(R, PReg)> },
+    Args { args: FixedRegs<R> },
     /// `b target`. No operands.
     Jmp { target: BlockIndex },
     /// `b.cond taken; b not_taken` after the test (`cbz`/`cbnz` for a `Zero` test).
@@ -46,7 +47,7 @@ pub enum ControlInst<R = VReg> {
         targets: Arc<[BlockIndex]>,
     },
     /// Epilogue and `ret`. Operands: one use per returned value, fixed to its register.
-    Ret { rets: Vec<(R, PReg)> },
+    Ret { rets: FixedRegs<R> },
     /// `udf`, recorded as a trap site with `code`. No operands.
     Udf { code: TrapCode },
     /// Trap with `code` when `cond` holds. Operands: `[cond…]`.
@@ -58,7 +59,7 @@ pub enum ControlInst<R = VReg> {
     /// Clobbers the caller-saved registers except the results ([`super::Inst::clobbers`]).
     Call {
         dest: CallDest<R>,
-        regs: Vec<(R, PReg)>,
+        regs: FixedRegs<R>,
         num_uses: u32,
         /// The callee's convention (a `winch` callee clobbers more).
         conv: CallConv,

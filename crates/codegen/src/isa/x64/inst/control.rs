@@ -17,6 +17,7 @@ use crate::machinst::shared_inst::{block_list, map_call_regs, reg_names};
 
 use super::{map_operands, CallDest, Cond, OperandSpec, Operands, Pred};
 use crate::machinst::buffer::RelocKind;
+use crate::machinst::operands::FixedRegs;
 use crate::machinst::BlockIndex;
 
 /// One control instruction. Each variant's doc gives its operand order.
@@ -24,7 +25,7 @@ use crate::machinst::BlockIndex;
 pub enum ControlInst<R = VReg> {
     /// Entry pseudo-instruction: defines the register arguments. Operands: one late def per
     /// argument, fixed to its register.
-    Args { args: Vec<(R, PReg)> },
+    Args { args: FixedRegs<R> },
     /// `jmp target`. No operands.
     Jmp { target: BlockIndex },
     /// `jcc taken; jmp not_taken` after the test. Operands: `[cond…]`.
@@ -57,7 +58,7 @@ pub enum ControlInst<R = VReg> {
         targets: Arc<[BlockIndex]>,
     },
     /// Epilogue and `ret`. Operands: one use per returned value, fixed to its register.
-    Ret { rets: Vec<(R, PReg)> },
+    Ret { rets: FixedRegs<R> },
     /// `ud2`, recorded as a trap site with `code`. No operands.
     Ud2 { code: TrapCode },
     /// Trap with `code` when `cond` holds. Operands: `[cond…]`.
@@ -72,7 +73,7 @@ pub enum ControlInst<R = VReg> {
     /// set, keep this family within the ALU family's 48 bytes.
     Call {
         dest: CallDest<R>,
-        regs: Vec<(R, PReg)>,
+        regs: FixedRegs<R>,
         num_uses: u32,
         conv: CallConv,
     },
