@@ -516,6 +516,12 @@ impl<'f, I: MachInst> Lower<'f, I> {
         self.uses[value.index()] -= 1;
     }
 
+    /// Record how the prologue computes the stack limit (the ABI's argument lowering plans
+    /// it; the frame layout reads it from the VCode).
+    pub fn set_stack_limit(&mut self, steps: Option<super::stack_limit::StackLimitSteps>) {
+        self.builder.set_stack_limit(steps);
+    }
+
     /// Append a machine instruction for the IR instruction being lowered.
     pub fn emit(&mut self, inst: impl Into<I>) {
         self.cur_insts.push(inst.into());

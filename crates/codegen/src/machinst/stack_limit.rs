@@ -13,6 +13,7 @@
 //! Cost: O(length of the global value chain) per function.
 
 use kestrel_ir::{ArgumentPurpose, Function, GlobalValue, GlobalValueData, Type};
+use kestrel_regalloc::PReg;
 use smallvec::SmallVec;
 
 use super::CodegenError;
@@ -36,6 +37,10 @@ pub enum Step<R> {
 /// The steps of a limit computation: a short chain (vmctx, a load or two, an offset) is
 /// kept inline.
 pub type Steps<R> = SmallVec<[Step<R>; 4]>;
+
+/// The steps as lowering records them in the VCode, with `vmctx`'s register as a
+/// [`PReg`] (each ISA's emission names it in its own register type).
+pub type StackLimitSteps = Steps<PReg>;
 
 /// An error about the stack limit: `stack_limit: WHAT`.
 pub fn unsupported(what: String) -> CodegenError {

@@ -22,6 +22,7 @@ use std::fmt::Write as _;
 
 use kestrel_regalloc::{Block, Function, Inst as RInst, InstRange, Operand, Output, PRegSet, VReg};
 
+use super::stack_limit::StackLimitSteps;
 use super::{BlockIndex, MachInst};
 
 /// Machine code over virtual registers for one function (see the module contract).
@@ -46,6 +47,9 @@ pub struct VCode<I: MachInst> {
     branch_args: Vec<VReg>,
     branch_arg_ranges: Vec<(u32, u32)>,
     num_vregs: usize,
+    /// How the prologue computes the stack limit, when the function declares one: planned
+    /// (and checked) once by the ABI's argument lowering, read by the frame layout.
+    stack_limit: Option<StackLimitSteps>,
 }
 
 impl<I: MachInst> Default for VCode<I> {
@@ -67,6 +71,7 @@ impl<I: MachInst> Default for VCode<I> {
             branch_args: Vec::new(),
             branch_arg_ranges: Vec::new(),
             num_vregs: 0,
+            stack_limit: None,
         }
     }
 }
@@ -77,6 +82,12 @@ fn slice<T>(v: &[T], r: (u32, u32)) -> &[T] {
 }
 
 impl<I: MachInst> VCode<I> {
+    /// How the prologue computes the stack limit (`None`: the function declares none), as
+    /// the argument lowering planned it.
+    pub fn stack_limit(&self) -> Option<&StackLimitSteps> {
+        self.stack_limit.as_ref()
+    }
+
     /// The instructions in final order.
     pub fn insts(&self) -> &[I] {
         &self.insts
@@ -114,6 +125,7 @@ impl<I: MachInst> VCode<I> {
         self.branch_args.clear();
         self.branch_arg_ranges.clear();
         self.num_vregs = 0;
+        self.stack_limit = None;
     }
 
     /// Rewrite every vreg (operands, block parameters, branch arguments); lowering uses this
@@ -325,6 +337,11 @@ impl<'m, I: MachInst> VCodeBuilder<'m, I> {
         // One block at a time: its average size, and growth beyond.
         memory.pending.reserve((insts / blocks.max(1)).clamp(8, 64));
         VCodeBuilder { mem: memory }
+    }
+
+    /// Record the function's stack-limit computation (see [`VCode::stack_limit`]).
+    pub fn set_stack_limit(&mut self, steps: Option<StackLimitSteps>) {
+        self.mem.code.stack_limit = steps;
     }
 
     /// Give lowering's per-instruction buffer back to the memory, for the next function.

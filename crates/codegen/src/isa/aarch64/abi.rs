@@ -377,8 +377,10 @@ fn distinct(ctx: &mut Lower<'_, Inst>, seen: &mut SmallVec<[VReg; 8]>, vr: VReg)
 
 /// Define the entry block's parameters from the incoming registers and stack slots.
 pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
-    // A stack limit the prologue cannot compute is reported here, while errors can be.
-    super::stack_limit::plan(ctx.f)?;
+    // The stack limit's computation is planned here, where an error can be reported (a
+    // limit the prologue cannot compute), and kept for the frame layout.
+    let stack_limit = super::stack_limit::plan(ctx.f)?;
+    ctx.set_stack_limit(stack_limit);
     let locs = param_locs(ctx.signature())?;
     let mut args = FixedRegs::new();
     let mut stack = Vec::new();
@@ -630,11 +632,11 @@ pub fn compute_frame(
         || size > 0
         || !f.stack_slots.is_empty();
     // The stack check covers what the function takes below x29, and a callee's saved x29
-    // and x30 when it calls; a leaf that takes nothing is not checked. (`gen_args` already
-    // reported a limit the prologue cannot compute.)
+    // and x30 when it calls; a leaf that takes nothing is not checked. (`gen_args` planned
+    // the limit's computation, or reported why it cannot be.)
     let below = size + if has_calls { 16 } else { 0 };
-    let stack_check = match (setup && below > 0).then(|| super::stack_limit::plan(f)) {
-        Some(Ok(Some(steps))) => Some((steps, below)),
+    let stack_check = match vcode.stack_limit() {
+        Some(steps) if setup && below > 0 => Some((steps.clone(), below)),
         _ => None,
     };
     Frame {

@@ -15,6 +15,7 @@
 //! Cost: O(length of the global value chain) per function.
 
 use kestrel_ir::{Function, TrapCode};
+use kestrel_regalloc::PReg;
 
 use super::abi::{param_locs, Loc};
 use super::asm::add_sub::{adds_subs_reg, AddSub};
@@ -28,14 +29,14 @@ use crate::machinst::stack_limit::{self as shared, unsupported};
 use crate::machinst::CodegenError;
 
 /// One step of computing the limit into `x16`.
-pub type Step = shared::Step<Gpr>;
+pub type Step = shared::Step<PReg>;
 /// The steps of a limit computation.
-pub type Steps = shared::Steps<Gpr>;
+pub type Steps = shared::StackLimitSteps;
 
 /// The steps computing `f`'s stack limit, or `None` when it declares none.
 pub fn plan(f: &Function) -> Result<Option<Steps>, CodegenError> {
     let vmctx_step = |gv, index| match param_locs(&f.signature)?[index] {
-        Loc::Reg(r) => Ok(Step::FromReg(gpr(r))),
+        Loc::Reg(r) => Ok(Step::FromReg(r)),
         Loc::Stack(off) => Ok(Step::FromArgArea(off)),
         Loc::Pair(..) => Err(unsupported(format!("{gv}: `vmctx` is not a 64-bit value"))),
     };
@@ -60,7 +61,7 @@ pub fn emit_check(buf: &mut Buf, steps: &[Step], below: u32) {
                 Size::S64,
                 x16.into(),
                 GprZr::ZR,
-                r.into(),
+                gpr(r).into(),
             ),
             Step::FromArgArea(off) => {
                 let a = amode(buf, Gpr::FP.into(), 16 + i64::from(off), 8);

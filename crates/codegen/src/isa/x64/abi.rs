@@ -561,8 +561,10 @@ fn ret_area_ptr(ctx: &mut Lower<'_, Inst>) -> VReg {
 
 /// Define the entry block's parameters from the incoming registers and stack slots.
 pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
-    // A stack limit the prologue cannot compute is reported here, while errors can be.
-    super::stack_limit::plan(ctx.f)?;
+    // The stack limit's computation is planned here, where an error can be reported (a
+    // limit the prologue cannot compute), and kept for the frame layout.
+    let stack_limit = super::stack_limit::plan(ctx.f)?;
+    ctx.set_stack_limit(stack_limit);
     let sig = ctx.signature();
     let ret_area = ret_area_size(sig)?;
     let mut args = FixedRegs::with_capacity(params.len() + 1);
@@ -830,11 +832,11 @@ pub fn compute_frame(
         || !f.stack_slots.is_empty();
     // The stack check covers what the function takes below `rbp`, and a callee's return
     // address and saved `rbp` when it calls; a leaf that takes nothing is not checked.
-    // (`gen_args` already reported a limit the prologue cannot compute.)
+    // (`gen_args` planned the limit's computation, or reported why it cannot be.)
     let below = size + if has_calls { 16 } else { 0 };
     let checked = setup && (below > 0 || has_calls);
-    let stack_check = match checked.then(|| super::stack_limit::plan(f)) {
-        Some(Ok(Some(steps))) => Some((steps, below)),
+    let stack_check = match vcode.stack_limit() {
+        Some(steps) if checked => Some((steps.clone(), below)),
         _ => None,
     };
     Frame {

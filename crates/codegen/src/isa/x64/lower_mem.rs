@@ -386,6 +386,17 @@ pub(super) fn addr_mem(
     offset: i32,
     slack: i32,
 ) -> Mem {
+    // An address no rule folds (a parameter, a load, an extension: most of them) is its own
+    // base, as the walk below would find, without building a plan.
+    if offset.checked_add(slack).is_some()
+        && !may_fold(ctx, addr)
+        && ctx.lower.const_value(addr).is_none()
+    {
+        return Mem::Reg {
+            base: ctx.lower.value_vreg(addr),
+            disp: offset,
+        };
+    }
     let mut plan = AddrPlan::new(i64::from(offset));
     plan.walk(ctx, user, addr, 0, false);
     let lower = &mut *ctx.lower;

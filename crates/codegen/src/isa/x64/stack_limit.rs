@@ -17,6 +17,7 @@
 //! Cost: O(length of the global value chain) per function.
 
 use kestrel_ir::Function;
+use kestrel_regalloc::PReg;
 
 use super::abi::{param_loc, Loc};
 use super::asm::alu::{self, AluOp};
@@ -26,15 +27,15 @@ use crate::machinst::stack_limit as shared;
 use crate::machinst::CodegenError;
 
 /// One step of computing the limit into `r11`.
-pub type Step = shared::Step<Gpr>;
+pub type Step = shared::Step<PReg>;
 /// The steps of a limit computation.
-pub type Steps = shared::Steps<Gpr>;
+pub type Steps = shared::StackLimitSteps;
 
 /// The steps computing `f`'s stack limit, or `None` when it declares none.
 pub fn plan(f: &Function) -> Result<Option<Steps>, CodegenError> {
     let vmctx_step = |_, index: usize| -> Result<Step, CodegenError> {
         Ok(match param_loc(&f.signature, index)? {
-            Loc::Reg(r) => Step::FromReg(Gpr::new(r.hw_enc() as u8)),
+            Loc::Reg(r) => Step::FromReg(r),
             Loc::Stack(disp) => Step::FromArgArea(disp),
         })
     };
@@ -47,6 +48,7 @@ pub fn emit_limit(sink: &mut impl CodeSink, steps: &[Step]) {
     for &step in steps {
         match step {
             Step::FromReg(r) => {
+                let r = Gpr::new(r.hw_enc() as u8);
                 moves::mov_rm_r(sink, Size::S64, &GprMem::Reg(r11), r);
             }
             Step::FromArgArea(disp) => {
