@@ -72,7 +72,7 @@ use crate::or_tree::OrTree;
 use crate::perturb::Perturb;
 use crate::reuse::refill;
 use crate::validate::{gap_floor, Cfg};
-use crate::{Allocation, Block, Function, PReg, RegAllocError, RegClass, SpillSlot, VReg};
+use crate::{Allocation, Block, Function, PReg, PRegSet, RegAllocError, RegClass, SpillSlot, VReg};
 
 /// What the scan produces besides the allocations stored in the intervals.
 #[derive(Default)]
@@ -372,17 +372,27 @@ const SMALL_SORT: usize = 64;
 
 /// Per clobber point, its registers of one class as bits over that class's allocatable
 /// registers (`reg_slot` maps a register index to its bit). A run of equal sets is
-/// translated once: O(points + Σ over runs |set|).
+/// translated once, and so is a run whose set equals the previous run's (calls of one
+/// convention clobber one set): O(points + Σ over translated runs |set|).
 fn class_bits(points: &[ClobberPoint], reg_slot: &[u8; 128], bits: &mut Vec<u64>) {
     bits.clear();
+    let mut last: Option<(PRegSet, u64)> = None;
     let mut c = 0;
     while c < points.len() {
-        let mut mask = 0u64;
-        for r in points[c].regs.iter() {
-            if let Some(&k) = reg_slot.get(r.index()).filter(|&&k| k != u8::MAX) {
-                mask |= 1 << k;
+        let regs = points[c].regs;
+        let mask = match last {
+            Some((set, mask)) if set == regs => mask,
+            _ => {
+                let mut mask = 0u64;
+                for r in regs.iter() {
+                    if let Some(&k) = reg_slot.get(r.index()).filter(|&&k| k != u8::MAX) {
+                        mask |= 1 << k;
+                    }
+                }
+                last = Some((regs, mask));
+                mask
             }
-        }
+        };
         let run_end = points[c].run_end as usize;
         bits.resize(run_end, mask);
         c = run_end;

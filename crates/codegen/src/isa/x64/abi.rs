@@ -768,7 +768,7 @@ pub fn compute_frame(
                 out_args = out_args.max(min_out_area(*conv));
                 // What the callee may overwrite counts as written here: this function must
                 // still preserve its own callee-saved registers for its caller.
-                inst.clobbers().iter().for_each(|r| used_by_calls.add(r));
+                used_by_calls = used_by_calls.union(inst.clobbers());
                 needs_fp = true;
             }
             Inst::Mem(MemInst::FrameValue {
