@@ -180,6 +180,28 @@ impl Slots {
     }
 }
 
+/// Whether the blocks reachable from `entry` form a chain free of cold blocks: each has one
+/// branch slot, to a block entered from it alone, and the last branches nowhere (a
+/// function of one block, or straight-line blocks joined by jumps: most small functions).
+/// If so, `order` holds the chain. O(chain length): the incoming counts rule out
+/// revisiting a block (the entry counts one incoming slot of its own).
+fn chain_from(func: &Function, slots: &Slots, entry: Block, order: &mut Vec<Node>) -> bool {
+    order.clear();
+    let mut b = entry;
+    loop {
+        if func.dfg.block_data(b).cold {
+            return false;
+        }
+        order.push(Node::Block(b));
+        let range = slots.range(b);
+        match range.len() {
+            0 => return true,
+            1 if slots.incoming[slots.to[range.start].index()] == 1 => b = slots.to[range.start],
+            _ => return false,
+        }
+    }
+}
+
 /// Working memory of [`BlockLoweringOrder::rebuild`], kept between functions by a
 /// compile context (every buffer is cleared or refilled before use).
 #[derive(Default)]
@@ -229,6 +251,14 @@ impl BlockLoweringOrder {
             self.index(func, slots, order, edge_index);
             return;
         };
+        if chain_from(func, slots, entry, order) {
+            // The reachable blocks form a chain: the order is the chain (no loop, no
+            // critical edge, nothing cold to sink), as the search would find it.
+            self.cold.clear();
+            self.cold.resize(order.len(), false);
+            self.index(func, slots, order, edge_index);
+            return;
+        }
         let loop_aware = !chaos.should_skip(Decision::LoopLayout);
         if loop_aware {
             loops.compute(slots, entry);

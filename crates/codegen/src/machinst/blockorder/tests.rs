@@ -183,6 +183,26 @@ fn a_diamond_needs_no_edge_blocks() {
 }
 
 #[test]
+fn a_chain_is_laid_out_in_chain_order_whatever_the_layout() {
+    // b0 -> b2 -> b1 -> return (laid out b0, b1, b2), with b3 unreachable: the chain's
+    // order, which the search would find too.
+    let f = function(&[&[2], &[], &[1], &[1]], &[]);
+    let order = compute(&f);
+    assert_eq!(describe(&order), ["b0", "b2", "b1"]);
+    assert_eq!(succs(&order, 0), [1]);
+    assert_eq!(succs(&order, 1), [2]);
+    assert!(succs(&order, 2).is_empty());
+    assert_eq!(order.pred_indices(LoweredIndex(2)), [LoweredIndex(1)]);
+    // One block alone; a chain whose last block is cold or that loops back takes the
+    // general search (the cold block still sinks last, the loop keeps its contract).
+    assert_eq!(describe(&compute(&function(&[&[]], &[]))), ["b0"]);
+    let cold = function(&[&[1], &[2], &[]], &[1]);
+    assert_eq!(describe(&compute(&cold)), ["b0", "b2", "b1"]);
+    let looping = function(&[&[1], &[2], &[1]], &[]);
+    assert_eq!(describe(&compute(&looping)), ["b0", "b1", "b2"]);
+}
+
+#[test]
 fn a_critical_edge_gets_an_edge_block() {
     // b0: brif -> b1, b2; b1: jump b2 — the edge b0 -> b2 is critical.
     let f = function(&[&[1, 2], &[2], &[]], &[]);
