@@ -9,6 +9,8 @@
 //! comparison of the register lists (a few dozen bytes): a context allocating many
 //! functions for one machine derives the facts once.
 
+use std::cell::Cell;
+
 use crate::{MachineEnv, PReg, PRegSet, NUM_CLASSES};
 
 /// See the module doc.
@@ -27,6 +29,12 @@ pub(crate) struct EnvFacts {
     /// What is wrong with the environment, if anything (the allocator rejects every
     /// function then).
     pub problem: Option<String>,
+    /// Per class, the last two register sets translated into bits over the class's list
+    /// (see `scan::class_bits`), with their bits, the latest first: calls of one convention
+    /// clobber one set (less the result register when there is one), so functions of one
+    /// machine translate each once (the facts are derived anew, and this emptied, when the
+    /// environment changes).
+    pub class_bits_memo: [Cell<[(PRegSet, u64); 2]>; NUM_CLASSES],
 }
 
 impl EnvFacts {
@@ -39,6 +47,7 @@ impl EnvFacts {
             min_avail: env.allocatable.iter().map(Vec::len).min().unwrap_or(0),
             reg_slot: [[u8::MAX; 128]; NUM_CLASSES],
             problem: None,
+            class_bits_memo: Default::default(),
         };
         for (class, regs) in env.allocatable.iter().enumerate() {
             for (k, &r) in regs.iter().enumerate() {

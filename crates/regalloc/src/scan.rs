@@ -215,7 +215,8 @@ pub(crate) fn run<F: Function>(
             // No interval of this class: nothing to scan (many functions use one class).
             continue;
         }
-        class_bits(&built.clobbers, &reg_slot, &mut scratch.clobber_bits);
+        let memo = &facts.class_bits_memo[class.index()];
+        class_bits(&built.clobbers, &reg_slot, memo, &mut scratch.clobber_bits);
         let clobber_any = scratch.clobber_bits.iter().fold(0, |any, &bits| any | bits);
         scratch.clobber_tree.rebuild(&scratch.clobber_bits);
         let resv_left = regs
@@ -372,24 +373,33 @@ const SMALL_SORT: usize = 64;
 
 /// Per clobber point, its registers of one class as bits over that class's allocatable
 /// registers (`reg_slot` maps a register index to its bit). A run of equal sets is
-/// translated once, and so is a run whose set equals the previous run's (calls of one
-/// convention clobber one set): O(points + Σ over translated runs |set|).
-fn class_bits(points: &[ClobberPoint], reg_slot: &[u8; 128], bits: &mut Vec<u64>) {
+/// translated once, and a set equal to the last one translated (`memo`, kept with the
+/// machine's facts across functions: calls of one convention clobber one set) not at all:
+/// O(points + Σ over translated runs |set|).
+fn class_bits(
+    points: &[ClobberPoint],
+    reg_slot: &[u8; 128],
+    memo: &Cell<[(PRegSet, u64); 2]>,
+    bits: &mut Vec<u64>,
+) {
     bits.clear();
-    let mut last: Option<(PRegSet, u64)> = None;
     let mut c = 0;
     while c < points.len() {
         let regs = points[c].regs;
-        let mask = match last {
-            Some((set, mask)) if set == regs => mask,
-            _ => {
+        let mask = match memo.get() {
+            [(set, mask), _] if set == regs => mask,
+            [latest, (set, mask)] if set == regs => {
+                memo.set([(set, mask), latest]);
+                mask
+            }
+            [latest, _] => {
                 let mut mask = 0u64;
                 for r in regs.iter() {
                     if let Some(&k) = reg_slot.get(r.index()).filter(|&&k| k != u8::MAX) {
                         mask |= 1 << k;
                     }
                 }
-                last = Some((regs, mask));
+                memo.set([(regs, mask), latest]);
                 mask
             }
         };
@@ -1125,7 +1135,54 @@ impl HeldRegs {
 
 #[cfg(test)]
 mod tests {
-    use super::{bits_from, low_bits};
+    use std::cell::Cell;
+
+    use super::{bits_from, class_bits, low_bits};
+    use crate::intervals::ClobberPoint;
+    use crate::{PReg, PRegSet, RegClass};
+
+    #[test]
+    fn clobber_sets_translate_alike_with_and_without_the_memo() {
+        // A class whose list is r5, r2, r9 (bits 0, 1, 2); other registers are not its.
+        let mut reg_slot = [u8::MAX; 128];
+        for (k, hw) in [5, 2, 9].into_iter().enumerate() {
+            reg_slot[PReg::new(hw, RegClass::Int).index()] = k as u8;
+        }
+        let set = |hws: &[usize]| {
+            let mut s = PRegSet::empty();
+            hws.iter()
+                .for_each(|&hw| s.add(PReg::new(hw, RegClass::Int)));
+            s
+        };
+        let (a, b, c) = (set(&[2, 5, 7]), set(&[9]), set(&[2, 9]));
+        // Runs a, b, a, c, a (each a run of one point, then a run of two for the last).
+        let sets = [a, b, a, c, a, a];
+        let points: Vec<ClobberPoint> = sets
+            .iter()
+            .enumerate()
+            .map(|(k, &regs)| ClobberPoint {
+                pos: 4 * k as u32,
+                regs,
+                run_end: if k < 4 { k as u32 + 1 } else { 6 },
+            })
+            .collect();
+        let want = [0b011, 0b100, 0b011, 0b110, 0b011, 0b011];
+        let memo = Cell::new([(PRegSet::empty(), 0); 2]);
+        let mut bits = Vec::new();
+        for round in 0..3 {
+            class_bits(&points, &reg_slot, &memo, &mut bits);
+            assert_eq!(bits, want, "round {round}");
+        }
+        // A stale entry never answers for another set.
+        memo.set([(b, 0b100), (a, 0b011)]);
+        let one = [ClobberPoint {
+            pos: 0,
+            regs: c,
+            run_end: 1,
+        }];
+        class_bits(&one, &reg_slot, &memo, &mut bits);
+        assert_eq!(bits, [0b110]);
+    }
 
     #[test]
     fn register_order_wraps_around_from_the_first() {
