@@ -746,18 +746,26 @@ pub(crate) fn build<F: Function>(
         let bend = cfg.block_end_pos(b);
         live_now.clear();
         for (k, &s) in func.block_succs(block).iter().enumerate() {
-            let args = func.branch_blockparams(block, k).iter().map(|a| a.index());
-            for v in live
-                .live_in
-                .get(s.index())
-                .iter()
-                .map(|&v| v as usize)
-                .chain(args)
-            {
+            let live_in = live.live_in.get(s.index()).iter().map(|&v| v as usize);
+            if k == 0 {
+                // The first successor's live-in list has no repeats and the set is empty:
+                // every vreg in it is new (the common single-successor block needs no
+                // membership tests).
+                for v in live_in {
+                    live_now.insert_new(v);
+                    growing.add(v, bstart, bend);
+                }
+            } else {
+                for v in live_in {
+                    if live_now.insert(v) {
+                        growing.add(v, bstart, bend);
+                    }
+                }
+            }
+            for v in func.branch_blockparams(block, k).iter().map(|a| a.index()) {
                 // Once per vreg live out of `b` (a vreg live into two successors, or
                 // passed twice, is one range).
-                if !live_now.contains(v) {
-                    live_now.insert(v);
+                if live_now.insert(v) {
                     growing.add(v, bstart, bend);
                 }
             }

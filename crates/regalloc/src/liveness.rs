@@ -106,12 +106,23 @@ impl SparseSet {
         k < self.dense.len() && self.dense[k] as usize == x
     }
 
+    /// Adds `x`; whether it was new.
     #[inline]
-    pub fn insert(&mut self, x: usize) {
-        if !self.contains(x) {
+    pub fn insert(&mut self, x: usize) -> bool {
+        let new = !self.contains(x);
+        if new {
             self.sparse[x] = self.dense.len() as u32;
             self.dense.push(x as u32);
         }
+        new
+    }
+
+    /// Adds `x`, which the caller knows is not a member (no membership test).
+    #[inline]
+    pub fn insert_new(&mut self, x: usize) {
+        debug_assert!(!self.contains(x), "{x} is a member already");
+        self.sparse[x] = self.dense.len() as u32;
+        self.dense.push(x as u32);
     }
 
     #[inline]
