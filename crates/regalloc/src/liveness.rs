@@ -41,11 +41,18 @@ impl BlockLists {
     /// Refills the lists with `(block, vreg)` pairs grouped by block (a counting sort);
     /// stable, so each block's list keeps the pairs' order.
     fn refill_from_pairs(&mut self, blocks: usize, pairs: &[(u32, u32)]) {
-        let BlockLists { start, items } = self;
-        refill(start, blocks + 1, 0);
+        refill(&mut self.start, blocks + 1, 0);
         for &(b, _) in pairs {
-            start[b as usize + 1] += 1;
+            self.start[b as usize + 1] += 1;
         }
+        self.refill_from_counted_pairs(blocks, pairs);
+    }
+
+    /// [`Self::refill_from_pairs`] when `start[b + 1]` already holds the number of pairs
+    /// of block `b` (counted as they were made; `start` has `blocks + 1` entries).
+    fn refill_from_counted_pairs(&mut self, blocks: usize, pairs: &[(u32, u32)]) {
+        let BlockLists { start, items } = self;
+        debug_assert_eq!(start.len(), blocks + 1);
         for b in 0..blocks {
             start[b + 1] += start[b];
         }
@@ -254,22 +261,27 @@ fn compute_sparse<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, scratch
 
     refill(in_stamp, n, NONE);
     live_in.clear(); // (block, vreg), vregs ascending
+                     // The live-in lists' starts count each block's pairs as they are made.
+    let counts = &mut live.live_in.start;
+    refill(counts, n + 1, 0);
     let mut live_into_entry = None;
     stack.clear();
     for v in 0..nv as u32 {
         let def = def_block[v as usize];
-        // Marks `b` live-in for v (unless it defines v) and queues it for the walk.
+        // Marks `b` live-in for v (unless it defines v), which queues it for the walk: the
+        // pairs made for v, from `first` on, are the walk's worklist.
         // Post-invariant: `in_stamp[b] == v` exactly for the blocks marked so far, so each
-        // block is pushed at most once per vreg.
-        let mut mark_in = |b: u32, stack: &mut Vec<u32>, live_in: &mut Vec<(u32, u32)>| {
+        // block is marked, and walked from, at most once per vreg.
+        let mut mark_in = |b: u32, live_in: &mut Vec<(u32, u32)>| {
             if b != def && in_stamp[b as usize] != v {
                 in_stamp[b as usize] = v;
                 live_in.push((b, v));
-                stack.push(b);
+                counts[b as usize + 1] += 1;
             }
         };
+        let first = live_in.len();
         for &b in args_by_vreg.get(v as usize) {
-            mark_in(b, stack, live_in);
+            mark_in(b, live_in);
         }
         for &b in reads_by_vreg.get(v as usize) {
             if b == def {
@@ -277,20 +289,29 @@ fn compute_sparse<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, scratch
                 // reaches the entry, which reports it.
                 stack.push(b);
             }
-            mark_in(b, stack, live_in);
+            mark_in(b, live_in);
         }
-        while let Some(b) = stack.pop() {
+        let mut next = first;
+        loop {
+            let b = if let Some(&(b, _)) = live_in.get(next) {
+                next += 1;
+                b
+            } else if let Some(b) = stack.pop() {
+                b
+            } else {
+                break;
+            };
             if b as usize == entry {
                 // Live into the entry: a read not dominated by its def.
                 live_into_entry.get_or_insert(v);
                 continue;
             }
             for &p in func.block_preds(Block(b)) {
-                mark_in(p.0, stack, live_in);
+                mark_in(p.0, live_in);
             }
         }
     }
-    live.live_in.refill_from_pairs(n, live_in);
+    live.live_in.refill_from_counted_pairs(n, live_in);
     live.live_into_entry = live_into_entry;
 }
 
