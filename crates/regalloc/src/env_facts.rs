@@ -9,8 +9,6 @@
 //! comparison of the register lists (a few dozen bytes): a context allocating many
 //! functions for one machine derives the facts once.
 
-use std::cell::Cell;
-
 use crate::{MachineEnv, PReg, PRegSet, NUM_CLASSES};
 
 /// See the module doc.
@@ -29,12 +27,9 @@ pub(crate) struct EnvFacts {
     /// What is wrong with the environment, if anything (the allocator rejects every
     /// function then).
     pub problem: Option<String>,
-    /// Per class, the last two register sets translated into bits over the class's list
-    /// (see `scan::class_bits`), with their bits, the latest first: calls of one convention
-    /// clobber one set (less the result register when there is one), so functions of one
-    /// machine translate each once (the facts are derived anew, and this emptied, when the
-    /// environment changes).
-    pub class_bits_memo: [Cell<[(PRegSet, u64); 2]>; NUM_CLASSES],
+    /// Which derivation of facts these are (never 0), so that what a pass remembers about
+    /// one machine's facts between functions is dropped when they are derived anew.
+    pub id: u64,
 }
 
 impl EnvFacts {
@@ -47,7 +42,7 @@ impl EnvFacts {
             min_avail: env.allocatable.iter().map(Vec::len).min().unwrap_or(0),
             reg_slot: [[u8::MAX; 128]; NUM_CLASSES],
             problem: None,
-            class_bits_memo: Default::default(),
+            id: 0,
         };
         for (class, regs) in env.allocatable.iter().enumerate() {
             for (k, &r) in regs.iter().enumerate() {
@@ -84,6 +79,8 @@ fn same_regs(a: &[PReg], b: &[PReg]) -> bool {
 #[derive(Default)]
 pub(crate) struct EnvCache {
     facts: Option<EnvFacts>,
+    /// How many times facts were derived.
+    derived: u64,
 }
 
 impl EnvCache {
@@ -97,8 +94,12 @@ impl EnvCache {
                     .all(|(a, b)| same_regs(a, b))
         };
         if !self.facts.as_ref().is_some_and(same) {
-            self.facts = Some(EnvFacts::of(env));
+            self.derived += 1;
+            self.facts = Some(EnvFacts {
+                id: self.derived,
+                ..EnvFacts::of(env)
+            });
         }
-        self.facts.get_or_insert_with(|| EnvFacts::of(env))
+        self.facts.as_ref().expect("derived above")
     }
 }

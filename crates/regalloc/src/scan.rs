@@ -104,6 +104,9 @@ pub(crate) struct Scratch {
     clobber_bits: Vec<u64>,
     clobber_tree: OrTree,
     depth_tree: DepthTree,
+    /// Per class, the machine facts' id (see `EnvFacts::id`) and the last two clobber sets
+    /// translated for them (see [`class_bits`]).
+    class_bits_memo: [(u64, [(PRegSet, u64); 2]); crate::NUM_CLASSES],
 }
 
 /// An interval in a lifetime hole, with what the scan's loops over `inactive` read kept at
@@ -215,8 +218,17 @@ pub(crate) fn run<F: Function>(
             // No interval of this class: nothing to scan (many functions use one class).
             continue;
         }
-        let memo = &facts.class_bits_memo[class.index()];
-        class_bits(&built.clobbers, &reg_slot, memo, &mut scratch.clobber_bits);
+        let memo = &mut scratch.class_bits_memo[class.index()];
+        if memo.0 != facts.id {
+            // Other facts than the memo's: forget it.
+            *memo = (facts.id, Default::default());
+        }
+        class_bits(
+            &built.clobbers,
+            &reg_slot,
+            &mut memo.1,
+            &mut scratch.clobber_bits,
+        );
         let clobber_any = scratch.clobber_bits.iter().fold(0, |any, &bits| any | bits);
         scratch.clobber_tree.rebuild(&scratch.clobber_bits);
         let resv_left = regs
@@ -373,23 +385,24 @@ const SMALL_SORT: usize = 64;
 
 /// Per clobber point, its registers of one class as bits over that class's allocatable
 /// registers (`reg_slot` maps a register index to its bit). A run of equal sets is
-/// translated once, and a set equal to the last one translated (`memo`, kept with the
-/// machine's facts across functions: calls of one convention clobber one set) not at all:
-/// O(points + Σ over translated runs |set|).
+/// translated once, and a set equal to one of the last two translated (`memo`, the latest
+/// first, kept across functions for one machine's facts: calls of one convention clobber
+/// one set, less the result register when there is one) not at all: O(points + Σ over
+/// translated runs |set|).
 fn class_bits(
     points: &[ClobberPoint],
     reg_slot: &[u8; 128],
-    memo: &Cell<[(PRegSet, u64); 2]>,
+    memo: &mut [(PRegSet, u64); 2],
     bits: &mut Vec<u64>,
 ) {
     bits.clear();
     let mut c = 0;
     while c < points.len() {
         let regs = points[c].regs;
-        let mask = match memo.get() {
+        let mask = match *memo {
             [(set, mask), _] if set == regs => mask,
             [latest, (set, mask)] if set == regs => {
-                memo.set([(set, mask), latest]);
+                *memo = [(set, mask), latest];
                 mask
             }
             [latest, _] => {
@@ -399,7 +412,7 @@ fn class_bits(
                         mask |= 1 << k;
                     }
                 }
-                memo.set([(regs, mask), latest]);
+                *memo = [(regs, mask), latest];
                 mask
             }
         };
@@ -1135,8 +1148,6 @@ impl HeldRegs {
 
 #[cfg(test)]
 mod tests {
-    use std::cell::Cell;
-
     use super::{bits_from, class_bits, low_bits};
     use crate::intervals::ClobberPoint;
     use crate::{PReg, PRegSet, RegClass};
@@ -1167,20 +1178,20 @@ mod tests {
             })
             .collect();
         let want = [0b011, 0b100, 0b011, 0b110, 0b011, 0b011];
-        let memo = Cell::new([(PRegSet::empty(), 0); 2]);
+        let mut memo = [(PRegSet::empty(), 0); 2];
         let mut bits = Vec::new();
         for round in 0..3 {
-            class_bits(&points, &reg_slot, &memo, &mut bits);
+            class_bits(&points, &reg_slot, &mut memo, &mut bits);
             assert_eq!(bits, want, "round {round}");
         }
         // A stale entry never answers for another set.
-        memo.set([(b, 0b100), (a, 0b011)]);
+        memo = [(b, 0b100), (a, 0b011)];
         let one = [ClobberPoint {
             pos: 0,
             regs: c,
             run_end: 1,
         }];
-        class_bits(&one, &reg_slot, &memo, &mut bits);
+        class_bits(&one, &reg_slot, &mut memo, &mut bits);
         assert_eq!(bits, [0b110]);
     }
 

@@ -76,3 +76,38 @@ fn trusting_valid_input_allocates_like_validating_it() {
     }
     assert!(compared > 300, "only {compared} cases allocated");
 }
+
+/// Two machines with the same registers listed in different orders: what the context keeps
+/// about one machine's registers (their places in its lists) must not answer for the
+/// other's, so allocating for them in turn matches fresh contexts.
+#[test]
+fn machines_with_reordered_registers_do_not_share_what_the_context_keeps() {
+    let mut ctx = Context::new();
+    let options = Options {
+        check: true,
+        perturb: None,
+        timing: false,
+        trust_input: false,
+    };
+    let mut compared = 0;
+    for i in 0..200 {
+        let case = stress::case(0x0dd5, i);
+        let mut reordered = case.env.clone();
+        for list in &mut reordered.allocatable {
+            list.reverse();
+        }
+        for env in [&case.env, &reordered, &case.env] {
+            let fresh = allocate(&case.func, env, options);
+            let reused = allocate_in(&mut ctx, &case.func, env, options);
+            match (fresh, reused) {
+                (Ok(fresh), Ok(reused)) => {
+                    assert!(same(&fresh, reused), "case {i}: the reused context differs");
+                    compared += 1;
+                }
+                (Err(a), Err(b)) => assert_eq!(a, b, "case {i}"),
+                (fresh, reused) => panic!("case {i}: fresh {fresh:?}, reused {reused:?}"),
+            }
+        }
+    }
+    assert!(compared > 300, "only {compared} allocations compared");
+}
