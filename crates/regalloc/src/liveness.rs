@@ -260,8 +260,9 @@ fn compute_sparse<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, scratch
     args_by_vreg.refill_from_pairs(nv, arg_reads);
 
     refill(in_stamp, n, NONE);
-    live_in.clear(); // (block, vreg), vregs ascending
-                     // The live-in lists' starts count each block's pairs as they are made.
+    // (block, vreg) pairs, vregs ascending; the live-in lists' starts count each block's
+    // pairs as they are made.
+    live_in.clear();
     let counts = &mut live.live_in.start;
     refill(counts, n + 1, 0);
     let mut live_into_entry = None;

@@ -46,7 +46,10 @@
 //!
 //! Cost: O(blocks + edges) (times an inverse-Ackermann factor in the loop forest's union-find):
 //! one pass to count incoming slots, the loop forest, one depth-first search, one stable
-//! partition for cold blocks.
+//! partition for cold blocks. When the reachable blocks form a chain without cold blocks
+//! (one block, or blocks joined by jumps, each entered from its predecessor alone: most
+//! small functions), the order is the chain, found by following it, which is what the
+//! search would find; the loop forest and the search are skipped.
 
 use kestrel_ir::entity::EntityRef;
 use kestrel_ir::{Block, Function};
