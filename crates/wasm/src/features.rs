@@ -72,26 +72,30 @@ pub fn validate_declarations(bytes: &[u8]) -> Result<Vec<BodyValidator>, WasmErr
 
 /// Validate one function body of the module `bytes` with its validator from
 /// [`validate_declarations`], reusing `allocs`; an error is the one [`validate`] gives.
-/// The same decoding of the operators marks in `written` (emptied first, grown as needed)
-/// every local the body assigns (`local.set`, `local.tee`): the translator reads the
-/// others as their entry value.
+/// The same decoding of the operators fills `facts`: `written` (emptied first, grown as
+/// needed) marks every local the body assigns (`local.set`, `local.tee`), which the
+/// translator reads the others as their entry value; `loops` lists per loop the locals it
+/// reads and never assigns, which the translator seeds at the loop's header.
 pub fn validate_body(
     bytes: &[u8],
     validator: BodyValidator,
     body: &FunctionBody,
     allocs: &mut FuncValidatorAllocations,
-    written: &mut Vec<bool>,
+    facts: &mut crate::translate::BodyFacts,
 ) -> Result<(), WasmError> {
+    let crate::translate::BodyFacts { written, loops } = facts;
     written.clear();
     let mut v = validator.into_validator(std::mem::take(allocs));
     // As `FuncValidator::validate` does, with each operator decoded once for both uses.
     let mut check = || -> wasmparser::Result<()> {
         let mut reader = body.get_binary_reader();
         v.read_locals(&mut reader)?;
+        loops.begin(v.len_locals() as usize);
         reader.set_features(*v.features());
         let mut ops = OperatorsReader::new(reader);
         while !ops.eof() {
             let (op, offset) = ops.read_with_offset()?;
+            loops.op(&op);
             if let Operator::LocalSet { local_index } | Operator::LocalTee { local_index } = op {
                 let k = local_index as usize;
                 if written.len() <= k {

@@ -260,9 +260,9 @@ fn compile_one(
     if let Some(validator) = validator {
         let range = info.bodies[(index - info.num_imported_funcs) as usize].clone();
         let body = FunctionBody::new(BinaryReader::new(&bytes[range.clone()], range.start));
-        let written = w.translator.written_locals_for_next();
-        features::validate_body(bytes, validator, &body, &mut w.validation, written)?;
-        w.translator.written_locals_known();
+        let facts = w.translator.body_facts_for_next();
+        features::validate_body(bytes, validator, &body, &mut w.validation, facts)?;
+        w.translator.body_facts_known();
         lap(&mut times, |t| &mut t.validate_bodies);
     }
     let mut f = translate::translate_function_in(&mut w.translator, info, bytes, index, checks)?;

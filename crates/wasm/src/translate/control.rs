@@ -27,6 +27,7 @@
 
 use std::collections::HashMap;
 
+use kestrel_ir::builder::Variable;
 use kestrel_ir::{Block, Type, Value as IrValue};
 use wasmparser::{BlockType, BrTable};
 
@@ -143,9 +144,31 @@ impl FuncTranslator<'_> {
         let next = self.block_with_params(&results)?;
         let base = self.stack.len() - params.len();
         let args = self.stack.split_off(base);
+        // The locals the loop reads and never assigns (`loop_locals.rs`) hold their entry
+        // values throughout it: read here, defined again at the header, so reads inside the
+        // loop stop there instead of leaving the header an incomplete phi to resolve.
+        let index = self.loops_seen;
+        self.loops_seen += 1;
+        let mut seeds: Vec<(Variable, IrValue)> = Vec::new();
+        if let Some(facts) = self.facts.as_ref().filter(|f| f.loops.is_complete()) {
+            for &k in facts.loops.invariant(index) {
+                let k = k as usize;
+                if self.fixed_locals.get(k).copied().flatten().is_some() {
+                    continue; // read as its one value anyway
+                }
+                let Some(&var) = self.locals.get(k) else {
+                    continue;
+                };
+                let v = self.b.use_var(var).map_err(|e| self.err(e))?;
+                seeds.push((var, v));
+            }
+        }
         self.jump(header, &args)?;
         // The header stays unsealed until `end` (invariant 2): back edges are still to come.
         self.b.switch_to_block(header).map_err(|e| self.err(e))?;
+        for &(var, v) in &seeds {
+            self.b.def_var(var, v).map_err(|e| self.err(e))?;
+        }
         self.stack
             .extend_from_slice(self.b.block_params(header).to_vec().as_slice());
         self.control.push(Frame {

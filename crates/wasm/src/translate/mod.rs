@@ -14,14 +14,18 @@
 //! (zero-initialized at entry), the operand stack is a stack of IR values, and each open
 //! `block`/`loop`/`if` is a `control::Frame` on the control stack. Code after an
 //! unconditional branch is not translated: `reachable` goes false and only the nesting of
-//! the skipped structured instructions is counted until the enclosing frame ends.
+//! the skipped structured instructions is counted until the enclosing frame ends. With
+//! the body's facts from validation ([`BodyFacts`]), a local the body never assigns is read
+//! as its entry value, and a loop's header defines each local the loop reads and never
+//! assigns as its value on entry (`loop_locals.rs`), so the builder makes no phi there.
 //!
 //! Cost: one pass over the operators; each emits O(1) instructions except `br_table` (one
-//! per target) and calls (one per argument). SSA construction is the builder's (linear in
-//! practice, Braun et al.).
+//! per target) and calls (one per argument), and a `loop` reads its invariant locals once.
+//! SSA construction is the builder's (linear in practice, Braun et al.).
 
 mod calls;
 mod control;
+pub mod loop_locals;
 mod memory;
 mod numeric;
 pub mod sig;
@@ -62,13 +66,21 @@ pub struct TranslateContext {
     heap_cache: memory::HeapCache,
     constants: Vec<(Type, i64, IrValue)>,
     fixed_locals: Vec<Option<IrValue>>,
-    /// The locals the next function assigns, when `written_known` (see
-    /// [`TranslateContext::written_locals_for_next`]).
-    written: Vec<bool>,
-    written_known: bool,
+    /// What validation learned of the next function's body, when `facts_known` (see
+    /// [`TranslateContext::body_facts_for_next`]).
+    facts: BodyFacts,
+    facts_known: bool,
     /// Skip the builder's per-instruction type checks (release builds; see
     /// [`TranslateContext::set_type_checks`]).
     unchecked: bool,
+}
+
+/// What validating a body learns for its translation: whether each local is assigned
+/// (by index), and per loop the locals it reads and never assigns.
+#[derive(Default)]
+pub struct BodyFacts {
+    pub written: Vec<bool>,
+    pub loops: loop_locals::LoopLocals,
 }
 
 impl TranslateContext {
@@ -101,19 +113,20 @@ impl TranslateContext {
         self.unchecked = !on;
     }
 
-    /// A list to fill, before the next translation, with whether the next function's body
-    /// assigns each local (`features::validate_body` does, while validating);
-    /// confirmed by [`TranslateContext::written_locals_known`]. Reads of a local the body
-    /// never assigns then take its entry value without SSA construction.
-    pub fn written_locals_for_next(&mut self) -> &mut Vec<bool> {
-        self.written_known = false;
-        &mut self.written
+    /// Facts to fill, before the next translation, about the next function's body
+    /// (`features::validate_body` does, while validating); confirmed by
+    /// [`TranslateContext::body_facts_known`]. Reads of a local the body never assigns then
+    /// take its entry value without SSA construction, and a loop's reads of a local it
+    /// never assigns stop at its header.
+    pub fn body_facts_for_next(&mut self) -> &mut BodyFacts {
+        self.facts_known = false;
+        &mut self.facts
     }
 
-    /// The list from [`TranslateContext::written_locals_for_next`] is complete for the next
+    /// The facts from [`TranslateContext::body_facts_for_next`] are complete for the next
     /// function (used by that translation only).
-    pub fn written_locals_known(&mut self) {
-        self.written_known = true;
+    pub fn body_facts_known(&mut self) {
+        self.facts_known = true;
     }
 
     /// Hand a translated function back once it is compiled, so the next translation builds
@@ -170,9 +183,9 @@ pub fn translate_function_in(
     );
     let mut fixed_locals = std::mem::take(&mut ctx.fixed_locals);
     fixed_locals.clear();
-    // Known writes serve this translation only.
-    let written = ctx.written_known.then(|| std::mem::take(&mut ctx.written));
-    ctx.written_known = false;
+    // Known facts serve this translation only.
+    let facts = ctx.facts_known.then(|| std::mem::take(&mut ctx.facts));
+    ctx.facts_known = false;
     constants.clear();
     locals.clear();
     stack.clear();
@@ -196,7 +209,8 @@ pub fn translate_function_in(
         constants_block: None,
         constants,
         fixed_locals,
-        written,
+        facts,
+        loops_seen: 0,
         pending_flag: None,
     };
     let translated = t.translate(&body);
@@ -209,8 +223,8 @@ pub fn translate_function_in(
         ctx.constants,
     ) = (t.locals, t.stack, t.control, t.heap_cache, t.constants);
     ctx.fixed_locals = t.fixed_locals;
-    if let Some(written) = t.written {
-        ctx.written = written;
+    if let Some(facts) = t.facts {
+        ctx.facts = facts;
     }
     translated?;
     let builder = ctx.builder.as_mut().expect("set above");
@@ -262,8 +276,12 @@ pub(crate) struct FuncTranslator<'a> {
     /// (which would find the same value, through a phi per enclosing loop header made and
     /// then removed as trivial).
     fixed_locals: Vec<Option<IrValue>>,
-    /// Whether the body assigns each local, when known (from validation).
-    written: Option<Vec<bool>>,
+    /// What validation learned of the body (which locals it assigns, and per loop the
+    /// locals it reads and never assigns), when known.
+    facts: Option<BodyFacts>,
+    /// The `loop` operators met so far (translated or skipped): the next one's index in
+    /// `facts.loops`.
+    loops_seen: usize,
     /// The block whose integer constants `constants` lists (`numeric.rs`).
     constants_block: Option<kestrel_ir::Block>,
     constants: Vec<(Type, i64, IrValue)>,
@@ -449,9 +467,9 @@ impl FuncTranslator<'_> {
 
     /// Whether local `k` is known never to be assigned by the body.
     fn never_written(&self, k: usize) -> bool {
-        self.written
+        self.facts
             .as_ref()
-            .is_some_and(|w| !w.get(k).copied().unwrap_or(false))
+            .is_some_and(|f| !f.written.get(k).copied().unwrap_or(false))
     }
 
     fn zero(&mut self, ty: Type) -> Res<IrValue> {
@@ -468,6 +486,9 @@ impl FuncTranslator<'_> {
     fn skip_op(&mut self, op: &Operator) -> Res {
         match op {
             Operator::Block { .. } | Operator::Loop { .. } | Operator::If { .. } => {
+                if let Operator::Loop { .. } = op {
+                    self.loops_seen += 1;
+                }
                 self.skipped_depth += 1;
             }
             Operator::Else if self.skipped_depth == 0 => self.op_else()?,
