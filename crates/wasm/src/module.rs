@@ -74,18 +74,36 @@ impl std::fmt::Debug for Module {
 
 /// Validate and decode `bytes` and translate every defined function to IR with memory
 /// accesses checked as `checks` says (no code generation): what [`Module::with_config`]
-/// compiles, for inspection and tests.
+/// compiles, for inspection and tests. As there, each body is validated right before its
+/// translation, which takes the facts the validation learned (see
+/// [`features::validate_body`]); the first failing function's error is
+/// [`features::validate`]'s.
 pub fn translate_module(
     bytes: &[u8],
     checks: BoundsChecks,
 ) -> Result<(ModuleInfo, Vec<Function>), WasmError> {
-    features::validate(bytes)?;
+    let bodies = features::validate_declarations(bytes)?;
     let info = ModuleInfo::decode(bytes)?;
-    let funcs = (info.num_imported_funcs..info.funcs.len() as u32)
+    let work: Vec<(u32, features::BodyValidator)> =
+        (info.num_imported_funcs..).zip(bodies).collect();
+    let funcs = work
         .into_par_iter()
-        .map_init(TranslateContext::new, |ctx, i| {
-            translate::translate_function_in(ctx, &info, bytes, i, checks)
-        })
+        .map_init(
+            || (TranslateContext::new(), FuncValidatorAllocations::default()),
+            |(ctx, allocs), (index, validator)| {
+                let range = info.bodies[(index - info.num_imported_funcs) as usize].clone();
+                let body = FunctionBody::new(BinaryReader::new(&bytes[range.clone()], range.start));
+                features::validate_body(
+                    bytes,
+                    validator,
+                    &body,
+                    allocs,
+                    ctx.body_facts_for_next(),
+                )?;
+                ctx.body_facts_known();
+                translate::translate_function_in(ctx, &info, bytes, index, checks)
+            },
+        )
         .collect::<Vec<_>>()
         .into_iter()
         .collect::<Result<Vec<_>, _>>()?;
