@@ -8,15 +8,22 @@
 //! instead of leaving an incomplete phi there, which sealing the header would resolve by
 //! walking every back edge's path through the body only to find the phi trivial.
 //!
-//! Cost: O(operators + loops × locals / 64): each open loop keeps a read and a write bitset
-//! over the locals, merged into the enclosing loop's when it ends.
+//! Only the first [`MAX_TRACKED_LOCALS`] locals are tracked (a function rarely has more; the
+//! others are simply not seeded), so each loop's bitsets have a bounded size.
+//!
+//! Cost: O(operators): each open loop keeps a read and a write bitset over the tracked
+//! locals (at most 2 × 64 words), merged into the enclosing loop's when it ends.
 
 use wasmparser::Operator;
+
+/// Locals tracked per loop: a constant bound on each loop's bitsets, so that a body with
+/// many loops and very many locals (declared in a few bytes) stays linear.
+pub const MAX_TRACKED_LOCALS: usize = 4096;
 
 /// See the module doc.
 #[derive(Default)]
 pub struct LoopLocals {
-    /// Words per bitset (locals / 64, rounded up).
+    /// Words per bitset (tracked locals / 64, rounded up).
     words: usize,
     /// Per loop, in the order of their `loop` operators: its range of `locals`.
     ranges: Vec<(u32, u32)>,
@@ -33,7 +40,7 @@ pub struct LoopLocals {
 impl LoopLocals {
     /// Starts a body with `num_locals` locals (parameters included).
     pub fn begin(&mut self, num_locals: usize) {
-        self.words = num_locals.div_ceil(64);
+        self.words = num_locals.min(MAX_TRACKED_LOCALS).div_ceil(64);
         self.ranges.clear();
         self.locals.clear();
         self.open.clear();
@@ -70,7 +77,7 @@ impl LoopLocals {
     }
 
     /// Sets bit `local` of the innermost open loop's bitset at `offset` (0: reads,
-    /// `words`: writes); nothing outside loops.
+    /// `words`: writes); nothing outside loops or for an untracked local.
     #[inline]
     fn mark(&mut self, local: u32, offset: usize) {
         let k = local as usize;
@@ -166,6 +173,28 @@ mod tests {
         assert_eq!(l.invariant(1), [3, 65]);
         assert!(l.invariant(2).is_empty());
         assert!(l.invariant(3).is_empty());
+    }
+
+    #[test]
+    fn locals_past_the_tracked_ones_are_never_listed() {
+        let mut l = LoopLocals::default();
+        l.begin(super::MAX_TRACKED_LOCALS + 10);
+        let last = super::MAX_TRACKED_LOCALS as u32 - 1;
+        for op in [
+            O::Loop {
+                blockty: BlockType::Empty,
+            },
+            O::LocalGet { local_index: last },
+            O::LocalGet {
+                local_index: last + 5,
+            },
+            O::End,
+            O::End,
+        ] {
+            l.op(&op);
+        }
+        assert!(l.is_complete());
+        assert_eq!(l.invariant(0), [last]);
     }
 
     #[test]
