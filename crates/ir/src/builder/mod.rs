@@ -7,6 +7,8 @@
 //! branching to a sealed block, reading an undeclared variable or one with no definition on
 //! some path, defining a variable with a value of the wrong type, naming entities that do not
 //! exist, emitting an ill-typed instruction — returns a [`BuilderError`] saying what to do.
+//! The one promise taken on trust is a structured front end's [`FunctionBuilder::close_region`]
+//! (`regions.rs`), which debug builds check.
 //! Guarantees: [`FunctionBuilder::finalize`] returns a compact function in which every block
 //! in the layout is sealed and ends with a terminator; each emitted instruction passed the
 //! verifier's type checks when it was emitted (unless a front end that checks its output
@@ -15,7 +17,8 @@
 //! Cost: an instruction costs O(its operands and branch destinations) — a `br_table`'s
 //! distinct destinations are found with a per-block stamp, not by searching the list;
 //! variable reads and seals are Braun's algorithm, each block's definition of a variable
-//! memoized; [`FunctionBuilder::reset`] costs O(the previous function).
+//! memoized, and a read reaching the end of a closed region goes around it (`regions.rs`);
+//! [`FunctionBuilder::reset`] costs O(the previous function).
 //!
 //! Usage: create blocks, `switch_to_block`, emit with `ins()`, `seal_block` a block once all
 //! branches to it are emitted (or `seal_all_blocks` at the end, at some cost in phi
@@ -38,6 +41,7 @@
 
 mod defs;
 mod ins;
+mod regions;
 mod ssa;
 mod switch;
 
@@ -45,6 +49,7 @@ mod switch;
 mod tests;
 
 pub use ins::InstBuilder;
+pub use regions::RegionMark;
 pub use switch::Switch;
 
 use std::fmt;
@@ -165,6 +170,8 @@ pub(crate) struct BlockState {
     preds: Vec<Pred>,
     /// Phis created while the block was unsealed, in parameter order (invariant 2).
     incomplete: Vec<(Variable, Value)>,
+    /// Set when the block ends a structured region (`regions.rs`).
+    shortcut: Option<regions::Shortcut>,
 }
 
 impl BlockState {
@@ -177,10 +184,12 @@ impl BlockState {
             has_insts,
             preds,
             incomplete,
+            shortcut,
         } = self;
         (*created, *sealed, *filled, *has_insts) = (false, false, false, false);
         preds.clear();
         incomplete.clear();
+        *shortcut = None;
     }
 }
 
@@ -201,6 +210,8 @@ pub struct FunctionBuilder {
     /// The value each variable holds at the end of each block, where known (`defs.rs`):
     /// sized by the definitions recorded, never variables × blocks.
     defs: defs::Defs,
+    /// The numbers of each variable's definitions, for structured regions (`regions.rs`).
+    history: regions::DefHistory,
     /// Block parameters created as phis by the SSA construction (and not removed).
     is_phi: SecondaryMap<Value, bool>,
     /// For each phi, the phis that use it as an operand (for cascading trivial-phi removal).
@@ -242,6 +253,7 @@ impl FunctionBuilder {
             blocks: SecondaryMap::new(),
             vars: PrimaryMap::new(),
             defs: defs::Defs::default(),
+            history: regions::DefHistory::default(),
             is_phi: SecondaryMap::new(),
             phi_users: SecondaryMap::new(),
             jt_used: SecondaryMap::new(),
@@ -295,6 +307,7 @@ impl FunctionBuilder {
         self.current = None;
         // In O(what the last function used), not O(the largest function's tables).
         self.defs.clear(self.vars.len());
+        self.history.clear(self.vars.len());
         self.vars.clear();
         self.is_phi.clear();
         self.jt_used.clear();
@@ -460,6 +473,7 @@ impl FunctionBuilder {
         })?;
         self.defs
             .insert(var, block, value, self.func.dfg.num_blocks());
+        self.history.record(var);
         Ok(())
     }
 

@@ -22,6 +22,10 @@
 //! found trivial before its operands are appended is likewise dropped without touching the
 //! branches.
 //!
+//! A second departure: a sealed block that closes a structured region (`regions.rs`) is
+//! read, for a variable the region did not define, as if the region's entry block were its
+//! only predecessor.
+//!
 //! The paper's recursion is run on an explicit stack (`Step`) so deep CFGs cannot overflow
 //! the native stack. Reading a variable whose definition is missing on some path ends in a
 //! sealed block without predecessors: that is [`BuilderError::UndefinedVariable`], and the
@@ -185,6 +189,14 @@ impl FunctionBuilder {
                     let st = &self.blocks[b];
                     let (sealed, num_preds) = (st.sealed, st.preds.len());
                     let cycle = self.ssa.on_chain[b] == self.ssa.epoch;
+                    // The block to read on from when `b` is as good as having one
+                    // predecessor: the entry of the region `b` closes, if the region does
+                    // not define `var` (`regions.rs`), else `b`'s only predecessor.
+                    let single_pred = match st.shortcut {
+                        Some(shortcut) if sealed => shortcut.entry_for(var, &self.history),
+                        _ => None,
+                    }
+                    .or_else(|| (num_preds == 1).then(|| st.preds[0].block));
                     if !sealed {
                         self.ssa.epoch += 1;
                         // Incomplete phi; invariant 2: it is the last parameter and unfinished.
@@ -192,8 +204,7 @@ impl FunctionBuilder {
                         self.blocks[b].incomplete.push((var, phi));
                         self.defs.insert(var, b, phi, self.func.dfg.num_blocks());
                         results.push(phi);
-                    } else if num_preds == 1 && !cycle {
-                        let p = self.blocks[b].preds[0].block;
+                    } else if let (Some(p), false) = (single_pred, cycle) {
                         chain.push((b, self.ssa.on_chain[b]));
                         self.ssa.on_chain[b] = self.ssa.epoch;
                         steps.push(Step::Record(b));

@@ -743,3 +743,67 @@ fn deferred_phis_are_made_for_cycles_and_differing_operands_only() {
         assert_eq!(eval(&f, &[arg]), [expected], "p = {arg}");
     }
 }
+
+/// A closed region: reads at its merge block of variables the region did not define come
+/// from its entry (no phi), and a definition inside the region, up to the last one before
+/// `close_region`, still gets its phi.
+#[test]
+fn a_closed_region_is_read_around_unless_it_defines_the_variable() {
+    let mut b = builder(&[Type::I32], &[Type::I32, Type::I32, Type::I32]);
+    let (x, y, w) = (
+        b.declare_var(Type::I32),
+        b.declare_var(Type::I32),
+        b.declare_var(Type::I32),
+    );
+    let entry = b.create_block();
+    b.switch_to_block(entry).unwrap();
+    b.seal_block(entry).unwrap();
+    let p = b.append_block_params_for_function_params(entry).unwrap()[0];
+    b.def_var(x, p).unwrap();
+    b.def_var(y, p).unwrap();
+    let mark = b.region_mark().unwrap();
+    // The region's blocks are created after the mark.
+    let [left, right, merge] = [(); 3].map(|_| b.create_block());
+    // Inside the region from here: `w` in the entry block itself, `x` in one arm as the
+    // very last definition before the region is closed.
+    let five = b.ins().iconst(Type::I32, 5).unwrap();
+    b.def_var(w, five).unwrap();
+    b.ins().brif(p, left, &[], right, &[]).unwrap();
+    b.switch_to_block(right).unwrap();
+    b.seal_block(right).unwrap();
+    b.ins().jump(merge, &[]).unwrap();
+    b.switch_to_block(left).unwrap();
+    b.seal_block(left).unwrap();
+    let c = b.ins().iconst(Type::I32, 42).unwrap();
+    b.def_var(x, c).unwrap();
+    b.ins().jump(merge, &[]).unwrap();
+    b.close_region(merge, mark).unwrap();
+    b.switch_to_block(merge).unwrap();
+    b.seal_block(merge).unwrap();
+    let reads = [x, y, w].map(|v| b.use_var(v).unwrap());
+    b.ins().return_(&reads).unwrap();
+    let f = b.finalize().unwrap();
+    verify_function(&f).unwrap();
+    assert_eq!(f.dfg.block_params(merge).len(), 1, "only `x` needs a phi");
+    assert_eq!(eval(&f, &[1]), [42, 1, 5]);
+    assert_eq!(eval(&f, &[0]), [0, 0, 5]);
+}
+
+/// Closing a region whose merge block is reached from outside it is a front-end bug the
+/// debug build reports.
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "reached from outside the region")]
+fn closing_a_region_entered_from_outside_is_caught_in_debug_builds() {
+    let mut b = builder(&[Type::I32], &[]);
+    let [entry, inside, merge] = [(); 3].map(|_| b.create_block());
+    b.switch_to_block(entry).unwrap();
+    let p = b.append_block_params_for_function_params(entry).unwrap()[0];
+    // `entry` branches to `merge` before the mark is taken in `inside`, a block created
+    // before the mark too: `merge` has a predecessor outside the region.
+    b.ins().brif(p, inside, &[], merge, &[]).unwrap();
+    b.switch_to_block(inside).unwrap();
+    let mark = b.region_mark().unwrap();
+    b.ins().jump(merge, &[]).unwrap();
+    let _ = b.close_region(merge, mark);
+}

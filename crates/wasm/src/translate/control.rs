@@ -17,6 +17,12 @@
 //! 3. `next` is entered only if something reaches it (`next_reached`): a fall-through into
 //!    `end`, or a branch. An unreached `next` is never placed, so no unreachable block is
 //!    ever filled with code that reads variables.
+//! 4. A construct's blocks are all created after its frame's `region` mark and filled by
+//!    its `end`, and only they branch to its `next` (a label is visible only inside its
+//!    construct, and a loop's `next` is reached only by falling out of its body), so
+//!    `next` closes the region the mark began (the builder's `close_region`): a local the
+//!    construct never assigns is read after it at the construct's entry, without a walk
+//!    through the construct.
 //!
 //! Block parameters of `block` and `if` need no IR parameters: the values on the operand
 //! stack at entry dominate the construct. An `if` keeps a copy of them for its `else` arm.
@@ -27,7 +33,7 @@
 
 use std::collections::HashMap;
 
-use kestrel_ir::builder::Variable;
+use kestrel_ir::builder::{RegionMark, Variable};
 use kestrel_ir::{Block, Type, Value as IrValue};
 use wasmparser::{BlockType, BrTable};
 
@@ -58,6 +64,9 @@ pub(crate) struct Frame {
     num_results: usize,
     stack_base: usize,
     next_reached: bool,
+    /// Where the construct began, for closing its region at `end` (invariant 4); `None`
+    /// for the function body.
+    region: Option<RegionMark>,
 }
 
 impl Frame {
@@ -119,12 +128,14 @@ impl FuncTranslator<'_> {
             num_results: types.len(),
             stack_base: 0,
             next_reached: false,
+            region: None,
         });
         Ok(())
     }
 
     pub(super) fn op_block(&mut self, ty: BlockType) -> Res {
         let (params, results) = self.block_types(ty)?;
+        let region = self.b.region_mark();
         let next = self.block_with_params(&results)?;
         self.control.push(Frame {
             kind: FrameKind::Block,
@@ -134,12 +145,14 @@ impl FuncTranslator<'_> {
             // Invariant 1: the parameters are the top `params.len()` values.
             stack_base: self.stack.len() - params.len(),
             next_reached: false,
+            region,
         });
         Ok(())
     }
 
     pub(super) fn op_loop(&mut self, ty: BlockType) -> Res {
         let (params, results) = self.block_types(ty)?;
+        let region = self.b.region_mark();
         let header = self.block_with_params(&params)?;
         let next = self.block_with_params(&results)?;
         let base = self.stack.len() - params.len();
@@ -169,6 +182,8 @@ impl FuncTranslator<'_> {
         for &(var, v) in &seeds {
             self.b.def_var(var, v).map_err(|e| self.err(e))?;
         }
+        // The seeds give their locals the values they hold at the loop's entry.
+        let region = region.map(|mark| self.b.region_mark_past_definitions(mark));
         self.stack
             .extend_from_slice(self.b.block_params(header).to_vec().as_slice());
         self.control.push(Frame {
@@ -178,6 +193,7 @@ impl FuncTranslator<'_> {
             num_results: results.len(),
             stack_base: base,
             next_reached: false,
+            region,
         });
         Ok(())
     }
@@ -185,6 +201,7 @@ impl FuncTranslator<'_> {
     pub(super) fn op_if(&mut self, ty: BlockType) -> Res {
         let cond = self.pop_condition();
         let (params, results) = self.block_types(ty)?;
+        let region = self.b.region_mark();
         let (then_block, else_block) = (self.b.create_block(), self.b.create_block());
         let next = self.block_with_params(&results)?;
         self.b
@@ -204,6 +221,7 @@ impl FuncTranslator<'_> {
             num_results: results.len(),
             stack_base: base,
             next_reached: false,
+            region,
         });
         Ok(())
     }
@@ -269,6 +287,12 @@ impl FuncTranslator<'_> {
         if !reached {
             // Invariant 3: `next` stays unplaced; the code after it is skipped.
             return Ok(());
+        }
+        if let Some(mark) = frame.region {
+            // Invariant 4: every branch to `next` came from inside the construct.
+            self.b
+                .close_region(frame.next, mark)
+                .map_err(|e| self.err(e))?;
         }
         self.switch_and_seal(frame.next)?;
         let results = self.b.block_params(frame.next).to_vec();
