@@ -300,7 +300,7 @@ fn bench(o: &Options) -> Result<(), String> {
         }
     }
     println!(
-        "\ngeomean over {} programs: compile {:.2}x, run {:.2}x (Kestrel guard / Wasmtime), guard / explicit {:.2}x",
+        "\ngeomean over {} programs: compile {:.3}x, run {:.3}x (Kestrel guard / Wasmtime), guard / explicit {:.3}x",
         compile.len(),
         geomean(&compile),
         geomean(&run),

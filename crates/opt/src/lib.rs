@@ -41,7 +41,7 @@ mod unreachable;
 
 pub use dce::eliminate_dead_code;
 pub use ifconvert::{if_convert, ARM_BUDGET, SELECT_BUDGET};
-pub use licm::hoist_loop_invariants;
+pub use licm::{hoist_loop_invariants, LOOP_REGISTERS};
 pub use loads::eliminate_redundant_loads;
 pub use rules::{simplification_rules, Op};
 pub use simplify::{simplify, SimplifyStats};

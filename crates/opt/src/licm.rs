@@ -5,6 +5,18 @@
 //! where they are used; hoisting them would only lengthen live ranges): an instruction that
 //! moves reads a copy of an in-loop constant operand made in the preheader.
 //!
+//! Register budget. A moved instruction's result is live across the whole loop it leaves,
+//! so each loop takes at most [`LOOP_REGISTERS`] values per register class: the values its
+//! header carries (its parameters) and those moved to its preheader. An instruction leaves
+//! a loop only if every loop it leaves has room, and its result takes a place in the
+//! outermost one. A loop that already carries more values than registers gets nothing
+//! moved out of it: each moved value would be spilled and reloaded inside, costing more
+//! than recomputing it (machine-generated state machines carry hundreds of values around
+//! one loop; moving their per-state comparisons out multiplied the values live in it).
+//! Movable loads are the exception: they move regardless (taking their place all the
+//! same), since a spilled one is reloaded at the cost of the load it replaced, and the
+//! addresses they read (a heap's base, a table's) are few and used throughout the loop.
+//!
 //! Contract. Requires a function (tombstones and queued insertions are fine: a queued
 //! instruction counts as in the block it goes to, visited after that block's placed ones, and
 //! moves like them) with its control-flow graph and dominator tree,
@@ -28,7 +40,7 @@
 //! the layout compact, the pipeline's variant leaves the moves queued for its compaction.
 //! Cost: O(instructions × loop depth) after the loop forest, plus sorting the q queued
 //! instructions by block (O(q log q), q at most the instructions) and a binary search per
-//! loop block.
+//! loop block; the budgets are O(blocks' parameters + loops).
 
 use kestrel_ir::cfg::ControlFlowGraph;
 use kestrel_ir::compact::CompactMemory;
@@ -42,6 +54,48 @@ use kestrel_ir::{Block, Function, Inst, InstructionData, Type, Value, ValueDef};
 use crate::gvn::{is_constant, is_numberable};
 use crate::loads::is_movable_load;
 use crate::loops::LoopForest;
+
+/// How many values of one register class a loop may carry and have moved out of it:
+/// the general registers x86-64 leaves to the allocator (15) less a few for the loop's own
+/// temporaries. The smallest register file Kestrel targets sets it, so it is conservative
+/// for AArch64.
+pub const LOOP_REGISTERS: usize = 12;
+
+/// The values each loop carries or has taken, per register class (integers, floats).
+struct RegisterBudget {
+    used: Vec<[usize; 2]>,
+}
+
+impl RegisterBudget {
+    /// Each loop starts with its header's parameters.
+    fn new(func: &Function, forest: &LoopForest) -> Self {
+        let used = forest
+            .loops
+            .iter()
+            .map(|l| {
+                let mut used = [0, 0];
+                for &p in func.dfg.block_params(l.header) {
+                    used[class(func.dfg.value_type(p))] += 1;
+                }
+                used
+            })
+            .collect();
+        RegisterBudget { used }
+    }
+
+    fn has_room(&self, l: usize, class: usize) -> bool {
+        self.used[l][class] < LOOP_REGISTERS
+    }
+
+    fn take(&mut self, l: usize, class: usize) {
+        self.used[l][class] += 1;
+    }
+}
+
+/// The register class of a value of type `ty`: 1 for floats, 0 otherwise.
+fn class(ty: Type) -> usize {
+    usize::from(ty.is_float())
+}
 
 /// The preheader of each loop, if it has one.
 fn preheaders(func: &Function, cfg: &ControlFlowGraph, forest: &LoopForest) -> Vec<Option<Block>> {
@@ -85,6 +139,7 @@ pub(crate) fn hoist_loop_invariants_in(
         return 0;
     }
     let preheader = preheaders(func, cfg, &forest);
+    let mut budget = RegisterBudget::new(func, &forest);
     // Where each moved or copied instruction now lives.
     let mut moved_to: SecondaryMap<Inst, Option<Block>> = SecondaryMap::new();
     // The copy of each constant made in each preheader.
@@ -140,6 +195,7 @@ pub(crate) fn hoist_loop_invariants_in(
                     _ => (None, None),
                 }
             }));
+            let result_class = class(func.dfg.value_type(func.dfg.inst_results(inst)[0]));
             let mut target = None;
             let mut l = forest.innermost(b);
             while let Some(cur) = l {
@@ -147,7 +203,8 @@ pub(crate) fn hoist_loop_invariants_in(
                 let invariant = operands.iter().all(|&(at, constant)| {
                     constant.is_some() || at.is_some_and(|d| !forest.contains(cur, d))
                 });
-                if !invariant {
+                let room = is_movable_load(&data) || budget.has_room(cur, result_class);
+                if !invariant || !room {
                     break;
                 }
                 target = Some((p, cur));
@@ -210,6 +267,8 @@ pub(crate) fn hoist_loop_invariants_in(
                 continue;
             }
             hoisted.insert(key, inst);
+            // Post-invariant: the outermost loop left counts the value it now carries.
+            budget.take(outermost, result_class);
             // Post-invariant: queued before the preheader's terminator in visiting order,
             // after its operands (outside the loop, moved earlier, or copies just queued).
             unplace(func, inst, queued_at);
