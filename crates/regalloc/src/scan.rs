@@ -34,7 +34,9 @@
 //! - Spill slots are per vreg and shared within a class between vregs whose lifetimes do
 //!   not overlap: a slot is reused once the previous owner's whole lifetime has ended. A
 //!   vreg owns its slot from its def (the resolver stores it there once, right after the
-//!   def), so spilling a piece costs no store, only the reloads.
+//!   def), so spilling a piece costs no store, only the reloads. A vreg first tries a free
+//!   slot of a value it is copied from or to at a block boundary (a block parameter and
+//!   its arguments), so the edge copies nothing between slots.
 //! - Termination: every interval pushed back to `unhandled` starts strictly after the
 //!   current position, and a split budget turns a would-be endless loop into an error.
 //!
@@ -54,7 +56,10 @@
 //! found among the clobber points (`clobber_conflicts`: O(log points) each, through a
 //! segment tree). Each split position costs O(log blocks) (the least loop-deep block
 //! between its limits, through a segment tree over the loop depths, built in O(blocks)).
-//! Spill slots are reused through a per-class heap: O(log slots) per spilled vreg.
+//! Spill slots are reused through a per-class heap: O(log slots) per spilled vreg, after
+//! at most [`SLOT_HINT_CANDIDATES`] slots of related values are looked at; a slot taken by
+//! such a hint leaves a stale heap entry, dropped when it reaches the top (at most one per
+//! spilled vreg).
 
 use std::cell::Cell;
 use std::cmp::Reverse;
@@ -100,7 +105,8 @@ pub(crate) struct Scratch {
     unhandled: BinaryHeap<Reverse<(u32, u32)>>,
     active: Vec<u32>,
     inactive: Vec<Inactive>,
-    slot_heap: BinaryHeap<Reverse<(u32, u32)>>,
+    slot_heap: BinaryHeap<Reverse<(u32, u32, u32)>>,
+    slot_gen: Vec<u32>,
     clobber_bits: Vec<u64>,
     clobber_tree: OrTree,
     depth_tree: DepthTree,
@@ -143,9 +149,12 @@ struct Scan<'a, F: Function> {
     slot_busy_until: Vec<u32>,
     /// Class of the values each slot holds.
     slot_class: Vec<RegClass>,
-    /// This class's slots by `(busy_until, slot)`, least busy first: the top is reusable
-    /// for a lifetime starting at `from` exactly when any slot is (`busy_until <= from`).
-    slot_heap: BinaryHeap<Reverse<(u32, u32)>>,
+    /// This class's slots by `(busy_until, slot, generation)`, least busy first: the top
+    /// current entry is reusable for a lifetime starting at `from` exactly when any slot
+    /// is (`busy_until <= from`). An entry is current while its generation is the slot's
+    /// (`slot_gen`): a slot handed out by a hint keeps its old entry, made stale.
+    slot_heap: BinaryHeap<Reverse<(u32, u32, u32)>>,
+    slot_gen: Vec<u32>,
     param_of: Vec<Option<(Block, u32)>>,
     /// Per vreg, the (successor, parameter index) pairs it is passed to as a branch argument.
     arg_of: ArgsOf,
@@ -171,6 +180,9 @@ struct Scan<'a, F: Function> {
 
 /// Up to this many blocks between its limits, a split position is searched block by block.
 const LINEAR_SPLIT_SEARCH: usize = 32;
+
+/// How many values [`Scan::slot_hint`] looks at for one vreg.
+const SLOT_HINT_CANDIDATES: usize = 8;
 
 /// Runs the scan for every class, filling `scanned`.
 pub(crate) fn run<F: Function>(
@@ -238,6 +250,8 @@ pub(crate) fn run<F: Function>(
             .fold(0, |bits, (k, _)| bits | 1 << k);
         let mut slot_heap = std::mem::take(&mut scratch.slot_heap);
         slot_heap.clear();
+        let mut slot_gen = std::mem::take(&mut scratch.slot_gen);
+        refill(&mut slot_gen, scratch.slot_busy_until.len(), 0);
         slot_heap.extend(
             scratch
                 .slot_busy_until
@@ -245,7 +259,7 @@ pub(crate) fn run<F: Function>(
                 .zip(&scratch.slot_class)
                 .enumerate()
                 .filter(|(_, (_, &c))| c == class)
-                .map(|(k, (&busy, _))| Reverse((busy, k as u32))),
+                .map(|(k, (&busy, _))| Reverse((busy, k as u32, 0))),
         );
         fn take_cleared<T>(v: &mut Vec<T>) -> Vec<T> {
             let mut v = std::mem::take(v);
@@ -267,6 +281,7 @@ pub(crate) fn run<F: Function>(
             inactive: take_cleared(&mut scratch.inactive),
             vreg_slot: std::mem::take(&mut scanned.vreg_slot),
             slot_heap,
+            slot_gen,
             slot_busy_until: std::mem::take(&mut scratch.slot_busy_until),
             slot_class: std::mem::take(&mut scratch.slot_class),
             param_of: std::mem::take(&mut scratch.param_of),
@@ -291,6 +306,7 @@ pub(crate) fn run<F: Function>(
         scratch.active = scan.active;
         scratch.inactive = scan.inactive;
         scratch.slot_heap = scan.slot_heap;
+        scratch.slot_gen = scan.slot_gen;
         scratch.slot_busy_until = scan.slot_busy_until;
         scratch.slot_class = scan.slot_class;
         scratch.param_of = scan.param_of;
@@ -1010,6 +1026,11 @@ impl<F: Function> Scan<'_, F> {
     /// The resolver stores a spilled vreg once, right after its def, and then treats the
     /// slot as holding it for the rest of its lifetime (SSA values never change), so the
     /// slot belongs to the vreg from its def to its last use.
+    ///
+    /// A free slot of a value the vreg is copied from or to at a block boundary (see
+    /// [`Scan::slot_hint`]) is taken first: an edge move between two values in one slot
+    /// vanishes, so machine-generated code passing a hundred spilled values from block to
+    /// block does not copy them slot to slot at every edge.
     fn slot_for(&mut self, vreg: VReg) -> SpillSlot {
         if let Some(slot) = self.vreg_slot[vreg.index()] {
             return slot;
@@ -1019,18 +1040,29 @@ impl<F: Function> Scan<'_, F> {
         let class = vreg.class();
         // Perturbed: sometimes a fresh slot although one could be reused (always legal).
         let fresh = self.perturb.one_in(4);
-        let reusable = match self.slot_heap.peek() {
-            Some(&Reverse((busy, k))) if busy <= from && !fresh => {
-                self.slot_heap.pop();
-                Some(k as usize)
-            }
-            _ => None,
+        let hinted = if fresh {
+            None
+        } else {
+            self.slot_hint(vreg, from)
         };
+        let reusable = hinted.or_else(|| loop {
+            match self.slot_heap.peek() {
+                Some(&Reverse((_, k, gen))) if gen != self.slot_gen[k as usize] => {
+                    self.slot_heap.pop(); // stale: the slot was handed out by a hint
+                }
+                Some(&Reverse((busy, k, _))) if busy <= from && !fresh => {
+                    self.slot_heap.pop();
+                    break Some(k as usize);
+                }
+                _ => break None,
+            }
+        });
         let k = match reusable {
             Some(k) => k,
             None => {
                 self.slot_busy_until.push(0);
                 self.slot_class.push(class);
+                self.slot_gen.push(0);
                 self.slot_busy_until.len() - 1
             }
         };
@@ -1038,12 +1070,67 @@ impl<F: Function> Scan<'_, F> {
         // start of this vreg's lifetime; owners of a slot form a chain of disjoint lifetimes.
         // Slots are shared within a class only: the resolver sequences each class's moves
         // on its own, which is a valid split of a parallel move only if no location is
-        // written in one class and read in another.
+        // written in one class and read in another. A new generation makes any entry the
+        // slot still has in the heap stale, so the heap holds one current entry per slot.
         self.slot_busy_until[k] = end;
-        self.slot_heap.push(Reverse((end, k as u32)));
+        self.slot_gen[k] = self.slot_gen[k].wrapping_add(1);
+        self.slot_heap
+            .push(Reverse((end, k as u32, self.slot_gen[k])));
         let slot = SpillSlot(k as u32);
         self.vreg_slot[vreg.index()] = Some(slot);
         slot
+    }
+
+    /// A slot of `vreg`'s class, free from `from` on, that holds a value `vreg` is copied
+    /// from or to at a block boundary: for a block parameter, the slot of an argument some
+    /// predecessor passes it; for a branch argument, the slot of the parameter it is
+    /// passed to or of another argument passed to that parameter. At most
+    /// [`SLOT_HINT_CANDIDATES`] values are looked at, so a block with many predecessors
+    /// costs O(1) per vreg.
+    fn slot_hint(&self, vreg: VReg, from: u32) -> Option<usize> {
+        let mut budget = SLOT_HINT_CANDIDATES;
+        let usable = |u: VReg| -> Option<usize> {
+            let k = self.vreg_slot[u.index()]?.0 as usize;
+            (self.slot_class[k] == vreg.class() && self.slot_busy_until[k] <= from).then_some(k)
+        };
+        // The arguments passed to parameter `j` of `block`, by its first few predecessors.
+        let args_to = |block: Block, j: u32, budget: &mut usize| -> Option<usize> {
+            for &pred in self.func.block_preds(block) {
+                let succs = self.func.block_succs(pred);
+                let Some(k) = succs
+                    .iter()
+                    .take(SLOT_HINT_CANDIDATES)
+                    .position(|&s| s == block)
+                else {
+                    continue;
+                };
+                if *budget == 0 {
+                    return None;
+                }
+                *budget -= 1;
+                let arg = self.func.branch_blockparams(pred, k).get(j as usize)?;
+                if let Some(k) = usable(*arg) {
+                    return Some(k);
+                }
+            }
+            None
+        };
+        if let Some((block, j)) = self.param_of[vreg.index()] {
+            if let Some(k) = args_to(block, j, &mut budget) {
+                return Some(k);
+            }
+        }
+        for &(succ, j) in self.arg_of.get(vreg.index()) {
+            if budget == 0 {
+                return None;
+            }
+            budget -= 1;
+            let param = self.func.block_params(succ)[j as usize];
+            if let Some(k) = usable(param).or_else(|| args_to(succ, j, &mut budget)) {
+                return Some(k);
+            }
+        }
+        None
     }
 
     /// Best gap position in `(min_excl, max_incl]`: the start of the least-deep block
