@@ -3,13 +3,13 @@
 //!
 //! One table per variable, keyed by block: a read walks one variable through many blocks,
 //! so its lookups and insertions stay in that variable's table. A table starts as a hash
-//! table and becomes a plain array indexed by block once the variable is recorded in a
-//! quarter of the function's blocks (Wasm code reads its busy locals at every merge, so
+//! table and becomes a plain array indexed by block once the variable is recorded in an
+//! eighth of the function's blocks (Wasm code reads its busy locals at every merge, so
 //! most lookups then cost one load instead of a hash probe).
 //!
 //! Cost: linear in the records made, never variables × blocks. An array is made only for
-//! a variable with at least `blocks / 4` records, so its `blocks` slots cost at most four
-//! per record; it is grown only while it keeps at most [`SLOTS_PER_RECORD`] slots per
+//! a variable with at least `blocks / 8` records, so its `blocks` slots cost at most
+//! eight per record; it is grown only while it keeps at most [`SLOTS_PER_RECORD`] slots per
 //! record, and goes back to a hash table otherwise (which, to become an array again, needs
 //! its records to double first: each conversion is paid for by records made since the
 //! last). Emptying costs what the last function used.
@@ -23,7 +23,7 @@ use crate::entity::{Block, EntityRef, Value};
 const NONE: Value = Value::from_u32(u32::MAX - 1);
 
 /// An array table may hold at most this many slots per record.
-const SLOTS_PER_RECORD: usize = 8;
+const SLOTS_PER_RECORD: usize = 16;
 
 /// Functions with fewer blocks keep hash tables (an array would save little).
 const MIN_BLOCKS_FOR_ARRAY: usize = 32;
@@ -61,7 +61,7 @@ impl VarDefs {
         if !self.dense() {
             self.sparse.insert(block, value);
             let n = self.sparse.len();
-            if num_blocks >= MIN_BLOCKS_FOR_ARRAY && 4 * n >= num_blocks {
+            if num_blocks >= MIN_BLOCKS_FOR_ARRAY && 8 * n >= num_blocks {
                 self.make_array(num_blocks.max(i + 1));
             }
             return;
@@ -85,7 +85,7 @@ impl VarDefs {
     }
 
     /// Moves the records into an array of `len` slots (`len >= num_blocks`, and at most
-    /// four slots per record when called from `insert`).
+    /// eight slots per record when called from `insert`).
     fn make_array(&mut self, len: usize) {
         self.by_block.clear();
         self.by_block.resize(len, NONE);
@@ -163,11 +163,12 @@ mod tests {
     fn records_survive_the_change_to_an_array_and_back() {
         let mut defs = Defs::default();
         let v = |n: u32| Value::from_u32(n);
-        // 40 blocks, records in 10 of them: a quarter, so the table becomes an array.
+        // 40 blocks: records in 4 of them keep a hash table, the fifth (an eighth of the
+        // blocks) makes it an array.
         for b in 0..10 {
             defs.insert(var(0), Block::new(b * 4), v(b as u32), 40);
+            assert_eq!(defs.by_var[0].dense(), b >= 4, "after {} records", b + 1);
         }
-        assert!(defs.by_var[0].dense());
         for b in 0..40 {
             let want = (b % 4 == 0).then(|| v((b / 4) as u32));
             assert_eq!(defs.get(var(0), Block::new(b)), want, "block {b}");
@@ -175,7 +176,7 @@ mod tests {
         // Overwriting a record does not count it twice.
         defs.insert(var(0), Block::new(0), v(100), 40);
         assert_eq!(defs.by_var[0].records, 10);
-        // The function grows to 1,000 blocks: an array would cost more than 8 slots a
+        // The function grows to 1,000 blocks: an array would cost more than 16 slots a
         // record, so the table goes back to hashing, keeping every record.
         defs.insert(var(0), Block::new(999), v(7), 1000);
         assert!(!defs.by_var[0].dense());
