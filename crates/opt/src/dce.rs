@@ -97,11 +97,13 @@ pub(crate) fn eliminate_dead_code_in(func: &mut Function, scratch: &mut Scratch)
     };
     worklist.clear();
     // Seeded in reverse, so the first unused instruction is popped first.
-    worklist.extend(
-        placed()
-            .rev()
-            .filter(|&i| removable(func, i) && unused(uses, i)),
-    );
+    for &b in func.layout.blocks().iter().rev() {
+        for i in func.layout.block_insts(b).rev() {
+            if removable(func, i) && unused(uses, i) {
+                worklist.push(i);
+            }
+        }
+    }
     order.clear();
     while let Some(inst) = worklist.pop() {
         if dead[inst] {

@@ -559,15 +559,15 @@ impl FunctionBuilder {
             },
         };
         let inst = self.func.make_inst(data, ctrl);
-        let mut errors = Vec::new();
         if self.type_checks || cfg!(debug_assertions) {
+            let mut errors = Vec::new();
             crate::verifier::types::inst_type_errors(&self.func, inst, &mut errors);
-        }
-        if !errors.is_empty() {
-            // The record stays unplaced in the dfg, where nothing reaches it.
-            self.func.dfg.detach_results(inst);
-            self.refused_insts = true;
-            return Err(invalid(errors.join("; ")));
+            if !errors.is_empty() {
+                // The record stays unplaced in the dfg, where nothing reaches it.
+                self.func.dfg.detach_results(inst);
+                self.refused_insts = true;
+                return Err(invalid(errors.join("; ")));
+            }
         }
         // Post-invariant 4: only the current, unfilled block receives the instruction.
         self.func.layout.append_inst(inst, block);
