@@ -1096,6 +1096,12 @@ impl<F: Function> Scan<'_, F> {
         // The arguments passed to parameter `j` of `block`, by its first few predecessors.
         let args_to = |block: Block, j: u32, budget: &mut usize| -> Option<usize> {
             for &pred in self.func.block_preds(block) {
+                // Every predecessor looked at counts, found or not, so a block with
+                // thousands of predecessors costs O(1) here too.
+                if *budget == 0 {
+                    return None;
+                }
+                *budget -= 1;
                 let succs = self.func.block_succs(pred);
                 let Some(k) = succs
                     .iter()
@@ -1104,10 +1110,6 @@ impl<F: Function> Scan<'_, F> {
                 else {
                     continue;
                 };
-                if *budget == 0 {
-                    return None;
-                }
-                *budget -= 1;
                 let arg = self.func.branch_blockparams(pred, k).get(j as usize)?;
                 if let Some(k) = usable(*arg) {
                     return Some(k);

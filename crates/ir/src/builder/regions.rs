@@ -10,8 +10,11 @@
 //! construct, that walking was most of SSA construction).
 //!
 //! Whether a variable was assigned inside is answered from its definition history: every
-//! `def_var` gets the next number, appended to its variable's list, so the numbers of a list
-//! are increasing and "assigned between marks `since` and `until`" is one binary search.
+//! `def_var` gets the next number, appended to its variable's list once the function has
+//! taken a mark (a definition before the first mark is older than every mark's `since`,
+//! so it is never asked about, and a builder without regions keeps no lists), so the
+//! numbers of a list are increasing and "assigned between marks `since` and `until`" is
+//! one binary search.
 //!
 //! Contract of [`FunctionBuilder::close_region`]`(merge, mark)`. Requires (checked in debug
 //! builds): following predecessor edges backwards from `merge`, every path meets only
@@ -53,6 +56,8 @@ pub(super) struct Shortcut {
 pub(super) struct DefHistory {
     /// Definitions made so far in this function; the last one's number.
     made: u32,
+    /// A mark was taken in this function: from then on definitions are listed.
+    listing: bool,
     /// By variable, the numbers of its definitions, increasing.
     numbers: Vec<Vec<u32>>,
 }
@@ -62,6 +67,9 @@ impl DefHistory {
     #[inline]
     pub fn record(&mut self, var: Variable) {
         self.made += 1;
+        if !self.listing {
+            return;
+        }
         let k = var.index();
         if k >= self.numbers.len() {
             self.numbers.resize_with(k + 1, Vec::new);
@@ -82,6 +90,7 @@ impl DefHistory {
     /// Forget a function that declared `vars` variables, keeping the lists' memory.
     pub fn clear(&mut self, vars: usize) {
         self.made = 0;
+        self.listing = false;
         self.numbers.truncate(vars);
         for list in &mut self.numbers {
             list.clear();
@@ -101,9 +110,12 @@ impl Shortcut {
 impl FunctionBuilder {
     /// The current point, for a later [`FunctionBuilder::close_region`]; `None` without a
     /// current block.
-    pub fn region_mark(&self) -> Option<RegionMark> {
+    pub fn region_mark(&mut self) -> Option<RegionMark> {
+        let block = self.current?;
+        // Post-invariant: every definition numbered after this mark is listed.
+        self.history.listing = true;
         Some(RegionMark {
-            block: self.current?,
+            block,
             blocks: self.func.dfg.num_blocks() as u32,
             defs: self.history.made,
         })
