@@ -70,21 +70,38 @@ pub fn validate_declarations(bytes: &[u8]) -> Result<Vec<BodyValidator>, WasmErr
     Ok(bodies)
 }
 
+/// A body's operators with their byte offsets in the module, as validation decoded them.
+pub type DecodedOps<'a> = Vec<(Operator<'a>, usize)>;
+
+/// An empty operator list in `ops`' memory, for a body of another lifetime: validation and
+/// translation keep one list per worker instead of allocating one per function. (Collecting
+/// a cleared list through `map` reuses its allocation: the element types have one layout.)
+pub fn reuse_decoded<'b>(mut ops: DecodedOps<'_>) -> DecodedOps<'b> {
+    ops.clear();
+    ops.into_iter()
+        .map(|_| unreachable!("the list was emptied"))
+        .collect()
+}
+
 /// Validate one function body of the module `bytes` with its validator from
 /// [`validate_declarations`], reusing `allocs`; an error is the one [`validate`] gives.
 /// The same decoding of the operators fills `facts`: `written` (emptied first, grown as
 /// needed) marks every local the body assigns (`local.set`, `local.tee`), which the
 /// translator reads the others as their entry value; `loops` lists per loop the locals it
-/// reads and never assigns, which the translator seeds at the loop's header.
-pub fn validate_body(
+/// reads and never assigns, which the translator seeds at the loop's header. `decoded`
+/// (emptied first) receives every operator with its byte offset, in order, so that the
+/// translation replays them instead of decoding the body again.
+pub fn validate_body<'a>(
     bytes: &[u8],
     validator: BodyValidator,
-    body: &FunctionBody,
+    body: &FunctionBody<'a>,
     allocs: &mut FuncValidatorAllocations,
     facts: &mut crate::translate::BodyFacts,
+    decoded: &mut DecodedOps<'a>,
 ) -> Result<(), WasmError> {
     let crate::translate::BodyFacts { written, loops } = facts;
     written.clear();
+    decoded.clear();
     let mut v = validator.into_validator(std::mem::take(allocs));
     // As `FuncValidator::validate` does, with each operator decoded once for both uses.
     let mut check = || -> wasmparser::Result<()> {
@@ -104,6 +121,7 @@ pub fn validate_body(
                 written[k] = true;
             }
             v.op(offset, &op)?;
+            decoded.push((op, offset));
         }
         let end = ops.get_binary_reader();
         end.finish_expression(&v.visitor(end.original_position()))

@@ -8,7 +8,8 @@
 //! Pipeline (each step's contract is in its own file):
 //! `features::validate_declarations` → `ModuleInfo::decode` → for each function
 //! `features::validate_body`, `translate_function` and the x86-64 backend's
-//! `compile_function` → `JitModule::define_function` → `finalize_definitions`.
+//! `compile_function` → `JitModule::define_function` → `finalize_definitions`. Each body is
+//! decoded once: validation keeps its operators, and the translation replays them.
 //!
 //! Functions are independent, so translation and compilation run in parallel on rayon's
 //! global pool ([`translate_and_compile`]), largest body first from a shared counter; each
@@ -89,8 +90,14 @@ pub fn translate_module(
     let funcs = work
         .into_par_iter()
         .map_init(
-            || (TranslateContext::new(), FuncValidatorAllocations::default()),
-            |(ctx, allocs), (index, validator)| {
+            || {
+                (
+                    TranslateContext::new(),
+                    FuncValidatorAllocations::default(),
+                    Vec::new(),
+                )
+            },
+            |(ctx, allocs, decoded), (index, validator)| {
                 let range = info.bodies[(index - info.num_imported_funcs) as usize].clone();
                 let body = FunctionBody::new(BinaryReader::new(&bytes[range.clone()], range.start));
                 features::validate_body(
@@ -99,9 +106,10 @@ pub fn translate_module(
                     &body,
                     allocs,
                     ctx.body_facts_for_next(),
+                    decoded,
                 )?;
                 ctx.body_facts_known();
-                translate::translate_function_in(ctx, &info, bytes, index, checks)
+                translate::translate_function_in(ctx, &info, bytes, index, checks, Some(decoded))
             },
         )
         .collect::<Vec<_>>()
@@ -168,6 +176,9 @@ struct Worker {
     translator: TranslateContext,
     compiler: CompileContext,
     validation: FuncValidatorAllocations,
+    /// The operator list validation fills and translation replays (empty between
+    /// functions; see [`features::reuse_decoded`]).
+    decoded: features::DecodedOps<'static>,
 }
 
 thread_local! {
@@ -275,15 +286,36 @@ fn compile_one(
             *start = now;
         }
     };
-    if let Some(validator) = validator {
-        let range = info.bodies[(index - info.num_imported_funcs) as usize].clone();
-        let body = FunctionBody::new(BinaryReader::new(&bytes[range.clone()], range.start));
-        let facts = w.translator.body_facts_for_next();
-        features::validate_body(bytes, validator, &body, &mut w.validation, facts)?;
-        w.translator.body_facts_known();
-        lap(&mut times, |t| &mut t.validate_bodies);
-    }
-    let mut f = translate::translate_function_in(&mut w.translator, info, bytes, index, checks)?;
+    // Validation decodes the operators once, into this list; translation replays them.
+    let mut decoded = features::reuse_decoded(std::mem::take(&mut w.decoded));
+    let validated = match validator {
+        Some(validator) => {
+            let range = info.bodies[(index - info.num_imported_funcs) as usize].clone();
+            let body = FunctionBody::new(BinaryReader::new(&bytes[range.clone()], range.start));
+            let facts = w.translator.body_facts_for_next();
+            let checked = features::validate_body(
+                bytes,
+                validator,
+                &body,
+                &mut w.validation,
+                facts,
+                &mut decoded,
+            );
+            if let Err(e) = checked {
+                w.decoded = features::reuse_decoded(decoded);
+                return Err(e);
+            }
+            w.translator.body_facts_known();
+            lap(&mut times, |t| &mut t.validate_bodies);
+            true
+        }
+        None => false,
+    };
+    let replay = validated.then_some(&mut decoded);
+    let translated =
+        translate::translate_function_in(&mut w.translator, info, bytes, index, checks, replay);
+    w.decoded = features::reuse_decoded(decoded);
+    let mut f = translated?;
     lap(&mut times, |t| &mut t.translate);
     // The translated function is this compile's own: the mid-end optimizes it in place.
     let compiler = &mut w.compiler;

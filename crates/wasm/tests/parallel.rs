@@ -114,3 +114,58 @@ fn a_module_of_many_functions_runs() {
         [Val::I32(12)]
     );
 }
+
+/// Validation keeps the operators it decodes and the translation replays them: the IR must
+/// be what decoding the body again gives, with the same facts, for every function (loops,
+/// branch tables, unreachable code, calls, memory, floats).
+#[test]
+fn replaying_the_validated_operators_translates_as_decoding_again() {
+    use kestrel_wasm::features::{validate_body, validate_declarations, DecodedOps};
+    use kestrel_wasm::translate::{translate_function_in, TranslateContext};
+    use wasmparser::{BinaryReader, FuncValidatorAllocations, FunctionBody};
+
+    let branches = wat::parse_str(
+        "(module (memory 1)
+           (func (param i32) (result i32)
+             (block $b (block $a (br_table $a $b $a (local.get 0))) (return (i32.const 7)))
+             (if (result i32) (local.get 0)
+               (then (unreachable) (i32.const 1))
+               (else (i32.load (local.get 0))))))",
+    )
+    .expect("valid text");
+    for bytes in [many_functions(24), branches] {
+        let info = ModuleInfo::decode(&bytes).expect("decodes");
+        let checks = kestrel_wasm::BoundsChecks::Guard;
+        let (mut replaying, mut decoding) = (TranslateContext::new(), TranslateContext::new());
+        let mut allocs = FuncValidatorAllocations::default();
+        let bodies = validate_declarations(&bytes).expect("valid declarations");
+        for (k, validator) in bodies.into_iter().enumerate() {
+            let index = info.num_imported_funcs + k as u32;
+            let range = info.bodies[k].clone();
+            let body = FunctionBody::new(BinaryReader::new(&bytes[range.clone()], range.start));
+            let mut ops: DecodedOps = Vec::new();
+            let facts = replaying.body_facts_for_next();
+            validate_body(&bytes, validator, &body, &mut allocs, facts, &mut ops).expect("valid");
+            assert!(
+                !ops.is_empty(),
+                "validation keeps the operators of function {k}"
+            );
+            // The other context learns the same facts from a second validation.
+            let again = validate_declarations(&bytes).expect("valid declarations");
+            let validator = again.into_iter().nth(k).expect("same bodies");
+            let facts = decoding.body_facts_for_next();
+            let mut unused: DecodedOps = Vec::new();
+            validate_body(&bytes, validator, &body, &mut allocs, facts, &mut unused)
+                .expect("valid");
+            replaying.body_facts_known();
+            decoding.body_facts_known();
+            let replayed =
+                translate_function_in(&mut replaying, &info, &bytes, index, checks, Some(&mut ops))
+                    .expect("translates");
+            assert!(ops.is_empty(), "the replay takes every operator");
+            let decoded = translate_function_in(&mut decoding, &info, &bytes, index, checks, None)
+                .expect("translates");
+            assert_eq!(replayed.to_string(), decoded.to_string(), "function {k}");
+        }
+    }
+}

@@ -152,16 +152,20 @@ pub fn translate_function(
         module_bytes,
         index,
         bounds_checks,
+        None,
     )
 }
 
-/// [`translate_function`] in `ctx`'s memory.
+/// [`translate_function`] in `ctx`'s memory. With `decoded`, the body's operators as
+/// [`crate::features::validate_body`] decoded them (left empty), the translation replays
+/// them instead of decoding the body again.
 pub fn translate_function_in(
     ctx: &mut TranslateContext,
     info: &ModuleInfo,
     module_bytes: &[u8],
     index: u32,
     bounds_checks: BoundsChecks,
+    decoded: Option<&mut crate::features::DecodedOps<'_>>,
 ) -> Result<Function, WasmError> {
     let range = info.bodies[(index - info.num_imported_funcs) as usize].clone();
     let body = FunctionBody::new(BinaryReader::new(&module_bytes[range.clone()], range.start));
@@ -213,7 +217,7 @@ pub fn translate_function_in(
         loops_seen: 0,
         pending_flag: None,
     };
-    let translated = t.translate(&body);
+    let translated = t.translate(&body, decoded);
     let limit = t.stack_limit;
     (
         ctx.locals,
@@ -378,33 +382,47 @@ impl FuncTranslator<'_> {
         &self.stack[self.stack.len() - n..]
     }
 
-    fn translate(&mut self, body: &FunctionBody) -> Res {
+    fn translate(
+        &mut self,
+        body: &FunctionBody,
+        decoded: Option<&mut crate::features::DecodedOps<'_>>,
+    ) -> Res {
         self.prologue(body)?;
+        if let Some(ops) = decoded {
+            for (op, offset) in ops.drain(..) {
+                self.translate_at(op, offset)?;
+            }
+            return Ok(());
+        }
         let mut ops = body
             .get_operators_reader()
             .map_err(WasmError::from_parser)?;
         while !ops.eof() {
             let (op, offset) = ops.read_with_offset().map_err(WasmError::from_parser)?;
-            self.offset = offset;
-            // The operator's byte offset in the module is the source location of what it
-            // becomes: a trap reports it, and debug info shows it.
-            self.b.set_srcloc(u32::try_from(offset).ok());
-            if self.reachable {
-                if !matches!(
-                    op,
-                    Operator::BrIf { .. }
-                        | Operator::If { .. }
-                        | Operator::Select
-                        | Operator::TypedSelect { .. }
-                ) {
-                    self.materialize_flag()?;
-                }
-                self.translate_op(op)?;
-            } else {
-                self.skip_op(&op)?;
-            }
+            self.translate_at(op, offset)?;
         }
         Ok(())
+    }
+
+    /// Translate operator `op`, found at byte `offset` of the module.
+    fn translate_at(&mut self, op: Operator, offset: usize) -> Res {
+        self.offset = offset;
+        // The operator's byte offset in the module is the source location of what it
+        // becomes: a trap reports it, and debug info shows it.
+        self.b.set_srcloc(u32::try_from(offset).ok());
+        if !self.reachable {
+            return self.skip_op(&op);
+        }
+        if !matches!(
+            op,
+            Operator::BrIf { .. }
+                | Operator::If { .. }
+                | Operator::Select
+                | Operator::TypedSelect { .. }
+        ) {
+            self.materialize_flag()?;
+        }
+        self.translate_op(op)
     }
 
     /// Entry block: `vmctx` and parameters, locals zeroed, the stack limit, the function
