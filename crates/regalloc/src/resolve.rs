@@ -762,8 +762,12 @@ impl<F: Function> Resolver<'_, F> {
                         && matches!(d, moves::Loc::At(Allocation::Stack(_))))
             });
             if needs_temp {
-                let scratch = self.scratch_for(head.class, head.point, &group_moves);
-                moves::resolve_parallel(&group_moves, scratch, &mut seq);
+                match self.scratch_for(head.class, head.point, &group_moves) {
+                    // With a free temporary, `resolve_parallel` would sequence the group
+                    // again, into `ordered`: give its temporary a home instead.
+                    MoveScratch::Free { reg, slot } => moves::lower(&ordered, reg, slot, &mut seq),
+                    borrowed => moves::resolve_parallel(&group_moves, borrowed, &mut seq),
+                }
             } else {
                 seq.extend(ordered.iter().map(|&(s, d)| match (s, d) {
                     (moves::Loc::At(s), moves::Loc::At(d)) => (s, d),
