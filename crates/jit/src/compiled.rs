@@ -6,6 +6,7 @@
 
 use kestrel_codegen::machinst::unwind::UnwindOp;
 use kestrel_ir::{FunctionName, Signature, TrapCode};
+use kestrel_module::FuncId;
 
 /// Machine code for one function, position-independent except for its relocations.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,6 +45,36 @@ impl SourceLines {
         let i = self
             .ranges
             .partition_point(|&(start, _, _)| start <= offset);
+        self.line_before(i, offset)
+    }
+
+    /// The lines of `offsets`, in order: one pass over the ranges when the offsets are
+    /// increasing (a function's trap sites are), O(offsets + ranges); a binary search for
+    /// any offset below its predecessor.
+    pub fn at_each<'a, I>(&'a self, offsets: I) -> impl Iterator<Item = Option<u32>> + 'a
+    where
+        I: IntoIterator<Item = u32>,
+        I::IntoIter: 'a,
+    {
+        let (mut i, mut last) = (0, 0);
+        offsets.into_iter().map(move |offset| {
+            if offset < last {
+                i = self
+                    .ranges
+                    .partition_point(|&(start, _, _)| start <= offset);
+            } else {
+                while i < self.ranges.len() && self.ranges[i].0 <= offset {
+                    i += 1;
+                }
+            }
+            last = offset;
+            self.line_before(i, offset)
+        })
+    }
+
+    /// The line of range `i - 1` if it covers `offset` (`i`: the first range starting after
+    /// `offset`).
+    fn line_before(&self, i: usize, offset: u32) -> Option<u32> {
         let &(_, end, line) = self.ranges.get(i.checked_sub(1)?)?;
         (offset < end).then_some(line)
     }
@@ -104,6 +135,10 @@ impl RelocKind {
 pub enum RelocTarget {
     /// A function declared in the module (local or imported), by its declared name.
     Function(String),
+    /// A function declared in the module, by its id: what
+    /// [`JitModule::compiled_from_codegen`](crate::JitModule::compiled_from_codegen) makes
+    /// of a callee it finds declared, so linking looks nothing up by name.
+    Declared(FuncId),
     /// A data object declared in the module, by its declared name.
     Data(String),
     /// A raw symbol that is not declared in the module (a libcall such as `fmod`),
@@ -158,6 +193,13 @@ mod tests {
         let expected = [10, 10, 11, 11, 0, 0, 30, 30, 0, 0].map(|l| (l != 0).then_some(l));
         assert_eq!(found, expected, "gaps and the end have no line");
         assert_eq!(SourceLines::default().at(0), None);
+        // In one pass, as the binary search finds them: increasing offsets, repeats, and
+        // offsets that go back (searched again).
+        let offsets = [0, 3, 3, 4, 9, 12, 19, 20, 100, 5, 2, 13, 13, 21];
+        let each: Vec<Option<u32>> = lines.at_each(offsets).collect();
+        let one_by_one: Vec<Option<u32>> = offsets.iter().map(|&o| lines.at(o)).collect();
+        assert_eq!(each, one_by_one);
+        assert_eq!(SourceLines::default().at_each([0, 5]).count(), 2);
     }
 
     #[test]

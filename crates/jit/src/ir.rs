@@ -62,9 +62,10 @@ impl JitModule {
             .iter()
             .map(|r| {
                 let name = ir_name(&r.target);
-                // One lookup says which namespace the name is declared in, if any.
+                // One lookup says which namespace the name is declared in, if any; a
+                // declared function is named by its id from here on.
                 let target = match self.decls.name(&name) {
-                    Some(Name::Func(_)) => RelocTarget::Function(name),
+                    Some(Name::Func(id)) => RelocTarget::Declared(id),
                     Some(Name::Data(_)) => RelocTarget::Data(name),
                     None => RelocTarget::Symbol(name),
                 };
@@ -76,9 +77,11 @@ impl JitModule {
                 }
             })
             .collect();
+        // Moved, not copied: the two site types have one layout, so the list keeps its
+        // memory.
         let traps = code
             .traps
-            .iter()
+            .into_iter()
             .map(|t| TrapSite {
                 offset: t.offset,
                 code: t.code,

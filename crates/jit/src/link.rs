@@ -31,6 +31,7 @@ use crate::memory::{page_size, CodeRegion};
 use crate::module::{DataState, Decl, JitModule, Linkage, LiveRegion, State};
 use crate::symbols::lookup_process_symbol;
 use crate::traps::registry::{self, RegionInfo, TrapEntry};
+use crate::FuncId;
 use kestrel_module::decls::Name;
 use kestrel_module::DataInit;
 
@@ -175,7 +176,17 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
                         .get(&stub_key(target, r.addend))
                         .map(|&s| base + layout.stub_start + s * STUB_SIZE),
                 };
-                patch(bytes, base, layout.funcs[p], decl, r, target, via)?;
+                let target_name = || target_name(m, &r.target);
+                patch(
+                    bytes,
+                    base,
+                    layout.funcs[p],
+                    decl,
+                    r,
+                    target,
+                    via,
+                    &target_name,
+                )?;
             }
         }
     }
@@ -193,13 +204,14 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
     let mut traps = Vec::with_capacity(count);
     for (p, &i) in batch.iter().enumerate() {
         let f = defined(&m.decls.funcs()[i]);
-        for t in &f.traps {
+        let lines = f.lines.at_each(f.traps.iter().map(|t| t.offset));
+        for (t, line) in f.traps.iter().zip(lines) {
             traps.push(TrapEntry {
                 region_offset: (layout.funcs[p] + t.offset as usize) as u32,
                 func: i as u32,
                 func_offset: t.offset,
                 code: t.code,
-                srcloc: f.lines.at(t.offset).unwrap_or(0),
+                srcloc: line.unwrap_or(0),
             });
         }
     }
@@ -378,6 +390,37 @@ fn resolve_target(
         RelocTarget::Function(name) | RelocTarget::Data(name) => {
             resolve_name(m, pos, from, name, false)
         }
+        RelocTarget::Declared(id) => match m.decls.funcs().get(id.index()) {
+            Some(_) => resolve_function(m, pos, *id),
+            None => Err(JitError::Decl(kestrel_module::DeclError::BadFuncId {
+                id: *id,
+            })),
+        },
+    }
+}
+
+/// Declared function `id`: its address, or its place in the batch.
+fn resolve_function(m: &JitModule, pos: &Positions, id: FuncId) -> Result<Resolved, JitError> {
+    let i = id.index();
+    let decl = &m.decls.funcs()[i];
+    match decl.state {
+        State::Finalized { addr, .. } => Ok(Resolved::Addr(addr)),
+        State::Defined(_) => Ok(Resolved::Batch(pos.funcs[&i])),
+        State::Declared => Err(JitError::UndefinedFunction {
+            name: decl.name.clone(),
+        }),
+    }
+}
+
+/// How errors name a relocation's target.
+fn target_name(m: &JitModule, target: &RelocTarget) -> String {
+    match target {
+        RelocTarget::Function(n) | RelocTarget::Data(n) | RelocTarget::Symbol(n) => n.clone(),
+        RelocTarget::Declared(id) => m
+            .decls
+            .funcs()
+            .get(id.index())
+            .map_or_else(|| format!("{id:?}"), |d| d.name.clone()),
     }
 }
 
@@ -390,16 +433,7 @@ fn resolve_name(
     symbol_fallback: bool,
 ) -> Result<Resolved, JitError> {
     match m.decls.name(name) {
-        Some(Name::Func(id)) => {
-            let i = id.index();
-            match m.decls.funcs()[i].state {
-                State::Finalized { addr, .. } => Ok(Resolved::Addr(addr)),
-                State::Defined(_) => Ok(Resolved::Batch(pos.funcs[&i])),
-                State::Declared => Err(JitError::UndefinedFunction {
-                    name: name.to_string(),
-                }),
-            }
-        }
+        Some(Name::Func(id)) => resolve_function(m, pos, id),
         Some(Name::Data(id)) => {
             let i = id.index();
             match m.decls.data_objects()[i].state {
@@ -432,7 +466,9 @@ fn write_stub(out: &mut [u8], dest: usize) {
 }
 
 /// Patch one relocation of the function at `func_off` in the region at `base`. `via` is
-/// the call stub (for a call) or the GOT slot (for `GotPcRel4`) of the target.
+/// the call stub (for a call) or the GOT slot (for `GotPcRel4`) of the target, which errors
+/// call `target_name()`.
+#[allow(clippy::too_many_arguments)]
 fn patch(
     bytes: &mut [u8],
     base: usize,
@@ -441,6 +477,7 @@ fn patch(
     r: &Reloc,
     target: usize,
     via: Option<usize>,
+    target_name: &dyn Fn() -> String,
 ) -> Result<(), JitError> {
     let at = func_off + r.offset as usize;
     let place = (base + at) as i64;
@@ -449,9 +486,7 @@ fn patch(
         name: decl.name.clone(),
         offset: r.offset,
         kind: r.kind,
-        target: match &r.target {
-            RelocTarget::Function(n) | RelocTarget::Data(n) | RelocTarget::Symbol(n) => n.clone(),
-        },
+        target: target_name(),
         address: target as u64,
     };
     match r.kind {

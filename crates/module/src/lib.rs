@@ -212,6 +212,31 @@ pub trait Module {
 pub fn ir_name(name: &FunctionName) -> String {
     match name {
         FunctionName::Named(n) => n.clone(),
-        other => other.to_string(),
+        // `u{namespace}:{index}` without the formatting machinery: a JIT or object module
+        // names every function and call target this way, serially, so it adds up.
+        FunctionName::User { namespace, index } => {
+            let (mut ns, mut ix) = (itoa::Buffer::new(), itoa::Buffer::new());
+            let (ns, ix) = (ns.format(*namespace), ix.format(*index));
+            let mut out = String::with_capacity(2 + ns.len() + ix.len());
+            out.push('u');
+            out.push_str(ns);
+            out.push(':');
+            out.push_str(ix);
+            out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_names_are_spelled_as_the_ir_prints_them() {
+        for (namespace, index) in [(0, 0), (0, 7), (1, 2), (12, 345_678), (u32::MAX, u32::MAX)] {
+            let name = FunctionName::User { namespace, index };
+            assert_eq!(ir_name(&name), name.to_string());
+        }
+        assert_eq!(ir_name(&FunctionName::Named("memcpy".into())), "memcpy");
     }
 }

@@ -84,6 +84,73 @@ fn call_between_module_functions_by_rel32() {
     );
 }
 
+/// A callee named by its id (as `compiled_from_codegen` names the module's functions) links
+/// like one named by its name, in the same batch and from a later one; an id declared but
+/// never defined, or never declared, is an error naming it.
+#[test]
+fn call_between_module_functions_by_id() {
+    let mut m = JitModule::new();
+    let callee = m
+        .declare_function("times3", Linkage::Local, &i64_fn())
+        .unwrap();
+    let caller = define(
+        &mut m,
+        "caller",
+        call_then(RelocTarget::Declared(callee), i64_fn(), plus_one),
+    );
+    m.define_function(callee, times3()).unwrap();
+    m.finalize_definitions().unwrap();
+    assert_eq!(
+        unsafe { m.call(caller, &[Value::I64(5)]) }.unwrap(),
+        [Value::I64(16)]
+    );
+    let late = define(
+        &mut m,
+        "late",
+        call_then(RelocTarget::Declared(caller), i64_fn(), plus_one),
+    );
+    m.finalize_definitions().unwrap();
+    assert_eq!(
+        unsafe { m.call(late, &[Value::I64(5)]) }.unwrap(),
+        [Value::I64(17)]
+    );
+
+    let mut m = JitModule::new();
+    let missing = m
+        .declare_function("never_defined", Linkage::Local, &i64_fn())
+        .unwrap();
+    define(
+        &mut m,
+        "f",
+        call_then(RelocTarget::Declared(missing), i64_fn(), |_| Ok(())),
+    );
+    let e = m.finalize_definitions().unwrap_err();
+    assert!(
+        matches!(e, JitError::UndefinedFunction { ref name } if name == "never_defined"),
+        "{e}"
+    );
+
+    // An id from another module that this one never declared.
+    let mut other = JitModule::new();
+    for name in ["a", "b", "c"] {
+        other
+            .declare_function(name, Linkage::Local, &i64_fn())
+            .unwrap();
+    }
+    let foreign = other.get_name("c").unwrap();
+    let mut m = JitModule::new();
+    define(
+        &mut m,
+        "f",
+        call_then(RelocTarget::Declared(foreign), i64_fn(), |_| Ok(())),
+    );
+    let e = m.finalize_definitions().unwrap_err();
+    assert!(
+        matches!(e, JitError::Decl(DeclError::BadFuncId { .. })),
+        "{e}"
+    );
+}
+
 #[test]
 fn func_addr_by_abs8() {
     // movabs rax, <times3>; push rax(align); call rax; pop rcx; ret
