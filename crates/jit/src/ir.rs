@@ -16,6 +16,7 @@ use crate::{
 };
 
 pub use kestrel_module::ir_name;
+use kestrel_module::with_ir_name;
 
 impl JitModule {
     /// Compile `func` for this machine and define it under its own name, declaring it as a
@@ -61,14 +62,13 @@ impl JitModule {
             .relocs
             .iter()
             .map(|r| {
-                let name = ir_name(&r.target);
                 // One lookup says which namespace the name is declared in, if any; a
                 // declared function is named by its id from here on.
-                let target = match self.decls.name(&name) {
+                let target = with_ir_name(&r.target, |name| match self.decls.name(name) {
                     Some(Name::Func(id)) => RelocTarget::Declared(id),
-                    Some(Name::Data(_)) => RelocTarget::Data(name),
-                    None => RelocTarget::Symbol(name),
-                };
+                    Some(Name::Data(_)) => RelocTarget::Data(name.to_string()),
+                    None => RelocTarget::Symbol(name.to_string()),
+                });
                 Reloc {
                     offset: r.offset,
                     kind: reloc_kind(r.kind),

@@ -210,19 +210,31 @@ pub trait Module {
 
 /// The module name of an IR name: `%name` is `name`, `u1:2` stays `u1:2`.
 pub fn ir_name(name: &FunctionName) -> String {
+    with_ir_name(name, str::to_string)
+}
+
+/// `f` of [`ir_name`]`(name)`, without allocating it: a JIT or object module looks up every
+/// call target this way, serially, so the string is spelled on the stack (and without the
+/// formatting machinery).
+pub fn with_ir_name<R>(name: &FunctionName, f: impl FnOnce(&str) -> R) -> R {
     match name {
-        FunctionName::Named(n) => n.clone(),
-        // `u{namespace}:{index}` without the formatting machinery: a JIT or object module
-        // names every function and call target this way, serially, so it adds up.
+        FunctionName::Named(n) => f(n),
         FunctionName::User { namespace, index } => {
             let (mut ns, mut ix) = (itoa::Buffer::new(), itoa::Buffer::new());
-            let (ns, ix) = (ns.format(*namespace), ix.format(*index));
-            let mut out = String::with_capacity(2 + ns.len() + ix.len());
-            out.push('u');
-            out.push_str(ns);
-            out.push(':');
-            out.push_str(ix);
-            out
+            let parts = [
+                "u".as_bytes(),
+                ns.format(*namespace).as_bytes(),
+                b":",
+                ix.format(*index).as_bytes(),
+            ];
+            // `u`, `:` and two `u32`s of at most ten digits.
+            let mut spelled = [0u8; 22];
+            let mut len = 0;
+            for part in parts {
+                spelled[len..len + part.len()].copy_from_slice(part);
+                len += part.len();
+            }
+            f(std::str::from_utf8(&spelled[..len]).expect("ASCII digits"))
         }
     }
 }
@@ -238,5 +250,10 @@ mod tests {
             assert_eq!(ir_name(&name), name.to_string());
         }
         assert_eq!(ir_name(&FunctionName::Named("memcpy".into())), "memcpy");
+        let longest = FunctionName::User {
+            namespace: u32::MAX,
+            index: u32::MAX,
+        };
+        assert_eq!(with_ir_name(&longest, str::len), 22);
     }
 }
