@@ -15,8 +15,7 @@ use crate::{
     CompiledFunction, FuncId, JitError, JitModule, Linkage, Reloc, RelocKind, RelocTarget, TrapSite,
 };
 
-pub use kestrel_module::ir_name;
-use kestrel_module::with_ir_name;
+pub use kestrel_module::{ir_name, with_ir_name};
 
 impl JitModule {
     /// Compile `func` for this machine and define it under its own name, declaring it as a

@@ -141,11 +141,17 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
     let base = region.base();
     {
         let bytes = region.bytes_mut();
-        bytes[..layout.code_end].fill(0xcc);
+        // Code, with `int3` in the padding before each function and from the last one to
+        // the end of the stubs (each byte written once).
+        let mut written = 0;
         for (p, &i) in batch.iter().enumerate() {
             let code = &defined(&m.decls.funcs()[i]).code;
-            bytes[layout.funcs[p]..layout.funcs[p] + code.len()].copy_from_slice(code);
+            let at = layout.funcs[p];
+            bytes[written..at].fill(0xcc);
+            bytes[at..at + code.len()].copy_from_slice(code);
+            written = at + code.len();
         }
+        bytes[written..layout.got_start].fill(0xcc);
         for (&key, &s) in &stubs {
             let at = layout.stub_start + s * STUB_SIZE;
             write_stub(&mut bytes[at..at + STUB_SIZE], key);

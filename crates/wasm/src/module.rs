@@ -34,7 +34,7 @@ use kestrel_codegen::isa::x64::{Flags, OptLevel, X64Backend};
 use kestrel_codegen::machinst::compile::CompileContext;
 use kestrel_codegen::machinst::{CodegenError, CompiledCode};
 use kestrel_ir::Function;
-use kestrel_jit::{ir_name, FuncId, JitBuilder, Linkage};
+use kestrel_jit::{with_ir_name, FuncId, JitBuilder, Linkage};
 use rayon::prelude::*;
 use wasmparser::{BinaryReader, FuncValidatorAllocations, FunctionBody};
 
@@ -391,9 +391,10 @@ impl Module {
         let mut signatures = Vec::with_capacity(defined.len());
         for index in defined {
             let signature = sig::wasm_signature(info.func_type(index), 0)?;
-            let id = jit
-                .declare_function(&ir_name(&func_name(index)), Linkage::Local, &signature)
-                .map_err(|e| compile(index, e))?;
+            let id = with_ir_name(&func_name(index), |name| {
+                jit.declare_function(name, Linkage::Local, &signature)
+            })
+            .map_err(|e| compile(index, e))?;
             ids.push(id);
             signatures.push(signature);
         }

@@ -151,6 +151,30 @@ fn call_between_module_functions_by_id() {
     );
 }
 
+/// Functions start 16-byte aligned, and the padding between them is `int3`.
+#[test]
+fn padding_between_functions_is_int3() {
+    let mut m = JitModule::new();
+    let first = define(&mut m, "first", times3());
+    let len = times3().code.len();
+    let second = define(&mut m, "second", times3());
+    m.finalize_definitions().unwrap();
+    let a = m.get_finalized_function(first).unwrap() as usize;
+    let b = m.get_finalized_function(second).unwrap() as usize;
+    assert!(
+        len % 16 != 0 && b == a + len.next_multiple_of(16),
+        "{a:#x} {b:#x} {len}"
+    );
+    // SAFETY: both functions lie in one finalized, readable region; the bytes between
+    // them belong to it.
+    let padding = unsafe { std::slice::from_raw_parts((a + len) as *const u8, b - a - len) };
+    assert!(padding.iter().all(|&x| x == 0xcc), "{padding:x?}");
+    assert_eq!(
+        unsafe { m.call(second, &[Value::I64(2)]) }.unwrap(),
+        [Value::I64(6)]
+    );
+}
+
 #[test]
 fn func_addr_by_abs8() {
     // movabs rax, <times3>; push rax(align); call rax; pop rcx; ret
