@@ -90,6 +90,30 @@ impl DataFlowGraph {
         self.insts.push(data)
     }
 
+    /// Add an instruction record with fresh result values of `types`, in order: what
+    /// [`DataFlowGraph::make_inst`] and one [`DataFlowGraph::append_result`] per type give,
+    /// with the result list made once.
+    #[inline]
+    pub fn make_inst_with_results(
+        &mut self,
+        data: InstructionData,
+        types: impl IntoIterator<Item = Type>,
+    ) -> Inst {
+        let inst = self.insts.push(data);
+        let first = self.values.len();
+        for (n, ty) in types.into_iter().enumerate() {
+            self.values.push(ValueData {
+                ty,
+                def: ValueDef::Result(inst, n as u16),
+            });
+        }
+        let made = first..self.values.len();
+        if !made.is_empty() {
+            self.results[inst] = self.pool.alloc_iter(made.map(Value::new));
+        }
+        inst
+    }
+
     #[inline]
     pub fn num_insts(&self) -> usize {
         self.insts.len()
@@ -361,6 +385,34 @@ mod tests {
         assert_eq!(dfg.resolve(y), x);
         assert!(!dfg.change_to_alias(x, y), "x -> y -> x would be a cycle");
         assert!(!dfg.change_to_alias(f, x), "types differ");
+    }
+
+    #[test]
+    fn results_made_at_once_are_the_appended_ones() {
+        let mut dfg = DataFlowGraph::new();
+        let b = dfg.make_block();
+        let p = dfg.append_block_param(b, Type::I64);
+        let data = InstructionData::Binary {
+            opcode: Opcode::UaddOverflow,
+            args: [p, p],
+        };
+        let appended = dfg.make_inst(data);
+        let a0 = dfg.append_result(appended, Type::I64);
+        let a1 = dfg.append_result(appended, Type::I8);
+        let at_once = dfg.make_inst_with_results(data, [Type::I64, Type::I8]);
+        let made = dfg.inst_results(at_once).to_vec();
+        assert_eq!(made.len(), 2);
+        assert_eq!(
+            (made[0].index(), made[1].index()),
+            (a1.index() + 1, a1.index() + 2)
+        );
+        for (n, &v) in made.iter().enumerate() {
+            assert_eq!(dfg.value_def(v), ValueDef::Result(at_once, n as u16));
+        }
+        let types = |vs: &[Value]| vs.iter().map(|&v| dfg.value_type(v)).collect::<Vec<_>>();
+        assert_eq!(types(&made), types(&[a0, a1]));
+        let none = dfg.make_inst_with_results(data, []);
+        assert!(dfg.inst_results(none).is_empty());
     }
 
     #[test]

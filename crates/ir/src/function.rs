@@ -442,18 +442,25 @@ impl Function {
     /// (ignored by opcodes that are not polymorphic). The caller checks `ctrl` against
     /// [`crate::typing::ctrl_type_set`] first.
     pub fn make_inst(&mut self, data: crate::instructions::InstructionData, ctrl: Type) -> Inst {
-        let inst = self.dfg.make_inst(data);
-        if let Some(sig) = self.call_signature(&data) {
-            let returns: Vec<Type> = sig.returns.iter().map(|p| p.value_type).collect();
-            for ty in returns {
-                self.dfg.append_result(inst, ty);
-            }
-        } else {
-            for &ty in crate::typing::result_types(data.opcode(), ctrl).as_slice() {
-                self.dfg.append_result(inst, ty);
+        use crate::instructions::InstructionData as D;
+        let sig = match data {
+            D::Call { func_ref, .. } => self
+                .ext_funcs
+                .get(func_ref)
+                .and_then(|f| self.signatures.get(f.signature)),
+            D::CallIndirect { sig_ref, .. } => self.signatures.get(sig_ref),
+            _ => None,
+        };
+        match sig {
+            Some(sig) => self
+                .dfg
+                .make_inst_with_results(data, sig.returns.iter().map(|p| p.value_type)),
+            None => {
+                let types = crate::typing::result_types(data.opcode(), ctrl);
+                self.dfg
+                    .make_inst_with_results(data, types.as_slice().iter().copied())
             }
         }
-        inst
     }
 
     /// The successors of a block's terminator, in order (with repeats), by destination.

@@ -96,6 +96,17 @@ impl ValueListPool {
         }
     }
 
+    /// A new list holding the values `values` yields.
+    #[inline]
+    pub fn alloc_iter(&mut self, values: impl IntoIterator<Item = Value>) -> ValueList {
+        let start = self.data.len();
+        self.data.extend(values);
+        ValueList {
+            start: start as u32,
+            len: (self.data.len() - start) as u32,
+        }
+    }
+
     #[inline]
     pub fn get(&self, list: ValueList) -> &[Value] {
         &self.data[list.start as usize..list.end()]
