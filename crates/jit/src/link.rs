@@ -19,7 +19,9 @@
 //! signal handler, and `.eh_frame` for the batch is registered with the unwinder. On error,
 //! no state changes except imports resolved so far.
 //!
-//! Cost: O(code bytes + data bytes + relocations + trap sites) with hash-map symbol lookups.
+//! Cost: O(code bytes + data bytes + relocations + trap sites + source ranges), with a
+//! hash-map lookup per relocation named by name (none for a callee named by id) and per
+//! distinct call or GOT target.
 
 use rustc_hash::FxHashMap as HashMap;
 
