@@ -184,7 +184,7 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
                         .get(&stub_key(target, r.addend))
                         .map(|&s| base + layout.stub_start + s * STUB_SIZE),
                 };
-                let target_name = || target_name(m, &r.target);
+                let name_of_target = || target_name(m, &r.target);
                 patch(
                     bytes,
                     base,
@@ -193,7 +193,7 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
                     r,
                     target,
                     via,
-                    &target_name,
+                    &name_of_target,
                 )?;
             }
         }

@@ -83,18 +83,30 @@ impl RegisterBudget {
         RegisterBudget { used }
     }
 
-    fn has_room(&self, l: usize, class: usize) -> bool {
-        self.used[l][class] < LOOP_REGISTERS
+    /// Whether loop `l` can carry `values` more (counted per class) in each class.
+    fn has_room(&self, l: usize, values: [usize; 2]) -> bool {
+        (0..2).all(|c| values[c] == 0 || self.used[l][c] + values[c] <= LOOP_REGISTERS)
     }
 
-    fn take(&mut self, l: usize, class: usize) {
-        self.used[l][class] += 1;
+    fn take(&mut self, l: usize, values: [usize; 2]) {
+        for c in 0..2 {
+            self.used[l][c] += values[c];
+        }
     }
 }
 
 /// The register class of a value of type `ty`: 1 for floats, 0 otherwise.
 fn class(ty: Type) -> usize {
     usize::from(ty.is_float())
+}
+
+/// How many results of `inst` each register class holds (an overflow add has two).
+fn results_by_class(func: &Function, inst: Inst) -> [usize; 2] {
+    let mut values = [0, 0];
+    for &r in func.dfg.inst_results(inst) {
+        values[class(func.dfg.value_type(r))] += 1;
+    }
+    values
 }
 
 /// The preheader of each loop, if it has one.
@@ -195,7 +207,7 @@ pub(crate) fn hoist_loop_invariants_in(
                     _ => (None, None),
                 }
             }));
-            let result_class = class(func.dfg.value_type(func.dfg.inst_results(inst)[0]));
+            let carried = results_by_class(func, inst);
             let mut target = None;
             let mut l = forest.innermost(b);
             while let Some(cur) = l {
@@ -203,7 +215,7 @@ pub(crate) fn hoist_loop_invariants_in(
                 let invariant = operands.iter().all(|&(at, constant)| {
                     constant.is_some() || at.is_some_and(|d| !forest.contains(cur, d))
                 });
-                let room = is_movable_load(&data) || budget.has_room(cur, result_class);
+                let room = is_movable_load(&data) || budget.has_room(cur, carried);
                 if !invariant || !room {
                     break;
                 }
@@ -267,8 +279,8 @@ pub(crate) fn hoist_loop_invariants_in(
                 continue;
             }
             hoisted.insert(key, inst);
-            // Post-invariant: the outermost loop left counts the value it now carries.
-            budget.take(outermost, result_class);
+            // Post-invariant: the outermost loop left counts the values it now carries.
+            budget.take(outermost, carried);
             // Post-invariant: queued before the preheader's terminator in visiting order,
             // after its operands (outside the loop, moved earlier, or copies just queued).
             unplace(func, inst, queued_at);

@@ -6,8 +6,8 @@ use kestrel_ir::domtree::DominatorTree;
 use kestrel_opt::{hoist_loop_invariants, LOOP_REGISTERS};
 
 /// A loop whose header carries `carried` i64 values, with `invariant` distinct integer
-/// additions of a parameter and a constant made before the loop and one float addition in its body, each used
-/// by a store so it stays, and a movable load.
+/// additions of a parameter and a constant made before the loop and one float addition in
+/// its body, each used by a store so it stays, and a movable load.
 fn loop_with(carried: usize, invariant: usize) -> String {
     let params: Vec<String> = (0..carried).map(|k| format!("v{}: i64", 100 + k)).collect();
     let zeros: Vec<String> = (0..carried).map(|_| "v3".to_string()).collect();
@@ -58,4 +58,33 @@ fn a_loop_gives_up_only_the_registers_its_header_leaves() {
     // A loop carrying as many integers as there are registers keeps its integer
     // invariants; its float one and its load still move.
     assert_eq!(hoisted(&loop_with(LOOP_REGISTERS, 5)), 2);
+}
+
+/// A loop with room for one more integer: an instruction with one integer result moves,
+/// one with two (an overflow add) does not, since both its results would be carried.
+#[test]
+fn an_instruction_takes_a_place_per_result() {
+    let case = |invariant: &str| {
+        let carried = LOOP_REGISTERS - 1;
+        let params: Vec<String> = (0..carried).map(|k| format!("v{}: i64", 100 + k)).collect();
+        let zeros = vec!["v3"; carried].join(", ");
+        let next: Vec<String> = (0..carried).map(|k| format!("v{}", 100 + k)).collect();
+        format!(
+            "function %f(i64, i64) {{
+block0(v0: i64, v1: i64):
+    v3 = iconst.i64 0
+    jump block1({zeros})
+block1({params}):
+    {invariant}
+    store v10, v1
+    brif v0, block1({next}), block2
+block2:
+    return
+}}",
+            params = params.join(", "),
+            next = next.join(", "),
+        )
+    };
+    assert_eq!(hoisted(&case("v10 = iadd v0, v1")), 1);
+    assert_eq!(hoisted(&case("v10, v11 = uadd_overflow v0, v1")), 0);
 }
