@@ -89,8 +89,8 @@ impl RegisterBudget {
     }
 
     fn take(&mut self, l: usize, values: [usize; 2]) {
-        for c in 0..2 {
-            self.used[l][c] += values[c];
+        for (used, more) in self.used[l].iter_mut().zip(values) {
+            *used += more;
         }
     }
 }
