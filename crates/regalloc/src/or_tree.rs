@@ -1,8 +1,8 @@
 //! A segment tree of bit masks answering "the first index in `[lo, hi)` whose mask has one
 //! of these bits": the scan's search for the next clobber point that adds a register.
 //!
-//! Cost: O(n) to build, O(log n) per search that finds an index, O(log n) per search that
-//! finds none (a node whose union lacks the bits is never entered).
+//! Cost: O(n) to build; a search O(log(d + 1) + log n) node tests, `d` the distance from the
+//! range's start to the index found (or to the range's end when none is).
 
 /// Masks over indices `0..n`, with the union of every aligned power-of-two block.
 #[derive(Default)]
@@ -34,33 +34,44 @@ impl OrTree {
     }
 
     /// The first index in `[lo, hi)` whose mask meets `want`.
+    ///
+    /// Bottom-up from leaf `lo`: each step tests the largest node that starts where the
+    /// tested part ends, so the walk covers `[lo, answer]` with O(log(answer − lo)) nodes,
+    /// then descends O(log n) levels inside the node that holds the answer. A short range
+    /// near its answer, the scan's common case, costs a few node tests.
     pub fn first_meeting(&self, lo: usize, hi: usize, want: u64) -> Option<usize> {
         if lo >= hi || want == 0 {
             return None;
         }
-        self.search(1, 0, self.size, lo, hi, want)
-    }
-
-    /// Depth-first over node `k` covering `[from, to)`: left child first, so the first hit
-    /// is the lowest index; a node outside `[lo, hi)` or without a wanted bit is skipped.
-    fn search(
-        &self,
-        k: usize,
-        from: usize,
-        to: usize,
-        lo: usize,
-        hi: usize,
-        want: u64,
-    ) -> Option<usize> {
-        if to <= lo || hi <= from || self.nodes[k] & want == 0 {
-            return None;
+        let nodes = &self.nodes;
+        // Node `k` covers `[from, from + len)`; every index in `[lo, from)` lacks `want`.
+        let (mut k, mut from, mut len) = (self.size + lo, lo, 1);
+        while from < hi {
+            if nodes[k] & want != 0 {
+                // The leftmost leaf under `k` with a wanted bit; at or past `hi`, none
+                // of `[from, hi)` has one either.
+                while k < self.size {
+                    k *= 2;
+                    if nodes[k] & want == 0 {
+                        k += 1;
+                    }
+                }
+                let index = k - self.size;
+                return (index < hi).then_some(index);
+            }
+            from += len;
+            // The next node starting at `from`: climb while `k` is a right child (its
+            // parent ends where it does), then take the right sibling.
+            while k & 1 == 1 {
+                k /= 2;
+                len *= 2;
+            }
+            if k == 0 {
+                return None; // `k` was the root: the tree ends here
+            }
+            k += 1;
         }
-        if to - from == 1 {
-            return Some(from);
-        }
-        let mid = (from + to) / 2;
-        self.search(2 * k, from, mid, lo, hi, want)
-            .or_else(|| self.search(2 * k + 1, mid, to, lo, hi, want))
+        None
     }
 }
 
@@ -85,5 +96,34 @@ mod tests {
             }
         }
         assert_eq!(OrTree::new(&[]).first_meeting(0, 0, 1), None);
+        assert_eq!(OrTree::new(&[0b10]).first_meeting(0, 1, 0b10), Some(0));
+    }
+
+    #[test]
+    fn agrees_with_a_linear_search_over_many_levels() {
+        // Sparse pseudo-random masks over 300 indices (a tree of 9 levels, 212 padding).
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let masks: Vec<u64> = (0..300)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if x % 5 == 0 {
+                    1 << (x >> 60)
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let tree = OrTree::new(&masks);
+        for lo in (0..=masks.len()).step_by(7) {
+            for hi in (lo..=masks.len()).step_by(5) {
+                for bit in 0..16 {
+                    let want = 1u64 << bit | 1 << ((bit * 7) % 16);
+                    let expected = (lo..hi).find(|&i| masks[i] & want != 0);
+                    assert_eq!(tree.first_meeting(lo, hi, want), expected, "{lo}..{hi}");
+                }
+            }
+        }
     }
 }

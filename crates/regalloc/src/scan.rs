@@ -866,10 +866,13 @@ impl<F: Function> Scan<'_, F> {
         } in &self.inactive
         {
             let r = reg as usize;
-            // (Waking after the current interval's end, it cannot meet it.)
-            if wake < iv.end() && self.built.first_intersection(self.iv(a), iv).is_some() {
+            // (Waking after the current interval's end, it cannot meet it.) The range search
+            // comes last: it only matters when `a`'s next use would lower the register's.
+            if wake < iv.end() {
                 let next = self.next_reg_use(a, start).unwrap_or(u32::MAX);
-                use_pos[r] = use_pos[r].min(next);
+                if next < use_pos[r] && self.built.first_intersection(self.iv(a), iv).is_some() {
+                    use_pos[r] = next;
+                }
             }
         }
         for k in 0..n {
