@@ -109,10 +109,15 @@ fn sightglass_programs(root: &Path) -> Vec<Program> {
     found
 }
 
+/// Where the C programs are compiled and run; removed when the benchmark ends.
+fn c_out_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("kestrel-bench-wasm-{}", std::process::id()))
+}
+
 /// The C test programs, compiled to `wasm32-wasi` into a scratch directory.
 fn c_programs() -> Vec<Program> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/wasm/tests/c");
-    let out = std::env::temp_dir().join(format!("kestrel-bench-wasm-{}", std::process::id()));
+    let out = c_out_dir();
     let _ = std::fs::create_dir_all(&out);
     let mut sources: Vec<PathBuf> = std::fs::read_dir(&src)
         .into_iter()
@@ -236,12 +241,14 @@ fn geomean(xs: &[f64]) -> f64 {
 pub fn run(args: &[String]) -> Result<(), String> {
     let o = parse(args)?;
     // Kestrel runs Wasm on the calling thread's stack: give it a large one.
-    std::thread::Builder::new()
+    let result = std::thread::Builder::new()
         .stack_size(256 << 20)
         .spawn(move || bench(&o))
         .map_err(|e| e.to_string())?
         .join()
-        .map_err(|_| "the benchmark thread panicked".to_string())?
+        .map_err(|_| "the benchmark thread panicked".to_string());
+    let _ = std::fs::remove_dir_all(c_out_dir());
+    result?
 }
 
 fn bench(o: &Options) -> Result<(), String> {

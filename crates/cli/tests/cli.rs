@@ -14,12 +14,39 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn scratch(name: &str, contents: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kestrel-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, contents).unwrap();
-    p
+/// A file `name` holding `contents` in a scratch directory of its own; both go when the
+/// value is dropped (at the end of the test, passed or failed).
+struct Scratch {
+    path: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn scratch(name: &str, contents: &[u8]) -> Scratch {
+    let dir = scratch_dir("kestrel-cli-test-");
+    let path = dir.path().join(name);
+    std::fs::write(&path, contents).unwrap();
+    Scratch { path, _dir: dir }
+}
+
+/// An empty scratch directory, removed when dropped.
+fn scratch_dir(prefix: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .expect("a scratch directory")
 }
 
 fn stdout(o: &Output) -> String {
@@ -193,7 +220,8 @@ fn regalloc_stress_reports_and_catches_faults() {
 
 #[test]
 fn fuzz_reports_progress_and_ends_with_the_count_line() {
-    let out = std::env::temp_dir().join(format!("kestrel-fuzz-out-{}", std::process::id()));
+    let tmp = scratch_dir("kestrel-fuzz-out-");
+    let out = tmp.path().join("failures");
     let o = kestrel(&[
         "fuzz",
         "--seed",
@@ -321,8 +349,8 @@ fn a_closed_output_pipe_ends_quietly() {
 
 #[test]
 fn compile_dash_o_writes_an_object_that_cc_links() {
-    let dir = std::env::temp_dir().join(format!("kestrel-cli-o-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = scratch_dir("kestrel-cli-o-");
+    let dir = tmp.path();
     let obj = dir.join("fib.o");
     let fib = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/fib.clif");
     let out = kestrel(&["compile", fib, "-o", obj.to_str().unwrap()]);
@@ -366,7 +394,6 @@ fn compile_dash_o_writes_an_object_that_cc_links() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad.clif:1:"));
     assert!(!bad_obj.exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The 1-based line of the first line of `text` containing `needle` after line `after`.
@@ -436,8 +463,8 @@ fn gdb_shows_jit_frames_with_their_clif_lines() {
 
 #[test]
 fn compile_dash_g_adds_dwarf_line_tables() {
-    let dir = std::env::temp_dir().join(format!("kestrel-cli-g-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = scratch_dir("kestrel-cli-g-");
+    let dir = tmp.path();
     let src = repo().join("tests/programs/trap_chain.clif");
     let sections = |args: &[&str], obj: &Path| {
         let mut all = vec![
@@ -471,7 +498,6 @@ fn compile_dash_g_adds_dwarf_line_tables() {
     let out = kestrel(&["compile", src.to_str().unwrap(), "-g"]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("--output"), "{}", stderr(&out));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

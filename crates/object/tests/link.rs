@@ -21,10 +21,12 @@ fn tool(name: &str, package: &str) -> Command {
     Command::new(name)
 }
 
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kestrel-object-{}-{test}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A scratch directory for one test, removed when the test ends.
+fn scratch(test: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("kestrel-object-{test}-"))
+        .tempdir()
+        .expect("a scratch directory")
 }
 
 fn run(cmd: &mut Command) -> String {
@@ -78,7 +80,8 @@ const CALLS: &str = include_str!("../../../tests/programs/call_chain.clif");
 
 #[test]
 fn functions_data_and_imports_link_with_cc_and_run() {
-    let dir = scratch("data");
+    let tmp = scratch("data");
+    let dir = tmp.path();
     let clif = "
 function %sum_table(i64) -> i64 {
     gv0 = symbol colocated %table
@@ -105,7 +108,7 @@ block0(v0: i64):
     return v16
 }
 ";
-    let obj = object_from(&dir, "data", clif, |m| {
+    let obj = object_from(dir, "data", clif, |m| {
         let value = m.declare_data("value", Linkage::Local, false).unwrap();
         m.define_data(value, &DataDescription::bytes(1000i64.to_le_bytes()))
             .unwrap();
@@ -162,7 +165,7 @@ int main(void) {
     return 0;
 }
 "#;
-    let exe = link(&dir, c, &[&obj], &[]);
+    let exe = link(dir, c, &[&obj], &[]);
     let out = run(&mut Command::new(&exe));
     // 7 + 1000 + counter + 50000 + |x|
     assert_eq!(out, "51010 51012 2\n");
@@ -170,8 +173,9 @@ int main(void) {
 
 #[test]
 fn objdump_decodes_the_same_instructions_as_kestrels_disassembler() {
-    let dir = scratch("objdump");
-    let obj = object_from(&dir, "calls", CALLS, |_| {});
+    let tmp = scratch("objdump");
+    let dir = tmp.path();
+    let obj = object_from(dir, "calls", CALLS, |_| {});
     let dump = run(tool("objdump", "binutils")
         .args(["-d", "-M", "intel", "--no-show-raw-insn"])
         .arg(&obj));
@@ -239,9 +243,10 @@ int main(void) {
 
 #[test]
 fn backtraces_walk_through_kestrel_frames_in_a_linked_program() {
-    let dir = scratch("backtrace");
-    let obj = object_from(&dir, "calls", CALLS, |_| {});
-    let exe = link(&dir, BACKTRACE_MAIN, &[&obj], &["-rdynamic"]);
+    let tmp = scratch("backtrace");
+    let dir = tmp.path();
+    let obj = object_from(dir, "calls", CALLS, |_| {});
+    let exe = link(dir, BACKTRACE_MAIN, &[&obj], &["-rdynamic"]);
     let out = run(&mut Command::new(&exe));
     let pos = |name: &str| {
         out.find(&format!("({name}+"))
@@ -272,9 +277,10 @@ fn gdb_backtrace_at_host_cb(exe: &Path) -> String {
 
 #[test]
 fn gdb_shows_kestrel_functions_in_a_backtrace() {
-    let dir = scratch("gdb");
-    let obj = object_from(&dir, "calls", CALLS, |_| {});
-    let exe = link(&dir, BACKTRACE_MAIN, &[&obj], &[]);
+    let tmp = scratch("gdb");
+    let dir = tmp.path();
+    let obj = object_from(dir, "calls", CALLS, |_| {});
+    let exe = link(dir, BACKTRACE_MAIN, &[&obj], &[]);
     let out = gdb_backtrace_at_host_cb(&exe);
     let frame = |name: &str| {
         out.lines()
@@ -299,7 +305,8 @@ fn line_of(clif: &str, needle: &str, nth: usize) -> usize {
 
 #[test]
 fn gdb_shows_kestrel_lines_from_debug_info() {
-    let dir = scratch("gdb-lines");
+    let tmp = scratch("gdb-lines");
+    let dir = tmp.path();
     let source = dir.join("call_chain.clif");
     std::fs::write(&source, CALLS).unwrap();
     let mut m = ObjectModule::new(ObjectBuilder::new("call_chain.clif").debug_info(true));
@@ -329,7 +336,7 @@ fn gdb_shows_kestrel_lines_from_debug_info() {
         );
     }
 
-    let exe = link(&dir, BACKTRACE_MAIN, &[&obj], &[]);
+    let exe = link(dir, BACKTRACE_MAIN, &[&obj], &[]);
     let out = gdb_backtrace_at_host_cb(&exe);
     for (name, line) in [("inner", call_inner), ("outer", call_outer)] {
         let at = format!(" {name} () at {}:{line}", source.display());
@@ -358,7 +365,8 @@ fn gdb_shows_kestrel_lines_from_debug_info() {
 fn front_end_source_locations_become_lines_of_the_builder_file() {
     use kestrel_ir::builder::FunctionBuilder;
     use kestrel_ir::{AbiParam, FunctionName, Signature, Type};
-    let dir = scratch("srcloc-lines");
+    let tmp = scratch("srcloc-lines");
+    let dir = tmp.path();
     let mut sig = Signature::default();
     sig.params.push(AbiParam::new(Type::I64));
     sig.returns.push(AbiParam::new(Type::I64));
