@@ -866,9 +866,10 @@ impl<F: Function> Scan<'_, F> {
         } in &self.inactive
         {
             let r = reg as usize;
-            // (Waking after the current interval's end, it cannot meet it.) The range search
-            // comes last: it only matters when `a`'s next use would lower the register's.
-            if wake < iv.end() {
+            // Waking after the current interval's end, it cannot meet it. Its next use is in
+            // a range, so at or after `wake`: waking at or after the register's use position
+            // it cannot lower it. The range search comes last, only when the use would.
+            if wake < iv.end() && wake < use_pos[r] {
                 let next = self.next_reg_use(a, start).unwrap_or(u32::MAX);
                 if next < use_pos[r] && self.built.first_intersection(self.iv(a), iv).is_some() {
                     use_pos[r] = next;
