@@ -454,14 +454,19 @@ impl Built {
         k < ranges.len() && ranges[k].from <= pos
     }
 
-    /// When `iv` (live somewhere after `pos`) does not cover `pos`: the start of its first
-    /// range after `pos`; `None` when it covers `pos`. Cost: O(log ranges).
+    /// For `iv` live somewhere after `pos`: `Ok(end)` of the range covering `pos`, or
+    /// `Err(start)` of its first range after `pos` when `pos` is in a hole. Cost: O(log
+    /// ranges).
     #[inline]
-    pub fn next_range_start(&self, iv: &Interval, pos: u32) -> Option<u32> {
+    pub fn range_around(&self, iv: &Interval, pos: u32) -> Result<u32, u32> {
         let ranges = self.ranges_of(iv);
         let k = ranges.partition_point(|r| r.to <= pos);
-        let next = ranges.get(k).expect("the interval is live after `pos`");
-        (next.from > pos).then_some(next.from)
+        let r = ranges.get(k).expect("the interval is live after `pos`");
+        if r.from <= pos {
+            Ok(r.to)
+        } else {
+            Err(r.from)
+        }
     }
 
     /// First position where `a` and `b` both are live, if any. Cost: O(log) per run of

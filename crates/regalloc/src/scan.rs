@@ -103,7 +103,7 @@ pub(crate) struct Scratch {
     sort_buf: Vec<(u32, u32)>,
     sort_keys: Vec<u64>,
     unhandled: BinaryHeap<Reverse<(u32, u32)>>,
-    active: Vec<u32>,
+    active: Vec<Active>,
     inactive: Vec<Inactive>,
     slot_heap: BinaryHeap<Reverse<(u32, u32, u32)>>,
     slot_gen: Vec<u32>,
@@ -113,6 +113,16 @@ pub(crate) struct Scratch {
     /// Per class, the machine facts' id (see `EnvFacts::id`) and the last two clobber sets
     /// translated for them (see [`class_bits`]).
     class_bits_memo: [(u64, [(PRegSet, u64); 2]); crate::NUM_CLASSES],
+}
+
+/// An interval covering the current position, with the end of the range that covers it:
+/// until the scan reaches that position it stays active without a search of its ranges.
+#[derive(Clone, Copy)]
+struct Active {
+    idx: u32,
+    /// The end of the range covering the position it was last checked at. (Only a
+    /// deactivated interval is split, so no split moves it.)
+    until: u32,
 }
 
 /// An interval in a lifetime hole, with what the scan's loops over `inactive` read kept at
@@ -141,7 +151,7 @@ struct Scan<'a, F: Function> {
     initial: Vec<(u32, u32)>,
     /// Split children waiting for allocation, by increasing start.
     unhandled: BinaryHeap<Reverse<(u32, u32)>>,
-    active: Vec<u32>,
+    active: Vec<Active>,
     /// The registers the `active` intervals hold.
     active_regs: HeldRegs,
     inactive: Vec<Inactive>,
@@ -520,7 +530,9 @@ impl<F: Function> Scan<'_, F> {
                 self.allocate_blocked(cur, hint)?;
             }
             if matches!(self.iv(cur).alloc, Some(Allocation::Reg(_))) {
-                self.activate(cur);
+                // At its start, its first range covers the position.
+                let until = self.built.ranges_of(self.iv(cur))[0].to;
+                self.activate(cur, until);
             }
         }
         Ok(())
@@ -530,21 +542,31 @@ impl<F: Function> Scan<'_, F> {
     fn advance(&mut self, pos: u32) {
         let mut k = 0;
         while k < self.active.len() {
-            let idx = self.active[k];
+            let Active { idx, until } = self.active[k];
+            if pos < until {
+                k += 1; // still in the range that covered an earlier position
+                continue;
+            }
             let iv = self.iv(idx);
             if iv.end() <= pos {
                 self.deactivate_at(k);
-            } else if let Some(wake) = self.built.next_range_start(iv, pos) {
-                let (end, reg) = (iv.end(), self.reg_of(idx) as u8);
-                self.deactivate_at(k);
-                self.inactive.push(Inactive {
-                    idx,
-                    wake,
-                    end,
-                    reg,
-                });
             } else {
-                k += 1;
+                match self.built.range_around(iv, pos) {
+                    Ok(until) => {
+                        self.active[k].until = until;
+                        k += 1;
+                    }
+                    Err(wake) => {
+                        let (end, reg) = (iv.end(), self.reg_of(idx) as u8);
+                        self.deactivate_at(k);
+                        self.inactive.push(Inactive {
+                            idx,
+                            wake,
+                            end,
+                            reg,
+                        });
+                    }
+                }
             }
         }
         let mut k = 0;
@@ -559,27 +581,33 @@ impl<F: Function> Scan<'_, F> {
                 self.inactive.swap_remove(k);
             } else if wake > pos {
                 k += 1; // still in the hole: its next range starts later
-            } else if let Some(wake) = self.built.next_range_start(self.iv(idx), pos) {
-                // The range that started by `pos` also ended by it.
-                self.inactive[k].wake = wake;
-                k += 1;
             } else {
-                self.inactive.swap_remove(k);
-                self.activate(idx);
+                match self.built.range_around(self.iv(idx), pos) {
+                    Err(wake) => {
+                        // The range that started by `pos` also ended by it.
+                        self.inactive[k].wake = wake;
+                        k += 1;
+                    }
+                    Ok(until) => {
+                        self.inactive.swap_remove(k);
+                        self.activate(idx, until);
+                    }
+                }
             }
         }
     }
 
-    /// Adds `idx` (holding a register) to `active`.
-    fn activate(&mut self, idx: u32) {
+    /// Adds `idx` (holding a register, covering the current position with a range that
+    /// ends at `until`) to `active`.
+    fn activate(&mut self, idx: u32, until: u32) {
         let r = self.reg_of(idx);
         self.active_regs.add(r);
-        self.active.push(idx);
+        self.active.push(Active { idx, until });
     }
 
     /// Removes `active[k]` (the order of `active` does not matter).
     fn deactivate_at(&mut self, k: usize) {
-        let idx = self.active.swap_remove(k);
+        let idx = self.active.swap_remove(k).idx;
         let r = self.reg_of(idx);
         self.active_regs.remove(r);
     }
@@ -779,7 +807,7 @@ impl<F: Function> Scan<'_, F> {
             // position is live for both. The input may come back later in the order (after
             // a lifetime hole it is live only on paths that do not pass this instruction),
             // as long as the def is dead by then.
-            for &a in &self.active {
+            for &Active { idx: a, .. } in &self.active {
                 let other = self.iv(a);
                 if other.vreg == stolen
                     && self.built.range_ends_at(other, start + 1)
@@ -857,7 +885,7 @@ impl<F: Function> Scan<'_, F> {
         let (use_pos, block_pos) = (&mut use_pos_of[..n], &mut block_pos_of[..n]);
         let iv = self.iv(cur);
         let start = iv.start();
-        for &a in &self.active {
+        for &Active { idx: a, .. } in &self.active {
             let r = self.reg_of(a);
             use_pos[r] = use_pos[r].min(self.eviction_use_pos(a, start));
         }
@@ -951,11 +979,11 @@ impl<F: Function> Scan<'_, F> {
         let victims: SmallVec<[u32; 4]> = self
             .active
             .iter()
-            .copied()
+            .map(|a| a.idx)
             .filter(|&a| self.reg_of(a) == reg)
             .collect();
         for a in victims {
-            let k = self.active.iter().position(|&x| x == a);
+            let k = self.active.iter().position(|x| x.idx == a);
             self.deactivate_at(k.expect("a victim is active"));
             self.evict_active(a, start)?;
         }
