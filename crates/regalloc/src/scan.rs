@@ -50,11 +50,13 @@
 //!
 //! Cost: O(I + instructions) to order the I intervals (counting sorts), then per interval
 //! a pass over the active and inactive lists (active ≤ registers; inactive grows only with
-//! intervals in lifetime holes; an inactive interval costs a comparison until the scan
-//! reaches the start of its next range, which is searched for only then), binary searches
-//! in ranges, uses and reservations, and one search per range and per clobbered register
-//! found among the clobber points (`clobber_conflicts`: O(log points) each, through a
-//! segment tree). Each split position costs O(log blocks) (the least loop-deep block
+//! intervals in lifetime holes; an active interval costs a comparison until the scan passes
+//! the end of its current range, an inactive one until it reaches the start of its next
+//! range, and their ranges are searched only then; a blocked interval searches an inactive
+//! one's ranges only when its next use would lower the register's), binary searches in
+//! ranges, uses and reservations, and one search per range and per clobbered register
+//! found among the clobber points (`clobber_conflicts`: O(log distance) each, through a
+//! segment tree searched from the range's start). Each split position costs O(log blocks) (the least loop-deep block
 //! between its limits, through a segment tree over the loop depths, built in O(blocks)).
 //! Spill slots are reused through a per-class heap: O(log slots) per spilled vreg, after
 //! at most [`SLOT_HINT_CANDIDATES`] slots of related values are looked at; a slot taken by
@@ -668,7 +670,7 @@ impl<F: Function> Scan<'_, F> {
     /// then, while some register may still be added, a search of the segment tree for the
     /// first point in the range that adds one (so every register's first point is found, in
     /// position order). Cost: O(ranges + registers found · log points) per interval,
-    /// whatever the points' sets.
+    /// whatever the points' sets (each search O(log) of the distance it covers).
     fn clobber_conflicts(&self, cur: u32, mut first: Option<&mut [u32]>) -> u64 {
         let points = &self.built.clobbers;
         let mut conflicts = 0u64;
