@@ -325,6 +325,8 @@ mod tests {
     #[test]
     fn dense_and_sparse_paths_agree() {
         let mut dense_cases = 0;
+        // Cases of one word per block's set (at most 64 vregs, a path of its own) and of more.
+        let (mut one_word, mut more_words) = (0, 0);
         for i in 0..400 {
             let case = crate::stress::case(11, i);
             let Ok(cfg) = crate::validate::validate(&case.func, &case.env) else {
@@ -335,6 +337,11 @@ mod tests {
             let mut dense = Liveness::default();
             dense::compute(&case.func, &cfg, &mut dense, &mut dense::Scratch::default());
             dense_cases += 1;
+            if case.func.num_vregs() <= 64 {
+                one_word += 1;
+            } else {
+                more_words += 1;
+            }
             for b in 0..case.func.num_blocks() {
                 assert_eq!(
                     sparse.live_in.get(b),
@@ -345,5 +352,9 @@ mod tests {
             assert_eq!(sparse.live_into_entry, dense.live_into_entry, "case {i}");
         }
         assert!(dense_cases > 300, "{dense_cases} valid cases");
+        assert!(
+            one_word > 50 && more_words > 50,
+            "{one_word} cases of one word, {more_words} of more"
+        );
     }
 }

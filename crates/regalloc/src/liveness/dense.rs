@@ -125,6 +125,29 @@ pub(super) fn compute<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, s: 
     refill(queued, n, true);
     worklist.clear();
     worklist.extend(cfg.postorder.iter().rev().copied());
+    if words == 1 {
+        // At most 64 vregs (most functions): each set is one word, read and written whole.
+        let (live_in, live_out) = (&mut live_in.data, &mut live_out.data);
+        while let Some(block) = worklist.pop() {
+            let b = block.index();
+            queued[b] = false;
+            let out = func
+                .block_succs(block)
+                .iter()
+                .fold(live_out[b], |out, s| out | live_in[s.index()]);
+            live_out[b] = out;
+            let new_in = gen.data[b] | (out & !kill.data[b]);
+            if new_in != live_in[b] {
+                live_in[b] = new_in;
+                for &p in func.block_preds(block) {
+                    if !queued[p.index()] {
+                        queued[p.index()] = true;
+                        worklist.push(p);
+                    }
+                }
+            }
+        }
+    }
     refill(scratch, words, 0);
     while let Some(block) = worklist.pop() {
         let b = block.index();
