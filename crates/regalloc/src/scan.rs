@@ -56,8 +56,9 @@
 //! one's ranges only when its next use would lower the register's), binary searches in
 //! ranges, uses and reservations, and one search per range and per clobbered register
 //! found among the clobber points (`clobber_conflicts`: O(log distance) each, through a
-//! segment tree searched from the range's start). Each split position costs O(log blocks) (the least loop-deep block
-//! between its limits, through a segment tree over the loop depths, built in O(blocks)).
+//! segment tree searched from the range's start). Each split position costs O(log blocks)
+//! (the least loop-deep block between its limits, through a segment tree over the loop
+//! depths, built in O(blocks)).
 //! Spill slots are reused through a per-class heap: O(log slots) per spilled vreg, after
 //! at most [`SLOT_HINT_CANDIDATES`] slots of related values are looked at; a slot taken by
 //! such a hint leaves a stale heap entry, dropped when it reaches the top (at most one per
@@ -546,6 +547,7 @@ impl<F: Function> Scan<'_, F> {
         while k < self.active.len() {
             let Active { idx, until } = self.active[k];
             if pos < until {
+                debug_assert!(self.built.covers(self.iv(idx), pos), "a stale range end");
                 k += 1; // still in the range that covered an earlier position
                 continue;
             }
