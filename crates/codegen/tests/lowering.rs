@@ -220,6 +220,33 @@ fn extending_a_single_use_i32_load_is_one_extending_load() {
     assert_eq!(text.matches("load.").count(), 3, "{text}");
 }
 
+/// A min or max reads its second operand twice (compare, then select): a load there is
+/// loaded once into a register, not folded into the compare and loaded again, and its
+/// address (folded into the load) is not counted as used twice (debug builds assert that).
+#[test]
+fn min_and_max_load_their_second_operand_once() {
+    for op in ["smin", "smax", "umin", "umax"] {
+        for ty in ["i32", "i64"] {
+            let text = vcode_text(&format!(
+                "function %f(i64, {ty}, i32) -> {ty} {{
+                 block0(v0: i64, v1: {ty}, v2: i32):
+                     v3 = uextend.i64 v2
+                     v4 = iadd v0, v3
+                     v5 = load.{ty} v4
+                     v6 = {op} v1, v5
+                     return v6
+                 }}"
+            ));
+            assert_eq!(text.matches("load.").count(), 1, "{op}.{ty}: {text}");
+            assert!(
+                !text.contains("add64"),
+                "{op}.{ty}: the address in a register: {text}"
+            );
+            assert!(text.contains("cmov cmp"), "{op}.{ty}: {text}");
+        }
+    }
+}
+
 #[test]
 fn compare_with_two_uses_is_materialized() {
     let text = vcode_text(

@@ -512,7 +512,10 @@ impl<'f, I: MachInst> Lower<'f, I> {
     /// Record that the current user absorbed one use of `value` (its producer was merged).
     pub fn merge(&mut self, value: Value) {
         let value = self.f.dfg.resolve(value);
-        debug_assert!(self.uses[value.index()] > 0, "merged more uses than exist");
+        debug_assert!(
+            self.uses[value.index()] > 0,
+            "merged more uses of {value} than exist"
+        );
         self.uses[value.index()] -= 1;
     }
 
