@@ -169,15 +169,25 @@ impl FuncGen<'_, '_> {
             && align >= bytes
             && off as u32 % bytes == 0
             && self.u.chance(70);
-        // Split the offset between `stack_addr` and the access (possibly negative).
-        let base_limit = if self.cfg.negative_offsets {
-            size as usize
+        let indexed = if self.u.chance(25) {
+            self.indexed_addr(i, bytes)
         } else {
-            off as usize
+            None
         };
-        let base = self.u.below(base_limit + 1) as i32;
-        let addr = self.b.ins().stack_addr(Type::I64, slot, base).bug();
-        let offset = off - base;
+        let (addr, offset) = if let Some(at) = indexed {
+            flags.aligned = false; // the index moves the access by any multiple of its scale
+            at
+        } else {
+            // Split the offset between `stack_addr` and the access (possibly negative).
+            let base_limit = if self.cfg.negative_offsets {
+                size as usize
+            } else {
+                off as usize
+            };
+            let base = self.u.below(base_limit + 1) as i32;
+            let addr = self.b.ins().stack_addr(Type::I64, slot, base).bug();
+            (addr, off - base)
+        };
         if matches!(op, Store | Istore8 | Istore16 | Istore32) {
             let v = self.get(ty);
             let data = D::Store {
@@ -198,6 +208,73 @@ impl FuncGen<'_, '_> {
             self.put(v);
         }
         true
+    }
+
+    /// An address computed as a front end does, `stack_addr(slot, b) + index · scale (+ c)`,
+    /// with the access's offset: the index is a data value masked to keep every access of
+    /// `bytes` inside slot `i` (rule mem-in-bounds; data flows into the address, never back,
+    /// rule addr-opaque), scaled by a shift of 0 to 3 or a multiply by 3, 5 or 9, an `i32`
+    /// one zero-extended first. This is the arithmetic the backends fold into addressing
+    /// modes. `None` when the slot has no room for an index or an opcode is not in use.
+    fn indexed_addr(&mut self, i: usize, bytes: u32) -> Option<(Value, i32)> {
+        use Opcode::*;
+        let SlotInfo { slot, size, .. } = self.slots[i];
+        let room = size.checked_sub(bytes)?; // the highest offset an access may start at
+        let (scale, shift) = match self.u.below(7) {
+            k @ 0..=3 => (1u32 << k, Some(k as i64)),
+            4 => (3, None),
+            5 => (5, None),
+            _ => (9, None),
+        };
+        // The largest `2^j - 1` whose scaled value fits: `n + 1` rounded down to a power
+        // of two, less one.
+        let mask = match room / scale {
+            0 => return None,
+            n => (1u32 << (31 - (n + 1).leading_zeros())) - 1,
+        };
+        let wide = self.u.chance(50);
+        let ity = if wide { Type::I64 } else { Type::I32 };
+        let ops = [
+            (Band, ity),
+            (Iadd, Type::I64),
+            (if shift.is_some() { Ishl } else { Imul }, Type::I64),
+            (if wide { Iadd } else { Uextend }, Type::I64),
+        ];
+        if !self.ctx.is_usable(ity) || ops.iter().any(|&(op, ty)| !self.ok(op, ty)) {
+            return None;
+        }
+        let x = self.get(ity);
+        let m = self.b.ins().iconst(ity, i64::from(mask)).bug();
+        let mut index = self.b.ins().band(x, m).bug();
+        if !wide {
+            index = self.b.ins().uextend(Type::I64, index).bug();
+        }
+        let k = self
+            .b
+            .ins()
+            .iconst(Type::I64, shift.unwrap_or(i64::from(scale)))
+            .bug();
+        let scaled = if shift.is_some() {
+            self.b.ins().ishl(index, k).bug()
+        } else {
+            self.b.ins().imul(index, k).bug()
+        };
+        // The lowest offset the access reaches, split between `stack_addr`, an added
+        // constant and the access's own offset.
+        let lowest = self.u.below((room - mask * scale) as usize + 1) as i32;
+        let base = self.u.below(lowest as usize + 1) as i32;
+        let added = self.u.below((lowest - base) as usize + 1) as i32;
+        let start = self.b.ins().stack_addr(Type::I64, slot, base).bug();
+        let mut addr = if self.u.chance(50) {
+            self.b.ins().iadd(start, scaled).bug()
+        } else {
+            self.b.ins().iadd(scaled, start).bug()
+        };
+        if added > 0 || self.u.chance(20) {
+            let c = self.b.ins().iconst(Type::I64, i64::from(added)).bug();
+            addr = self.b.ins().iadd(addr, c).bug();
+        }
+        Some((addr, lowest - base - added))
     }
 
     /// Atomics on a naturally aligned, in-bounds address.
