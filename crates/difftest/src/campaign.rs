@@ -196,6 +196,8 @@ pub fn run(campaign: Campaign, progress: &mut dyn Write) -> Summary {
         batch,
     } = campaign;
     let mut oracles = oracles(native, chaos, opt, extra);
+    // A panicking oracle is a finding: silence its message while the campaign runs.
+    let _quiet = crate::panics::QuietPanics::install();
     let start = Instant::now();
     let running = Arc::new(Running {
         index: AtomicU64::new(0),
@@ -278,6 +280,24 @@ pub fn run(campaign: Campaign, progress: &mut dyn Write) -> Summary {
             summary.failures += 1;
             running.failures.store(summary.failures, Ordering::Relaxed);
             let _ = writeln!(progress, "fuzz: case {index} (seed {seed}): {finding}");
+            if finding.is_panic() {
+                // Unwinding may have left the oracles' state half-built: run nothing more.
+                match write_failure(&out_dir, seed, index, &case, &finding) {
+                    Ok(path) => {
+                        let _ = writeln!(
+                            progress,
+                            "fuzz: an oracle panicked: case written unminimized to {}; stopping",
+                            path.display()
+                        );
+                        summary.written.push(path);
+                    }
+                    Err(e) => {
+                        let _ = writeln!(progress, "fuzz: cannot write the failure: {e}");
+                    }
+                }
+                summary.cases += 1;
+                break;
+            }
             let small = minimize(&case, minimize_budget, &mut |candidate| {
                 let mut scratch = Coverage::default();
                 match check_case(candidate, &mut oracles, cseed, &mut scratch) {

@@ -33,6 +33,11 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// Whether the oracle panicked (see [`crate::panics`]).
+    pub fn is_panic(&self) -> bool {
+        self.kind == FindingKind::Error && self.message.starts_with(crate::panics::PREFIX)
+    }
+
     /// `oracle` could not run the case.
     pub fn error(oracle: &'static str, baseline: Option<&'static str>, message: String) -> Self {
         Finding {
@@ -134,7 +139,8 @@ pub struct Checked {
 }
 
 /// Run `case` through `oracles` (the reference first, then every oracle after its baseline)
-/// and return every oracle's outcomes, or the first finding. An oracle that declines the
+/// and return every oracle's outcomes, or the first finding (an oracle that panics is an
+/// error finding naming the panic, see [`crate::panics`]). An oracle that declines the
 /// case is skipped (and named in [`Checked::declined`]); an oracle whose baseline declined
 /// it is a misconfiguration, reported as a finding.
 pub fn check_case(
@@ -152,8 +158,7 @@ pub fn check_case(
             declined.push(name);
             continue;
         }
-        let outcomes = oracle
-            .run(case, seed, coverage)
+        let outcomes = crate::panics::run_caught(oracle.as_mut(), case, seed, coverage)
             .map_err(|message| Box::new(Finding::error(name, baseline, message)))?;
         if let Some(base) = baseline {
             let Some((_, expected)) = done.iter().find(|(n, _)| *n == base) else {

@@ -36,6 +36,7 @@ pub mod minimize;
 pub mod object_oracle;
 pub mod opt_oracle;
 pub mod oracle;
+pub mod panics;
 pub mod wasm_gen;
 pub mod wasm_oracle;
 
