@@ -103,7 +103,7 @@ mod tests {
     use crate::check::{check_case, FindingKind};
     use crate::oracle::InterpreterOracle;
 
-    /// Agrees with the interpreter until told to panic.
+    /// An oracle whose every run fails an assertion.
     struct Panicking;
 
     impl Oracle for Panicking {
