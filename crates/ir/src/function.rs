@@ -425,16 +425,7 @@ impl Function {
         &self,
         data: &crate::instructions::InstructionData,
     ) -> Option<&Signature> {
-        match *data {
-            crate::instructions::InstructionData::Call { func_ref, .. } => {
-                let sig = self.ext_funcs.get(func_ref)?.signature;
-                self.signatures.get(sig)
-            }
-            crate::instructions::InstructionData::CallIndirect { sig_ref, .. } => {
-                self.signatures.get(sig_ref)
-            }
-            _ => None,
-        }
+        call_signature_in(&self.ext_funcs, &self.signatures, data)
     }
 
     /// Create an instruction (not placed in the layout) with fresh result values: for calls
@@ -442,16 +433,8 @@ impl Function {
     /// (ignored by opcodes that are not polymorphic). The caller checks `ctrl` against
     /// [`crate::typing::ctrl_type_set`] first.
     pub fn make_inst(&mut self, data: crate::instructions::InstructionData, ctrl: Type) -> Inst {
-        use crate::instructions::InstructionData as D;
-        let sig = match data {
-            D::Call { func_ref, .. } => self
-                .ext_funcs
-                .get(func_ref)
-                .and_then(|f| self.signatures.get(f.signature)),
-            D::CallIndirect { sig_ref, .. } => self.signatures.get(sig_ref),
-            _ => None,
-        };
-        match sig {
+        // (The tables are borrowed apart from the data flow graph the instruction goes into.)
+        match call_signature_in(&self.ext_funcs, &self.signatures, &data) {
             Some(sig) => self
                 .dfg
                 .make_inst_with_results(data, sig.returns.iter().map(|p| p.value_type)),
@@ -503,5 +486,22 @@ impl Function {
             }
             _ => data.branch_destinations().to_vec(),
         }
+    }
+}
+
+/// [`Function::call_signature`] over the two tables it reads.
+fn call_signature_in<'a>(
+    ext_funcs: &PrimaryMap<FuncRef, ExtFuncData>,
+    signatures: &'a PrimaryMap<SigRef, Signature>,
+    data: &crate::instructions::InstructionData,
+) -> Option<&'a Signature> {
+    match *data {
+        crate::instructions::InstructionData::Call { func_ref, .. } => {
+            signatures.get(ext_funcs.get(func_ref)?.signature)
+        }
+        crate::instructions::InstructionData::CallIndirect { sig_ref, .. } => {
+            signatures.get(sig_ref)
+        }
+        _ => None,
     }
 }

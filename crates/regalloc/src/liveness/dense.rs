@@ -78,7 +78,6 @@ pub(super) struct Scratch {
     live_in: BlockSets,
     queued: Vec<bool>,
     worklist: Vec<Block>,
-    word_buf: Vec<u64>,
 }
 
 pub(super) fn compute<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, s: &mut Scratch) {
@@ -91,7 +90,6 @@ pub(super) fn compute<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, s: 
         live_in,
         queued,
         worklist,
-        word_buf: scratch,
     } = s;
     gen.reset(n, words);
     kill.reset(n, words);
@@ -125,44 +123,27 @@ pub(super) fn compute<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, s: 
     refill(queued, n, true);
     worklist.clear();
     worklist.extend(cfg.postorder.iter().rev().copied());
-    if words == 1 {
-        // At most 64 vregs (most functions): each set is one word, read and written whole.
-        let (live_in, live_out) = (&mut live_in.data, &mut live_out.data);
-        while let Some(block) = worklist.pop() {
-            let b = block.index();
-            queued[b] = false;
-            let out = func
-                .block_succs(block)
-                .iter()
-                .fold(live_out[b], |out, s| out | live_in[s.index()]);
-            live_out[b] = out;
-            let new_in = gen.data[b] | (out & !kill.data[b]);
-            if new_in != live_in[b] {
-                live_in[b] = new_in;
-                for &p in func.block_preds(block) {
-                    if !queued[p.index()] {
-                        queued[p.index()] = true;
-                        worklist.push(p);
-                    }
-                }
-            }
-        }
-    }
-    refill(scratch, words, 0);
+    let (live_in_words, live_out_words) = (&mut live_in.data, &mut live_out.data);
     while let Some(block) = worklist.pop() {
         let b = block.index();
         queued[b] = false;
-        for &s in func.block_succs(block) {
-            for w in 0..words {
-                live_out.data[b * words + w] |= live_in.data[s.index() * words + w];
-            }
-        }
-        for (w, slot) in scratch.iter_mut().enumerate() {
+        // Word by word, in place: no copy of the set, and a one-word set (at most 64
+        // vregs, most functions) costs one pass.
+        let mut grew = false;
+        for w in 0..words {
             let k = b * words + w;
-            *slot = gen.data[k] | (live_out.data[k] & !kill.data[k]);
+            let out = func
+                .block_succs(block)
+                .iter()
+                .fold(live_out_words[k], |out, s| {
+                    out | live_in_words[s.index() * words + w]
+                });
+            live_out_words[k] = out;
+            let new_in = gen.data[k] | (out & !kill.data[k]);
+            grew |= new_in != live_in_words[k];
+            live_in_words[k] = new_in;
         }
-        if scratch[..] != *live_in.get(b) {
-            live_in.data[b * words..(b + 1) * words].copy_from_slice(scratch);
+        if grew {
             for &p in func.block_preds(block) {
                 if !queued[p.index()] {
                     queued[p.index()] = true;
