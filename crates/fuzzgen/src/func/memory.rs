@@ -1,7 +1,7 @@
 //! Stack memory: explicit slots, their initialization (rule slot-init), and in-bounds
 //! accesses — `stack_load`/`stack_store`, `load`/`store` and the narrow forms through
-//! `stack_addr`, and atomics on naturally aligned addresses (rules mem-in-bounds,
-//! addr-opaque).
+//! `stack_addr` or an address computed from it with a masked data index, and atomics on
+//! naturally aligned addresses (rules mem-in-bounds, addr-opaque).
 
 use kestrel_ir::{AtomicRmwOp, InstructionData as D, MemFlags, Opcode, StackSlot, StackSlotData};
 use kestrel_ir::{Type, Value};
