@@ -494,3 +494,45 @@ fn results_in_the_wrong_registers_are_a_typed_error() {
     // The right shape passes the driver.
     assert!(lower_with(&Returns(&[RegClass::Int, RegClass::Int]), add128).is_ok());
 }
+
+/// The allocator sizes its per-vreg tables by `num_vregs`: lowering numbers exactly the
+/// vregs the code names, densely, in order of first appearance (result aliases resolved,
+/// so no alias and no unused temporary takes a number).
+#[test]
+fn vregs_are_numbered_densely_in_order_of_appearance() {
+    let text = "function %f(i64, i64) -> i64 {
+         block0(v0: i64, v1: i64):
+             v2 = iconst.i64 5
+             v3 = iadd v0, v2
+             v4 = imul v3, v1
+             brif v4, block1(v3), block2
+         block1(v5: i64):
+             v6 = isub v5, v1
+             jump block2
+         block2:
+             v7 = band v0, v1
+             return v7
+         }";
+    let code = vcode(text);
+    let mut seen = Vec::new();
+    for b in 0..code.num_blocks() {
+        let block = Block(b as u32);
+        seen.extend(code.block_params(block).iter().map(|v| v.index()));
+        for i in code.block_insns(block).iter() {
+            seen.extend(code.inst_operands(i).iter().map(|o| o.vreg().index()));
+        }
+        for k in 0..code.block_succs(block).len() {
+            seen.extend(code.branch_blockparams(block, k).iter().map(|v| v.index()));
+        }
+    }
+    let mut next = 0;
+    for v in seen {
+        assert!(
+            v <= next,
+            "v{v} named before v{next}:\n{}",
+            code.pretty(None)
+        );
+        next = next.max(v + 1);
+    }
+    assert_eq!(next, code.num_vregs(), "{}", code.pretty(None));
+}

@@ -54,7 +54,8 @@
 //! Each IR value has one vreg, created on first mention. An ISA lowering returns the vregs
 //! holding the results; the driver makes each result's vreg an *alias* of the returned one,
 //! and [`Lower::finish`] rewrites every operand, parameter and branch argument through the
-//! aliases, so results cost no copies.
+//! aliases, so results cost no copies, and numbers the vregs the code names densely (see
+//! `VCode::resolve_and_number_vregs`).
 //!
 //! A lowering gets exactly the shape each value's type needs, or the instruction is
 //! unsupported (never wrong code):
@@ -71,7 +72,7 @@
 
 use kestrel_ir::entity::{refill, EntityRef};
 use kestrel_ir::{Block, Function, Inst, InstructionData, Opcode, Type, Value, ValueDef};
-use kestrel_regalloc::{Operand, RegClass, VReg};
+use kestrel_regalloc::{RegClass, VReg};
 
 use super::blockorder::{BlockLoweringOrder, LoweredBlock};
 use super::tail_order::TailOrder;
@@ -222,6 +223,9 @@ pub(crate) struct LowerScratch {
     demanded: Vec<bool>,
     colors: Vec<u32>,
     sunk: Vec<bool>,
+    /// Per lowering vreg, its number in the finished code (see
+    /// [`VCode::resolve_and_number_vregs`]).
+    dense: Vec<u32>,
     /// A block's successors, and one edge's argument vregs.
     succs: Vec<BlockIndex>,
     args: Vec<VReg>,
@@ -607,11 +611,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
         } = self;
         builder.give_back_cur_insts(cur_insts);
         let code = builder.finish(aliases.len());
-        let resolve = |v: VReg| resolve_alias(&aliases, v);
-        code.rewrite_vregs(
-            &mut |op: Operand| op.with_vreg(resolve(op.vreg())),
-            &resolve,
-        );
+        code.resolve_and_number_vregs(|v| resolve_alias(&aliases, v), &mut scratch.dense);
         scratch.value_vregs = value_vregs;
         scratch.aliases = aliases;
         scratch.uses = uses;

@@ -24,6 +24,7 @@ use kestrel_regalloc::{Block, Function, Inst as RInst, InstRange, Operand, Outpu
 
 use super::stack_limit::StackLimitSteps;
 use super::{BlockIndex, MachInst};
+use kestrel_ir::entity::refill;
 
 /// Machine code over virtual registers for one function (see the module contract).
 #[derive(Clone, Debug)]
@@ -78,7 +79,12 @@ impl<I: MachInst> Default for VCode<I> {
 
 #[inline]
 fn slice<T>(v: &[T], r: (u32, u32)) -> &[T] {
-    &v[r.0 as usize..r.1 as usize]
+    &v[slice_range(r)]
+}
+
+#[inline]
+fn slice_range(r: (u32, u32)) -> std::ops::Range<usize> {
+    r.0 as usize..r.1 as usize
 }
 
 impl<I: MachInst> VCode<I> {
@@ -128,19 +134,54 @@ impl<I: MachInst> VCode<I> {
         self.stack_limit = None;
     }
 
-    /// Rewrite every vreg (operands, block parameters, branch arguments); lowering uses this
-    /// once, to resolve result aliases. Keeps the structure.
-    pub(crate) fn rewrite_vregs(
+    /// Passes every vreg (operands, block parameters, branch arguments) through `resolve`
+    /// (lowering's result aliases), then renumbers them densely in program order of first
+    /// appearance, so that the allocator's per-vreg tables count only the vregs the code
+    /// names, not aliases and unused ones; `dense` is working memory. Lowering uses this once,
+    /// after [`VCodeBuilder::finish`]. Keeps the structure; the instructions' own register
+    /// fields keep lowering's numbers (only the collected operands are read from here on).
+    /// Cost: O(vregs + operands + parameters + arguments).
+    pub(crate) fn resolve_and_number_vregs(
         &mut self,
-        op: &mut dyn FnMut(Operand) -> Operand,
-        vreg: &dyn Fn(VReg) -> VReg,
+        resolve: impl Fn(VReg) -> VReg,
+        dense: &mut Vec<u32>,
     ) {
-        for o in &mut self.operands {
-            *o = op(*o);
+        refill(dense, self.num_vregs, u32::MAX);
+        let mut named = 0;
+        // `dense[v]` caches v's number for its later mentions, alias or not (an alias has its
+        // target's class: lowering checks result classes).
+        let mut rename = |v: VReg| {
+            let mut d = dense[v.index()];
+            if d == u32::MAX {
+                let r = resolve(v).index();
+                d = dense[r];
+                if d == u32::MAX {
+                    d = named;
+                    named += 1;
+                    dense[r] = d;
+                }
+                dense[v.index()] = d;
+            }
+            VReg::new(d as usize, v.class())
+        };
+        for b in 0..self.block_ranges.len() {
+            for v in &mut self.params[slice_range(self.param_ranges[b])] {
+                *v = rename(*v);
+            }
+            let insts = self.block_ranges[b];
+            let (first, end) = (insts.start.index(), insts.end.index());
+            let ops = self.operand_ranges[first].0..self.operand_ranges[end - 1].1;
+            for o in &mut self.operands[ops.start as usize..ops.end as usize] {
+                *o = o.with_vreg(rename(o.vreg()));
+            }
+            let (s0, s1) = self.succ_ranges[b];
+            for edge in s0 as usize..s1 as usize {
+                for v in &mut self.branch_args[slice_range(self.branch_arg_ranges[edge])] {
+                    *v = rename(*v);
+                }
+            }
         }
-        for v in self.params.iter_mut().chain(self.branch_args.iter_mut()) {
-            *v = vreg(*v);
-        }
+        self.num_vregs = named as usize;
     }
 
     /// Print the VCode, optionally with the allocator's result (allocations and edits).
