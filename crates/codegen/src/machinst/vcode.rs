@@ -9,7 +9,9 @@
 //! fixed-register defs); no critical edges (the block order split them into blocks of their
 //! own).
 //!
-//! Guarantees: after [`VCodeBuilder::finish`] the VCode is immutable. Its operands are
+//! Guarantees: once lowering has finished it (the builder's `finish`, then
+//! `VCode::resolve_and_number_vregs`) the VCode is immutable, and the vregs it names are
+//! exactly `0..num_vregs`, numbered in order of first appearance. Its operands are
 //! flattened once into one array, so [`kestrel_regalloc::Function`] queries are slice
 //! lookups; predecessor lists are derived from successor lists (in block order, one entry per
 //! edge). Register allocation reads it and returns allocations and edits beside it; emission
