@@ -536,3 +536,35 @@ fn vregs_are_numbered_densely_in_order_of_appearance() {
     }
     assert_eq!(next, code.num_vregs(), "{}", code.pretty(None));
 }
+
+/// Collection for the allocator (`visit`) reports exactly the operands `map` walks, in the
+/// same order and with the same constraints: checked on every instruction lowered from the
+/// x86-64 golden files.
+#[test]
+fn collected_operands_are_the_mapped_operands() {
+    use kestrel_codegen::machinst::operands::Operands;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).expect("golden directory") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("readable");
+        if !text.contains("target x86_64") {
+            continue;
+        }
+        for f in kestrel_ir::parse_functions(&text, "golden").expect("parses") {
+            let order = BlockLoweringOrder::new(&f, &mut Chaos::disabled());
+            let Ok(code) = lower(&X64Backend, &f, &order) else {
+                continue;
+            };
+            for inst in code.insts() {
+                let mut collected = Vec::new();
+                inst.collect_operands(&mut collected);
+                let mut mapped = Vec::new();
+                inst.map(&mut Operands::new(|op| mapped.push(op.operand())));
+                assert_eq!(collected, mapped, "{}: {inst:?}", path.display());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 500, "only {checked} instructions checked");
+}

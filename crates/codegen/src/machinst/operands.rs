@@ -3,12 +3,12 @@
 //! # Contract
 //!
 //! An instruction family is generic over its register type `R`; lowering builds it over
-//! `VReg`, and one function per family, `map`, visits its registers in operand order through
-//! an [`Operands`] mapper, which gives each operand its constraint and replaces it by an `S`.
-//! That one function defines the operand order for collection for the allocator (`S = ()`),
-//! encoding (`S = PReg`) and printing (`S = String`), so the three cannot disagree. Each
-//! `map` is written with [`map_operands`]: one line per variant, its register fields in
-//! operand order.
+//! `VReg`, and its `map` visits its registers in operand order through an [`Operands`]
+//! mapper, which gives each operand its constraint and replaces it by an `S`: encoding
+//! (`S = PReg`) and printing (`S = String`) rebuild the instruction that way; collection
+//! for the allocator calls `visit`, the same walk building nothing. Both come from one list
+//! per family written with [`map_operands`] (one line per variant, its register fields in
+//! operand order), so the three cannot disagree.
 //!
 //! Cost: O(operands) per visit; nothing is allocated except the register lists a printing
 //! mapper keeps.
@@ -21,21 +21,69 @@ use smallvec::SmallVec;
 /// arguments and a return of one or two values allocate nothing.
 pub type FixedRegs<S = VReg> = SmallVec<[(S, PReg); 2]>;
 
-/// The body of a family's `map`: for each variant, its plain fields (copied into the
-/// result), then its register fields in operand order, each with the expression that visits
-/// it through the mapper (the field's name is bound to a reference to its value there), e.g.
-/// `Alu { op, size } [a = m.reg_use(*a), b = b.map(m), dst = m.reuse_def(*dst, 0)]`.
-/// Listing a variant once is what fixes its operand order for collection, encoding and
-/// printing alike.
+/// A family's two operand walks from one list: `map`, which rebuilds the instruction with
+/// each register replaced (encoding, printing), and `visit`, which only reports the
+/// operands (collection for the allocator, once per instruction: it builds and drops
+/// nothing). The list gives, for each variant, its plain fields (copied by `map`), then its
+/// register fields in operand order, each with the expression that visits it through the
+/// mapper `m` (the field's name is bound to a reference to its value there), e.g.
+/// `Alu { op, size } [a = m.reg_use(*a), b = b.map(m), dst = m.reuse_def(*dst, 0)]`;
+/// `let`s before the list are shared by both walks. Listing a variant once is what fixes
+/// its operand order for collection, encoding and printing alike.
+///
+/// A group nested in instructions (a condition, an address) says `nested`: it has `map`
+/// only, which the families' walks call (a `map` over `()` builds nothing once inlined).
 macro_rules! map_operands {
-    ($inst:expr, $Family:ident {
+    (
+        $(#[$attr:meta])*
+        $vis:vis nested $Family:ident, |$m:ident|
+        $(let $pre:pat = $pre_value:expr;)*
+        { $($list:tt)* }
+    ) => {
+        map_operands!(@map [$(#[$attr])*] $vis $Family, $m, [$(let $pre = $pre_value;)*] $($list)*);
+    };
+    (
+        $(#[$attr:meta])*
+        $vis:vis $Family:ident, |$m:ident|
+        $(let $pre:pat = $pre_value:expr;)*
+        { $($list:tt)* }
+    ) => {
+        map_operands!(@map [$(#[$attr])*] $vis $Family, $m, [$(let $pre = $pre_value;)*] $($list)*);
+        map_operands!(@visit $vis $Family, $m, [$(let $pre = $pre_value;)*] $($list)*);
+    };
+    (@map [$($attr:tt)*] $vis:vis $Family:ident, $m:ident, [$($pre:tt)*]
         $( $Variant:ident { $($plain:ident),* } [ $($field:ident = $mapped:expr),* ] ),* $(,)?
-    }) => {
-        match $inst {
-            $( $Family::$Variant { $($plain,)* $($field,)* } => {
-                $( let $field = $mapped; )*
-                $Family::$Variant { $($plain: Clone::clone($plain),)* $($field,)* }
-            } )*
+    ) => {
+        $($attr)*
+        #[inline]
+        $vis fn map<S, F: FnMut(OperandSpec) -> S>(
+            &self,
+            $m: &mut Operands<S, F>,
+        ) -> $Family<S> {
+            $($pre)*
+            match self {
+                $( $Family::$Variant { $($plain,)* $($field,)* } => {
+                    $( let $field = $mapped; )*
+                    $Family::$Variant { $($plain: Clone::clone($plain),)* $($field,)* }
+                } )*
+            }
+        }
+    };
+    (@visit $vis:vis $Family:ident, $m:ident, [$($pre:tt)*]
+        $( $Variant:ident { $($plain:ident),* } [ $($field:ident = $mapped:expr),* ] ),* $(,)?
+    ) => {
+        /// Reports the operands in the order `map` visits them, building nothing.
+        #[inline]
+        $vis fn visit<F: FnMut(OperandSpec)>(&self, $m: &mut Operands<(), F>) {
+            $($pre)*
+            match self {
+                $( $Family::$Variant { $($plain,)* $($field,)* } => {
+                    // Plain fields stay bound: an expression may read one (a call's
+                    // `num_uses`).
+                    $( let _ = $plain; )*
+                    $( let _ = $mapped; )*
+                } )*
+            }
         }
     };
 }

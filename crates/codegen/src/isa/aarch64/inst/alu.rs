@@ -224,12 +224,8 @@ impl PairRegs {
 }
 
 impl AluInst {
-    #[inline]
-    pub(in crate::isa::aarch64) fn map<S, F: FnMut(OperandSpec) -> S>(
-        &self,
-        m: &mut Operands<S, F>,
-    ) -> AluInst<S> {
-        map_operands!(self, AluInst {
+    map_operands! {
+        pub(in crate::isa::aarch64) AluInst, |m| {
             MovImm { size, imm } [dst = m.reg_def(*dst)],
             Mov {} [src = m.reg_use(*src), dst = m.reg_def(*dst)],
             Rrr { op, size } [a = m.reg_use(*a), b = m.reg_use(*b), dst = m.reg_def(*dst)],
@@ -268,7 +264,7 @@ impl AluInst {
                 f = m.reg_use(*f),
                 dst = m.reg_def(*dst)
             ],
-        })
+        }
     }
 }
 

@@ -126,12 +126,8 @@ pub enum AtomicInst<R = VReg> {
 }
 
 impl AtomicInst {
-    #[inline]
-    pub(in crate::isa::aarch64) fn map<S, F: FnMut(OperandSpec) -> S>(
-        &self,
-        m: &mut Operands<S, F>,
-    ) -> AtomicInst<S> {
-        map_operands!(self, AtomicInst {
+    map_operands! {
+        pub(in crate::isa::aarch64) AtomicInst, |m| {
             Fence {} [],
             Load { size, trap } [addr = m.reg_use(*addr), dst = m.reg_def(*dst)],
             Store { size, trap } [src = m.reg_use(*src), addr = m.reg_use(*addr)],
@@ -177,7 +173,7 @@ impl AtomicInst {
                 repl = m.pair(*repl, Operands::reg_use),
                 dst = m.pair(*dst, Operands::early_def)
             ],
-        })
+        }
     }
 }
 

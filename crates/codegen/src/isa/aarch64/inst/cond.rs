@@ -146,10 +146,9 @@ impl<R> Cond<R> {
 }
 
 impl Cond {
-    /// Operands: `Cmp` `[a, b?]`, `Test` `[a]`, `Zero` `[a]`, `Fcmp` `[a, b]`; all uses.
-    #[inline]
-    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> Cond<S> {
-        map_operands!(self, Cond {
+    map_operands! {
+        /// Operands: `Cmp` `[a, b?]`, `Test` `[a]`, `Zero` `[a]`, `Fcmp` `[a, b]`; all uses.
+        pub(super) nested Cond, |m| {
             Cmp { size, cc } [
                 a = m.reg_use(*a),
                 b = match *b {
@@ -162,7 +161,7 @@ impl Cond {
             Test { cc, imm } [a = m.reg_use(*a)],
             Zero { size, is_zero } [a = m.reg_use(*a)],
             Fcmp { size, cc } [a = m.reg_use(*a), b = m.reg_use(*b)],
-        })
+        }
     }
 }
 

@@ -86,12 +86,8 @@ pub enum FloatInst<R = VReg> {
 }
 
 impl FloatInst {
-    #[inline]
-    pub(in crate::isa::aarch64) fn map<S, F: FnMut(OperandSpec) -> S>(
-        &self,
-        m: &mut Operands<S, F>,
-    ) -> FloatInst<S> {
-        map_operands!(self, FloatInst {
+    map_operands! {
+        pub(in crate::isa::aarch64) FloatInst, |m| {
             Rrr { op, size } [a = m.reg_use(*a), b = m.reg_use(*b), dst = m.reg_def(*dst)],
             Unary { op, size } [src = m.reg_use(*src), dst = m.reg_def(*dst)],
             Fma { size } [
@@ -112,7 +108,7 @@ impl FloatInst {
                 f = m.reg_use(*f),
                 dst = m.reg_def(*dst)
             ],
-        })
+        }
     }
 }
 

@@ -46,17 +46,16 @@ pub enum Mem<R = VReg> {
 }
 
 impl Mem {
-    /// Operands: `Reg` `[base]`, `RegReg` `[base, index]`, others none; all uses.
-    #[inline]
-    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> Mem<S> {
-        map_operands!(self, Mem {
+    map_operands! {
+        /// Operands: `Reg` `[base]`, `RegReg` `[base, index]`, others none; all uses.
+        pub(super) nested Mem, |m| {
             Reg { off } [base = m.reg_use(*base)],
             RegReg {} [base = m.reg_use(*base), index = m.reg_use(*index)],
             Slot { slot, off } [],
             IncomingArg { off } [],
             OutgoingArg { off } [],
             RetArea { off } [],
-        })
+        }
     }
 }
 
@@ -113,19 +112,15 @@ pub enum MemInst<R = VReg> {
 }
 
 impl MemInst {
-    #[inline]
-    pub(in crate::isa::aarch64) fn map<S, F: FnMut(OperandSpec) -> S>(
-        &self,
-        m: &mut Operands<S, F>,
-    ) -> MemInst<S> {
-        map_operands!(self, MemInst {
+    map_operands! {
+        pub(in crate::isa::aarch64) MemInst, |m| {
             Load { kind, trap } [mem = mem.map(m), dst = m.reg_def(*dst)],
             Store { kind, trap } [src = m.reg_use(*src), mem = mem.map(m)],
             StackAddr { slot, off } [dst = m.reg_def(*dst)],
             RetAreaAddr { size } [dst = m.reg_def(*dst)],
             FrameValue { what } [dst = m.reg_def(*dst)],
             SymbolAddr { name, offset, got } [dst = m.reg_def(*dst)],
-        })
+        }
     }
 }
 

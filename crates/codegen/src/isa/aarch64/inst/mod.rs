@@ -139,7 +139,17 @@ impl Inst {
 
     /// Append the operands, in operand order, to `out`.
     pub fn collect_operands(&self, out: &mut Vec<Operand>) {
-        self.map(&mut Operands::new(|op| out.push(op.operand())));
+        let m = &mut Operands::new(
+            #[inline(always)]
+            |op: OperandSpec| out.push(op.operand()),
+        );
+        match self {
+            Inst::Alu(i) => i.visit(m),
+            Inst::Float(i) => i.visit(m),
+            Inst::Mem(i) => i.visit(m),
+            Inst::Atomic(i) => i.visit(m),
+            Inst::Control(i) => i.visit(m),
+        }
     }
 
     /// Registers overwritten beyond the defs: a call's caller-saved registers, less its

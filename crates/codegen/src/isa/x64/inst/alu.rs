@@ -153,13 +153,10 @@ pub enum AluInst<R = VReg> {
 }
 
 impl AluInst {
-    #[inline]
-    pub(in crate::isa::x64) fn map<S, F: FnMut(OperandSpec) -> S>(
-        &self,
-        m: &mut Operands<S, F>,
-    ) -> AluInst<S> {
+    map_operands! {
+        pub(in crate::isa::x64) AluInst, |m|
         let (rax, rdx) = (gpr_preg(Gpr::RAX), gpr_preg(Gpr::RDX));
-        map_operands!(self, AluInst {
+        {
             MovImm { imm } [dst = m.reg_def(*dst)],
             Mov {} [src = m.reg_use(*src), dst = m.reg_def(*dst)],
             Alu { op, size } [a = m.reg_use(*a), b = b.map(m), dst = m.reuse_def(*dst, 0)],
@@ -223,7 +220,7 @@ impl AluInst {
                 lo = m.fixed_def(*lo, rax),
                 flag = m.reg_def(*flag)
             ],
-        })
+        }
     }
 }
 

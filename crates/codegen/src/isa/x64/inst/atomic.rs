@@ -68,13 +68,10 @@ pub enum AtomicInst<R = VReg> {
 }
 
 impl AtomicInst {
-    #[inline]
-    pub(in crate::isa::x64) fn map<S, F: FnMut(OperandSpec) -> S>(
-        &self,
-        m: &mut Operands<S, F>,
-    ) -> AtomicInst<S> {
+    map_operands! {
+        pub(in crate::isa::x64) AtomicInst, |m|
         let [rax, rdx, rbx, rcx] = [Gpr::RAX, Gpr::RDX, Gpr::RBX, Gpr::RCX].map(gpr_preg);
-        map_operands!(self, AtomicInst {
+        {
             Fence {} [],
             Xadd { size, op } [
                 addr = m.reg_use(*addr),
@@ -104,7 +101,7 @@ impl AtomicInst {
                 dst = [m.fixed_early_def(dst[0], rax), m.fixed_early_def(dst[1], rdx)],
                 tmp = [m.fixed_early_def(tmp[0], rbx), m.fixed_early_def(tmp[1], rcx)]
             ],
-        })
+        }
     }
 }
 

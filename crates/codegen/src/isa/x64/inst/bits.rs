@@ -57,13 +57,10 @@ pub enum BitsInst<R = VReg> {
 }
 
 impl BitsInst {
-    #[inline]
-    pub(in crate::isa::x64) fn map<S, F: FnMut(OperandSpec) -> S>(
-        &self,
-        m: &mut Operands<S, F>,
-    ) -> BitsInst<S> {
+    map_operands! {
+        pub(in crate::isa::x64) BitsInst, |m|
         let rcx = gpr_preg(Gpr::RCX);
-        map_operands!(self, BitsInst {
+        {
             ShiftCl { op, size } [
                 a = m.reg_use(*a),
                 amt = m.fixed_use(*amt, rcx),
@@ -79,7 +76,7 @@ impl BitsInst {
             ],
             BitCount { op, size } [src = m.reg_use(*src), dst = m.reg_def(*dst)],
             Bswap { size } [a = m.reg_use(*a), dst = m.reuse_def(*dst, 0)],
-        })
+        }
     }
 }
 

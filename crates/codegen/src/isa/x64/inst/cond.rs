@@ -138,12 +138,11 @@ impl<R> Cond<R> {
 }
 
 impl Cond {
-    /// Operands: `Cmp` and `TestAnd` `[a, b?]`, `Test` `[a]`, `CmpMem` `[a, mem…]`,
-    /// `Fcmp` `[a, b]`,
-    /// `Cmp128` `[a_lo, a_hi, b_lo, b_hi]`; all uses.
-    #[inline]
-    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> Cond<S> {
-        map_operands!(self, Cond {
+    map_operands! {
+        /// Operands: `Cmp` and `TestAnd` `[a, b?]`, `Test` `[a]`, `CmpMem` `[a, mem…]`,
+        /// `Fcmp` `[a, b]`,
+        /// `Cmp128` `[a_lo, a_hi, b_lo, b_hi]`; all uses.
+        pub(super) nested Cond, |m| {
             Cmp { size, cc } [a = m.reg_use(*a), b = b.map(m)],
             Test { size, cc } [a = m.reg_use(*a)],
             TestAnd { size, cc } [a = m.reg_use(*a), b = b.map(m)],
@@ -153,7 +152,7 @@ impl Cond {
                 a = m.pair(*a, Operands::reg_use),
                 b = m.pair(*b, Operands::reg_use)
             ],
-        })
+        }
     }
 }
 
@@ -301,17 +300,16 @@ impl<R> Mem<R> {
 }
 
 impl Mem {
-    /// Operands: `Reg` `[base]`, `RegIndex` `[base, index]`, others none; all uses.
-    #[inline]
-    pub(super) fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> Mem<S> {
-        map_operands!(self, Mem {
+    map_operands! {
+        /// Operands: `Reg` `[base]`, `RegIndex` `[base, index]`, others none; all uses.
+        pub(super) nested Mem, |m| {
             Reg { disp } [base = m.reg_use(*base)],
             RegIndex { shift, disp } [base = m.reg_use(*base), index = m.reg_use(*index)],
             Slot { slot, disp } [],
             RetArea { disp } [],
             IncomingArg { disp } [],
             OutgoingArg { disp } [],
-        })
+        }
     }
 }
 

@@ -80,12 +80,8 @@ pub enum ControlInst<R = VReg> {
 }
 
 impl ControlInst {
-    #[inline]
-    pub(in crate::isa::x64) fn map<S, F: FnMut(OperandSpec) -> S>(
-        &self,
-        m: &mut Operands<S, F>,
-    ) -> ControlInst<S> {
-        map_operands!(self, ControlInst {
+    map_operands! {
+        pub(in crate::isa::x64) ControlInst, |m| {
             Args {} [args = m.fixed_list(args, Operands::fixed_def)],
             Jmp { target } [],
             CondBr { taken, not_taken } [cond = cond.map(m)],
@@ -100,7 +96,7 @@ impl ControlInst {
                 dest = dest.map(m),
                 regs = map_call_regs(m, regs, *num_uses)
             ],
-        })
+        }
     }
 
     /// Whether the instruction ends its block.

@@ -65,12 +65,8 @@ pub enum MemInst<R = VReg> {
 }
 
 impl MemInst {
-    #[inline]
-    pub(in crate::isa::x64) fn map<S, F: FnMut(OperandSpec) -> S>(
-        &self,
-        m: &mut Operands<S, F>,
-    ) -> MemInst<S> {
-        map_operands!(self, MemInst {
+    map_operands! {
+        pub(in crate::isa::x64) MemInst, |m| {
             Load { kind, trap } [mem = mem.map(m), dst = m.reg_def(*dst)],
             Store { kind, trap } [src = m.reg_use(*src), mem = mem.map(m)],
             StoreImm { size, imm, trap } [mem = mem.map(m)],
@@ -79,7 +75,7 @@ impl MemInst {
             StackAddr { slot, disp } [dst = m.reg_def(*dst)],
             FrameValue { what } [dst = m.reg_def(*dst)],
             SymbolAddr { name, offset, got } [dst = m.reg_def(*dst)],
-        })
+        }
     }
 }
 

@@ -175,10 +175,18 @@ impl Inst {
 
     /// Append the operands, in operand order, to `out`.
     pub fn collect_operands(&self, out: &mut Vec<Operand>) {
-        self.map(&mut Operands::new(
+        let m = &mut Operands::new(
             #[inline(always)]
-            |op| out.push(op.operand()),
-        ));
+            |op: OperandSpec| out.push(op.operand()),
+        );
+        match self {
+            Inst::Alu(i) => i.visit(m),
+            Inst::Bits(i) => i.visit(m),
+            Inst::Sse(i) => i.visit(m),
+            Inst::Mem(i) => i.visit(m),
+            Inst::Atomic(i) => i.visit(m),
+            Inst::Control(i) => i.visit(m),
+        }
     }
 
     /// `dst = cond ? t : f` as an [`AluInst::Cmov`]: a `Pred::And` condition (no two-`cmov`

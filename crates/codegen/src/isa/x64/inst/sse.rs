@@ -69,12 +69,8 @@ pub enum SseInst<R = VReg> {
 }
 
 impl SseInst {
-    #[inline]
-    pub(in crate::isa::x64) fn map<S, F: FnMut(OperandSpec) -> S>(
-        &self,
-        m: &mut Operands<S, F>,
-    ) -> SseInst<S> {
-        map_operands!(self, SseInst {
+    map_operands! {
+        pub(in crate::isa::x64) SseInst, |m| {
             XmmConst { size, bits } [dst = m.reg_def(*dst)],
             XmmRmR { op } [a = m.reg_use(*a), b = m.reg_use(*b), dst = m.reuse_def(*dst, 0)],
             XmmUnary { op } [src = m.reg_use(*src), dst = m.reg_def(*dst)],
@@ -96,7 +92,7 @@ impl SseInst {
             CvtIntToFloat { fsize, isize } [src = m.reg_use(*src), dst = m.reg_def(*dst)],
             CvtU64ToFloat { fsize } [src = m.reg_use(*src), dst = m.early_def(*dst)],
             FcvtToInt { fsize, isize, signed, sat } [src = m.reg_use(*src), dst = m.reg_def(*dst)],
-        })
+        }
     }
 }
 
