@@ -1,5 +1,6 @@
 //! `kestrel-bench compile-speed [--target x86_64|aarch64] [--opt none|speed] [--corpus DIR]
-//! [--count N] [--large N] [--seed S] [--batch-us U] [--batches B] [--contexts reused|fresh]`:
+//! [--count N] [--large N] [--seed S] [--batch-us U] [--batches B] [--contexts reused|fresh]
+//! [--worst N]`:
 //! Kestrel's compile time against Cranelift 0.135.8 at the same opt level (`none` by default;
 //! at `speed`, Kestrel's mid-end and Cranelift's `opt_level=speed`), on the same functions,
 //! in the same process, both compiling for the same target (x86-64 by default); each engine
@@ -15,7 +16,8 @@
 //! functions is run natively and in the interpreter (`runcheck`; x86-64 only, the host).
 //!
 //! Output: a table per size bucket (functions, mean µs per compile of each engine, geometric
-//! mean of the per-function ratios), Kestrel's phase split, the exclusions, and as the last
+//! mean of the per-function ratios), with `--worst N` the N functions of highest ratio,
+//! Kestrel's phase split, the exclusions, and as the last
 //! line the geometric mean of the per-function ratios Kestrel/Cranelift over the corpus.
 
 mod corpus;
@@ -44,6 +46,8 @@ struct Args {
     timing: Config,
     /// Write the generated functions here, one `.clif` file each, for profiling.
     emit_generated: Option<PathBuf>,
+    /// List this many functions of highest ratio (where to look first when profiling).
+    worst: usize,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -61,6 +65,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             fresh_contexts: false,
         },
         emit_generated: None,
+        worst: 0,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -83,10 +88,12 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--contexts" if value == "fresh" => parsed.timing.fresh_contexts = true,
             "--contexts" if value == "reused" => parsed.timing.fresh_contexts = false,
             "--emit-generated" => parsed.emit_generated = Some(PathBuf::from(value)),
+            "--worst" => parsed.worst = value.parse().map_err(bad)?,
             _ => {
                 return Err(format!(
                     "unknown option {flag} (options: --target T --opt L --corpus DIR --count N --large N \
-                     --seed S --batch-us U --batches B --contexts reused|fresh --emit-generated DIR)"
+                     --seed S --batch-us U --batches B --contexts reused|fresh --emit-generated DIR \
+                     --worst N)"
                 ))
             }
         }
@@ -180,6 +187,34 @@ fn print_table(cases: &[Case], samples: &[Sample]) {
                 .map(|s| micros(s.kestrel) / micros(s.cranelift)),
         );
         println!("{label:<16}{:>10}{k:>14.1}{c:>16.1}{r:>10.3}", picked.len());
+    }
+}
+
+/// The `n` functions with the highest ratio Kestrel/Cranelift, highest first.
+fn print_worst(cases: &[Case], samples: &[Sample], n: usize) {
+    if n == 0 {
+        return;
+    }
+    let mut order: Vec<(f64, usize)> = samples
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (micros(s.kestrel) / micros(s.cranelift), i))
+        .collect();
+    order.sort_by(|a, b| b.0.total_cmp(&a.0));
+    println!("\nhighest ratios:");
+    println!(
+        "{:>8}{:>8}{:>14}{:>16}  function",
+        "ratio", "insts", "kestrel µs", "cranelift µs"
+    );
+    for &(ratio, i) in order.iter().take(n) {
+        let (c, s) = (&cases[i], &samples[i]);
+        println!(
+            "{ratio:>8.3}{:>8}{:>14.1}{:>16.1}  {}",
+            c.insts,
+            micros(s.kestrel),
+            micros(s.cranelift),
+            c.label
+        );
     }
 }
 
@@ -319,6 +354,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         args.level.name()
     );
     print_table(&cases, &samples);
+    print_worst(&cases, &samples, args.worst);
     print_phases(&cases, &samples, args.target, args.level);
     let sample: Vec<&Case> = generated.iter().step_by(8).copied().collect();
     if args.target != Target::X64 {

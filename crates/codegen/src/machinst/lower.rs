@@ -244,7 +244,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
         rules_fired: Option<&'f mut RulesFired>,
         scratch: &mut LowerScratch,
         code_memory: &'f mut CodeMemory<I>,
-    ) -> Self {
+    ) -> Result<Self, CodegenError> {
         let num_values = f.dfg.num_values();
         // The tables are taken one by one (the scratch as a whole is large to move) and
         // given back by `finish`.
@@ -258,9 +258,30 @@ impl<'f, I: MachInst> Lower<'f, I> {
         refill(&mut uses, num_values, 0);
         refill(&mut colors, f.dfg.num_insts(), 0);
         let mut color = 0;
+        // One pass counts the uses, colors the instructions and checks that every value
+        // fits a register class (before anything is emitted).
+        let mut misfit: Option<CodegenError> = None;
         for &b in f.layout.blocks() {
+            if misfit.is_none() {
+                misfit = f.dfg.block_params(b).iter().find_map(|&p| {
+                    let ty = f.dfg.value_type(p);
+                    regs_for(ty).is_none().then(|| CodegenError::Unsupported {
+                        opcode: None,
+                        ty: Some(ty),
+                        what: format!("block parameter {p} in {}", f.name),
+                    })
+                });
+            }
             for inst in f.layout.block_insts(b) {
                 let data = f.dfg.inst(inst);
+                if misfit.is_none()
+                    && f.dfg
+                        .inst_results(inst)
+                        .iter()
+                        .any(|&r| regs_for(f.dfg.value_type(r)).is_none())
+                {
+                    misfit = Some(unsupported_inst(f, inst, "result type"));
+                }
                 for v in data.arguments(&f.dfg.pool) {
                     uses[f.dfg.resolve(v).index()] += 1;
                 }
@@ -276,6 +297,16 @@ impl<'f, I: MachInst> Lower<'f, I> {
                 }
             }
         }
+        if let Some(error) = misfit {
+            // The tables go back unfilled: the next function refills them.
+            scratch.value_vregs = value_vregs;
+            scratch.aliases = aliases;
+            scratch.uses = uses;
+            scratch.demanded = demanded;
+            scratch.colors = colors;
+            scratch.sunk = sunk;
+            return Err(error);
+        }
         refill(&mut value_vregs, num_values, None);
         // Most values get a vreg, and lowering adds temporaries: room for both.
         aliases.clear();
@@ -285,7 +316,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
         let blocks = f.layout.blocks().len();
         let mut cur_insts = std::mem::take(&mut code_memory.cur_insts);
         cur_insts.clear();
-        Lower {
+        Ok(Lower {
             f,
             builder: VCodeBuilder::reusing(code_memory, f.dfg.num_insts(), blocks),
             value_vregs,
@@ -302,7 +333,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
             chaos,
             rules_fired,
             misused: None,
-        }
+        })
     }
 
     /// Should the optional merge `what` be skipped this time? (Asked only where the merge
@@ -717,27 +748,6 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
     scratch: &mut LowerScratch,
     code_memory: &mut CodeMemory<B::MInst>,
 ) -> Result<(), CodegenError> {
-    // Every value must fit a register class before anything is emitted.
-    for &b in f.layout.blocks() {
-        for &p in f.dfg.block_params(b) {
-            let ty = f.dfg.value_type(p);
-            if backend.value_regs(ty).is_none() {
-                return Err(CodegenError::Unsupported {
-                    opcode: None,
-                    ty: Some(ty),
-                    what: format!("block parameter {p} in {}", f.name),
-                });
-            }
-        }
-        for inst in f.layout.block_insts(b) {
-            for &r in f.dfg.inst_results(inst) {
-                if backend.value_regs(f.dfg.value_type(r)).is_none() {
-                    return Err(unsupported_inst(f, inst, "result type"));
-                }
-            }
-        }
-    }
-
     let regs_for = |ty: Type| backend.value_regs(ty);
     // Scratch reused across blocks: the block's successors, and one edge's argument vregs.
     let mut succs = std::mem::take(&mut scratch.succs);
@@ -745,7 +755,7 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
     let mut block_insts = std::mem::take(&mut scratch.block_insts);
     let mut tail_order = std::mem::take(&mut scratch.tail_order);
     let for_speed = scratch.for_speed;
-    let mut ctx = Lower::new(f, &regs_for, chaos, rules_fired, scratch, code_memory);
+    let mut ctx = Lower::new(f, &regs_for, chaos, rules_fired, scratch, code_memory)?;
     let entry = f.entry_block();
     for (index, lb) in order.iter() {
         succs.clear();
