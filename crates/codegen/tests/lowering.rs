@@ -495,6 +495,76 @@ fn results_in_the_wrong_registers_are_a_typed_error() {
     assert!(lower_with(&Returns(&[RegClass::Int, RegClass::Int]), add128).is_ok());
 }
 
+/// x86-64 without a way to hold `i16` values: what the driver says of a function that has
+/// some, before it lowers anything.
+struct NoI16;
+
+impl LowerBackend for NoI16 {
+    type MInst = Inst;
+
+    fn lower_inst(
+        &self,
+        ctx: &mut Lower<'_, Inst>,
+        inst: kestrel_ir::Inst,
+    ) -> Result<Option<Results>, CodegenError> {
+        X64Backend.lower_inst(ctx, inst)
+    }
+
+    fn lower_branch(
+        &self,
+        ctx: &mut Lower<'_, Inst>,
+        inst: kestrel_ir::Inst,
+        targets: &[BlockIndex],
+    ) -> Option<()> {
+        X64Backend.lower_branch(ctx, inst, targets)
+    }
+
+    fn gen_args(&self, ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
+        X64Backend.gen_args(ctx, params)
+    }
+
+    fn value_regs(&self, ty: Type) -> Option<(RegClass, usize)> {
+        (ty != Type::I16)
+            .then(|| X64Backend.value_regs(ty))
+            .flatten()
+    }
+}
+
+#[test]
+fn values_no_register_holds_are_a_typed_error_naming_the_first() {
+    // The first misfit in layout order: here an instruction's result.
+    let param = "function %p(i32) -> i32 {
+         block0(v0: i32):
+             v1 = ireduce.i16 v0
+             jump block1(v1)
+         block1(v2: i16):
+             v3 = uextend.i32 v2
+             return v3
+         }";
+    let (opcode, ty, what) = unsupported(lower_with(&NoI16, param));
+    assert_eq!((opcode, ty), (Some(Opcode::Ireduce), Some(Type::I16)));
+    assert!(what.contains("result type"), "{what}");
+    // Here a block parameter (of a block no edge reaches: every block is checked).
+    let param_first = "function %q(i32) -> i32 {
+         block0(v0: i32):
+             jump block1(v0)
+         block1(v1: i32):
+             return v1
+         block2(v2: i16):
+             v3 = uextend.i32 v2
+             return v3
+         }";
+    let (opcode, ty, what) = unsupported(lower_with(&NoI16, param_first));
+    assert_eq!((opcode, ty), (None, Some(Type::I16)));
+    assert!(what.contains("block parameter v2 in %q"), "{what}");
+    // Without such values the same backend lowers.
+    let fine = "function %r(i32) -> i32 {
+         block0(v0: i32):
+             return v0
+         }";
+    assert!(lower_with(&NoI16, fine).is_ok());
+}
+
 /// The allocator sizes its per-vreg tables by `num_vregs`: lowering numbers exactly the
 /// vregs the code names, densely, in order of first appearance (result aliases resolved,
 /// so no alias and no unused temporary takes a number).
