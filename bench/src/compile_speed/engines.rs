@@ -11,7 +11,10 @@
 //!   register-allocation checker off and chaos disabled. This is the backend's
 //!   `compile_function` minus its IR verifier call, matching Cranelift's
 //!   `enable_verifier=false`; the corpus is verified once, untimed, before measuring.
-//!   MachBuffer validators only run in debug builds.
+//!   MachBuffer validators only run in debug builds. The timing loop compiles with
+//!   `compile_in_place`, whose result stays in the context (the next compile writes into
+//!   its vectors), as Cranelift's `Context::compile` leaves its result in its context; the
+//!   loop keeps the code size.
 //! - Cranelift 0.135.8: the target's ISA from `isa::lookup` (`x86_64-unknown-linux-gnu` or
 //!   `aarch64-unknown-linux-gnu`, default ISA flags), `opt_level` `none` or `speed` as
 //!   Kestrel's,
@@ -29,7 +32,7 @@ use kestrel_codegen::isa::aarch64::Aarch64Backend;
 pub use kestrel_codegen::isa::x64::OptLevel;
 use kestrel_codegen::isa::x64::X64Backend;
 use kestrel_codegen::machinst::compile::{
-    compile_in, run_mid_end, CompileContext, CompileOptions, PhaseTimes,
+    compile_in, compile_in_place, run_mid_end, CompileContext, CompileOptions, PhaseTimes,
 };
 use kestrel_codegen::machinst::{CodegenError, CompiledCode};
 
@@ -85,6 +88,32 @@ pub fn kestrel(
     };
     ctx.give_back(f);
     compiled
+}
+
+/// [`kestrel`] with the result left in `ctx` (`compile_in_place`): the size of the code.
+pub fn kestrel_in_place(
+    ctx: &mut CompileContext,
+    f: &kestrel_ir::Function,
+    target: Target,
+    level: OptLevel,
+) -> Result<usize, CodegenError> {
+    let f = run_mid_end(ctx, f, level, false)?;
+    let options = CompileOptions {
+        check_regalloc: false,
+        keep_text: false,
+        lower_for_speed: level == OptLevel::Speed,
+        ..CompileOptions::default()
+    };
+    let chaos = &mut Chaos::disabled();
+    let size = match target {
+        Target::X64 => compile_in_place(ctx, &X64Backend, &f, options, chaos, None),
+        Target::Aarch64 => {
+            compile_in_place(ctx, &Aarch64Backend::default(), &f, options, chaos, None)
+        }
+    }
+    .map(|code| code.code.len());
+    ctx.give_back(f);
+    size
 }
 
 /// The Cranelift target, configured once.

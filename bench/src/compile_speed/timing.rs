@@ -7,7 +7,8 @@
 //!
 //! Only compilation is inside the clock: Cranelift's copies of the function (one per
 //! compile, since `Context::compile` rewrites it) are made before a batch starts, and both
-//! engines' results (and Cranelift's used copies) are dropped after it stops.
+//! engines' results (Kestrel's code sizes: its code stays in its context, see `engines`;
+//! Cranelift's compiled code and used copies) are dropped after it stops.
 //!
 //! Each engine keeps one context for all batches of a function (made fresh per function,
 //! filled by the warm-up), unless `fresh_contexts`: then every compile gets a new one (for
@@ -59,12 +60,11 @@ fn kestrel_batch(
         } else {
             &mut *ctx
         };
-        out.push(black_box(engines::kestrel(
+        out.push(black_box(engines::kestrel_in_place(
             ctx,
             black_box(f),
             target,
             level,
-            None,
         )));
     }
     let elapsed = start.elapsed();

@@ -26,7 +26,7 @@ use kestrel_ir::Function;
 use kestrel_regalloc::{Function as _, MachineEnv, Output, ProgPoint};
 
 use super::blockorder::{BlockLoweringOrder, OrderScratch};
-use super::buffer::{Label, MachBuffer};
+use super::buffer::{Label, MachBuffer, MachBufferFinalized};
 use super::lower::{lower_reusing, LowerBackend, LowerScratch, RulesFired};
 use super::vcode::{CodeMemory, VCode};
 use super::{CodegenError, CompiledCode, EmitCtx, MachInst};
@@ -124,12 +124,37 @@ pub struct CompileContext {
     opt: kestrel_opt::OptContext,
     /// The mid-end's copy of the last function it optimized (see [`CompileContext::give_back`]).
     optimized: Function,
+    /// The result of the last [`compile_in_place`], kept for the caller to read.
+    output: CompiledCode,
+    /// Vectors of a result the caller is done with, which the next compile's buffer fills
+    /// instead of allocating its own.
+    recycled: MachBufferFinalized,
 }
 
 impl CompileContext {
     /// An empty context; its buffers grow with the first functions compiled in it.
     pub fn new() -> CompileContext {
         CompileContext::default()
+    }
+
+    /// Lends the vectors of the result kept by the last compile in place to the next
+    /// compile (the caller is done with that result).
+    pub(crate) fn recycle_last_output(&mut self) {
+        let last = std::mem::take(&mut self.output);
+        self.recycled = MachBufferFinalized {
+            data: last.code,
+            relocs: last.relocs,
+            traps: last.traps,
+            unwind: last.unwind,
+            srclocs: last.srclocs,
+            label_offsets: Vec::new(),
+        };
+    }
+
+    /// Keeps `code` as the result of a compile in place, for the caller to read.
+    pub(crate) fn keep_output(&mut self, code: CompiledCode) -> &CompiledCode {
+        self.output = code;
+        &self.output
     }
 
     /// Keeps the memory of an optimized copy from [`run_mid_end`] once it was compiled, for
@@ -311,6 +336,9 @@ pub fn compile_in<B: Backend>(
     // The allocator timed itself; restart the clock for emission.
     clock = times.as_ref().map(|_| Instant::now());
     let frame = backend.compute_frame(f, vcode, ra);
+    code_memory
+        .buffer
+        .recycle(std::mem::take(&mut ctx.recycled));
     // About 4 bytes per instruction on the targets here, plus the prologue and epilogues.
     let mut buf = MachBuffer::reusing(
         std::mem::take(&mut code_memory.buffer),
@@ -347,6 +375,24 @@ pub fn compile_in<B: Backend>(
         // At most `u16::MAX` rules: each ISA asserts its rule list fits.
         rules_fired: rules_fired.map_or_else(Vec::new, |r| r.iter().map(|k| k as u16).collect()),
     })
+}
+
+/// [`compile_in`] for a caller that reads each result before the next compile (a JIT or a
+/// runtime copying the code out, a benchmark): the result stays in `ctx`, and the next
+/// compile in place writes its code and metadata into the same vectors, so compiling many
+/// functions allocates nothing for results once they have grown. The code is the same as
+/// [`compile_in`]'s.
+pub fn compile_in_place<'c, B: Backend>(
+    ctx: &'c mut CompileContext,
+    backend: &B,
+    f: &Function,
+    options: CompileOptions,
+    chaos: &mut Chaos,
+    times: Option<&mut PhaseTimes>,
+) -> Result<&'c CompiledCode, CodegenError> {
+    ctx.recycle_last_output();
+    let code = compile_in(ctx, backend, f, options, chaos, times)?;
+    Ok(ctx.keep_output(code))
 }
 
 /// Adds the time since the last lap to `slot` and starts the next lap (only when timing).

@@ -136,7 +136,7 @@ impl CodegenError {
 }
 
 /// The result of compiling one function.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CompiledCode {
     /// The machine code; execution starts at offset 0.
     pub code: Vec<u8>,

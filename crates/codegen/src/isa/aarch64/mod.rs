@@ -131,6 +131,21 @@ impl Aarch64Backend {
         self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), None)
     }
 
+    /// [`Self::compile_function_in`] with the result left in `ctx` until the next compile in
+    /// place, which writes its code and metadata into the same vectors: for a client that
+    /// reads (copies out) each result before compiling the next, so that compiling many
+    /// functions allocates nothing for results once they have grown.
+    pub fn compile_function_in_place<'c>(
+        &self,
+        ctx: &'c mut CompileContext,
+        f: &Function,
+        flags: &Flags,
+    ) -> Result<&'c CompiledCode, CodegenError> {
+        ctx.recycle_last_output();
+        let code = self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), None)?;
+        Ok(ctx.keep_output(code))
+    }
+
     /// Compile `f`, asking `chaos` before each optional optimization.
     pub fn compile_function_with_chaos(
         &self,

@@ -176,6 +176,7 @@ impl<U: LabelUse> MachBuffer<U> {
             deferred_fixups: mem::take(&mut self.deferred_fixups),
             latest_branches: mem::take(&mut self.latest_branches),
             pending_constants: mem::take(&mut self.pending_constants),
+            recycled: MachBufferFinalized::default(),
         };
         Ok(MachBufferFinalized {
             data: mem::take(&mut self.data),

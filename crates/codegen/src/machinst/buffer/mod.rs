@@ -150,6 +150,10 @@ pub struct BufferMemory<U: LabelUse> {
     deferred_fixups: Vec<Fixup<U>>,
     latest_branches: Vec<Branch>,
     pending_constants: Vec<PendingConstant<U>>,
+    /// The vectors of an earlier result the caller is done with ([`BufferMemory::recycle`]),
+    /// which the next buffer writes its code and metadata into: a caller that reads each
+    /// result before compiling the next makes compiles allocate nothing here.
+    recycled: MachBufferFinalized,
 }
 
 impl<U: LabelUse> Default for BufferMemory<U> {
@@ -161,7 +165,16 @@ impl<U: LabelUse> Default for BufferMemory<U> {
             deferred_fixups: Vec::new(),
             latest_branches: Vec::new(),
             pending_constants: Vec::new(),
+            recycled: MachBufferFinalized::default(),
         }
+    }
+}
+
+impl<U: LabelUse> BufferMemory<U> {
+    /// Lend `done`'s vectors (emptied, their capacity kept) to the next buffer built in this
+    /// memory, for its code and metadata.
+    pub fn recycle(&mut self, done: MachBufferFinalized) {
+        self.recycled = done;
     }
 }
 
@@ -173,6 +186,13 @@ impl<U: LabelUse> BufferMemory<U> {
         self.deferred_fixups.clear();
         self.latest_branches.clear();
         self.pending_constants.clear();
+        let r = &mut self.recycled;
+        r.data.clear();
+        r.relocs.clear();
+        r.traps.clear();
+        r.unwind.clear();
+        r.srclocs.clear();
+        r.label_offsets.clear();
     }
 }
 
@@ -213,7 +233,8 @@ impl<U: LabelUse> MachBuffer<U> {
 
     /// An empty buffer in `memory` (the working lists a previous buffer gave back through
     /// [`MachBuffer::finish_into`]), with room for `code_bytes` of code and `labels` labels.
-    /// Only the code and the metadata handed to the caller are allocated afresh.
+    /// Only the code and the metadata handed to the caller are allocated afresh, unless the
+    /// caller recycled an earlier result's vectors into `memory`.
     pub fn reusing(mut memory: BufferMemory<U>, code_bytes: usize, labels: usize) -> Self {
         memory.clear();
         let mut buf = MachBuffer {
@@ -223,6 +244,11 @@ impl<U: LabelUse> MachBuffer<U> {
             deferred_fixups: memory.deferred_fixups,
             latest_branches: memory.latest_branches,
             pending_constants: memory.pending_constants,
+            data: memory.recycled.data,
+            relocs: memory.recycled.relocs,
+            traps: memory.recycled.traps,
+            unwind: memory.recycled.unwind,
+            srclocs: memory.recycled.srclocs,
             ..Self::new()
         };
         buf.reserve(code_bytes, labels);

@@ -142,7 +142,7 @@ pub enum BufferError {
 }
 
 /// The finished code: bytes with every label use patched, plus its metadata.
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, Default, PartialEq, Eq, Debug)]
 pub struct MachBufferFinalized {
     pub data: Vec<u8>,
     /// Sorted by offset.
