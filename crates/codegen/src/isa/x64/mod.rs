@@ -121,16 +121,19 @@ impl X64Backend {
         self.compile_function_inner(&mut CompileContext::new(), f, flags, chaos, None)
     }
 
-    /// [`Self::compile_function_in`], adding each phase's wall-clock time (verification
-    /// included) and the peak live vreg count to `times`.
-    pub fn compile_function_timed(
+    /// [`Self::compile_function_in_place`], adding each phase's wall-clock time
+    /// (verification included) and the peak live vreg count to `times`.
+    pub fn compile_function_timed<'c>(
         &self,
-        ctx: &mut CompileContext,
+        ctx: &'c mut CompileContext,
         f: &Function,
         flags: &Flags,
         times: &mut PhaseTimes,
-    ) -> Result<CompiledCode, CodegenError> {
-        self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), Some(times))
+    ) -> Result<&'c CompiledCode, CodegenError> {
+        ctx.recycle_last_output();
+        let code =
+            self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), Some(times))?;
+        Ok(ctx.keep_output(code))
     }
 
     /// [`Self::compile_function_in`] for a caller that no longer needs `f` as it was (a
