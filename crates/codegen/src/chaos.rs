@@ -64,11 +64,14 @@ pub enum Decision {
     /// Block order: lay a loop with one back edge out with its exiting header last, so the
     /// latch falls through into it (see `blockorder/layout.rs`).
     LoopRotation,
+    /// Block order: send the branches into a block that only jumps on, without arguments,
+    /// straight to that jump's destination, leaving the block out.
+    EmptyBlockBypass,
 }
 
 impl Decision {
     /// Every decision point, in declaration order.
-    pub const ALL: [Decision; 17] = [
+    pub const ALL: [Decision; 18] = [
         Decision::FallthroughRemoval,
         Decision::BranchInversion,
         Decision::JumpThreading,
@@ -86,6 +89,7 @@ impl Decision {
         Decision::BandTestFusion,
         Decision::LoopLayout,
         Decision::LoopRotation,
+        Decision::EmptyBlockBypass,
     ];
 
     /// A short stable name for reports.
@@ -108,6 +112,7 @@ impl Decision {
             Decision::BandTestFusion => "band-test-fusion",
             Decision::LoopLayout => "loop-layout",
             Decision::LoopRotation => "loop-rotation",
+            Decision::EmptyBlockBypass => "empty-block-bypass",
         }
     }
 }

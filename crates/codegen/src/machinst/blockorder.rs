@@ -52,7 +52,7 @@
 //! search would find; the loop forest and the search are skipped.
 
 use kestrel_ir::entity::EntityRef;
-use kestrel_ir::{Block, Function};
+use kestrel_ir::{Block, Function, Opcode};
 
 use crate::chaos::{Chaos, Decision};
 
@@ -120,30 +120,56 @@ pub struct BlockLoweringOrder {
 }
 
 /// The branch slots of every block, as compressed rows: slot `s` of block `b` is
-/// `to[start[b] + s]`.
+/// `to[start[b] + s]`, a destination with empty blocks bypassed (see [`Slots::compute`]).
 #[derive(Default)]
 struct Slots {
     start: Vec<u32>,
     to: Vec<Block>,
     /// Incoming slots per block (plus one for the entry).
     incoming: Vec<u32>,
+    /// Per block, where a branch to it really goes (itself unless it is bypassed).
+    forward: Vec<Block>,
+    /// Per block, whether `forward` is final for it yet (see `bypass`).
+    resolved: Vec<Resolved>,
+    /// The bypassable blocks met on the chain being followed.
+    chain: Vec<Block>,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Resolved {
+    No,
+    OnChain,
+    Yes,
 }
 
 impl Slots {
     /// Refills the rows for `func`, keeping the buffers.
-    fn compute(&mut self, func: &Function) {
+    ///
+    /// A block other than the entry whose only instruction is `jump` without arguments,
+    /// and which has no parameters, does nothing: a branch to it goes straight to its
+    /// jump's destination (followed through a chain of such blocks), and the block itself
+    /// is left unreachable, unless the chaos control skips [`Decision::EmptyBlockBypass`]
+    /// for it. A cycle of such blocks (an empty infinite loop) keeps its first block.
+    /// Cost: O(blocks + slots); each block's destination is resolved once.
+    fn compute(&mut self, func: &Function, chaos: &mut Chaos) {
         let n = func.dfg.num_blocks();
         let Slots {
             start,
             to,
             incoming,
+            forward,
+            resolved,
+            chain,
         } = self;
         start.clear();
         to.clear();
         // Most blocks end in a jump or a two-way branch.
         to.reserve(2 * n);
-        incoming.clear();
-        incoming.resize(n, 0);
+        forward.clear();
+        forward.extend((0..n).map(Block::new));
+        resolved.clear();
+        resolved.resize(n, Resolved::Yes);
+        let entry = func.layout.entry_block();
         for i in 0..n {
             start.push(to.len() as u32);
             let b = Block::new(i);
@@ -163,12 +189,31 @@ impl Slots {
                     "{b} branches to {}, which is not in the layout",
                     call.block
                 );
-                incoming[call.block.index()] += 1;
                 to.push(call.block);
+            }
+            let bypassable = Some(b) != entry
+                && func.layout.first_inst(b) == Some(inst)
+                && func.dfg.inst(inst).opcode() == Opcode::Jump
+                && func.dfg.block_params(b).is_empty()
+                && func
+                    .dfg
+                    .block_call_args(&func.branch_destination(inst, 0))
+                    .is_empty();
+            if bypassable && !chaos.should_skip(Decision::EmptyBlockBypass) {
+                forward[i] = func.branch_destination(inst, 0).block;
+                resolved[i] = Resolved::No;
             }
         }
         start.push(to.len() as u32);
-        if let Some(entry) = func.layout.entry_block() {
+        // Follow each slot's destination to the end of its chain of bypassed blocks.
+        incoming.clear();
+        incoming.resize(n, 0);
+        for k in 0..to.len() {
+            let dest = bypass(to[k], forward, resolved, chain);
+            to[k] = dest;
+            incoming[dest.index()] += 1;
+        }
+        if let Some(entry) = entry {
             incoming[entry.index()] += 1;
         }
     }
@@ -181,6 +226,39 @@ impl Slots {
     fn is_critical(&self, b: Block, s: usize) -> bool {
         self.range(b).len() > 1 && self.incoming[self.to[s].index()] > 1
     }
+}
+
+/// Where a branch to `b` goes: the end of the chain of bypassed blocks from `b` (`b` itself
+/// if it is not bypassed). Every block on the chain is resolved to that end on the way, so
+/// each is followed once over all calls. A chain that comes back to one of its own blocks
+/// (a cycle of empty blocks) ends at that block, which then stays (its jump, followed
+/// through the cycle, comes back to itself).
+fn bypass(
+    b: Block,
+    forward: &mut [Block],
+    resolved: &mut [Resolved],
+    chain: &mut Vec<Block>,
+) -> Block {
+    chain.clear();
+    let mut at = b;
+    let end = loop {
+        match resolved[at.index()] {
+            Resolved::Yes => break forward[at.index()],
+            Resolved::OnChain => break at,
+            Resolved::No => {
+                resolved[at.index()] = Resolved::OnChain;
+                chain.push(at);
+                at = forward[at.index()];
+            }
+        }
+    };
+    // Post-invariant: each block of the chain leads to `end`; `end` itself, when it closed
+    // a cycle, is resolved to itself (it is kept).
+    for &c in chain.iter() {
+        forward[c.index()] = if c == end { c } else { end };
+        resolved[c.index()] = Resolved::Yes;
+    }
+    end
 }
 
 /// Whether the blocks reachable from `entry` form a chain free of cold blocks: each has one
@@ -239,7 +317,7 @@ impl BlockLoweringOrder {
         chaos: &mut Chaos,
         scratch: &mut OrderScratch,
     ) {
-        scratch.slots.compute(func);
+        scratch.slots.compute(func, chaos);
         let OrderScratch {
             slots,
             loops,

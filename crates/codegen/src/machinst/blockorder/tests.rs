@@ -12,8 +12,19 @@ use super::{BlockLoweringOrder, LoweredBlock, LoweredIndex};
 use crate::chaos::Chaos;
 
 /// A function whose block `i` branches to `succs[i]` (none: `return`; one: `jump`; two:
-/// `brif v0`; more: `br_table v0` with the first as default) and is cold when listed.
+/// `brif v0`; more: `br_table v0` with the first as default) and is cold when listed. Each
+/// block starts with a `nop`, so no block is an empty jump the order would bypass (see
+/// [`function_with_empty_jumps`]).
 fn function(succs: &[&[usize]], cold: &[usize]) -> Function {
+    build(succs, cold, true)
+}
+
+/// [`function`] without the `nop`s: its blocks with one successor only jump.
+fn function_with_empty_jumps(succs: &[&[usize]], cold: &[usize]) -> Function {
+    build(succs, cold, false)
+}
+
+fn build(succs: &[&[usize]], cold: &[usize], nops: bool) -> Function {
     let mut sig = Signature::new(CallConv::SystemV);
     sig.params = vec![AbiParam::new(Type::I32)];
     let mut f = Function::with_name_signature(FunctionName::Named("f".into()), sig);
@@ -55,6 +66,15 @@ fn function(succs: &[&[usize]], cold: &[usize]) -> Function {
         let inst = f.make_inst(data, Type::INVALID);
         // Appending block by block keeps the layout compact (no queued edits).
         f.layout.append_block(blocks[i]);
+        if nops {
+            let nop = f.make_inst(
+                InstructionData::NullAry {
+                    opcode: Opcode::Nop,
+                },
+                Type::INVALID,
+            );
+            f.layout.append_inst(nop, blocks[i]);
+        }
         f.layout.append_inst(inst, blocks[i]);
     }
     f
@@ -118,20 +138,29 @@ fn check_properties(f: &Function, order: &BlockLoweringOrder, sunk: bool) {
                 };
                 assert_eq!(ss.len(), dests.len(), "one successor per slot");
                 for (k, (s, d)) in ss.iter().zip(&dests).enumerate() {
+                    let Some(dest) = past_empty_jumps(f, d.block) else {
+                        continue; // into a cycle of empty blocks (see the bypass tests)
+                    };
                     match lowered[s.index()] {
-                        LoweredBlock::Orig(t) => assert_eq!(t, d.block),
+                        LoweredBlock::Orig(t) => assert_eq!(t, dest),
                         LoweredBlock::Edge {
                             from,
                             succ_index,
                             to,
-                        } => assert_eq!((from, succ_index as usize, to), (b, k, d.block)),
+                        } => assert_eq!((from, succ_index as usize, to), (b, k, dest)),
                     }
                 }
                 // Without cold blocks, every block comes after its immediate dominator,
                 // unless that is the header of a rotated loop around it: laid out after
                 // the block, with a branch back to the loop's top at or before it.
                 if !sunk || !order.iter().any(|(j, _)| order.is_cold(j)) {
-                    if let Some(idom) = dt.idom(b) {
+                    // The nearest dominator the order kept (bypassed blocks are left out).
+                    let mut dom = dt.idom(b);
+                    while let Some(d) = dom.filter(|&d| order.lowered_index_for_block(d).is_none())
+                    {
+                        dom = dt.idom(d);
+                    }
+                    if let Some(idom) = dom {
                         let d = order.lowered_index_for_block(idom).unwrap();
                         assert!(
                             d < i || order.succ_indices(d).iter().any(|s| *s <= i),
@@ -162,7 +191,10 @@ fn check_properties(f: &Function, order: &BlockLoweringOrder, sunk: bool) {
         }
     }
     for &b in f.layout.blocks() {
-        assert_eq!(seen[b.index()], dt.is_reachable(b), "{b}");
+        // An empty jump block is bypassed, or kept closing a cycle of them.
+        if !empty_jump(f, b) {
+            assert_eq!(seen[b.index()], dt.is_reachable(b), "{b}");
+        }
     }
     if sunk {
         let first_cold = order.iter().position(|(i, _)| order.is_cold(i));
@@ -170,6 +202,80 @@ fn check_properties(f: &Function, order: &BlockLoweringOrder, sunk: bool) {
             assert!(order.iter().skip(k).all(|(i, _)| order.is_cold(i)));
         }
     }
+}
+
+/// Whether `b` is a block the order bypasses: not the entry, no parameters, only a `jump`
+/// without arguments.
+fn empty_jump(f: &Function, b: Block) -> bool {
+    let inst = f.layout.last_inst(b).unwrap();
+    Some(b) != f.layout.entry_block()
+        && f.layout.first_inst(b) == Some(inst)
+        && f.dfg.inst(inst).opcode() == Opcode::Jump
+        && f.dfg.block_params(b).is_empty()
+        && f.dfg
+            .block_call_args(&f.branch_destination(inst, 0))
+            .is_empty()
+}
+
+/// Where a branch to `b` lands once empty jump blocks are bypassed; `None` if the jumps
+/// from `b` run into a cycle.
+fn past_empty_jumps(f: &Function, mut b: Block) -> Option<Block> {
+    let mut seen = vec![false; f.dfg.num_blocks()];
+    while empty_jump(f, b) {
+        if std::mem::replace(&mut seen[b.index()], true) {
+            return None;
+        }
+        b = f
+            .branch_destination(f.layout.last_inst(b).unwrap(), 0)
+            .block;
+    }
+    Some(b)
+}
+
+#[test]
+fn a_chain_of_empty_jumps_is_bypassed() {
+    // b0 -> b1 -> b2 -> b3, b1 and b2 only jumping: b0 jumps straight to b3.
+    let f = function_with_empty_jumps(&[&[1], &[2], &[3], &[]], &[]);
+    let order = compute(&f);
+    assert_eq!(describe(&order), ["b0", "b3"]);
+    assert_eq!(succs(&order, 0), [1]);
+    // The entry is never bypassed, even when it only jumps.
+    let f = function_with_empty_jumps(&[&[1], &[]], &[]);
+    assert_eq!(describe(&compute(&f)), ["b0", "b1"]);
+    // Told to skip the bypass, the order keeps every block.
+    let order = BlockLoweringOrder::new(&f, &mut Chaos::skip_all());
+    check_properties(&f, &order, false);
+    assert_eq!(describe(&order), ["b0", "b1"]);
+    let f = function_with_empty_jumps(&[&[1], &[2], &[3], &[]], &[]);
+    let order = BlockLoweringOrder::new(&f, &mut Chaos::skip_all());
+    assert_eq!(describe(&order), ["b0", "b1", "b2", "b3"]);
+}
+
+#[test]
+fn a_bypass_may_make_an_edge_critical_and_split() {
+    // b0 branches to b1 (empty, to b3) and b2; b2 also goes to b3. Bypassed, b0's first
+    // slot goes to b3, which now has two incoming slots: that edge gets a block of its own.
+    let f = function_with_empty_jumps(&[&[1, 2], &[3], &[4, 3], &[], &[]], &[]);
+    let order = compute(&f);
+    let d = describe(&order);
+    assert!(!d.contains(&"b1".to_string()), "{d:?}");
+    assert!(d.contains(&"e0.0".to_string()), "{d:?}");
+}
+
+#[test]
+fn a_cycle_of_empty_jumps_keeps_one_block() {
+    // b1 -> b2 -> b1, both only jumping (an empty infinite loop): the cycle keeps b1, which
+    // jumps to itself, and b2 is bypassed.
+    let f = function_with_empty_jumps(&[&[1], &[2], &[1]], &[]);
+    let order = compute(&f);
+    assert_eq!(describe(&order), ["b0", "b1"]);
+    assert_eq!(succs(&order, 0), [1]);
+    assert_eq!(succs(&order, 1), [1]);
+    // Entered in the middle: b0 -> b2 -> b1 -> b2 keeps b2.
+    let f = function_with_empty_jumps(&[&[2], &[2], &[1]], &[]);
+    let order = compute(&f);
+    assert_eq!(describe(&order), ["b0", "b2"]);
+    assert_eq!(succs(&order, 1), [1]);
 }
 
 #[test]
@@ -354,10 +460,12 @@ fn clif_cold_block_and_br_table() {
          block0(v0: i32):
              br_table v0, block3, [block1, block2, block1]
          block1:
+             v1 = iconst.i32 1
              jump block4
          block2 cold:
              trap user1
          block3:
+             v2 = iconst.i32 3
              jump block4
          block4:
              return v0
