@@ -208,9 +208,8 @@ impl Slots {
         // Follow each slot's destination to the end of its chain of bypassed blocks.
         incoming.clear();
         incoming.resize(n, 0);
-        for k in 0..to.len() {
-            let dest = bypass(to[k], forward, resolved, chain);
-            to[k] = dest;
+        for dest in to.iter_mut() {
+            *dest = bypass(*dest, forward, resolved, chain);
             incoming[dest.index()] += 1;
         }
         if let Some(entry) = entry {
