@@ -11,15 +11,19 @@
 //! The search runs over a *virtual* graph that is never built: its nodes are the IR blocks
 //! plus one *edge block* per critical edge, and its successor function is
 //! "block `b`'s `i`-th branch destination, through its edge block if that edge is critical".
+//! A destination that only jumps on, without arguments (no parameters, not the entry), is
+//! *bypassed*: the slot goes to the end of that chain of jumps instead, so the empty block
+//! is never reached (unless the chaos control skips [`Decision::EmptyBlockBypass`] for it;
+//! a cycle of such blocks keeps one).
 //! An edge is identified by its branch slot (`brif v, block1, block1` has two edges), and is
 //! critical when its source has more than one slot and its destination more than one incoming
 //! slot (the function entry counts as one). Every other edge needs no block of its own, since
 //! fixup code for it can go at the end of its source or the start of its destination.
 //!
 //! Guarantees:
-//! - the order lists each block reachable from the entry exactly once (unreachable blocks are
-//!   left out, so never lowered), the entry first, and one edge block per critical edge out of
-//!   a reachable block;
+//! - the order lists each block reachable from the entry in the virtual graph exactly once
+//!   (unreachable and bypassed blocks are left out, so never lowered), the entry first, and
+//!   one edge block per critical edge out of a reachable block;
 //! - it is the reverse postorder of the search, which visits a block's destinations so that
 //!   its first destination tends to come right after it; so without cold blocks and rotated
 //!   loops every block comes after its dominators;
@@ -45,7 +49,7 @@
 //!   edges, and an edge block has exactly one predecessor and one successor.
 //!
 //! Cost: O(blocks + edges) (times an inverse-Ackermann factor in the loop forest's union-find):
-//! one pass to count incoming slots, the loop forest, one depth-first search, one stable
+//! one pass to find the slots, their bypassed destinations and the incoming counts, the loop forest, one depth-first search, one stable
 //! partition for cold blocks. When the reachable blocks form a chain without cold blocks
 //! (one block, or blocks joined by jumps, each entered from its predecessor alone: most
 //! small functions), the order is the chain, found by following it, which is what the
