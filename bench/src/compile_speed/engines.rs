@@ -75,12 +75,7 @@ pub fn kestrel(
     if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
         t.mid_end += start.elapsed();
     }
-    let options = CompileOptions {
-        check_regalloc: false,
-        keep_text: false,
-        lower_for_speed: level == OptLevel::Speed,
-        ..CompileOptions::default()
-    };
+    let options = kestrel_options(level);
     let chaos = &mut Chaos::disabled();
     let compiled = match target {
         Target::X64 => compile_in(ctx, &X64Backend, &f, options, chaos, times),
@@ -98,12 +93,7 @@ pub fn kestrel_in_place(
     level: OptLevel,
 ) -> Result<usize, CodegenError> {
     let f = run_mid_end(ctx, f, level, false)?;
-    let options = CompileOptions {
-        check_regalloc: false,
-        keep_text: false,
-        lower_for_speed: level == OptLevel::Speed,
-        ..CompileOptions::default()
-    };
+    let options = kestrel_options(level);
     let chaos = &mut Chaos::disabled();
     let size = match target {
         Target::X64 => compile_in_place(ctx, &X64Backend, &f, options, chaos, None),
@@ -114,6 +104,16 @@ pub fn kestrel_in_place(
     .map(|code| code.code.len());
     ctx.give_back(f);
     size
+}
+
+/// Kestrel's options at `level`: checker off, no printed text.
+fn kestrel_options(level: OptLevel) -> CompileOptions {
+    CompileOptions {
+        check_regalloc: false,
+        keep_text: false,
+        lower_for_speed: level == OptLevel::Speed,
+        ..CompileOptions::default()
+    }
 }
 
 /// The Cranelift target, configured once.

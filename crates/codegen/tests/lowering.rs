@@ -424,12 +424,29 @@ fn i128_met_by_a_scalar_rule_is_a_typed_error() {
     }
 }
 
-/// An ISA whose every instruction with results returns fresh registers of these classes
-/// (and emits nothing; the others lower as on x86-64): what the driver does with results of
-/// the wrong shape.
-struct Returns(&'static [RegClass]);
+/// x86-64 with two ways to misbehave, for what the driver makes of an ISA's answers:
+/// `returns`, every instruction with results returns fresh registers of these classes (and
+/// emits nothing; the others lower as on x86-64); `no_i16`, no register holds an `i16`.
+struct Tweaked {
+    returns: Option<&'static [RegClass]>,
+    no_i16: bool,
+}
 
-impl LowerBackend for Returns {
+/// Results in fresh registers of these classes.
+fn returning(classes: &'static [RegClass]) -> Tweaked {
+    Tweaked {
+        returns: Some(classes),
+        no_i16: false,
+    }
+}
+
+/// No register holds an `i16`.
+const NO_I16: Tweaked = Tweaked {
+    returns: None,
+    no_i16: true,
+};
+
+impl LowerBackend for Tweaked {
     type MInst = Inst;
 
     fn lower_inst(
@@ -437,10 +454,12 @@ impl LowerBackend for Returns {
         ctx: &mut Lower<'_, Inst>,
         inst: kestrel_ir::Inst,
     ) -> Result<Option<Results>, CodegenError> {
-        if ctx.f.dfg.inst_results(inst).is_empty() {
-            return X64Backend.lower_inst(ctx, inst);
+        match self.returns {
+            Some(classes) if !ctx.f.dfg.inst_results(inst).is_empty() => {
+                Ok(Some(classes.iter().map(|&c| ctx.alloc_vreg(c)).collect()))
+            }
+            _ => X64Backend.lower_inst(ctx, inst),
         }
-        Ok(Some(self.0.iter().map(|&c| ctx.alloc_vreg(c)).collect()))
     }
 
     fn lower_branch(
@@ -457,6 +476,9 @@ impl LowerBackend for Returns {
     }
 
     fn value_regs(&self, ty: Type) -> Option<(RegClass, usize)> {
+        if self.no_i16 && ty == Type::I16 {
+            return None;
+        }
         X64Backend.value_regs(ty)
     }
 }
@@ -479,55 +501,22 @@ fn results_in_the_wrong_registers_are_a_typed_error() {
              return v1
          }";
     // Too few: one register for an i128.
-    let (opcode, ty, what) = unsupported(lower_with(&Returns(&[RegClass::Int]), add128));
+    let (opcode, ty, what) = unsupported(lower_with(&returning(&[RegClass::Int]), add128));
     assert_eq!((opcode, ty), (Some(Opcode::Iadd), Some(Type::I128)));
     assert!(what.contains("result v1"), "{what}");
     // Too many: a pair for an i64.
-    let (opcode, ty, what) =
-        unsupported(lower_with(&Returns(&[RegClass::Int, RegClass::Int]), add64));
+    let (opcode, ty, what) = unsupported(lower_with(
+        &returning(&[RegClass::Int, RegClass::Int]),
+        add64,
+    ));
     assert_eq!((opcode, ty), (Some(Opcode::Iadd), Some(Type::I64)));
     assert!(what.contains("beyond the results"), "{what}");
     // The wrong class: an integer register for an f64.
-    let (opcode, ty, what) = unsupported(lower_with(&Returns(&[RegClass::Int]), fadd));
+    let (opcode, ty, what) = unsupported(lower_with(&returning(&[RegClass::Int]), fadd));
     assert_eq!((opcode, ty), (Some(Opcode::Fadd), Some(Type::F64)));
     assert!(what.contains("result v1"), "{what}");
     // The right shape passes the driver.
-    assert!(lower_with(&Returns(&[RegClass::Int, RegClass::Int]), add128).is_ok());
-}
-
-/// x86-64 without a way to hold `i16` values: what the driver says of a function that has
-/// some, before it lowers anything.
-struct NoI16;
-
-impl LowerBackend for NoI16 {
-    type MInst = Inst;
-
-    fn lower_inst(
-        &self,
-        ctx: &mut Lower<'_, Inst>,
-        inst: kestrel_ir::Inst,
-    ) -> Result<Option<Results>, CodegenError> {
-        X64Backend.lower_inst(ctx, inst)
-    }
-
-    fn lower_branch(
-        &self,
-        ctx: &mut Lower<'_, Inst>,
-        inst: kestrel_ir::Inst,
-        targets: &[BlockIndex],
-    ) -> Option<()> {
-        X64Backend.lower_branch(ctx, inst, targets)
-    }
-
-    fn gen_args(&self, ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
-        X64Backend.gen_args(ctx, params)
-    }
-
-    fn value_regs(&self, ty: Type) -> Option<(RegClass, usize)> {
-        (ty != Type::I16)
-            .then(|| X64Backend.value_regs(ty))
-            .flatten()
-    }
+    assert!(lower_with(&returning(&[RegClass::Int, RegClass::Int]), add128).is_ok());
 }
 
 #[test]
@@ -541,7 +530,7 @@ fn values_no_register_holds_are_a_typed_error_naming_the_first() {
              v3 = uextend.i32 v2
              return v3
          }";
-    let (opcode, ty, what) = unsupported(lower_with(&NoI16, param));
+    let (opcode, ty, what) = unsupported(lower_with(&NO_I16, param));
     assert_eq!((opcode, ty), (Some(Opcode::Ireduce), Some(Type::I16)));
     assert!(what.contains("result type"), "{what}");
     // Here a block parameter (of a block no edge reaches: every block is checked).
@@ -554,7 +543,7 @@ fn values_no_register_holds_are_a_typed_error_naming_the_first() {
              v3 = uextend.i32 v2
              return v3
          }";
-    let (opcode, ty, what) = unsupported(lower_with(&NoI16, param_first));
+    let (opcode, ty, what) = unsupported(lower_with(&NO_I16, param_first));
     assert_eq!((opcode, ty), (None, Some(Type::I16)));
     assert!(what.contains("block parameter v2 in %q"), "{what}");
     // Without such values the same backend lowers.
@@ -562,7 +551,7 @@ fn values_no_register_holds_are_a_typed_error_naming_the_first() {
          block0(v0: i32):
              return v0
          }";
-    assert!(lower_with(&NoI16, fine).is_ok());
+    assert!(lower_with(&NO_I16, fine).is_ok());
 }
 
 /// The allocator sizes its per-vreg tables by `num_vregs`: lowering numbers exactly the

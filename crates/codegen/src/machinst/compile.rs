@@ -139,7 +139,7 @@ impl CompileContext {
 
     /// Lends the vectors of the result kept by the last compile in place to the next
     /// compile (the caller is done with that result).
-    pub(crate) fn recycle_last_output(&mut self) {
+    fn recycle_last_output(&mut self) {
         let last = std::mem::take(&mut self.output);
         self.recycled = MachBufferFinalized {
             data: last.code,
@@ -149,12 +149,6 @@ impl CompileContext {
             srclocs: last.srclocs,
             label_offsets: Vec::new(),
         };
-    }
-
-    /// Keeps `code` as the result of a compile in place, for the caller to read.
-    pub(crate) fn keep_output(&mut self, code: CompiledCode) -> &CompiledCode {
-        self.output = code;
-        &self.output
     }
 
     /// Keeps the memory of an optimized copy from [`run_mid_end`] once it was compiled, for
@@ -390,9 +384,22 @@ pub fn compile_in_place<'c, B: Backend>(
     chaos: &mut Chaos,
     times: Option<&mut PhaseTimes>,
 ) -> Result<&'c CompiledCode, CodegenError> {
+    in_place(ctx, |ctx| {
+        compile_in(ctx, backend, f, options, chaos, times)
+    })
+}
+
+/// Runs `compile`, a compile in `ctx`, in place: the last result kept in `ctx` lends its
+/// vectors to it, and its own result is kept in `ctx` for the caller to read (see
+/// [`compile_in_place`]).
+pub(crate) fn in_place(
+    ctx: &mut CompileContext,
+    compile: impl FnOnce(&mut CompileContext) -> Result<CompiledCode, CodegenError>,
+) -> Result<&CompiledCode, CodegenError> {
     ctx.recycle_last_output();
-    let code = compile_in(ctx, backend, f, options, chaos, times)?;
-    Ok(ctx.keep_output(code))
+    let code = compile(ctx)?;
+    ctx.output = code;
+    Ok(&ctx.output)
 }
 
 /// Adds the time since the last lap to `slot` and starts the next lap (only when timing).

@@ -246,17 +246,9 @@ impl<'f, I: MachInst> Lower<'f, I> {
         code_memory: &'f mut CodeMemory<I>,
     ) -> Result<Self, CodegenError> {
         let num_values = f.dfg.num_values();
-        // The tables are taken one by one (the scratch as a whole is large to move) and
-        // given back by `finish`.
-        let mut value_vregs = std::mem::take(&mut scratch.value_vregs);
-        let mut aliases = std::mem::take(&mut scratch.aliases);
-        let mut uses = std::mem::take(&mut scratch.uses);
-        let mut demanded = std::mem::take(&mut scratch.demanded);
-        let mut colors = std::mem::take(&mut scratch.colors);
-        let mut sunk = std::mem::take(&mut scratch.sunk);
-        let for_speed = scratch.for_speed;
-        refill(&mut uses, num_values, 0);
-        refill(&mut colors, f.dfg.num_insts(), 0);
+        let (uses, colors) = (&mut scratch.uses, &mut scratch.colors);
+        refill(uses, num_values, 0);
+        refill(colors, f.dfg.num_insts(), 0);
         let mut color = 0;
         // One pass counts the uses, colors the instructions and checks that every value
         // fits a register class (before anything is emitted).
@@ -298,15 +290,17 @@ impl<'f, I: MachInst> Lower<'f, I> {
             }
         }
         if let Some(error) = misfit {
-            // The tables go back unfilled: the next function refills them.
-            scratch.value_vregs = value_vregs;
-            scratch.aliases = aliases;
-            scratch.uses = uses;
-            scratch.demanded = demanded;
-            scratch.colors = colors;
-            scratch.sunk = sunk;
             return Err(error);
         }
+        // The tables are taken one by one (the scratch as a whole is large to move) and
+        // given back by `finish`.
+        let mut value_vregs = std::mem::take(&mut scratch.value_vregs);
+        let mut aliases = std::mem::take(&mut scratch.aliases);
+        let uses = std::mem::take(&mut scratch.uses);
+        let mut demanded = std::mem::take(&mut scratch.demanded);
+        let colors = std::mem::take(&mut scratch.colors);
+        let mut sunk = std::mem::take(&mut scratch.sunk);
+        let for_speed = scratch.for_speed;
         refill(&mut value_vregs, num_values, None);
         // Most values get a vreg, and lowering adds temporaries: room for both.
         aliases.clear();

@@ -44,7 +44,7 @@ use kestrel_regalloc::{MachineEnv, Output, RegClass};
 
 use crate::chaos::Chaos;
 use crate::machinst::compile::{
-    compile_in, verify_and_optimize, Backend, CompileContext, CompileOptions, PhaseTimes,
+    compile_in, in_place, verify_and_optimize, Backend, CompileContext, CompileOptions, PhaseTimes,
 };
 use crate::machinst::lower::{Lower, LowerBackend, Results};
 use crate::machinst::vcode::VCode;
@@ -131,19 +131,17 @@ impl Aarch64Backend {
         self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), None)
     }
 
-    /// [`Self::compile_function_in`] with the result left in `ctx` until the next compile in
-    /// place, which writes its code and metadata into the same vectors: for a client that
-    /// reads (copies out) each result before compiling the next, so that compiling many
-    /// functions allocates nothing for results once they have grown.
+    /// [`Self::compile_function_in`], the result kept in `ctx` as
+    /// [`compile_in_place`](crate::machinst::compile::compile_in_place) keeps it.
     pub fn compile_function_in_place<'c>(
         &self,
         ctx: &'c mut CompileContext,
         f: &Function,
         flags: &Flags,
     ) -> Result<&'c CompiledCode, CodegenError> {
-        ctx.recycle_last_output();
-        let code = self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), None)?;
-        Ok(ctx.keep_output(code))
+        in_place(ctx, |ctx| {
+            self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), None)
+        })
     }
 
     /// Compile `f`, asking `chaos` before each optional optimization.
@@ -165,10 +163,9 @@ impl Aarch64Backend {
         flags: &Flags,
         times: &mut PhaseTimes,
     ) -> Result<&'c CompiledCode, CodegenError> {
-        ctx.recycle_last_output();
-        let code =
-            self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), Some(times))?;
-        Ok(ctx.keep_output(code))
+        in_place(ctx, |ctx| {
+            self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), Some(times))
+        })
     }
 
     fn compile_function_inner(

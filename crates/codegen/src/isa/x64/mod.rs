@@ -29,7 +29,7 @@ use kestrel_regalloc::{MachineEnv, Output, RegClass};
 
 use crate::chaos::Chaos;
 use crate::machinst::compile::{compile_in, Backend, CompileContext, CompileOptions, PhaseTimes};
-use crate::machinst::compile::{verify_and_optimize, verify_and_optimize_in_place};
+use crate::machinst::compile::{in_place, verify_and_optimize, verify_and_optimize_in_place};
 use crate::machinst::lower::{Lower, LowerBackend, Results};
 use crate::machinst::vcode::VCode;
 use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
@@ -106,9 +106,9 @@ impl X64Backend {
         f: &Function,
         flags: &Flags,
     ) -> Result<&'c CompiledCode, CodegenError> {
-        ctx.recycle_last_output();
-        let code = self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), None)?;
-        Ok(ctx.keep_output(code))
+        in_place(ctx, |ctx| {
+            self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), None)
+        })
     }
 
     /// Compile `f`, asking `chaos` before each optional optimization.
@@ -130,10 +130,9 @@ impl X64Backend {
         flags: &Flags,
         times: &mut PhaseTimes,
     ) -> Result<&'c CompiledCode, CodegenError> {
-        ctx.recycle_last_output();
-        let code =
-            self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), Some(times))?;
-        Ok(ctx.keep_output(code))
+        in_place(ctx, |ctx| {
+            self.compile_function_inner(ctx, f, flags, &mut Chaos::disabled(), Some(times))
+        })
     }
 
     /// [`Self::compile_function_in`] for a caller that no longer needs `f` as it was (a
