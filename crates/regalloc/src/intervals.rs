@@ -780,11 +780,17 @@ pub(crate) fn build<F: Function>(
             let inst = Inst(i);
             let ops = func.inst_operands(inst);
             let move_src = func.is_move(inst).map(|(_, src)| src.vreg());
+            // Bit k: operand k is an input a def reuses (the early operands a reuse
+            // constraint can name; later ones are never reused inputs).
+            let mut reused_inputs = 0u64;
             for op in ops.iter().filter(|op| op.is_def()) {
                 let v = op.vreg();
                 class_of[v.index()] = Some(v);
                 let constraint = op.constraint();
                 let start = def_start(*op, i);
+                if let OperandConstraint::Reuse(n) = constraint {
+                    reused_inputs |= 1u64.checked_shl(n as u32).unwrap_or(0);
+                }
                 if let OperandConstraint::FixedReg(r) = constraint {
                     if allocatable.contains(r) {
                         let from = if op.pos() == OperandPos::Early {
@@ -861,9 +867,14 @@ pub(crate) fn build<F: Function>(
                 };
                 growing.add(v.index(), cfg.block_start_pos(b), end);
                 live_now.insert(v.index());
-                let reused = ops.iter().any(|d| {
-                    d.kind() == OperandKind::Def && d.constraint() == OperandConstraint::Reuse(k)
-                });
+                let reused = if k < 64 {
+                    reused_inputs & (1 << k) != 0
+                } else {
+                    ops.iter().any(|d| {
+                        d.kind() == OperandKind::Def
+                            && d.constraint() == OperandConstraint::Reuse(k)
+                    })
+                };
                 let requires_reg = op.constraint() == OperandConstraint::Reg && !reused;
                 match op.constraint() {
                     OperandConstraint::FixedReg(r) if allocatable.contains(r) => {
