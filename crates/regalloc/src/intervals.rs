@@ -780,8 +780,8 @@ pub(crate) fn build<F: Function>(
             let inst = Inst(i);
             let ops = func.inst_operands(inst);
             let move_src = func.is_move(inst).map(|(_, src)| src.vreg());
-            // Bit k: operand k is an input a def reuses (the early operands a reuse
-            // constraint can name; later ones are never reused inputs).
+            // Bit k: a def reuses operand k, for k < 64 (the uses below look operands past
+            // 63 up among the defs instead): one pass over the defs, not one per use.
             let mut reused_inputs = 0u64;
             for op in ops.iter().filter(|op| op.is_def()) {
                 let v = op.vreg();

@@ -49,7 +49,8 @@
 //!   edges, and an edge block has exactly one predecessor and one successor.
 //!
 //! Cost: O(blocks + edges) (times an inverse-Ackermann factor in the loop forest's union-find):
-//! one pass to find the slots, their bypassed destinations and the incoming counts, the loop forest, one depth-first search, one stable
+//! one pass to find the slots, one to follow them past bypassed blocks (each block resolved
+//! once) and count incoming slots, the loop forest, one depth-first search, one stable
 //! partition for cold blocks. When the reachable blocks form a chain without cold blocks
 //! (one block, or blocks joined by jumps, each entered from its predecessor alone: most
 //! small functions), the order is the chain, found by following it, which is what the
@@ -153,7 +154,8 @@ impl Slots {
     /// and which has no parameters, does nothing: a branch to it goes straight to its
     /// jump's destination (followed through a chain of such blocks), and the block itself
     /// is left unreachable, unless the chaos control skips [`Decision::EmptyBlockBypass`]
-    /// for it. A cycle of such blocks (an empty infinite loop) keeps its first block.
+    /// for it. A cycle of such blocks (an empty infinite loop) keeps the block at which the
+    /// first chain followed into it closes (see `bypass`).
     /// Cost: O(blocks + slots); each block's destination is resolved once.
     fn compute(&mut self, func: &Function, chaos: &mut Chaos) {
         let n = func.dfg.num_blocks();

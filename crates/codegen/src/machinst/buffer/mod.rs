@@ -192,7 +192,6 @@ impl<U: LabelUse> BufferMemory<U> {
         r.traps.clear();
         r.unwind.clear();
         r.srclocs.clear();
-        r.label_offsets.clear();
     }
 }
 
