@@ -230,6 +230,13 @@ fn internal(msg: String) -> RegAllocError {
     RegAllocError::Internal(msg)
 }
 
+/// The error of a lookup that found no location (an allocator bug).
+#[cold]
+#[inline(never)]
+fn no_location(vreg: VReg, pos: u32) -> RegAllocError {
+    internal(format!("{vreg} has no location at position {pos}"))
+}
+
 /// Where split vregs are, for the edge loop: each live-in's location at its block's start
 /// (by live-in entry), the pieces, and where pieces start.
 #[derive(Clone, Copy)]
@@ -319,10 +326,18 @@ impl<F: Function> Resolver<'_, F> {
 
     /// Location of `vreg` at `pos`, an operand's position where `vreg` is live. Operands
     /// are resolved in program order, so one forward cursor serves every lookup.
+    /// Always inlined, so the found location stays in registers: returned through memory
+    /// as a `Result` (the error is large), the caller's reads of it stalled on the
+    /// differently sized stores just before (store-to-load forwarding fails).
+    #[inline(always)]
     fn loc(&mut self, vreg: VReg, pos: u32) -> Result<Allocation, RegAllocError> {
-        self.operand_cursor
+        match self
+            .operand_cursor
             .loc(self.built, &self.split_table, vreg.index() as u32, pos)
-            .ok_or_else(|| internal(format!("{vreg} has no location at position {pos}")))
+        {
+            Some(alloc) => Ok(alloc),
+            None => Err(no_location(vreg, pos)),
+        }
     }
 
     fn slot(&self, vreg: VReg) -> Result<Allocation, RegAllocError> {
