@@ -3,7 +3,7 @@
 //!
 //! Cost: O(items + keys), into buffers the caller keeps (the counts and the result).
 
-use crate::reuse::refill;
+use crate::reuse::{refill, running_sum};
 
 /// Refills `sorted` with `items` sorted by `key`, stably (items with equal keys keep their
 /// order); every key is below `keys`. `next` is working memory.
@@ -22,9 +22,7 @@ pub(crate) fn counting_sort<T: Copy>(
     for item in items {
         next[key(item) + 1] += 1;
     }
-    for k in 0..keys {
-        next[k + 1] += next[k];
-    }
+    running_sum(&mut next[..=keys]);
     sorted.resize(items.len(), any);
     for item in items {
         let at = &mut next[key(item)];

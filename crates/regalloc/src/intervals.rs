@@ -39,7 +39,7 @@ use smallvec::SmallVec;
 
 use crate::env_facts::EnvFacts;
 use crate::liveness::{Liveness, SparseSet};
-use crate::reuse::refill;
+use crate::reuse::{refill, running_sum};
 use crate::validate::{early, gap, late, Cfg};
 use crate::{
     Allocation, Block, Function, Inst, Operand, OperandConstraint, OperandKind, OperandPos, PReg,
@@ -346,9 +346,7 @@ impl Reservations {
         for &(r, _) in pending {
             starts[usize::from(r) + 1] += 1;
         }
-        for r in 0..top {
-            starts[r + 1] += starts[r];
-        }
+        running_sum(&mut starts[..=top]);
         let placeholder = Reservation {
             from: 0,
             to: 0,
@@ -722,9 +720,7 @@ pub(crate) fn build<F: Function>(
             }
         }
     }
-    for v in 0..nv {
-        use_bound[v + 1] += use_bound[v];
-    }
+    running_sum(&mut use_bound[..=nv]);
     use_bound[nv + 1] = use_bound[nv];
     let placeholder = UsePos {
         pos: 0,

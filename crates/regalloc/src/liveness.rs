@@ -23,7 +23,7 @@
 //! vregs. (The old dense dataflow kept four blocks × vregs
 //! bitsets: gigabytes at 100,000 blocks.)
 
-use crate::reuse::refill;
+use crate::reuse::{refill, running_sum};
 use crate::validate::Cfg;
 use crate::{Block, Function, Inst};
 
@@ -53,9 +53,7 @@ impl BlockLists {
     fn refill_from_counted_pairs(&mut self, blocks: usize, pairs: &[(u32, u32)]) {
         let BlockLists { start, items } = self;
         debug_assert_eq!(start.len(), blocks + 1);
-        for b in 0..blocks {
-            start[b + 1] += start[b];
-        }
+        running_sum(&mut start[..=blocks]);
         // `start[b]` serves as block b's fill cursor, ending at the next block's start;
         // shifting by one place afterwards restores the starts.
         refill(items, pairs.len(), 0);

@@ -27,6 +27,7 @@
 
 use smallvec::SmallVec;
 
+use crate::reuse::running_sum;
 use crate::{Allocation, PReg, SpillSlot};
 
 /// A location in a sequenced move: a real location or the cycle temporary.
@@ -151,9 +152,7 @@ fn sequence_indexed(moves: &[(Allocation, Allocation)]) -> SmallVec<[(Loc, Loc);
         read_start[s + 1] += 1;
         writer[d] = k as u32;
     }
-    for l in 0..locs.len() {
-        read_start[l + 1] += read_start[l];
-    }
+    running_sum(&mut read_start[..=locs.len()]);
     let mut fill = read_start.clone();
     let mut read_by = vec![0u32; moves.len()];
     for (k, &s) in src.iter().enumerate() {

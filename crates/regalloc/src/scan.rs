@@ -78,7 +78,7 @@ use crate::intervals::{
 };
 use crate::or_tree::OrTree;
 use crate::perturb::Perturb;
-use crate::reuse::refill;
+use crate::reuse::{refill, running_sum};
 use crate::validate::{gap_floor, Cfg};
 use crate::{Allocation, Block, Function, PReg, PRegSet, RegAllocError, RegClass, SpillSlot, VReg};
 
@@ -476,9 +476,7 @@ impl ArgsOf {
         let ArgsOf { start, items } = self;
         refill(start, nv + 1, 0);
         each(&mut |v, _, _| start[v + 1] += 1);
-        for v in 0..nv {
-            start[v + 1] += start[v];
-        }
+        running_sum(&mut start[..=nv]);
         // `start[v]` serves as v's fill cursor, ending at the next vreg's start; shifting by
         // one place afterwards restores the starts.
         refill(items, start[nv] as usize, (Block(0), 0));

@@ -23,7 +23,7 @@
 //! covers `[4 * first, 4 * end)`. Only gap positions are split points.
 
 use crate::env_facts::{EnvCache, EnvFacts};
-use crate::reuse::refill;
+use crate::reuse::{refill, running_sum};
 use crate::{
     Block, Function, Inst, MachineEnv, OperandConstraint, OperandKind, OperandPos, PRegSet,
     RegAllocError, RegClass, VReg,
@@ -279,9 +279,7 @@ fn check_edge_lists<F: Function>(func: &F, scratch: &mut Scratch) -> Result<(), 
             claimed_start[s.index() + 1] += 1;
         }
     }
-    for b in 0..num_blocks {
-        claimed_start[b + 1] += claimed_start[b];
-    }
+    running_sum(&mut claimed_start[..=num_blocks]);
     fill.clone_from(claimed_start);
     refill(claimed, claimed_start[num_blocks] as usize, 0);
     for b in 0..num_blocks {
@@ -624,9 +622,7 @@ impl DomNumbering {
         for b in (0..n).filter(|&b| is_child(b)) {
             start[idom[b] as usize + 1] += 1;
         }
-        for b in 0..n {
-            start[b + 1] += start[b];
-        }
+        running_sum(&mut start[..=n]);
         let mut fill = start.clone();
         let mut children = vec![0u32; start[n] as usize];
         for b in (0..n).filter(|&b| is_child(b)) {

@@ -143,8 +143,6 @@ pub struct Lower<'f, I: MachInst> {
     for_speed: bool,
     /// The IR block being lowered.
     cur_block: Option<Block>,
-    /// Machine instructions of the IR instruction being lowered, in program order.
-    cur_insts: Vec<I>,
     /// The hidden return-area pointer of a function whose results do not all fit in
     /// registers (defined by the ABI's argument lowering, read by its return lowering).
     pub ret_area_ptr: Option<VReg>,
@@ -183,33 +181,30 @@ impl RulesFired {
 }
 
 /// The registers holding one IR value: one, or two for a value split in halves (low first).
+/// Eight bytes, so it is returned in a register: a value in one register has it twice (the
+/// halves of a split value are distinct vregs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ValueRegs {
     regs: [VReg; 2],
-    len: u8,
 }
 
 impl ValueRegs {
     /// A value in one register.
     pub fn one(r: VReg) -> Self {
-        ValueRegs {
-            regs: [r, r],
-            len: 1,
-        }
+        ValueRegs { regs: [r, r] }
     }
 
-    /// A value in two registers, low half first.
+    /// A value in two (distinct) registers, low half first.
     pub fn two(lo: VReg, hi: VReg) -> Self {
-        ValueRegs {
-            regs: [lo, hi],
-            len: 2,
-        }
+        debug_assert_ne!(lo, hi, "the halves of a split value are distinct vregs");
+        ValueRegs { regs: [lo, hi] }
     }
 
     /// The registers, low half first.
     #[inline]
     pub fn regs(&self) -> &[VReg] {
-        &self.regs[..self.len as usize]
+        let len = 1 + usize::from(self.regs[0] != self.regs[1]);
+        &self.regs[..len]
     }
 }
 
@@ -308,8 +303,6 @@ impl<'f, I: MachInst> Lower<'f, I> {
         refill(&mut demanded, num_values, false);
         refill(&mut sunk, f.dfg.num_insts(), false);
         let blocks = f.layout.blocks().len();
-        let mut cur_insts = std::mem::take(&mut code_memory.cur_insts);
-        cur_insts.clear();
         Ok(Lower {
             f,
             builder: VCodeBuilder::reusing(code_memory, f.dfg.num_insts(), blocks),
@@ -322,7 +315,6 @@ impl<'f, I: MachInst> Lower<'f, I> {
             sunk,
             for_speed,
             cur_block: None,
-            cur_insts,
             ret_area_ptr: None,
             chaos,
             rules_fired,
@@ -556,7 +548,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
 
     /// Append a machine instruction for the IR instruction being lowered.
     pub fn emit(&mut self, inst: impl Into<I>) {
-        self.cur_insts.push(inst.into());
+        self.builder.push_in_group(inst.into());
     }
 
     /// The function's signature.
@@ -567,9 +559,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
     /// Flush the current IR instruction's machine instructions into the block (bottom-up),
     /// with that instruction's source line `srcloc`.
     fn flush(&mut self, srcloc: u32) {
-        while let Some(i) = self.cur_insts.pop() {
-            self.builder.push_rev(i, srcloc);
-        }
+        self.builder.close_group(srcloc);
     }
 
     fn resolve(&self, v: VReg) -> VReg {
@@ -624,8 +614,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
     /// back to `scratch` for the next function.
     fn finish(self, scratch: &mut LowerScratch) {
         let Lower {
-            mut builder,
-            cur_insts,
+            builder,
             value_vregs,
             aliases,
             uses,
@@ -634,7 +623,6 @@ impl<'f, I: MachInst> Lower<'f, I> {
             sunk,
             ..
         } = self;
-        builder.give_back_cur_insts(cur_insts);
         let code = builder.finish(aliases.len());
         code.resolve_and_number_vregs(|v| resolve_alias(&aliases, v), &mut scratch.dense);
         scratch.value_vregs = value_vregs;

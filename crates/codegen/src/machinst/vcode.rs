@@ -315,8 +315,12 @@ impl<I: MachInst> Function for VCode<I> {
 /// (borrowed, so neither the code nor the buffers move while it is built).
 ///
 /// Lowering walks a block's IR bottom-up, so instructions of the *current* block are pushed
-/// in reverse ([`VCodeBuilder::push_rev`]) and put in program order by
-/// [`VCodeBuilder::end_block`].
+/// in reverse ([`VCodeBuilder::push_rev`]), or in program order as a *group* (one IR
+/// instruction's, [`VCodeBuilder::push_in_group`]) that [`VCodeBuilder::close_group`] turns
+/// around in place, and put in program order by [`VCodeBuilder::end_block`]. Instructions
+/// are moved in bulk (reversals in place, one append per block), never one at a time
+/// through a temporary: such single moves reloaded the temporary in wider pieces than it
+/// was stored in, which stalls.
 pub struct VCodeBuilder<'m, I: MachInst> {
     mem: &'m mut CodeMemory<I>,
 }
@@ -327,14 +331,16 @@ pub struct VCodeBuilder<'m, I: MachInst> {
 pub struct CodeMemory<I: MachInst> {
     /// The last function's code; emptied before it is built into again.
     pub code: VCode<I>,
-    /// Instructions of the block being built, last first.
-    pending: Vec<(I, u32)>,
+    /// Instructions of the block being built, last first (but for an open group, which
+    /// starts at `group_start` and is in program order).
+    pending: Vec<I>,
+    /// The source line of each of `pending` but the open group's, in the same order.
+    pending_srclocs: Vec<u32>,
+    group_start: usize,
     /// The block's successor edges: (target, its args as a range of `pending_args`).
     pending_succs: Vec<(BlockIndex, u32, u32)>,
     pending_args: Vec<VReg>,
     pending_params: Vec<VReg>,
-    /// Lowering's buffer of the instructions of one IR instruction.
-    pub(crate) cur_insts: Vec<I>,
     /// The MachBuffer's working lists (see [`super::buffer::MachBuffer::reusing`]).
     pub(crate) buffer: super::buffer::BufferMemory<I::LabelUse>,
     /// Emission's label of each block.
@@ -346,10 +352,11 @@ impl<I: MachInst> Default for CodeMemory<I> {
         CodeMemory {
             code: VCode::default(),
             pending: Vec::new(),
+            pending_srclocs: Vec::new(),
+            group_start: 0,
             pending_succs: Vec::new(),
             pending_args: Vec::new(),
             pending_params: Vec::new(),
-            cur_insts: Vec::new(),
             buffer: Default::default(),
             block_labels: Vec::new(),
         }
@@ -363,6 +370,8 @@ impl<'m, I: MachInst> VCodeBuilder<'m, I> {
     pub fn reusing(memory: &'m mut CodeMemory<I>, insts: usize, blocks: usize) -> Self {
         memory.code.clear();
         memory.pending.clear();
+        memory.pending_srclocs.clear();
+        memory.group_start = 0;
         memory.pending_succs.clear();
         memory.pending_args.clear();
         memory.pending_params.clear();
@@ -387,15 +396,33 @@ impl<'m, I: MachInst> VCodeBuilder<'m, I> {
         self.mem.code.stack_limit = steps;
     }
 
-    /// Give lowering's per-instruction buffer back to the memory, for the next function.
-    pub(crate) fn give_back_cur_insts(&mut self, buffer: Vec<I>) {
-        self.mem.cur_insts = buffer;
+    /// Push an instruction *before* those already pushed for the current block; it comes
+    /// from source line `srcloc` (0: none). No group may be open.
+    pub fn push_rev(&mut self, inst: I, srcloc: u32) {
+        debug_assert_eq!(
+            self.mem.group_start,
+            self.mem.pending.len(),
+            "a group is open"
+        );
+        self.mem.pending.push(inst);
+        self.mem.pending_srclocs.push(srcloc);
+        self.mem.group_start = self.mem.pending.len();
     }
 
-    /// Push an instruction *before* those already pushed for the current block; it comes
-    /// from source line `srcloc` (0: none).
-    pub fn push_rev(&mut self, inst: I, srcloc: u32) {
-        self.mem.pending.push((inst, srcloc));
+    /// Append an instruction to the open group (opening one if none is): the group's
+    /// instructions are in program order, and all go before those already pushed.
+    pub fn push_in_group(&mut self, inst: I) {
+        self.mem.pending.push(inst);
+    }
+
+    /// Close the open group (if any), whose instructions come from source line `srcloc`:
+    /// reversed in place, it joins the block's bottom-up order.
+    pub fn close_group(&mut self, srcloc: u32) {
+        let m = &mut *self.mem;
+        m.pending[m.group_start..].reverse();
+        // Invariant restored: every pending instruction but an open group's has a line.
+        m.pending_srclocs.resize(m.pending.len(), srcloc);
+        m.group_start = m.pending.len();
     }
 
     /// Record an edge of the current block (in its terminator's target order).
@@ -416,15 +443,20 @@ impl<'m, I: MachInst> VCodeBuilder<'m, I> {
     /// Close the current block: its instructions go in program order after the previous
     /// block's.
     pub fn end_block(&mut self) {
-        let c = &mut self.mem.code;
+        let m = &mut *self.mem;
+        debug_assert_eq!(m.group_start, m.pending.len(), "a group is open");
+        let c = &mut m.code;
         let start = c.insts.len() as u32;
-        while let Some((inst, srcloc)) = self.mem.pending.pop() {
-            c.srclocs.push(srcloc);
+        m.pending.reverse();
+        m.pending_srclocs.reverse();
+        c.insts.append(&mut m.pending);
+        c.srclocs.append(&mut m.pending_srclocs);
+        m.group_start = 0;
+        for inst in &c.insts[start as usize..] {
             let op_start = c.operands.len() as u32;
             inst.collect_operands(&mut c.operands);
             c.operand_ranges.push((op_start, c.operands.len() as u32));
             c.clobbers.push(inst.clobbers());
-            c.insts.push(inst);
         }
         let end = c.insts.len() as u32;
         debug_assert!(end > start, "a block needs a terminator");
@@ -437,18 +469,18 @@ impl<'m, I: MachInst> VCodeBuilder<'m, I> {
             end: RInst(end),
         });
         let s_start = c.succs.len() as u32;
-        for (target, from, to) in self.mem.pending_succs.drain(..) {
+        for (target, from, to) in m.pending_succs.drain(..) {
             c.succs.push(target);
             let a_start = c.branch_args.len() as u32;
             c.branch_args
-                .extend_from_slice(&self.mem.pending_args[from as usize..to as usize]);
+                .extend_from_slice(&m.pending_args[from as usize..to as usize]);
             c.branch_arg_ranges
                 .push((a_start, c.branch_args.len() as u32));
         }
         c.succ_ranges.push((s_start, c.succs.len() as u32));
-        self.mem.pending_args.clear();
+        m.pending_args.clear();
         let p_start = c.params.len() as u32;
-        c.params.append(&mut self.mem.pending_params);
+        c.params.append(&mut m.pending_params);
         c.param_ranges.push((p_start, c.params.len() as u32));
     }
 
