@@ -518,3 +518,67 @@ impl<'m, I: MachInst> VCodeBuilder<'m, I> {
         c
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::x64::inst::{AluInst, ControlInst, Inst};
+    use kestrel_regalloc::RegClass;
+
+    fn mov_imm(index: usize) -> Inst {
+        AluInst::MovImm {
+            dst: VReg::new(index, RegClass::Int),
+            imm: index as u64,
+        }
+        .into()
+    }
+
+    #[test]
+    fn groups_keep_their_order_and_blocks_are_built_bottom_up() {
+        let mut memory = CodeMemory::<Inst>::default();
+        // A first function, abandoned with a group open (as an error in lowering leaves
+        // it): the next one starts clean.
+        let mut b = VCodeBuilder::reusing(&mut memory, 4, 1);
+        b.push_in_group(mov_imm(9));
+        let mut b = VCodeBuilder::reusing(&mut memory, 8, 2);
+        // Block 0, bottom-up: its jump, then the last IR instruction's two machine
+        // instructions (pushed in program order), then the first's one.
+        b.push_rev(ControlInst::Jmp { target: Block(1) }.into(), 30);
+        b.push_in_group(mov_imm(2));
+        b.push_in_group(mov_imm(3));
+        b.close_group(20);
+        b.push_in_group(mov_imm(1));
+        b.close_group(10);
+        b.add_succ(Block(1), &[]);
+        b.end_block();
+        // Block 1: one group holding its terminator.
+        b.push_in_group(
+            ControlInst::Ret {
+                rets: Default::default(),
+            }
+            .into(),
+        );
+        b.close_group(40);
+        b.end_block();
+        let code = b.finish(10);
+        let movs: Vec<Option<u64>> = code
+            .insts()
+            .iter()
+            .map(|i| match i {
+                Inst::Alu(AluInst::MovImm { imm, .. }) => Some(*imm),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(movs, [Some(1), Some(2), Some(3), None, None]);
+        assert_eq!(code.srclocs(), [10, 20, 20, 30, 40]);
+        assert!(matches!(
+            code.insts()[3],
+            Inst::Control(ControlInst::Jmp { .. })
+        ));
+        let r = code.block_range(Block(1));
+        assert_eq!((r.start.index(), r.end.index()), (4, 5));
+        // Each instruction's operands were collected in the final order.
+        assert_eq!(code.inst_operands(RInst(0))[0].vreg().index(), 1);
+        assert_eq!(code.inst_operands(RInst(2))[0].vreg().index(), 3);
+    }
+}
