@@ -331,11 +331,12 @@ pub struct VCodeBuilder<'m, I: MachInst> {
 pub struct CodeMemory<I: MachInst> {
     /// The last function's code; emptied before it is built into again.
     pub code: VCode<I>,
-    /// Instructions of the block being built, last first (but for an open group, which
-    /// starts at `group_start` and is in program order).
-    pending: Vec<I>,
-    /// The source line of each of `pending` but the open group's, in the same order.
-    pending_srclocs: Vec<u32>,
+    /// Where the block being built starts in `code.insts` (and `code.srclocs`): its
+    /// instructions there are last first (but for an open group, which starts at
+    /// `group_start` and is in program order), until `end_block` reverses them in place.
+    block_start: usize,
+    /// Where the open group starts in `code.insts`; `code.srclocs` has a line for every
+    /// instruction before it.
     group_start: usize,
     /// The block's successor edges: (target, its args as a range of `pending_args`).
     pending_succs: Vec<(BlockIndex, u32, u32)>,
@@ -351,8 +352,7 @@ impl<I: MachInst> Default for CodeMemory<I> {
     fn default() -> Self {
         CodeMemory {
             code: VCode::default(),
-            pending: Vec::new(),
-            pending_srclocs: Vec::new(),
+            block_start: 0,
             group_start: 0,
             pending_succs: Vec::new(),
             pending_args: Vec::new(),
@@ -369,8 +369,7 @@ impl<'m, I: MachInst> VCodeBuilder<'m, I> {
     /// arrays grow without repeated copying.
     pub fn reusing(memory: &'m mut CodeMemory<I>, insts: usize, blocks: usize) -> Self {
         memory.code.clear();
-        memory.pending.clear();
-        memory.pending_srclocs.clear();
+        memory.block_start = 0;
         memory.group_start = 0;
         memory.pending_succs.clear();
         memory.pending_args.clear();
@@ -386,8 +385,6 @@ impl<'m, I: MachInst> VCodeBuilder<'m, I> {
         c.succ_ranges.reserve(blocks);
         c.param_ranges.reserve(blocks);
         c.branch_arg_ranges.reserve(2 * blocks);
-        // One block at a time: its average size, and growth beyond.
-        memory.pending.reserve((insts / blocks.max(1)).clamp(8, 64));
         VCodeBuilder { mem: memory }
     }
 
@@ -399,30 +396,27 @@ impl<'m, I: MachInst> VCodeBuilder<'m, I> {
     /// Push an instruction *before* those already pushed for the current block; it comes
     /// from source line `srcloc` (0: none). No group may be open.
     pub fn push_rev(&mut self, inst: I, srcloc: u32) {
-        debug_assert_eq!(
-            self.mem.group_start,
-            self.mem.pending.len(),
-            "a group is open"
-        );
-        self.mem.pending.push(inst);
-        self.mem.pending_srclocs.push(srcloc);
-        self.mem.group_start = self.mem.pending.len();
+        let m = &mut *self.mem;
+        debug_assert_eq!(m.group_start, m.code.insts.len(), "a group is open");
+        m.code.insts.push(inst);
+        m.code.srclocs.push(srcloc);
+        m.group_start = m.code.insts.len();
     }
 
     /// Append an instruction to the open group (opening one if none is): the group's
     /// instructions are in program order, and all go before those already pushed.
     pub fn push_in_group(&mut self, inst: I) {
-        self.mem.pending.push(inst);
+        self.mem.code.insts.push(inst);
     }
 
     /// Close the open group (if any), whose instructions come from source line `srcloc`:
     /// reversed in place, it joins the block's bottom-up order.
     pub fn close_group(&mut self, srcloc: u32) {
-        let m = &mut *self.mem;
-        m.pending[m.group_start..].reverse();
-        // Invariant restored: every pending instruction but an open group's has a line.
-        m.pending_srclocs.resize(m.pending.len(), srcloc);
-        m.group_start = m.pending.len();
+        let c = &mut self.mem.code;
+        c.insts[self.mem.group_start..].reverse();
+        // Invariant restored: every instruction before the (now empty) open group has a line.
+        c.srclocs.resize(c.insts.len(), srcloc);
+        self.mem.group_start = c.insts.len();
     }
 
     /// Record an edge of the current block (in its terminator's target order).
@@ -444,14 +438,13 @@ impl<'m, I: MachInst> VCodeBuilder<'m, I> {
     /// block's.
     pub fn end_block(&mut self) {
         let m = &mut *self.mem;
-        debug_assert_eq!(m.group_start, m.pending.len(), "a group is open");
         let c = &mut m.code;
-        let start = c.insts.len() as u32;
-        m.pending.reverse();
-        m.pending_srclocs.reverse();
-        c.insts.append(&mut m.pending);
-        c.srclocs.append(&mut m.pending_srclocs);
-        m.group_start = 0;
+        debug_assert_eq!(m.group_start, c.insts.len(), "a group is open");
+        let start = m.block_start as u32;
+        // The block was built last first where it stands: program order, in place.
+        c.insts[m.block_start..].reverse();
+        c.srclocs[m.block_start..].reverse();
+        m.block_start = c.insts.len();
         for inst in &c.insts[start as usize..] {
             let op_start = c.operands.len() as u32;
             inst.collect_operands(&mut c.operands);
@@ -487,7 +480,11 @@ impl<'m, I: MachInst> VCodeBuilder<'m, I> {
     /// Finish: derive predecessors and freeze; the code is the memory's
     /// [`CodeMemory::code`]. `num_vregs` bounds every vreg index used.
     pub fn finish(self, num_vregs: usize) -> &'m mut VCode<I> {
-        debug_assert!(self.mem.pending.is_empty(), "unfinished block");
+        debug_assert_eq!(
+            self.mem.block_start,
+            self.mem.code.insts.len(),
+            "unfinished block"
+        );
         let c = &mut self.mem.code;
         let n = c.block_ranges.len();
         // Counting sort of edges by target: predecessors in source-block order. Each

@@ -41,10 +41,6 @@ impl BlockSets {
         self.data[b * self.words + bit / 64] |= 1 << (bit % 64);
     }
 
-    fn remove(&mut self, b: usize, bit: usize) {
-        self.data[b * self.words + bit / 64] &= !(1 << (bit % 64));
-    }
-
     /// Refills `lists` with the per-block lists of the set bits, ascending.
     fn to_lists(&self, blocks: usize, lists: &mut BlockLists) {
         let BlockLists { start, items } = lists;
@@ -62,6 +58,15 @@ impl BlockSets {
             start.push(items.len() as u32);
         }
     }
+}
+
+fn set_bit(set: &mut [u64], bit: usize) {
+    set[bit / 64] |= 1 << (bit % 64);
+}
+
+fn gen_if_not_killed(gen: &mut [u64], kill: &[u64], bit: usize) {
+    let mask = 1 << (bit % 64);
+    gen[bit / 64] |= mask & !kill[bit / 64];
 }
 
 /// Whether the dense path applies to a function of this size.
@@ -96,27 +101,29 @@ pub(super) fn compute<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, s: 
     live_out.reset(n, words);
     for b in 0..n {
         let block = Block(b as u32);
-        // Backwards: branch arguments are read last; then per instruction, defs kill and
-        // uses (read before the instruction's defs) generate.
+        // Forwards, each bit set once: parameters are defined first; then per instruction
+        // its uses, read before its defs, generate unless an earlier def killed them; branch
+        // arguments are read last. (No use-before-def assumption: a vreg read before any
+        // def reaches the entry's live-in set, which the caller reports.)
+        let range = b * words..(b + 1) * words;
+        let (gen_b, kill_b) = (&mut gen.data[range.clone()], &mut kill.data[range]);
+        for &p in func.block_params(block) {
+            set_bit(kill_b, p.index());
+        }
+        for i in cfg.block_first[b]..cfg.block_end[b] {
+            let ops = func.inst_operands(Inst(i));
+            for op in ops.iter().filter(|op| op.is_use()) {
+                gen_if_not_killed(gen_b, kill_b, op.vreg().index());
+            }
+            for op in ops.iter().filter(|op| op.is_def()) {
+                set_bit(kill_b, op.vreg().index());
+            }
+        }
         for k in 0..func.block_succs(block).len() {
             for &a in func.branch_blockparams(block, k) {
                 live_out.insert(b, a.index());
-                gen.insert(b, a.index());
+                gen_if_not_killed(gen_b, kill_b, a.index());
             }
-        }
-        for i in (cfg.block_first[b]..cfg.block_end[b]).rev() {
-            let ops = func.inst_operands(Inst(i));
-            for op in ops.iter().filter(|op| op.is_def()) {
-                kill.insert(b, op.vreg().index());
-                gen.remove(b, op.vreg().index());
-            }
-            for op in ops.iter().filter(|op| op.is_use()) {
-                gen.insert(b, op.vreg().index());
-            }
-        }
-        for &p in func.block_params(block) {
-            kill.insert(b, p.index());
-            gen.remove(b, p.index());
         }
     }
     live_in.reset(n, words);
