@@ -223,11 +223,13 @@ impl Slots {
         }
     }
 
+    #[inline]
     fn range(&self, b: Block) -> std::ops::Range<usize> {
         self.start[b.index()] as usize..self.start[b.index() + 1] as usize
     }
 
     /// Is global slot `s`, out of `b`, a critical edge?
+    #[inline]
     fn is_critical(&self, b: Block, s: usize) -> bool {
         self.range(b).len() > 1 && self.incoming[self.to[s].index()] > 1
     }
@@ -475,11 +477,13 @@ impl BlockLoweringOrder {
     }
 
     /// Successors of lowered block `i`, one per branch slot, in slot order.
+    #[inline]
     pub fn succ_indices(&self, i: LoweredIndex) -> &[LoweredIndex] {
         &self.succs[self.succ_start[i.index()] as usize..self.succ_start[i.index() + 1] as usize]
     }
 
     /// Predecessors of lowered block `i` (one per incoming slot), in lowered order.
+    #[inline]
     pub fn pred_indices(&self, i: LoweredIndex) -> &[LoweredIndex] {
         &self.preds[self.pred_start[i.index()] as usize..self.pred_start[i.index() + 1] as usize]
     }

@@ -403,6 +403,7 @@ pub(crate) fn in_place(
 }
 
 /// Adds the time since the last lap to `slot` and starts the next lap (only when timing).
+#[inline]
 fn lap(
     times: &mut Option<&mut PhaseTimes>,
     clock: &mut Option<Instant>,

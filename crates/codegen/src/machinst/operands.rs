@@ -147,11 +147,13 @@ impl<S, F: FnMut(OperandSpec) -> S> Operands<S, F> {
     }
 
     /// Visit the fixed-register operands `regs` with `f`; the mapped list, or an empty one
-    /// unless this mapper keeps lists.
+    /// unless this mapper keeps lists. (`f` is generic, not a function pointer: the visit
+    /// of each operand inlines instead of an indirect call per list element.)
+    #[inline]
     pub fn fixed_list(
         &mut self,
         regs: &[(VReg, PReg)],
-        f: fn(&mut Self, VReg, PReg) -> S,
+        f: impl Fn(&mut Self, VReg, PReg) -> S,
     ) -> FixedRegs<S> {
         let mut out = FixedRegs::new();
         for &(v, r) in regs {

@@ -470,6 +470,7 @@ impl MachInst for Inst {
         Inst::collect_operands(self, out)
     }
 
+    #[inline]
     fn clobbers(&self) -> PRegSet {
         Inst::clobbers(self)
     }

@@ -154,6 +154,7 @@ impl Inst {
 
     /// Registers overwritten beyond the defs: a call's caller-saved registers, less its
     /// results.
+    #[inline]
     pub fn clobbers(&self) -> PRegSet {
         match self {
             Inst::Control(ControlInst::Call {

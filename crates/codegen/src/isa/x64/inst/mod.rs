@@ -205,6 +205,7 @@ impl Inst {
     }
 
     /// Registers overwritten beyond the defs.
+    #[inline]
     pub fn clobbers(&self) -> PRegSet {
         match self {
             Inst::Control(ControlInst::Call {
