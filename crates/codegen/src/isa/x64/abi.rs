@@ -797,12 +797,13 @@ pub fn compute_frame(
     debug_assert!(spill_slots as usize <= ra.num_spillslots);
     let used = |r: PReg| written[r.index()] || used_by_calls.contains(r);
     let (gprs, xmms) = callee_saved(f.signature.call_conv);
-    let saved: Vec<Gpr> = gprs
+    // Inline lists (at most 5 GPRs, or 7 and 10 XMMs on Windows): no allocation per frame.
+    let saved: SmallVec<[Gpr; 8]> = gprs
         .iter()
         .copied()
         .filter(|&g| used(gpr_preg(g)))
         .collect();
-    let saved_xmm: Vec<Xmm> = xmms
+    let saved_xmm: SmallVec<[Xmm; 10]> = xmms
         .iter()
         .copied()
         .filter(|&x| used(xmm_preg(usize::from(x.enc()))))

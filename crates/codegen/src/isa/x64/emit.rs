@@ -30,6 +30,7 @@
 
 use kestrel_ir::TrapCode;
 use kestrel_regalloc::{Allocation, Edit, PReg, RegClass};
+use smallvec::SmallVec;
 
 use super::asm::alu::{self, AluOp};
 use super::asm::misc;
@@ -103,9 +104,9 @@ pub struct Frame {
     /// Bytes the prologue subtracts from `rsp` after pushing `rbp`.
     pub size: u32,
     /// Callee-saved registers to save, at `[rbp - 8*(i+1)]`.
-    pub saved: Vec<Gpr>,
+    pub saved: SmallVec<[Gpr; 8]>,
     /// Callee-saved XMM registers (Windows x64), at `[rbp - xmm_save_base - 16*(i+1)]`.
-    pub saved_xmm: Vec<Xmm>,
+    pub saved_xmm: SmallVec<[Xmm; 10]>,
     pub xmm_save_base: i32,
     /// Offset of spill slot 0 from `rsp`.
     pub spill_base: i32,
