@@ -420,6 +420,8 @@ pub(crate) struct Built {
     pub max_live: usize,
     /// How many vregs have a live range (an interval of their own before any split).
     pub num_live_vregs: usize,
+    /// Of those, how many per register class (the scan skips a class without any).
+    pub live_in_class: [usize; crate::NUM_CLASSES],
 }
 
 impl Built {
@@ -682,6 +684,7 @@ pub(crate) fn build<F: Function>(
         vregs: class_of,
         max_live: built_max_live,
         num_live_vregs,
+        live_in_class,
     } = built;
     let Scratch {
         pending: reservations,
@@ -923,6 +926,7 @@ pub(crate) fn build<F: Function>(
     range_pool.clear();
     range_pool.reserve(growing.nodes.len());
     *num_live_vregs = 0;
+    *live_in_class = [0; crate::NUM_CLASSES];
     for (v, iv) in intervals.iter_mut().enumerate() {
         let Some(span) = growing.copy_into(v, range_pool) else {
             continue;
@@ -939,6 +943,7 @@ pub(crate) fn build<F: Function>(
             group.sort_by_key(|u| u.pos);
         }
         iv.vreg = class_of[v].expect("a vreg with ranges was seen");
+        live_in_class[iv.vreg.class().index()] += 1;
         vreg_end[v] = iv.end();
         vreg_start[v] = iv.start();
         pieces.set_own(v);

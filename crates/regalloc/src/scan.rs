@@ -149,7 +149,7 @@ struct Scan<'a, F: Function> {
     built: &'a mut Built,
     regs: &'a [PReg],
     /// Index of a register within `regs`, by `PReg::index()`.
-    reg_slot: [u8; 128],
+    reg_slot: &'a [u8; 128],
     /// The intervals built from liveness, sorted by decreasing start (popped from the end).
     initial: Vec<(u32, u32)>,
     /// Split children waiting for allocation, by increasing start.
@@ -173,9 +173,9 @@ struct Scan<'a, F: Function> {
     arg_of: ArgsOf,
     splits: usize,
     split_budget: usize,
-    /// Per register index, the first reservation that may still matter (see
-    /// `reservation_conflict`).
-    resv_cursor: [Cell<u32>; 128],
+    /// Per register (by its index in `regs`, below 64 as `resv_left`'s bits are), the first
+    /// reservation that may still matter (see `reservation_conflict`).
+    resv_cursor: [Cell<u32>; 64],
     /// Bit k: `regs[k]` has reservations its cursor has not passed yet.
     resv_left: Cell<u64>,
     /// Per clobber point, the registers of this class it clobbers (bit k: `regs[k]`).
@@ -236,13 +236,13 @@ pub(crate) fn run<F: Function>(
     let split_budget = 64 + 16 * (built.intervals.len() + 4 * func.num_insts());
     scanned.splits = 0;
     for class in RegClass::ALL {
-        let regs = &facts.lists[class.index()];
-        let reg_slot = facts.reg_slot[class.index()];
-        by_decreasing_start(built, class, func.num_insts(), scratch);
-        if scratch.initial.is_empty() {
+        if built.live_in_class[class.index()] == 0 {
             // No interval of this class: nothing to scan (many functions use one class).
             continue;
         }
+        let regs = &facts.lists[class.index()];
+        let reg_slot = &facts.reg_slot[class.index()];
+        by_decreasing_start(built, class, func.num_insts(), scratch);
         let memo = &mut scratch.class_bits_memo[class.index()];
         if memo.0 != facts.id {
             // Other facts than the memo's: forget it.
@@ -250,7 +250,7 @@ pub(crate) fn run<F: Function>(
         }
         class_bits(
             &built.clobbers,
-            &reg_slot,
+            reg_slot,
             &mut memo.1,
             &mut scratch.clobber_bits,
         );
@@ -631,7 +631,7 @@ impl<F: Function> Scan<'_, F> {
         // Intervals are queried in order of increasing start, so reservations that end
         // before the current start are never relevant again: a per-register cursor skips
         // them. (Reservations are sorted by `from` and at most MAX_RESERVATION_LEN long.)
-        let cursor = &self.resv_cursor[reg.index()];
+        let cursor = &self.resv_cursor[slot];
         let mut k = cursor.get() as usize;
         let from = iv.start().saturating_sub(MAX_RESERVATION_LEN);
         while k < list.len() && list[k].from < from {
