@@ -317,10 +317,10 @@ impl<I: MachInst> Function for VCode<I> {
 /// Lowering walks a block's IR bottom-up, so instructions of the *current* block are pushed
 /// in reverse ([`VCodeBuilder::push_rev`]), or in program order as a *group* (one IR
 /// instruction's, [`VCodeBuilder::push_in_group`]) that [`VCodeBuilder::close_group`] turns
-/// around in place, and put in program order by [`VCodeBuilder::end_block`]. Instructions
-/// are moved in bulk (reversals in place, one append per block), never one at a time
-/// through a temporary: such single moves reloaded the temporary in wider pieces than it
-/// was stored in, which stalls.
+/// around in place, and put in program order by [`VCodeBuilder::end_block`]. Every
+/// instruction is written once, where it ends up in `code.insts`, and only reversed in place
+/// after that: no per-block list copied into place, and no single move through a temporary
+/// (which reloaded the temporary in wider pieces than it was stored in, a stall).
 pub struct VCodeBuilder<'m, I: MachInst> {
     mem: &'m mut CodeMemory<I>,
 }
