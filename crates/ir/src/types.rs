@@ -84,6 +84,12 @@ impl Type {
         }
     }
 
+    /// The one-byte encoding: a dense key for tables indexed by type.
+    #[inline]
+    pub fn repr(self) -> u8 {
+        self.0
+    }
+
     /// Width of the whole value in bits.
     #[inline]
     pub fn bits(self) -> u32 {

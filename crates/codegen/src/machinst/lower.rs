@@ -126,7 +126,7 @@ pub struct Lower<'f, I: MachInst> {
     /// Vregs of each value (by value index), created lazily.
     value_vregs: Vec<Option<ValueRegs>>,
     /// The ISA's answer to "how is a value of this type held?".
-    regs_for: &'f dyn Fn(Type) -> Option<(RegClass, usize)>,
+    type_regs: TypeRegs<'f>,
     /// Alias target of each vreg (`None`: not an alias).
     aliases: Vec<Option<VReg>>,
     /// Uses not yet merged away, by value index.
@@ -208,6 +208,43 @@ impl ValueRegs {
     }
 }
 
+/// The ISA's `value_regs` answers for one function, each type asked once (a type is one
+/// byte). Entry encoding: 0 not asked yet, 1 not held, else 2 + 2 × class + (registers − 1).
+struct TypeRegs<'f> {
+    regs_for: &'f dyn Fn(Type) -> Option<(RegClass, usize)>,
+    table: [u8; 256],
+}
+
+impl<'f> TypeRegs<'f> {
+    fn new(regs_for: &'f dyn Fn(Type) -> Option<(RegClass, usize)>) -> Self {
+        TypeRegs {
+            regs_for,
+            table: [0; 256],
+        }
+    }
+
+    /// How values of `ty` are held (see [`LowerBackend::value_regs`]).
+    #[inline]
+    fn get(&mut self, ty: Type) -> Option<(RegClass, usize)> {
+        let entry = &mut self.table[usize::from(ty.repr())];
+        if *entry == 0 {
+            *entry = match (self.regs_for)(ty) {
+                // One or two registers of a class: the only shapes a value takes (any other
+                // answer counts as "not held", so the type is reported unsupported).
+                Some((class, n @ 1..=2)) => 2 + 2 * class.index() as u8 + (n as u8 - 1),
+                _ => 1,
+            };
+        }
+        match *entry {
+            1 => None,
+            e => Some((
+                RegClass::ALL[usize::from((e - 2) / 2)],
+                usize::from((e - 2) % 2) + 1,
+            )),
+        }
+    }
+}
+
 /// Lowering's per-function tables, kept between functions by a compile context (each is
 /// refilled before use) so that they are allocated once.
 #[derive(Default)]
@@ -245,6 +282,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
         refill(uses, num_values, 0);
         refill(colors, f.dfg.num_insts(), 0);
         let mut color = 0;
+        let mut type_regs = TypeRegs::new(regs_for);
         // One pass counts the uses, colors the instructions and checks that every value
         // fits a register class (before anything is emitted).
         let mut misfit: Option<CodegenError> = None;
@@ -252,11 +290,14 @@ impl<'f, I: MachInst> Lower<'f, I> {
             if misfit.is_none() {
                 misfit = f.dfg.block_params(b).iter().find_map(|&p| {
                     let ty = f.dfg.value_type(p);
-                    regs_for(ty).is_none().then(|| CodegenError::Unsupported {
-                        opcode: None,
-                        ty: Some(ty),
-                        what: format!("block parameter {p} in {}", f.name),
-                    })
+                    type_regs
+                        .get(ty)
+                        .is_none()
+                        .then(|| CodegenError::Unsupported {
+                            opcode: None,
+                            ty: Some(ty),
+                            what: format!("block parameter {p} in {}", f.name),
+                        })
                 });
             }
             for inst in f.layout.block_insts(b) {
@@ -265,20 +306,28 @@ impl<'f, I: MachInst> Lower<'f, I> {
                     && f.dfg
                         .inst_results(inst)
                         .iter()
-                        .any(|&r| regs_for(f.dfg.value_type(r)).is_none())
+                        .any(|&r| type_regs.get(f.dfg.value_type(r)).is_none())
                 {
                     misfit = Some(unsupported_inst(f, inst, "result type"));
                 }
-                for v in data.arguments(&f.dfg.pool) {
+                // The fixed operands, then the list (two plain loops: no chained iterator).
+                for &v in data.fixed_args() {
                     uses[f.dfg.resolve(v).index()] += 1;
                 }
-                for k in 0..f.num_branch_destinations(inst) {
-                    for &v in f.dfg.block_call_args(&f.branch_destination(inst, k)) {
+                if let Some(list) = data.value_list() {
+                    for &v in f.dfg.pool.get(list) {
                         uses[f.dfg.resolve(v).index()] += 1;
                     }
                 }
-                colors[inst.index()] = color;
                 let op = data.opcode();
+                if op.is_branch() {
+                    for k in 0..f.num_branch_destinations(inst) {
+                        for &v in f.dfg.block_call_args(&f.branch_destination(inst, k)) {
+                            uses[f.dfg.resolve(v).index()] += 1;
+                        }
+                    }
+                }
+                colors[inst.index()] = color;
                 if op.has_side_effects() || op.can_load() || op.can_trap() {
                     color += 1;
                 }
@@ -307,7 +356,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
             f,
             builder: VCodeBuilder::reusing(code_memory, f.dfg.num_insts(), blocks),
             value_vregs,
-            regs_for,
+            type_regs,
             aliases,
             uses,
             demanded,
@@ -360,7 +409,10 @@ impl<'f, I: MachInst> Lower<'f, I> {
     fn first_value_regs(&mut self, value: Value) -> ValueRegs {
         let ty = self.f.dfg.value_type(value);
         // `lower` checked every value's type before lowering started.
-        let (class, n) = (self.regs_for)(ty).expect("value types are checked before lowering");
+        let (class, n) = self
+            .type_regs
+            .get(ty)
+            .expect("value types are checked before lowering");
         let lo = self.alloc_vreg(class);
         let regs = if n == 2 {
             ValueRegs::two(lo, self.alloc_vreg(class))
