@@ -169,10 +169,13 @@ impl Layout {
         } else {
             &[]
         };
+        // Only a removal unplaces an instruction inside a range (invariant 2): without
+        // tombstones every slot is placed, and the walk reads no per-instruction entry.
+        let no_tombstones = self.removed_insts == 0;
         slice
             .iter()
             .copied()
-            .filter(move |&i| self.inst_block[i].is_some())
+            .filter(move |&i| no_tombstones || self.inst_block[i].is_some())
     }
 
     /// The positions of `b`'s slots in the flat array. When the layout is compact these are

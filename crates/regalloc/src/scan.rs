@@ -463,7 +463,8 @@ impl ArgsOf {
     /// Refills the table for `func`, keeping the buffers.
     fn refill<F: Function>(&mut self, func: &F) {
         let nv = func.num_vregs();
-        let each = |visit: &mut dyn FnMut(usize, Block, u32)| {
+        /// Calls `visit(vreg, successor, parameter index)` for every branch argument.
+        fn each<F: Function>(func: &F, mut visit: impl FnMut(usize, Block, u32)) {
             for b in 0..func.num_blocks() {
                 let block = Block(b as u32);
                 for (k, &succ) in func.block_succs(block).iter().enumerate() {
@@ -472,15 +473,15 @@ impl ArgsOf {
                     }
                 }
             }
-        };
+        }
         let ArgsOf { start, items } = self;
         refill(start, nv + 1, 0);
-        each(&mut |v, _, _| start[v + 1] += 1);
+        each(func, |v, _, _| start[v + 1] += 1);
         running_sum(&mut start[..=nv]);
         // `start[v]` serves as v's fill cursor, ending at the next vreg's start; shifting by
         // one place afterwards restores the starts.
         refill(items, start[nv] as usize, (Block(0), 0));
-        each(&mut |v, succ, j| {
+        each(func, |v, succ, j| {
             items[start[v] as usize] = (succ, j);
             start[v] += 1;
         });

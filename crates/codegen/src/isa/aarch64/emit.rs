@@ -502,7 +502,7 @@ impl MachInst for Inst {
             Inst::Float(i) => i.map(&mut m).emit(buf),
             Inst::Mem(i) => i.map(&mut m).emit(ctx, buf),
             Inst::Atomic(i) => i.map(&mut m).emit(buf),
-            Inst::Control(i) => i.map(&mut m).emit(ctx, buf),
+            Inst::Control(i) => i.emit_mapped(&mut m, ctx, buf),
         }
         // The buffer may have removed branch bytes at the tail: never more than were added.
         debug_assert!(

@@ -289,7 +289,7 @@ impl MachInst for Inst {
             Inst::Sse(i) => i.map(&mut m).emit(ctx, buf),
             Inst::Mem(i) => i.map(&mut m).emit(ctx, buf),
             Inst::Atomic(i) => i.map(&mut m).emit(ctx, buf),
-            Inst::Control(i) => i.map(&mut m).emit(ctx, buf),
+            Inst::Control(i) => i.emit_mapped(&mut m, ctx, buf),
         }
     }
 

@@ -245,14 +245,41 @@ impl ControlInst<PReg> {
             }
             ControlInst::Brk => super::super::asm::misc::brk(buf, 0),
             ControlInst::Call { dest, .. } => match dest {
-                CallDest::Direct(callee) => {
-                    let fix = bl(buf, PcOffset::ZERO);
-                    buf.add_reloc(fix.at, RelocKind::Arm64Call26, (**callee).clone(), 0);
-                }
+                CallDest::Direct(callee) => emit_direct_call(buf, callee),
                 CallDest::Indirect(target) => blr(buf, gpr(*target)),
             },
         }
     }
+}
+
+impl ControlInst {
+    /// Encodes the instruction with the registers `m` hands out (one per operand, in
+    /// operand order). The register lists of `Args`, `Ret` and `Call` are fixed-register
+    /// constraints that encode nothing: they are not mapped, so emitting them allocates
+    /// nothing (a mapped list longer than its inline capacity would go to the heap).
+    pub(in crate::isa::aarch64) fn emit_mapped<F: FnMut(OperandSpec) -> PReg>(
+        &self,
+        m: &mut Operands<PReg, F>,
+        ctx: &mut Ctx<'_, '_>,
+        buf: &mut Buf,
+    ) {
+        match self {
+            ControlInst::Args { .. } => {}
+            ControlInst::Ret { .. } => emit_ret(ctx, buf),
+            // The target register, if any, is the call's first operand.
+            ControlInst::Call { dest, .. } => match dest {
+                CallDest::Direct(callee) => emit_direct_call(buf, callee),
+                CallDest::Indirect(target) => blr(buf, gpr(m.reg_use(*target))),
+            },
+            other => other.map(m).emit(ctx, buf),
+        }
+    }
+}
+
+/// `bl` to `callee`, through a relocation.
+fn emit_direct_call(buf: &mut Buf, callee: &kestrel_ir::FunctionName) {
+    let fix = bl(buf, PcOffset::ZERO);
+    buf.add_reloc(fix.at, RelocKind::Arm64Call26, callee.clone(), 0);
 }
 
 /// The jump-table dispatch of [`ControlInst::JmpTable`], with the table for `targets[1..]`

@@ -256,16 +256,46 @@ impl ControlInst<PReg> {
             }
             ControlInst::Debugtrap => misc::int3(buf),
             ControlInst::Call { dest, .. } => match dest {
-                CallDest::Direct(callee) => {
-                    let fix = misc::call_rel32(buf, 0);
-                    buf.add_reloc(fix.at, RelocKind::CallPcRel4, (**callee).clone(), -4);
-                }
-                CallDest::Indirect(target) => {
-                    misc::call_rm(buf, &GprMem::Reg(gpr(*target)));
-                }
+                CallDest::Direct(callee) => emit_direct_call(buf, callee),
+                CallDest::Indirect(target) => emit_indirect_call(buf, *target),
             },
         }
     }
+}
+
+impl ControlInst {
+    /// Encodes the instruction with the registers `m` hands out (one per operand, in
+    /// operand order). The register lists of `Args`, `Ret` and `Call` are fixed-register
+    /// constraints that encode nothing: they are not mapped, so emitting them allocates
+    /// nothing (a mapped list longer than its inline capacity would go to the heap).
+    pub(in crate::isa::x64) fn emit_mapped<F: FnMut(OperandSpec) -> PReg>(
+        &self,
+        m: &mut Operands<PReg, F>,
+        ctx: &mut Ctx<'_, '_>,
+        buf: &mut Buf,
+    ) {
+        match self {
+            ControlInst::Args { .. } => {}
+            ControlInst::Ret { .. } => emit_ret(ctx, buf),
+            // The target register, if any, is the call's first operand.
+            ControlInst::Call { dest, .. } => match dest {
+                CallDest::Direct(callee) => emit_direct_call(buf, callee),
+                CallDest::Indirect(target) => emit_indirect_call(buf, m.reg_use(*target)),
+            },
+            other => other.map(m).emit(ctx, buf),
+        }
+    }
+}
+
+/// `call rel32` to `callee`, through a relocation.
+fn emit_direct_call(buf: &mut Buf, callee: &kestrel_ir::FunctionName) {
+    let fix = misc::call_rel32(buf, 0);
+    buf.add_reloc(fix.at, RelocKind::CallPcRel4, callee.clone(), -4);
+}
+
+/// `call target`.
+fn emit_indirect_call(buf: &mut Buf, target: PReg) {
+    misc::call_rm(buf, &GprMem::Reg(gpr(target)));
 }
 
 /// The epilogue (when the function set up a frame) and `ret`.
