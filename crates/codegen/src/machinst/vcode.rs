@@ -37,7 +37,6 @@ pub struct VCode<I: MachInst> {
     /// `operands[operand_ranges[i].0..operand_ranges[i].1]` are instruction `i`'s operands.
     operands: Vec<Operand>,
     operand_ranges: Vec<(u32, u32)>,
-    clobbers: Vec<PRegSet>,
     block_ranges: Vec<InstRange>,
     succs: Vec<Block>,
     succ_ranges: Vec<(u32, u32)>,
@@ -63,7 +62,6 @@ impl<I: MachInst> Default for VCode<I> {
             srclocs: Vec::new(),
             operands: Vec::new(),
             operand_ranges: Vec::new(),
-            clobbers: Vec::new(),
             block_ranges: Vec::new(),
             succs: Vec::new(),
             succ_ranges: Vec::new(),
@@ -122,7 +120,6 @@ impl<I: MachInst> VCode<I> {
         self.srclocs.clear();
         self.operands.clear();
         self.operand_ranges.clear();
-        self.clobbers.clear();
         self.block_ranges.clear();
         self.succs.clear();
         self.succ_ranges.clear();
@@ -295,7 +292,8 @@ impl<I: MachInst> Function for VCode<I> {
     }
     #[inline]
     fn inst_clobbers(&self, inst: RInst) -> PRegSet {
-        self.clobbers[inst.index()]
+        // Asked about once per instruction: computed from the instruction, not stored.
+        self.insts[inst.index()].clobbers()
     }
     #[inline]
     fn is_move(&self, inst: RInst) -> Option<(Operand, Operand)> {
@@ -379,7 +377,6 @@ impl<'m, I: MachInst> VCodeBuilder<'m, I> {
         c.srclocs.reserve(insts + blocks);
         c.operands.reserve(3 * insts);
         c.operand_ranges.reserve(insts + blocks);
-        c.clobbers.reserve(insts + blocks);
         c.block_ranges.reserve(blocks);
         c.succs.reserve(2 * blocks);
         c.succ_ranges.reserve(blocks);
@@ -449,7 +446,6 @@ impl<'m, I: MachInst> VCodeBuilder<'m, I> {
             let op_start = c.operands.len() as u32;
             inst.collect_operands(&mut c.operands);
             c.operand_ranges.push((op_start, c.operands.len() as u32));
-            c.clobbers.push(inst.clobbers());
         }
         let end = c.insts.len() as u32;
         debug_assert!(end > start, "a block needs a terminator");
