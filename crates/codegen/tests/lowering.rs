@@ -453,10 +453,12 @@ impl LowerBackend for Tweaked {
         &self,
         ctx: &mut Lower<'_, Inst>,
         inst: kestrel_ir::Inst,
-    ) -> Result<Option<Results>, CodegenError> {
+    ) -> Result<bool, CodegenError> {
         match self.returns {
             Some(classes) if !ctx.f.dfg.inst_results(inst).is_empty() => {
-                Ok(Some(classes.iter().map(|&c| ctx.alloc_vreg(c)).collect()))
+                let regs: Results = classes.iter().map(|&c| ctx.alloc_vreg(c)).collect();
+                ctx.set_outputs(&regs);
+                Ok(true)
             }
             _ => X64Backend.lower_inst(ctx, inst),
         }

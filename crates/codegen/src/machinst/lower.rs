@@ -89,13 +89,15 @@ pub trait LowerBackend {
     /// The ISA's machine instruction.
     type MInst: MachInst;
 
-    /// Lower a non-branch instruction; return its results' vregs (one per result), or
-    /// `Ok(None)` when no rule covers it.
+    /// Lower a non-branch instruction and give its results' vregs (in result order, two
+    /// for a split value) with [`Lower::set_outputs`]; `Ok(false)` when no rule covers it.
+    /// (The registers go through the context, not the return value: a larger return value
+    /// travels through memory, and copying it back right after it was written stalls.)
     fn lower_inst(
         &self,
         ctx: &mut Lower<'_, Self::MInst>,
         inst: Inst,
-    ) -> Result<Option<Results>, CodegenError>;
+    ) -> Result<bool, CodegenError>;
 
     /// Lower a block terminator (`jump`, `brif`, `br_table`) whose branch slots go to
     /// `targets`; `None` when no rule covers it.
@@ -150,6 +152,12 @@ pub struct Lower<'f, I: MachInst> {
     chaos: &'f mut Chaos,
     /// The selection rules fired so far, when coverage is on.
     rules_fired: Option<&'f mut RulesFired>,
+    /// The registers the ISA gave for the instruction just lowered
+    /// ([`Lower::set_outputs`]): the first `num_outputs` of `outputs` when at most two,
+    /// else `more_outputs`.
+    outputs: [VReg; 2],
+    num_outputs: usize,
+    more_outputs: Vec<VReg>,
     /// The first value asked for in a shape it is not held in (one register of a split
     /// value, or a pair of a one-register value) since the driver last looked, with what
     /// was asked.
@@ -367,6 +375,9 @@ impl<'f, I: MachInst> Lower<'f, I> {
             ret_area_ptr: None,
             chaos,
             rules_fired,
+            outputs: [VReg::new(0, RegClass::Int); 2],
+            num_outputs: 0,
+            more_outputs: Vec::new(),
             misused: None,
         })
     }
@@ -618,24 +629,53 @@ impl<'f, I: MachInst> Lower<'f, I> {
         resolve_alias(&self.aliases, v)
     }
 
-    /// Make the result `value`'s vregs aliases of `regs`, which hold it; `Err` with why when
-    /// `regs` are not what `value`'s type takes (their number and class).
-    fn set_result(&mut self, value: Value, regs: &[VReg]) -> Result<(), String> {
+    /// The registers holding the results of the instruction being lowered, in result order
+    /// (two for a split value): what [`LowerBackend::lower_inst`] gives when it succeeds.
+    pub fn set_outputs(&mut self, regs: &[VReg]) {
+        self.num_outputs = regs.len();
+        match *regs {
+            [] => {}
+            [r] => self.outputs[0] = r,
+            [lo, hi] => self.outputs = [lo, hi],
+            _ => {
+                self.more_outputs.clear();
+                self.more_outputs.extend_from_slice(regs);
+            }
+        }
+    }
+
+    /// The registers given by [`Lower::set_outputs`].
+    #[inline]
+    fn outputs(&self) -> &[VReg] {
+        if self.num_outputs <= 2 {
+            &self.outputs[..self.num_outputs]
+        } else {
+            &self.more_outputs
+        }
+    }
+
+    /// Make the result `value`'s vregs aliases of the outputs from index `from` on, which
+    /// hold it; the index after them, or `Err` with why when they are not what `value`'s
+    /// type takes (their number and class).
+    fn set_result(&mut self, value: Value, from: usize) -> Result<usize, String> {
         let vs = self.value_regs(value);
+        let end = (from + vs.regs().len()).min(self.num_outputs);
+        let given = &self.outputs()[from..end];
         let class = |r: &VReg| r.class();
-        if !vs.regs().iter().map(class).eq(regs.iter().map(class)) {
+        if !vs.regs().iter().map(class).eq(given.iter().map(class)) {
             let want: Vec<RegClass> = vs.regs().iter().map(class).collect();
-            let got: Vec<RegClass> = regs.iter().map(class).collect();
+            let got: Vec<RegClass> = given.iter().map(class).collect();
             return Err(format!(
                 "result {value} takes registers {want:?}, the lowering gave {got:?}"
             ));
         }
-        for (&v, &reg) in vs.regs().iter().zip(regs) {
+        for (k, &v) in vs.regs().iter().enumerate() {
+            let reg = self.outputs()[from + k];
             if self.resolve(reg) != v {
                 self.aliases[v.index()] = Some(reg);
             }
         }
-        Ok(())
+        Ok(end)
     }
 
     /// The misuse recorded since the last call (see [`Lower::value_vreg`]), as an error
@@ -865,22 +905,23 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
                     if !needed {
                         continue;
                     }
+                    ctx.num_outputs = 0;
                     let lowered = backend.lower_inst(&mut ctx, inst);
                     ctx.take_misuse(Some(inst))?;
-                    let outs = lowered?.ok_or_else(|| unsupported_inst(f, inst, "instruction"))?;
-                    // The ISA returns each result's registers in order, two for a split value,
+                    if !lowered? {
+                        return Err(unsupported_inst(f, inst, "instruction"));
+                    }
+                    // The ISA gives each result's registers in order, two for a split value,
                     // and nothing more.
-                    let mut outs = outs.as_slice();
+                    let mut next = 0;
                     for &r in f.dfg.inst_results(inst) {
-                        let n = ctx.value_regs(r).regs().len().min(outs.len());
-                        let (regs, rest) = outs.split_at(n);
-                        ctx.set_result(r, regs).map_err(|why| {
+                        next = ctx.set_result(r, next).map_err(|why| {
                             unsupported_at(f, inst, Some(f.dfg.value_type(r)), &why)
                         })?;
-                        outs = rest;
                     }
-                    if !outs.is_empty() {
-                        let why = format!("{} registers beyond the results", outs.len());
+                    if next < ctx.num_outputs {
+                        let beyond = ctx.num_outputs - next;
+                        let why = format!("{beyond} registers beyond the results");
                         return Err(unsupported_inst(f, inst, &why));
                     }
                     ctx.flush(f.debug_line(inst));

@@ -724,7 +724,7 @@ pub fn lower_inst(
     lower: &mut Lower<'_, Inst>,
     inst: IrInst,
     features: CpuFeatures,
-) -> Result<Option<Results>, CodegenError> {
+) -> Result<bool, CodegenError> {
     let mut ctx = IselCtx {
         lower,
         inst,
@@ -733,8 +733,13 @@ pub fn lower_inst(
         features,
     };
     match generated::constructor_lower(&mut ctx, inst) {
-        Some(out) => Ok(Some(out.0)),
-        None => ctx.error.map_or(Ok(None), Err),
+        Some(out) => {
+            // Read in place (a move of the returned list would copy it wide, right after
+            // the selector wrote it in pieces).
+            ctx.lower.set_outputs(&out.0);
+            Ok(true)
+        }
+        None => ctx.error.map_or(Ok(false), Err),
     }
 }
 

@@ -46,7 +46,7 @@ use crate::chaos::Chaos;
 use crate::machinst::compile::{
     compile_in, in_place, verify_and_optimize, Backend, CompileContext, CompileOptions, PhaseTimes,
 };
-use crate::machinst::lower::{Lower, LowerBackend, Results};
+use crate::machinst::lower::{Lower, LowerBackend};
 use crate::machinst::vcode::VCode;
 use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
 use emit::Frame;
@@ -209,11 +209,7 @@ impl Aarch64Backend {
 impl LowerBackend for Aarch64Backend {
     type MInst = Inst;
 
-    fn lower_inst(
-        &self,
-        ctx: &mut Lower<'_, Inst>,
-        inst: IrInst,
-    ) -> Result<Option<Results>, CodegenError> {
+    fn lower_inst(&self, ctx: &mut Lower<'_, Inst>, inst: IrInst) -> Result<bool, CodegenError> {
         lower::lower_inst(ctx, inst, self.features)
     }
 

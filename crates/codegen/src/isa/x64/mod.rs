@@ -30,7 +30,7 @@ use kestrel_regalloc::{MachineEnv, Output, RegClass};
 use crate::chaos::Chaos;
 use crate::machinst::compile::{compile_in, Backend, CompileContext, CompileOptions, PhaseTimes};
 use crate::machinst::compile::{in_place, verify_and_optimize, verify_and_optimize_in_place};
-use crate::machinst::lower::{Lower, LowerBackend, Results};
+use crate::machinst::lower::{Lower, LowerBackend};
 use crate::machinst::vcode::VCode;
 use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
 use emit::Frame;
@@ -214,11 +214,7 @@ pub struct X64Target {
 impl LowerBackend for X64Target {
     type MInst = Inst;
 
-    fn lower_inst(
-        &self,
-        ctx: &mut Lower<'_, Inst>,
-        inst: IrInst,
-    ) -> Result<Option<Results>, CodegenError> {
+    fn lower_inst(&self, ctx: &mut Lower<'_, Inst>, inst: IrInst) -> Result<bool, CodegenError> {
         lower::lower_inst(ctx, inst, &self.features)
     }
 
@@ -254,11 +250,7 @@ impl Backend for X64Target {
 impl LowerBackend for X64Backend {
     type MInst = Inst;
 
-    fn lower_inst(
-        &self,
-        ctx: &mut Lower<'_, Inst>,
-        inst: IrInst,
-    ) -> Result<Option<Results>, CodegenError> {
+    fn lower_inst(&self, ctx: &mut Lower<'_, Inst>, inst: IrInst) -> Result<bool, CodegenError> {
         X64Target::default().lower_inst(ctx, inst)
     }
 
