@@ -819,10 +819,11 @@ pub fn lower_inst(
         features: *features,
         error: None,
     };
-    match generated::constructor_lower(&mut ctx, inst) {
+    // Read in place, by reference: moving the returned list out of the `Option` would
+    // copy it wide right after the selector wrote it in pieces, and stall.
+    let lowered = generated::constructor_lower(&mut ctx, inst);
+    match &lowered {
         Some(out) => {
-            // Read in place (a move of the returned list would copy it wide, right after
-            // the selector wrote it in pieces).
             ctx.lower.set_outputs(&out.0);
             Ok(true)
         }
