@@ -716,10 +716,13 @@ pub(crate) fn build<F: Function>(
     // fills) its next free place, and at the end its start, so group v is finally
     // `use_bound[v + 1]..use_bound[v + 2]`.
     refill(use_bound, nv + 2, 0);
+    // Counted through a slice taken once, which the loop keeps in a register (through the
+    // vector, each count would reload its buffer pointer).
+    let counts = &mut use_bound[..];
     for i in 0..func.num_insts() {
         for op in func.inst_operands(Inst(i as u32)) {
             if op.is_use() || !pinned(op.constraint()) {
-                use_bound[op.vreg().index() + 1] += 1;
+                counts[op.vreg().index() + 1] += 1;
             }
         }
     }
