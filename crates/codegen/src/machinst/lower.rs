@@ -51,8 +51,8 @@
 //!
 //! # Output registers
 //!
-//! Each IR value has one vreg, created on first mention. An ISA lowering returns the vregs
-//! holding the results; the driver makes each result's vreg an *alias* of the returned one,
+//! Each IR value has one vreg, created on first mention. An ISA lowering gives the vregs
+//! holding the results ([`Lower::set_outputs`]); the driver makes each result's vreg an *alias* of the returned one,
 //! and [`Lower::finish`] rewrites every operand, parameter and branch argument through the
 //! aliases, so results cost no copies, and numbers the vregs the code names densely (see
 //! `VCode::resolve_and_number_vregs`).
@@ -67,7 +67,7 @@
 //!   and the driver reports it as unsupported, naming the instruction and the value, once the
 //!   ISA has lowered the instruction: a rule written for scalars never quietly reads half of
 //!   an `i128`.
-//! - It returns exactly the registers its results take, in order, each of the class the
+//! - It gives exactly the registers its results take, in order, each of the class the
 //!   result's type needs; anything else is unsupported, naming the instruction and the type.
 
 use kestrel_ir::entity::{refill, EntityRef};

@@ -806,7 +806,8 @@ impl generated::Context for IselCtx<'_, '_> {
     }
 }
 
-/// Lower one non-branch IR instruction by the rules; `Ok(None)` when no rule matches.
+/// Lower one non-branch IR instruction by the rules, giving its result registers with
+/// `Lower::set_outputs`; `Ok(false)` when no rule matches.
 pub fn lower_inst(
     lower: &mut Lower<'_, Inst>,
     inst: IrInst,
