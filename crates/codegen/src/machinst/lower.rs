@@ -654,6 +654,23 @@ impl<'f, I: MachInst> Lower<'f, I> {
         }
     }
 
+    /// What an ISA's [`LowerBackend::lower_inst`] returns once its selector has run: with
+    /// the selected registers, they become the outputs and the answer is `Ok(true)`;
+    /// without, the error the selector kept in `error` if any, else `Ok(false)` (no rule).
+    pub fn selected(
+        &mut self,
+        regs: Option<&[VReg]>,
+        error: &mut Option<CodegenError>,
+    ) -> Result<bool, CodegenError> {
+        match regs {
+            Some(regs) => {
+                self.set_outputs(regs);
+                Ok(true)
+            }
+            None => error.take().map_or(Ok(false), Err),
+        }
+    }
+
     /// Make the result `value`'s vregs aliases of the outputs from index `from` on, which
     /// hold it; the index after them, or `Err` with why when they are not what `value`'s
     /// type takes (their number and class).

@@ -820,16 +820,11 @@ pub fn lower_inst(
         features: *features,
         error: None,
     };
-    // Read in place, by reference: moving the returned list out of the `Option` would
-    // copy it wide right after the selector wrote it in pieces, and stall.
     let lowered = generated::constructor_lower(&mut ctx, inst);
-    match &lowered {
-        Some(out) => {
-            ctx.lower.set_outputs(&out.0);
-            Ok(true)
-        }
-        None => ctx.error.map_or(Ok(false), Err),
-    }
+    // The list is read where the selector left it: moving it out of the `Option` would
+    // copy it wide right after it was written in pieces, and stall.
+    let regs = lowered.as_ref().map(|out| out.0.as_slice());
+    ctx.lower.selected(regs, &mut ctx.error)
 }
 
 /// Lower a block terminator with its lowered successors.

@@ -254,9 +254,7 @@ impl ControlInst<PReg> {
 
 impl ControlInst {
     /// Encodes the instruction with the registers `m` hands out (one per operand, in
-    /// operand order). The register lists of `Args`, `Ret` and `Call` are fixed-register
-    /// constraints that encode nothing: they are not mapped, so emitting them allocates
-    /// nothing (a mapped list longer than its inline capacity would go to the heap).
+    /// operand order), leaving its fixed-register lists unmapped (see [`FixedRegs`]).
     pub(in crate::isa::aarch64) fn emit_mapped<F: FnMut(OperandSpec) -> PReg>(
         &self,
         m: &mut Operands<PReg, F>,
