@@ -52,8 +52,8 @@
 //! # Output registers
 //!
 //! Each IR value has one vreg, created on first mention. An ISA lowering gives the vregs
-//! holding the results ([`Lower::set_outputs`]); the driver makes each result's vreg an *alias* of the returned one,
-//! and [`Lower::finish`] rewrites every operand, parameter and branch argument through the
+//! holding the results ([`Lower::set_outputs`]); the driver makes each result's vreg an
+//! *alias* of the given one, and [`Lower::finish`] rewrites every operand, parameter and branch argument through the
 //! aliases, so results cost no copies, and numbers the vregs the code names densely (see
 //! `VCode::resolve_and_number_vregs`).
 //!

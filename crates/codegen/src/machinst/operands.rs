@@ -19,8 +19,9 @@ use smallvec::SmallVec;
 /// A list of fixed-register operands (an entry's arguments, a return's values, a call's
 /// registers): two are kept inline, in the space a `Vec` takes, so a small function's
 /// arguments and a return of one or two values allocate nothing. The list is a set of
-/// constraints for the allocator and encodes nothing, so emission does not map it (each
-/// ISA's `ControlInst::emit_mapped`): a mapped copy longer than two would go to the heap.
+/// constraints for the allocator and encodes nothing: mapped for encoding it comes out empty
+/// (only a printing mapper keeps lists), and each ISA's `ControlInst::emit_mapped` encodes
+/// the instructions carrying one without building a mapped copy at all.
 pub type FixedRegs<S = VReg> = SmallVec<[(S, PReg); 2]>;
 
 /// A family's two operand walks from one list: `map`, which rebuilds the instruction with
