@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use kestrel_codegen::isa::x64::OptLevel;
-use kestrel_filetests::directives::{func_name, parse_value};
+use kestrel_filetests::directives::{func_name, parse_value, Header};
 use kestrel_filetests::native::{NativeError, NativeModule};
 use kestrel_filetests::Options;
 use kestrel_interp::{InterpError, Interpreter};
@@ -12,9 +12,16 @@ use kestrel_ir::Function;
 
 /// Read, parse and verify a file; every verifier error of every function is reported.
 pub fn load(path: &Path) -> Result<Vec<Function>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    load_with_header(path).map(|(_, funcs)| funcs)
+}
+
+/// [`load`], with the file's header (its `set` and `target` lines).
+fn load_with_header(path: &Path) -> Result<(Header, Vec<Function>), String> {
+    let bytes = kestrel_filetests::input::read_input(path)?;
     let funcs = kestrel_ir::text::parse_bytes(&bytes, &path.display().to_string())
         .map_err(|e| e.to_string())?;
+    // The text parsed, so it is UTF-8.
+    let header = kestrel_filetests::directives::scan(&String::from_utf8_lossy(&bytes));
     let mut errors = Vec::new();
     for f in &funcs {
         if let Err(e) = kestrel_ir::verify_function(f) {
@@ -22,7 +29,7 @@ pub fn load(path: &Path) -> Result<Vec<Function>, String> {
         }
     }
     if errors.is_empty() {
-        Ok(funcs)
+        Ok((header, funcs))
     } else {
         Err(format!(
             "{}: verifier errors:\n{}",
@@ -51,7 +58,7 @@ pub fn run(
     fuel: u64,
     args: &[String],
 ) -> Result<ExitCode, String> {
-    let mut funcs = load(path)?;
+    let (header, mut funcs) = load_with_header(path)?;
     let index = match function {
         Some(name) => {
             let name = name.strip_prefix('%').unwrap_or(name);
@@ -101,13 +108,13 @@ pub fn run(
         }
     };
     if !interpret {
-        // `load` verified every function: compile without verifying again.
+        // `load` verified every function: compile without verifying again. The file's
+        // `set` lines and `target x86_64` flags apply as under `kestrel test`.
+        let x86_target = header.targets.iter().find(|t| t.isa == "x86_64");
         let flags = kestrel_filetests::native::Flags {
-            check_regalloc: true,
             verified: true,
-            features: kestrel_filetests::native::CpuFeatures::host(),
             opt_level,
-            ..Default::default()
+            ..kestrel_filetests::native_flags(&header, x86_target)
         };
         let no_chaos = kestrel_codegen::chaos::Chaos::disabled;
         let module = NativeModule::build(&funcs, &flags, &no_chaos, &mut |_| {})

@@ -32,7 +32,7 @@ pub fn write_object(
     opt_level: OptLevel,
 ) -> Result<ExitCode, String> {
     use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule, Target};
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = kestrel_filetests::input::read_input_text(path)?;
     let (flags, funcs) = file_flags_and_functions(path, &text, check_regalloc, false, opt_level)?;
     let target = match file_isa(&text) {
         Isa::X86_64 => Target::X86_64,
@@ -137,7 +137,7 @@ pub fn compile(
     timing: bool,
     opt_level: OptLevel,
 ) -> Result<ExitCode, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = kestrel_filetests::input::read_input_text(path)?;
     if timing {
         let header = kestrel_filetests::directives::scan(&text);
         let flags = Flags {

@@ -8,7 +8,8 @@
 //! adds the AArch64 object oracle (linked by `aarch64-linux-gnu-gcc -static`, run under
 //! `qemu-aarch64`; cases it reports unsupported are counted, not run by it). Progress goes to stderr; the
 //! coverage report (with `--coverage`) and the final `N cases, M failures` line go to stdout,
-//! the final line last.
+//! the final line last. `--cfg-shapes` runs the compile-only property of
+//! `kestrel_difftest::cfg_shapes` instead (every verified function compiles on both ISAs).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -58,6 +59,12 @@ pub struct FuzzArgs {
     /// Print which opcodes and lowering rules the campaign exercised.
     #[arg(long)]
     pub coverage: bool,
+    /// Instead of the differential campaign, the compile-only property over random
+    /// control-flow shapes (self loops, back edges, switches, many exits, entry-block
+    /// edges the verifier must refuse): every function that verifies compiles on x86-64
+    /// and AArch64, checker on, at both opt levels, without a panic or an error.
+    #[arg(long, conflicts_with_all = ["chaos", "opt", "object", "aarch64", "against_cranelift", "coverage"])]
+    pub cfg_shapes: bool,
 }
 
 pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
@@ -68,6 +75,9 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
         (None, Some(n)) => Limit::Cases(n),
         (None, None) => Limit::Time(Duration::from_secs(60)),
     };
+    if args.cfg_shapes {
+        return cfg_shapes(seed, &limit, &args.out);
+    }
     let mut campaign = Campaign::new(seed);
     campaign.limit = limit;
     campaign.chaos = args.chaos;
@@ -109,6 +119,28 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
     let _ = writeln!(out, "{}", summary.final_line());
     let _ = out.flush();
     Ok(if summary.failures == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `--cfg-shapes`: progress on stderr, the final `N cases, M failures` line on stdout.
+fn cfg_shapes(seed: u64, limit: &Limit, out: &std::path::Path) -> Result<ExitCode, String> {
+    eprintln!(
+        "fuzz --cfg-shapes: seed {seed}, failures into {}",
+        out.display()
+    );
+    let summary = kestrel_difftest::cfg_shapes::campaign(seed, limit, out, &mut std::io::stderr())
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    println!(
+        "{} cases ({} compiled, {} rejected by the verifier), {} failures",
+        summary.cases,
+        summary.compiled,
+        summary.rejected,
+        summary.failures.len()
+    );
+    Ok(if summary.failures.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -31,7 +31,7 @@ use wasmparser::{FuncType, ValType};
 
 /// Reads `path` as a binary module, or as text converted to one.
 fn module_bytes(path: &Path) -> Result<Vec<u8>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = kestrel_filetests::input::read_input(path)?;
     if bytes.starts_with(b"\0asm") {
         return Ok(bytes);
     }

@@ -29,6 +29,7 @@
 
 pub mod aarch64_support;
 pub mod campaign;
+pub mod cfg_shapes;
 pub mod check;
 pub mod coverage;
 pub mod fuzzing;

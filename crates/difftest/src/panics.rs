@@ -34,10 +34,15 @@ pub(crate) fn run_caught(
     seed: u64,
     coverage: &mut Coverage,
 ) -> Result<Vec<Outcome>, String> {
+    caught(|| oracle.run(case, seed, coverage)).unwrap_or_else(Err)
+}
+
+/// `f()`, or the message and place of its panic (quiet while [`QuietPanics`] is installed).
+pub fn caught<R>(f: impl FnOnce() -> R) -> Result<R, String> {
     let outer = CAUGHT.replace(true);
-    let result = catch_unwind(AssertUnwindSafe(|| oracle.run(case, seed, coverage)));
+    let result = catch_unwind(AssertUnwindSafe(f));
     CAUGHT.set(outer);
-    result.unwrap_or_else(|payload| Err(format!("{PREFIX}{}", message(&*payload))))
+    result.map_err(|payload| format!("{PREFIX}{}", message(&*payload)))
 }
 
 /// How a panic finding's message starts.

@@ -8,6 +8,7 @@
 //! report is exactly `N passed, M failed, K skipped`, counting files.
 
 pub mod directives;
+pub mod input;
 pub mod native;
 pub mod object_run;
 
@@ -210,7 +211,7 @@ pub fn run_files(files: &[PathBuf], opts: &Options, mut emit: impl FnMut(&FileRe
 /// Run one file.
 pub fn run_file(path: &Path, opts: &Options) -> FileReport {
     let mut notes = Vec::new();
-    let outcome = match std::fs::read(path) {
+    let outcome = match input::read_input(path) {
         Err(e) => Outcome::Fail(vec![format!("cannot read: {e}")]),
         Ok(bytes) if opts.via_object => match String::from_utf8(bytes) {
             Ok(text) => {

@@ -110,7 +110,7 @@ fn out_of_bounds_memory_traps_with_the_access_code() {
 
 #[test]
 fn runaway_loops_run_out_of_fuel() {
-    let text = "function %spin() {\nblock0:\n    jump block0\n}\n";
+    let text = "function %spin() {\nblock0:\n    jump block1\nblock1:\n    jump block1\n}\n";
     assert_eq!(
         run(text, "spin", &[]),
         Err(InterpError::OutOfFuel { limit: 1_000_000 })

@@ -14,6 +14,10 @@ use crate::instructions::InstructionData;
 use crate::pool::{ValueList, ValueListPool};
 use crate::types::Type;
 
+/// The most parameters a block may have, and results an instruction may have: their
+/// numbers are 16-bit in [`ValueDef`]. The parser, the builder and the verifier refuse more.
+pub const MAX_VALUES_PER_DEF: usize = 1 << 16;
+
 /// Where a value comes from.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum ValueDef {

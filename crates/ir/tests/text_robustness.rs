@@ -92,3 +92,37 @@ fn mutations_are_handled() {
         }
     }
 }
+
+/// A function with `n` parameters that returns its last one.
+fn many_params(n: usize) -> String {
+    let types = vec!["i32"; n].join(", ");
+    let params: Vec<String> = (0..n).map(|i| format!("v{i}: i32")).collect();
+    format!(
+        "function %wide({types}) -> i32 {{\nblock0({}):\n    return v{}\n}}\n",
+        params.join(", "),
+        n - 1
+    )
+}
+
+#[test]
+fn parameter_counts_past_the_16_bit_limit_are_named() {
+    // The most a block may have is accepted, and verifies.
+    let funcs = parse_bytes(many_params(65536).as_bytes(), "wide.clif").unwrap();
+    assert_eq!(
+        funcs[0]
+            .dfg
+            .block_params(funcs[0].layout.entry_block().unwrap())
+            .len(),
+        65536
+    );
+    kestrel_ir::verify_function(&funcs[0]).unwrap();
+    // One more is an error at that parameter, saying what the limit is (not a wrapped
+    // parameter number).
+    let e = parse_bytes(many_params(100_000).as_bytes(), "wide.clif").unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("block0 has more than 65536 parameters, the most a block may have"),
+        "{text}"
+    );
+    assert_eq!(e.line, 2, "{text}");
+}

@@ -135,6 +135,11 @@ pub enum BuilderError {
     ParamsAfterUse { block: Block },
     #[error("{ty} is not a value type; use an integer or float type")]
     InvalidType { ty: Type },
+    #[error(
+        "{block} has {} parameters already, the most a block may have",
+        crate::dfg::MAX_VALUES_PER_DEF
+    )]
+    TooManyParams { block: Block },
     #[error("invalid `{opcode}`: {message}")]
     InvalidInstruction { opcode: Opcode, message: String },
     #[error("{table} is already used by another br_table; create a jump table per br_table")]
@@ -415,6 +420,9 @@ impl FunctionBuilder {
         let st = &self.blocks[block];
         if !st.preds.is_empty() || st.has_insts || !st.incomplete.is_empty() {
             return Err(BuilderError::ParamsAfterUse { block });
+        }
+        if self.func.dfg.block_params(block).len() == crate::dfg::MAX_VALUES_PER_DEF {
+            return Err(BuilderError::TooManyParams { block });
         }
         // Post-invariant 1: no phis yet, so user parameters stay first.
         Ok(self.func.dfg.append_block_param(block, ty))

@@ -20,7 +20,7 @@
 //!   from the entry are not checked for dominance, only for definedness;
 //! - types (`types.rs`): controlling types, result types and operand types per opcode, call
 //!   arguments and results against the callee signature, `return` values against the
-//!   function's signature, branch arguments against the destination's parameters.
+//!   function's signature, branch arguments against the destination's parameters; no branch targets the entry block.
 //!
 //! Later checks only look at instructions whose references passed `entities.rs`, so one bad
 //! reference yields one error rather than a cascade. All errors are collected and returned

@@ -2,8 +2,8 @@
 //! entry block's parameters.
 
 use super::Verifier;
-use crate::dfg::ValueDef;
-use crate::entity::{EntityRef, Value};
+use crate::dfg::{ValueDef, MAX_VALUES_PER_DEF};
+use crate::entity::{EntityRef, Inst, Value};
 
 impl Verifier<'_> {
     /// Check the layout and record layout ranks. Returns false when the layout is unusable
@@ -68,6 +68,33 @@ impl Verifier<'_> {
     pub(super) fn check_value_defs(&mut self) {
         let func = self.func;
         let dfg = &func.dfg;
+        // Parameter and result numbers are 16-bit: past the limit they wrap, so say that
+        // once rather than a misleading mismatch per value.
+        let mut over_limit = false;
+        for &b in func.layout.blocks() {
+            let n = dfg.block_params(b).len();
+            if n > MAX_VALUES_PER_DEF {
+                self.report_block(
+                    b,
+                    format!("{b} has {n} parameters; at most {MAX_VALUES_PER_DEF} are supported"),
+                );
+                over_limit = true;
+            }
+        }
+        for n in 0..dfg.num_insts() {
+            let inst = Inst::new(n);
+            let results = dfg.inst_results(inst).len();
+            if results > MAX_VALUES_PER_DEF {
+                self.report_inst(
+                    inst,
+                    format!("{results} results; at most {MAX_VALUES_PER_DEF} are supported"),
+                );
+                over_limit = true;
+            }
+        }
+        if over_limit {
+            return;
+        }
         for n in 0..dfg.num_values() {
             let v = Value::new(n);
             match dfg.value_def(v) {

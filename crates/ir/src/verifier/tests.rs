@@ -870,3 +870,29 @@ fn corrupted_functions_never_panic() {
         let _ = r.verify();
     }
 }
+
+#[test]
+fn a_branch_to_the_entry_block_is_rejected() {
+    // The entry block as a loop header: its parameter would be both the function's
+    // argument and the back edge's value, which no later stage supports.
+    let mut r = Raw::new(&[Type::I32], &[]);
+    let (entry, p) = r.block(&[Type::I32]);
+    r.jump(entry, entry, &[p[0]]);
+    let e = r.one_error("the entry block cannot be a branch target");
+    assert!(e.contains("branch to the entry block block0"), "{e}");
+}
+
+#[test]
+fn too_many_block_parameters_are_one_error_naming_the_limit() {
+    let mut r = Raw::new(&[], &[]);
+    let (entry, _) = r.block(&[]);
+    let (wide, _) = r.block(&[]);
+    for _ in 0..crate::dfg::MAX_VALUES_PER_DEF + 10 {
+        r.f.dfg.append_block_param(wide, Type::I32);
+    }
+    // `wide` is unreachable, so its parameter count is the only thing wrong.
+    r.ret(entry, &[]);
+    r.ret(wide, &[]);
+    let e = r.one_error("block1 has 65546 parameters; at most 65536 are supported");
+    assert!(!e.contains("claims to be"), "{e}");
+}

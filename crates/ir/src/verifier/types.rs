@@ -318,9 +318,19 @@ pub(crate) fn branch_arg_errors(func: &Function, inst: Inst, out: &mut Vec<Strin
         },
         _ => data.branch_destinations().to_vec(),
     };
+    let entry = func.layout.entry_block();
     for call in calls {
         let dest = call.block;
         if !func.dfg.block_is_valid(dest) {
+            continue;
+        }
+        if Some(dest) == entry {
+            // As in Cranelift: the entry block's parameters are the function's arguments, so
+            // no edge may enter it; later stages (lowering, allocation) rely on that.
+            out.push(format!(
+                "branch to the entry block {dest}: the entry block cannot be a branch target \
+                 (put the loop in a new block that the entry block jumps to)"
+            ));
             continue;
         }
         let args = func.dfg.block_call_args(&call);

@@ -7,7 +7,8 @@
 //!   `a < 2^32` and `o + size <= GUARD_BYTES` lands inside the reservation, and past the
 //!   current size it faults: translated code needs no check for it (`translate/memory.rs`).
 //! - **Explicit** ([`BoundsChecks::Explicit`]): a plain zeroed allocation, checked in code.
-//!   Growing allocates a new buffer and copies, so `base` may move: translated code reloads it.
+//!   Growing past the allocation's capacity reallocates to at least twice the capacity
+//!   (capped at `max_pages`) and copies, so `base` may move: translated code reloads it.
 //!
 //! Contract. The `MemoryDef` is the first field of a `#[repr(C)]` [`MemoryBox`], so the
 //! runtime can go from the pointer translated code holds (in the vmctx) back to the box
@@ -17,8 +18,9 @@
 //! reservation).
 //!
 //! Cost: creating a guard memory is two system calls; growing one is an `mprotect` of the
-//! new pages. Growing an explicit memory is O(new size) (zeroed pages are lazy in the OS)
-//! plus O(old size) for the copy.
+//! new pages. Growing an explicit memory is O(delta) for zeroing the new pages plus,
+//! when it reallocates, O(old size) for the copy; capacity doubles at each reallocation,
+//! so `n` one-page grows copy O(final size) bytes in all (amortized constant per page).
 
 use std::cell::UnsafeCell;
 use std::sync::OnceLock;
@@ -45,10 +47,23 @@ pub const GUARD_BYTES: u64 = 2 << 30;
 /// Address space one guard memory reserves.
 pub const RESERVED_BYTES: u64 = (WASM32_MAX_PAGES * PAGE_SIZE) + GUARD_BYTES;
 
-/// Whether this process can reserve a guard memory (tried once, then remembered).
+/// Whether this process can reserve a guard memory (tried once, then remembered). Asked
+/// only where guard pages are wanted, so when the reservation fails the fallback to
+/// explicit checks is said once on stderr (and [`crate::Module::bounds_checks`] reports
+/// the mode in force).
 pub fn guard_pages_available() -> bool {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
-    *AVAILABLE.get_or_init(|| Reservation::new(RESERVED_BYTES as usize).is_ok())
+    *AVAILABLE.get_or_init(|| match Reservation::new(RESERVED_BYTES as usize) {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!(
+                "kestrel-wasm: cannot reserve {} GiB of address space for a guard-page memory \
+                 ({e}; is `ulimit -v` set?): using explicit bounds checks, which are slower",
+                RESERVED_BYTES >> 30
+            );
+            false
+        }
+    })
 }
 
 enum Backing {
@@ -178,11 +193,15 @@ impl MemoryBox {
         let backing = unsafe { &mut *self.backing.get() };
         let base = match backing {
             Backing::Heap(buffer) => {
-                let mut grown = Vec::new();
-                grown.try_reserve_exact(new_bytes).ok()?;
-                grown.extend_from_slice(buffer);
-                grown.resize(new_bytes, 0);
-                *buffer = grown;
+                if new_bytes > buffer.capacity() {
+                    // Geometric growth keeps a run of small grows linear in the final size.
+                    let max_bytes = (self.max_pages * PAGE_SIZE) as usize;
+                    let target = new_bytes.max(buffer.capacity().saturating_mul(2));
+                    let target = target.min(max_bytes);
+                    buffer.try_reserve_exact(target - buffer.len()).ok()?;
+                }
+                // Post-invariant: the bytes past the old size are zero, as Wasm requires.
+                buffer.resize(new_bytes, 0);
                 buffer.as_mut_ptr()
             }
             Backing::Reserved(r) => {
@@ -279,6 +298,31 @@ mod tests {
     #[test]
     fn explicit_memory_grows() {
         grow_keeps_contents_and_updates_the_def(BoundsChecks::Explicit);
+    }
+
+    #[test]
+    fn one_page_grows_of_an_explicit_memory_reallocate_logarithmically_often() {
+        // 4,095 grows of one page each: with capacity doubling the buffer moves (and is
+        // copied) at most about log2(4096) times, not once per grow.
+        let m = MemoryBox::new(1, Some(4096), BoundsChecks::Explicit).unwrap();
+        let mut base = unsafe { (*m.def_ptr()).base };
+        let mut moves = 0;
+        for page in 1..4096u64 {
+            assert_eq!(m.grow(1), Some(page));
+            assert!(m.write(page * PAGE_SIZE - 1, &[page as u8]));
+            let now = unsafe { (*m.def_ptr()).base };
+            moves += usize::from(now != base);
+            base = now;
+        }
+        assert_eq!(m.grow(1), None, "the declared maximum still holds");
+        assert!(
+            moves <= 13,
+            "{moves} reallocations for 4,095 one-page grows"
+        );
+        for page in 1..4096u64 {
+            let at = page * PAGE_SIZE;
+            assert_eq!(m.read(at - 1, 2), Some(vec![page as u8, 0]), "page {page}");
+        }
     }
 
     #[test]

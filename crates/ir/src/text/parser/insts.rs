@@ -15,6 +15,7 @@
 
 use super::{FuncCtx, PResult, Parser};
 use crate::dfg::ValueDef;
+use crate::dfg::MAX_VALUES_PER_DEF;
 use crate::entity::{Block, EntityRef, Value};
 use crate::function::JumpTableData;
 use crate::immediates::{AtomicRmwOp, FloatCC, IntCC, TrapCode};
@@ -47,6 +48,12 @@ impl Parser<'_> {
                 self.expect(Tok::Colon, "':' and a type after the block parameter")?;
                 let ty = self.expect_type("the block parameter's type")?;
                 self.check_undefined(ctx, v, vpos)?;
+                if ctx.func.dfg.block_params(block).len() == MAX_VALUES_PER_DEF {
+                    return Err(self.error_at(
+                        vpos,
+                        format!("{block} has more than {MAX_VALUES_PER_DEF} parameters, the most a block may have"),
+                    ));
+                }
                 ctx.func.dfg.attach_block_param(block, v, ty);
                 if !self.eat(Tok::Comma)? {
                     break;
