@@ -25,7 +25,8 @@
 //! The parse itself: an empty path is `NOENT`, an absolute one `PERM`, one with a NUL
 //! `INVAL`; whether it ends with `/` (the entry must be a directory) and whether its last
 //! component is `.` or `..` (operations on the entry itself — unlink, remove, rename,
-//! create — refuse those) are noted for the caller.
+//! create — refuse those) are noted for the caller, with the path less its trailing
+//! slashes (the entry the remove and rename calls name).
 //!
 //! Cost: parsing is linear in the path; resolution is the kernel's (one lookup per
 //! component).
@@ -41,6 +42,9 @@ use super::abi::Errno;
 pub(crate) struct GuestPath<'a> {
     /// The path as the host resolves it below a handle.
     pub path: &'a Path,
+    /// The path without its trailing slashes: the entry itself, for the calls that remove
+    /// or move one (the host's lookup of the entry's parent takes no trailing `/`).
+    pub entry: &'a Path,
     /// The last component is `.` or `..`.
     pub names_a_directory_itself: bool,
     /// The path ends with `/`.
@@ -48,7 +52,7 @@ pub(crate) struct GuestPath<'a> {
 }
 
 /// Check `path`; see the module docs.
-pub(crate) fn parse(path: &str) -> Result<GuestPath<'_>, Errno> {
+pub(crate) fn parse<'a>(path: &'a str) -> Result<GuestPath<'a>, Errno> {
     if path.is_empty() {
         return Err(Errno::NOENT);
     }
@@ -58,9 +62,12 @@ pub(crate) fn parse(path: &str) -> Result<GuestPath<'_>, Errno> {
     if path.contains('\0') {
         return Err(Errno::INVAL);
     }
-    let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    let entry = path.trim_end_matches('/');
+    let last = entry.rsplit('/').next().unwrap_or("");
+    let host = |s: &'a str| Path::new(OsStr::from_bytes(s.as_bytes()));
     Ok(GuestPath {
-        path: Path::new(OsStr::from_bytes(path.as_bytes())),
+        path: host(path),
+        entry: host(entry),
         names_a_directory_itself: last == "." || last == "..",
         trailing_slash: path.ends_with('/'),
     })
@@ -93,6 +100,7 @@ mod tests {
         let p = parse("sub/dir/").unwrap();
         assert!(p.trailing_slash && !p.names_a_directory_itself);
         assert_eq!(p.path, Path::new("sub/dir/"));
+        assert_eq!(p.entry, Path::new("sub/dir"));
         assert!(parse("sub/..").unwrap().names_a_directory_itself);
         assert!(parse("././/").unwrap().names_a_directory_itself);
         assert!(!parse("sub/..x").unwrap().names_a_directory_itself);

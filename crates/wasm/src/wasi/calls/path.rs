@@ -191,7 +191,7 @@ pub(super) fn path_remove_directory(cx: &mut Cx, a: &Args) -> CallResult {
     if p.names_a_directory_itself {
         return Err(Errno::INVAL.into());
     }
-    dir.remove_dir(p.path).map_err(errno)?;
+    dir.remove_dir(p.entry).map_err(errno)?;
     Ok(())
 }
 
@@ -216,7 +216,18 @@ pub(super) fn path_rename(cx: &mut Cx, a: &Args) -> CallResult {
     if from.names_a_directory_itself || to.names_a_directory_itself {
         return Err(Errno::BUSY.into());
     }
-    from_dir.rename(from.path, to_dir, to.path).map_err(errno)?;
+    // A trailing `/` on either side says the entry moved is a directory.
+    if (from.trailing_slash || to.trailing_slash)
+        && !from_dir
+            .symlink_metadata(from.entry)
+            .map_err(errno)?
+            .is_dir()
+    {
+        return Err(Errno::NOTDIR.into());
+    }
+    from_dir
+        .rename(from.entry, to_dir, to.entry)
+        .map_err(errno)?;
     Ok(())
 }
 
