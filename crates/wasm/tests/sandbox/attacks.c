@@ -226,6 +226,21 @@ static void moved_utimensat(void) {
         printf("BROKEN: mark's mtime is %lld\n", (long long)st.st_mtime);
         failures++;
     }
+    /* The held (moved) directory's own times, and an open file's, through their handles. */
+    struct timespec two[2] = {{2, 0}, {2, 0}};
+    works("futimens(dfd)", futimens(dfd, two));
+    int fd = openat(dfd, "mark", O_WRONLY);
+    works("open mark", fd);
+    struct timespec three[2] = {{3, 0}, {3, 0}};
+    works("futimens(mark)", futimens(fd, three));
+    close(fd);
+    struct stat x;
+    works("stat /box/x", stat("/box/x", &x));
+    works("stat /box/x/mark", stat("/box/x/mark", &st));
+    if (x.st_mtime != 2 || st.st_mtime != 3) {
+        printf("BROKEN: mtimes %lld and %lld\n", (long long)x.st_mtime, (long long)st.st_mtime);
+        failures++;
+    }
 }
 
 static void moved_linkat(void) {
