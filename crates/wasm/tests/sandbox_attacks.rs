@@ -387,6 +387,7 @@ fn host_swapping_a_directory_for_a_link_out() {
                 std::fs::remove_file(&swap).unwrap();
                 std::fs::rename(&real, &swap).unwrap();
                 swaps.fetch_add(1, Ordering::Relaxed);
+                std::thread::yield_now();
             }
         });
         let guest = std::thread::Builder::new()
