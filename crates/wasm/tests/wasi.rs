@@ -181,6 +181,90 @@ fn opened_paths_stay_inside_the_preopened_directory() {
     std::fs::remove_dir_all(base).unwrap();
 }
 
+/// The modification time of `path` (not following a final link), in seconds.
+fn mtime(path: &Path) -> i64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path).unwrap().mtime()
+}
+
+#[test]
+fn links_and_times_go_through_the_directory_handle() {
+    let (base, root) = tree("links-times");
+    let p = Probe::new(WasiCtx::new().preopen_dir(&root, "."));
+    let at = |path: &str, addr: u32| {
+        p.put(addr, path.as_bytes());
+        [Val::I32(addr as i32), Val::I32(path.len() as i32)]
+    };
+    // path_symlink: an absolute target is refused; a relative one is made as it is.
+    let symlink = |target: &str, name: &str| {
+        let [t, tl] = at(target, PATH);
+        let [n, nl] = at(name, PATH + 256);
+        p.call("path_symlink", &[t, tl, Val::I32(3), n, nl])
+    };
+    assert_eq!(symlink("/etc/passwd", "new"), EPERM);
+    assert_eq!(symlink("x", "../new"), EPERM);
+    assert!(!root.join("new").exists() && !base.join("new").exists());
+    assert_eq!(symlink("inside.txt", "new"), ESUCCESS);
+    assert_eq!(std::fs::read(root.join("new")).unwrap(), b"inside");
+    // path_readlink: relative targets are read; an absolute one is refused.
+    let readlink = |name: &str| {
+        let [n, nl] = at(name, PATH);
+        let args = [
+            Val::I32(3),
+            n,
+            nl,
+            Val::I32(OUT as i32),
+            Val::I32(64),
+            Val::I32(OUT as i32 + 128),
+        ];
+        match p.call("path_readlink", &args) {
+            ESUCCESS => Ok(p.get(OUT, p.u32_at(OUT + 128) as usize)),
+            errno => Err(errno),
+        }
+    };
+    assert_eq!(readlink("new"), Ok(b"inside.txt".to_vec()));
+    assert_eq!(readlink("out"), Ok(b"../outside/secret".to_vec()));
+    assert_eq!(readlink("abs"), Err(EPERM));
+    assert_eq!(readlink("inside.txt"), Err(EINVAL), "not a link");
+    // fd_filestat_set_times on the preopen itself; a time both given and "now", or an
+    // unknown flag, is EINVAL.
+    const ATIM: i32 = 1;
+    const ATIM_NOW: i32 = 2;
+    const MTIM: i32 = 4;
+    let set_fd = |atim: i64, mtim: i64, flags: i32| {
+        let args = [Val::I32(3), Val::I64(atim), Val::I64(mtim), Val::I32(flags)];
+        p.call("fd_filestat_set_times", &args)
+    };
+    assert_eq!(set_fd(0, 0, ATIM | ATIM_NOW), EINVAL);
+    assert_eq!(set_fd(0, 0, 16), EINVAL);
+    assert_eq!(set_fd(5_000_000_000, 7_000_000_000, ATIM | MTIM), ESUCCESS);
+    assert_eq!(mtime(&root), 7);
+    // path_filestat_set_times: through links inside; a link leading out is refused when
+    // followed, and its own times are set when not.
+    let secret_mtime = mtime(&base.join("outside/secret"));
+    let set_path = |path: &str, lookup: i32| {
+        let [n, nl] = at(path, PATH);
+        let args = [
+            Val::I32(3),
+            Val::I32(lookup),
+            n,
+            nl,
+            Val::I64(0),
+            Val::I64(9_000_000_000),
+            Val::I32(MTIM),
+        ];
+        p.call("path_filestat_set_times", &args)
+    };
+    assert_eq!(set_path("in", FOLLOW), ESUCCESS);
+    assert_eq!(mtime(&root.join("sub/file")), 9);
+    assert_eq!(set_path("out", FOLLOW), EPERM);
+    assert_eq!(set_path("up/outside/secret", 0), EPERM);
+    assert_eq!(set_path("out", 0), ESUCCESS);
+    assert_eq!(mtime(&root.join("out")), 9);
+    assert_eq!(mtime(&base.join("outside/secret")), secret_mtime);
+    std::fs::remove_dir_all(base).unwrap();
+}
+
 #[test]
 fn preopens_are_listed_and_directories_read() {
     let (base, root) = tree("listing");

@@ -125,6 +125,14 @@ pub mod oflags {
     pub const TRUNC: u16 = 1 << 3;
 }
 
+/// `fstflags` (of the `*_set_times` calls): set a time to the value given, or to now.
+pub mod fstflags {
+    pub const ATIM: u32 = 1 << 0;
+    pub const ATIM_NOW: u32 = 1 << 1;
+    pub const MTIM: u32 = 1 << 2;
+    pub const MTIM_NOW: u32 = 1 << 3;
+}
+
 /// `lookupflags`.
 pub const LOOKUP_SYMLINK_FOLLOW: u32 = 1 << 0;
 

@@ -109,8 +109,9 @@ impl WasiCtx {
     }
 
     /// Give the program the host directory `host` under the name `guest` (`.` makes it the
-    /// program's working directory for relative paths, as wasi-libc resolves them). Paths
-    /// the program opens through it cannot leave it (see `sandbox.rs`).
+    /// program's working directory for relative paths, as wasi-libc resolves them). It is
+    /// opened when the [`super::Wasi`] is made, and held as a handle from then on; paths the
+    /// program opens through it cannot leave it (see `sandbox.rs`).
     pub fn preopen_dir(mut self, host: impl Into<PathBuf>, guest: impl Into<String>) -> Self {
         self.preopens.push(Preopen {
             host: host.into(),

@@ -7,14 +7,16 @@
 //!
 //! Files are host `File`s opened with the access the guest asked for; append mode is kept
 //! here (every write seeks to the end first) so `fd_fdstat_set_flags` can change it.
-//! Directories are their host path (resolved and confined when opened, see `sandbox.rs`):
-//! path calls resolve below it, and it is the boundary `..` may not cross.
+//! Directories are OS handles ([`Dir`]), never host path strings: path calls resolve below
+//! the handle, which is the boundary `..` may not cross (see `sandbox.rs`), and the handle
+//! keeps naming the same directory whatever is renamed or replaced around it.
 //!
 //! Cost: lookups are O(1); opening is O(open descriptors) for the free-slot search.
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::path::PathBuf;
+
+use cap_std::fs::Dir;
 
 use super::abi::Errno;
 use super::ctx::{Input, Output};
@@ -48,8 +50,8 @@ pub(crate) struct OpenFile {
 }
 
 pub(crate) struct OpenDir {
-    /// The directory's host path (canonical for a preopen; resolved below one otherwise).
-    pub host: PathBuf,
+    /// The directory's handle.
+    pub dir: Dir,
     /// The guest name, for a preopened directory (what `fd_prestat_dir_name` tells).
     pub preopen: Option<String>,
 }
@@ -160,10 +162,11 @@ impl FdTable {
     }
 
     /// The directory `fd` refers to (`NOTDIR` if it is something else).
-    pub fn dir(&mut self, fd: u32) -> Result<&OpenDir, Errno> {
-        match self.get(fd)? {
-            Entry::Dir(d) => Ok(d),
-            _ => Err(Errno::NOTDIR),
+    pub fn dir(&self, fd: u32) -> Result<&OpenDir, Errno> {
+        match self.entries.get(fd as usize).and_then(Option::as_ref) {
+            Some(Entry::Dir(d)) => Ok(d),
+            Some(_) => Err(Errno::NOTDIR),
+            None => Err(Errno::BADF),
         }
     }
 
@@ -212,7 +215,7 @@ mod tests {
         );
         let dir = || {
             Entry::Dir(OpenDir {
-                host: PathBuf::from("/nonexistent"),
+                dir: Dir::open_ambient_dir("/", cap_std::ambient_authority()).unwrap(),
                 preopen: None,
             })
         };
@@ -229,7 +232,12 @@ mod tests {
         t.renumber(4, 1).unwrap();
         assert!(t.dir(1).is_ok());
         assert_eq!(t.get(4).err(), Some(Errno::BADF));
-        while t.insert(dir()).is_ok() {}
-        assert_eq!(t.insert(dir()), Err(Errno::MFILE));
+        assert_eq!(t.dir(4).err(), Some(Errno::BADF));
+        let stream = || Entry::Output {
+            sink: Output::Discard,
+            stream: Stream::Stdout,
+        };
+        while t.insert(stream()).is_ok() {}
+        assert_eq!(t.insert(stream()), Err(Errno::MFILE));
     }
 }

@@ -33,14 +33,17 @@
 //!   the runtime like any trap (the host function returns normally; its stub then traps,
 //!   so no host frame is skipped); [`Wasi::run_start`] turns it into the exit code.
 //! - **Files**: stdio are fds 0–2 ([`WasiCtx`] says where they go); preopened directories
-//!   follow from 3, and every path is confined below its directory (`sandbox.rs`). What
-//!   each call does and leaves out is written in its file under `calls/`; not
-//!   implemented: `fd_allocate`, `fd_fdstat_set_rights`, the `*_set_times` calls,
-//!   `path_link`, `path_symlink`, `proc_raise` and sockets (`NOSYS`).
+//!   follow from 3. Every open directory and file is held as an OS handle, never as a host
+//!   path, and every guest path is resolved by the kernel below the handle of its directory
+//!   descriptor (`sandbox.rs`): `..` past it, absolute paths and symbolic links leading out
+//!   are `PERM`, whatever the guest renames or links and whatever another host process
+//!   swaps in the tree meanwhile. What each call does and leaves out is written in its file
+//!   under `calls/`; not implemented: `fd_allocate`, `fd_fdstat_set_rights`, `proc_raise`
+//!   and sockets (`NOSYS`).
 //! - One program per [`Wasi`]: its descriptor table and memory binding are the program's.
 //!
 //! Layout: `abi` (the ABI's numbers and layouts), `ctx` (the builder), `state` (a running
-//! program's state), `fds` (descriptor table), `sandbox` (path confinement), `guest`
+//! program's state), `fds` (descriptor table), `sandbox` (guest path checks and the confinement contract), `guest`
 //! (checked memory access), `calls/` (the functions).
 //!
 //! Cost: linking compiles one small stub per imported WASI function (see `host.rs`); each

@@ -1,54 +1,58 @@
-//! Confined path resolution: a guest path, relative to a directory descriptor, becomes a
-//! host path that cannot leave that directory.
+//! Confinement: every guest path is resolved by the host kernel relative to an open
+//! directory handle, and can never lead out of the tree below that handle.
 //!
-//! Contract. [`resolve`] walks the guest path one component at a time below `root` (the
-//! directory's host path), keeping the stack of real directories walked so far:
-//! - `.` and empty components are skipped; `..` pops the stack, and popping past `root`
-//!   is [`Errno::PERM`] (what Wasmtime answers, so programs print the same error under
-//!   both; WASI preview 1 also defines `NOTCAPABLE`, which older runtimes used);
-//! - an absolute guest path is `PERM` (wasi-libc only ever passes paths relative to a
-//!   preopen);
-//! - a symbolic link met on the way (or at the end, when following) is read and its target's
-//!   components are walked in its place, from the link's directory, under the same rules —
-//!   so a relative link that climbs out of `root` is `PERM` when followed, and an
-//!   absolute link target is `PERM`; more than [`MAX_LINKS`] links is `LOOP`;
-//! - an intermediate component that is missing is `NOENT`, one that is not a directory is
-//!   `NOTDIR`; the final component may be missing (the caller may create it).
+//! Contract. The WASI context holds every open directory as an OS handle
+//! ([`cap_std::fs::Dir`]) and never a host path string. Each path call parses the guest's
+//! string here ([`parse`]) and then hands it, with the handle of its directory descriptor, to
+//! `cap-std`, which resolves it with `openat2(RESOLVE_BENEATH)` on Linux (or, where that
+//! system call is missing, one component at a time with `O_NOFOLLOW` opens below the handle).
+//! What that guarantees:
+//! - a path, and every symbolic link met while resolving it, is resolved below the handle:
+//!   `..` past the handle's directory, an absolute guest path, and a link (relative or
+//!   absolute) whose target leads out are refused with [`Errno::PERM`] (what Wasmtime
+//!   answers, so programs print the same error under both; preview 1 also defines
+//!   `NOTCAPABLE`, which older runtimes used); links whose targets stay inside work;
+//! - the handle names the directory itself, not the path it was opened by: renaming the
+//!   directory, or putting a symbolic link where its name was, changes nothing about where
+//!   later calls through the handle go — so a guest cannot walk a held handle out of its box
+//!   by renames, and another host process swapping directories for links while the guest
+//!   runs cannot redirect a resolution either (the kernel checks each step as it takes it;
+//!   there is no separate check to race);
+//! - `path_symlink` refuses an absolute target (`PERM`) and `path_readlink` refuses to
+//!   read one (`PERM`), so a guest can neither plant nor learn host paths through links;
+//! - more than the kernel's 40 links in one resolution is `LOOP`.
 //!
-//! Guarantee: the result is `root` joined with components that each named, when checked, a
-//! directory (or, for the last, an entry) that is not a symbolic link, unless the caller
-//! asked not to follow a final link. Limitation: the check and the caller's later use of
-//! the host path are separate system calls, so another host process that swaps a checked
-//! directory for a symbolic link in between could redirect the access (the guest alone
-//! cannot: it runs single-threaded and every path it passes is resolved here).
+//! The parse itself: an empty path is `NOENT`, an absolute one `PERM`, one with a NUL
+//! `INVAL`; whether it ends with `/` (the entry must be a directory) and whether its last
+//! component is `.` or `..` (operations on the entry itself — unlink, remove, rename,
+//! create — refuse those) are noted for the caller, with the path less its trailing
+//! slashes (the entry the remove and rename calls name).
 //!
-//! Cost: one `lstat` per component, one `readlink` per link.
+//! Cost: parsing is linear in the path; resolution is the kernel's (one lookup per
+//! component).
 
-use std::collections::VecDeque;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::abi::Errno;
 
-/// Symbolic links one resolution may follow.
-pub const MAX_LINKS: u32 = 40;
-
-/// A resolved path; see the module docs.
+/// A guest path, checked; see the module docs.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Resolved {
-    /// The host path.
-    pub host: PathBuf,
-    /// The guest path's last component was `.` or `..` (or it resolved to `root` itself):
-    /// operations on the entry itself (unlink, remove, rename, create) refuse it.
+pub(crate) struct GuestPath<'a> {
+    /// The path as the host resolves it below a handle.
+    pub path: &'a Path,
+    /// The path without its trailing slashes: the entry itself, for the calls that remove
+    /// or move one (the host's lookup of the entry's parent takes no trailing `/`).
+    pub entry: &'a Path,
+    /// The last component is `.` or `..`.
     pub names_a_directory_itself: bool,
-    /// The guest path ended with `/`: the entry must be a directory.
+    /// The path ends with `/`.
     pub trailing_slash: bool,
 }
 
-/// Resolve `path` below `root`; see the module docs. `follow_final`: whether a symbolic link
-/// as the last component is followed (a trailing `/` always follows).
-pub(crate) fn resolve(root: &Path, path: &str, follow_final: bool) -> Result<Resolved, Errno> {
+/// Check `path`; see the module docs.
+pub(crate) fn parse<'a>(path: &'a str) -> Result<GuestPath<'a>, Errno> {
     if path.is_empty() {
         return Err(Errno::NOENT);
     }
@@ -58,86 +62,53 @@ pub(crate) fn resolve(root: &Path, path: &str, follow_final: bool) -> Result<Res
     if path.contains('\0') {
         return Err(Errno::INVAL);
     }
-    let trailing_slash = path.ends_with('/');
-    let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");
-    let mut pending: VecDeque<OsString> = components(OsStr::new(path)).collect();
-    let mut stack: Vec<OsString> = Vec::new();
-    let mut links = 0;
-    while let Some(c) = pending.pop_front() {
-        if c == ".." {
-            // Post-invariant: `stack` only ever holds names below `root`.
-            stack.pop().ok_or(Errno::PERM)?;
-            continue;
-        }
-        let is_last = pending.is_empty();
-        let candidate = join(root, &stack).join(&c);
-        if is_last && !follow_final && !trailing_slash {
-            stack.push(c);
-            break;
-        }
-        match std::fs::symlink_metadata(&candidate) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                links += 1;
-                if links > MAX_LINKS {
-                    return Err(Errno::LOOP);
-                }
-                let target = std::fs::read_link(&candidate).map_err(|e| Errno::from_io(&e))?;
-                if target.is_absolute() {
-                    return Err(Errno::PERM);
-                }
-                // The link's components replace it, resolved from its directory (`stack`).
-                for part in components(target.as_os_str())
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                {
-                    pending.push_front(part);
-                }
-            }
-            Ok(meta) => {
-                if !is_last && !meta.is_dir() {
-                    return Err(Errno::NOTDIR);
-                }
-                stack.push(c);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if !is_last {
-                    return Err(Errno::NOENT);
-                }
-                stack.push(c);
-            }
-            Err(e) => return Err(Errno::from_io(&e)),
-        }
-    }
-    Ok(Resolved {
-        names_a_directory_itself: last == "." || last == ".." || stack.is_empty(),
-        host: join(root, &stack),
-        trailing_slash,
+    let entry = path.trim_end_matches('/');
+    let last = entry.rsplit('/').next().unwrap_or("");
+    let host = |s: &'a str| Path::new(OsStr::from_bytes(s.as_bytes()));
+    Ok(GuestPath {
+        path: host(path),
+        entry: host(entry),
+        names_a_directory_itself: last == "." || last == "..",
+        trailing_slash: path.ends_with('/'),
     })
 }
 
-/// The non-empty, non-`.` components of a `/`-separated path.
-fn components(path: &OsStr) -> impl Iterator<Item = OsString> + '_ {
-    path.as_bytes()
-        .split(|&b| b == b'/')
-        .filter(|c| !c.is_empty() && *c != b".")
-        .map(|c| OsStr::from_bytes(c).to_os_string())
-}
-
-fn join(root: &Path, stack: &[OsString]) -> PathBuf {
-    let mut p = root.to_path_buf();
-    p.extend(stack);
-    p
+/// The WASI errno of a host error from a confined call. `cap-std` reports a refused escape
+/// as `PermissionDenied` with no OS error number (a real `EACCES` always has one), and that
+/// is `PERM`; everything else maps by [`Errno::from_io`].
+pub(crate) fn errno(e: std::io::Error) -> Errno {
+    if e.raw_os_error().is_none() && e.kind() == std::io::ErrorKind::PermissionDenied {
+        Errno::PERM
+    } else {
+        Errno::from_io(&e)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cap_std::ambient_authority;
+    use cap_std::fs::Dir;
     use std::os::unix::fs::symlink;
+    use std::path::PathBuf;
 
-    /// A scratch tree: root/{sub/file, file, in -> sub, out -> .., abs -> /etc, loop -> loop}
-    /// next to outside/secret.
-    fn tree(name: &str) -> (PathBuf, PathBuf) {
+    #[test]
+    fn guest_paths_are_checked_before_the_host_sees_them() {
+        assert_eq!(parse(""), Err(Errno::NOENT));
+        assert_eq!(parse("/etc/passwd"), Err(Errno::PERM));
+        assert_eq!(parse("a\0b"), Err(Errno::INVAL));
+        let p = parse("sub/dir/").unwrap();
+        assert!(p.trailing_slash && !p.names_a_directory_itself);
+        assert_eq!(p.path, Path::new("sub/dir/"));
+        assert_eq!(p.entry, Path::new("sub/dir"));
+        assert!(parse("sub/..").unwrap().names_a_directory_itself);
+        assert!(parse("././/").unwrap().names_a_directory_itself);
+        assert!(!parse("sub/..x").unwrap().names_a_directory_itself);
+    }
+
+    /// A scratch tree: root/{sub/file, in -> sub, out -> .., abs -> /etc, loop -> loop,
+    /// sub/secret -> ../../outside/secret} next to outside/secret.
+    fn tree(name: &str) -> (PathBuf, Dir) {
         let base =
             std::env::temp_dir().join(format!("kestrel-sandbox-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
@@ -146,59 +117,28 @@ mod tests {
         std::fs::create_dir_all(base.join("outside")).unwrap();
         std::fs::write(base.join("outside/secret"), "s").unwrap();
         std::fs::write(root.join("sub/file"), "f").unwrap();
-        std::fs::write(root.join("file"), "f").unwrap();
         symlink("sub", root.join("in")).unwrap();
         symlink("..", root.join("out")).unwrap();
         symlink("../../outside/secret", root.join("sub/secret")).unwrap();
         symlink("/etc", root.join("abs")).unwrap();
         symlink("loop", root.join("loop")).unwrap();
-        (base, root)
+        let dir = Dir::open_ambient_dir(&root, ambient_authority()).unwrap();
+        (base, dir)
     }
 
     #[test]
-    fn paths_stay_inside_the_root() {
-        let (base, root) = tree("inside");
-        let r = |p: &str, follow: bool| resolve(&root, p, follow).map(|r| r.host);
-        assert_eq!(r("sub/file", true), Ok(root.join("sub/file")));
-        assert_eq!(r("./sub/../file", true), Ok(root.join("file")));
-        assert_eq!(r("in/file", true), Ok(root.join("sub/file")));
-        assert_eq!(
-            r("in", false),
-            Ok(root.join("in")),
-            "a final link not followed"
-        );
-        assert_eq!(r("new-file", true), Ok(root.join("new-file")));
-        assert_eq!(r(".", true), Ok(root.clone()));
-        assert!(
-            resolve(&root, "sub/..", true)
-                .unwrap()
-                .names_a_directory_itself
-        );
-        assert!(
-            !resolve(&root, "sub/file", true)
-                .unwrap()
-                .names_a_directory_itself
-        );
-        std::fs::remove_dir_all(base).unwrap();
-    }
-
-    #[test]
-    fn escapes_are_refused() {
-        let (base, root) = tree("escape");
-        let r = |p: &str, follow: bool| resolve(&root, p, follow).map(|r| r.host);
-        assert_eq!(r("..", true), Err(Errno::PERM));
-        assert_eq!(r("../outside/secret", true), Err(Errno::PERM));
-        assert_eq!(r("sub/../../root/file", true), Err(Errno::PERM));
-        assert_eq!(r("/etc/passwd", true), Err(Errno::PERM));
-        assert_eq!(r("out/outside/secret", true), Err(Errno::PERM));
-        assert_eq!(r("out", true), Err(Errno::PERM), "a final link followed");
-        assert_eq!(r("sub/secret", true), Err(Errno::PERM));
-        assert_eq!(r("abs/passwd", true), Err(Errno::PERM));
-        assert_eq!(r("loop", true), Err(Errno::LOOP));
-        assert_eq!(r("missing/file", true), Err(Errno::NOENT));
-        assert_eq!(r("file/x", true), Err(Errno::NOTDIR));
-        assert_eq!(r("", true), Err(Errno::NOENT));
-        assert_eq!(r("a\0b", true), Err(Errno::INVAL));
+    fn resolution_below_a_handle_stays_below_it() {
+        let (base, dir) = tree("handle");
+        let read = |p: &str| dir.read(p).map_err(errno);
+        assert_eq!(read("sub/file"), Ok(b"f".to_vec()));
+        assert_eq!(read("in/../sub/./file"), Ok(b"f".to_vec()), "a link inside");
+        assert_eq!(read("../outside/secret"), Err(Errno::PERM));
+        assert_eq!(read("out/outside/secret"), Err(Errno::PERM));
+        assert_eq!(read("sub/secret"), Err(Errno::PERM));
+        assert_eq!(read("abs/passwd"), Err(Errno::PERM));
+        assert_eq!(read("loop"), Err(Errno::LOOP));
+        assert_eq!(read("missing/file"), Err(Errno::NOENT));
+        assert_eq!(read("sub/file/x"), Err(Errno::NOTDIR));
         std::fs::remove_dir_all(base).unwrap();
     }
 }

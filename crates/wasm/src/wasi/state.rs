@@ -3,7 +3,10 @@
 //! the memory its calls use (bound after instantiation).
 
 use std::fs::File;
+use std::os::unix::fs::OpenOptionsExt;
 use std::time::Instant;
+
+use cap_std::fs::Dir;
 
 use super::ctx::WasiCtx;
 use super::fds::{Entry, FdTable, OpenDir};
@@ -31,8 +34,9 @@ fn c_string(s: &str) -> Vec<u8> {
 }
 
 impl WasiState {
-    /// The state for `ctx`: preopened directories are opened (canonicalized, checked to be
-    /// directories) here, so a bad one is an error naming it before anything runs.
+    /// The state for `ctx`: preopened directories are opened here (as handles, read-only,
+    /// `O_DIRECTORY`: the host path is used this once and never kept), so a bad one is an
+    /// error naming it before anything runs.
     pub fn new(ctx: WasiCtx) -> Result<WasiState, WasmError> {
         let mut fds = FdTable::new(ctx.stdin, ctx.stdout, ctx.stderr);
         for p in ctx.preopens {
@@ -43,12 +47,16 @@ impl WasiState {
                     p.guest
                 ))
             };
-            let host = std::fs::canonicalize(&p.host).map_err(|e| bad(e.to_string()))?;
-            if !host.is_dir() {
-                return Err(bad("not a directory".into()));
-            }
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+                .open(&p.host)
+                .map_err(|e| match e.raw_os_error() {
+                    Some(libc::ENOTDIR) => bad("not a directory".into()),
+                    _ => bad(e.to_string()),
+                })?;
             fds.insert(Entry::Dir(OpenDir {
-                host,
+                dir: Dir::from_std_file(file),
                 preopen: Some(p.guest.clone()),
             }))
             .map_err(|_| bad("too many preopened directories".into()))?;

@@ -14,6 +14,13 @@
   (import "wasi_snapshot_preview1" "path_unlink_file" (func $path_unlink_file (param i32 i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "path_remove_directory"
     (func $path_remove_directory (param i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "path_symlink" (func $path_symlink (param i32 i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "path_readlink"
+    (func $path_readlink (param i32 i32 i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_filestat_set_times"
+    (func $fd_filestat_set_times (param i32 i64 i64 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "path_filestat_set_times"
+    (func $path_filestat_set_times (param i32 i32 i32 i32 i64 i64 i32) (result i32)))
   (import "wasi_snapshot_preview1" "args_sizes_get" (func $args_sizes_get (param i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "args_get" (func $args_get (param i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "environ_sizes_get" (func $environ_sizes_get (param i32 i32) (result i32)))
@@ -47,6 +54,16 @@
     (call $path_unlink_file (local.get 0) (local.get 1) (local.get 2)))
   (func (export "path_remove_directory") (param i32 i32 i32) (result i32)
     (call $path_remove_directory (local.get 0) (local.get 1) (local.get 2)))
+  (func (export "path_symlink") (param i32 i32 i32 i32 i32) (result i32)
+    (call $path_symlink (local.get 0) (local.get 1) (local.get 2) (local.get 3) (local.get 4)))
+  (func (export "path_readlink") (param i32 i32 i32 i32 i32 i32) (result i32)
+    (call $path_readlink (local.get 0) (local.get 1) (local.get 2) (local.get 3) (local.get 4)
+      (local.get 5)))
+  (func (export "fd_filestat_set_times") (param i32 i64 i64 i32) (result i32)
+    (call $fd_filestat_set_times (local.get 0) (local.get 1) (local.get 2) (local.get 3)))
+  (func (export "path_filestat_set_times") (param i32 i32 i32 i32 i64 i64 i32) (result i32)
+    (call $path_filestat_set_times (local.get 0) (local.get 1) (local.get 2) (local.get 3)
+      (local.get 4) (local.get 5) (local.get 6)))
   (func (export "args_sizes_get") (param i32 i32) (result i32)
     (call $args_sizes_get (local.get 0) (local.get 1)))
   (func (export "args_get") (param i32 i32) (result i32) (call $args_get (local.get 0) (local.get 1)))

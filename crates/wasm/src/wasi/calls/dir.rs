@@ -3,15 +3,19 @@
 //! `fd_prestat_get` answers `BADF` for every fd that is not a preopened directory: wasi-libc
 //! scans fds from 3 until that answer to find the preopens.
 //!
-//! `fd_readdir` lists `.`, `..`, then the entries sorted by name (a stable order, so a
+//! `fd_readdir` lists the directory its handle refers to (wherever that directory has been
+//! moved since it was opened): `.`, `..`, then the entries sorted by name (a stable order, so a
 //! cookie — the index of the next entry — means the same thing from call to call while the
 //! directory is unchanged). Entries are packed as `dirent` headers each followed by its
 //! name, as many as fit; the last may be cut short (the guest sees a full buffer and asks
-//! again with a larger one). Cost: each call reads and sorts the whole directory,
-//! O(n log n) for n entries.
+//! again with a larger one). `..` is given the inode of `.`: the parent is not looked at
+//! (for a preopen it is outside the sandbox). Cost: each call reads and sorts the whole
+//! directory, O(n log n) for n entries.
 
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::DirEntryExt;
+
+use cap_std::fs::MetadataExt;
 
 use super::fd::type_of;
 use super::{Args, CallResult, Cx};
@@ -54,21 +58,17 @@ pub(super) fn fd_readdir(cx: &mut Cx, a: &Args) -> CallResult {
     g.check(buf, len as u64)?;
     g.check(used_out, 4)?;
     let io = |e: std::io::Error| Errno::from_io(&e);
-    let host = cx.state.fds.dir(fd)?.host.clone();
-    let ino = |p: &std::path::Path| std::fs::metadata(p).map_or(0, |m| m.ino());
+    let dir = &cx.state.fds.dir(fd)?.dir;
+    let ino = dir.dir_metadata().map_err(io)?.ino();
     let mut entries = vec![
-        Listed(b".".to_vec(), ino(&host), filetype::DIRECTORY),
-        Listed(b"..".to_vec(), ino(&host.join("..")), filetype::DIRECTORY),
+        Listed(b".".to_vec(), ino, filetype::DIRECTORY),
+        Listed(b"..".to_vec(), ino, filetype::DIRECTORY),
     ];
     let mut found = Vec::new();
-    for e in std::fs::read_dir(&host).map_err(io)? {
+    for e in dir.entries().map_err(io)? {
         let e = e.map_err(io)?;
-        let meta = e.metadata().map_err(io)?;
-        found.push(Listed(
-            e.file_name().as_bytes().to_vec(),
-            meta.ino(),
-            type_of(&meta),
-        ));
+        let kind = type_of(e.file_type().map_err(io)?);
+        found.push(Listed(e.file_name().as_bytes().to_vec(), e.ino(), kind));
     }
     found.sort_by(|x, y| x.0.cmp(&y.0));
     entries.extend(found);

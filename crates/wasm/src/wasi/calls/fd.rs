@@ -5,12 +5,16 @@
 //! whatever iovecs the guest passes. Every buffer is checked before any data moves: a bad
 //! pointer is `FAULT` with nothing consumed from the source.
 
-use std::fs::{File, Metadata};
+use std::fs::{File, FileTimes};
 use std::io::{Seek, SeekFrom};
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::FileExt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use cap_fs_ext::SystemTimeSpec;
+use cap_std::fs::{FileType, FileTypeExt, Metadata, MetadataExt};
 
 use super::{Args, CallResult, Cx};
-use crate::wasi::abi::{fdflags, filetype, layout, rights, whence, Errno};
+use crate::wasi::abi::{fdflags, filetype, fstflags, layout, rights, whence, Errno};
 use crate::wasi::fds::{Entry, FdTable, OpenFile};
 use crate::wasi::guest::Guest;
 
@@ -174,10 +178,8 @@ pub(super) fn fd_fdstat_get(cx: &mut Cx, a: &Args) -> CallResult {
             (filetype::CHARACTER_DEVICE, 0, rights::STDIO, 0)
         }
         Entry::File(f) => {
-            let kind = f
-                .file
-                .metadata()
-                .map_or(filetype::REGULAR_FILE, |m| type_of(&m));
+            let kind = Metadata::from_file(&f.file)
+                .map_or(filetype::REGULAR_FILE, |m| type_of(m.file_type()));
             let mut base = rights::FILE;
             if !f.readable {
                 base &= !rights::FD_READ;
@@ -225,8 +227,8 @@ pub(super) fn fd_filestat_get(cx: &mut Cx, a: &Args) -> CallResult {
     let (fd, out) = (a.u32(0)?, a.u32(1)?);
     let g = cx.guest()?;
     let stat = match cx.state.fds.get(fd)? {
-        Entry::File(f) => filestat(&f.file.metadata().map_err(io)?),
-        Entry::Dir(d) => filestat(&std::fs::metadata(&d.host).map_err(io)?),
+        Entry::File(f) => filestat(&Metadata::from_file(&f.file).map_err(io)?),
+        Entry::Dir(d) => filestat(&d.dir.dir_metadata().map_err(io)?),
         Entry::Stdin { .. } | Entry::Output { .. } => {
             let mut stat = [0u8; layout::FILESTAT_SIZE];
             stat[16] = filetype::CHARACTER_DEVICE;
@@ -247,9 +249,67 @@ pub(super) fn fd_filestat_set_size(cx: &mut Cx, a: &Args) -> CallResult {
     Ok(())
 }
 
-/// The WASI file type of host metadata.
-pub(super) fn type_of(m: &Metadata) -> u8 {
-    let t = m.file_type();
+/// Set the access and modification times of `fd` (a file or a directory, through its
+/// handle).
+pub(super) fn fd_filestat_set_times(cx: &mut Cx, a: &Args) -> CallResult {
+    let fd = a.u32(0)?;
+    let (atime, mtime) = times(a.u64(1)?, a.u64(2)?, a.u32(3)?)?;
+    let now = SystemTime::now();
+    let at = |spec: SystemTimeSpec| match spec {
+        SystemTimeSpec::SymbolicNow => now,
+        SystemTimeSpec::Absolute(t) => t.into_std(),
+    };
+    let mut set = FileTimes::new();
+    if let Some(t) = atime {
+        set = set.set_accessed(at(t));
+    }
+    if let Some(t) = mtime {
+        set = set.set_modified(at(t));
+    }
+    match cx.state.fds.get(fd)? {
+        Entry::File(f) => f.file.set_times(set).map_err(io)?,
+        // A directory handle is a read-only `O_DIRECTORY` descriptor: its own times can be
+        // set through a duplicate of it.
+        Entry::Dir(d) => d
+            .dir
+            .try_clone()
+            .map_err(io)?
+            .into_std_file()
+            .set_times(set)
+            .map_err(io)?,
+        Entry::Stdin { .. } | Entry::Output { .. } => return Err(Errno::BADF.into()),
+    }
+    Ok(())
+}
+
+/// The access and modification times `fstflags` asks to set (`None`: left as they are)
+/// from the nanosecond times `atim` and `mtim`; `INVAL` for a time both given and "now",
+/// or an unknown flag.
+pub(super) fn times(
+    atim: u64,
+    mtim: u64,
+    flags: u32,
+) -> Result<(Option<SystemTimeSpec>, Option<SystemTimeSpec>), Errno> {
+    let all = fstflags::ATIM | fstflags::ATIM_NOW | fstflags::MTIM | fstflags::MTIM_NOW;
+    if flags & !all != 0 {
+        return Err(Errno::INVAL);
+    }
+    let one = |ns: u64, set: u32, now: u32| match (flags & set != 0, flags & now != 0) {
+        (true, true) => Err(Errno::INVAL),
+        (true, false) => Ok(Some(SystemTimeSpec::Absolute(
+            cap_std::time::SystemTime::from_std(UNIX_EPOCH + Duration::from_nanos(ns)),
+        ))),
+        (false, true) => Ok(Some(SystemTimeSpec::SymbolicNow)),
+        (false, false) => Ok(None),
+    };
+    Ok((
+        one(atim, fstflags::ATIM, fstflags::ATIM_NOW)?,
+        one(mtim, fstflags::MTIM, fstflags::MTIM_NOW)?,
+    ))
+}
+
+/// The WASI file type of a host file type.
+pub(super) fn type_of(t: FileType) -> u8 {
     if t.is_file() {
         filetype::REGULAR_FILE
     } else if t.is_dir() {
@@ -257,7 +317,6 @@ pub(super) fn type_of(m: &Metadata) -> u8 {
     } else if t.is_symlink() {
         filetype::SYMBOLIC_LINK
     } else {
-        use std::os::unix::fs::FileTypeExt;
         if t.is_char_device() {
             filetype::CHARACTER_DEVICE
         } else {
@@ -276,7 +335,7 @@ pub(super) fn filestat(m: &Metadata) -> [u8; layout::FILESTAT_SIZE] {
     let mut stat = [0u8; layout::FILESTAT_SIZE];
     stat[0..8].copy_from_slice(&m.dev().to_le_bytes());
     stat[8..16].copy_from_slice(&m.ino().to_le_bytes());
-    stat[16] = type_of(m);
+    stat[16] = type_of(m.file_type());
     stat[24..32].copy_from_slice(&m.nlink().to_le_bytes());
     stat[32..40].copy_from_slice(&m.size().to_le_bytes());
     stat[40..48].copy_from_slice(&ns(m.atime(), m.atime_nsec()).to_le_bytes());

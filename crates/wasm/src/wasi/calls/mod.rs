@@ -148,7 +148,11 @@ pub(crate) const CALLS: &[Call] = &[
     call("fd_fdstat_set_rights", &[I, L, L], nosys),
     call("fd_filestat_get", &[I, I], fd::fd_filestat_get),
     call("fd_filestat_set_size", &[I, L], fd::fd_filestat_set_size),
-    call("fd_filestat_set_times", &[I, L, L, I], nosys),
+    call(
+        "fd_filestat_set_times",
+        &[I, L, L, I],
+        fd::fd_filestat_set_times,
+    ),
     call("fd_pread", &[I, I, I, L, I], fd::fd_pread),
     call("fd_prestat_dir_name", &[I, I, I], dir::fd_prestat_dir_name),
     call("fd_prestat_get", &[I, I], dir::fd_prestat_get),
@@ -170,8 +174,12 @@ pub(crate) const CALLS: &[Call] = &[
         &[I, I, I, I, I],
         path::path_filestat_get,
     ),
-    call("path_filestat_set_times", &[I, I, I, I, L, L, I], nosys),
-    call("path_link", &[I, I, I, I, I, I, I], nosys),
+    call(
+        "path_filestat_set_times",
+        &[I, I, I, I, L, L, I],
+        path::path_filestat_set_times,
+    ),
+    call("path_link", &[I, I, I, I, I, I, I], path::path_link),
     call("path_open", &[I, I, I, I, I, L, L, I, I], path::path_open),
     call("path_readlink", &[I, I, I, I, I, I], path::path_readlink),
     call(
@@ -180,7 +188,7 @@ pub(crate) const CALLS: &[Call] = &[
         path::path_remove_directory,
     ),
     call("path_rename", &[I, I, I, I, I, I], path::path_rename),
-    call("path_symlink", &[I, I, I, I, I], nosys),
+    call("path_symlink", &[I, I, I, I, I], path::path_symlink),
     call("path_unlink_file", &[I, I, I], path::path_unlink_file),
     call("poll_oneoff", &[I, I, I, I], clock::poll_oneoff),
     Call {
