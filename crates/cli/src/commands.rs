@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use kestrel_codegen::isa::x64::OptLevel;
 use kestrel_filetests::directives::{func_name, parse_value, Header};
 use kestrel_filetests::native::{NativeError, NativeModule};
+use kestrel_filetests::target_override::TargetOverride;
 use kestrel_filetests::Options;
 use kestrel_interp::{InterpError, Interpreter};
 use kestrel_ir::Function;
@@ -56,9 +57,11 @@ pub fn run(
     interpret: bool,
     opt_level: OptLevel,
     fuel: u64,
+    target: Option<&TargetOverride>,
     args: &[String],
 ) -> Result<ExitCode, String> {
-    let (header, mut funcs) = load_with_header(path)?;
+    let (mut header, mut funcs) = load_with_header(path)?;
+    crate::target::apply(target, &mut header);
     let index = match function {
         Some(name) => {
             let name = name.strip_prefix('%').unwrap_or(name);
@@ -107,6 +110,33 @@ pub fn run(
             _ => outln!("[{}]", text.join(", ")),
         }
     };
+    // The ISA is the first `target` line's (after `--target`), x86-64 without one.
+    let first_target = header
+        .targets
+        .iter()
+        .find(|t| t.isa == "x86_64" || t.isa == "aarch64");
+    if let Some(line) = first_target.filter(|t| t.isa == "aarch64" && !interpret) {
+        let flags = kestrel_filetests::native::Flags {
+            verified: true,
+            opt_level,
+            ..kestrel_filetests::aarch64_flags(&header, line)
+                .map_err(|e| format!("{}: {e}", path.display()))?
+        };
+        let name = func_name(&funcs[index]);
+        return match run_aarch64(&funcs, &name, values, flags)? {
+            Ok(results) => {
+                print_results(&results);
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => match e.trap {
+                Some(code) => {
+                    outln!("trap: {code} (in %{name}, under qemu-aarch64)");
+                    Ok(ExitCode::from(2))
+                }
+                None => Err(e.message),
+            },
+        };
+    }
     if !interpret {
         // `load` verified every function: compile without verifying again. The file's
         // `set` lines and `target x86_64` flags apply as under `kestrel test`.
@@ -154,6 +184,35 @@ pub fn run(
         }
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// Call `name` with `args` in `funcs` compiled for AArch64: an ELF object linked with a
+/// driver by `aarch64-linux-gnu-gcc` and run under `qemu-aarch64` (as `kestrel test` runs
+/// `target aarch64` files). The outer error: the program could not be built or run.
+fn run_aarch64(
+    funcs: &[Function],
+    name: &str,
+    args: Vec<kestrel_interp::DataValue>,
+    flags: kestrel_filetests::native::Flags,
+) -> Result<kestrel_filetests::object_run::CallOutcome, String> {
+    use kestrel_filetests::object_run::{run_calls_via_object_on, ObjectTarget};
+    let dir = tempfile::Builder::new()
+        .prefix("kestrel-run-aarch64-")
+        .tempdir()
+        .map_err(|e| format!("cannot make a scratch directory: {e}"))?;
+    let calls = [(name.to_string(), args)];
+    let no_chaos = kestrel_codegen::chaos::Chaos::disabled;
+    let mut outcomes = run_calls_via_object_on(
+        ObjectTarget::Aarch64,
+        funcs,
+        &calls,
+        flags,
+        &no_chaos,
+        dir.path(),
+    )?;
+    outcomes
+        .pop()
+        .ok_or_else(|| "the AArch64 program reported no outcome".to_string())
 }
 
 /// Run the mid-end on every function (verifying its output).

@@ -1,8 +1,9 @@
 //! `kestrel compile`: print each function's VCode, allocated code and disassembly, or with
 //! `--timing`, where the compile time goes (per phase, per function and in total).
 //!
-//! The file's first `target` line picks the ISA: x86-64 (also without one), or AArch64,
-//! whose code is disassembled by yaxpeax-arm (`--timing` times the same ISA's compile).
+//! `--target`, else the file's first `target` line, picks the ISA: x86-64 (also without
+//! one), or AArch64, whose code is disassembled by yaxpeax-arm (`--timing` times the same
+//! ISA's compile).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -14,7 +15,17 @@ use kestrel_codegen::disasm::{disassemble, disassemble_aarch64};
 use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
 use kestrel_codegen::isa::x64::{Flags, OptLevel, X64Backend};
 
-use kestrel_filetests::directives::func_name;
+use kestrel_filetests::directives::{func_name, Header};
+use kestrel_filetests::target_override::TargetOverride;
+
+/// How to compile: the command line's choices.
+pub struct Settings {
+    /// Run the register-allocation checker (always on in debug builds).
+    pub check_regalloc: bool,
+    pub opt_level: OptLevel,
+    /// `--target`/`--set`, replacing the file's `target` lines.
+    pub target: Option<TargetOverride>,
+}
 
 /// What to print per function.
 pub struct Show {
@@ -27,14 +38,14 @@ pub struct Show {
 pub fn write_object(
     path: &Path,
     out: &Path,
-    check_regalloc: bool,
+    settings: &Settings,
     debug_info: bool,
-    opt_level: OptLevel,
 ) -> Result<ExitCode, String> {
     use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule, Target};
     let text = kestrel_filetests::input::read_input_text(path)?;
-    let (flags, funcs) = file_flags_and_functions(path, &text, check_regalloc, false, opt_level)?;
-    let target = match file_isa(&text) {
+    let header = header_of(&text, settings);
+    let (flags, funcs) = file_flags_and_functions(path, &text, &header, settings, false)?;
+    let target = match file_isa_of(&header) {
         Isa::X86_64 => Target::X86_64,
         Isa::Aarch64 => Target::Aarch64,
     };
@@ -67,13 +78,15 @@ enum Isa {
     Aarch64,
 }
 
-/// The ISA of the file's first `target` line naming one Kestrel compiles for (x86-64 when
-/// none does).
-fn file_isa(text: &str) -> Isa {
-    file_isa_of(&kestrel_filetests::directives::scan(text))
+/// The file's header (its `set` and `target` lines), with the command line's `--target`.
+fn header_of(text: &str, settings: &Settings) -> Header {
+    let mut header = kestrel_filetests::directives::scan(text);
+    crate::target::apply(settings.target.as_ref(), &mut header);
+    header
 }
 
-/// [`file_isa`] of a scanned header.
+/// The ISA of the header's first `target` line naming one Kestrel compiles for (x86-64
+/// when none does).
 fn file_isa_of(header: &kestrel_filetests::directives::Header) -> Isa {
     let first = header
         .targets
@@ -113,16 +126,15 @@ fn target_flags(header: &kestrel_filetests::directives::Header) -> Result<Flags,
 fn file_flags_and_functions(
     path: &Path,
     text: &str,
-    check_regalloc: bool,
+    header: &Header,
+    settings: &Settings,
     keep_text: bool,
-    opt_level: OptLevel,
 ) -> Result<(Flags, Vec<kestrel_ir::Function>), String> {
-    let header = kestrel_filetests::directives::scan(text);
     let flags = Flags {
-        check_regalloc: check_regalloc || cfg!(debug_assertions),
+        check_regalloc: settings.check_regalloc || cfg!(debug_assertions),
         keep_text,
-        opt_level,
-        ..target_flags(&header).map_err(|e| format!("{}: {e}", path.display()))?
+        opt_level: settings.opt_level,
+        ..target_flags(header).map_err(|e| format!("{}: {e}", path.display()))?
     };
     // Verification happens in `compile_function`, once per function.
     let funcs = kestrel_ir::text::parse_functions(text, &path.display().to_string())
@@ -133,28 +145,22 @@ fn file_flags_and_functions(
 pub fn compile(
     path: &Path,
     show: Show,
-    check_regalloc: bool,
+    settings: &Settings,
     timing: bool,
-    opt_level: OptLevel,
 ) -> Result<ExitCode, String> {
     let text = kestrel_filetests::input::read_input_text(path)?;
+    let header = header_of(&text, settings);
     if timing {
-        let header = kestrel_filetests::directives::scan(&text);
         let flags = Flags {
-            check_regalloc: check_regalloc || cfg!(debug_assertions),
-            opt_level,
+            check_regalloc: settings.check_regalloc || cfg!(debug_assertions),
+            opt_level: settings.opt_level,
             ..target_flags(&header).map_err(|e| format!("{}: {e}", path.display()))?
         };
-        return time_phases(path, &text, &flags, file_isa(&text));
+        return time_phases(path, &text, &flags, file_isa_of(&header));
     }
-    let (flags, funcs) = file_flags_and_functions(
-        path,
-        &text,
-        check_regalloc,
-        show.vcode || show.regalloc,
-        opt_level,
-    )?;
-    let isa = file_isa(&text);
+    let keep_text = show.vcode || show.regalloc;
+    let (flags, funcs) = file_flags_and_functions(path, &text, &header, settings, keep_text)?;
+    let isa = file_isa_of(&header);
     for (i, f) in funcs.iter().enumerate() {
         if i > 0 {
             outln!();

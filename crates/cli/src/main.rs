@@ -30,6 +30,7 @@ mod compile;
 #[cfg(feature = "cranelift")]
 mod cranelift_oracle;
 mod fuzz;
+mod target;
 mod wasm;
 
 use std::path::PathBuf;
@@ -81,6 +82,8 @@ enum Command {
         /// Run native tests at this opt level only (default: at `none` and at `speed`).
         #[arg(long, value_parser = parse_opt_level)]
         opt_level: Option<OptLevel>,
+        #[command(flatten)]
+        target: target::TargetArgs,
     },
     /// Run a function and print its results in `; run:` literal syntax.
     ///
@@ -103,6 +106,8 @@ enum Command {
         /// Stop after this many executed instructions (interpreter only).
         #[arg(long, default_value_t = 1_000_000_000)]
         fuel: u64,
+        #[command(flatten)]
+        target: target::TargetArgs,
         /// Arguments, one per parameter.
         #[arg(allow_hyphen_values = true)]
         args: Vec<String>,
@@ -158,6 +163,8 @@ enum Command {
         /// the code to the lines of FILE), so gdb shows Kestrel frames with their lines.
         #[arg(short = 'g', long = "debug-info", requires = "output")]
         debug_info: bool,
+        #[command(flatten)]
+        target: target::TargetArgs,
     },
     /// Differential fuzzing: generate random valid functions and compare Kestrel's
     /// interpreter with its native code (and, optionally, chaos-controlled native code and
@@ -258,16 +265,20 @@ fn main() -> ExitCode {
             verbose,
             via_object,
             opt_level,
-        } => commands::test(
-            &paths,
-            &Options {
-                interpret_only,
-                jobs,
-                verbose,
-                via_object,
-                opt_level,
-            },
-        ),
+            target,
+        } => target.parse().and_then(|target| {
+            commands::test(
+                &paths,
+                &Options {
+                    interpret_only,
+                    jobs,
+                    verbose,
+                    via_object,
+                    opt_level,
+                    target,
+                },
+            )
+        }),
         Command::Run {
             file,
             function,
@@ -275,14 +286,18 @@ fn main() -> ExitCode {
             opt_level,
             fuel,
             args,
-        } => commands::run(
-            &file,
-            function.as_deref(),
-            interpret,
-            opt_level,
-            fuel,
-            &args,
-        ),
+            target,
+        } => target.parse().and_then(|target| {
+            commands::run(
+                &file,
+                function.as_deref(),
+                interpret,
+                opt_level,
+                fuel,
+                target.as_ref(),
+                &args,
+            )
+        }),
         Command::RegallocStress {
             seed,
             count,
@@ -299,17 +314,25 @@ fn main() -> ExitCode {
             timing,
             output,
             debug_info,
-        } => match output {
-            Some(out) => compile::write_object(&file, &out, check_regalloc, debug_info, opt_level),
-            None => {
-                let show = compile::Show {
-                    vcode,
-                    regalloc,
-                    disasm: disasm || !(vcode || regalloc),
-                };
-                compile::compile(&file, show, check_regalloc, timing, opt_level)
+            target,
+        } => target.parse().and_then(|target| {
+            let settings = compile::Settings {
+                check_regalloc,
+                opt_level,
+                target,
+            };
+            match output {
+                Some(out) => compile::write_object(&file, &out, &settings, debug_info),
+                None => {
+                    let show = compile::Show {
+                        vcode,
+                        regalloc,
+                        disasm: disasm || !(vcode || regalloc),
+                    };
+                    compile::compile(&file, show, &settings, timing)
+                }
             }
-        },
+        }),
         Command::Fuzz(args) => fuzz::fuzz(args),
         Command::Wasm(WasmCommand::Run {
             dirs,

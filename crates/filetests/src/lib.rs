@@ -11,6 +11,7 @@ pub mod directives;
 pub mod input;
 pub mod native;
 pub mod object_run;
+pub mod target_override;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,7 +26,7 @@ pub const FUEL_PER_RUN: u64 = 200_000_000;
 
 /// `set` flags known to Cranelift that do not change what a program computes, so the
 /// interpreter can ignore them silently. Others get a warning.
-const KNOWN_SETTINGS: &[&str] = &[
+pub(crate) const KNOWN_SETTINGS: &[&str] = &[
     "opt_level",
     "enable_verifier",
     "enable_multi_ret_implicit_sret",
@@ -72,6 +73,9 @@ pub struct Options {
     /// mid-end's failures prefixed `opt_level=speed:`). The file's own `set opt_level` is
     /// ignored: every file runs at every level asked for.
     pub opt_level: Option<native::OptLevel>,
+    /// Run every file for this target instead of its own `target` lines (`kestrel test
+    /// --target`); a file that named another ISA gets a note saying so.
+    pub target: Option<target_override::TargetOverride>,
 }
 
 /// The outcome of one file.
@@ -221,7 +225,18 @@ pub fn run_file(path: &Path, opts: &Options) -> FileReport {
                     std::process::id(),
                     NEXT.fetch_add(1, Ordering::Relaxed)
                 ));
-                let outcome = object_run::run_via_object(&text, &path.display().to_string(), &dir);
+                let mut header = directives::scan(&text);
+                if let Some(note) = opts.target.as_ref().and_then(|o| o.apply(&mut header)) {
+                    notes.push(note);
+                }
+                let outcome = object_run::run_via_object_for(
+                    object_run::ObjectTarget::X86_64,
+                    &kestrel_codegen::chaos::Chaos::disabled,
+                    &header,
+                    &text,
+                    &path.display().to_string(),
+                    &dir,
+                );
                 let _ = std::fs::remove_dir_all(&dir);
                 outcome
             }
@@ -247,7 +262,10 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
             }
         }
     };
-    let header = directives::scan(text);
+    let mut header = directives::scan(text);
+    if let Some(note) = opts.target.as_ref().and_then(|o| o.apply(&mut header)) {
+        notes.push(note);
+    }
     for s in &header.settings {
         if !KNOWN_SETTINGS.contains(&s.name.as_str()) {
             notes.push(format!(
@@ -356,7 +374,9 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
         let target = object_run::ObjectTarget::Aarch64;
-        if let Outcome::Fail(why) = object_run::run_via_object_on(target, text, name, &dir) {
+        let no_chaos = kestrel_codegen::chaos::Chaos::disabled;
+        let outcome = object_run::run_via_object_for(target, &no_chaos, &header, text, name, &dir);
+        if let Outcome::Fail(why) = outcome {
             failures.extend(why.into_iter().map(|w| format!("aarch64: {w}")));
         }
         let _ = std::fs::remove_dir_all(&dir);

@@ -143,7 +143,26 @@ pub fn run_via_object_with(
     name: &str,
     workdir: &Path,
 ) -> Outcome {
-    let header = directives::scan(text);
+    run_via_object_for(
+        target_isa,
+        chaos,
+        &directives::scan(text),
+        text,
+        name,
+        workdir,
+    )
+}
+
+/// [`run_via_object_with`] with the file's header scanned already (and possibly changed:
+/// `kestrel test --target` replaces its target lines).
+pub fn run_via_object_for(
+    target_isa: ObjectTarget,
+    chaos: &dyn Fn() -> Chaos,
+    header: &directives::Header,
+    text: &str,
+    name: &str,
+    workdir: &Path,
+) -> Outcome {
     let run = header.commands.iter().any(|c| c == "run");
     if !run || header.runs.is_empty() {
         return Outcome::Skip("no `test run` directives".into());

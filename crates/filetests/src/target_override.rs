@@ -1,0 +1,172 @@
+//! A target chosen on the command line (`--target aarch64 has_lse`, `--set NAME[=VALUE]`)
+//! instead of a file's own `target` lines.
+//!
+//! Contract. [`TargetOverride::parse`] accepts Cranelift's spelling of a target line after
+//! `target` (`x86_64`, `aarch64`, each optionally followed by ISA flags such as `has_lse` or
+//! `has_sse41=false`) and `--set` words: a word naming an ISA flag of that target joins the
+//! target's flags, any other must be a setting Kestrel knows (the `set` lines of test
+//! files). Unknown ISAs, flags and settings are errors that name them and list what is
+//! known. [`TargetOverride::apply`] replaces a scanned header's `target` lines with the
+//! override's one line and adds its settings after the file's own (so they win), and says
+//! when the file named another ISA.
+//!
+//! Cost: linear in the words given and in the header's lines.
+
+use crate::directives::{Header, Setting, Target};
+use kestrel_codegen::isa::{aarch64, x64};
+
+/// The ISAs a target line may name.
+pub const ISAS: [&str; 2] = ["x86_64", "aarch64"];
+
+/// See the module docs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetOverride {
+    pub target: Target,
+    pub settings: Vec<Setting>,
+}
+
+impl TargetOverride {
+    /// Parse `spec` (`ISA [FLAG…]`) and the `--set` words `sets`; see the module docs.
+    pub fn parse(spec: &str, sets: &[String]) -> Result<TargetOverride, String> {
+        let mut words = spec.split_whitespace();
+        let isa = words
+            .next()
+            .ok_or("--target needs an ISA (x86_64 or aarch64)")?;
+        if !ISAS.contains(&isa) {
+            return Err(format!(
+                "unknown target `{isa}`: Kestrel compiles for {}",
+                ISAS.join(" and ")
+            ));
+        }
+        let mut flags = Vec::new();
+        for flag in words {
+            if !is_isa_flag(isa, flag) {
+                return Err(format!(
+                    "unknown {isa} flag `{flag}` in --target (known: {})",
+                    known_flags(isa)
+                ));
+            }
+            flags.push(flag.to_string());
+        }
+        let mut settings = Vec::new();
+        for word in sets.iter().flat_map(|s| s.split_whitespace()) {
+            if is_isa_flag(isa, word) {
+                flags.push(word.to_string());
+                continue;
+            }
+            let (name, value) = match word.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (word, None),
+            };
+            if !crate::KNOWN_SETTINGS.contains(&name) {
+                return Err(format!(
+                    "--set {word}: neither a setting nor an {isa} flag (flags: {})",
+                    known_flags(isa)
+                ));
+            }
+            settings.push(Setting {
+                name: name.to_string(),
+                value,
+                // After every line of the file, before the target line below.
+                line: usize::MAX - 1,
+            });
+        }
+        Ok(TargetOverride {
+            target: Target {
+                isa: isa.to_string(),
+                flags,
+                line: usize::MAX,
+            },
+            settings,
+        })
+    }
+
+    /// Replace `header`'s targets with this one and add the settings (see the module docs);
+    /// a note for the user when the file's target lines named another ISA.
+    pub fn apply(&self, header: &mut Header) -> Option<String> {
+        let others: Vec<&str> = header
+            .targets
+            .iter()
+            .map(|t| t.isa.as_str())
+            .filter(|&isa| isa != self.target.isa)
+            .collect();
+        let note = (!others.is_empty()).then(|| {
+            format!(
+                "note: --target {} replaces the file's `target {}` line(s)",
+                self.target.isa,
+                others.join("`, `target ")
+            )
+        });
+        header.targets = vec![self.target.clone()];
+        header.settings.extend(self.settings.iter().cloned());
+        note
+    }
+}
+
+/// Whether `flag` (`name` or `name=value`) is an ISA flag of `isa`.
+fn is_isa_flag(isa: &str, flag: &str) -> bool {
+    match isa {
+        "x86_64" => x64::features::CpuFeatures::default().apply_flag(flag),
+        _ => aarch64::features::CpuFeatures::default().apply_flag(flag),
+    }
+}
+
+fn known_flags(isa: &str) -> &'static str {
+    match isa {
+        "x86_64" => "has_lzcnt, has_bmi1, has_bmi2, has_popcnt, has_sse41, has_cmpxchg16b",
+        _ => "has_lse",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::directives::scan;
+
+    #[test]
+    fn flags_join_the_target_and_settings_follow_the_files() {
+        let o = TargetOverride::parse("aarch64", &["has_lse".into(), "enable_probestack".into()])
+            .unwrap();
+        assert_eq!(o.target.isa, "aarch64");
+        assert_eq!(o.target.flags, ["has_lse"]);
+        let mut h = scan(
+            "set enable_probestack=false\ntarget x86_64\nfunction %f() {\nblock0:\n    return\n}\n",
+        );
+        let note = o.apply(&mut h).unwrap();
+        assert!(
+            note.contains("replaces the file's `target x86_64`"),
+            "{note}"
+        );
+        assert_eq!(h.targets.len(), 1);
+        // The command line's setting is the last one before the target: it wins.
+        let last = h
+            .settings
+            .iter()
+            .rev()
+            .find(|s| s.name == "enable_probestack")
+            .unwrap();
+        assert_eq!(last.value, None);
+        assert!(last.line < h.targets[0].line);
+    }
+
+    #[test]
+    fn cranelift_spelling_and_errors() {
+        let o = TargetOverride::parse("x86_64 has_sse41=false", &[]).unwrap();
+        assert_eq!(o.target.flags, ["has_sse41=false"]);
+        let mut h = scan("target x86_64 has_popcnt\n");
+        assert_eq!(o.apply(&mut h), None, "same ISA: nothing to say");
+        let e = TargetOverride::parse("riscv64", &[]).unwrap_err();
+        assert!(e.contains("unknown target `riscv64`"), "{e}");
+        let e = TargetOverride::parse("aarch64 has_avx", &[]).unwrap_err();
+        assert!(
+            e.contains("unknown aarch64 flag `has_avx`") && e.contains("has_lse"),
+            "{e}"
+        );
+        let e = TargetOverride::parse("aarch64", &["frobnicate=1".into()]).unwrap_err();
+        assert!(
+            e.contains("--set frobnicate=1: neither a setting nor an aarch64 flag"),
+            "{e}"
+        );
+        assert!(TargetOverride::parse("", &[]).is_err());
+    }
+}
