@@ -32,15 +32,53 @@ pub fn load(path: &Path) -> Result<Vec<Function>, String> {
     }
 }
 
-pub fn test(paths: &[PathBuf], opts: &Options) -> Result<ExitCode, String> {
+/// `kestrel test`: run the files in worker processes (this executable's `test-worker`), or
+/// in this process's threads when `in_process` or when this executable cannot be found.
+pub fn test(paths: &[PathBuf], opts: &Options, in_process: bool) -> Result<ExitCode, String> {
     let files = kestrel_filetests::collect_files(paths)?;
-    let summary = kestrel_filetests::run_files(&files, opts, |r| outln!("{}", r.render()));
+    let emit = |r: &kestrel_filetests::FileReport| outln!("{}", r.render());
+    let exe = std::env::current_exe().ok().filter(|_| !in_process);
+    let summary = match exe {
+        Some(exe) => {
+            let spawn = || worker_command(&exe, opts);
+            kestrel_filetests::isolate::run_files_isolated(&files, opts, &spawn, emit)
+        }
+        None => kestrel_filetests::run_files(&files, opts, emit),
+    };
     outln!("{summary}");
     Ok(if summary.failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The command line of a worker process for `opts` (every option but the job count).
+fn worker_command(exe: &Path, opts: &Options) -> std::process::Command {
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("test-worker");
+    if opts.interpret_only {
+        cmd.arg("--interpret-only");
+    }
+    if opts.verbose {
+        cmd.arg("--verbose");
+    }
+    if opts.via_object {
+        cmd.arg("--via-object");
+    }
+    if let Some(level) = opts.opt_level {
+        cmd.args(["--opt-level", level.name()]);
+    }
+    cmd
+}
+
+/// `kestrel test-worker`: answer `kestrel test`'s requests on stdin (see
+/// `kestrel_filetests::isolate`).
+pub fn test_worker(opts: &Options) -> Result<ExitCode, String> {
+    let stdin = std::io::BufReader::new(std::io::stdin());
+    kestrel_filetests::isolate::serve(opts, stdin, std::io::stdout())
+        .map_err(|e| format!("test worker: {e}"))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn run(
@@ -107,6 +145,8 @@ pub fn run(
             verified: true,
             features: kestrel_filetests::native::CpuFeatures::host(),
             opt_level,
+            // As the JIT does by default: a frame beyond the guard page traps as `stk_ovf`.
+            probestack_size_log2: Some(kestrel_codegen::isa::x64::probestack::DEFAULT_SIZE_LOG2),
             ..Default::default()
         };
         let no_chaos = kestrel_codegen::chaos::Chaos::disabled;

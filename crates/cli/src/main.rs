@@ -60,7 +60,9 @@ enum Command {
     /// Run test files (`test interpret` / `test run` with `; run:` directives).
     ///
     /// Prints one line per file (`PASS path`, `FAIL path: …`, `SKIP path: …`) and ends with
-    /// `N passed, M failed, K skipped`. Exit status 0 exactly when nothing failed.
+    /// `N passed, M failed, K skipped`. Exit status 0 exactly when nothing failed. Files run
+    /// in worker processes: one that crashes its process (a fault in JIT code that is no
+    /// trap) fails with the signal named, and the run goes on.
     Test {
         /// Files or directories (searched for `*.clif`).
         #[arg(required = true)]
@@ -68,7 +70,7 @@ enum Command {
         /// Run `test run` files in the interpreter too, ignoring targets and ISA flags.
         #[arg(long)]
         interpret_only: bool,
-        /// Worker threads (default: one per core).
+        /// Worker processes (default: one per core).
         #[arg(short = 'j', long = "jobs", default_value_t = 0)]
         jobs: usize,
         /// Print the outcome of every run directive.
@@ -79,6 +81,23 @@ enum Command {
         #[arg(long, conflicts_with = "interpret_only")]
         via_object: bool,
         /// Run native tests at this opt level only (default: at `none` and at `speed`).
+        #[arg(long, value_parser = parse_opt_level)]
+        opt_level: Option<OptLevel>,
+        /// Run the files in threads of this process instead of in worker processes (a file
+        /// that crashes the process then ends the run).
+        #[arg(long)]
+        in_process: bool,
+    },
+    /// Serve `kestrel test`'s worker protocol on stdin and stdout (one file path a line in,
+    /// one report a line out): the process `test` runs files in.
+    #[command(hide = true)]
+    TestWorker {
+        #[arg(long)]
+        interpret_only: bool,
+        #[arg(short, long)]
+        verbose: bool,
+        #[arg(long)]
+        via_object: bool,
         #[arg(long, value_parser = parse_opt_level)]
         opt_level: Option<OptLevel>,
     },
@@ -258,6 +277,7 @@ fn main() -> ExitCode {
             verbose,
             via_object,
             opt_level,
+            in_process,
         } => commands::test(
             &paths,
             &Options {
@@ -267,7 +287,20 @@ fn main() -> ExitCode {
                 via_object,
                 opt_level,
             },
+            in_process,
         ),
+        Command::TestWorker {
+            interpret_only,
+            verbose,
+            via_object,
+            opt_level,
+        } => commands::test_worker(&Options {
+            interpret_only,
+            jobs: 1,
+            verbose,
+            via_object,
+            opt_level,
+        }),
         Command::Run {
             file,
             function,

@@ -187,7 +187,10 @@ pub fn run_via_object_with(
     }
 
     let flag_sets: Vec<(Flags, &directives::Target)> = match target_isa {
-        ObjectTarget::X86_64 => vec![(native_flags(&header, Some(first)), first)],
+        ObjectTarget::X86_64 => match native_flags(&header, Some(first)) {
+            Ok(flags) => vec![(flags, first)],
+            Err(e) => return Outcome::Fail(vec![format!("line {}: {e}", first.line)]),
+        },
         ObjectTarget::Aarch64 => {
             let mut sets: Vec<(Flags, &directives::Target)> = Vec::new();
             for &line in &lines {
