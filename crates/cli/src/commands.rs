@@ -75,9 +75,7 @@ fn worker_command(exe: &Path, opts: &Options) -> std::process::Command {
 /// `kestrel test-worker`: answer `kestrel test`'s requests on stdin (see
 /// `kestrel_filetests::isolate`).
 pub fn test_worker(opts: &Options) -> Result<ExitCode, String> {
-    let stdin = std::io::BufReader::new(std::io::stdin());
-    kestrel_filetests::isolate::serve(opts, stdin, std::io::stdout())
-        .map_err(|e| format!("test worker: {e}"))?;
+    kestrel_filetests::isolate::serve_stdio(opts).map_err(|e| format!("test worker: {e}"))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -2,11 +2,11 @@
 //! JIT code that is no trap, an abort) fails alone instead of ending the run.
 //!
 //! Contract. [`run_files_isolated`] keeps `jobs` worker processes (made by the caller's
-//! `spawn`, which runs [`serve`] in a fresh process) busy with one file at a time: it writes
-//! the file's path as one line to the worker's stdin and reads its report back as one line
-//! (see `encode`). A worker that exits before answering crashed on that file: the file
+//! `spawn`, which runs [`serve_stdio`] in a fresh process) busy with one file at a time: it
+//! writes the file's path as one line to the worker's stdin and reads its report back as one
+//! line (see `encode`). A worker that exits before answering crashed on that file: the file
 //! fails with the way the worker ended (the signal named), and a fresh worker takes the
-//! next file. Reports are emitted in path order and summed as [`crate::run_files`] does,
+//! next file; so does one that answers with a line `encode` did not make. Reports are emitted in path order and summed as [`crate::run_files`] does,
 //! so the output is the same as in-process, crashes aside. A worker that cannot be started
 //! fails the files it was meant to run, naming the error.
 //!
@@ -20,9 +20,26 @@ use std::sync::mpsc;
 
 use crate::{run_file, FileReport, Options, Outcome, Summary};
 
-/// Answer requests on `input` until it ends: each line is a file's path, answered with its
-/// encoded report on one line of `output`, flushed. Runs on a thread with a stack as large as
-/// [`crate::run_files`]'s workers have. Returns the first I/O error.
+/// [`serve`] on this process's stdin and stdout. Anything else the process writes to stdout
+/// while it runs the files goes to stderr instead, so it cannot garble the reports.
+pub fn serve_stdio(opts: &Options) -> std::io::Result<()> {
+    use std::os::fd::FromRawFd as _;
+    // SAFETY: dup and dup2 on the standard descriptors, which stay open for the process's
+    // life; the duplicate is owned by the `File` made from it and by nothing else.
+    let reports = unsafe {
+        let fd = libc::dup(libc::STDOUT_FILENO);
+        if fd < 0 || libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        std::fs::File::from_raw_fd(fd)
+    };
+    let stdin = BufReader::new(std::io::stdin());
+    serve(opts, stdin, std::io::BufWriter::new(reports))
+}
+
+/// Answer requests on `input` until it ends: each line is a file's path (its bytes), answered
+/// with its encoded report on one line of `output`, flushed. Runs on a thread with a stack
+/// as large as [`crate::run_files`]'s workers have. Returns the first I/O error.
 pub fn serve(
     opts: &Options,
     input: impl BufRead + Send,
@@ -43,12 +60,22 @@ fn serve_on_this_thread(
     input: impl BufRead,
     mut output: impl Write,
 ) -> std::io::Result<()> {
-    for line in input.lines() {
-        let report = run_file(Path::new(&line?), opts);
+    use std::os::unix::ffi::OsStrExt as _;
+    for line in input.split(b'\n') {
+        let report = run_file(Path::new(std::ffi::OsStr::from_bytes(&line?)), opts);
         writeln!(output, "{}", encode(&report.outcome, &report.notes))?;
         output.flush()?;
     }
     Ok(())
+}
+
+/// What a worker said to one request.
+enum Answer {
+    Report(Outcome, Vec<String>),
+    /// It ended (closed its pipes) without answering.
+    Ended,
+    /// It answered with a line `encode` did not make.
+    Garbled(String),
 }
 
 /// One worker process and its pipes.
@@ -74,15 +101,24 @@ impl Worker {
         })
     }
 
-    /// The worker's report on `path`, or `None` if it ended without one.
-    fn ask(&mut self, path: &Path) -> Option<(Outcome, Vec<String>)> {
-        let path = path.to_str()?;
-        writeln!(self.stdin, "{path}").ok()?;
-        self.stdin.flush().ok()?;
+    /// The worker's answer on `path` (a path without a newline).
+    fn ask(&mut self, path: &Path) -> Answer {
+        use std::os::unix::ffi::OsStrExt as _;
+        let sent = self
+            .stdin
+            .write_all(path.as_os_str().as_bytes())
+            .and_then(|()| self.stdin.write_all(b"\n"))
+            .and_then(|()| self.stdin.flush());
+        if sent.is_err() {
+            return Answer::Ended;
+        }
         let mut line = String::new();
         match self.stdout.read_line(&mut line) {
-            Ok(n) if n > 0 => decode(line.trim_end_matches('\n')),
-            _ => None,
+            Ok(n) if n > 0 => match decode(line.trim_end_matches('\n')) {
+                Some((outcome, notes)) => Answer::Report(outcome, notes),
+                None => Answer::Garbled(line),
+            },
+            _ => Answer::Ended,
         }
     }
 
@@ -146,6 +182,12 @@ fn run_in_worker(
         outcome,
         notes,
     };
+    if path.as_os_str().as_encoded_bytes().contains(&b'\n') {
+        let why = "the path contains a newline, which the worker protocol cannot send; use \
+                   --in-process"
+            .to_string();
+        return report(Outcome::Fail(vec![why]), Vec::new());
+    }
     if worker.is_none() {
         match Worker::start(spawn) {
             Ok(w) => *worker = Some(w),
@@ -156,16 +198,22 @@ fn run_in_worker(
         }
     }
     let w = worker.as_mut().expect("started above");
-    match w.ask(path) {
-        Some((outcome, notes)) => report(outcome, notes),
-        None => {
+    let why = match w.ask(path) {
+        Answer::Report(outcome, notes) => return report(outcome, notes),
+        Answer::Ended => {
             let how = worker.take().expect("asked above").finish();
-            report(
-                Outcome::Fail(vec![format!("the test process crashed: {how}")]),
-                Vec::new(),
-            )
+            format!("the test process crashed: {how}")
         }
-    }
+        Answer::Garbled(line) => {
+            let w = worker.take().expect("asked above");
+            // Not waited for: it may still be running; killing it ends it.
+            let mut child = w.child;
+            let _ = child.kill();
+            let _ = child.wait();
+            format!("the test process answered with a line that is no report: {line:?}")
+        }
+    };
+    report(Outcome::Fail(vec![why]), Vec::new())
 }
 
 /// How a worker ended, for a failure message: `killed by signal SIGSEGV (11)`, or its exit
@@ -282,6 +330,22 @@ mod tests {
             let line = encode(&outcome, &notes);
             assert!(!line.contains('\n'), "{line:?}");
             assert_eq!(decode(&line), Some((outcome, notes)));
+        }
+    }
+
+    #[test]
+    fn serve_answers_each_path_with_one_report_line() {
+        let input: &[u8] = b"/nonexistent/a.clif\n/nonexistent/b.clif\n";
+        let mut output = Vec::new();
+        serve(&Options::default(), input, &mut output).unwrap();
+        let text = String::from_utf8(output).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        for line in lines {
+            match decode(line) {
+                Some((Outcome::Fail(why), _)) => assert!(why[0].contains("cannot read"), "{why:?}"),
+                other => panic!("expected a failure, got {other:?}"),
+            }
         }
     }
 
