@@ -25,7 +25,7 @@ fn kestrel(args: &[&str]) -> Output {
         .expect("run kestrel")
 }
 
-fn text(bytes: &[u8]) -> String {
+fn text_of(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
@@ -88,10 +88,41 @@ fn run_reports_runaway_recursion_as_stk_ovf_on_the_main_thread() {
     let dir = scratch_dir();
     let file = write(dir.path(), "rec.clif", RECURSE);
     let out = kestrel_8mib_stack(&["run", &file, "0"]);
-    assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));
-    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "stderr: {}",
+        text_of(&out.stderr)
+    );
+    let stdout = text_of(&out.stdout);
     assert!(stdout.starts_with("trap: stk_ovf"), "{stdout}");
     assert!(stdout.contains("%rec"), "{stdout}");
+}
+
+#[test]
+fn run_reports_a_frame_larger_than_the_stack_as_stk_ovf() {
+    // 64 MiB of frame on an 8 MiB main-thread stack: `kestrel run` compiles with probes, so
+    // the first probe past the stack limit traps instead of the frame skipping the guard.
+    let dir = scratch_dir();
+    let text = "function %big(i64) -> i64 {
+    ss0 = explicit_slot 67108864
+block0(v0: i64):
+    v1 = stack_addr.i64 ss0
+    store.i64 v0, v1
+    v2 = load.i64 v1
+    return v2
+}
+";
+    let file = write(dir.path(), "big.clif", text);
+    let out = kestrel_8mib_stack(&["run", &file, "7"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "stderr: {}",
+        text_of(&out.stderr)
+    );
+    let stdout = text_of(&out.stdout);
+    assert!(stdout.starts_with("trap: stk_ovf"), "{stdout}");
 }
 
 #[test]
@@ -106,7 +137,7 @@ fn run_names_the_function_and_offset_of_a_fault_that_is_no_trap() {
         "{:?}",
         out.status
     );
-    let stderr = text(&out.stderr);
+    let stderr = text_of(&out.stderr);
     let line = stderr
         .lines()
         .find(|l| l.starts_with("kestrel-jit: fatal SIGSEGV"))
@@ -133,8 +164,8 @@ fn test_reports_runaway_recursion_as_the_expected_trap() {
     let dir = scratch_dir();
     let file = write(dir.path(), "rec.clif", RECURSE);
     let out = kestrel(&["test", &file]);
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let stdout = text_of(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text_of(&out.stderr));
     assert!(stdout.contains("PASS "), "{stdout}");
     assert_eq!(stdout.lines().last(), Some("1 passed, 0 failed, 0 skipped"));
 }
@@ -152,7 +183,7 @@ fn test_survives_a_file_that_crashes_and_summarizes() {
         let mut args = vec!["test", "-j", jobs];
         args.extend(files.iter().map(String::as_str));
         let out = kestrel(&args);
-        let stdout = text(&out.stdout);
+        let stdout = text_of(&out.stdout);
         assert_eq!(out.status.code(), Some(1), "-j {jobs}: {stdout}");
         let lines: Vec<&str> = stdout.lines().collect();
         assert_eq!(lines.len(), 4, "-j {jobs}: {stdout}");
@@ -167,7 +198,7 @@ fn test_survives_a_file_that_crashes_and_summarizes() {
         assert_eq!(lines[2], format!("PASS {}", files[2]));
         assert_eq!(lines[3], "2 passed, 1 failed, 0 skipped");
         // The worker's own message names the faulting function.
-        let stderr = text(&out.stderr);
+        let stderr = text_of(&out.stderr);
         assert!(stderr.contains("JIT function `bad`"), "{stderr}");
     }
 }
@@ -179,7 +210,7 @@ fn test_in_process_keeps_the_old_behaviour_for_files_that_do_not_crash() {
     let out = kestrel(&["test", "--in-process", &file]);
     assert!(out.status.success());
     assert_eq!(
-        text(&out.stdout),
+        text_of(&out.stdout),
         format!("PASS {file}\n1 passed, 0 failed, 0 skipped\n")
     );
 }

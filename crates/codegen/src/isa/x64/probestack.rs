@@ -11,9 +11,10 @@
 //! pushes (16 bytes, as `size` and `P` are multiples of 16) land at most `P` below it, so
 //! no page is skipped. Up to [`MAX_UNROLLED`] probes are straight-line instructions; more
 //! are a loop of four instructions. It uses only `r10` and `r11`, which hold no argument at
-//! entry (the stack-limit check relies on the same). `P` is a power of two from 16 bytes to
-//! [`MAX_INTERVAL`]; the frame size fits a 32-bit displacement (the prologue's `sub rsp`
-//! takes it as one), so every offset here does.
+//! entry (the stack-limit check relies on the same); `rsp` stays put while probing, as Linux
+//! (since 4.20) grows a main thread's stack on any access below it. `P` is a power of two
+//! from 16 bytes to [`MAX_INTERVAL`], so the unrolled offsets and the step fit 32 bits; the
+//! loop's end is computed in 64 bits when the frame is larger than 2 GiB.
 //!
 //! Cost: O(1) code per function; at run time, one read-modify-write per probed page.
 
@@ -42,7 +43,7 @@ fn probe(sink: &mut impl CodeSink, addr: Amode) {
 pub fn emit_probes(sink: &mut impl CodeSink, size: u32, interval: u32) {
     debug_assert!(interval.is_power_of_two() && (MIN_INTERVAL..=MAX_INTERVAL).contains(&interval));
     let probes = size / interval;
-    let span = i32::try_from(probes * interval).expect("a frame fits a 32-bit displacement");
+    let span = probes * interval;
     let step = interval as i32;
     if probes <= MAX_UNROLLED {
         for k in 1..=probes as i32 {
@@ -51,12 +52,28 @@ pub fn emit_probes(sink: &mut impl CodeSink, size: u32, interval: u32) {
         return;
     }
     // r10 = the last address to probe; r11 walks down to it.
-    misc::lea(
-        sink,
-        Size::S64,
-        Gpr::R10,
-        &Amode::base_disp(Gpr::RSP, -span),
-    );
+    match i32::try_from(span) {
+        Ok(span) => {
+            misc::lea(
+                sink,
+                Size::S64,
+                Gpr::R10,
+                &Amode::base_disp(Gpr::RSP, -span),
+            );
+        }
+        Err(_) => {
+            // r11 = span (a 32-bit move zero-extends), r10 = rsp - r11.
+            moves::mov_r_imm(sink, Size::S32, Gpr::R11, span.into());
+            moves::mov_rm_r(sink, Size::S64, &GprMem::Reg(Gpr::R10), Gpr::RSP);
+            alu::alu_rm_r(
+                sink,
+                AluOp::Sub,
+                Size::S64,
+                &GprMem::Reg(Gpr::R10),
+                Gpr::R11,
+            );
+        }
+    }
     moves::mov_rm_r(sink, Size::S64, &GprMem::Reg(Gpr::R11), Gpr::RSP);
     let start = sink.current_offset();
     alu::alu_rm_imm(sink, AluOp::Sub, Size::S64, &GprMem::Reg(Gpr::R11), step);
@@ -176,6 +193,28 @@ mod tests {
         );
         assert_eq!(body[5].mnemonic(), Mnemonic::Jne);
         assert_eq!(body[5].near_branch64(), body[2].ip());
+    }
+
+    #[test]
+    fn a_loop_beyond_2_gib_computes_its_end_in_64_bits() {
+        let mut bytes = Vec::new();
+        super::emit_probes(&mut bytes, 3 << 30, 4096);
+        let code: Vec<Instruction> = Decoder::with_ip(64, &bytes, 0, DecoderOptions::NONE)
+            .into_iter()
+            .collect();
+        // mov r11d, span; mov r10, rsp; sub r10, r11; mov r11, rsp; then the loop.
+        assert_eq!(code.len(), 8, "{code:?}");
+        assert_eq!(code[0].mnemonic(), Mnemonic::Mov);
+        assert_eq!(code[0].op0_register(), Register::R11D);
+        assert_eq!(code[0].immediate(1), 3 << 30);
+        assert_eq!(code[2].mnemonic(), Mnemonic::Sub);
+        assert_eq!(
+            (code[2].op0_register(), code[2].op1_register()),
+            (Register::R10, Register::R11)
+        );
+        assert!(is_probe(&code[5], Register::R11, 0), "{}", code[5]);
+        assert_eq!(code[7].mnemonic(), Mnemonic::Jne);
+        assert_eq!(code[7].near_branch64(), code[4].ip());
     }
 
     #[test]
