@@ -40,15 +40,54 @@ fn load_with_header(path: &Path) -> Result<(Header, Vec<Function>), String> {
     }
 }
 
-pub fn test(paths: &[PathBuf], opts: &Options) -> Result<ExitCode, String> {
+/// `kestrel test`: run the files in worker processes (this executable's `test-worker`), or
+/// in this process's threads when `in_process` or when this executable cannot be found.
+pub fn test(paths: &[PathBuf], opts: &Options, in_process: bool) -> Result<ExitCode, String> {
     let files = kestrel_filetests::collect_files(paths)?;
-    let summary = kestrel_filetests::run_files(&files, opts, |r| outln!("{}", r.render()));
+    let emit = |r: &kestrel_filetests::FileReport| outln!("{}", r.render());
+    let exe = std::env::current_exe().ok().filter(|_| !in_process);
+    let summary = match exe {
+        Some(exe) => {
+            let spawn = || worker_command(&exe, opts);
+            kestrel_filetests::isolate::run_files_isolated(&files, opts, &spawn, emit)
+        }
+        None => kestrel_filetests::run_files(&files, opts, emit),
+    };
     outln!("{summary}");
     Ok(if summary.failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The command line of a worker process for `opts` (every option but the job count).
+fn worker_command(exe: &Path, opts: &Options) -> std::process::Command {
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("test-worker");
+    if opts.interpret_only {
+        cmd.arg("--interpret-only");
+    }
+    if opts.verbose {
+        cmd.arg("--verbose");
+    }
+    if opts.via_object {
+        cmd.arg("--via-object");
+    }
+    if let Some(level) = opts.opt_level {
+        cmd.args(["--opt-level", level.name()]);
+    }
+    if let Some(target) = &opts.target {
+        cmd.args(target.command_line());
+    }
+    cmd
+}
+
+/// `kestrel test-worker`: answer `kestrel test`'s requests on stdin (see
+/// `kestrel_filetests::isolate`).
+pub fn test_worker(opts: &Options) -> Result<ExitCode, String> {
+    kestrel_filetests::isolate::serve_stdio(opts).map_err(|e| format!("test worker: {e}"))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn run(
@@ -141,11 +180,22 @@ pub fn run(
         // `load` verified every function: compile without verifying again. The file's
         // `set` lines and `target x86_64` flags apply as under `kestrel test`.
         let x86_target = header.targets.iter().find(|t| t.isa == "x86_64");
-        let flags = kestrel_filetests::native::Flags {
+        let mut flags = kestrel_filetests::native::Flags {
             verified: true,
             opt_level,
             ..kestrel_filetests::native_flags(&header, x86_target)
+                .map_err(|e| format!("{}: {e}", path.display()))?
         };
+        // As the JIT does by default: probes on unless the file's `set` lines say otherwise,
+        // so a frame beyond the guard page traps as `stk_ovf`.
+        if !header
+            .settings
+            .iter()
+            .any(|s| s.name == "enable_probestack")
+        {
+            flags.probestack_size_log2 =
+                Some(kestrel_codegen::isa::x64::probestack::DEFAULT_SIZE_LOG2);
+        }
         let no_chaos = kestrel_codegen::chaos::Chaos::disabled;
         let module = NativeModule::build(&funcs, &flags, &no_chaos, &mut |_| {})
             .map_err(|e| e.join("\n"))?;

@@ -117,7 +117,7 @@ fn target_flags(header: &kestrel_filetests::directives::Header) -> Result<Flags,
     let isa = |name: &str| header.targets.iter().find(|t| t.isa == name);
     match (file_isa_of(header), isa("aarch64")) {
         (Isa::Aarch64, Some(line)) => kestrel_filetests::aarch64_flags(header, line),
-        _ => Ok(kestrel_filetests::native_flags(header, isa("x86_64"))),
+        _ => kestrel_filetests::native_flags(header, isa("x86_64")),
     }
 }
 

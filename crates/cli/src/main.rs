@@ -61,7 +61,9 @@ enum Command {
     /// Run test files (`test interpret` / `test run` with `; run:` directives).
     ///
     /// Prints one line per file (`PASS path`, `FAIL path: …`, `SKIP path: …`) and ends with
-    /// `N passed, M failed, K skipped`. Exit status 0 exactly when nothing failed.
+    /// `N passed, M failed, K skipped`. Exit status 0 exactly when nothing failed. Files run
+    /// in worker processes: one that crashes its process (a fault in JIT code that is no
+    /// trap) fails with the signal named, and the run goes on.
     Test {
         /// Files or directories (searched for `*.clif`).
         #[arg(required = true)]
@@ -69,7 +71,7 @@ enum Command {
         /// Run `test run` files in the interpreter too, ignoring targets and ISA flags.
         #[arg(long)]
         interpret_only: bool,
-        /// Worker threads (default: one per core).
+        /// Worker processes (default: one per core).
         #[arg(short = 'j', long = "jobs", default_value_t = 0)]
         jobs: usize,
         /// Print the outcome of every run directive.
@@ -80,6 +82,25 @@ enum Command {
         #[arg(long, conflicts_with = "interpret_only")]
         via_object: bool,
         /// Run native tests at this opt level only (default: at `none` and at `speed`).
+        #[arg(long, value_parser = parse_opt_level)]
+        opt_level: Option<OptLevel>,
+        #[command(flatten)]
+        target: target::TargetArgs,
+        /// Run the files in threads of this process instead of in worker processes (a file
+        /// that crashes the process then ends the run).
+        #[arg(long)]
+        in_process: bool,
+    },
+    /// Serve `kestrel test`'s worker protocol on stdin and stdout (one file path a line in,
+    /// one report a line out): the process `test` runs files in.
+    #[command(hide = true)]
+    TestWorker {
+        #[arg(long)]
+        interpret_only: bool,
+        #[arg(short, long)]
+        verbose: bool,
+        #[arg(long)]
+        via_object: bool,
         #[arg(long, value_parser = parse_opt_level)]
         opt_level: Option<OptLevel>,
         #[command(flatten)]
@@ -266,18 +287,33 @@ fn main() -> ExitCode {
             via_object,
             opt_level,
             target,
+            in_process,
         } => target.parse().and_then(|target| {
-            commands::test(
-                &paths,
-                &Options {
-                    interpret_only,
-                    jobs,
-                    verbose,
-                    via_object,
-                    opt_level,
-                    target,
-                },
-            )
+            let opts = Options {
+                interpret_only,
+                jobs,
+                verbose,
+                via_object,
+                opt_level,
+                target,
+            };
+            commands::test(&paths, &opts, in_process)
+        }),
+        Command::TestWorker {
+            interpret_only,
+            verbose,
+            via_object,
+            opt_level,
+            target,
+        } => target.parse().and_then(|target| {
+            commands::test_worker(&Options {
+                interpret_only,
+                jobs: 1,
+                verbose,
+                via_object,
+                opt_level,
+                target,
+            })
         }),
         Command::Run {
             file,

@@ -9,6 +9,7 @@
 
 pub mod directives;
 pub mod input;
+pub mod isolate;
 pub mod native;
 pub mod object_run;
 pub mod target_override;
@@ -166,24 +167,32 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Run every file, printing each report through `emit` as it finishes (in path order) and
-/// returning the summary.
-pub fn run_files(files: &[PathBuf], opts: &Options, mut emit: impl FnMut(&FileReport)) -> Summary {
-    let jobs = match opts.jobs {
+/// The stack of each thread that runs files: deep recursion in interpreted code needs more
+/// than the default thread stack.
+pub(crate) const WORKER_STACK: usize = 256 << 20;
+
+/// Worker count for `files` files: `opts.jobs`, or one per core, at most one per file.
+pub(crate) fn job_count(opts: &Options, files: usize) -> usize {
+    match opts.jobs {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     }
-    .min(files.len().max(1));
+    .min(files.max(1))
+}
+
+/// Run every file in this process, printing each report through `emit` as it finishes (in
+/// path order) and returning the summary. A file that crashes the process ends the run:
+/// [`isolate::run_files_isolated`] is the form that survives it.
+pub fn run_files(files: &[PathBuf], opts: &Options, emit: impl FnMut(&FileReport)) -> Summary {
+    let jobs = job_count(opts, files.len());
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, FileReport)>();
-    let mut summary = Summary::default();
     std::thread::scope(|s| {
         for _ in 0..jobs {
             let tx = tx.clone();
             let next = &next;
-            // Deep recursion in interpreted code needs more than the default thread stack.
             std::thread::Builder::new()
-                .stack_size(256 << 20)
+                .stack_size(WORKER_STACK)
                 .spawn_scoped(s, move || loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     if i >= files.len() || tx.send((i, run_file(&files[i], opts))).is_err() {
@@ -193,22 +202,31 @@ pub fn run_files(files: &[PathBuf], opts: &Options, mut emit: impl FnMut(&FileRe
                 .expect("spawn a test worker");
         }
         drop(tx);
-        // Reports arrive in any order; emit them in path order.
-        let mut waiting = BTreeMap::new();
-        let mut next_to_emit = 0;
-        for (i, report) in rx {
-            waiting.insert(i, report);
-            while let Some(report) = waiting.remove(&next_to_emit) {
-                match report.outcome {
-                    Outcome::Pass => summary.passed += 1,
-                    Outcome::Fail(_) => summary.failed += 1,
-                    Outcome::Skip(_) => summary.skipped += 1,
-                }
-                emit(&report);
-                next_to_emit += 1;
+        emit_in_order(rx, emit)
+    })
+}
+
+/// Emit the reports arriving on `rx` (tagged with their file's index, in any order) in index
+/// order, counting them; ends when every sender is gone.
+pub(crate) fn emit_in_order(
+    rx: mpsc::Receiver<(usize, FileReport)>,
+    mut emit: impl FnMut(&FileReport),
+) -> Summary {
+    let mut summary = Summary::default();
+    let mut waiting = BTreeMap::new();
+    let mut next_to_emit = 0;
+    for (i, report) in rx {
+        waiting.insert(i, report);
+        while let Some(report) = waiting.remove(&next_to_emit) {
+            match report.outcome {
+                Outcome::Pass => summary.passed += 1,
+                Outcome::Fail(_) => summary.failed += 1,
+                Outcome::Skip(_) => summary.skipped += 1,
             }
+            emit(&report);
+            next_to_emit += 1;
         }
-    });
+    }
     summary
 }
 
@@ -330,12 +348,18 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
         let targets = header.targets.iter().filter(|t| t.isa == "x86_64");
         for (target, level) in targets.flat_map(|t| levels.iter().map(move |&l| (t, l))) {
             // `funcs` were verified above.
-            let flags = native::Flags {
-                verified: true,
-                opt_level: level,
-                ..native_flags(&header, Some(target))
-            };
             let before = failures.len();
+            let flags = match native_flags(&header, Some(target)) {
+                Ok(flags) => native::Flags {
+                    verified: true,
+                    opt_level: level,
+                    ..flags
+                },
+                Err(e) => {
+                    failures.push(e);
+                    continue;
+                }
+            };
             let no_chaos = kestrel_codegen::chaos::Chaos::disabled;
             match native::NativeModule::build(&funcs, &flags, &no_chaos, &mut |_| {}) {
                 Ok(module) => {
@@ -389,31 +413,30 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
 }
 
 /// Compilation flags for a file's `set` lines and one of its `target x86_64` lines (`None`:
-/// the host's features): its `has_*=false` flags turn features off, never on beyond the
-/// host's; the register-allocation checker is on.
+/// the host's features, and the settings of the whole file): its `has_*=false` flags turn
+/// features off, never on beyond the host's; the register-allocation checker is on; stack
+/// probes as [`probe_setting`] reads them.
 pub fn native_flags(
     header: &directives::Header,
     target: Option<&directives::Target>,
-) -> native::Flags {
+) -> Result<native::Flags, String> {
     let host = native::CpuFeatures::host();
     let mut features = host;
     for flag in target.iter().flat_map(|t| &t.flags) {
         features.apply_flag(flag);
     }
-    native::Flags {
+    Ok(native::Flags {
         check_regalloc: true,
         features: features.intersect(host),
         preserve_frame_pointers: setting_is_true(header, "preserve_frame_pointers"),
+        probestack_size_log2: probe_setting(header, target.map_or(usize::MAX, |t| t.line))?,
         ..native::Flags::default()
-    }
+    })
 }
 
 /// Compilation flags for a file's `set` lines and one of its `target aarch64` lines: its
 /// `has_*` flags select AArch64 extensions (the code runs under qemu, which emulates them
-/// all); the register-allocation checker is on.
-/// Stack probes are on when `set enable_probestack` precedes the line, every
-/// `2^probestack_size_log2` bytes (12 unless set; a value that is not a number is an error
-/// naming the setting; one out of range is reported by compiling).
+/// all); the register-allocation checker is on; stack probes as [`probe_setting`] reads them.
 pub fn aarch64_flags(
     header: &directives::Header,
     target: &directives::Target,
@@ -422,21 +445,29 @@ pub fn aarch64_flags(
     for flag in &target.flags {
         features.apply_flag(flag);
     }
-    let setting = |name: &str| setting_before(header, name, target.line);
-    let probes = setting("enable_probestack").is_some_and(|v| v == "true");
-    let log2 = match setting("probestack_size_log2") {
-        None => 12,
-        Some(v) => v.parse::<u8>().map_err(|_| {
+    Ok(native::Flags {
+        aarch64_features: features,
+        probestack_size_log2: probe_setting(header, target.line)?,
+        ..native_flags(header, None)?
+    })
+}
+
+/// The stack probe setting for a `target` line at `line`: on when `set enable_probestack`
+/// precedes the line, every `2^probestack_size_log2` bytes (12 unless set; a value that is
+/// not a number is an error naming the setting; one out of range is reported by compiling).
+pub fn probe_setting(header: &directives::Header, line: usize) -> Result<Option<u8>, String> {
+    let setting = |name: &str| setting_before(header, name, line);
+    if setting("enable_probestack") != Some("true") {
+        return Ok(None);
+    }
+    match setting("probestack_size_log2") {
+        None => Ok(Some(12)),
+        Some(v) => v.parse::<u8>().map(Some).map_err(|_| {
             format!(
                 "set probestack_size_log2={v}: not a number (the probe interval's log2, 4..=23)"
             )
-        })?,
-    };
-    Ok(native::Flags {
-        aarch64_features: features,
-        probestack_size_log2: probes.then_some(log2),
-        ..native_flags(header, None)
-    })
+        }),
+    }
 }
 
 /// The value of the last `set name` line before `line` (`"true"` for a bare `set name`):

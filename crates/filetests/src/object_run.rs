@@ -191,7 +191,7 @@ pub fn run_via_object_for(
     // The directives run twice: once recording the calls, once judging their outcomes.
     let pass = |caller: &mut crate::Caller<'_>, failures: &mut Vec<String>| {
         run_directives(
-            &header,
+            header,
             &funcs,
             &opts,
             &mut Vec::new(),
@@ -206,11 +206,14 @@ pub fn run_via_object_for(
     }
 
     let flag_sets: Vec<(Flags, &directives::Target)> = match target_isa {
-        ObjectTarget::X86_64 => vec![(native_flags(&header, Some(first)), first)],
+        ObjectTarget::X86_64 => match native_flags(header, Some(first)) {
+            Ok(flags) => vec![(flags, first)],
+            Err(e) => return Outcome::Fail(vec![format!("line {}: {e}", first.line)]),
+        },
         ObjectTarget::Aarch64 => {
             let mut sets: Vec<(Flags, &directives::Target)> = Vec::new();
             for &line in &lines {
-                let flags = match aarch64_flags(&header, line) {
+                let flags = match aarch64_flags(header, line) {
                     Ok(flags) => flags,
                     Err(e) => return Outcome::Fail(vec![format!("line {}: {e}", line.line)]),
                 };

@@ -81,6 +81,25 @@ impl TargetOverride {
         })
     }
 
+    /// The `--target` and `--set` arguments that parse back to this override (for a worker
+    /// process that must run files the same way).
+    pub fn command_line(&self) -> Vec<String> {
+        let mut spec = self.target.isa.clone();
+        for flag in &self.target.flags {
+            spec.push(' ');
+            spec.push_str(flag);
+        }
+        let mut args = vec!["--target".to_string(), spec];
+        for s in &self.settings {
+            args.push("--set".into());
+            args.push(match &s.value {
+                Some(v) => format!("{}={v}", s.name),
+                None => s.name.clone(),
+            });
+        }
+        args
+    }
+
     /// Replace `header`'s targets with this one and add the settings (see the module docs);
     /// a note for the user when the file's target lines named another ISA.
     pub fn apply(&self, header: &mut Header) -> Option<String> {
@@ -147,6 +166,20 @@ mod tests {
             .unwrap();
         assert_eq!(last.value, None);
         assert!(last.line < h.targets[0].line);
+    }
+
+    #[test]
+    fn the_command_line_parses_back_to_the_same_override() {
+        let sets = [
+            "has_lse".into(),
+            "probestack_size_log2=14".into(),
+            "enable_probestack".into(),
+        ];
+        let o = TargetOverride::parse("aarch64", &sets).unwrap();
+        let args = o.command_line();
+        assert_eq!(args[..2], ["--target", "aarch64 has_lse"]);
+        let sets: Vec<String> = args[2..].chunks(2).map(|p| p[1].clone()).collect();
+        assert_eq!(TargetOverride::parse(&args[1], &sets).unwrap(), o);
     }
 
     #[test]

@@ -178,3 +178,58 @@ block0(v0: i64):
         other => panic!("expected a failure, got {other:?}"),
     }
 }
+
+/// `target x86_64` lines take the probe settings above them: an interval out of x86-64's
+/// range fails compiling, naming the setting; without `enable_probestack` it is not read.
+#[test]
+fn x86_64_honours_the_probe_settings_above_its_target_line() {
+    let with = |settings: &str| {
+        format!(
+            "test run
+{settings}
+target x86_64
+function %f(i64) -> i64 {{
+    ss0 = explicit_slot 20000
+block0(v0: i64):
+    v1 = stack_addr.i64 ss0
+    store.i64 v0, v1
+    v2 = load.i64 v1
+    return v2
+}}
+; run: %f(2) == 2
+"
+        )
+    };
+    match run(
+        &with("set enable_probestack\nset probestack_size_log2=3"),
+        false,
+    ) {
+        Outcome::Fail(why) => assert!(
+            why.iter().any(|w| w.contains("probestack_size_log2=3")),
+            "{why:?}"
+        ),
+        other => panic!("expected a failure, got {other:?}"),
+    }
+    match run(
+        &with("set enable_probestack\nset probestack_size_log2=x"),
+        false,
+    ) {
+        Outcome::Fail(why) => assert!(
+            why.iter()
+                .any(|w| w.contains("probestack_size_log2=x") && w.contains("not a number")),
+            "{why:?}"
+        ),
+        other => panic!("expected a failure, got {other:?}"),
+    }
+    assert_eq!(
+        run(&with("set probestack_size_log2=3"), false),
+        Outcome::Pass
+    );
+    assert_eq!(
+        run(
+            &with("set enable_probestack\nset probestack_size_log2=12"),
+            false
+        ),
+        Outcome::Pass
+    );
+}

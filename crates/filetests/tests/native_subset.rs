@@ -154,7 +154,7 @@ fn run_repo_tests_for(chaos: &dyn Fn() -> Chaos, features: CpuFeatures) {
         // The file's settings (e.g. `preserve_frame_pointers`) with this run's features.
         let flags = kestrel_filetests::native::Flags {
             features,
-            ..kestrel_filetests::native_flags(&header, None)
+            ..kestrel_filetests::native_flags(&header, None).expect("the file's settings")
         };
         let module = match NativeModule::build(&subset, &flags, chaos, &mut |_| {}) {
             Ok(m) => m,

@@ -19,8 +19,12 @@
 //!   functions are direct rel32 calls (through a stub only when a target is out of reach).
 //! - **Traps.** A fault (SIGILL from `ud2`, SIGFPE from `div`/`idiv`, SIGSEGV/SIGBUS from a
 //!   load) at a registered trap site during [`JitModule::call`] makes the call return
-//!   [`CallError::Trap`]; the process and the thread continue. Faults anywhere else go to the
-//!   handler that was installed before ours. See [`traps`](crate::traps) and
+//!   [`CallError::Trap`]; the process and the thread continue. So does a stack overflow in
+//!   JIT code: a fault on the thread's stack guard reports `stk_ovf` (the JIT compiles with
+//!   stack probes on, so a large frame cannot skip the guard). Any other fault in JIT code is
+//!   reported on stderr (signal, fault address, function and offset) and kills the process
+//!   as it would have; faults outside JIT code go to the handler that was installed before
+//!   ours. See [`traps`](crate::traps) and
 //!   [`trampoline`](crate::trampoline) for how.
 //!
 //! x86-64 Linux only (System V; the handler reads the Linux `ucontext_t`).
@@ -29,8 +33,6 @@
 //! - only the conventions the backend compiles can be called from the host (`system_v`,
 //!   `fast`, `cold`, `tail`, `winch`, with results beyond the return registers in a
 //!   host-allocated return area, and `windows_fastcall`);
-//! - stack overflow is caught only if the code generator registers its stack-probe or
-//!   stack-limit check as a `stk_ovf` trap site (the alternate stack makes the handler run);
 //!
 //! Also:
 //! - **Unwinding.** Each finalize registers `.eh_frame` for its functions with the process's

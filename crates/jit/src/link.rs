@@ -32,7 +32,7 @@ use crate::gdb_jit::GdbRegistration;
 use crate::memory::{page_size, CodeRegion};
 use crate::module::{DataState, Decl, JitModule, Linkage, LiveRegion, State};
 use crate::symbols::lookup_process_symbol;
-use crate::traps::registry::{self, RegionInfo, TrapEntry};
+use crate::traps::registry::{self, FuncEntry, RegionInfo, TrapEntry};
 use crate::FuncId;
 use kestrel_module::decls::Name;
 use kestrel_module::DataInit;
@@ -229,10 +229,25 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
         traps.sort_by_key(|t| t.region_offset);
     }
     traps.dedup_by_key(|t| t.region_offset);
+    let mut funcs: Vec<FuncEntry> = batch
+        .iter()
+        .enumerate()
+        .map(|(p, &i)| FuncEntry {
+            region_offset: layout.funcs[p] as u32,
+            len: defined(&m.decls.funcs()[i]).code.len() as u32,
+            func: i as u32,
+            name: m.decls.funcs()[i].name.as_str().into(),
+        })
+        .collect();
+    // Functions are placed at increasing offsets in batch order; sorting is for the rest.
+    if !funcs.is_sorted_by_key(|f| f.region_offset) {
+        funcs.sort_by_key(|f| f.region_offset);
+    }
     let registration = registry::register(RegionInfo {
         start: base,
         len: region.len(),
         traps: traps.into_boxed_slice(),
+        funcs: funcs.into_boxed_slice(),
     })
     .ok_or(JitError::TooManyRegions {
         max: registry::MAX_REGIONS,

@@ -78,13 +78,20 @@ impl JitBuilder {
             .collect();
         JitBuilder {
             symbols,
-            flags: Flags::default(),
+            // Stack probes on: a frame larger than the guard page traps as `stk_ovf` instead
+            // of skipping the guard.
+            flags: Flags {
+                probestack_size_log2: Some(
+                    kestrel_codegen::isa::x64::probestack::DEFAULT_SIZE_LOG2,
+                ),
+                ..Flags::default()
+            },
             perf_map: std::env::var_os("KESTREL_PERF_MAP").is_some_and(|v| v == "1"),
             debug_info: std::env::var_os("KESTREL_DEBUG_INFO").is_some_and(|v| v == "1"),
         }
     }
 
-    /// Compile IR with these flags (default: `Flags::default()`).
+    /// Compile IR with these flags (default: `Flags::default()` with stack probes every 4 KiB).
     pub fn flags(&mut self, flags: Flags) -> &mut Self {
         self.flags = flags;
         self

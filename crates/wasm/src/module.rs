@@ -403,6 +403,9 @@ impl Module {
             // The verifier's pass is skipped when the configuration says so (see
             // `Config::verify`), and with it the builder's per-instruction type checks.
             verified: !config.verify,
+            // Probes keep a large frame from skipping the guard page below the stack (the
+            // stack limit check bounds Wasm's own frames; probes cover the rest).
+            probestack_size_log2: Some(kestrel_codegen::isa::x64::probestack::DEFAULT_SIZE_LOG2),
             ..Flags::default()
         };
         let parallel_start = Instant::now();

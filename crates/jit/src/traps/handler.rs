@@ -1,21 +1,28 @@
 //! The process-wide signal handler for SIGILL, SIGFPE, SIGSEGV and SIGBUS.
 //!
 //! Contract: installed once ([`install`]) with `SA_SIGINFO | SA_ONSTACK`. For a hardware fault
-//! whose PC is a registered trap site, on a thread inside a trampoline call, it records the
+//! whose PC is in JIT code, on a thread inside a trampoline call, that is a trap — the PC is
+//! a registered trap site, or the fault address lies in the thread's stack guard region
+//! (`stack.rs`; reported as `stk_ovf`, whichever instruction touched it) — it records the
 //! trap in that call's context and redirects the interrupted context to the trampoline's
-//! landing (see `trampoline`). Everything else goes to the action that was installed before
-//! it, as if this handler were not there. The handler only does async-signal-safe things:
-//! atomic loads and stores, a const thread-local read, plain memory writes, and `sigaction`
-//! and `raise` when chaining to the default action.
+//! landing (see `trampoline`). A fault in JIT code that it does not catch is reported on
+//! stderr (signal, fault address, function and offset) and then, like every fault outside
+//! JIT code and every sent signal, goes to the action that was installed before it, as if
+//! this handler were not there (by default: the process dies of the signal). The handler
+//! only does async-signal-safe things: atomic loads and stores, const thread-local reads,
+//! plain memory writes, `write(2)` of a line formatted on its stack, and `sigaction` and
+//! `raise` when chaining to the default action.
 
 use std::cell::UnsafeCell;
+use std::fmt::Write as _;
 use std::mem::MaybeUninit;
 use std::sync::Once;
 
+use kestrel_ir::TrapCode;
 use libc::{c_int, c_void, siginfo_t};
 
 use crate::trampoline::{self, CURRENT};
-use crate::traps::registry;
+use crate::traps::{registry, stack};
 
 const SIGNALS: [c_int; 4] = [libc::SIGILL, libc::SIGFPE, libc::SIGSEGV, libc::SIGBUS];
 
@@ -59,16 +66,18 @@ pub(crate) fn install() {
 /// Called by the kernel only, with the `siginfo_t` and `ucontext_t` of the signal.
 unsafe extern "C" fn on_signal(sig: c_int, info: *mut siginfo_t, uctx: *mut c_void) {
     // SAFETY: the kernel passes valid pointers for an SA_SIGINFO handler.
-    if unsafe { catch(info, uctx) } {
+    if unsafe { catch(sig, info, uctx) } {
         return;
     }
     // SAFETY: same pointers, forwarded unchanged.
     unsafe { chain(sig, info, uctx) }
 }
 
-/// Redirect a fault at a registered trap site to the trampoline's landing; `false` if this
-/// fault is not ours.
-unsafe fn catch(info: *mut siginfo_t, uctx: *mut c_void) -> bool {
+/// Redirect a fault in JIT code that is a trap — a registered trap site, or a touch of the
+/// thread's stack guard (`stk_ovf`) — to the trampoline's landing; `false` if this fault is
+/// not ours. A fault in JIT code that is not a trap, or one with no trampoline call to
+/// return to, is reported on stderr (see [`report_fatal`]) before returning `false`.
+unsafe fn catch(sig: c_int, info: *mut siginfo_t, uctx: *mut c_void) -> bool {
     // SAFETY: valid pointers from the kernel (see `on_signal`).
     let (info, uc) = unsafe { (&*info, &mut *(uctx as *mut libc::ucontext_t)) };
     // A non-positive code means the signal was sent (kill, sigqueue, tgkill), not a fault.
@@ -77,12 +86,26 @@ unsafe fn catch(info: *mut siginfo_t, uctx: *mut c_void) -> bool {
     }
     let gregs = &mut uc.uc_mcontext.gregs;
     let pc = gregs[libc::REG_RIP as usize] as usize;
-    let Some(site) = registry::lookup(pc) else {
+    let Some(at) = registry::locate(pc) else {
+        // Not JIT code: not ours.
+        return false;
+    };
+    // SAFETY: for SIGSEGV and SIGBUS the kernel fills in the fault address.
+    let addr = unsafe { info.si_addr() } as usize;
+    let memory_fault = sig == libc::SIGSEGV || sig == libc::SIGBUS;
+    let trap = if memory_fault && stack::in_guard(addr) {
+        // The frame ran into the guard below the stack, whatever instruction touched it.
+        Some((TrapCode::STACK_OVERFLOW, 0))
+    } else {
+        at.trap.map(|t| (t.code, t.srcloc))
+    };
+    let Some((code, srcloc)) = trap else {
+        report_fatal(sig, addr, pc, &at, "no trap is recorded there");
         return false;
     };
     let ctx = CURRENT.with(|c| c.get());
     if ctx.is_null() {
-        // JIT code called without the trampoline: nowhere to return to.
+        report_fatal(sig, addr, pc, &at, "JIT code called without the trampoline");
         return false;
     }
     // SAFETY: a non-null `CURRENT` points to the live context of this thread's innermost
@@ -91,16 +114,85 @@ unsafe fn catch(info: *mut siginfo_t, uctx: *mut c_void) -> bool {
     let sp = gregs[libc::REG_RSP as usize] as u64;
     if sp > ctx.saved_rsp {
         // The fault is not running below the trampoline frame (another stack): not ours.
+        report_fatal(sig, addr, pc, &at, "not running on the trampoline's stack");
         return false;
     }
-    ctx.trap_code = Some(site.code);
-    ctx.trap_func = site.func;
-    ctx.trap_offset = site.func_offset;
-    ctx.trap_srcloc = site.srcloc;
+    let (func, offset) = match (at.trap, at.func) {
+        (Some(t), _) => (t.func, t.func_offset),
+        (None, Some(f)) => f,
+        // A guard fault outside any function (in a stub): name no function.
+        (None, None) => (u32::MAX, 0),
+    };
+    ctx.trap_code = Some(code);
+    ctx.trap_func = func;
+    ctx.trap_offset = offset;
+    ctx.trap_srcloc = srcloc;
+    // The landing runs in the trampoline's frame, above every JIT frame: on the part of
+    // the stack that was in use before the call, so it is mapped and has room.
     gregs[libc::REG_RIP as usize] = trampoline::landing_address() as i64;
     gregs[libc::REG_RSP as usize] = ctx.saved_rsp as i64;
     gregs[libc::REG_RBP as usize] = ctx.saved_rbp as i64;
     true
+}
+
+/// Write one line naming the fatal fault — signal, fault address, JIT function and offset,
+/// PC — and `why` it is not caught, to stderr. Formats into a stack buffer and writes it with
+/// one `write(2)`: nothing allocates.
+fn report_fatal(sig: c_int, addr: usize, pc: usize, at: &registry::Located, why: &str) {
+    let mut line = StackLine::new();
+    let signal = match sig {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        _ => "signal",
+    };
+    let name = std::str::from_utf8(&at.name[..at.name_len]).unwrap_or("?");
+    let _ = match at.func {
+        Some((_, offset)) => writeln!(
+            line,
+            "kestrel-jit: fatal {signal} (fault address {addr:#x}) at offset {offset:#x} of JIT function `{name}` (pc {pc:#x}): {why}"
+        ),
+        None => writeln!(
+            line,
+            "kestrel-jit: fatal {signal} (fault address {addr:#x}) in JIT code outside any function (pc {pc:#x}): {why}"
+        ),
+    };
+    let bytes = line.line();
+    // SAFETY: write(2) is async-signal-safe; `bytes` is valid for its length.
+    unsafe { libc::write(libc::STDERR_FILENO, bytes.as_ptr().cast(), bytes.len()) };
+}
+
+/// A line formatted on the stack; text beyond its capacity is dropped.
+struct StackLine {
+    buf: [u8; 512],
+    len: usize,
+}
+
+impl StackLine {
+    fn new() -> Self {
+        StackLine {
+            buf: [0; 512],
+            len: 0,
+        }
+    }
+
+    /// The text, ending in a newline even when it was cut.
+    fn line(&mut self) -> &[u8] {
+        if self.len > 0 && self.buf[self.len - 1] != b'\n' {
+            self.buf[self.len - 1] = b'\n';
+        }
+        &self.buf[..self.len]
+    }
+}
+
+impl std::fmt::Write for StackLine {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let n = s.len().min(self.buf.len() - self.len);
+        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        Ok(())
+    }
 }
 
 /// Hand the signal to the action installed before ours.

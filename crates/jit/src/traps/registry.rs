@@ -1,7 +1,7 @@
 //! The process-wide table of finalized code regions and their trap sites, read by the signal
 //! handler.
 //!
-//! Contract: [`lookup`] is async-signal-safe — it takes no lock, allocates nothing and only
+//! Contract: [`locate`] is async-signal-safe — it takes no lock, allocates nothing and only
 //! reads memory that cannot be freed while it runs. [`register`] and dropping a
 //! [`Registration`] are ordinary code, serialised by a mutex the handler never touches.
 //!
@@ -41,11 +41,35 @@ pub(crate) struct TrapEntry {
     pub srcloc: u32,
 }
 
-/// A finalized code region: `[start, start + len)` and its trap sites sorted by offset.
+/// One function of a region: where its code lies and its name (for fatal-fault messages).
+pub(crate) struct FuncEntry {
+    pub region_offset: u32,
+    pub len: u32,
+    pub func: u32,
+    pub name: Box<str>,
+}
+
+/// A finalized code region: `[start, start + len)`, its trap sites sorted by offset, and its
+/// functions sorted by offset (not overlapping).
 pub(crate) struct RegionInfo {
     pub start: usize,
     pub len: usize,
     pub traps: Box<[TrapEntry]>,
+    pub funcs: Box<[FuncEntry]>,
+}
+
+/// Bytes of a function's name a [`Located`] keeps.
+pub(crate) const NAME_BYTES: usize = 96;
+
+/// Where a PC in JIT code is: its function (if the PC lies in one rather than in a stub or
+/// padding), the offset there, the start of its name (`name_len` bytes of `name`, cut at
+/// [`NAME_BYTES`]), and the trap site at the PC if there is one.
+#[derive(Copy, Clone)]
+pub(crate) struct Located {
+    pub func: Option<(u32, u32)>,
+    pub name: [u8; NAME_BYTES],
+    pub name_len: usize,
+    pub trap: Option<TrapEntry>,
 }
 
 /// Keeps a region in the registry; dropping it removes the region (before its code is
@@ -60,6 +84,10 @@ pub(crate) fn register(info: RegionInfo) -> Option<Registration> {
         .traps
         .windows(2)
         .all(|w| w[0].region_offset < w[1].region_offset));
+    debug_assert!(info
+        .funcs
+        .windows(2)
+        .all(|w| w[0].region_offset + w[0].len <= w[1].region_offset));
     let _guard = WRITER.lock().unwrap_or_else(|e| e.into_inner());
     let slot = SLOTS.iter().position(|s| s.load(SeqCst).is_null())?;
     // Publish the bound first, so a reader that sees the slot also scans it.
@@ -84,8 +112,8 @@ impl Drop for Registration {
     }
 }
 
-/// The trap site at address `pc`, if `pc` is a registered trap site. Async-signal-safe.
-pub(crate) fn lookup(pc: usize) -> Option<TrapEntry> {
+/// Where `pc` is, if it lies in a registered region (see [`Located`]). Async-signal-safe.
+pub(crate) fn locate(pc: usize) -> Option<Located> {
     READERS.fetch_add(1, SeqCst);
     let mut found = None;
     let high = HIGH.load(SeqCst);
@@ -100,15 +128,39 @@ pub(crate) fn lookup(pc: usize) -> Option<TrapEntry> {
         if pc < info.start || pc - info.start >= info.len {
             continue;
         }
-        let offset = pc - info.start;
-        if let Ok(i) = info
-            .traps
-            .binary_search_by(|t| (t.region_offset as usize).cmp(&offset))
-        {
-            found = Some(info.traps[i]);
-        }
+        found = Some(locate_in(info, pc - info.start));
         break;
     }
     READERS.fetch_sub(1, SeqCst);
     found
+}
+
+/// [`locate`] within one region, at `offset` from its start. Allocates nothing.
+fn locate_in(info: &RegionInfo, offset: usize) -> Located {
+    let trap = info
+        .traps
+        .binary_search_by(|t| (t.region_offset as usize).cmp(&offset))
+        .ok()
+        .map(|i| info.traps[i]);
+    // The last function starting at or before `offset`, if `offset` lies inside it.
+    let after = info
+        .funcs
+        .partition_point(|f| f.region_offset as usize <= offset);
+    let func = after
+        .checked_sub(1)
+        .map(|i| &info.funcs[i])
+        .filter(|f| offset - (f.region_offset as usize) < f.len as usize);
+    let mut name = [0u8; NAME_BYTES];
+    let mut name_len = 0;
+    if let Some(f) = func {
+        let bytes = f.name.as_bytes();
+        name_len = bytes.len().min(NAME_BYTES);
+        name[..name_len].copy_from_slice(&bytes[..name_len]);
+    }
+    Located {
+        func: func.map(|f| (f.func, (offset - f.region_offset as usize) as u32)),
+        name,
+        name_len,
+        trap,
+    }
 }

@@ -202,8 +202,9 @@ fn trap_in_a_callee_names_the_callee() {
     );
 }
 
-/// A fault that is not at a registered trap site is left to the previous handler (here the
-/// default action, which kills the process with SIGILL). Checked in a child process.
+/// A fault that is not at a registered trap site is reported on stderr (signal, function,
+/// offset) and left to the previous handler (here the default action, which kills the
+/// process with SIGILL). Checked in a child process.
 #[test]
 fn unregistered_fault_is_not_caught() {
     const CHILD: &str = "KESTREL_JIT_UNREGISTERED_CHILD";
@@ -217,7 +218,7 @@ fn unregistered_fault_is_not_caught() {
         std::process::exit(0);
     }
     use std::os::unix::process::ExitStatusExt;
-    let status = std::process::Command::new(std::env::current_exe().unwrap())
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
             "traps::unregistered_fault_is_not_caught",
@@ -225,9 +226,17 @@ fn unregistered_fault_is_not_caught() {
         ])
         .env(CHILD, "1")
         .output()
-        .unwrap()
-        .status;
-    assert_eq!(status.signal(), Some(libc::SIGILL), "{status:?}");
+        .unwrap();
+    assert_eq!(out.status.signal(), Some(libc::SIGILL), "{:?}", out.status);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("kestrel-jit: fatal SIGILL"))
+        .unwrap_or_else(|| panic!("no fatal-fault line in: {stderr}"));
+    assert!(
+        line.contains(" of JIT function `") && line.contains("no trap is recorded there"),
+        "{line}"
+    );
 }
 
 /// Dropping a module unregisters its trap sites while other modules keep working.

@@ -746,6 +746,7 @@ pub fn compute_frame(
     vcode: &VCode<Inst>,
     ra: &Output,
     preserve_frame_pointers: bool,
+    probe_interval: Option<u32>,
 ) -> Frame {
     // Outgoing stack arguments, then the return area, live at the bottom of the frame, each
     // shared by all calls.
@@ -844,6 +845,7 @@ pub fn compute_frame(
         setup,
         size,
         stack_check,
+        probe_interval: probe_interval.filter(|&p| setup && size >= p),
         saved,
         saved_xmm,
         xmm_save_base: xmm_base as i32,

@@ -117,6 +117,9 @@ pub struct Frame {
     /// `stack_limit`: how to compute the limit, and the bytes the function takes below
     /// `rbp` (see `stack_limit.rs`); checked in the prologue.
     pub stack_check: Option<(super::stack_limit::Steps, u32)>,
+    /// Probe the frame every this many bytes before allocating it (`probestack.rs`); set
+    /// only when the frame is at least one interval large.
+    pub probe_interval: Option<u32>,
 }
 
 impl Frame {
@@ -355,6 +358,9 @@ impl MachInst for Inst {
         unwind::after_set_frame(buf);
         if let Some((steps, below)) = &frame.stack_check {
             stack_check(buf, steps, *below);
+        }
+        if let Some(interval) = frame.probe_interval {
+            super::probestack::emit_probes(buf, frame.size, interval);
         }
         if frame.size > 0 {
             alu::alu_rm_imm(

@@ -20,6 +20,7 @@ pub mod lower;
 pub mod lower_br_table;
 pub mod lower_mem;
 pub mod lower_op;
+pub mod probestack;
 pub mod stack_limit;
 pub mod unwind;
 pub mod winch;
@@ -66,8 +67,8 @@ pub struct Flags {
     /// The AArch64 extensions the code may use when these flags drive the AArch64 backend
     /// (x86-64 ignores them; default: none, Armv8.0).
     pub aarch64_features: crate::isa::aarch64::features::CpuFeatures,
-    /// Inline stack probes every `2^n` bytes (CLIF `enable_probestack`,
-    /// `probestack_size_log2`). AArch64 only: the x86-64 backend does not probe yet.
+    /// Inline stack probes every `2^n` bytes, `n` from 4 to 23 (CLIF `enable_probestack`,
+    /// `probestack_size_log2`; see `probestack.rs` of each ISA); `None`: no probes.
     pub probestack_size_log2: Option<u8>,
 }
 
@@ -157,15 +158,9 @@ impl X64Backend {
             flags.check_regalloc,
             timed,
         )?;
+        let target = self.target(flags)?;
         let chaos = &mut Chaos::disabled();
-        compile_in(
-            ctx,
-            &self.target(flags),
-            f,
-            self.options(flags),
-            chaos,
-            times,
-        )
+        compile_in(ctx, &target, f, self.options(flags), chaos, times)
     }
 
     fn options(&self, flags: &Flags) -> CompileOptions {
@@ -178,11 +173,12 @@ impl X64Backend {
         }
     }
 
-    fn target(&self, flags: &Flags) -> X64Target {
-        X64Target {
+    fn target(&self, flags: &Flags) -> Result<X64Target, CodegenError> {
+        Ok(X64Target {
             features: flags.features,
             preserve_frame_pointers: flags.preserve_frame_pointers,
-        }
+            probe_interval: probe_interval(flags.probestack_size_log2)?,
+        })
     }
 
     fn compile_function_inner(
@@ -193,10 +189,10 @@ impl X64Backend {
         chaos: &mut Chaos,
         mut times: Option<&mut PhaseTimes>,
     ) -> Result<CompiledCode, CodegenError> {
+        let (target, options) = (self.target(flags)?, self.options(flags));
         let check = flags.check_regalloc;
         let timed = times.as_deref_mut();
         let f = verify_and_optimize(ctx, f, flags.verified, flags.opt_level, check, timed)?;
-        let (target, options) = (self.target(flags), self.options(flags));
         let compiled = compile_in(ctx, &target, &f, options, chaos, times);
         ctx.give_back(f);
         compiled
@@ -209,6 +205,20 @@ pub struct X64Target {
     pub features: features::CpuFeatures,
     /// Set up an `rbp` frame in every function (see [`Flags::preserve_frame_pointers`]).
     pub preserve_frame_pointers: bool,
+    /// The stack probe interval in bytes (see [`Flags::probestack_size_log2`]).
+    pub probe_interval: Option<u32>,
+}
+
+/// The probe interval `2^n` for `probestack_size_log2 = n`, or an error naming the setting
+/// when `n` is out of `probestack.rs`'s range.
+fn probe_interval(log2: Option<u8>) -> Result<Option<u32>, CodegenError> {
+    match log2 {
+        None => Ok(None),
+        Some(n) if (4..=23).contains(&n) => Ok(Some(1u32 << n)),
+        Some(n) => Err(CodegenError::unsupported(format!(
+            "probestack_size_log2={n}: x86-64 probes every 2^4 to 2^23 bytes"
+        ))),
+    }
 }
 
 impl LowerBackend for X64Target {
@@ -242,7 +252,13 @@ impl Backend for X64Target {
     }
 
     fn compute_frame(&self, f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
-        abi::compute_frame(f, vcode, ra, self.preserve_frame_pointers)
+        abi::compute_frame(
+            f,
+            vcode,
+            ra,
+            self.preserve_frame_pointers,
+            self.probe_interval,
+        )
     }
 }
 
@@ -278,6 +294,6 @@ impl Backend for X64Backend {
     }
 
     fn compute_frame(&self, f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
-        abi::compute_frame(f, vcode, ra, false)
+        abi::compute_frame(f, vcode, ra, false, None)
     }
 }
