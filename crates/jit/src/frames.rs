@@ -1,6 +1,7 @@
-//! Unwind info for JIT code: each finalized batch gets one `.eh_frame` section (absolute
-//! addresses, built by `kestrel_module::eh_frame`), registered with the process's unwinder
-//! through libgcc's `__register_frame` and deregistered when the batch's code is released.
+//! Unwind info for JIT code: each finalized function gets its own `.eh_frame` section
+//! (absolute addresses, built by `kestrel_module::eh_frame`), registered with the process's
+//! unwinder through libgcc's `__register_frame` and deregistered when the function is freed
+//! (or its module dropped), so freeing one function touches only its own records.
 //! With it, `_Unwind_Backtrace` (Rust backtraces, C++ exceptions, Rust panics unwinding
 //! through Kestrel frames) walks from a host function called by JIT code, through the JIT
 //! frames, to the host code that called them.
@@ -8,7 +9,8 @@
 //! libgcc reads the whole section from the pointer given, up to its zero terminator, and
 //! keeps the pointer: the bytes live in the registration until it is dropped.
 //!
-//! Cost: O(functions + unwind records) per batch; the unwinder's own lookup is its business.
+//! Cost: O(unwind records) per function; the unwinder's own lookup is its business (one
+//! registered object per live function).
 
 use kestrel_codegen::isa::x64::unwind::CIE;
 use kestrel_module::eh_frame::EhFrameBuilder;

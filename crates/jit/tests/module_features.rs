@@ -277,9 +277,10 @@ fn a_freed_function_can_be_defined_again_and_its_old_registrations_are_gone() {
         assert_eq!(r, vec![Value::I64(round * 10)]);
         unsafe { m.free_function(f) }.unwrap();
     }
-    // Each round's region was released (only live ones count), and its slot reused.
-    assert!(format!("{m:?}").contains("regions: 0"), "{m:?}");
-    assert!(format!("{m:?}").contains("region_slots: 1"), "{m:?}");
+    // Each round's batch was released (only live ones count), and its slot reused.
+    assert!(format!("{m:?}").contains("batches: 0"), "{m:?}");
+    assert!(format!("{m:?}").contains("batch_slots: 1"), "{m:?}");
+    assert_eq!(m.code_bytes_mapped(), 0);
 }
 
 #[test]

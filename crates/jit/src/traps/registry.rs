@@ -13,9 +13,13 @@
 //!   `READERS` before that zero was observed has already decremented it, and any reader that
 //!   increments later loads the cleared slot; so no reader can hold a pointer to freed memory.
 //! - `HIGH` bounds the slots ever used, so lookups scan only that prefix.
+//! - A retired trap site (its function was freed) is never reported again. Its region's
+//!   range may then overlap a later region placed on the freed pages, so a lookup goes on
+//!   to the next region when the one holding `pc` has no live site there.
 
+use std::ops::Range;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering::SeqCst};
 use std::sync::Mutex;
 
 use kestrel_ir::TrapCode;
@@ -46,6 +50,20 @@ pub(crate) struct RegionInfo {
     pub start: usize,
     pub len: usize,
     pub traps: Box<[TrapEntry]>,
+    /// Per trap site: false once retired.
+    live: Box<[AtomicBool]>,
+}
+
+impl RegionInfo {
+    pub(crate) fn new(start: usize, len: usize, traps: Box<[TrapEntry]>) -> RegionInfo {
+        let live = traps.iter().map(|_| AtomicBool::new(true)).collect();
+        RegionInfo {
+            start,
+            len,
+            traps,
+            live,
+        }
+    }
 }
 
 /// Keeps a region in the registry; dropping it removes the region (before its code is
@@ -66,6 +84,19 @@ pub(crate) fn register(info: RegionInfo) -> Option<Registration> {
     HIGH.fetch_max(slot + 1, SeqCst);
     SLOTS[slot].store(Box::into_raw(Box::new(info)), SeqCst);
     Some(Registration { slot })
+}
+
+impl Registration {
+    /// Stop reporting the trap sites at these indices of the region's list (a freed
+    /// function's). O(sites retired).
+    pub(crate) fn retire(&self, sites: Range<usize>) {
+        // SAFETY: the slot holds this registration's `RegionInfo` until it is dropped, and
+        // only `drop` frees it; the flags are atomics, so sharing them with readers is fine.
+        let info = unsafe { &*SLOTS[self.slot].load(SeqCst) };
+        for flag in &info.live[sites] {
+            flag.store(false, SeqCst);
+        }
+    }
 }
 
 impl Drop for Registration {
@@ -105,9 +136,11 @@ pub(crate) fn lookup(pc: usize) -> Option<TrapEntry> {
             .traps
             .binary_search_by(|t| (t.region_offset as usize).cmp(&offset))
         {
-            found = Some(info.traps[i]);
+            if info.live[i].load(SeqCst) {
+                found = Some(info.traps[i]);
+                break;
+            }
         }
-        break;
     }
     READERS.fetch_sub(1, SeqCst);
     found
