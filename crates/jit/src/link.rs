@@ -33,7 +33,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::compiled::{Reloc, RelocKind, RelocTarget};
 use crate::error::JitError;
-use crate::frames::FrameRegistration;
+use crate::frames::{FrameGroup, FrameMember, GROUP};
 use crate::gdb_jit::GdbRegistration;
 use crate::memory::{page_size, BatchPages};
 use crate::module::{
@@ -202,10 +202,11 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
     // Reuse the slot of a released batch, so finalize/free cycles do not grow the table.
     let batch_index = m.free_batches.pop().unwrap_or(m.batches.len());
     let mut perf_lines = Vec::new();
+    // Before the states change: the unwind rules are in the definitions.
+    let frames = frame_groups(m, &batch, &layout, base);
     for (p, &i) in batch.iter().enumerate() {
         let f = defined(&m.decls.funcs()[i]);
         let addr = base + layout.funcs[p];
-        let frames = FrameRegistration::register(&[(addr, f)]);
         let name = m.decls.funcs()[i].name.as_str();
         let debug = m.debug_info.then(|| {
             let code = pages.bytes(layout.funcs[p]..layout.funcs[p] + f.code.len());
@@ -223,7 +224,7 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
             placed: Some(Box::new(PlacedFunction {
                 placement,
                 trap_sites: trap_sites[p].clone(),
-                frames,
+                frame_group: p / GROUP,
                 debug,
             })),
         };
@@ -245,6 +246,7 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
     }
     let live = Some(LiveBatch {
         traps: registration,
+        frames,
         pages,
         live: batch.len() + data_batch.len(),
     });
@@ -325,6 +327,32 @@ fn fill(
         }
     }
     Ok(())
+}
+
+/// Register the unwind info of the batch's functions (still pending), `GROUP` by `GROUP`
+/// in batch order.
+fn frame_groups(m: &JitModule, batch: &[usize], layout: &Layout, base: usize) -> Vec<FrameGroup> {
+    batch
+        .chunks(GROUP)
+        .enumerate()
+        .map(|(g, chunk)| {
+            let members = chunk
+                .iter()
+                .enumerate()
+                .map(|(k, &i)| {
+                    let p = g * GROUP + k;
+                    let f = defined(&m.decls.funcs()[i]);
+                    FrameMember {
+                        key: i,
+                        addr: base + layout.funcs[p],
+                        len: f.code.len() as u32,
+                        unwind: f.unwind.clone(),
+                    }
+                })
+                .collect();
+            FrameGroup::new(members)
+        })
+        .collect()
 }
 
 /// Register the batch's trap sites (none when it placed no function). Returns the

@@ -7,7 +7,7 @@
 //! the pages no other live object uses.
 //!
 //! Cost: finalizing is O(code bytes + relocations + trap sites) with hash-map symbol lookups;
-//! freeing is O(the object's pages + its trap sites + its unwind records).
+//! freeing is O(the object's pages + its trap sites + its unwind group's records).
 
 use std::collections::HashMap;
 
@@ -62,11 +62,11 @@ pub(crate) struct Placement {
 }
 
 /// A finalized local function: its bytes (code, call stubs, GOT slots), its trap sites in
-/// its batch's registration, and its own unwind and debugger registrations.
+/// its batch's registration, its unwind group in the batch, and its own debugger image.
 pub(crate) struct PlacedFunction {
     pub placement: Placement,
     pub trap_sites: std::ops::Range<usize>,
-    pub frames: Option<crate::frames::FrameRegistration>,
+    pub frame_group: usize,
     pub debug: Option<crate::gdb_jit::GdbRegistration>,
 }
 
@@ -75,6 +75,8 @@ pub(crate) struct PlacedFunction {
 pub(crate) struct LiveBatch {
     /// `None` when the batch placed no function.
     pub traps: Option<Registration>,
+    /// Unwind info of the batch's live functions, in groups (`frames.rs`).
+    pub frames: Vec<crate::frames::FrameGroup>,
     pub pages: BatchPages,
     /// Functions and data objects of the batch not freed yet.
     pub live: usize,
@@ -278,13 +280,16 @@ impl JitModule {
     }
 
     /// Release finalized local function `id`, whatever else was finalized with it: its trap
-    /// sites (no longer reported), its `.eh_frame` registration with the unwinder, its GDB
-    /// JIT image, and the pages of its code, call stubs and GOT slots that no other live
+    /// sites (no longer reported), its `.eh_frame` records (its unwind group, at most
+    /// `frames::GROUP` functions of its batch, is registered anew without it), its GDB JIT
+    /// image, and the pages of its code, call stubs and GOT slots that no other live
     /// function of its batch uses (decommitted and reused by later finalizes). Its perf-map
     /// line stays: the map is append-only, and perf resolves samples by address, so the
     /// line names a dead range (until a later line names code placed there). The
     /// declaration stays: `id` can be defined and finalized again (new code, maybe at the
-    /// same address). Cost: O(its pages + its trap sites + its unwind records).
+    /// same address). Cost: O(its pages + its trap sites + its unwind group's records), plus
+    /// a logarithmic search of the arena's free runs per run of pages released (and
+    /// whatever libgcc's `__deregister_frame` costs).
     ///
     /// An error (`NotFreeable`) leaves everything as it was; a `Memory` error means the
     /// function is freed but some of its pages could not be decommitted (they stay mapped,
@@ -319,15 +324,16 @@ impl JitModule {
         let PlacedFunction {
             placement,
             trap_sites,
-            frames,
+            frame_group,
             debug,
         } = *placed;
-        // The debugger and the unwinder stop looking at the code before its pages go.
+        // The debugger, the unwinder and the trap handler stop looking at the code before
+        // its pages go.
         drop(debug);
-        drop(frames);
         let batch = self.batches[placement.batch]
             .as_mut()
             .expect("a finalized function's batch is alive");
+        batch.frames[frame_group].remove(id.index());
         if let Some(traps) = &batch.traps {
             traps.retire(trap_sites);
         }
@@ -336,7 +342,8 @@ impl JitModule {
 
     /// Release finalized local data object `id`: the pages it occupies that no other live
     /// object of its batch uses. The declaration stays: `id` can be defined and finalized
-    /// again. Without this, data lives until the module is dropped. Cost: O(its pages).
+    /// again. Without this, data lives until the module is dropped. Cost: O(its pages), plus
+    /// the free-run search as for functions.
     /// Errors as for [`free_function`](Self::free_function).
     ///
     /// # Safety
