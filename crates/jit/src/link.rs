@@ -287,6 +287,9 @@ fn fill(
             let addr = layout.address(base, t) as u64;
             bytes[at..at + GOT_SLOT].copy_from_slice(&addr.to_le_bytes());
         }
+        // The byte an empty function owns, if it has nothing else.
+        let got_end = layout.got[p] + targets[p].got.len() * GOT_SLOT;
+        bytes[got_end..layout.func_ends[p]].fill(0xcc);
         written = layout.func_ends[p];
     }
     bytes[written..layout.code_end].fill(0xcc);

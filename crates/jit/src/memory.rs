@@ -14,8 +14,14 @@
 //! unmapped with the module.
 //!
 //! Keeping a batch in one arena keeps every rel32 inside it in reach; keeping a module's
-//! batches in one arena (256 MiB unless a batch needs more) keeps rel32 references between
-//! batches in reach too.
+//! batches in one arena (256 MiB, while they fit; a batch that does not fit gets a new arena
+//! of at least its size) keeps rel32 references between batches in reach too. Across
+//! arenas, calls go through stubs and a PC-relative data reference may be out of reach (a
+//! typed error at finalize).
+//!
+//! Invariants: `users[p]` of a batch is the number of its live objects whose range touches
+//! page `p` (`u32::MAX` once `p` is released); a page is in its arena's free runs exactly
+//! when it is decommitted and no batch holds it; free runs never overlap or touch.
 //!
 //! Cost: allocating a batch is O(its pages + log free runs); freeing an object is
 //! O(its pages + log free runs) plus one system call per run of pages released.
@@ -99,12 +105,17 @@ impl Arena {
     /// neighbours. Invariant kept: free runs never touch or overlap.
     fn give_back(&mut self, mut start: usize, mut len: usize) {
         if let Some((&prev, &prev_len)) = self.by_start.range(..start).next_back() {
+            debug_assert!(prev + prev_len <= start, "a page is given back twice");
             if prev + prev_len == start {
                 self.remove_run(prev, prev_len);
                 start = prev;
                 len += prev_len;
             }
         }
+        debug_assert!(
+            self.by_start.range(start..start + len).next().is_none(),
+            "a page is given back twice"
+        );
         if let Some(&next_len) = self.by_start.get(&(start + len)) {
             self.remove_run(start + len, next_len);
             len += next_len;
