@@ -70,8 +70,8 @@ pub(crate) struct PlacedFunction {
     pub debug: Option<crate::gdb_jit::GdbRegistration>,
 }
 
-/// One finalized batch: its pages and the trap sites of its functions. Released when its
-/// last live object is freed.
+/// One finalized batch: its pages, and the trap sites and unwind groups of its functions.
+/// Released when its last live object is freed.
 pub(crate) struct LiveBatch {
     /// `None` when the batch placed no function.
     pub traps: Option<Registration>,
@@ -186,8 +186,8 @@ pub struct JitModule {
     pub(crate) free_batches: Vec<usize>,
     /// The backend's memory, kept from one compiled function to the next.
     pub(crate) compile_ctx: kestrel_codegen::machinst::compile::CompileContext,
-    /// The arenas. Last field: dropped after every registration pointing into them (unwind
-    /// and debugger ones in `decls`, trap sites in `batches`).
+    /// The arenas. Last field: dropped after every registration pointing into them
+    /// (debugger images in `decls`, unwind groups and trap sites in `batches`).
     pub(crate) memory: CodeMemory,
 }
 
