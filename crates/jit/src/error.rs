@@ -21,7 +21,7 @@ pub enum JitError {
     UndefinedFunction { name: String },
     #[error("`{from}` refers to `{name}`, which is not declared in the module; declare it (local or import) or use `RelocTarget::Symbol`")]
     UnknownFunction { from: String, name: String },
-    #[error("function `{name}` is not finalized code of this module, so it cannot be freed")]
+    #[error("`{name}` is not a finalized local function or data object of this module, so it cannot be freed")]
     NotFreeable { name: String },
     #[error("function `{name}` has not been finalized yet; call `finalize_definitions` first")]
     NotFinalized { name: String },

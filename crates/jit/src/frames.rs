@@ -1,9 +1,15 @@
-//! Unwind info for JIT code: each finalized batch gets one `.eh_frame` section (absolute
-//! addresses, built by `kestrel_module::eh_frame`), registered with the process's unwinder
-//! through libgcc's `__register_frame` and deregistered when the batch's code is released.
-//! With it, `_Unwind_Backtrace` (Rust backtraces, C++ exceptions, Rust panics unwinding
-//! through Kestrel frames) walks from a host function called by JIT code, through the JIT
-//! frames, to the host code that called them.
+//! Unwind info for JIT code: `.eh_frame` sections (absolute addresses, built by
+//! `kestrel_module::eh_frame`) registered with the process's unwinder through libgcc's
+//! `__register_frame`, deregistered when their code is freed. With them, `_Unwind_Backtrace`
+//! (Rust backtraces, C++ exceptions, Rust panics unwinding through Kestrel frames) walks
+//! from a host function called by JIT code, through the JIT frames, to the host code that
+//! called them.
+//!
+//! A finalized batch's functions are registered in groups of at most [`GROUP`], one
+//! section per group: freeing a function re-registers its group without it (the new
+//! section first, then the old one goes), so a free costs O(`GROUP` functions' records),
+//! while the unwinder sees one object per group rather than per function (libgcc before
+//! GCC 13 walks its registered objects linearly, when unwinding and when deregistering).
 //!
 //! libgcc reads the whole section from the pointer given, up to its zero terminator, and
 //! keeps the pointer: the bytes live in the registration until it is dropped.
@@ -11,29 +17,70 @@
 //! Cost: O(functions + unwind records) per batch; the unwinder's own lookup is its business.
 
 use kestrel_codegen::isa::x64::unwind::CIE;
+use kestrel_codegen::machinst::unwind::UnwindOp;
 use kestrel_module::eh_frame::EhFrameBuilder;
-
-use crate::CompiledFunction;
 
 extern "C" {
     fn __register_frame(begin: *const u8);
     fn __deregister_frame(begin: *const u8);
 }
 
+/// Functions per registered section at most.
+pub(crate) const GROUP: usize = 32;
+
+/// One function as the unwinder sees it: `key` (its declaration index), address, code
+/// length and call-frame rule changes.
+pub(crate) struct FrameMember {
+    pub key: usize,
+    pub addr: usize,
+    pub len: u32,
+    pub unwind: Vec<(u32, UnwindOp)>,
+}
+
+/// Live functions of one group and the section registered for them (`None` when empty).
+pub(crate) struct FrameGroup {
+    members: Vec<FrameMember>,
+    registration: Option<FrameRegistration>,
+}
+
+impl FrameGroup {
+    /// Register `members` (at most [`GROUP`]) as one section.
+    pub(crate) fn new(members: Vec<FrameMember>) -> FrameGroup {
+        debug_assert!(members.len() <= GROUP);
+        let registration = FrameRegistration::register(&members);
+        FrameGroup {
+            members,
+            registration,
+        }
+    }
+
+    /// Stop describing function `key`: the others are registered anew, then the old
+    /// section is deregistered. O(the group's records).
+    pub(crate) fn remove(&mut self, key: usize) {
+        let Some(i) = self.members.iter().position(|m| m.key == key) else {
+            return;
+        };
+        self.members.swap_remove(i);
+        let fresh = FrameRegistration::register(&self.members);
+        // Dropping the old registration deregisters it, after the fresh one is in.
+        self.registration = fresh;
+    }
+}
+
 /// A registered `.eh_frame` section; deregistered on drop.
-pub(crate) struct FrameRegistration {
+struct FrameRegistration {
     section: Box<[u8]>,
 }
 
 impl FrameRegistration {
-    /// Describe and register the functions placed at these addresses (`None` for none).
-    pub(crate) fn register(placed: &[(usize, &CompiledFunction)]) -> Option<FrameRegistration> {
-        if placed.is_empty() {
+    /// Describe and register these functions (`None` for none).
+    fn register(members: &[FrameMember]) -> Option<FrameRegistration> {
+        if members.is_empty() {
             return None;
         }
         let mut builder = EhFrameBuilder::absolute(&CIE);
-        for &(addr, f) in placed {
-            builder.add_function(addr as u64, f.code.len() as u32, &f.unwind);
+        for m in members {
+            builder.add_function(m.addr as u64, m.len, &m.unwind);
         }
         let section = builder.finish().0.into_boxed_slice();
         // SAFETY: a well-formed, zero-terminated `.eh_frame` section describing code that

@@ -1,4 +1,4 @@
-//! Debug info for JIT code through GDB's JIT interface: each finalized batch (with
+//! Debug info for JIT code through GDB's JIT interface: each finalized function (with
 //! [`JitBuilder::debug_info`](crate::JitBuilder::debug_info) on) is described by an in-memory
 //! ELF image (its functions as symbols, DWARF line tables from `kestrel_module::debug_info`,
 //! `.eh_frame` call-frame info) put on the list that `__jit_debug_descriptor` heads;
@@ -9,13 +9,14 @@
 //! The image is a relocatable ELF whose `.text` section header carries the code's address
 //! (`sh_addr`): GDB takes allocated sections of a JIT image at their recorded addresses, the
 //! symbols are offsets into `.text`, and the DWARF holds final addresses, so nothing needs
-//! relocating. The image holds a copy of the batch's code.
+//! relocating. The image holds a copy of the function's code; one image per function, so
+//! freeing a function unregisters exactly its own.
 //!
 //! The list is process-wide (one per process, the protocol's symbols are global): a mutex
 //! serializes its changes. Two copies of this crate in one process would both define the
 //! symbols, which the linker refuses.
 //!
-//! Cost: O(code + functions + source ranges) per batch, only when enabled.
+//! Cost: O(code + source ranges) per function, only when enabled.
 
 use std::ptr::{addr_of_mut, null_mut};
 use std::sync::Mutex;
@@ -82,7 +83,7 @@ pub(crate) struct GdbRegistration {
 }
 
 impl GdbRegistration {
-    /// Describe the batch whose code is `code` at address `base`, with `placed` functions
+    /// Describe the code `code` at address `base` (a function's), with `placed` functions
     /// `(address, name, code)`, and register the description.
     pub(crate) fn register(
         base: usize,
@@ -147,7 +148,7 @@ impl Drop for GdbRegistration {
 unsafe impl Send for GdbRegistration {}
 unsafe impl Sync for GdbRegistration {}
 
-/// The ELF image describing a batch (see the module comment).
+/// The ELF image describing code at `base` (see the module comment).
 fn image(base: usize, code: &[u8], placed: &[(usize, &str, &CompiledFunction)]) -> Vec<u8> {
     let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
     let text = obj.add_section(Vec::new(), b".text".to_vec(), SectionKind::Text);
@@ -302,6 +303,28 @@ mod tests {
                 "{name} outlived its module"
             );
         }
+    }
+
+    #[test]
+    fn freeing_one_function_of_a_batch_unregisters_only_its_image() {
+        let mut b = JitBuilder::new();
+        b.debug_info(true);
+        let mut m = b.build();
+        let text = "function %gdb_jit_kept(i64) -> i64 {\nblock0(v0: i64):\n    return v0\n}\n\
+                    function %gdb_jit_gone(i64) -> i64 {\nblock0(v0: i64):\n    return v0\n}\n";
+        let funcs = kestrel_ir::parse_functions(text, "one_batch.clif").unwrap();
+        let ids: Vec<_> = funcs
+            .iter()
+            .map(|f| m.define_ir(f, &Default::default()).unwrap())
+            .collect();
+        // One finalize: one batch, an image per function.
+        m.finalize_definitions().unwrap();
+        assert_eq!(registered_images_naming("gdb_jit_kept").len(), 1);
+        assert_eq!(registered_images_naming("gdb_jit_gone").len(), 1);
+        // SAFETY: nothing runs the function.
+        unsafe { m.free_function(ids[1]) }.unwrap();
+        assert_eq!(registered_images_naming("gdb_jit_kept").len(), 1);
+        assert!(registered_images_naming("gdb_jit_gone").is_empty());
     }
 
     #[test]

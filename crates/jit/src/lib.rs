@@ -12,8 +12,9 @@
 //! ```
 //!
 //! Guarantees:
-//! - **W^X.** Code is written into a fresh read-write mapping, then the mapping becomes
-//!   read-execute and is never written again. There is no double mapping.
+//! - **W^X.** Each finalize writes its code into read-write (never executable) pages, then
+//!   makes them read-execute; they are not written again until freed and decommitted. No
+//!   page is writable and executable at once, and there is no double mapping.
 //! - **Linking.** Imports resolve from the builder's symbol table, then the process
 //!   (`dlsym`); a missing one is [`JitError::UndefinedSymbol`]. Calls between module
 //!   functions are direct rel32 calls (through a stub only when a target is out of reach).
@@ -44,8 +45,11 @@
 //!   appends each function to `/tmp/perf-PID.map` for `perf report`.
 //! - **Data.** [`JitModule::declare_data`] / [`JitModule::define_data`] place read-only and
 //!   writable data next to the code, with relocations to functions, data and symbols.
-//! - **Freeing.** [`JitModule::free_function`] releases one function's registrations, and its
-//!   memory once every function of its finalize batch is freed.
+//! - **Freeing.** [`JitModule::free_function`] releases one function, whatever was finalized
+//!   with it: its trap sites, unwind and debugger registrations, and the code pages no live
+//!   function of its batch still uses ([`JitModule::free_data`] does the same for a data
+//!   object, which otherwise lives until the module is dropped). Perf-map lines stay (the
+//!   map is append-only). [`JitModule::memory_stats`] counts the pages in use.
 //! - The [`Module`] trait (shared with `kestrel-object`) lets a front end target either.
 
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
@@ -72,6 +76,7 @@ pub use error::{CallError, JitError, Trap};
 pub use ir::{ir_name, with_ir_name};
 pub use kestrel_codegen::isa::x64::OptLevel;
 pub use kestrel_module::{DataDescription, DataId, DataInit, DataReloc, DeclError, Module};
+pub use memory::MemoryStats;
 pub use module::{FuncId, JitBuilder, JitModule, Linkage};
 pub use value::Value;
 

@@ -1,38 +1,46 @@
 //! Finalizing: resolve imports, lay out the pending functions and data objects in one
-//! region, patch relocations, protect the region, register its trap sites and unwind info.
+//! batch of pages, patch relocations, protect the pages, register trap sites and unwind
+//! info.
 //!
-//! Layout of a region (one mapping):
-//! - code: each function at a 16-byte aligned offset, padding filled with `int3`;
-//! - call stubs: one 16-byte `movabs r11, target; jmp r11` per distinct call target outside
-//!   the region (r11 is caller-saved and carries no argument in System V);
-//! - GOT: one 8-byte slot per distinct `GotPcRel4` target;
+//! Layout of a batch (one run of pages from the module's arenas, see `memory.rs`):
+//! - code: each function at a 16-byte aligned offset, followed by its own call stubs (one
+//!   16-byte `movabs r11, target; jmp r11` per distinct call target outside the batch; r11
+//!   is caller-saved and carries no argument in System V) and its own GOT (one 8-byte slot
+//!   per distinct `GotPcRel4` target); padding filled with `int3`;
 //!   (all of the above read-execute)
 //! - read-only data, from a page boundary (read-only);
 //! - writable data, from a page boundary (read-write).
 //!
-//! Calls inside the region always reach with rel32 (a region is under 1 GiB); a call to
-//! anything else uses rel32 when it reaches and its stub when it does not. A `PcRel4` data
-//! reference must reach; a `GotPcRel4` always does (its slot is in the region).
+//! Each function's range (code, stubs, GOT) and each data object's range is its own, so
+//! freeing one releases the pages only it used (`JitModule::free_function`, `free_data`).
+//!
+//! Calls inside the batch always reach with rel32 (a batch is under 1 GiB, in one arena);
+//! a call to anything else uses rel32 when it reaches (always, within the module's first
+//! arena) and its stub when it does not. A `PcRel4` data reference must reach; a
+//! `GotPcRel4` always does (its slot is next to the function).
 //!
 //! Postconditions on success: every pending function and data object is finalized at its
 //! address, code is read-execute and never writable again, trap sites are visible to the
-//! signal handler, and `.eh_frame` for the batch is registered with the unwinder. On error,
-//! no state changes except imports resolved so far.
+//! signal handler, and `.eh_frame` for each function is registered with the unwinder. On
+//! error, no state changes except imports resolved so far (the batch's pages are given
+//! back).
 //!
 //! Cost: O(code bytes + data bytes + relocations + trap sites + source ranges), with a
 //! hash-map lookup per relocation named by name (none for a callee named by id) and per
-//! distinct call or GOT target.
+//! distinct call or GOT target of each function.
 
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::compiled::{Reloc, RelocKind, RelocTarget};
 use crate::error::JitError;
-use crate::frames::FrameRegistration;
+use crate::frames::{FrameGroup, FrameMember, GROUP};
 use crate::gdb_jit::GdbRegistration;
-use crate::memory::{page_size, CodeRegion};
-use crate::module::{DataState, Decl, JitModule, Linkage, LiveRegion, State};
+use crate::memory::{page_size, BatchPages};
+use crate::module::{
+    DataState, Decl, JitModule, Linkage, LiveBatch, PlacedFunction, Placement, State,
+};
 use crate::symbols::lookup_process_symbol;
-use crate::traps::registry::{self, FuncEntry, RegionInfo, TrapEntry};
+use crate::traps::registry::{self, FuncEntry, RegionInfo, Registration, TrapEntry};
 use crate::FuncId;
 use kestrel_module::decls::Name;
 use kestrel_module::DataInit;
@@ -40,27 +48,39 @@ use kestrel_module::DataInit;
 const FUNC_ALIGN: usize = 16;
 const STUB_SIZE: usize = 16;
 const GOT_SLOT: usize = 8;
-/// Regions stay below this so every rel32 inside one reaches.
+/// Batches stay below this so every rel32 inside one reaches.
 const MAX_REGION: usize = i32::MAX as usize / 2;
 
-/// What a relocation points at, before the region's address is known.
+/// What a relocation points at, before the batch's address is known.
 #[derive(Copy, Clone, PartialEq, Eq, Hash)]
 enum Resolved {
     /// The function at this index of the batch.
     Batch(usize),
     /// The data object at this index of the data batch.
     BatchData(usize),
-    /// A fixed address (import, symbol, or function or data of an earlier region).
+    /// A fixed address (import, symbol, or function or data of an earlier batch).
     Addr(usize),
 }
 
-/// Offsets (from the region base) of everything the batch places.
+/// One function's relocation targets, and its own stubs and GOT slots by index.
+#[derive(Default)]
+struct Targets {
+    resolved: Vec<Resolved>,
+    stubs: HashMap<usize, usize>,
+    got: HashMap<Resolved, usize>,
+}
+
+/// Offsets (from the batch base) of everything the batch places.
 struct Layout {
+    /// Per function: start of its code, of its stubs, of its GOT, and its end.
     funcs: Vec<usize>,
+    stubs: Vec<usize>,
+    got: Vec<usize>,
+    func_ends: Vec<usize>,
+    /// Per data object: its start and end (at least one byte).
     data: Vec<usize>,
-    stub_start: usize,
-    got_start: usize,
-    /// End of the read-execute part, of the read-only part, and of the region.
+    data_ends: Vec<usize>,
+    /// End of the read-execute part, of the read-only part, and of the batch.
     code_end: usize,
     ro_end: usize,
     total: usize,
@@ -100,28 +120,29 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
     };
 
     // Targets, stubs and GOT slots, before any memory is mapped.
-    let mut targets: Vec<Vec<Resolved>> = Vec::with_capacity(batch.len());
-    let mut stubs: HashMap<usize, usize> = HashMap::default();
-    let mut got: HashMap<Resolved, usize> = HashMap::default();
+    let mut targets: Vec<Targets> = Vec::with_capacity(batch.len());
     for &i in &batch {
         let func = defined(&m.decls.funcs()[i]);
-        let mut resolved = Vec::with_capacity(func.relocs.len());
+        let mut t = Targets {
+            resolved: Vec::with_capacity(func.relocs.len()),
+            ..Targets::default()
+        };
         for r in &func.relocs {
-            let t = resolve_target(m, &pos, &m.decls.funcs()[i].name, &r.target)?;
-            match (r.kind, t) {
+            let target = resolve_target(m, &pos, &m.decls.funcs()[i].name, &r.target)?;
+            match (r.kind, target) {
                 (RelocKind::CallPcRel4, Resolved::Addr(a)) => {
-                    let next = stubs.len();
-                    stubs.entry(stub_key(a, r.addend)).or_insert(next);
+                    let next = t.stubs.len();
+                    t.stubs.entry(stub_key(a, r.addend)).or_insert(next);
                 }
                 (RelocKind::GotPcRel4, _) => {
-                    let next = got.len();
-                    got.entry(t).or_insert(next);
+                    let next = t.got.len();
+                    t.got.entry(target).or_insert(next);
                 }
                 _ => {}
             }
-            resolved.push(t);
+            t.resolved.push(target);
         }
-        targets.push(resolved);
+        targets.push(t);
     }
     let mut data_targets: Vec<Vec<Resolved>> = Vec::with_capacity(data_batch.len());
     for &i in &data_batch {
@@ -134,77 +155,221 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
             .collect::<Result<Vec<_>, _>>()?;
         data_targets.push(resolved);
     }
-    let layout = layout(m, &batch, &data_batch, stubs.len(), got.len())?;
+    let layout = layout(m, &batch, &data_batch, &targets)?;
 
-    let mut region = CodeRegion::new_writable(layout.total).map_err(|source| JitError::Memory {
-        op: "mmap of code memory",
-        source,
-    })?;
-    let base = region.base();
-    {
-        let bytes = region.bytes_mut();
-        // Code, with `int3` in the padding before each function and from the last one to
-        // the end of the stubs (each byte written once).
-        let mut written = 0;
-        for (p, &i) in batch.iter().enumerate() {
-            let code = &defined(&m.decls.funcs()[i]).code;
-            let at = layout.funcs[p];
-            bytes[written..at].fill(0xcc);
-            bytes[at..at + code.len()].copy_from_slice(code);
-            written = at + code.len();
+    let mut pages = m
+        .memory
+        .allocate(layout.total, layout.code_end, layout.ro_end)
+        .map_err(|source| JitError::Memory {
+            op: "mmap of code memory",
+            source,
+        })?;
+    // Each function and data object is one user of the pages its range touches; sealing
+    // releases the pages no object touches.
+    for p in 0..batch.len() {
+        pages.add_user(layout.funcs[p]..layout.func_ends[p]);
+    }
+    for p in 0..data_batch.len() {
+        pages.add_user(layout.data[p]..layout.data_ends[p]);
+    }
+    let placed = fill(
+        m,
+        &batch,
+        &data_batch,
+        &targets,
+        &data_targets,
+        &layout,
+        &mut pages,
+    )
+    .and_then(|()| {
+        m.memory
+            .seal(&mut pages)
+            .map_err(|source| JitError::Memory {
+                op: "mprotect of code and data memory",
+                source,
+            })
+    })
+    .and_then(|()| register_traps(m, &batch, &layout, pages.base()));
+    let (registration, trap_sites) = match placed {
+        Ok(r) => r,
+        Err(e) => {
+            m.memory.discard(pages);
+            return Err(e);
         }
-        bytes[written..layout.got_start].fill(0xcc);
-        for (&key, &s) in &stubs {
-            let at = layout.stub_start + s * STUB_SIZE;
+    };
+    let base = pages.base();
+
+    // Reuse the slot of a released batch, so finalize/free cycles do not grow the table.
+    let batch_index = m.free_batches.pop().unwrap_or(m.batches.len());
+    let mut perf_lines = Vec::new();
+    // Before the states change: the unwind rules are in the definitions.
+    let frames = frame_groups(m, &batch, &layout, base);
+    for (p, &i) in batch.iter().enumerate() {
+        let f = defined(&m.decls.funcs()[i]);
+        let addr = base + layout.funcs[p];
+        let name = m.decls.funcs()[i].name.as_str();
+        let debug = m.debug_info.then(|| {
+            let code = pages.bytes(layout.funcs[p]..layout.funcs[p] + f.code.len());
+            GdbRegistration::register(addr, code, &[(addr, name, f)])
+        });
+        if m.perf_map {
+            perf_lines.push((addr, f.code.len(), i));
+        }
+        let placement = Placement {
+            batch: batch_index,
+            range: layout.funcs[p]..layout.func_ends[p],
+        };
+        m.decls.funcs_mut()[i].state = State::Finalized {
+            addr,
+            placed: Some(Box::new(PlacedFunction {
+                placement,
+                trap_sites: trap_sites[p].clone(),
+                region_func: p,
+                frame_group: p / GROUP,
+                debug,
+            })),
+        };
+    }
+    for (p, &i) in data_batch.iter().enumerate() {
+        let placement = Placement {
+            batch: batch_index,
+            range: layout.data[p]..layout.data_ends[p],
+        };
+        m.decls.data_objects_mut()[i].state = DataState::Finalized {
+            addr: base + layout.data[p],
+            placed: Some(placement),
+        };
+    }
+    if m.perf_map {
+        let funcs = m.decls.funcs();
+        let named = perf_lines.iter();
+        crate::perf_map::append(named.map(|&(a, len, i)| (a, len, funcs[i].name.as_str())));
+    }
+    let live = Some(LiveBatch {
+        traps: registration,
+        frames,
+        pages,
+        live: batch.len() + data_batch.len(),
+    });
+    if batch_index == m.batches.len() {
+        m.batches.push(live);
+    } else {
+        m.batches[batch_index] = live;
+    }
+    Ok(())
+}
+
+/// Write the batch: code with `int3` padding, stubs, GOT slots, data, then patch every
+/// relocation. Each byte written once.
+fn fill(
+    m: &JitModule,
+    batch: &[usize],
+    data_batch: &[usize],
+    targets: &[Targets],
+    data_targets: &[Vec<Resolved>],
+    layout: &Layout,
+    pages: &mut BatchPages,
+) -> Result<(), JitError> {
+    let base = pages.base();
+    let bytes = pages.bytes_mut();
+    let mut written = 0;
+    for (p, &i) in batch.iter().enumerate() {
+        let code = &defined(&m.decls.funcs()[i]).code;
+        let at = layout.funcs[p];
+        bytes[written..at].fill(0xcc);
+        bytes[at..at + code.len()].copy_from_slice(code);
+        bytes[at + code.len()..layout.stubs[p]].fill(0xcc);
+        for (&key, &s) in &targets[p].stubs {
+            let at = layout.stubs[p] + s * STUB_SIZE;
             write_stub(&mut bytes[at..at + STUB_SIZE], key);
         }
-        for (&t, &g) in &got {
-            let at = layout.got_start + g * GOT_SLOT;
+        for (&t, &g) in &targets[p].got {
+            let at = layout.got[p] + g * GOT_SLOT;
             let addr = layout.address(base, t) as u64;
             bytes[at..at + GOT_SLOT].copy_from_slice(&addr.to_le_bytes());
         }
-        for (p, &i) in data_batch.iter().enumerate() {
-            let desc = defined_data(m, i);
-            let at = layout.data[p];
-            if let DataInit::Bytes(b) = &desc.init {
-                bytes[at..at + b.len()].copy_from_slice(b);
-            }
-            for (r, &t) in desc.relocs.iter().zip(&data_targets[p]) {
-                let value = (layout.address(base, t) as u64).wrapping_add(r.addend as u64);
-                bytes[at + r.offset..at + r.offset + 8].copy_from_slice(&value.to_le_bytes());
-            }
+        // The byte an empty function owns, if it has nothing else.
+        let got_end = layout.got[p] + targets[p].got.len() * GOT_SLOT;
+        bytes[got_end..layout.func_ends[p]].fill(0xcc);
+        written = layout.func_ends[p];
+    }
+    bytes[written..layout.code_end].fill(0xcc);
+    for (p, &i) in data_batch.iter().enumerate() {
+        let desc = defined_data(m, i);
+        let at = layout.data[p];
+        if let DataInit::Bytes(b) = &desc.init {
+            bytes[at..at + b.len()].copy_from_slice(b);
         }
-        for (p, &i) in batch.iter().enumerate() {
-            let decl = &m.decls.funcs()[i];
-            for (r, &t) in defined(decl).relocs.iter().zip(&targets[p]) {
-                let target = layout.address(base, t);
-                let via = match r.kind {
-                    RelocKind::GotPcRel4 => Some(base + layout.got_start + got[&t] * GOT_SLOT),
-                    _ => stubs
-                        .get(&stub_key(target, r.addend))
-                        .map(|&s| base + layout.stub_start + s * STUB_SIZE),
-                };
-                let name_of_target = || target_name(m, &r.target);
-                patch(
-                    bytes,
-                    base,
-                    layout.funcs[p],
-                    decl,
-                    r,
-                    target,
-                    via,
-                    &name_of_target,
-                )?;
-            }
+        for (r, &t) in desc.relocs.iter().zip(&data_targets[p]) {
+            let value = (layout.address(base, t) as u64).wrapping_add(r.addend as u64);
+            bytes[at + r.offset..at + r.offset + 8].copy_from_slice(&value.to_le_bytes());
         }
     }
-    region
-        .seal(layout.code_end, layout.ro_end)
-        .map_err(|source| JitError::Memory {
-            op: "mprotect of code and data memory",
-            source,
-        })?;
+    for (p, &i) in batch.iter().enumerate() {
+        let decl = &m.decls.funcs()[i];
+        let t = &targets[p];
+        for (r, &target_of) in defined(decl).relocs.iter().zip(&t.resolved) {
+            let target = layout.address(base, target_of);
+            let via = match r.kind {
+                RelocKind::GotPcRel4 => Some(base + layout.got[p] + t.got[&target_of] * GOT_SLOT),
+                _ => t
+                    .stubs
+                    .get(&stub_key(target, r.addend))
+                    .map(|&s| base + layout.stubs[p] + s * STUB_SIZE),
+            };
+            let name_of_target = || target_name(m, &r.target);
+            patch(
+                bytes,
+                base,
+                layout.funcs[p],
+                decl,
+                r,
+                target,
+                via,
+                &name_of_target,
+            )?;
+        }
+    }
+    Ok(())
+}
 
+/// Register the unwind info of the batch's functions (still pending), `GROUP` by `GROUP`
+/// in batch order.
+fn frame_groups(m: &JitModule, batch: &[usize], layout: &Layout, base: usize) -> Vec<FrameGroup> {
+    batch
+        .chunks(GROUP)
+        .enumerate()
+        .map(|(g, chunk)| {
+            let members = chunk
+                .iter()
+                .enumerate()
+                .map(|(k, &i)| {
+                    let p = g * GROUP + k;
+                    let f = defined(&m.decls.funcs()[i]);
+                    FrameMember {
+                        key: i,
+                        addr: base + layout.funcs[p],
+                        len: f.code.len() as u32,
+                        unwind: f.unwind.clone(),
+                    }
+                })
+                .collect();
+            FrameGroup::new(members)
+        })
+        .collect()
+}
+
+/// Register the batch's trap sites (none when it placed no function). Returns the
+/// registration and, per function, the indices of its sites in the registered list.
+fn register_traps(
+    m: &JitModule,
+    batch: &[usize],
+    layout: &Layout,
+    base: usize,
+) -> Result<(Option<Registration>, Vec<std::ops::Range<usize>>), JitError> {
+    if batch.is_empty() {
+        return Ok((None, Vec::new()));
+    }
     let count: usize = batch
         .iter()
         .map(|&i| defined(&m.decls.funcs()[i]).traps.len())
@@ -229,7 +394,16 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
         traps.sort_by_key(|t| t.region_offset);
     }
     traps.dedup_by_key(|t| t.region_offset);
-    let mut funcs: Vec<FuncEntry> = batch
+    // Each function's sites lie inside its own code, and functions occupy disjoint
+    // increasing ranges, so a function's sites are one contiguous run of the sorted list,
+    // and function `p` of the batch is entry `p` of the region's functions.
+    let sites = (0..batch.len())
+        .map(|p| {
+            let at = |off: usize| traps.partition_point(|t| (t.region_offset as usize) < off);
+            at(layout.funcs[p])..at(layout.stubs[p])
+        })
+        .collect();
+    let funcs: Vec<FuncEntry> = batch
         .iter()
         .enumerate()
         .map(|(p, &i)| FuncEntry {
@@ -239,88 +413,52 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
             name: m.decls.funcs()[i].name.as_str().into(),
         })
         .collect();
-    // Functions are placed at increasing offsets in batch order; sorting is for the rest.
-    if !funcs.is_sorted_by_key(|f| f.region_offset) {
-        funcs.sort_by_key(|f| f.region_offset);
-    }
-    let registration = registry::register(RegionInfo {
-        start: base,
-        len: region.len(),
-        traps: traps.into_boxed_slice(),
-        funcs: funcs.into_boxed_slice(),
-    })
+    debug_assert!(funcs.is_sorted_by_key(|f| f.region_offset));
+    let registration = registry::register(RegionInfo::new(
+        base,
+        layout.code_end,
+        traps.into_boxed_slice(),
+        funcs.into_boxed_slice(),
+    ))
     .ok_or(JitError::TooManyRegions {
         max: registry::MAX_REGIONS,
     })?;
-    let placed: Vec<(usize, &crate::CompiledFunction)> = batch
-        .iter()
-        .enumerate()
-        .map(|(p, &i)| (base + layout.funcs[p], defined(&m.decls.funcs()[i])))
-        .collect();
-    let frames = FrameRegistration::register(&placed);
-    let debug = m.debug_info.then(|| {
-        let named: Vec<_> = batch
-            .iter()
-            .zip(&placed)
-            .map(|(&i, &(addr, f))| (addr, m.decls.funcs()[i].name.as_str(), f))
-            .collect();
-        GdbRegistration::register(base, region.bytes(layout.code_end), &named)
-    });
-    if m.perf_map {
-        let named = batch
-            .iter()
-            .zip(&placed)
-            .map(|(&i, &(addr, f))| (addr, f.code.len(), m.decls.funcs()[i].name.as_str()));
-        crate::perf_map::append(named);
-    }
-
-    // Reuse the slot of a released region, so finalize/free cycles do not grow the table.
-    let region_index = m.free_regions.pop().unwrap_or(m.regions.len());
-    for (p, &i) in batch.iter().enumerate() {
-        m.decls.funcs_mut()[i].state = State::Finalized {
-            addr: base + layout.funcs[p],
-            region: Some(region_index),
-        };
-    }
-    for (p, &i) in data_batch.iter().enumerate() {
-        m.decls.data_objects_mut()[i].state = DataState::Finalized(base + layout.data[p]);
-    }
-    let live = Some(LiveRegion {
-        _debug: debug,
-        _frames: frames,
-        _registration: registration,
-        _memory: region,
-        live_functions: batch.len(),
-        has_data: !data_batch.is_empty(),
-    });
-    if region_index == m.regions.len() {
-        m.regions.push(live);
-    } else {
-        m.regions[region_index] = live;
-    }
-    Ok(())
+    Ok((Some(registration), sites))
 }
 
 /// Where each part goes; read-only data before writable data, each from a page boundary.
+/// Every data object takes at least one byte, so each object has its own non-empty range.
 fn layout(
     m: &JitModule,
     batch: &[usize],
     data_batch: &[usize],
-    stubs: usize,
-    got: usize,
+    targets: &[Targets],
 ) -> Result<Layout, JitError> {
     let mut end = 0usize;
-    let mut funcs = Vec::with_capacity(batch.len());
-    for &i in batch {
+    let n = batch.len();
+    let (mut funcs, mut stubs, mut got, mut func_ends) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for (p, &i) in batch.iter().enumerate() {
         end = end.next_multiple_of(FUNC_ALIGN);
         funcs.push(end);
         end += defined(&m.decls.funcs()[i]).code.len();
+        let stub_start = end.next_multiple_of(FUNC_ALIGN);
+        stubs.push(stub_start);
+        let got_start = stub_start + targets[p].stubs.len() * STUB_SIZE;
+        got.push(got_start);
+        end = got_start + targets[p].got.len() * GOT_SLOT;
+        // A function with no code still owns a byte, so its range is non-empty.
+        end = end.max(funcs[p] + 1);
+        func_ends.push(end);
     }
-    let stub_start = end.next_multiple_of(FUNC_ALIGN);
-    let got_start = stub_start + stubs * STUB_SIZE;
-    let code_end = got_start + got * GOT_SLOT;
+    let code_end = end;
     let page = page_size();
     let mut data = vec![0; data_batch.len()];
+    let mut data_ends = vec![0; data_batch.len()];
     let mut end = code_end.next_multiple_of(page);
     let mut ro_end = end;
     for writable in [false, true] {
@@ -331,7 +469,8 @@ fn layout(
             let desc = defined_data(m, i);
             end = end.next_multiple_of(desc.align.max(1) as usize);
             data[p] = end;
-            end += desc.init.len();
+            end += desc.init.len().max(1);
+            data_ends[p] = end;
         }
         end = end.next_multiple_of(page);
         if !writable {
@@ -343,9 +482,11 @@ fn layout(
     }
     Ok(Layout {
         funcs,
+        stubs,
+        got,
+        func_ends,
         data,
-        stub_start,
-        got_start,
+        data_ends,
         code_end,
         ro_end,
         total: end,
@@ -372,14 +513,14 @@ fn resolve_imports(m: &mut JitModule) -> Result<(), JitError> {
         let decl = &m.decls.funcs()[i];
         if decl.linkage == Linkage::Import && matches!(decl.state, State::Declared) {
             let addr = resolve_symbol(m, &decl.name)?;
-            m.decls.funcs_mut()[i].state = State::Finalized { addr, region: None };
+            m.decls.funcs_mut()[i].state = State::Finalized { addr, placed: None };
         }
     }
     for i in 0..m.decls.data_objects().len() {
         let decl = &m.decls.data_objects()[i];
         if decl.linkage == Linkage::Import && matches!(decl.state, DataState::Declared) {
             let addr = resolve_symbol(m, &decl.name)?;
-            m.decls.data_objects_mut()[i].state = DataState::Finalized(addr);
+            m.decls.data_objects_mut()[i].state = DataState::Finalized { addr, placed: None };
         }
     }
     Ok(())
@@ -460,7 +601,7 @@ fn resolve_name(
         Some(Name::Data(id)) => {
             let i = id.index();
             match m.decls.data_objects()[i].state {
-                DataState::Finalized(addr) => Ok(Resolved::Addr(addr)),
+                DataState::Finalized { addr, .. } => Ok(Resolved::Addr(addr)),
                 DataState::Defined(_) => Ok(Resolved::BatchData(pos.data[&i])),
                 DataState::Declared => Err(JitError::UndefinedFunction {
                     name: name.to_string(),

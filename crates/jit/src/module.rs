@@ -1,7 +1,13 @@
 //! The JIT module: declare functions (local or imported), define local ones from compiled
 //! code, finalize (place, link, protect, register traps), then look them up or call them.
 //!
-//! Cost: finalizing is O(code bytes + relocations + trap sites) with hash-map symbol lookups.
+//! Each finalize places its functions and data objects in one batch of pages (`link.rs`,
+//! `memory.rs`); each object owns its byte range there, and freeing one
+//! ([`JitModule::free_function`], [`JitModule::free_data`]) releases its registrations and
+//! the pages no other live object uses.
+//!
+//! Cost: finalizing is O(code bytes + relocations + trap sites) with hash-map symbol lookups;
+//! freeing is O(the object's pages + its trap sites + its unwind group's records).
 
 use std::collections::HashMap;
 
@@ -14,7 +20,7 @@ use kestrel_module::Module;
 use crate::abi;
 use crate::compiled::{CompiledFunction, RelocKind};
 use crate::error::{CallError, JitError, Trap};
-use crate::memory::CodeRegion;
+use crate::memory::{BatchPages, CodeMemory, MemoryStats};
 use crate::trampoline;
 use crate::traps::{self, registry::Registration};
 use crate::value::Value;
@@ -27,8 +33,11 @@ pub(crate) enum State {
     Declared,
     /// Defined, to be placed by the next finalize.
     Defined(Box<CompiledFunction>),
-    /// Placed and executable (local, in region `region`), or resolved (import, no region).
-    Finalized { addr: usize, region: Option<usize> },
+    /// Placed and executable (local, with its placement), or resolved (import, `None`).
+    Finalized {
+        addr: usize,
+        placed: Option<Box<PlacedFunction>>,
+    },
 }
 
 pub(crate) type Decl = kestrel_module::decls::FuncDecl<State>;
@@ -37,20 +46,42 @@ pub(crate) type Decl = kestrel_module::decls::FuncDecl<State>;
 pub(crate) enum DataState {
     Declared,
     Defined(Box<DataDescription>),
-    Finalized(usize),
+    /// Placed (local, with its placement) or resolved (import, `None`).
+    Finalized {
+        addr: usize,
+        placed: Option<Placement>,
+    },
 }
 
-/// One finalized batch of code and data. Field order matters: the unwinder and the trap
-/// handler stop looking at the range before the memory is unmapped.
-pub(crate) struct LiveRegion {
-    pub _debug: Option<crate::gdb_jit::GdbRegistration>,
-    pub _frames: Option<crate::frames::FrameRegistration>,
-    pub _registration: Registration,
-    pub _memory: CodeRegion,
-    /// Functions of the region not freed yet; with no data in it, the region is released
-    /// when this reaches zero.
-    pub live_functions: usize,
-    pub has_data: bool,
+/// The bytes an object occupies in its batch: `range` (offsets from the batch's base) of
+/// batch `batch`, counted as one user of the pages it touches.
+#[derive(Clone, Debug)]
+pub(crate) struct Placement {
+    pub batch: usize,
+    pub range: std::ops::Range<usize>,
+}
+
+/// A finalized local function: its bytes (code, call stubs, GOT slots), its trap sites in
+/// its batch's registration, its unwind group in the batch, and its own debugger image.
+pub(crate) struct PlacedFunction {
+    pub placement: Placement,
+    pub trap_sites: std::ops::Range<usize>,
+    /// The function's index among its batch's registered functions.
+    pub region_func: usize,
+    pub frame_group: usize,
+    pub debug: Option<crate::gdb_jit::GdbRegistration>,
+}
+
+/// One finalized batch: its pages, and the trap sites and unwind groups of its functions.
+/// Released when its last live object is freed.
+pub(crate) struct LiveBatch {
+    /// `None` when the batch placed no function.
+    pub traps: Option<Registration>,
+    /// Unwind info of the batch's live functions, in groups (`frames.rs`).
+    pub frames: Vec<crate::frames::FrameGroup>,
+    pub pages: BatchPages,
+    /// Functions and data objects of the batch not freed yet.
+    pub live: usize,
 }
 
 /// Configuration of a module: the symbol table imports are resolved from first, the
@@ -138,17 +169,19 @@ impl JitBuilder {
             perf_map: self.perf_map,
             debug_info: self.debug_info,
             decls: Declarations::default(),
-            regions: Vec::new(),
-            free_regions: Vec::new(),
+            batches: Vec::new(),
+            free_batches: Vec::new(),
             compile_ctx: Default::default(),
+            memory: CodeMemory::default(),
         }
     }
 }
 
 /// In-process code: functions declared, defined, finalized into W^X memory, and called.
 ///
-/// Dropping the module unmaps its code; no code of it may be running then, and pointers from
-/// [`get_finalized_function`](Self::get_finalized_function) become dangling.
+/// Dropping the module unmaps its code and data; no code of it may be running then, and
+/// pointers from [`get_finalized_function`](Self::get_finalized_function) and
+/// [`get_finalized_data`](Self::get_finalized_data) become dangling.
 pub struct JitModule {
     pub(crate) symbols: HashMap<String, usize>,
     pub(crate) flags: Flags,
@@ -156,12 +189,15 @@ pub struct JitModule {
     pub(crate) debug_info: bool,
     /// Functions and data objects, one namespace, with where each stands.
     pub(crate) decls: Declarations<State, DataState>,
-    /// By region index; a released region leaves `None` so indices stay stable.
-    pub(crate) regions: Vec<Option<LiveRegion>>,
-    /// Indices of `None` slots in `regions`, reused by the next finalize.
-    pub(crate) free_regions: Vec<usize>,
+    /// By batch index; a released batch leaves `None` so indices stay stable.
+    pub(crate) batches: Vec<Option<LiveBatch>>,
+    /// Indices of `None` slots in `batches`, reused by the next finalize.
+    pub(crate) free_batches: Vec<usize>,
     /// The backend's memory, kept from one compiled function to the next.
     pub(crate) compile_ctx: kestrel_codegen::machinst::compile::CompileContext,
+    /// The arenas. Last field: dropped after every registration pointing into them
+    /// (debugger images in `decls`, unwind groups and trap sites in `batches`).
+    pub(crate) memory: CodeMemory,
 }
 
 impl std::fmt::Debug for JitModule {
@@ -169,8 +205,8 @@ impl std::fmt::Debug for JitModule {
         f.debug_struct("JitModule")
             .field("functions", &self.decls.funcs().len())
             .field("data", &self.decls.data_objects().len())
-            .field("regions", &self.regions.iter().flatten().count())
-            .field("region_slots", &self.regions.len())
+            .field("batches", &self.batches.iter().flatten().count())
+            .field("batch_slots", &self.batches.len())
             .finish_non_exhaustive()
     }
 }
@@ -229,7 +265,7 @@ impl JitModule {
     pub fn get_finalized_data(&self, id: DataId) -> Result<*const u8, JitError> {
         let decl = self.decls.data(id)?;
         match decl.state {
-            DataState::Finalized(addr) => Ok(addr as *const u8),
+            DataState::Finalized { addr, .. } => Ok(addr as *const u8),
             _ => Err(JitError::NotFinalized {
                 name: decl.name.clone(),
             }),
@@ -252,37 +288,129 @@ impl JitModule {
         }
     }
 
-    /// Release finalized local function `id`: its unwind and trap registrations and, once
-    /// every function placed by the same finalize is freed (and that finalize placed no
-    /// data), its code memory. The declaration stays: `id` can be defined and finalized
-    /// again (new code at a new address).
+    /// Release finalized local function `id`, whatever else was finalized with it: its trap
+    /// sites (no longer reported), its `.eh_frame` records (its unwind group, at most
+    /// `frames::GROUP` functions of its batch, is registered anew without it), its GDB JIT
+    /// image, and the pages of its code, call stubs and GOT slots that no other live
+    /// function of its batch uses (decommitted and reused by later finalizes). Its perf-map
+    /// line stays: the map is append-only, and perf resolves samples by address, so the
+    /// line names a dead range (until a later line names code placed there). The
+    /// declaration stays: `id` can be defined and finalized again (new code, maybe at the
+    /// same address). Cost: O(its pages + its trap sites + its unwind group's records), plus
+    /// a logarithmic search of the arena's free runs per run of pages released (and
+    /// whatever libgcc's `__deregister_frame` costs).
+    ///
+    /// An error (`NotFreeable`) leaves everything as it was; a `Memory` error means the
+    /// function is freed but some of its pages could not be decommitted (they stay mapped,
+    /// counted in [`memory_stats`](Self::memory_stats), and are never reused).
     ///
     /// # Safety
     /// No thread may be running the function, and no code or pointer that will still be used
-    /// may refer to it: calls to it from other finalized code and pointers obtained from
-    /// [`get_finalized_function`](Self::get_finalized_function) dangle afterwards.
+    /// may refer to it: calls to it from other finalized code, data holding its address, and
+    /// pointers obtained from [`get_finalized_function`](Self::get_finalized_function)
+    /// dangle afterwards.
     pub unsafe fn free_function(&mut self, id: FuncId) -> Result<(), JitError> {
         let decl = self.decl(id)?;
-        let State::Finalized {
-            region: Some(region),
-            ..
-        } = decl.state
-        else {
+        if !matches!(
+            decl.state,
+            State::Finalized {
+                placed: Some(_),
+                ..
+            }
+        ) {
             return Err(JitError::NotFreeable {
                 name: decl.name.clone(),
             });
-        };
-        self.decls.func_mut(id)?.state = State::Declared;
-        let live = self.regions[region]
-            .as_mut()
-            .expect("a finalized function's region is alive");
-        live.live_functions -= 1;
-        if live.live_functions == 0 && !live.has_data {
-            // Dropping unregisters frames and traps, then unmaps.
-            self.regions[region] = None;
-            self.free_regions.push(region);
         }
-        Ok(())
+        let state = std::mem::replace(&mut self.decls.func_mut(id)?.state, State::Declared);
+        let State::Finalized {
+            placed: Some(placed),
+            ..
+        } = state
+        else {
+            unreachable!("checked above")
+        };
+        let PlacedFunction {
+            placement,
+            trap_sites,
+            region_func,
+            frame_group,
+            debug,
+        } = *placed;
+        // The debugger, the unwinder and the trap handler stop looking at the code before
+        // its pages go.
+        drop(debug);
+        let batch = self.batches[placement.batch]
+            .as_mut()
+            .expect("a finalized function's batch is alive");
+        batch.frames[frame_group].remove(id.index());
+        if let Some(traps) = &batch.traps {
+            traps.retire(trap_sites, region_func);
+        }
+        self.release(placement)
+    }
+
+    /// Release finalized local data object `id`: the pages it occupies that no other live
+    /// object of its batch uses. The declaration stays: `id` can be defined and finalized
+    /// again. Without this, data lives until the module is dropped. Cost: O(its pages), plus
+    /// the free-run search as for functions.
+    /// Errors as for [`free_function`](Self::free_function).
+    ///
+    /// # Safety
+    /// No thread may be using the object, and no code or pointer that will still be used may
+    /// refer to it: code referring to it (PC-relative or through a GOT slot), data holding
+    /// its address, and pointers from [`get_finalized_data`](Self::get_finalized_data)
+    /// dangle afterwards.
+    pub unsafe fn free_data(&mut self, id: DataId) -> Result<(), JitError> {
+        let decl = self.decls.data(id)?;
+        if !matches!(
+            decl.state,
+            DataState::Finalized {
+                placed: Some(_),
+                ..
+            }
+        ) {
+            return Err(JitError::NotFreeable {
+                name: decl.name.clone(),
+            });
+        }
+        let state = std::mem::replace(&mut self.decls.data_mut(id)?.state, DataState::Declared);
+        let DataState::Finalized {
+            placed: Some(placement),
+            ..
+        } = state
+        else {
+            unreachable!("checked above")
+        };
+        self.release(placement)
+    }
+
+    /// One object of a batch is gone: give back the pages only it used, and the batch once
+    /// it has no live object (its trap registration goes with it).
+    fn release(&mut self, placement: Placement) -> Result<(), JitError> {
+        let slot = &mut self.batches[placement.batch];
+        let batch = slot.as_mut().expect("a placed object's batch is alive");
+        // Invariant: `live` counts the batch's finalized objects, this one among them.
+        batch.live -= 1;
+        let result = self.memory.drop_user(&mut batch.pages, placement.range);
+        if batch.live == 0 {
+            *slot = None;
+            self.free_batches.push(placement.batch);
+        }
+        result.map_err(|source| JitError::Memory {
+            op: "munmap of freed code or data pages",
+            source,
+        })
+    }
+
+    /// What the module's code and data occupy now (see [`MemoryStats`]).
+    pub fn memory_stats(&self) -> MemoryStats {
+        self.memory.stats()
+    }
+
+    /// Bytes of committed code pages (read-execute) used by live functions.
+    pub fn code_bytes_mapped(&self) -> usize {
+        self.memory.stats().code_bytes
     }
 
     /// The declared signature of `id`.
@@ -327,8 +455,9 @@ impl JitModule {
         Ok(())
     }
 
-    /// Resolve every import, then place all functions defined since the last finalize in
-    /// one new executable region, patch their relocations and register their trap sites.
+    /// Resolve every import, then place all functions and data objects defined since the
+    /// last finalize in one new batch of pages (see `link.rs`), patch their relocations and
+    /// register their trap sites, unwind info and (if on) debugger and perf-map entries.
     /// On error nothing defined is placed; the definitions stay pending.
     pub fn finalize_definitions(&mut self) -> Result<(), JitError> {
         crate::link::finalize(self)
@@ -440,5 +569,104 @@ impl Module for JitModule {
 
     fn define_data(&mut self, id: DataId, data: &DataDescription) -> Result<(), JitError> {
         JitModule::define_data(self, id, data)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kestrel_ir::{AbiParam, CallConv, TrapCode, Type};
+
+    use super::*;
+    use crate::compiled::TrapSite;
+    use crate::memory::page_size;
+    use crate::traps::registry;
+
+    fn sig() -> Signature {
+        let mut s = Signature::new(CallConv::SystemV);
+        s.params = vec![AbiParam::new(Type::I64)];
+        s.returns = vec![AbiParam::new(Type::I64)];
+        s
+    }
+
+    /// `pad` nops, then `ud2` (a trap site with `code`), then `ret`.
+    fn trapping(pad: usize, code: u8) -> CompiledFunction {
+        let mut bytes = vec![0x90; pad];
+        bytes.extend([0x0f, 0x0b, 0xc3]);
+        CompiledFunction {
+            traps: vec![TrapSite {
+                offset: pad as u32,
+                code: TrapCode::user(code).unwrap(),
+            }],
+            ..CompiledFunction::new(bytes, sig())
+        }
+    }
+
+    fn define(m: &mut JitModule, name: &str, f: CompiledFunction) -> FuncId {
+        let id = m.declare_function(name, Linkage::Local, &sig()).unwrap();
+        m.define_function(id, f).unwrap();
+        id
+    }
+
+    #[test]
+    fn a_freed_functions_trap_sites_are_gone_even_where_new_code_reuses_its_pages() {
+        let page = page_size();
+        let mut m = JitModule::new();
+        // `a` fills the first page; `b` starts on the second, which only it uses.
+        let a = define(&mut m, "a", trapping(page - 3, 1));
+        let b = define(&mut m, "b", trapping(40, 2));
+        m.finalize_definitions().unwrap();
+        let site = |m: &JitModule, id, pad| m.get_finalized_function(id).unwrap() as usize + pad;
+        let (a_site, b_site) = (site(&m, a, page - 3), site(&m, b, 40));
+        assert_eq!(b_site % page, 40, "b starts its own page");
+        assert_eq!(
+            registry::locate(b_site)
+                .and_then(|l| l.trap)
+                .map(|t| t.func),
+            Some(b.index() as u32)
+        );
+        unsafe { m.free_function(b) }.unwrap();
+        assert!(registry::locate(b_site).and_then(|l| l.trap).is_none());
+        assert_eq!(
+            registry::locate(a_site)
+                .and_then(|l| l.trap)
+                .map(|t| t.func),
+            Some(a.index() as u32)
+        );
+
+        // The next one-page batch takes the freed page (best fit), with a site at the same
+        // address: the live one is found, not the retired one of the first batch.
+        let c = define(&mut m, "c", trapping(40, 3));
+        m.finalize_definitions().unwrap();
+        assert_eq!(site(&m, c, 40), b_site);
+        let found = registry::locate(b_site).and_then(|l| l.trap).unwrap();
+        assert_eq!(
+            (found.func, found.code),
+            (c.index() as u32, TrapCode::user(3).unwrap())
+        );
+        unsafe { m.free_function(a) }.unwrap();
+        assert!(registry::locate(a_site).and_then(|l| l.trap).is_none());
+        assert!(registry::locate(b_site).and_then(|l| l.trap).is_some());
+    }
+
+    #[test]
+    fn a_data_only_batch_is_released_by_freeing_its_objects() {
+        let page = page_size();
+        let mut m = JitModule::new();
+        let ro = m.declare_data("ro", Linkage::Local, false).unwrap();
+        let rw = m.declare_data("rw", Linkage::Local, true).unwrap();
+        m.define_data(ro, &DataDescription::bytes(vec![1u8; page + 1]))
+            .unwrap();
+        m.define_data(rw, &DataDescription::bytes([2u8; 8]))
+            .unwrap();
+        m.finalize_definitions().unwrap();
+        assert_eq!(m.memory_stats().data_bytes, 3 * page);
+        assert_eq!(m.memory_stats().code_bytes, 0);
+        unsafe { m.free_data(ro) }.unwrap();
+        assert_eq!(m.memory_stats().data_bytes, page);
+        let rw_addr = m.get_finalized_data(rw).unwrap();
+        assert_eq!(unsafe { *rw_addr }, 2);
+        unsafe { m.free_data(rw) }.unwrap();
+        assert_eq!(m.memory_stats().data_bytes, 0);
+        assert!(format!("{m:?}").contains("batches: 0"), "{m:?}");
     }
 }

@@ -1,8 +1,10 @@
 //! The perf map: `/tmp/perf-PID.map`, one `START SIZE NAME` line (hexadecimal, no `0x`)
 //! per JIT function, which `perf report` reads to name samples in anonymous executable
 //! memory. Appended at each finalize when the module has it on (`JitBuilder::perf_map`
-//! or `KESTREL_PERF_MAP=1`). Entries are never removed: perf resolves by address at report
-//! time, and freed code's range simply stops being sampled.
+//! or `KESTREL_PERF_MAP=1`). The map is append-only, so freeing a function releases nothing
+//! here: its line stays and names a dead range, which is no longer sampled; if a later
+//! finalize places code at the same addresses, that code's line comes later in the file,
+//! and a sample there may be named after either line (perf's choice).
 //!
 //! Cost: one line per function per finalize, under a process-wide lock (modules in several
 //! threads append whole lines).

@@ -129,6 +129,34 @@ fn a_backtrace_from_a_host_function_walks_through_kestrel_frames_to_the_caller()
 }
 
 #[test]
+fn unwinding_still_works_after_freeing_other_functions_of_the_batch() {
+    // The call chain and 40 more functions in one batch: more than one unwind group
+    // (`frames.rs` registers 32 functions per section), the chain's among them.
+    let mut m = module_with(host_panics as *const u8);
+    define_all(&mut m, CALL_CHAIN).expect("compiles");
+    let fillers: String = (0..40)
+        .map(|i| format!("function %filler{i}(i64) -> i64 {{ block0(v0: i64): return v0 }}\n"))
+        .collect();
+    define_all(&mut m, &fillers).expect("compiles");
+    m.finalize_definitions().expect("links");
+    for i in 0..36 {
+        let id = m.get_name(&format!("filler{i}")).unwrap();
+        unsafe { m.free_function(id) }.unwrap();
+    }
+    let outer = m.get_name("outer").unwrap();
+    let f: extern "C-unwind" fn(i64) -> i64 =
+        unsafe { std::mem::transmute(m.get_finalized_function(outer).unwrap()) };
+    // Without the chain's records the unwinder could not pass its frames and would abort.
+    let caught = std::panic::catch_unwind(|| f(1));
+    assert!(caught.is_err());
+    let last = m.get_name("filler39").unwrap();
+    assert_eq!(
+        unsafe { m.call(last, &[Value::I64(3)]) }.unwrap(),
+        vec![Value::I64(3)]
+    );
+}
+
+#[test]
 fn a_rust_panic_unwinds_through_kestrel_frames_and_is_caught() {
     let mut m = module_with(host_panics as *const u8);
     define_all(&mut m, CALL_CHAIN).expect("compiles");
@@ -277,9 +305,10 @@ fn a_freed_function_can_be_defined_again_and_its_old_registrations_are_gone() {
         assert_eq!(r, vec![Value::I64(round * 10)]);
         unsafe { m.free_function(f) }.unwrap();
     }
-    // Each round's region was released (only live ones count), and its slot reused.
-    assert!(format!("{m:?}").contains("regions: 0"), "{m:?}");
-    assert!(format!("{m:?}").contains("region_slots: 1"), "{m:?}");
+    // Each round's batch was released (only live ones count), and its slot reused.
+    assert!(format!("{m:?}").contains("batches: 0"), "{m:?}");
+    assert!(format!("{m:?}").contains("batch_slots: 1"), "{m:?}");
+    assert_eq!(m.code_bytes_mapped(), 0);
 }
 
 #[test]

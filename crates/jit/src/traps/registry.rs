@@ -13,9 +13,13 @@
 //!   `READERS` before that zero was observed has already decremented it, and any reader that
 //!   increments later loads the cleared slot; so no reader can hold a pointer to freed memory.
 //! - `HIGH` bounds the slots ever used, so lookups scan only that prefix.
+//! - A retired trap site or function (the function was freed) is never reported again. Its
+//!   region's range may then overlap a later region placed on the freed pages, so a lookup
+//!   goes on to the next region when the one holding `pc` has no live site or function there.
 
+use std::ops::Range;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering::SeqCst};
 use std::sync::Mutex;
 
 use kestrel_ir::TrapCode;
@@ -56,6 +60,29 @@ pub(crate) struct RegionInfo {
     pub len: usize,
     pub traps: Box<[TrapEntry]>,
     pub funcs: Box<[FuncEntry]>,
+    /// Per trap site: false once retired.
+    live: Box<[AtomicBool]>,
+    /// Per function: false once retired.
+    func_live: Box<[AtomicBool]>,
+}
+
+impl RegionInfo {
+    pub(crate) fn new(
+        start: usize,
+        len: usize,
+        traps: Box<[TrapEntry]>,
+        funcs: Box<[FuncEntry]>,
+    ) -> RegionInfo {
+        let flags = |n: usize| (0..n).map(|_| AtomicBool::new(true)).collect();
+        RegionInfo {
+            start,
+            len,
+            live: flags(traps.len()),
+            func_live: flags(funcs.len()),
+            traps,
+            funcs,
+        }
+    }
 }
 
 /// Bytes of a function's name a [`Located`] keeps.
@@ -96,6 +123,20 @@ pub(crate) fn register(info: RegionInfo) -> Option<Registration> {
     Some(Registration { slot })
 }
 
+impl Registration {
+    /// Stop reporting the trap sites at these indices of the region's list and the function
+    /// at index `func` of its functions (a freed function's). O(sites retired).
+    pub(crate) fn retire(&self, sites: Range<usize>, func: usize) {
+        // SAFETY: the slot holds this registration's `RegionInfo` until it is dropped, and
+        // only `drop` frees it; the flags are atomics, so sharing them with readers is fine.
+        let info = unsafe { &*SLOTS[self.slot].load(SeqCst) };
+        for flag in &info.live[sites] {
+            flag.store(false, SeqCst);
+        }
+        info.func_live[func].store(false, SeqCst);
+    }
+}
+
 impl Drop for Registration {
     fn drop(&mut self) {
         let _guard = WRITER.lock().unwrap_or_else(|e| e.into_inner());
@@ -128,28 +169,38 @@ pub(crate) fn locate(pc: usize) -> Option<Located> {
         if pc < info.start || pc - info.start >= info.len {
             continue;
         }
-        found = Some(locate_in(info, pc - info.start));
-        break;
+        // A region whose live code does not hold `pc` (its function was freed and a later
+        // region reuses the pages) is passed over.
+        if let Some(located) = locate_in(info, pc - info.start) {
+            found = Some(located);
+            break;
+        }
     }
     READERS.fetch_sub(1, SeqCst);
     found
 }
 
 /// [`locate`] within one region, at `offset` from its start. Allocates nothing.
-fn locate_in(info: &RegionInfo, offset: usize) -> Located {
+fn locate_in(info: &RegionInfo, offset: usize) -> Option<Located> {
     let trap = info
         .traps
         .binary_search_by(|t| (t.region_offset as usize).cmp(&offset))
         .ok()
+        .filter(|&i| info.live[i].load(SeqCst))
         .map(|i| info.traps[i]);
-    // The last function starting at or before `offset`, if `offset` lies inside it.
+    // The last function starting at or before `offset`, if `offset` lies inside it and it
+    // was not freed.
     let after = info
         .funcs
         .partition_point(|f| f.region_offset as usize <= offset);
     let func = after
         .checked_sub(1)
+        .filter(|&i| info.func_live[i].load(SeqCst))
         .map(|i| &info.funcs[i])
         .filter(|f| offset - (f.region_offset as usize) < f.len as usize);
+    if trap.is_none() && func.is_none() {
+        return None;
+    }
     let mut name = [0u8; NAME_BYTES];
     let mut name_len = 0;
     if let Some(f) = func {
@@ -157,10 +208,10 @@ fn locate_in(info: &RegionInfo, offset: usize) -> Located {
         name_len = bytes.len().min(NAME_BYTES);
         name[..name_len].copy_from_slice(&bytes[..name_len]);
     }
-    Located {
+    Some(Located {
         func: func.map(|f| (f.func, (offset - f.region_offset as usize) as u32)),
         name,
         name_len,
         trap,
-    }
+    })
 }
