@@ -115,3 +115,27 @@ block1:
         assert!(!all.contains("panicked"), "{args:?}: {all}");
     }
 }
+
+#[test]
+fn stack_slots_too_large_to_address_are_refused_on_both_isas() {
+    // 3 GB of slots would wrap a 32-bit frame size or displacement: an error, never code.
+    let f = "function %big() -> i64 {
+    ss0 = explicit_slot 2000000000
+    ss1 = explicit_slot 1000000000
+block0:
+    v0 = stack_addr.i64 ss1
+    return v0
+}
+";
+    for target in ["x86_64", "aarch64"] {
+        let o = kestrel_on(&["compile", "--target", target, "FILE"], "big.clif", f);
+        assert_eq!(o.status.code(), Some(1), "{target}: {}", text(&o.stdout));
+        let e = text(&o.stderr);
+        assert!(
+            e.contains(
+                "stack slots of 3000000000 bytes in all (at most 1073741824 bytes per function)"
+            ),
+            "{target}: {e}"
+        );
+    }
+}

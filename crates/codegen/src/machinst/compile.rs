@@ -45,6 +45,27 @@ pub trait Backend: LowerBackend {
     ) -> <Self::MInst as MachInst>::Frame;
 }
 
+/// The most bytes a function's stack slots may take together. Frames are addressed with
+/// signed 32-bit displacements (x86-64) and sized by 32-bit arithmetic on both ISAs; 1 GiB
+/// leaves room for spill slots, saved registers and outgoing arguments.
+pub const MAX_STACK_SLOT_BYTES: u64 = 1 << 30;
+
+/// Refuse a function whose stack slots, each rounded up to its alignment, pass
+/// [`MAX_STACK_SLOT_BYTES`] (instead of a frame size that wraps). O(stack slots).
+fn check_stack_slots(f: &Function) -> Result<(), CodegenError> {
+    let total: u64 = f
+        .stack_slots
+        .values()
+        .map(|s| u64::from(s.size).next_multiple_of(1u64 << s.align_shift.min(63)))
+        .sum();
+    if total > MAX_STACK_SLOT_BYTES {
+        return Err(CodegenError::unsupported(format!(
+            "stack slots of {total} bytes in all (at most {MAX_STACK_SLOT_BYTES} bytes per function)"
+        )));
+    }
+    Ok(())
+}
+
 /// Knobs of one compilation.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CompileOptions {
@@ -284,6 +305,7 @@ pub fn compile_in<B: Backend>(
     mut times: Option<&mut PhaseTimes>,
 ) -> Result<CompiledCode, CodegenError> {
     let mut clock = times.as_ref().map(|_| Instant::now());
+    check_stack_slots(f)?;
     ctx.order.rebuild(f, chaos, &mut ctx.order_scratch);
     lap(&mut times, &mut clock, |t| &mut t.block_order);
     let mut rules_fired = options.coverage.then(RulesFired::default);
