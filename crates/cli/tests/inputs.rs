@@ -139,3 +139,29 @@ block0:
         );
     }
 }
+
+#[test]
+fn the_fallback_from_guard_pages_is_said_once_and_many_grows_stay_cheap() {
+    // 4,096 one-page grows: with address space short (`ulimit -v`) the run falls back to
+    // explicit checks, says so once, and still grows (geometrically, not by a copy each).
+    let wat = "(module (memory 1)
+      (func (export \"_start\") (local i32)
+        (loop $l
+          (if (i32.eq (memory.grow (i32.const 1)) (i32.const -1)) (then unreachable))
+          (local.set 0 (i32.add (local.get 0) (i32.const 1)))
+          (br_if $l (i32.lt_u (local.get 0) (i32.const 4096))))
+        (if (i32.ne (memory.size) (i32.const 4097)) (then unreachable))))";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("grow.wat");
+    std::fs::write(&path, wat).unwrap();
+    let o = Command::new("sh")
+        .args(["-c", "ulimit -v 4000000 && exec \"$0\" wasm run \"$1\""])
+        .arg(env!("CARGO_BIN_EXE_kestrel"))
+        .arg(&path)
+        .output()
+        .unwrap();
+    let e = text(&o.stderr);
+    assert!(o.status.success(), "{e}");
+    assert_eq!(e.matches("using explicit bounds checks").count(), 1, "{e}");
+    assert!(e.contains("is `ulimit -v` set?"), "{e}");
+}

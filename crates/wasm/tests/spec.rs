@@ -13,6 +13,11 @@
 //! Every script runs twice, with the modules compiled for guard-page memories and for
 //! explicit bounds checks (`KESTREL_WASM_SPEC_MODE=guard|explicit` runs one mode only).
 //!
+//! The table's last column names what put directives out of scope: the refused proposals
+//! the validator named, and a count of other reasons (text-format modules, modules tainted
+//! by an out-of-scope one). `KESTREL_WASM_SPEC_MARKDOWN=FILE` also writes the tables as
+//! Markdown.
+//!
 //! `KESTREL_WASM_SPEC_ONLY=name` runs only the files whose name contains `name`;
 //! `KESTREL_WASM_SPEC_VERBOSE=1` prints each failure (and with `KESTREL_WASM_SPEC_PASSES=1`
 //! the lines of the passing directives, to audit what counts as a pass).
@@ -204,9 +209,12 @@ fn official_spec_suite_if_present() {
         .collect();
     files.sort();
     let mut failing = Vec::new();
+    let markdown_out = std::env::var("KESTREL_WASM_SPEC_MARKDOWN").ok();
+    let mut md = String::new();
     for mode in modes() {
         let results: Vec<FileResult> = files.iter().map(|f| run_child(f, mode)).collect();
         report(&table(&dir, mode, &results, verbose));
+        md.push_str(&markdown(&dir, mode, &results));
         failing.extend(
             results
                 .iter()
@@ -214,10 +222,67 @@ fn official_spec_suite_if_present() {
                 .map(|r| format!("{} ({mode})", r.name)),
         );
     }
+    if let Some(path) = markdown_out {
+        std::fs::write(&path, md).expect("write KESTREL_WASM_SPEC_MARKDOWN");
+    }
     assert!(
         failing.is_empty(),
         "spec directives failed in {failing:?}; rerun with KESTREL_WASM_SPEC_VERBOSE=1"
     );
+}
+
+/// What put a file's directives out of scope, from its child's `SCOPE` lines: the refused
+/// proposals named there (`the SIMD proposal` → `SIMD`), and the other reasons' count.
+fn refused(detail: &str) -> String {
+    let mut proposals: Vec<String> = Vec::new();
+    let mut other = 0;
+    for line in detail.lines() {
+        let Some(rest) = line.strip_prefix("SCOPE ") else {
+            continue;
+        };
+        let (count, reason) = rest.split_once(' ').unwrap_or((rest, ""));
+        let named = reason.find("the ").and_then(|at| {
+            let after = &reason[at + 4..];
+            after.find(" proposal").map(|end| after[..end].to_string())
+        });
+        match named {
+            Some(p) if !proposals.contains(&p) => proposals.push(p),
+            Some(_) => {}
+            None => other += count.parse::<usize>().unwrap_or(1),
+        }
+    }
+    proposals.sort();
+    if other > 0 {
+        proposals.push(format!("{other} other"));
+    }
+    proposals.join(", ")
+}
+
+/// The per-file table as Markdown (for `KESTREL_WASM_SPEC_MARKDOWN=FILE`).
+fn markdown(dir: &Path, mode: BoundsChecks, results: &[FileResult]) -> String {
+    let mut md = format!(
+        "### {} — bounds checks: {mode}\n\n| file | passed | failed | out of scope | refused |\n|---|---:|---:|---:|---|\n",
+        dir.display()
+    );
+    let (mut p, mut f, mut o) = (0, 0, 0);
+    for r in results {
+        md.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            r.name,
+            r.passed,
+            r.failed,
+            r.out_of_scope,
+            refused(&r.detail)
+        ));
+        p += r.passed;
+        f += r.failed;
+        o += r.out_of_scope;
+    }
+    md.push_str(&format!(
+        "| **total** ({} files) | {p} | {f} | {o} | |\n\n",
+        results.len()
+    ));
+    md
 }
 
 /// The per-file table of one mode's run, with its totals.
@@ -233,8 +298,12 @@ fn table(dir: &Path, mode: BoundsChecks, results: &[FileResult], verbose: bool) 
     let (mut p, mut f, mut o) = (0, 0, 0);
     for r in results {
         table.push_str(&format!(
-            "{:<40} {:>7} {:>7} {:>7}\n",
-            r.name, r.passed, r.failed, r.out_of_scope
+            "{:<40} {:>7} {:>7} {:>7}  {}\n",
+            r.name,
+            r.passed,
+            r.failed,
+            r.out_of_scope,
+            refused(&r.detail)
         ));
         if verbose && r.failed > 0 {
             for line in r.detail.lines().filter(|l| !l.starts_with(RESULT_TAG)) {
