@@ -232,15 +232,17 @@ fn official_spec_suite_if_present() {
 }
 
 /// What put a file's directives out of scope, from its child's `SCOPE` lines: the refused
-/// proposals named there (`the SIMD proposal` → `SIMD`), and the other reasons' count.
+/// proposals named there (`the SIMD proposal` → `SIMD`), then the other reasons with their
+/// counts (`text-format malformation ×46`).
 fn refused(detail: &str) -> String {
     let mut proposals: Vec<String> = Vec::new();
-    let mut other = 0;
+    let mut other: Vec<(String, usize)> = Vec::new();
     for line in detail.lines() {
         let Some(rest) = line.strip_prefix("SCOPE ") else {
             continue;
         };
         let (count, reason) = rest.split_once(' ').unwrap_or((rest, ""));
+        let count = count.parse::<usize>().unwrap_or(1);
         let named = reason.find("the ").and_then(|at| {
             let after = &reason[at + 4..];
             after.find(" proposal").map(|end| after[..end].to_string())
@@ -248,14 +250,25 @@ fn refused(detail: &str) -> String {
         match named {
             Some(p) if !proposals.contains(&p) => proposals.push(p),
             Some(_) => {}
-            None => other += count.parse::<usize>().unwrap_or(1),
+            None => {
+                // The reason's gist: up to a parenthesis or a colon (the detail after it
+                // differs per directive).
+                let gist = reason.split(['(', ':']).next().unwrap_or(reason).trim();
+                match other.iter_mut().find(|(g, _)| g == gist) {
+                    Some((_, n)) => *n += count,
+                    None => other.push((gist.to_string(), count)),
+                }
+            }
         }
     }
     proposals.sort();
-    if other > 0 {
-        proposals.push(format!("{other} other"));
-    }
-    proposals.join(", ")
+    other.sort();
+    let other = other.into_iter().map(|(g, n)| format!("{g} ×{n}"));
+    proposals
+        .into_iter()
+        .chain(other)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The per-file table as Markdown (for `KESTREL_WASM_SPEC_MARKDOWN=FILE`).
