@@ -58,10 +58,23 @@ pub struct FuzzArgs {
     /// Print which opcodes and lowering rules the campaign exercised.
     #[arg(long)]
     pub coverage: bool,
+    /// Instead of comparing results, check compile-time scaling: random CFG shapes (chains,
+    /// diamonds, switches, loop nests, early exits, calls, many live values) compiled at
+    /// four doubling sizes; per shape and phase, the growth of the allocator's counted work
+    /// (a phase above 2.3× per doubling is a failure) and of each phase's time (above 2.3×
+    /// on average, reported as slow: times depend on the machine's load).
+    #[arg(long, conflicts_with_all = ["chaos", "opt", "object", "aarch64", "against_cranelift", "coverage"])]
+    pub scaling: bool,
+    /// With `--scaling`: the smallest size, in units (a unit is a few blocks).
+    #[arg(long, value_name = "UNITS", default_value_t = 1000, requires = "scaling")]
+    pub scaling_base: usize,
 }
 
 pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
     let seed = args.seed.unwrap_or_else(fresh_seed);
+    if args.scaling {
+        return crate::scaling::campaign(seed, args.time, args.count, args.scaling_base);
+    }
     let limit = match (args.time, args.count) {
         (Some(_), Some(_)) => return Err("give --time or --count, not both".into()),
         (Some(secs), None) => Limit::Time(Duration::from_secs(secs)),

@@ -422,6 +422,8 @@ pub(crate) struct Built {
     pub num_live_vregs: usize,
     /// Of those, how many per register class (the scan skips a class without any).
     pub live_in_class: [usize; crate::NUM_CLASSES],
+    /// Work done (see [`crate::Work::intervals`]).
+    pub steps: u64,
 }
 
 impl Built {
@@ -685,6 +687,7 @@ pub(crate) fn build<F: Function>(
         max_live: built_max_live,
         num_live_vregs,
         live_in_class,
+        steps,
     } = built;
     let Scratch {
         pending: reservations,
@@ -747,6 +750,8 @@ pub(crate) fn build<F: Function>(
     // + arguments) per block, over its successors `s`.
     live_now.reset(nv);
     let mut max_live = 0;
+    // Live-in entries of successors read (the walk's Σ |live_in(s)|).
+    let mut live_out_read = 0u64;
     for b in (0..func.num_blocks()).rev() {
         let block = Block(b as u32);
         let bstart = cfg.block_start_pos(b);
@@ -754,6 +759,7 @@ pub(crate) fn build<F: Function>(
         live_now.clear();
         for (k, &s) in func.block_succs(block).iter().enumerate() {
             let live_in = live.live_in.get(s.index()).iter().map(|&v| v as usize);
+            live_out_read += live_in.len() as u64;
             if k == 0 {
                 // The first successor's live-in list has no repeats and the set is empty:
                 // every vreg in it is new (the common single-successor block needs no
@@ -964,6 +970,9 @@ pub(crate) fn build<F: Function>(
         clobber_from[i] = k as u32;
     }
     *built_max_live = max_live;
+    *steps = (func.num_blocks() + num_insts + nv + uses.len() + range_pool.len()) as u64
+        + live_out_read
+        + clobber_points.len() as u64;
 }
 
 #[cfg(test)]
