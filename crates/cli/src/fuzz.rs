@@ -66,14 +66,35 @@ pub struct FuzzArgs {
     #[arg(long, conflicts_with_all = ["chaos", "opt", "object", "aarch64", "against_cranelift", "coverage"])]
     pub scaling: bool,
     /// With `--scaling`: the smallest size, in units (a unit is a few blocks).
-    #[arg(long, value_name = "UNITS", default_value_t = 1000, requires = "scaling")]
+    #[arg(
+        long,
+        value_name = "UNITS",
+        default_value_t = 1000,
+        requires = "scaling"
+    )]
     pub scaling_base: usize,
+    /// With `--scaling`: measure only the random shape of this seed (as a report names it,
+    /// `random#SEED`), to reproduce a finding.
+    #[arg(long, value_name = "SEED", requires = "scaling")]
+    pub scaling_shape: Option<u64>,
+    /// With `--scaling-shape`: also write that shape's largest function to FILE (CLIF, for
+    /// `kestrel compile --timing`).
+    #[arg(long, value_name = "FILE", requires = "scaling_shape")]
+    pub scaling_emit: Option<PathBuf>,
 }
 
 pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
     let seed = args.seed.unwrap_or_else(fresh_seed);
     if args.scaling {
-        return crate::scaling::campaign(seed, args.time, args.count, args.scaling_base);
+        let run = crate::scaling::Run {
+            seed,
+            time: args.time,
+            count: args.count,
+            base: args.scaling_base,
+            only: args.scaling_shape,
+            emit: args.scaling_emit,
+        };
+        return crate::scaling::campaign(run);
     }
     let limit = match (args.time, args.count) {
         (Some(_), Some(_)) => return Err("give --time or --count, not both".into()),

@@ -3,8 +3,9 @@
 //! The fixed shapes (exit chains) first, then random shapes from the seed, until the time
 //! or count runs out. Per shape, one line on stdout: the shape, then per counted phase the
 //! growth of its work at each doubling, per timed phase the average growth of its time, and
-//! the verdict (`ok`, `SLOW` when only a time grew above the limit, `FAIL` when counted
-//! work did). The last line is `N shapes, M failures, K slow`; exit status 1 on a failure.
+//! the verdict (`ok`; `SLOW` when only a time grew above the limit on average; `FAIL` when
+//! a counted phase's average growth per doubling did, see `kestrel_codegen::scaling`, or
+//! when a compile failed: then the line names the shape and the error). The last line is `N shapes, M failures, K slow`; exit status 1 on a failure.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -16,25 +17,60 @@ use kestrel_codegen::scaling::{self, Series, Shape, COUNTED, MAX_GROWTH, TIMED};
 const SIZES: usize = 4;
 const REPEATS: usize = 3;
 
-pub fn campaign(
-    seed: u64,
-    time: Option<u64>,
-    count: Option<u64>,
-    base: usize,
-) -> Result<ExitCode, String> {
+/// The campaign's options (see `FuzzArgs`).
+pub struct Run {
+    pub seed: u64,
+    pub time: Option<u64>,
+    pub count: Option<u64>,
+    pub base: usize,
+    pub only: Option<u64>,
+    pub emit: Option<std::path::PathBuf>,
+}
+
+pub fn campaign(run: Run) -> Result<ExitCode, String> {
+    let Run {
+        seed,
+        time,
+        mut count,
+        base,
+        only,
+        emit,
+    } = run;
+    if let Some(shape_seed) = only {
+        count = Some(1);
+        if let Some(path) = &emit {
+            let text = Shape::random(shape_seed, base).function(base << (SIZES - 1));
+            std::fs::write(path, text)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+    }
     let deadline = Instant::now() + Duration::from_secs(time.unwrap_or(60));
     let limit = count.unwrap_or(u64::MAX);
-    eprintln!("fuzz --scaling: seed {seed}, sizes {base}..{} units", base << (SIZES - 1));
+    eprintln!(
+        "fuzz --scaling: seed {seed}, sizes {base}..{} units",
+        base << (SIZES - 1)
+    );
     let mut out = std::io::stdout().lock();
     let (mut shapes, mut failures, mut slow) = (0u64, 0u64, 0u64);
     let mut rng = scaling::Rng::new(seed);
     let mut fixed = Shape::fixed(base).into_iter();
     while shapes < limit && (count.is_some() || Instant::now() < deadline) {
-        let shape = fixed
-            .next()
-            .unwrap_or_else(|| Shape::random(rng.next_u64(), base));
-        let series = scaling::measure(&shape, base, SIZES, REPEATS)?;
+        let shape = match only {
+            Some(shape_seed) => Shape::random(shape_seed, base),
+            None => fixed
+                .next()
+                .unwrap_or_else(|| Shape::random(rng.next_u64(), base)),
+        };
         shapes += 1;
+        let series = match scaling::measure(&shape, base, SIZES, REPEATS) {
+            Ok(series) => series,
+            Err(e) => {
+                // A compile failure is a finding too: reported, and the campaign goes on.
+                failures += 1;
+                let _ = writeln!(out, "{}: {e} FAIL", shape.name);
+                continue;
+            }
+        };
         let verdict = if !series.violations().is_empty() {
             failures += 1;
             "FAIL"
@@ -57,7 +93,10 @@ pub fn campaign(
 
 /// Per timed phase, the average growth per doubling from the smallest size to the largest.
 fn average_time_growth(series: &Series) -> [f64; 8] {
-    let (first, last) = (&series.samples[0], &series.samples[series.samples.len() - 1]);
+    let (first, last) = (
+        &series.samples[0],
+        &series.samples[series.samples.len() - 1],
+    );
     let doublings = (series.samples.len() - 1).max(1) as f64;
     std::array::from_fn(|k| {
         let (a, b) = (first.time[k].as_secs_f64(), last.time[k].as_secs_f64());
@@ -103,10 +142,16 @@ fn describe(series: &Series) -> String {
         let per: Vec<String> = growth.iter().map(|g| format!("{:.2}", g[k])).collect();
         line.push_str(&format!(" {name} {}", per.join("/")));
     }
+    let average = series.average_growth();
+    let worst = average.iter().copied().fold(0.0, f64::max);
+    line.push_str(&format!(" (average at most {worst:.2})"));
     line.push_str("; time");
     for (name, g) in TIMED.iter().zip(average_time_growth(series)) {
         line.push_str(&format!(" {name} {g:.2}"));
     }
-    line.push_str(&format!(" ({:.1} ms at the largest)", last.time[7].as_secs_f64() * 1e3));
+    line.push_str(&format!(
+        " ({:.1} ms at the largest)",
+        last.time[7].as_secs_f64() * 1e3
+    ));
     line
 }

@@ -66,6 +66,7 @@ impl Holes {
         self.steps = 0;
     }
 
+    #[inline]
     fn state_mut(&mut self, idx: u32) -> &mut u8 {
         let i = idx as usize;
         if i >= self.state.len() {
@@ -75,12 +76,14 @@ impl Holes {
     }
 
     /// Whether interval `idx` is active.
+    #[inline]
     pub fn is_active(&self, idx: u32) -> bool {
         self.state
             .get(idx as usize)
             .is_some_and(|s| s & ACTIVE != 0)
     }
 
+    #[inline]
     pub fn set_active(&mut self, idx: u32, on: bool) {
         let s = self.state_mut(idx);
         if on {

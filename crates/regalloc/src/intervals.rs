@@ -512,33 +512,62 @@ impl Built {
     }
 
     /// Cuts interval `idx`'s ranges at `pos` (strictly inside them): the interval keeps
-    /// those before `pos`, and the returned span, appended to the pool, holds the rest.
-    /// Cost: O(log ranges + ranges after `pos`).
-    pub fn split_ranges(&mut self, idx: usize, pos: u32) -> RangeSpan {
+    /// those before `pos`, and the returned span holds the rest. The smaller side is
+    /// copied to the end of the pool and the larger stays in place (the range `pos` falls
+    /// in, if any, is copied whole and cut on both sides), so a long interval split again
+    /// and again near its front costs the short heads, not its whole tail each time.
+    /// Cost: O(log ranges + the smaller side's ranges). Returns the child's span and the
+    /// ranges copied.
+    pub fn split_ranges(&mut self, idx: usize, pos: u32) -> (RangeSpan, usize) {
         let span = self.intervals[idx].ranges;
         let (lo, hi) = (span.lo as usize, span.hi as usize);
         let k = lo + self.ranges[lo..hi].partition_point(|r| r.to <= pos);
-        let child_lo = self.ranges.len();
-        self.ranges.extend_from_within(k..hi);
-        let mut parent_hi = k;
-        if self.ranges[k].from < pos {
-            // `pos` falls inside range k: the parent keeps its head, the child its tail.
-            self.ranges[child_lo].from = pos;
-            self.ranges[k].to = pos;
-            parent_hi = k + 1;
-        }
-        let parent = RangeSpan {
-            lo: span.lo,
-            hi: parent_hi as u32,
+        // Range k is the first ending after `pos`; it straddles `pos` when it starts
+        // before it. The parent then ends with its head, the child starts with its tail.
+        let straddles = self.ranges[k].from < pos;
+        let parent_len = k - lo + usize::from(straddles);
+        let child_len = hi - k;
+        let end = self.ranges.len();
+        let (parent, child, copied) = if parent_len < child_len {
+            // The parent's ranges are copied out; the child keeps the tail in place.
+            self.ranges.extend_from_within(lo..lo + parent_len);
+            if straddles {
+                self.ranges[end + parent_len - 1].to = pos;
+                self.ranges[k].from = pos;
+            }
+            let parent = RangeSpan {
+                lo: end as u32,
+                hi: (end + parent_len) as u32,
+            };
+            (
+                parent,
+                RangeSpan {
+                    lo: k as u32,
+                    hi: hi as u32,
+                },
+                parent_len,
+            )
+        } else {
+            self.ranges.extend_from_within(k..hi);
+            if straddles {
+                self.ranges[end].from = pos;
+                self.ranges[k].to = pos;
+            }
+            let parent = RangeSpan {
+                lo: span.lo,
+                hi: (lo + parent_len) as u32,
+            };
+            let child = RangeSpan {
+                lo: end as u32,
+                hi: self.ranges.len() as u32,
+            };
+            (parent, child, child_len)
         };
         let Built {
             intervals, ranges, ..
         } = self;
         intervals[idx].set_ranges(parent, ranges);
-        RangeSpan {
-            lo: child_lo as u32,
-            hi: ranges.len() as u32,
-        }
+        (child, copied)
     }
 
     /// The use positions of `iv`.

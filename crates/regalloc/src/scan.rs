@@ -192,6 +192,10 @@ struct Scan<'a, F: Function> {
 /// Up to this many blocks between its limits, a split position is searched block by block.
 const LINEAR_SPLIT_SEARCH: usize = 32;
 
+/// Split children with more ranges than this are cut after their next register use (see
+/// [`Scan::push_child`]).
+const LONG_TAIL: usize = 16;
+
 /// How many values [`Scan::slot_hint`] looks at for one vreg.
 const SLOT_HINT_CANDIDATES: usize = 8;
 
@@ -976,7 +980,7 @@ impl<F: Function> Scan<'_, F> {
                 .best_split(start, gap_floor(u))
                 .ok_or_else(|| RegAllocError::Internal("no split position before a use".into()))?;
             let child = self.split(cur, split);
-            self.push_unhandled(child);
+            self.push_child(child)?;
         }
         Ok(())
     }
@@ -995,7 +999,7 @@ impl<F: Function> Scan<'_, F> {
                     ))
                 })?;
             let child = self.split(cur, split);
-            self.push_unhandled(child);
+            self.push_child(child)?;
         }
         // Evict the active intervals in the register: split at the current position, the tail
         // goes to the stack and is reloaded before its next register use.
@@ -1026,7 +1030,10 @@ impl<F: Function> Scan<'_, F> {
                     ));
                 }
                 let child = self.split(a, split);
-                self.push_unhandled(child);
+                if let Err(e) = self.push_child(child) {
+                    self.owners = owners;
+                    return Err(e);
+                }
             }
         }
         self.owners = owners;
@@ -1064,7 +1071,7 @@ impl<F: Function> Scan<'_, F> {
                 RegAllocError::Internal(format!("cannot reload {vreg} before its use"))
             })?;
             let child = self.split(tail, reload);
-            self.push_unhandled(child);
+            self.push_child(child)?;
         }
         Ok(())
     }
@@ -1080,6 +1087,68 @@ impl<F: Function> Scan<'_, F> {
 
     fn push_unhandled(&mut self, idx: u32) {
         self.unhandled.push(Reverse((self.iv(idx).start(), idx)));
+    }
+
+    /// Queues split child `child` for allocation. A child of more than [`LONG_TAIL`]
+    /// ranges (a value live into far-away early exits, or to the function's end) is first
+    /// cut after its next register use, at the best gap before the use after that: the
+    /// head is queued, the rest goes to the vreg's slot (stored at the def, so the rest
+    /// costs no store), and a reload piece is cut off the rest before its next register
+    /// use and treated the same way. Otherwise every eviction of such a value would queue
+    /// its whole remaining lifetime again, and each allocation attempt searches all of an
+    /// interval's ranges: quadratic in the value's uses times its exits.
+    ///
+    /// Every piece queued starts at or after `child`'s start (so after the scan's position,
+    /// as `child` does); every register use stays in a queued piece; the pieces put in the
+    /// slot have none.
+    fn push_child(&mut self, child: u32) -> Result<(), RegAllocError> {
+        let mut piece = child;
+        loop {
+            let iv = self.iv(piece);
+            if self.built.ranges_of(iv).len() <= LONG_TAIL {
+                self.push_unhandled(piece);
+                return Ok(());
+            }
+            let (start, end, vreg) = (iv.start(), iv.end(), iv.vreg);
+            let uses = self.built.uses_of(iv);
+            let k = uses.partition_point(|u| u.pos < start);
+            let mut reg_uses = uses[k..].iter().filter(|u| u.requires_reg).map(|u| u.pos);
+            let Some(first) = reg_uses.next() else {
+                // No register use left: the whole piece lives in the slot.
+                let slot = self.slot_for(vreg);
+                self.built.intervals[piece as usize].alloc = Some(Allocation::Stack(slot));
+                return Ok(());
+            };
+            let limit = reg_uses
+                .next()
+                .map_or(end - 1, |u| gap_floor(u).saturating_sub(4));
+            let Some(cut) = self.best_split(first, limit.min(end - 1)) else {
+                // No gap between this use and the next: the piece stays whole.
+                self.push_unhandled(piece);
+                return Ok(());
+            };
+            let rest = self.split(piece, cut);
+            self.push_unhandled(piece);
+            // (The rest starts at `cut`, or later when `cut` falls in a lifetime hole.)
+            let rest_start = self.iv(rest).start();
+            let reload = match self.next_reg_use(rest, rest_start) {
+                None => None,
+                Some(u) => match self.best_split(rest_start, gap_floor(u)) {
+                    Some(reload) => Some(reload),
+                    // The rest needs a register at its very start: it is the next piece.
+                    None => {
+                        piece = rest;
+                        continue;
+                    }
+                },
+            };
+            let slot = self.slot_for(vreg);
+            self.built.intervals[rest as usize].alloc = Some(Allocation::Stack(slot));
+            match reload {
+                Some(reload) => piece = self.split(rest, reload),
+                None => return Ok(()),
+            }
+        }
     }
 
     /// The slot of `vreg`, handing out one free for its whole lifetime if it has none.
@@ -1247,7 +1316,8 @@ impl<F: Function> Scan<'_, F> {
             let tail = &ranges[ranges.partition_point(|r| r.to <= pos)..];
             self.holes.cut(idx, reg, pos, tail);
         }
-        let child_ranges = self.built.split_ranges(idx as usize, pos);
+        let (child_ranges, copied) = self.built.split_ranges(idx as usize, pos);
+        self.steps += copied as u64 + 1;
         // The vreg's uses are sorted: the child takes the tail of the parent's span.
         let parent = &self.built.intervals[idx as usize];
         let parent_uses = self.built.uses_of(parent);

@@ -6,9 +6,16 @@
 //! Guarantees: [`measure`] returns, per size, the allocator's counted work per phase
 //! ([`kestrel_regalloc::Work`], independent of the machine and its load) and every
 //! phase's time; [`Series::growth`] the factor by which each grows per doubling, and
-//! [`Series::violations`] the counted phases that grow by more than [`MAX_GROWTH`] (a
-//! linear phase doubles; the slack covers the fixed costs and logarithmic factors).
-//! Times are reported, never judged here: they depend on the machine's load.
+//! [`Series::violations`] the counted phases whose growth per doubling, averaged over the
+//! series (the geometric mean: the n-th root of the largest size's work over the
+//! smallest's, n doublings apart), exceeds [`MAX_GROWTH`]. A linear phase doubles; a
+//! quadratic one quadruples at every step, so its average does too. The average, rather
+//! than each step, is judged because the allocator's heuristics make one-time steps at
+//! some sizes (a pool of values live to the function's end crossing a split or spill
+//! decision: one random shape's resolution work grows 2.42× at one doubling of 192
+//! units, then 2.05, 2.00, 2.00 from 1,536 units on) that are no growth of the cost per unit.
+//! Times are reported, never judged here: they depend on the machine's load. In debug
+//! builds every allocation is also run through the register-allocation checker.
 //!
 //! Cost: the compiles themselves, O(Σ sizes) for linear phases.
 
@@ -60,12 +67,13 @@ pub struct Series {
     pub samples: Vec<Sample>,
 }
 
-/// A counted phase that grew too fast between two sizes.
+/// A counted phase that grew too fast over the series.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Violation {
     pub phase: &'static str,
-    /// The smaller of the two sizes (units).
+    /// The smallest size (units).
     pub from_units: usize,
+    /// Its average growth per doubling.
     pub factor: f64,
 }
 
@@ -90,21 +98,30 @@ impl Series {
             .collect()
     }
 
-    /// The counted phases whose work grew by more than [`MAX_GROWTH`] at some doubling.
+    /// Per counted phase, its average growth per doubling over the series.
+    pub fn average_growth(&self) -> [f64; 4] {
+        let (first, last) = (&self.samples[0], &self.samples[self.samples.len() - 1]);
+        let doublings = (self.samples.len() - 1).max(1) as f64;
+        std::array::from_fn(|k| {
+            ratio(last.work[k] as f64, first.work[k] as f64).powf(1.0 / doublings)
+        })
+    }
+
+    /// The counted phases whose average growth per doubling exceeds [`MAX_GROWTH`].
     pub fn violations(&self) -> Vec<Violation> {
-        let mut found = Vec::new();
-        for (w, g) in self.samples.windows(2).zip(self.growth()) {
-            for (k, &factor) in g.iter().enumerate() {
-                if factor > MAX_GROWTH {
-                    found.push(Violation {
-                        phase: COUNTED[k],
-                        from_units: w[0].units,
-                        factor,
-                    });
-                }
-            }
+        if self.samples.len() < 2 {
+            return Vec::new();
         }
-        found
+        self.average_growth()
+            .iter()
+            .enumerate()
+            .filter(|(_, &factor)| factor > MAX_GROWTH)
+            .map(|(k, &factor)| Violation {
+                phase: COUNTED[k],
+                from_units: self.samples[0].units,
+                factor,
+            })
+            .collect()
     }
 }
 
@@ -130,7 +147,12 @@ const MAX_SKIPPED: usize = 6;
 /// small functions (see [`kestrel_regalloc::Work::dense_liveness`]).
 pub fn measure(shape: &Shape, base: usize, sizes: usize, repeats: usize) -> Result<Series, String> {
     let mut ctx = CompileContext::new();
-    let flags = Flags::default();
+    // Debug builds (the tests) also check every allocation: the shapes reach allocator
+    // paths that small test functions do not.
+    let flags = Flags {
+        check_regalloc: cfg!(debug_assertions),
+        ..Flags::default()
+    };
     let mut samples = Vec::new();
     let mut skipped = 0;
     let mut k = 0;

@@ -1,5 +1,6 @@
-//! The scaling smoke: counted work per phase grows at most [`MAX_GROWTH`] per doubling on
-//! the fixed shapes and on seeded random ones (no timed assertions: work is counted).
+//! The scaling smoke: counted work per phase grows at most [`MAX_GROWTH`] per doubling (on
+//! average over four sizes, see [`Series::violations`]) on the fixed shapes and on seeded
+//! random ones (no timed assertions: work is counted).
 
 use super::*;
 
@@ -67,7 +68,8 @@ fn every_unit_kind_generates_and_compiles() {
     }
 }
 
-/// The check can fail: a series whose work quadruples is flagged, one that doubles is not.
+/// The check can fail: a series whose work quadruples is flagged, one that doubles is not,
+/// nor one with a single step above the limit whose average stays below it.
 #[test]
 fn violations_flag_growth_above_the_limit() {
     let sample = |units: usize, w: u64| Sample {
@@ -75,11 +77,19 @@ fn violations_flag_growth_above_the_limit() {
         work: [w, 2 * w, w, w],
         ..Sample::default()
     };
-    let series = Series {
+    let series = |works: &[u64]| Series {
         shape: Shape::exit_chain(false, false, 1),
-        samples: vec![sample(10, 100), sample(20, 200), sample(40, 800)],
+        samples: works
+            .iter()
+            .enumerate()
+            .map(|(k, &w)| sample(10 << k, w))
+            .collect(),
     };
-    let bad = series.violations();
+    let bad = series(&[100, 400, 1600]).violations();
     assert_eq!(bad.len(), 4, "{bad:?}");
-    assert!(bad.iter().all(|v| v.from_units == 20 && v.factor == 4.0));
+    assert!(bad.iter().all(|v| v.from_units == 10 && v.factor == 4.0));
+    assert!(series(&[100, 200, 400, 800]).violations().is_empty());
+    assert!(series(&[100, 200, 480, 960]).violations().is_empty());
+    // Linear, then quadratic: the average is above the limit.
+    assert_eq!(series(&[100, 200, 800, 3200]).violations().len(), 4);
 }
