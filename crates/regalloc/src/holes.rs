@@ -13,9 +13,9 @@
 //! Cost: an interval's ranges are recorded once, when it first enters a hole (intervals
 //! without holes never are), and each is removed at most once when a split cuts it off:
 //! O(log) per range. Waking is O(log) per hole passed. A query is O(log) per range asked
-//! about ([`Holes::meets`]), plus O(1) per range found ([`Holes::owners_meeting`]): a
-//! scan step no longer visits every interval in a hole, so a function whose early exits
-//! keep thousands of values in holes costs O(log) per interval, not O(intervals).
+//! about ([`Holes::meets`]), plus O(1) per range found ([`Holes::owners_meeting`]): no
+//! scan step visits every interval in a hole, so a function whose early exits keep
+//! thousands of values in holes costs O(log) per interval, not O(intervals).
 //!
 //! Invariant (I): a recorded interval's ranges after the scan's position are in its
 //! register's map exactly as the interval has them, unless the interval has ended or
@@ -209,5 +209,68 @@ impl Holes {
         self.steps += steps;
         out.sort_unstable();
         out.dedup();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(from: u32, to: u32) -> Range {
+        Range { from, to }
+    }
+
+    #[test]
+    fn wakes_in_order_and_answers_overlaps_from_recorded_ranges() {
+        let mut h = Holes::default();
+        h.reset(2);
+        // Interval 7 in register 0 comes back at 40 and 80; interval 9 in register 1 at 20.
+        h.enter_hole(7, 0, 40, &[r(40, 50), r(80, 90)]);
+        h.enter_hole(9, 1, 20, &[r(20, 30)]);
+        assert_eq!(h.inactive_mask, 0b11);
+        assert!(h.meets(0, &[r(45, 46)], None));
+        assert!(h.meets(0, &[r(10, 20), r(85, 100)], None));
+        assert!(
+            !h.meets(0, &[r(50, 80), r(90, 95)], None),
+            "the hole and the end are free"
+        );
+        assert!(
+            !h.meets(0, &[r(45, 46)], Some(7)),
+            "the stolen input is skipped"
+        );
+        let mut owners = SmallVec::new();
+        h.owners_meeting(0, &[r(0, 100)], &mut owners);
+        assert_eq!(&owners[..], &[7]);
+        // Waking: 9 first (at 20), then 7 (at 40); nothing before its wake.
+        assert_eq!(h.next_woken(19), None);
+        assert_eq!(h.next_woken(25), Some(9));
+        h.leave(1);
+        assert_eq!(h.inactive_mask, 0b01);
+        assert_eq!(h.next_woken(25), None);
+        assert_eq!(h.next_woken(40), Some(7));
+        h.requeue(7, 80);
+        assert_eq!(h.next_woken(79), None);
+    }
+
+    #[test]
+    fn cuts_and_forgets_keep_only_what_the_interval_keeps() {
+        let mut h = Holes::default();
+        h.reset(1);
+        h.enter_hole(3, 0, 10, &[r(10, 20), r(30, 40), r(50, 60)]);
+        // A split at 35: the range 30..40 ends at 35, 50..60 goes.
+        h.cut(3, 0, 35, &[r(30, 40), r(50, 60)]);
+        assert!(h.meets(0, &[r(34, 35)], None));
+        assert!(!h.meets(0, &[r(35, 100)], None));
+        // An active interval found in a map is not an owner in a hole.
+        h.set_active(3, true);
+        let mut owners = SmallVec::new();
+        h.owners_meeting(0, &[r(0, 100)], &mut owners);
+        assert!(owners.is_empty());
+        h.set_active(3, false);
+        h.forget(3, 0, &[r(10, 20), r(30, 35)]);
+        assert!(!h.meets(0, &[r(0, 100)], None));
+        // Unrecorded intervals are not touched by a cut.
+        h.cut(4, 0, 0, &[r(0, 100)]);
+        assert!(h.steps > 0);
     }
 }

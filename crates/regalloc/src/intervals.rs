@@ -1027,6 +1027,46 @@ mod tests {
             .collect()
     }
 
+    /// A split at every gap of every interval gives the head and the tail the positions
+    /// before and after the cut, whichever side is copied.
+    #[test]
+    fn split_ranges_keeps_every_position_on_its_side() {
+        let mut seed = 0x2545_f491_4f6c_dd1d;
+        for case in 0..300 {
+            let original = ranges(&mut seed, 1 + case % 30);
+            let (start, end) = (original[0].from, original[original.len() - 1].to);
+            for pos in start + 1..end {
+                let mut built = Built::default();
+                built.ranges.extend_from_slice(&original);
+                let mut iv = Interval::empty(crate::VReg::new(0, crate::RegClass::Int));
+                let span = RangeSpan {
+                    lo: 0,
+                    hi: original.len() as u32,
+                };
+                iv.set_ranges(span, &built.ranges);
+                built.intervals.push(iv);
+                let (child, _) = built.split_ranges(0, pos);
+                let head = built.ranges_of(&built.intervals[0]).to_vec();
+                let tail = built.ranges[child.lo as usize..child.hi as usize].to_vec();
+                let covers = |rs: &[Range], p: u32| rs.iter().any(|r| r.from <= p && p < r.to);
+                for p in start..end {
+                    let want = covers(&original, p);
+                    assert_eq!(
+                        covers(&head, p),
+                        want && p < pos,
+                        "case {case} at {pos}: {p}"
+                    );
+                    assert_eq!(
+                        covers(&tail, p),
+                        want && p >= pos,
+                        "case {case} at {pos}: {p}"
+                    );
+                }
+                assert!(head.iter().chain(&tail).all(|r| r.from < r.to));
+            }
+        }
+    }
+
     /// The galloping merge finds the first common position a position-by-position scan
     /// finds, on lists of very different lengths too.
     #[test]
