@@ -1091,12 +1091,14 @@ impl<F: Function> Scan<'_, F> {
 
     /// Queues split child `child` for allocation. A child of more than [`LONG_TAIL`]
     /// ranges (a value live into far-away early exits, or to the function's end) is first
-    /// cut after its next register use, at the best gap before the use after that: the
-    /// head is queued, the rest goes to the vreg's slot (stored at the def, so the rest
-    /// costs no store), and a reload piece is cut off the rest before its next register
-    /// use and treated the same way. Otherwise every eviction of such a value would queue
-    /// its whole remaining lifetime again, and each allocation attempt searches all of an
-    /// interval's ranges: quadratic in the value's uses times its exits.
+    /// cut, at the best gap after its last register use within its first [`LONG_TAIL`]
+    /// ranges (its first register use at least) and before the next one: the head is
+    /// queued, the rest goes to the vreg's slot (stored at the def, so the rest costs no
+    /// store), and a reload piece is cut off the rest before its next register use and
+    /// treated the same way. Otherwise every eviction of such a value would queue its whole
+    /// remaining lifetime again, and each allocation attempt searches all of an interval's
+    /// ranges: quadratic in the value's uses times its exits. A value's long stretches
+    /// (one range through a chain of blocks, with all its uses there) stay in one piece.
     ///
     /// Every piece queued starts at or after `child`'s start (so after the scan's position,
     /// as `child` does); every register use stays in a queued piece; the pieces put in the
@@ -1110,6 +1112,8 @@ impl<F: Function> Scan<'_, F> {
                 return Ok(());
             }
             let (start, end, vreg) = (iv.start(), iv.end(), iv.vreg);
+            // The head keeps at most LONG_TAIL ranges: it ends by the next one's start.
+            let bound = self.built.ranges_of(iv)[LONG_TAIL].from;
             let uses = self.built.uses_of(iv);
             let k = uses.partition_point(|u| u.pos < start);
             let mut reg_uses = uses[k..].iter().filter(|u| u.requires_reg).map(|u| u.pos);
@@ -1119,11 +1123,35 @@ impl<F: Function> Scan<'_, F> {
                 self.built.intervals[piece as usize].alloc = Some(Allocation::Stack(slot));
                 return Ok(());
             };
-            let limit = reg_uses
-                .next()
-                .map_or(end - 1, |u| gap_floor(u).saturating_sub(4));
-            let Some(cut) = self.best_split(first, limit.min(end - 1)) else {
-                // No gap between this use and the next: the piece stays whole.
+            // The head takes every register use before the bound (at least the first one);
+            // the cut goes at the best gap after the last of them, before the next one.
+            let (mut last, mut next) = (first, None);
+            for u in reg_uses {
+                if u < bound {
+                    last = u;
+                } else {
+                    next = Some(u);
+                    break;
+                }
+            }
+            if first >= bound {
+                // No register use in the first ranges: they stay in the slot, and the
+                // piece to queue starts before the first use.
+                if let Some(reload) = self.best_split(start, gap_floor(first)) {
+                    let slot = self.slot_for(vreg);
+                    self.built.intervals[piece as usize].alloc = Some(Allocation::Stack(slot));
+                    piece = self.split(piece, reload);
+                    continue;
+                }
+            }
+            let limit = next
+                .map_or(end - 1, |u| gap_floor(u).saturating_sub(4))
+                .min(end - 1);
+            let cut = self
+                .best_split(last, limit.min(bound))
+                .or_else(|| self.best_split(last, limit));
+            let Some(cut) = cut else {
+                // No gap between the last use and the next: the piece stays whole.
                 self.push_unhandled(piece);
                 return Ok(());
             };
