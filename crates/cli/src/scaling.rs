@@ -4,8 +4,8 @@
 //! or count runs out. Per shape, one line on stdout: the shape, then per counted phase the
 //! growth of its work at each doubling, per timed phase the average growth of its time, and
 //! the verdict (`ok`; `SLOW` when only a time grew above the limit on average; `FAIL` when
-//! a counted phase's average growth per doubling did, see `kestrel_codegen::scaling`, or
-//! when a compile failed: then the line names the shape and the error). The last line is `N shapes, M failures, K slow`; exit status 1 on a failure.
+//! a counted phase's work grew above it at some doubling, see `kestrel_codegen::scaling`,
+//! or when a compile failed: then the line names the shape and the error). The last line is `N shapes, M failures, K slow`; exit status 1 on a failure.
 
 use std::io::Write;
 use std::process::ExitCode;
