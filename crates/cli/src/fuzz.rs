@@ -63,12 +63,46 @@ pub struct FuzzArgs {
     /// control-flow shapes (self loops, back edges, switches, many exits, entry-block
     /// edges the verifier must refuse): every function that verifies compiles on x86-64
     /// and AArch64, checker on, at both opt levels, without a panic or an error.
-    #[arg(long, conflicts_with_all = ["chaos", "opt", "object", "aarch64", "against_cranelift", "coverage"])]
+    #[arg(long, conflicts_with_all = ["chaos", "opt", "object", "aarch64", "against_cranelift", "coverage", "scaling"])]
     pub cfg_shapes: bool,
+    /// Instead of comparing results, check compile-time scaling: random CFG shapes (chains,
+    /// diamonds, switches, loop nests, early exits, calls, many live values) compiled at
+    /// four doubling sizes; per shape and phase, the growth of the allocator's counted work
+    /// (a phase above 2.3× per doubling is a failure) and of each phase's time (above 2.3×
+    /// on average, reported as slow: times depend on the machine's load).
+    #[arg(long, conflicts_with_all = ["chaos", "opt", "object", "aarch64", "against_cranelift", "coverage"])]
+    pub scaling: bool,
+    /// With `--scaling`: the smallest size, in units (a unit is a few blocks).
+    #[arg(
+        long,
+        value_name = "UNITS",
+        default_value_t = 1000,
+        requires = "scaling"
+    )]
+    pub scaling_base: usize,
+    /// With `--scaling`: measure only the random shape of this seed (as a report names it,
+    /// `random#SEED`), to reproduce a finding.
+    #[arg(long, value_name = "SEED", requires = "scaling")]
+    pub scaling_shape: Option<u64>,
+    /// With `--scaling-shape`: also write that shape's largest function to FILE (CLIF, for
+    /// `kestrel compile --timing`).
+    #[arg(long, value_name = "FILE", requires = "scaling_shape")]
+    pub scaling_emit: Option<PathBuf>,
 }
 
 pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
     let seed = args.seed.unwrap_or_else(fresh_seed);
+    if args.scaling {
+        let run = crate::scaling::Run {
+            seed,
+            time: args.time,
+            count: args.count,
+            base: args.scaling_base,
+            only: args.scaling_shape,
+            emit: args.scaling_emit,
+        };
+        return crate::scaling::campaign(run);
+    }
     let limit = match (args.time, args.count) {
         (Some(_), Some(_)) => return Err("give --time or --count, not both".into()),
         (Some(secs), None) => Limit::Time(Duration::from_secs(secs)),

@@ -30,6 +30,7 @@ mod compile;
 #[cfg(feature = "cranelift")]
 mod cranelift_oracle;
 mod fuzz;
+mod scaling;
 mod target;
 mod wasm;
 

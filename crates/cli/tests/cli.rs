@@ -249,6 +249,41 @@ fn fuzz_reports_progress_and_ends_with_the_count_line() {
 }
 
 #[test]
+fn fuzz_scaling_reports_each_shape_and_ends_with_the_count_line() {
+    let o = kestrel(&[
+        "fuzz",
+        "--scaling",
+        "--seed",
+        "3",
+        "--count",
+        "5",
+        "--scaling-base",
+        "48",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out_text = stdout(&o);
+    let lines: Vec<&str> = out_text.lines().collect();
+    assert_eq!(lines.len(), 6, "{out_text}");
+    // The fixed exit chains come first, then a random shape; every line reports each
+    // counted phase's growth at the three doublings and a verdict.
+    assert!(lines[0].starts_with("exit chain (hot)"), "{out_text}");
+    assert!(lines[4].starts_with("random#"), "{out_text}");
+    for line in &lines[..5] {
+        for phase in ["liveness", "intervals", "scan", "resolve"] {
+            assert!(line.contains(&format!(" {phase} ")), "{line}");
+        }
+        assert!(line.ends_with(" ok") || line.ends_with(" SLOW"), "{line}");
+    }
+    assert!(lines[5].starts_with("5 shapes, 0 failures, "), "{out_text}");
+    let o = kestrel(&["fuzz", "--scaling", "--chaos", "--count", "1"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "clap rejects --chaos with --scaling"
+    );
+}
+
+#[test]
 fn fuzz_flags_are_checked() {
     let o = kestrel(&["fuzz", "--time", "1", "--count", "3"]);
     assert_eq!(o.status.code(), Some(2), "clap rejects conflicting limits");

@@ -1,10 +1,12 @@
 //! Kestrel's code generator.
 //!
 //! `machinst` holds the target-independent machinery (block order, VCode, the MachBuffer);
-//! `isa` holds one directory per target with the same file shape.
+//! `isa` holds one directory per target with the same file shape; `scaling` checks that
+//! each phase's work grows linearly on generated CFG shapes.
 
 pub mod chaos;
 #[cfg(feature = "disasm")]
 pub mod disasm;
 pub mod isa;
 pub mod machinst;
+pub mod scaling;

@@ -42,6 +42,7 @@ mod env_facts;
 pub mod exec;
 pub mod fuzzing;
 pub mod gen;
+mod holes;
 mod intervals;
 mod liveness;
 pub mod moves;
@@ -199,6 +200,43 @@ pub struct Stats {
     pub stack_moves: usize,
     /// The most vregs live at once at any instruction (register pressure before allocation).
     pub max_live: usize,
+    /// Work counted in each phase.
+    pub work: Work,
+}
+
+/// Steps counted by each phase: a measure of work that does not depend on the machine or
+/// its load, for checking that each phase's cost grows linearly with the function (a
+/// phase's count grows at most by the factor its "Cost:" line allows). Each counter is a
+/// sum of loop trips over the phase's main structures, added up where the loop ends, so
+/// counting costs a few additions per loop, not per step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    /// Liveness: blocks, vregs, instructions, reads, and predecessors visited by the walks
+    /// (small functions: the bitsets' words and the worklist's passes over them).
+    pub liveness: u64,
+    /// Intervals: blocks, instructions, vregs, uses, ranges, clobber points, and the
+    /// successors' live-in entries read for each block's live-out set.
+    pub intervals: u64,
+    /// The scan: intervals taken, active entries visited, and the hole structure's
+    /// insertions, removals, wakes and entries visited.
+    pub scan: u64,
+    /// Resolution: instructions, blocks, operands, edits, edges, and the live-in entries
+    /// looked up on edges where pieces change.
+    pub resolve: u64,
+    /// Whether liveness took the bitset path of small functions (blocks × vregs bounded by
+    /// a constant, quadratic below that bound): its count is not comparable with the
+    /// per-value walk's of larger functions, so a growth check compares sizes past it.
+    pub dense_liveness: bool,
+}
+
+impl std::ops::AddAssign for Work {
+    fn add_assign(&mut self, o: Work) {
+        self.liveness += o.liveness;
+        self.intervals += o.intervals;
+        self.scan += o.scan;
+        self.resolve += o.resolve;
+        self.dense_liveness |= o.dense_liveness;
+    }
 }
 
 impl std::ops::AddAssign for Stats {
@@ -210,6 +248,7 @@ impl std::ops::AddAssign for Stats {
         self.reloads += other.reloads;
         self.stack_moves += other.stack_moves;
         self.max_live = self.max_live.max(other.max_live);
+        self.work += other.work;
     }
 }
 

@@ -164,6 +164,10 @@ pub(crate) struct Liveness {
     pub live_in: BlockLists,
     /// The lowest-numbered vreg read on a path from the entry that misses its def.
     pub live_into_entry: Option<u32>,
+    /// Work done (see [`crate::Work::liveness`]).
+    pub steps: u64,
+    /// Whether the bounded bitset path computed it (see [`crate::Work::dense_liveness`]).
+    pub dense: bool,
 }
 
 const NONE: u32 = u32::MAX;
@@ -200,8 +204,10 @@ pub(crate) fn compute_into<F: Function>(
 ) {
     if dense::fits(func.num_blocks(), func.num_vregs()) {
         dense::compute(func, cfg, live, &mut scratch.dense);
+        live.dense = true;
     } else {
         compute_sparse(func, cfg, live, scratch);
+        live.dense = false;
     }
 }
 
@@ -265,6 +271,8 @@ fn compute_sparse<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, scratch
     refill(counts, n + 1, 0);
     let mut live_into_entry = None;
     stack.clear();
+    // Predecessors visited by the walks (the L of the module doc).
+    let mut walked = 0u64;
     for v in 0..nv as u32 {
         let def = def_block[v as usize];
         // Marks `b` live-in for v (unless it defines v), which queues it for the walk: the
@@ -305,11 +313,14 @@ fn compute_sparse<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, scratch
                 live_into_entry.get_or_insert(v);
                 continue;
             }
-            for &p in func.block_preds(Block(b)) {
+            let preds = func.block_preds(Block(b));
+            walked += preds.len() as u64;
+            for &p in preds {
                 mark_in(p.0, live_in);
             }
         }
     }
+    live.steps = (n + nv + func.num_insts() + reads.len() + arg_reads.len()) as u64 + walked;
     live.live_in.refill_from_counted_pairs(n, live_in);
     live.live_into_entry = live_into_entry;
 }

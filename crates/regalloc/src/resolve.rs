@@ -107,6 +107,8 @@ struct Resolver<'a, F: Function> {
     split_table: locate::SplitTable,
     /// The rest of the working memory (borrowed, not moved: it is large).
     spare: &'a mut Scratch,
+    /// Work done in the edge loop (see [`crate::Work::resolve`]).
+    steps: u64,
 }
 
 /// Up to this many moves, a comparison sort beats the counting sorts' passes.
@@ -293,6 +295,7 @@ pub(crate) fn resolve<F: Function>(
         operand_cursor,
         split_table,
         spare,
+        steps: 0,
     };
     let result = r.resolve_into(live, output);
     // The buffers go back even on failure, for the next function.
@@ -305,6 +308,15 @@ pub(crate) fn resolve<F: Function>(
         intervals: built.num_live_vregs,
         splits: scanned.splits,
         max_live: built.max_live,
+        work: crate::Work {
+            liveness: live.steps,
+            intervals: built.steps,
+            scan: scanned.scan_steps,
+            resolve: r.steps
+                + (func.num_insts() + func.num_blocks() + output.allocs.len() + output.edits.len())
+                    as u64,
+            dense_liveness: live.dense,
+        },
         ..Stats::default()
     };
     Output::count_edits(&output.edits, &mut output.stats);
@@ -505,6 +517,7 @@ impl<F: Function> Resolver<'_, F> {
             if any_split { live.live_in.total() } else { 0 },
             None,
         );
+        self.steps += start_loc.len() as u64;
         let mut boundaries = std::mem::take(&mut spare.boundaries);
         // Blocks entered by an edge along which pieces change (see `edge_moves_with`): the
         // only ones whose live-in locations are read.
@@ -589,6 +602,7 @@ impl<F: Function> Resolver<'_, F> {
                 } else {
                     0..0
                 };
+                self.steps += span.len() as u64 + 1;
                 for (&at_succ, &v) in start_loc[span].iter().zip(live.live_in.get(s.index())) {
                     let Some(split) = built.pieces.split_index(v as usize) else {
                         continue; // one location for the whole lifetime

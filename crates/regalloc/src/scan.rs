@@ -49,16 +49,18 @@
 //! interval's child still starts strictly later).
 //!
 //! Cost: O(I + instructions) to order the I intervals (counting sorts), then per interval
-//! a pass over the active and inactive lists (active ≤ registers; inactive grows only with
-//! intervals in lifetime holes; an active interval costs a comparison until the scan passes
-//! the end of its current range, an inactive one until it reaches the start of its next
-//! range, and their ranges are searched only then; a blocked interval searches an inactive
-//! one's ranges only when its next use would lower the register's), binary searches in
-//! ranges, uses and reservations, and one search per range and per clobbered register
-//! found among the clobber points (`clobber_conflicts`: O(log distance) each, through a
-//! segment tree searched from the range's start). Each split position costs O(log blocks)
-//! (the least loop-deep block between its limits, through a segment tree over the loop
-//! depths, built in O(blocks)).
+//! a pass over the active list (at most one entry per register, plus a stolen input; an
+//! active interval costs a comparison until the scan passes the end of its current range),
+//! the inactive intervals through [`crate::holes`] (O(log) per range of the interval per
+//! register with an interval in a hole, plus the intervals met when it is blocked; never a
+//! pass over all intervals in holes, so thousands of values waiting for their early exits
+//! cost O(log) each), binary searches in ranges and uses, reservations through a cursor
+//! and one search per range after a hole (O(log) however many reservations the hole
+//! spans, plus those within [`MAX_RESERVATION_LEN`] of the range), and one search per
+//! range and per clobbered register found among the clobber points (`clobber_conflicts`:
+//! O(log distance) each, through a segment tree searched from the range's start). Each
+//! split position costs O(log blocks) (the least loop-deep block between its limits,
+//! through a segment tree over the loop depths, built in O(blocks)).
 //! Spill slots are reused through a per-class heap: O(log slots) per spilled vreg, after
 //! at most [`SLOT_HINT_CANDIDATES`] slots of related values are looked at; a slot taken by
 //! such a hint leaves a stale heap entry, dropped when it reaches the top (at most one per
@@ -73,6 +75,7 @@ use smallvec::SmallVec;
 use crate::counting_sort::counting_sort;
 use crate::depth_tree::DepthTree;
 use crate::env_facts::EnvFacts;
+use crate::holes::Holes;
 use crate::intervals::{
     has_reg_use_in, next_reg_use, Built, ClobberPoint, Interval, UseSpan, MAX_RESERVATION_LEN,
 };
@@ -91,6 +94,8 @@ pub(crate) struct Scanned {
     pub num_slots: u32,
     /// Number of splits.
     pub splits: usize,
+    /// Work done (see [`crate::Work::scan`]).
+    pub scan_steps: u64,
 }
 
 /// The scan's working memory, kept by [`crate::Context`] between functions; each buffer
@@ -107,7 +112,7 @@ pub(crate) struct Scratch {
     sort_keys: Vec<u64>,
     unhandled: BinaryHeap<Reverse<(u32, u32)>>,
     active: Vec<Active>,
-    inactive: Vec<Inactive>,
+    holes: Holes,
     slot_heap: BinaryHeap<Reverse<(u32, u32, u32)>>,
     slot_gen: Vec<u32>,
     clobber_bits: Vec<u64>,
@@ -128,21 +133,6 @@ struct Active {
     until: u32,
 }
 
-/// An interval in a lifetime hole, with what the scan's loops over `inactive` read kept at
-/// hand (its register and end), and where its next range starts: until the scan reaches that
-/// position it stays inactive without a search of its ranges.
-#[derive(Clone, Copy)]
-struct Inactive {
-    idx: u32,
-    /// The start of the interval's first range after the position it was last checked at
-    /// (a split may since have cut that range off; then the interval has ended by then).
-    wake: u32,
-    /// The interval's end (kept equal to it across splits).
-    end: u32,
-    /// Its register's index in `regs`.
-    reg: u8,
-}
-
 struct Scan<'a, F: Function> {
     func: &'a F,
     cfg: &'a Cfg,
@@ -157,7 +147,11 @@ struct Scan<'a, F: Function> {
     active: Vec<Active>,
     /// The registers the `active` intervals hold.
     active_regs: HeldRegs,
-    inactive: Vec<Inactive>,
+    /// The intervals in a register but in a lifetime hole (inactive), and the ranges they
+    /// come back with.
+    holes: Holes,
+    /// Owners found by a [`Holes::owners_meeting`] query (working memory).
+    owners: SmallVec<[u32; 8]>,
     vreg_slot: Vec<Option<SpillSlot>>,
     slot_busy_until: Vec<u32>,
     /// Class of the values each slot holds.
@@ -189,10 +183,18 @@ struct Scan<'a, F: Function> {
     depth_tree: &'a DepthTree,
     /// Alternative heuristic choices, when perturbing.
     perturb: Perturb,
+    /// Work done outside `holes`: intervals taken, active entries and ranges visited.
+    steps: u64,
+    /// Reservations visited (counted apart: the search takes `&self`).
+    resv_steps: Cell<u64>,
 }
 
 /// Up to this many blocks between its limits, a split position is searched block by block.
 const LINEAR_SPLIT_SEARCH: usize = 32;
+
+/// Split children with more ranges than this are cut after their next register use (see
+/// [`Scan::push_child`]).
+const LONG_TAIL: usize = 16;
 
 /// How many values [`Scan::slot_hint`] looks at for one vreg.
 const SLOT_HINT_CANDIDATES: usize = 8;
@@ -235,6 +237,7 @@ pub(crate) fn run<F: Function>(
     }
     let split_budget = 64 + 16 * (built.intervals.len() + 4 * func.num_insts());
     scanned.splits = 0;
+    scanned.scan_steps = 0;
     for class in RegClass::ALL {
         if built.live_in_class[class.index()] == 0 {
             // No interval of this class: nothing to scan (many functions use one class).
@@ -291,7 +294,12 @@ pub(crate) fn run<F: Function>(
             unhandled,
             active: take_cleared(&mut scratch.active),
             active_regs: HeldRegs::default(),
-            inactive: take_cleared(&mut scratch.inactive),
+            holes: {
+                let mut holes = std::mem::take(&mut scratch.holes);
+                holes.reset(regs.len());
+                holes
+            },
+            owners: SmallVec::new(),
             vreg_slot: std::mem::take(&mut scanned.vreg_slot),
             slot_heap,
             slot_gen,
@@ -308,6 +316,8 @@ pub(crate) fn run<F: Function>(
             clobber_tree: std::mem::take(&mut scratch.clobber_tree),
             depth_tree: &scratch.depth_tree,
             perturb,
+            steps: 0,
+            resv_steps: Cell::new(0),
         };
         let result = scan.run();
         // The buffers go back even on failure, for the next function.
@@ -317,7 +327,8 @@ pub(crate) fn run<F: Function>(
         scratch.initial = scan.initial;
         scratch.unhandled = scan.unhandled;
         scratch.active = scan.active;
-        scratch.inactive = scan.inactive;
+        scanned.scan_steps += scan.steps + scan.holes.steps + scan.resv_steps.get();
+        scratch.holes = scan.holes;
         scratch.slot_heap = scan.slot_heap;
         scratch.slot_gen = scan.slot_gen;
         scratch.slot_busy_until = scan.slot_busy_until;
@@ -528,6 +539,7 @@ impl<F: Function> Scan<'_, F> {
             } else {
                 self.hint_for(cur)
             };
+            self.steps += 1;
             if !self.try_allocate_free(cur, hint) {
                 self.allocate_blocked(cur, hint)?;
             }
@@ -543,6 +555,7 @@ impl<F: Function> Scan<'_, F> {
     /// Moves intervals between active, inactive and handled for position `pos`.
     fn advance(&mut self, pos: u32) {
         let mut k = 0;
+        self.steps += self.active.len() as u64;
         while k < self.active.len() {
             let Active { idx, until } = self.active[k];
             if pos < until {
@@ -560,41 +573,31 @@ impl<F: Function> Scan<'_, F> {
                         k += 1;
                     }
                     Err(wake) => {
-                        let (end, reg) = (iv.end(), self.reg_of(idx) as u8);
+                        let reg = self.reg_of(idx);
                         self.deactivate_at(k);
-                        self.inactive.push(Inactive {
-                            idx,
-                            wake,
-                            end,
-                            reg,
-                        });
+                        let ranges = self.built.ranges_of(&self.built.intervals[idx as usize]);
+                        let later = &ranges[ranges.partition_point(|r| r.from < wake)..];
+                        self.holes.enter_hole(idx, reg, wake, later);
                     }
                 }
             }
         }
-        let mut k = 0;
-        while k < self.inactive.len() {
-            let Inactive { idx, wake, end, .. } = self.inactive[k];
-            debug_assert_eq!(
-                end,
-                self.iv(idx).end(),
-                "an inactive entry's end is current"
-            );
-            if end <= pos {
-                self.inactive.swap_remove(k);
-            } else if wake > pos {
-                k += 1; // still in the hole: its next range starts later
-            } else {
-                match self.built.range_around(self.iv(idx), pos) {
-                    Err(wake) => {
-                        // The range that started by `pos` also ended by it.
-                        self.inactive[k].wake = wake;
-                        k += 1;
-                    }
-                    Ok(until) => {
-                        self.inactive.swap_remove(k);
-                        self.activate(idx, until);
-                    }
+        // Only the intervals whose next range has started are looked at.
+        while let Some(idx) = self.holes.next_woken(pos) {
+            let iv = self.iv(idx);
+            if iv.end() <= pos {
+                // Over (or cut off by a split while in its hole).
+                let reg = self.reg_of(idx);
+                self.holes.leave(reg);
+                continue;
+            }
+            match self.built.range_around(iv, pos) {
+                // The range that started by `pos` also ended by it.
+                Err(wake) => self.holes.requeue(idx, wake),
+                Ok(until) => {
+                    let reg = self.reg_of(idx);
+                    self.holes.leave(reg);
+                    self.activate(idx, until);
                 }
             }
         }
@@ -606,6 +609,7 @@ impl<F: Function> Scan<'_, F> {
         let r = self.reg_of(idx);
         self.active_regs.add(r);
         self.active.push(Active { idx, until });
+        self.holes.set_active(idx, true);
     }
 
     /// Removes `active[k]` (the order of `active` does not matter).
@@ -613,6 +617,7 @@ impl<F: Function> Scan<'_, F> {
         let idx = self.active.swap_remove(k).idx;
         let r = self.reg_of(idx);
         self.active_regs.remove(r);
+        self.holes.set_active(idx, false);
     }
 
     /// First position where `iv` meets a reservation of `regs[slot]` owned by another vreg.
@@ -634,11 +639,15 @@ impl<F: Function> Scan<'_, F> {
         // them. (Reservations are sorted by `from` and at most MAX_RESERVATION_LEN long.)
         let cursor = &self.resv_cursor[slot];
         let mut k = cursor.get() as usize;
+        let mut steps = 0u64;
         let from = iv.start().saturating_sub(MAX_RESERVATION_LEN);
         while k < list.len() && list[k].from < from {
             k += 1;
+            steps += 1;
         }
         cursor.set(k as u32);
+        self.resv_steps.set(self.resv_steps.get() + steps);
+        steps = 0;
         if k == list.len() {
             self.resv_left.set(self.resv_left.get() & !(1 << slot));
             return None;
@@ -648,19 +657,34 @@ impl<F: Function> Scan<'_, F> {
         }
         let mut j = 0;
         let ranges = self.built.ranges_of(iv);
-        while k < list.len() && j < ranges.len() {
+        let found = loop {
+            if k >= list.len() || j >= ranges.len() {
+                break None;
+            }
+            steps += 1;
             let r = list[k];
-            if r.owner == Some(iv.vreg) || r.to <= ranges[j].from {
+            if r.owner == Some(iv.vreg) {
                 k += 1;
+                continue;
+            }
+            if r.to <= ranges[j].from {
+                // Every reservation ending by this range's start is behind it. Those that
+                // start more than MAX_RESERVATION_LEN before it are skipped by one search
+                // (a range after a long hole would otherwise walk every reservation in the
+                // hole: thousands, where early exits each reserve the return register).
+                let floor = ranges[j].from.saturating_sub(MAX_RESERVATION_LEN);
+                let skip = list[k..].partition_point(|x| x.from < floor);
+                k += skip.max(1);
                 continue;
             }
             if ranges[j].to <= r.from {
                 j += ranges[j..].partition_point(|rg| rg.to <= r.from);
                 continue;
             }
-            return Some(r.from.max(ranges[j].from));
-        }
-        None
+            break Some(r.from.max(ranges[j].from));
+        };
+        self.resv_steps.set(self.resv_steps.get() + steps);
+        found
     }
 
     /// Registers (bits over `regs`) that some clobber point inside `cur`'s ranges
@@ -802,6 +826,7 @@ impl<F: Function> Scan<'_, F> {
         // Registers held by active intervals (bit k: `regs[k]`), and those whose inactive
         // intervals come back while `cur` is live.
         let mut busy = self.active_regs.mask;
+        let mut stolen_idx = None;
         if let Some(stolen) = iv.steal {
             // Steal: the reused input, dying here, may share its register with the def,
             // unless another active interval holds it too. Dying here: its range ends right
@@ -819,25 +844,23 @@ impl<F: Function> Scan<'_, F> {
                     let r = self.reg_of(a);
                     if self.active_regs.holders[r] == 1 {
                         busy &= !(1 << r);
+                        stolen_idx = Some(a);
                     }
                 }
             }
         }
-        // An inactive interval is not live from the current start until its `wake` (the
-        // scan advanced to this start), so one that wakes after the current interval's end
-        // cannot meet it: only the others' ranges are searched.
-        for &Inactive {
-            idx: a, reg, wake, ..
-        } in &self.inactive
-        {
-            let r = reg as usize;
-            if busy & (1 << r) == 0
-                && wake < iv.end()
-                && self.built.first_intersection(self.iv(a), iv).is_some()
-            {
+        // A register no active interval holds is busy when an interval in a hole comes back
+        // in it while `cur` is live: one search of its recorded ranges per range of `cur`.
+        let mut maybe = self.holes.inactive_mask & !busy & low_bits(n);
+        let ranges = self.built.ranges_of(&self.built.intervals[cur as usize]);
+        while maybe != 0 {
+            let r = maybe.trailing_zeros() as usize;
+            maybe &= maybe - 1;
+            if self.holes.meets(r, ranges, stolen_idx) {
                 busy |= 1 << r;
             }
         }
+        self.steps += self.active.len() as u64;
         busy |= self.clobber_conflicts(cur, None);
         let iv = self.iv(cur);
         let candidates = !busy & low_bits(n);
@@ -892,21 +915,22 @@ impl<F: Function> Scan<'_, F> {
             let r = self.reg_of(a);
             use_pos[r] = use_pos[r].min(self.eviction_use_pos(a, start));
         }
-        for &Inactive {
-            idx: a, reg, wake, ..
-        } in &self.inactive
-        {
-            let r = reg as usize;
-            // Waking after the current interval's end, it cannot meet it. Its next use is in
-            // a range, so at or after `wake`: waking at or after the register's use position
-            // it cannot lower it. The range search comes last, only when the use would.
-            if wake < iv.end() && wake < use_pos[r] {
+        // The intervals in holes that come back while `cur` is live: their next use.
+        self.steps += self.active.len() as u64;
+        let mut owners = std::mem::take(&mut self.owners);
+        let mut maybe = self.holes.inactive_mask & low_bits(n);
+        while maybe != 0 {
+            let r = maybe.trailing_zeros() as usize;
+            maybe &= maybe - 1;
+            let ranges = self.built.ranges_of(self.iv(cur));
+            self.holes.owners_meeting(r, ranges, &mut owners);
+            for &a in &owners {
                 let next = self.next_reg_use(a, start).unwrap_or(u32::MAX);
-                if next < use_pos[r] && self.built.first_intersection(self.iv(a), iv).is_some() {
-                    use_pos[r] = next;
-                }
+                use_pos[r] = use_pos[r].min(next);
             }
         }
+        self.owners = owners;
+        let iv = self.iv(cur);
         for k in 0..n {
             if use_pos[k] <= start {
                 continue; // unusable already; a reservation cannot make it usable
@@ -956,7 +980,7 @@ impl<F: Function> Scan<'_, F> {
                 .best_split(start, gap_floor(u))
                 .ok_or_else(|| RegAllocError::Internal("no split position before a use".into()))?;
             let child = self.split(cur, split);
-            self.push_unhandled(child);
+            self.push_child(child)?;
         }
         Ok(())
     }
@@ -975,7 +999,7 @@ impl<F: Function> Scan<'_, F> {
                     ))
                 })?;
             let child = self.split(cur, split);
-            self.push_unhandled(child);
+            self.push_child(child)?;
         }
         // Evict the active intervals in the register: split at the current position, the tail
         // goes to the stack and is reloaded before its next register use.
@@ -990,25 +1014,29 @@ impl<F: Function> Scan<'_, F> {
             self.deactivate_at(k.expect("a victim is active"));
             self.evict_active(a, start)?;
         }
-        // (Splitting changes neither `inactive`'s members nor their registers; it moves
-        // their ends, updated below.)
-        for k in 0..self.inactive.len() {
-            let Inactive { idx: a, wake, .. } = self.inactive[k];
-            if self.inactive[k].reg as usize != reg || wake >= self.iv(cur).end() {
-                continue;
-            }
+        // The intervals in holes that come back in the register while `cur` is live give it
+        // up there. (A split keeps each in its hole with the register: it only moves its
+        // end, and `split` cuts the ranges it loses from the records.)
+        let mut owners = std::mem::take(&mut self.owners);
+        let ranges = self.built.ranges_of(self.iv(cur));
+        self.holes.owners_meeting(reg, ranges, &mut owners);
+        for &a in &owners {
             if let Some(x) = self.built.first_intersection(self.iv(a), self.iv(cur)) {
                 let split = gap_floor(x);
                 if split <= self.iv(a).start() {
+                    self.owners = owners;
                     return Err(RegAllocError::Internal(
                         "inactive interval split at its start".into(),
                     ));
                 }
                 let child = self.split(a, split);
-                self.inactive[k].end = self.iv(a).end();
-                self.push_unhandled(child);
+                if let Err(e) = self.push_child(child) {
+                    self.owners = owners;
+                    return Err(e);
+                }
             }
         }
+        self.owners = owners;
         Ok(())
     }
 
@@ -1025,6 +1053,11 @@ impl<F: Function> Scan<'_, F> {
         let after = last_use.max(iv.start());
         let split = self.best_split(after, pos).unwrap_or(gap_floor(pos));
         let tail = if split <= self.iv(a).start() {
+            // The whole interval goes to the stack. Post-invariant (I) of `holes`: it has
+            // no recorded range left.
+            let reg = self.reg_of(a);
+            let ranges = self.built.ranges_of(&self.built.intervals[a as usize]);
+            self.holes.forget(a, reg, ranges);
             a
         } else {
             self.split(a, split)
@@ -1038,7 +1071,7 @@ impl<F: Function> Scan<'_, F> {
                 RegAllocError::Internal(format!("cannot reload {vreg} before its use"))
             })?;
             let child = self.split(tail, reload);
-            self.push_unhandled(child);
+            self.push_child(child)?;
         }
         Ok(())
     }
@@ -1054,6 +1087,96 @@ impl<F: Function> Scan<'_, F> {
 
     fn push_unhandled(&mut self, idx: u32) {
         self.unhandled.push(Reverse((self.iv(idx).start(), idx)));
+    }
+
+    /// Queues split child `child` for allocation. A child of more than [`LONG_TAIL`]
+    /// ranges (a value live into far-away early exits, or to the function's end) is first
+    /// cut, at the best gap after its last register use within its first [`LONG_TAIL`]
+    /// ranges (its first register use at least) and before the next one: the head is
+    /// queued, the rest goes to the vreg's slot (stored at the def, so the rest costs no
+    /// store), and a reload piece is cut off the rest before its next register use and
+    /// treated the same way. Otherwise every eviction of such a value would queue its whole
+    /// remaining lifetime again, and each allocation attempt searches all of an interval's
+    /// ranges: quadratic in the value's uses times its exits. A value's long stretches
+    /// (one range through a chain of blocks, with all its uses there) stay in one piece.
+    ///
+    /// Every piece queued starts at or after `child`'s start (so after the scan's position,
+    /// as `child` does); every register use stays in a queued piece; the pieces put in the
+    /// slot have none.
+    fn push_child(&mut self, child: u32) -> Result<(), RegAllocError> {
+        let mut piece = child;
+        loop {
+            let iv = self.iv(piece);
+            if self.built.ranges_of(iv).len() <= LONG_TAIL {
+                self.push_unhandled(piece);
+                return Ok(());
+            }
+            let (start, end, vreg) = (iv.start(), iv.end(), iv.vreg);
+            // The head keeps at most LONG_TAIL ranges: it ends by the next one's start.
+            let bound = self.built.ranges_of(iv)[LONG_TAIL].from;
+            let uses = self.built.uses_of(iv);
+            let k = uses.partition_point(|u| u.pos < start);
+            let mut reg_uses = uses[k..].iter().filter(|u| u.requires_reg).map(|u| u.pos);
+            let Some(first) = reg_uses.next() else {
+                // No register use left: the whole piece lives in the slot.
+                let slot = self.slot_for(vreg);
+                self.built.intervals[piece as usize].alloc = Some(Allocation::Stack(slot));
+                return Ok(());
+            };
+            // The head takes every register use before the bound (at least the first one);
+            // the cut goes at the best gap after the last of them, before the next one.
+            let (mut last, mut next) = (first, None);
+            for u in reg_uses {
+                if u < bound {
+                    last = u;
+                } else {
+                    next = Some(u);
+                    break;
+                }
+            }
+            if first >= bound {
+                // No register use in the first ranges: they stay in the slot, and the
+                // piece to queue starts before the first use.
+                if let Some(reload) = self.best_split(start, gap_floor(first)) {
+                    let slot = self.slot_for(vreg);
+                    self.built.intervals[piece as usize].alloc = Some(Allocation::Stack(slot));
+                    piece = self.split(piece, reload);
+                    continue;
+                }
+            }
+            let limit = next
+                .map_or(end - 1, |u| gap_floor(u).saturating_sub(4))
+                .min(end - 1);
+            let cut = self
+                .best_split(last, limit.min(bound))
+                .or_else(|| self.best_split(last, limit));
+            let Some(cut) = cut else {
+                // No gap between the last use and the next: the piece stays whole.
+                self.push_unhandled(piece);
+                return Ok(());
+            };
+            let rest = self.split(piece, cut);
+            self.push_unhandled(piece);
+            // (The rest starts at `cut`, or later when `cut` falls in a lifetime hole.)
+            let rest_start = self.iv(rest).start();
+            let reload = match self.next_reg_use(rest, rest_start) {
+                None => None,
+                Some(u) => match self.best_split(rest_start, gap_floor(u)) {
+                    Some(reload) => Some(reload),
+                    // The rest needs a register at its very start: it is the next piece.
+                    None => {
+                        piece = rest;
+                        continue;
+                    }
+                },
+            };
+            let slot = self.slot_for(vreg);
+            self.built.intervals[rest as usize].alloc = Some(Allocation::Stack(slot));
+            match reload {
+                Some(reload) => piece = self.split(rest, reload),
+                None => return Ok(()),
+            }
+        }
     }
 
     /// The slot of `vreg`, handing out one free for its whole lifetime if it has none.
@@ -1214,7 +1337,15 @@ impl<F: Function> Scan<'_, F> {
         self.splits += 1;
         let parent = &self.built.intervals[idx as usize];
         debug_assert!(pos % 4 == 0 && parent.start() < pos && pos < parent.end());
-        let child_ranges = self.built.split_ranges(idx as usize, pos);
+        if let Some(Allocation::Reg(r)) = parent.alloc {
+            // Post-invariant (I) of `holes`: a recorded parent keeps only its head there.
+            let reg = self.reg_slot[r.index()] as usize;
+            let ranges = self.built.ranges_of(parent);
+            let tail = &ranges[ranges.partition_point(|r| r.to <= pos)..];
+            self.holes.cut(idx, reg, pos, tail);
+        }
+        let (child_ranges, copied) = self.built.split_ranges(idx as usize, pos);
+        self.steps += copied as u64 + 1;
         // The vreg's uses are sorted: the child takes the tail of the parent's span.
         let parent = &self.built.intervals[idx as usize];
         let parent_uses = self.built.uses_of(parent);

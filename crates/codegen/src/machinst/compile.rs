@@ -103,6 +103,9 @@ pub struct PhaseTimes {
     pub emit: Duration,
     /// The most vregs live at once in any function compiled (register pressure).
     pub max_live: usize,
+    /// The allocator's counted work, phase by phase (machine-independent, unlike the
+    /// times: what scaling checks compare).
+    pub regalloc_work: kestrel_regalloc::Work,
 }
 
 impl std::ops::AddAssign<&PhaseTimes> for PhaseTimes {
@@ -114,6 +117,7 @@ impl std::ops::AddAssign<&PhaseTimes> for PhaseTimes {
         self.regalloc += t.regalloc;
         self.emit += t.emit;
         self.max_live = self.max_live.max(t.max_live);
+        self.regalloc_work += t.regalloc_work;
     }
 }
 
@@ -348,6 +352,7 @@ pub fn compile_in<B: Backend>(
     if let Some(t) = times.as_deref_mut() {
         t.regalloc += ra.times;
         t.max_live = t.max_live.max(ra.stats.max_live);
+        t.regalloc_work += ra.stats.work;
     }
     // The allocator timed itself; restart the clock for emission.
     clock = times.as_ref().map(|_| Instant::now());
