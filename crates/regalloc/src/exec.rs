@@ -70,6 +70,11 @@ impl Rng {
     pub fn below(&mut self, n: usize) -> usize {
         (self.next_u64() % n as u64) as usize
     }
+
+    /// True one time in `one_in` (`one_in > 0`).
+    pub fn chance(&mut self, one_in: usize) -> bool {
+        self.below(one_in) == 0
+    }
 }
 
 /// Where a run reads and writes values.

@@ -17,32 +17,8 @@
 
 use std::fmt::Write;
 
-/// SplitMix64: a small, seedable generator (the shapes need no stronger one).
-#[derive(Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-
-    pub fn chance(&mut self, one_in: u64) -> bool {
-        self.below(one_in) == 0
-    }
-}
+/// The allocator's seedable generator (SplitMix64): the shapes need no stronger one.
+pub use kestrel_regalloc::exec::Rng;
 
 /// The kinds of unit, in the order of [`Shape::weights`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,14 +95,14 @@ impl Shape {
             name: format!("random#{seed}"),
             seed,
             weights,
-            pool: [0, 2, 8, 24][rng.below(4) as usize],
+            pool: [0, 2, 8, 24][rng.below(4)],
             cold_exits: rng.chance(2),
             exit_first: rng.chance(2),
-            exit_args: rng.below(4) as usize,
+            exit_args: rng.below(4),
             exit_reads_head: rng.chance(2),
             exit_calls: rng.chance(3),
-            switch_targets: 2 + rng.below(7) as usize,
-            loop_depth: 1 + rng.below(3) as usize,
+            switch_targets: 2 + rng.below(7),
+            loop_depth: 1 + rng.below(3),
             period,
         }
     }
@@ -174,7 +150,7 @@ impl Shape {
         let k = (i % self.period.max(1)) as u64;
         let mut rng = Rng::new(self.seed.wrapping_mul(0x100_0000_01b3) ^ k.wrapping_mul(0x9e37));
         let total: u32 = self.weights.iter().sum();
-        let mut pick = rng.below(u64::from(total)) as u32;
+        let mut pick = rng.below(total as usize) as u32;
         for (u, &w) in UNITS.iter().zip(&self.weights) {
             if pick < w {
                 return (*u, rng);
@@ -258,8 +234,7 @@ impl Gen<'_> {
 
     /// A pool value, if the shape has any.
     fn pooled(&self, rng: &mut Rng) -> Option<String> {
-        (!self.pool.is_empty())
-            .then(|| self.pool[rng.below(self.pool.len() as u64) as usize].clone())
+        (!self.pool.is_empty()).then(|| self.pool[rng.below(self.pool.len())].clone())
     }
 
     /// `acc` plus a constant and maybe a pool value: a fresh value.
