@@ -41,15 +41,21 @@ fn load_with_header(path: &Path) -> Result<(Header, Vec<Function>), String> {
 }
 
 /// `kestrel test`: run the files in worker processes (this executable's `test-worker`), or
-/// in this process's threads when `in_process` or when this executable cannot be found.
-pub fn test(paths: &[PathBuf], opts: &Options, in_process: bool) -> Result<ExitCode, String> {
+/// in this process's threads when `in_process` or when this executable cannot be found;
+/// `timeout` bounds each file in a worker.
+pub fn test(
+    paths: &[PathBuf],
+    opts: &Options,
+    in_process: bool,
+    timeout: Option<std::time::Duration>,
+) -> Result<ExitCode, String> {
     let files = kestrel_filetests::collect_files(paths)?;
     let emit = |r: &kestrel_filetests::FileReport| outln!("{}", r.render());
     let exe = std::env::current_exe().ok().filter(|_| !in_process);
     let summary = match exe {
         Some(exe) => {
             let spawn = || worker_command(&exe, opts);
-            kestrel_filetests::isolate::run_files_isolated(&files, opts, &spawn, emit)
+            kestrel_filetests::isolate::run_files_isolated(&files, opts, &spawn, timeout, emit)
         }
         None => kestrel_filetests::run_files(&files, opts, emit),
     };

@@ -91,6 +91,10 @@ enum Command {
         /// that crashes the process then ends the run).
         #[arg(long)]
         in_process: bool,
+        /// Fail a file that has not finished after this many seconds (its worker process is
+        /// killed and the run goes on); 0 for no limit. Not applied with `--in-process`.
+        #[arg(long, value_name = "SECS", default_value_t = 300)]
+        timeout: u64,
     },
     /// Serve `kestrel test`'s worker protocol on stdin and stdout (one file path a line in,
     /// one report a line out): the process `test` runs files in.
@@ -289,6 +293,7 @@ fn main() -> ExitCode {
             opt_level,
             target,
             in_process,
+            timeout,
         } => target.parse().and_then(|target| {
             let opts = Options {
                 interpret_only,
@@ -298,7 +303,8 @@ fn main() -> ExitCode {
                 opt_level,
                 target,
             };
-            commands::test(&paths, &opts, in_process)
+            let timeout = (timeout > 0).then(|| std::time::Duration::from_secs(timeout));
+            commands::test(&paths, &opts, in_process, timeout)
         }),
         Command::TestWorker {
             interpret_only,

@@ -204,6 +204,40 @@ fn test_survives_a_file_that_crashes_and_summarizes() {
 }
 
 #[test]
+fn test_fails_a_file_that_hangs_and_runs_on() {
+    let dir = scratch_dir();
+    // Native code that never returns (the interpreter would stop it by fuel; a native run
+    // has no such bound).
+    let hangs = "test run
+target x86_64
+
+function %spin() -> i64 {
+block0:
+    jump block1
+block1:
+    jump block1
+}
+; run: %spin() == 0
+";
+    let files = [
+        write(dir.path(), "a.clif", hangs),
+        write(dir.path(), "b.clif", PASSES),
+    ];
+    let out = kestrel(&["test", "-j", "1", "--timeout", "2", &files[0], &files[1]]);
+    let stdout = text_of(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(
+        lines[0].starts_with(&format!("FAIL {}: ", files[0])) && lines[0].contains("timed out"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[1], format!("PASS {}", files[1]));
+    assert_eq!(lines[2], "1 passed, 1 failed, 0 skipped");
+}
+
+#[test]
 fn test_in_process_keeps_the_old_behaviour_for_files_that_do_not_crash() {
     let dir = scratch_dir();
     let file = write(dir.path(), "a.clif", PASSES);

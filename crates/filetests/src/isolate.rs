@@ -6,17 +6,21 @@
 //! writes the file's path as one line to the worker's stdin and reads its report back as one
 //! line (see `encode`). A worker that exits before answering crashed on that file: the file
 //! fails with the way the worker ended (the signal named), and a fresh worker takes the
-//! next file; so does one that answers with a line `encode` did not make. Reports are emitted in path order and summed as [`crate::run_files`] does,
+//! next file; so does one that answers with a line `encode` did not make, and one that has
+//! not answered within the timeout (it is killed; the file fails as timed out). Reports are
+//! emitted in path order and summed as [`crate::run_files`] does,
 //! so the output is the same as in-process, crashes aside. A worker that cannot be started
 //! fails the files it was meant to run, naming the error.
 //!
-//! Cost: one process start per job plus one per crash; per file, one line each way.
+//! Cost: one process start per job plus one per crash; per file, one line each way and,
+//! with a timeout, one watchdog thread.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::time::Duration;
 
 use crate::{run_file, FileReport, Options, Outcome, Summary};
 
@@ -76,6 +80,8 @@ enum Answer {
     Ended,
     /// It answered with a line `encode` did not make.
     Garbled(String),
+    /// It did not answer within the timeout and was killed.
+    TimedOut(Duration),
 }
 
 /// One worker process and its pipes.
@@ -101,8 +107,8 @@ impl Worker {
         })
     }
 
-    /// The worker's answer on `path` (a path without a newline).
-    fn ask(&mut self, path: &Path) -> Answer {
+    /// The worker's answer on `path` (a path without a newline), waiting at most `timeout`.
+    fn ask(&mut self, path: &Path, timeout: Option<Duration>) -> Answer {
         use std::os::unix::ffi::OsStrExt as _;
         let sent = self
             .stdin
@@ -112,8 +118,13 @@ impl Worker {
         if sent.is_err() {
             return Answer::Ended;
         }
+        let watchdog = timeout.map(|limit| Watchdog::arm(&self.child, limit));
         let mut line = String::new();
-        match self.stdout.read_line(&mut line) {
+        let read = self.stdout.read_line(&mut line);
+        if let Some(limit) = watchdog.and_then(Watchdog::disarm) {
+            return Answer::TimedOut(limit);
+        }
+        match read {
             Ok(n) if n > 0 => match decode(line.trim_end_matches('\n')) {
                 Some((outcome, notes)) => Answer::Report(outcome, notes),
                 None => Answer::Garbled(line),
@@ -132,12 +143,43 @@ impl Worker {
     }
 }
 
+/// Kills a worker that has not answered within its limit. The worker is not waited for
+/// while the watchdog is armed, so its pid cannot have been reused when the kill is sent.
+struct Watchdog {
+    answered: mpsc::Sender<()>,
+    fired: std::thread::JoinHandle<Option<Duration>>,
+}
+
+impl Watchdog {
+    fn arm(child: &Child, limit: Duration) -> Watchdog {
+        let pid = child.id() as libc::pid_t;
+        let (answered, wait) = mpsc::channel::<()>();
+        let fired = std::thread::spawn(move || match wait.recv_timeout(limit) {
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                // SAFETY: kill has no memory effects; `pid` names our unreaped child.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                Some(limit)
+            }
+            _ => None,
+        });
+        Watchdog { answered, fired }
+    }
+
+    /// Stops the watchdog; the limit when it had fired (the worker is then dead).
+    fn disarm(self) -> Option<Duration> {
+        let _ = self.answered.send(());
+        self.fired.join().unwrap_or(None)
+    }
+}
+
 /// Run every file in worker processes made by `spawn` (see the module doc), printing each
-/// report through `emit` in path order; the summary counts a crashed file as failed.
+/// report through `emit` in path order; the summary counts a crashed or timed-out file as
+/// failed. `timeout` bounds each file's run (`None`: no bound).
 pub fn run_files_isolated(
     files: &[PathBuf],
     opts: &Options,
     spawn: &(dyn Fn() -> Command + Sync),
+    timeout: Option<Duration>,
     emit: impl FnMut(&FileReport),
 ) -> Summary {
     let jobs = crate::job_count(opts, files.len());
@@ -154,7 +196,7 @@ pub fn run_files_isolated(
                     if i >= files.len() {
                         break;
                     }
-                    let report = run_in_worker(&mut worker, spawn, &files[i]);
+                    let report = run_in_worker(&mut worker, spawn, timeout, &files[i]);
                     if tx.send((i, report)).is_err() {
                         break;
                     }
@@ -175,6 +217,7 @@ pub fn run_files_isolated(
 fn run_in_worker(
     worker: &mut Option<Worker>,
     spawn: &(dyn Fn() -> Command + Sync),
+    timeout: Option<Duration>,
     path: &Path,
 ) -> FileReport {
     let report = |outcome, notes| FileReport {
@@ -198,7 +241,7 @@ fn run_in_worker(
         }
     }
     let w = worker.as_mut().expect("started above");
-    let why = match w.ask(path) {
+    let why = match w.ask(path, timeout) {
         Answer::Report(outcome, notes) => return report(outcome, notes),
         Answer::Ended => {
             let how = worker.take().expect("asked above").finish();
@@ -211,6 +254,15 @@ fn run_in_worker(
             let _ = child.kill();
             let _ = child.wait();
             format!("the test process answered with a line that is no report: {line:?}")
+        }
+        Answer::TimedOut(limit) => {
+            // Killed by the watchdog: reaping it returns at once.
+            let _ = worker.take().expect("asked above").finish();
+            format!(
+                "timed out: no report within {} s (the test process was killed; raise the \
+                 limit with --timeout)",
+                limit.as_secs()
+            )
         }
     };
     report(Outcome::Fail(vec![why]), Vec::new())
