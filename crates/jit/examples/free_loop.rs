@@ -8,6 +8,10 @@
 
 use kestrel_jit::{DataDescription, FuncId, JitModule, Linkage, Value};
 
+#[path = "../tests/shared/batch.rs"]
+mod batch;
+use batch::batch_clif;
+
 const PER_BATCH: usize = 4;
 
 /// Resident memory of this process in KiB, from /proc/self/status.
@@ -18,41 +22,6 @@ fn vm_rss_kib() -> u64 {
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .expect("VmRSS line")
-}
-
-/// The batch of slot `slot`: `f{i}` reads the batch's data and calls `f{i+1}`; the last
-/// multiplies by its index.
-fn batch_clif(slot: usize) -> String {
-    let mut text = String::new();
-    for i in 0..PER_BATCH {
-        if i + 1 < PER_BATCH {
-            text.push_str(&format!(
-                "function %s{slot}_f{i}(i64) -> i64 {{
-    gv0 = symbol colocated %s{slot}_data
-    fn0 = colocated %s{slot}_f{next}(i64) -> i64
-block0(v0: i64):
-    v1 = symbol_value.i64 gv0
-    v2 = load.i64 v1
-    v3 = iadd v0, v2
-    v4 = call fn0(v3)
-    return v4
-}}
-",
-                next = i + 1
-            ));
-        } else {
-            text.push_str(&format!(
-                "function %s{slot}_f{i}(i64) -> i64 {{
-block0(v0: i64):
-    v1 = iconst.i64 {i}
-    v2 = imul v0, v1
-    return v2
-}}
-"
-            ));
-        }
-    }
-    text
 }
 
 fn main() {
@@ -66,10 +35,10 @@ fn main() {
     let mut rss_at_1000 = None;
     for cycle in 0..cycles {
         let slot = cycle % 2;
-        let funcs =
-            kestrel_ir::parse_functions(&batch_clif(slot), "free_loop.clif").expect("valid CLIF");
+        let funcs = kestrel_ir::parse_functions(&batch_clif(slot, PER_BATCH), "free_loop.clif")
+            .expect("valid CLIF");
         let data = m
-            .declare_data(&format!("s{slot}_data"), Linkage::Local, false)
+            .declare_data(&format!("c{slot}_data"), Linkage::Local, false)
             .expect("declares");
         m.define_data(data, &DataDescription::bytes((cycle as i64).to_le_bytes()))
             .expect("defines");
