@@ -416,7 +416,7 @@ pub fn compile_in<B: Backend>(
     };
     let done = buf.finish_into(chaos, &mut code_memory.buffer)?;
     lap(&mut times, &mut clock, |t| &mut t.emit);
-    if let Some(t) = times.as_deref_mut() {
+    if let Some(t) = times {
         let code = &code_memory.code;
         t.work.emit +=
             (code.num_blocks() + code.insts().len() + ra.edits.len()) as u64 + buf.steps();
