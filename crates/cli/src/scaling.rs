@@ -142,9 +142,8 @@ fn describe(series: &Series) -> String {
         let per: Vec<String> = growth.iter().map(|g| format!("{:.2}", g[k])).collect();
         line.push_str(&format!(" {name} {}", per.join("/")));
     }
-    let average = series.average_growth();
-    let worst = average.iter().copied().fold(0.0, f64::max);
-    line.push_str(&format!(" (average at most {worst:.2})"));
+    let worst = growth.iter().flatten().copied().fold(0.0, f64::max);
+    line.push_str(&format!(" (at most {worst:.2})"));
     line.push_str("; time");
     for (name, g) in TIMED.iter().zip(average_time_growth(series)) {
         line.push_str(&format!(" {name} {g:.2}"));

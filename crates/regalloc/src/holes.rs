@@ -6,18 +6,22 @@
 //! ranges recorded for one register, ordered by start, also have non-decreasing ends.
 //!
 //! Guarantees: [`Holes::next_woken`] hands back every inactive interval once the scan
-//! reaches the start of its next range; [`Holes::meets`] and [`Holes::owners_meeting`]
-//! answer whether, and which, recorded intervals of a register are live somewhere in a
-//! list of ranges at or after the scan's position.
+//! reaches the start of its next range, in `(wake, index)` order; [`Holes::meeting_regs`]
+//! and [`Holes::owners_in`] answer in which registers, and which, intervals in holes are
+//! live somewhere in an interval that starts at the scan's position. The answers do not
+//! depend on which of the two forms below holds the intervals.
 //!
-//! Cost: an interval's ranges are recorded once, when it first enters a hole (intervals
-//! without holes never are), and each is removed at most once when a split cuts it off:
-//! O(log) per range. Waking is O(log) per hole passed. A query is O(log) per range asked
-//! about ([`Holes::meets`]), plus O(1) per range found ([`Holes::owners_meeting`]): no
-//! scan step visits every interval in a hole, so a function whose early exits keep
-//! thousands of values in holes costs O(log) per interval, not O(intervals).
+//! Cost: while at most [`FLAT_LIMIT`] intervals wait at once, they sit in a flat list and
+//! each call passes over it: O(1) per call, and nothing to fill or free (most functions
+//! never leave this form). From the first time more wait, for the rest of the scan, an
+//! interval's ranges are recorded once, when it first enters a hole (or when the list
+//! moves to the maps), and each is removed at most once when a split cuts it off: O(log)
+//! per range. Waking is then O(log) per hole passed. A query is O(log) per range asked
+//! about and register, plus O(1) per range found: no scan step visits every interval in a
+//! hole, so a function whose early exits keep thousands of values in holes costs O(log)
+//! per interval, not O(intervals).
 //!
-//! Invariant (I): a recorded interval's ranges after the scan's position are in its
+//! Invariant (I) (of the maps): a recorded interval's ranges after the scan's position are in its
 //! register's map exactly as the interval has them, unless the interval has ended or
 //! lost its register (its entries are then removed). Ranges before the position may stay:
 //! every query asks about ranges at or after it, which they cannot meet.
@@ -27,15 +31,34 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use smallvec::SmallVec;
 
-use crate::intervals::Range;
+use crate::intervals::{Built, Range};
 
 /// Per interval index: recorded (its ranges are in a map) and active (in a register and
 /// covering the scan's position).
 const RECORDED: u8 = 1;
 const ACTIVE: u8 = 2;
 
+/// While a scan has at most this many intervals in holes at once, they are kept in a flat
+/// list and each query passes over all of them (O(1) per query: the common case, with no
+/// map to fill); the first time more wait at once, they move to the maps for the rest of
+/// the scan.
+const FLAT_LIMIT: usize = 32;
+
+/// An interval in a hole while the list is flat: its register and the start of its next
+/// range.
+#[derive(Clone, Copy)]
+struct Waiting {
+    idx: u32,
+    wake: u32,
+    reg: u8,
+}
+
 #[derive(Default)]
 pub(crate) struct Holes {
+    /// Whether the maps and the wake queue are in use (else `flat`).
+    mapped: bool,
+    /// The inactive intervals while at most [`FLAT_LIMIT`] (none once `mapped`).
+    flat: Vec<Waiting>,
     /// Per register (by place in the class's list): the recorded ranges, keyed by
     /// `(start, interval)`, to their end.
     by_reg: Vec<BTreeMap<(u32, u32), u32>>,
@@ -47,19 +70,25 @@ pub(crate) struct Holes {
     pub inactive_mask: u64,
     /// Per interval index: `RECORDED | ACTIVE` bits.
     state: Vec<u8>,
-    /// Work done: map entries inserted, removed or visited, wakes pushed and popped.
+    /// Work done: list entries visited, map entries inserted, removed or visited, wakes
+    /// pushed and popped.
     pub steps: u64,
 }
 
 impl Holes {
     /// Empties every structure for a scan over `regs` registers (keeping the buffers).
     pub fn reset(&mut self, regs: usize) {
-        self.by_reg
-            .resize_with(regs.max(self.by_reg.len()), BTreeMap::new);
-        for map in &mut self.by_reg {
-            map.clear();
+        if self.mapped {
+            for map in &mut self.by_reg {
+                map.clear();
+            }
+            self.wakes.clear();
         }
-        self.wakes.clear();
+        if self.by_reg.len() < regs {
+            self.by_reg.resize_with(regs, BTreeMap::new);
+        }
+        self.mapped = false;
+        self.flat.clear();
         crate::reuse::refill(&mut self.inactive, regs, 0);
         self.inactive_mask = 0;
         self.state.clear();
@@ -93,28 +122,64 @@ impl Holes {
         }
     }
 
-    /// Interval `idx`, holding register `reg`, enters a hole until `wake`; `later` are its
-    /// ranges from `wake` on (recorded the first time only: invariant (I) keeps them).
-    pub fn enter_hole(&mut self, idx: u32, reg: usize, wake: u32, later: &[Range]) {
+    /// Records `idx`'s ranges from `wake` on in `reg`'s map, the first time only
+    /// (invariant (I) keeps them).
+    fn record(&mut self, idx: u32, reg: usize, wake: u32, built: &Built) {
         let s = self.state_mut(idx);
         if *s & RECORDED == 0 {
             *s |= RECORDED;
+            let ranges = built.ranges_of(&built.intervals[idx as usize]);
+            let later = &ranges[ranges.partition_point(|r| r.from < wake)..];
             let map = &mut self.by_reg[reg];
             for r in later {
                 map.insert((r.from, idx), r.to);
             }
             self.steps += later.len() as u64;
         }
-        self.inactive[reg] += 1;
-        self.inactive_mask |= 1 << reg;
-        self.wakes.push(Reverse((wake, idx)));
-        self.steps += 1;
     }
 
-    /// An inactive interval whose next range starts at or before `pos`, taken out of the
-    /// wake queue (the caller puts it back with [`Holes::requeue`] or releases it with
-    /// [`Holes::leave`]).
+    /// Interval `idx`, holding register `reg`, enters a hole until `wake`.
+    pub fn enter_hole(&mut self, idx: u32, reg: usize, wake: u32, built: &Built) {
+        self.inactive[reg] += 1;
+        self.inactive_mask |= 1 << reg;
+        self.steps += 1;
+        if !self.mapped {
+            if self.flat.len() < FLAT_LIMIT {
+                self.flat.push(Waiting {
+                    idx,
+                    wake,
+                    reg: reg as u8,
+                });
+                return;
+            }
+            // Too many at once: the waiting ones move to the maps. An interval in a hole
+            // covers no position between the scan's and its wake, so its ranges from the
+            // wake on are all it has left.
+            self.mapped = true;
+            let flat = std::mem::take(&mut self.flat);
+            for w in &flat {
+                self.record(w.idx, w.reg as usize, w.wake, built);
+                self.wakes.push(Reverse((w.wake, w.idx)));
+            }
+            self.steps += flat.len() as u64;
+            self.flat = flat;
+            self.flat.clear();
+        }
+        self.record(idx, reg, wake, built);
+        self.wakes.push(Reverse((wake, idx)));
+    }
+
+    /// An inactive interval whose next range starts at or before `pos`, the one with the
+    /// least `(wake, index)`, taken out (the caller puts it back with [`Holes::requeue`] or
+    /// releases it with [`Holes::leave`]).
     pub fn next_woken(&mut self, pos: u32) -> Option<u32> {
+        if !self.mapped {
+            self.steps += self.flat.len() as u64;
+            let k = (0..self.flat.len())
+                .filter(|&k| self.flat[k].wake <= pos)
+                .min_by_key(|&k| (self.flat[k].wake, self.flat[k].idx))?;
+            return Some(self.flat.swap_remove(k).idx);
+        }
         match self.wakes.peek() {
             Some(&Reverse((wake, idx))) if wake <= pos => {
                 self.wakes.pop();
@@ -125,10 +190,18 @@ impl Holes {
         }
     }
 
-    /// Puts a woken interval back: its next range starts at `wake`.
-    pub fn requeue(&mut self, idx: u32, wake: u32) {
-        self.wakes.push(Reverse((wake, idx)));
+    /// Puts a woken interval, holding `reg`, back: its next range starts at `wake`.
+    pub fn requeue(&mut self, idx: u32, reg: usize, wake: u32) {
         self.steps += 1;
+        if self.mapped {
+            self.wakes.push(Reverse((wake, idx)));
+        } else {
+            self.flat.push(Waiting {
+                idx,
+                wake,
+                reg: reg as u8,
+            });
+        }
     }
 
     /// A woken interval holding `reg` is no longer inactive (ended or active again).
@@ -168,6 +241,40 @@ impl Holes {
         *self.state_mut(idx) &= !RECORDED;
     }
 
+    /// The registers in `mask` in which an interval in a hole, other than `skip`, is live
+    /// somewhere in interval `cur` (which starts at the scan's position).
+    pub fn meeting_regs(&mut self, mask: u64, built: &Built, cur: u32, skip: Option<u32>) -> u64 {
+        let iv = &built.intervals[cur as usize];
+        let mut met = 0;
+        if !self.mapped {
+            self.steps += self.flat.len() as u64;
+            for w in &self.flat {
+                let bit = 1u64 << w.reg;
+                // Waking after `cur`'s end, it cannot meet it.
+                if mask & !met & bit != 0
+                    && w.wake < iv.end()
+                    && Some(w.idx) != skip
+                    && built
+                        .first_intersection(&built.intervals[w.idx as usize], iv)
+                        .is_some()
+                {
+                    met |= bit;
+                }
+            }
+            return met;
+        }
+        let ranges = built.ranges_of(iv);
+        let mut maybe = mask;
+        while maybe != 0 {
+            let r = maybe.trailing_zeros() as usize;
+            maybe &= maybe - 1;
+            if self.meets(r, ranges, skip) {
+                met |= 1 << r;
+            }
+        }
+        met
+    }
+
     /// Whether an interval recorded for `reg`, other than `skip`, is live somewhere in
     /// `ranges` (all at or after the scan's position).
     ///
@@ -175,7 +282,7 @@ impl Holes {
     /// when it ends after `s` (ends do not decrease with starts, see the Requires). The one
     /// exception to disjointness, a dying input stolen by the def (`skip`), can only meet the
     /// def's first range, and no other entry before it can then reach that far.
-    pub fn meets(&mut self, reg: usize, ranges: &[Range], skip: Option<u32>) -> bool {
+    fn meets(&mut self, reg: usize, ranges: &[Range], skip: Option<u32>) -> bool {
         let map = &self.by_reg[reg];
         self.steps += ranges.len() as u64;
         ranges.iter().any(|r| {
@@ -185,10 +292,62 @@ impl Holes {
         })
     }
 
-    /// The recorded, inactive intervals of `reg` live somewhere in `ranges`, each once,
-    /// into `out` (cleared first).
-    pub fn owners_meeting(&mut self, reg: usize, ranges: &[Range], out: &mut SmallVec<[u32; 8]>) {
+    /// The intervals in holes in a register of `mask` that are live somewhere in interval
+    /// `cur` (which starts at the scan's position), as `(register, interval)` pairs, each
+    /// once, in increasing order, into `out` (cleared first).
+    pub fn owners_in(
+        &mut self,
+        mask: u64,
+        built: &Built,
+        cur: u32,
+        out: &mut SmallVec<[(u32, u32); 8]>,
+    ) {
         out.clear();
+        let iv = &built.intervals[cur as usize];
+        if !self.mapped {
+            self.steps += self.flat.len() as u64;
+            for w in &self.flat {
+                if mask & (1 << w.reg) != 0
+                    && w.wake < iv.end()
+                    && built
+                        .first_intersection(&built.intervals[w.idx as usize], iv)
+                        .is_some()
+                {
+                    out.push((u32::from(w.reg), w.idx));
+                }
+            }
+            out.sort_unstable();
+            return;
+        }
+        let ranges = built.ranges_of(iv);
+        let mut maybe = mask;
+        while maybe != 0 {
+            let r = maybe.trailing_zeros();
+            maybe &= maybe - 1;
+            let from = out.len();
+            self.owners_meeting(r as usize, ranges, r, out);
+            out[from..].sort_unstable();
+            let mut k = from;
+            // Each owner once (one may meet several ranges).
+            for j in from..out.len() {
+                if j == from || out[j] != out[k - 1] {
+                    out[k] = out[j];
+                    k += 1;
+                }
+            }
+            out.truncate(k);
+        }
+    }
+
+    /// Appends `(tag, owner)` for each recorded, inactive interval of `reg` live somewhere in
+    /// `ranges` (once per range it meets).
+    fn owners_meeting(
+        &mut self,
+        reg: usize,
+        ranges: &[Range],
+        tag: u32,
+        out: &mut SmallVec<[(u32, u32); 8]>,
+    ) {
         let map = &self.by_reg[reg];
         let mut steps = 0u64;
         for r in ranges {
@@ -202,75 +361,171 @@ impl Holes {
             for (&(_, owner), _) in before.into_iter().chain(inside) {
                 steps += 1;
                 if !self.is_active(owner) {
-                    out.push(owner);
+                    out.push((tag, owner));
                 }
             }
         }
         self.steps += steps;
-        out.sort_unstable();
-        out.dedup();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::Rng;
+    use crate::intervals::{Interval, RangeSpan};
 
     fn r(from: u32, to: u32) -> Range {
         Range { from, to }
     }
 
+    /// Appends an interval with `ranges` to `built`; its index.
+    fn push(built: &mut Built, ranges: &[Range]) -> u32 {
+        let lo = built.ranges.len() as u32;
+        built.ranges.extend_from_slice(ranges);
+        let span = RangeSpan {
+            lo,
+            hi: built.ranges.len() as u32,
+        };
+        let mut iv = Interval::empty(crate::VReg::new(
+            built.intervals.len(),
+            crate::RegClass::Int,
+        ));
+        iv.set_ranges(span, &built.ranges);
+        built.intervals.push(iv);
+        built.intervals.len() as u32 - 1
+    }
+
+    fn overlap(a: &[Range], b: &[Range]) -> bool {
+        a.iter()
+            .any(|x| b.iter().any(|y| x.from < y.to && y.from < x.to))
+    }
+
+    /// With few and with many intervals in holes (the flat list and the maps), the
+    /// registers and owners met by random intervals are those a pairwise check finds, and
+    /// the wakes come in `(wake, index)` order.
     #[test]
-    fn wakes_in_order_and_answers_overlaps_from_recorded_ranges() {
-        let mut h = Holes::default();
-        h.reset(2);
-        // Interval 7 in register 0 comes back at 40 and 80; interval 9 in register 1 at 20.
-        h.enter_hole(7, 0, 40, &[r(40, 50), r(80, 90)]);
-        h.enter_hole(9, 1, 20, &[r(20, 30)]);
-        assert_eq!(h.inactive_mask, 0b11);
-        assert!(h.meets(0, &[r(45, 46)], None));
-        assert!(h.meets(0, &[r(10, 20), r(85, 100)], None));
-        assert!(
-            !h.meets(0, &[r(50, 80), r(90, 95)], None),
-            "the hole and the end are free"
-        );
-        assert!(
-            !h.meets(0, &[r(45, 46)], Some(7)),
-            "the stolen input is skipped"
-        );
-        let mut owners = SmallVec::new();
-        h.owners_meeting(0, &[r(0, 100)], &mut owners);
-        assert_eq!(&owners[..], &[7]);
-        // Waking: 9 first (at 20), then 7 (at 40); nothing before its wake.
-        assert_eq!(h.next_woken(19), None);
-        assert_eq!(h.next_woken(25), Some(9));
-        h.leave(1);
-        assert_eq!(h.inactive_mask, 0b01);
-        assert_eq!(h.next_woken(25), None);
-        assert_eq!(h.next_woken(40), Some(7));
-        h.requeue(7, 80);
-        assert_eq!(h.next_woken(79), None);
+    fn both_forms_answer_as_a_pairwise_check() {
+        let mut rng = Rng::new(48);
+        for (case, waiting) in [3usize, 12, FLAT_LIMIT, FLAT_LIMIT + 1, 90]
+            .into_iter()
+            .cycle()
+            .take(40)
+            .enumerate()
+        {
+            let mut built = Built::default();
+            let mut h = Holes::default();
+            h.reset(3);
+            // Per register, disjoint ranges dealt out to its intervals, all after 100 (the
+            // scan stands at 100 with every interval in a hole).
+            let mut owned: Vec<(usize, Vec<Range>)> = Vec::new();
+            for k in 0..waiting {
+                let reg = rng.below(3);
+                owned.push((reg, Vec::new()));
+                let _ = k;
+            }
+            let mut pos = [100u32; 3];
+            for _ in 0..waiting * 3 {
+                let k = rng.below(waiting);
+                let reg = owned[k].0;
+                let from = pos[reg] + 1 + rng.below(20) as u32;
+                let to = from + 1 + rng.below(10) as u32;
+                pos[reg] = to;
+                owned[k].1.push(r(from, to));
+            }
+            for (k, (reg, ranges)) in owned.iter_mut().enumerate() {
+                if ranges.is_empty() {
+                    let from = pos[*reg] + 1;
+                    pos[*reg] = from + 2;
+                    ranges.push(r(from, from + 2));
+                }
+                let idx = push(&mut built, ranges);
+                assert_eq!(idx as usize, k);
+            }
+            for (k, (reg, ranges)) in owned.iter().enumerate() {
+                h.enter_hole(k as u32, *reg, ranges[0].from, &built);
+            }
+            assert_eq!(h.mapped, waiting > FLAT_LIMIT, "case {case}");
+            for _ in 0..20 {
+                let from = 100 + rng.below(400) as u32;
+                let mut cur_ranges = vec![r(from, from + 1 + rng.below(30) as u32)];
+                let next = cur_ranges[0].to + 1 + rng.below(50) as u32;
+                cur_ranges.push(r(next, next + 1 + rng.below(30) as u32));
+                let cur = push(&mut built, &cur_ranges);
+                let mut want_regs = 0u64;
+                let mut want_owners: Vec<(u32, u32)> = Vec::new();
+                for (k, (reg, ranges)) in owned.iter().enumerate() {
+                    if overlap(ranges, &cur_ranges) {
+                        want_regs |= 1 << reg;
+                        want_owners.push((*reg as u32, k as u32));
+                    }
+                }
+                want_owners.sort_unstable();
+                assert_eq!(
+                    h.meeting_regs(0b111, &built, cur, None),
+                    want_regs,
+                    "case {case}"
+                );
+                let mut owners = SmallVec::new();
+                h.owners_in(0b111, &built, cur, &mut owners);
+                assert_eq!(&owners[..], &want_owners[..], "case {case}");
+                h.owners_in(0b010, &built, cur, &mut owners);
+                let only1: Vec<_> = want_owners.iter().filter(|o| o.0 == 1).copied().collect();
+                assert_eq!(&owners[..], &only1[..], "case {case}");
+            }
+            let mut wakes: Vec<(u32, u32)> = owned
+                .iter()
+                .enumerate()
+                .map(|(k, (_, ranges))| (ranges[0].from, k as u32))
+                .collect();
+            wakes.sort_unstable();
+            let mut got = Vec::new();
+            while let Some(idx) = h.next_woken(u32::MAX) {
+                got.push((owned[idx as usize].1[0].from, idx));
+                h.leave(owned[idx as usize].0);
+            }
+            assert_eq!(got, wakes, "case {case}");
+            assert_eq!(h.inactive_mask, 0);
+        }
     }
 
     #[test]
     fn cuts_and_forgets_keep_only_what_the_interval_keeps() {
+        let mut built = Built::default();
         let mut h = Holes::default();
         h.reset(1);
-        h.enter_hole(3, 0, 10, &[r(10, 20), r(30, 40), r(50, 60)]);
+        // Enough intervals in holes that the maps hold them.
+        for k in 0..=FLAT_LIMIT as u32 {
+            let at = 1000 + 10 * k;
+            push(&mut built, &[r(at, at + 5)]);
+            h.enter_hole(k, 0, at, &built);
+        }
+        let three = push(&mut built, &[r(10, 20), r(30, 40), r(50, 60)]);
+        h.enter_hole(three, 0, 10, &built);
+        assert!(h.mapped);
+        let probe = |built: &mut Built, h: &mut Holes, rs: &[Range]| {
+            let cur = push(built, rs);
+            h.meeting_regs(1, built, cur, None) != 0
+        };
         // A split at 35: the range 30..40 ends at 35, 50..60 goes.
-        h.cut(3, 0, 35, &[r(30, 40), r(50, 60)]);
-        assert!(h.meets(0, &[r(34, 35)], None));
-        assert!(!h.meets(0, &[r(35, 100)], None));
+        h.cut(three, 0, 35, &[r(30, 40), r(50, 60)]);
+        assert!(probe(&mut built, &mut h, &[r(34, 35)]));
+        assert!(!probe(&mut built, &mut h, &[r(35, 100)]));
+        assert!(
+            !h.meets(0, &[r(34, 35)], Some(three)),
+            "the stolen input is skipped"
+        );
         // An active interval found in a map is not an owner in a hole.
-        h.set_active(3, true);
+        h.set_active(three, true);
+        let cur = push(&mut built, &[r(0, 100)]);
         let mut owners = SmallVec::new();
-        h.owners_meeting(0, &[r(0, 100)], &mut owners);
+        h.owners_in(1, &built, cur, &mut owners);
         assert!(owners.is_empty());
-        h.set_active(3, false);
-        h.forget(3, 0, &[r(10, 20), r(30, 35)]);
-        assert!(!h.meets(0, &[r(0, 100)], None));
+        h.set_active(three, false);
+        h.forget(three, 0, &[r(10, 20), r(30, 35)]);
+        assert!(!probe(&mut built, &mut h, &[r(0, 100)]));
         // Unrecorded intervals are not touched by a cut.
-        h.cut(4, 0, 0, &[r(0, 100)]);
+        h.cut(cur, 0, 0, &[r(0, 100)]);
         assert!(h.steps > 0);
     }
 }

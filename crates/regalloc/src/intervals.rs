@@ -230,7 +230,7 @@ pub(crate) struct Interval {
 
 impl Interval {
     /// An interval of `vreg` without ranges yet.
-    fn empty(vreg: VReg) -> Interval {
+    pub(crate) fn empty(vreg: VReg) -> Interval {
         Interval {
             vreg,
             ranges: RangeSpan::default(),
@@ -279,7 +279,7 @@ impl Interval {
     }
 
     /// Points the interval at `pool[span]` (non-empty), caching its bounds.
-    fn set_ranges(&mut self, span: RangeSpan, pool: &[Range]) {
+    pub(crate) fn set_ranges(&mut self, span: RangeSpan, pool: &[Range]) {
         debug_assert!(span.lo < span.hi);
         self.ranges = span;
         self.start = pool[span.lo as usize].from;

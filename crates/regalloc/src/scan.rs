@@ -51,10 +51,10 @@
 //! Cost: O(I + instructions) to order the I intervals (counting sorts), then per interval
 //! a pass over the active list (at most one entry per register, plus a stolen input; an
 //! active interval costs a comparison until the scan passes the end of its current range),
-//! the inactive intervals through [`crate::holes`] (O(log) per range of the interval per
-//! register with an interval in a hole, plus the intervals met when it is blocked; never a
-//! pass over all intervals in holes, so thousands of values waiting for their early exits
-//! cost O(log) each), binary searches in ranges and uses, reservations through a cursor
+//! the inactive intervals through [`crate::holes`] (a pass over them while at most 32 wait
+//! at once, else O(log) per range of the interval per register with an interval in a hole,
+//! plus the intervals met when it is blocked: thousands of values waiting for their early
+//! exits cost O(log) each), binary searches in ranges and uses, reservations through a cursor
 //! and one search per range after a hole (O(log) however many reservations the hole
 //! spans, plus those within [`MAX_RESERVATION_LEN`] of the range), and one search per
 //! range and per clobbered register found among the clobber points (`clobber_conflicts`:
@@ -150,8 +150,8 @@ struct Scan<'a, F: Function> {
     /// The intervals in a register but in a lifetime hole (inactive), and the ranges they
     /// come back with.
     holes: Holes,
-    /// Owners found by a [`Holes::owners_meeting`] query (working memory).
-    owners: SmallVec<[u32; 8]>,
+    /// Owners found by a [`Holes::owners_in`] query (working memory).
+    owners: SmallVec<[(u32, u32); 8]>,
     vreg_slot: Vec<Option<SpillSlot>>,
     slot_busy_until: Vec<u32>,
     /// Class of the values each slot holds.
@@ -575,9 +575,7 @@ impl<F: Function> Scan<'_, F> {
                     Err(wake) => {
                         let reg = self.reg_of(idx);
                         self.deactivate_at(k);
-                        let ranges = self.built.ranges_of(&self.built.intervals[idx as usize]);
-                        let later = &ranges[ranges.partition_point(|r| r.from < wake)..];
-                        self.holes.enter_hole(idx, reg, wake, later);
+                        self.holes.enter_hole(idx, reg, wake, self.built);
                     }
                 }
             }
@@ -593,7 +591,7 @@ impl<F: Function> Scan<'_, F> {
             }
             match self.built.range_around(iv, pos) {
                 // The range that started by `pos` also ended by it.
-                Err(wake) => self.holes.requeue(idx, wake),
+                Err(wake) => self.holes.requeue(idx, self.reg_of(idx), wake),
                 Ok(until) => {
                     let reg = self.reg_of(idx);
                     self.holes.leave(reg);
@@ -851,15 +849,8 @@ impl<F: Function> Scan<'_, F> {
         }
         // A register no active interval holds is busy when an interval in a hole comes back
         // in it while `cur` is live: one search of its recorded ranges per range of `cur`.
-        let mut maybe = self.holes.inactive_mask & !busy & low_bits(n);
-        let ranges = self.built.ranges_of(&self.built.intervals[cur as usize]);
-        while maybe != 0 {
-            let r = maybe.trailing_zeros() as usize;
-            maybe &= maybe - 1;
-            if self.holes.meets(r, ranges, stolen_idx) {
-                busy |= 1 << r;
-            }
-        }
+        let maybe = self.holes.inactive_mask & !busy & low_bits(n);
+        busy |= self.holes.meeting_regs(maybe, self.built, cur, stolen_idx);
         self.steps += self.active.len() as u64;
         busy |= self.clobber_conflicts(cur, None);
         let iv = self.iv(cur);
@@ -918,16 +909,11 @@ impl<F: Function> Scan<'_, F> {
         // The intervals in holes that come back while `cur` is live: their next use.
         self.steps += self.active.len() as u64;
         let mut owners = std::mem::take(&mut self.owners);
-        let mut maybe = self.holes.inactive_mask & low_bits(n);
-        while maybe != 0 {
-            let r = maybe.trailing_zeros() as usize;
-            maybe &= maybe - 1;
-            let ranges = self.built.ranges_of(self.iv(cur));
-            self.holes.owners_meeting(r, ranges, &mut owners);
-            for &a in &owners {
-                let next = self.next_reg_use(a, start).unwrap_or(u32::MAX);
-                use_pos[r] = use_pos[r].min(next);
-            }
+        let maybe = self.holes.inactive_mask & low_bits(n);
+        self.holes.owners_in(maybe, self.built, cur, &mut owners);
+        for &(r, a) in &owners {
+            let next = self.next_reg_use(a, start).unwrap_or(u32::MAX);
+            use_pos[r as usize] = use_pos[r as usize].min(next);
         }
         self.owners = owners;
         let iv = self.iv(cur);
@@ -1018,9 +1004,8 @@ impl<F: Function> Scan<'_, F> {
         // up there. (A split keeps each in its hole with the register: it only moves its
         // end, and `split` cuts the ranges it loses from the records.)
         let mut owners = std::mem::take(&mut self.owners);
-        let ranges = self.built.ranges_of(self.iv(cur));
-        self.holes.owners_meeting(reg, ranges, &mut owners);
-        for &a in &owners {
+        self.holes.owners_in(1 << reg, self.built, cur, &mut owners);
+        for &(_, a) in &owners {
             if let Some(x) = self.built.first_intersection(self.iv(a), self.iv(cur)) {
                 let split = gap_floor(x);
                 if split <= self.iv(a).start() {

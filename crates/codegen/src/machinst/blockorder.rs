@@ -310,6 +310,13 @@ enum Node {
 }
 
 impl BlockLoweringOrder {
+    /// Counted work of the last [`BlockLoweringOrder::rebuild`], by the sizes its passes
+    /// walk (each visits every IR block and slot a bounded number of times, see the module's
+    /// Cost): IR blocks, lowered blocks, and their successor and predecessor lists.
+    pub fn work(&self) -> u64 {
+        (self.orig_index.len() + self.order.len() + self.succs.len() + self.preds.len()) as u64
+    }
+
     /// Compute the order for `func` (see the module contract).
     pub fn new(func: &Function, chaos: &mut Chaos) -> Self {
         let mut order = BlockLoweringOrder::default();

@@ -106,6 +106,32 @@ pub struct PhaseTimes {
     /// The allocator's counted work, phase by phase (machine-independent, unlike the
     /// times: what scaling checks compare).
     pub regalloc_work: kestrel_regalloc::Work,
+    /// The other phases' counted work.
+    pub work: CountedWork,
+}
+
+/// Counted work of the phases around the allocator (a few additions per block or
+/// instruction, summed where each loop ends), for the same checks as
+/// [`kestrel_regalloc::Work`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CountedWork {
+    /// Block order: see [`crate::machinst::blockorder::BlockLoweringOrder::work`].
+    pub block_order: u64,
+    /// Lowering: instructions and values, lowered blocks and their successors, instructions
+    /// read and their results, arguments copied, and the finished code's instructions and
+    /// vregs.
+    pub lower: u64,
+    /// Emission: blocks, instructions and allocator edits emitted, and the buffer's branch
+    /// peephole trips and label uses resolved ([`MachBuffer::steps`]).
+    pub emit: u64,
+}
+
+impl std::ops::AddAssign for CountedWork {
+    fn add_assign(&mut self, o: CountedWork) {
+        self.block_order += o.block_order;
+        self.lower += o.lower;
+        self.emit += o.emit;
+    }
 }
 
 impl std::ops::AddAssign<&PhaseTimes> for PhaseTimes {
@@ -118,6 +144,7 @@ impl std::ops::AddAssign<&PhaseTimes> for PhaseTimes {
         self.emit += t.emit;
         self.max_live = self.max_live.max(t.max_live);
         self.regalloc_work += t.regalloc_work;
+        self.work += t.work;
     }
 }
 
@@ -312,6 +339,9 @@ pub fn compile_in<B: Backend>(
     check_stack_slots(f)?;
     ctx.order.rebuild(f, chaos, &mut ctx.order_scratch);
     lap(&mut times, &mut clock, |t| &mut t.block_order);
+    if let Some(t) = times.as_deref_mut() {
+        t.work.block_order += ctx.order.work();
+    }
     let mut rules_fired = options.coverage.then(RulesFired::default);
     // The code memory is kept type-erased (one context serves any ISA); a context last
     // used for another ISA starts afresh.
@@ -338,6 +368,9 @@ pub fn compile_in<B: Backend>(
     // serve emission beside it.
     let vcode = &code_memory.code;
     lap(&mut times, &mut clock, |t| &mut t.lower);
+    if let Some(t) = times.as_deref_mut() {
+        t.work.lower += ctx.lower.work;
+    }
     let ra_options = kestrel_regalloc::Options {
         check: options.check_regalloc,
         perturb: chaos.derive_seed(),
@@ -382,8 +415,13 @@ pub fn compile_in<B: Backend>(
         (String::new(), String::new())
     };
     let done = buf.finish_into(chaos, &mut code_memory.buffer)?;
-    ctx.code_memory = Some(code_memory);
     lap(&mut times, &mut clock, |t| &mut t.emit);
+    if let Some(t) = times {
+        let code = &code_memory.code;
+        t.work.emit +=
+            (code.num_blocks() + code.insts().len() + ra.edits.len()) as u64 + buf.steps();
+    }
+    ctx.code_memory = Some(code_memory);
     Ok(CompiledCode {
         code: done.data,
         relocs: done.relocs,

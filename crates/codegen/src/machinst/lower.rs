@@ -274,6 +274,11 @@ pub(crate) struct LowerScratch {
     tail_order: TailOrder,
     /// The caller's choice for the next lowering (`CompileOptions::lower_for_speed`).
     pub(crate) for_speed: bool,
+    /// The last lowering's counted work: the use count's pass (instructions and values),
+    /// per lowered block one step and its successors, per instruction read one step and
+    /// its results, the edge arguments copied, and the finished code's instructions and
+    /// vregs (its numbering pass).
+    pub(crate) work: u64,
 }
 
 impl<'f, I: MachInst> Lower<'f, I> {
@@ -733,6 +738,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
             ..
         } = self;
         let code = builder.finish(aliases.len());
+        scratch.work += (code.insts().len() + aliases.len()) as u64;
         code.resolve_and_number_vregs(|v| resolve_alias(&aliases, v), &mut scratch.dense);
         scratch.value_vregs = value_vregs;
         scratch.aliases = aliases;
@@ -846,6 +852,7 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
     let mut block_insts = std::mem::take(&mut scratch.block_insts);
     let mut tail_order = std::mem::take(&mut scratch.tail_order);
     let for_speed = scratch.for_speed;
+    let mut work = (f.dfg.num_insts() + f.dfg.num_values()) as u64;
     let mut ctx = Lower::new(f, &regs_for, chaos, rules_fired, scratch, code_memory)?;
     let entry = f.entry_block();
     for (index, lb) in order.iter() {
@@ -856,6 +863,7 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
                 .iter()
                 .map(|s| kestrel_regalloc::Block(s.index() as u32)),
         );
+        work += 1 + succs.len() as u64;
         match lb {
             LoweredBlock::Edge {
                 from,
@@ -872,6 +880,7 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
                 for &v in f.dfg.block_call_args(&call) {
                     args.extend_from_slice(ctx.value_regs(v).regs());
                 }
+                work += args.len() as u64;
                 ctx.builder
                     .push_rev(B::MInst::gen_jump(succs[0]), f.debug_line(branch));
                 ctx.builder.add_succ(succs[0], &args);
@@ -906,10 +915,12 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
                                 args.extend_from_slice(ctx.value_regs(v).regs());
                             }
                         }
+                        work += args.len() as u64;
                         ctx.builder.add_succ(succ, &args);
                     }
                 }
                 for inst in insts {
+                    work += 1;
                     let data = f.dfg.inst(inst);
                     let op = data.opcode();
                     let needed = op.has_side_effects()
@@ -931,6 +942,7 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
                     // The ISA gives each result's registers in order, two for a split value,
                     // and nothing more.
                     let mut next = 0;
+                    work += f.dfg.inst_results(inst).len() as u64;
                     for &r in f.dfg.inst_results(inst) {
                         next = ctx.set_result(r, next).map_err(|why| {
                             unsupported_at(f, inst, Some(f.dfg.value_type(r)), &why)
@@ -952,6 +964,7 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
                     for &p in f.dfg.block_params(b) {
                         args.extend_from_slice(ctx.value_regs(p).regs());
                     }
+                    work += args.len() as u64;
                     ctx.builder.set_params(&args);
                 }
                 ctx.cur_block = None;
@@ -959,6 +972,7 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
         }
         ctx.builder.end_block();
     }
+    scratch.work = work;
     ctx.finish(scratch);
     scratch.succs = succs;
     scratch.args = args;

@@ -69,12 +69,12 @@ fn every_unit_kind_generates_and_compiles() {
 }
 
 /// The check can fail: a series whose work quadruples is flagged at each step, one that
-/// doubles is not; a single step above the limit is flagged though its average is below.
+/// doubles is not; a single step above the limit is flagged though the others double.
 #[test]
 fn violations_flag_growth_above_the_limit() {
     let sample = |units: usize, w: u64| Sample {
         units,
-        work: [w, 2 * w, w, w],
+        work: [w, 2 * w, w, w, 3 * w, w, w],
         ..Sample::default()
     };
     let series = |works: &[u64]| Series {
@@ -86,12 +86,11 @@ fn violations_flag_growth_above_the_limit() {
             .collect(),
     };
     let bad = series(&[100, 400, 1600]).violations();
-    assert_eq!(bad.len(), 8, "{bad:?}");
+    assert_eq!(bad.len(), 14, "{bad:?}");
     assert!(bad.iter().all(|v| v.factor == 4.0));
     assert!(series(&[100, 200, 400, 800]).violations().is_empty());
     let step = series(&[100, 200, 480, 960]);
     let bad = step.violations();
-    assert_eq!(bad.len(), 4, "{bad:?}");
+    assert_eq!(bad.len(), 7, "{bad:?}");
     assert!(bad.iter().all(|v| v.from_units == 20));
-    assert!(step.average_growth().iter().all(|&g| g < MAX_GROWTH));
 }

@@ -200,6 +200,7 @@ impl<U: LabelUse> MachBuffer<U> {
     ) {
         // Earliest deadline first, so the most urgent veneers sit nearest.
         work.sort_by_key(Fixup::deadline);
+        self.steps += work.len() as u64;
         // In place: each use yields at most one, written at `kept <= i` after use i was read.
         let mut kept = 0;
         for i in 0..work.len() {

@@ -139,6 +139,8 @@ pub struct MachBuffer<U: LabelUse> {
     validate: bool,
     /// The first invariant violation the validator found (reported by `finish`).
     invariant_error: Option<String>,
+    /// Work counted (see [`MachBuffer::steps`]).
+    steps: u64,
 }
 
 /// The working lists of a [`MachBuffer`] that outlive it, for the next function's buffer
@@ -227,6 +229,7 @@ impl<U: LabelUse> MachBuffer<U> {
             error: None,
             validate: false,
             invariant_error: None,
+            steps: 0,
         }
     }
 
@@ -278,6 +281,12 @@ impl<U: LabelUse> MachBuffer<U> {
     /// from `finish` instead of panicking (debug builds check even when this is off).
     pub fn set_validate(&mut self, on: bool) {
         self.validate = on;
+    }
+
+    /// Work counted so far: trips of the branch peephole's loop and label uses resolved
+    /// (each pass over the uses counts them all).
+    pub fn steps(&self) -> u64 {
+        self.steps
     }
 
     /// The offset the next byte will be written at.
@@ -507,6 +516,7 @@ impl<U: LabelUse> MachBuffer<U> {
     /// Apply the four rules to the window until none applies (see the module doc).
     fn optimize_branches(&mut self, chaos: &mut Chaos) {
         loop {
+            self.steps += 1;
             let cur = self.cur_offset();
             let Some(b) = self.latest_branches.last() else {
                 return;
