@@ -44,6 +44,11 @@ const ACTIVE: u8 = 2;
 /// the scan.
 const FLAT_LIMIT: usize = 32;
 
+/// The steps one pass over the flat list counts: its bound, not its length, so the count
+/// is an upper bound on the entries visited and a constant per call (a list that grows
+/// with the function up to the bound is no growth in the cost per call).
+const FLAT_PASS: u64 = FLAT_LIMIT as u64;
+
 /// An interval in a hole while the list is flat: its register and the start of its next
 /// range.
 #[derive(Clone, Copy)]
@@ -70,8 +75,8 @@ pub(crate) struct Holes {
     pub inactive_mask: u64,
     /// Per interval index: `RECORDED | ACTIVE` bits.
     state: Vec<u8>,
-    /// Work done: list entries visited, map entries inserted, removed or visited, wakes
-    /// pushed and popped.
+    /// Work done: list passes (at [`FLAT_PASS`] each), map entries inserted, removed or
+    /// visited, wakes pushed and popped.
     pub steps: u64,
 }
 
@@ -174,7 +179,7 @@ impl Holes {
     /// releases it with [`Holes::leave`]).
     pub fn next_woken(&mut self, pos: u32) -> Option<u32> {
         if !self.mapped {
-            self.steps += self.flat.len() as u64;
+            self.steps += FLAT_PASS;
             let k = (0..self.flat.len())
                 .filter(|&k| self.flat[k].wake <= pos)
                 .min_by_key(|&k| (self.flat[k].wake, self.flat[k].idx))?;
@@ -247,7 +252,7 @@ impl Holes {
         let iv = &built.intervals[cur as usize];
         let mut met = 0;
         if !self.mapped {
-            self.steps += self.flat.len() as u64;
+            self.steps += FLAT_PASS;
             for w in &self.flat {
                 let bit = 1u64 << w.reg;
                 // Waking after `cur`'s end, it cannot meet it.
@@ -305,7 +310,7 @@ impl Holes {
         out.clear();
         let iv = &built.intervals[cur as usize];
         if !self.mapped {
-            self.steps += self.flat.len() as u64;
+            self.steps += FLAT_PASS;
             for w in &self.flat {
                 if mask & (1 << w.reg) != 0
                     && w.wake < iv.end()
