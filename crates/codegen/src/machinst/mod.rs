@@ -10,6 +10,7 @@
 pub mod blockorder;
 pub mod buffer;
 pub mod compile;
+pub mod frame;
 pub mod ir_ops;
 pub mod lower;
 pub mod operands;

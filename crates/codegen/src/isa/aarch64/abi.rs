@@ -46,15 +46,15 @@
 use std::sync::OnceLock;
 
 use kestrel_ir::{CallConv, Function, Signature, Type, Value};
-use kestrel_regalloc::{Allocation, MachineEnv, Output, PReg, PRegSet, RegClass, VReg};
+use kestrel_regalloc::{MachineEnv, Output, PReg, PRegSet, RegClass, VReg};
 use smallvec::SmallVec;
 
 use super::asm::{FpMemSize, Gpr, MemSize, Vreg as FpReg};
-use super::emit::Frame;
 use super::inst::{
     fp_preg, gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, LoadKind, Mem, MemInst,
     StoreKind,
 };
+use crate::machinst::frame::{self, Frame, FrameAbi, FrameOptions, FrameUse};
 use crate::machinst::lower::{Lower, Results};
 use crate::machinst::operands::FixedRegs;
 use crate::machinst::vcode::VCode;
@@ -62,18 +62,6 @@ use crate::machinst::CodegenError;
 
 /// Argument and result registers per class.
 const ARG_REGS: usize = 8;
-const CALLEE_SAVED: [Gpr; 10] = [
-    Gpr::X19,
-    Gpr::X20,
-    Gpr::X21,
-    Gpr::X22,
-    Gpr::X23,
-    Gpr::X24,
-    Gpr::X25,
-    Gpr::X26,
-    Gpr::X27,
-    Gpr::X28,
-];
 
 fn x(n: usize) -> PReg {
     PReg::new(n, RegClass::Int)
@@ -555,7 +543,7 @@ pub fn gen_call_regs(
     Ok(results)
 }
 
-/// The frame for `f` given its allocation (see `emit.rs` for the layout); with
+/// The frame for `f` given its allocation (the shared layout, `machinst::frame`); with
 /// `preserve_frame_pointers`, a frame even where nothing needs one; with a
 /// `probe_interval`, probes when the frame is at least that large.
 pub fn compute_frame(
@@ -565,90 +553,62 @@ pub fn compute_frame(
     preserve_frame_pointers: bool,
     probe_interval: Option<u32>,
 ) -> Frame {
-    // Outgoing stack arguments, then the return area, live at the bottom of the frame, each
-    // shared by all calls.
-    let (mut out_args, mut ret_area) = (0u32, 0u32);
-    let (mut has_calls, mut needs_frame) = (false, false);
-    for inst in vcode.insts() {
+    let options = FrameOptions {
+        preserve_frame_pointers,
+        probe_interval,
+    };
+    frame::compute_frame::<A64Abi>(f, vcode, ra, options)
+}
+
+/// AArch64's facts for the shared ABI and frame code.
+pub struct A64Abi;
+
+/// `x19`–`x28`, then `d8`–`d15`: AAPCS64's callee-saved registers, under every convention
+/// this backend supports.
+const CALLEE_SAVED_REGS: [PReg; 18] = {
+    let mut regs = [PReg::new(0, RegClass::Int); 18];
+    let mut i = 0;
+    while i < 10 {
+        regs[i] = PReg::new(19 + i, RegClass::Int);
+        i += 1;
+    }
+    while i < 18 {
+        regs[i] = PReg::new(i - 2, RegClass::Float);
+        i += 1;
+    }
+    regs
+};
+
+impl FrameAbi for A64Abi {
+    type Inst = Inst;
+    const FLOAT_SAVE_BYTES: u32 = 8;
+    const RET_AREA_ALIGN: u32 = 1;
+
+    fn frame_use(inst: &Inst) -> FrameUse {
         match inst {
-            Inst::Mem(MemInst::RetAreaAddr { size, .. }) => ret_area = ret_area.max(*size),
+            Inst::Mem(MemInst::RetAreaAddr { size, .. }) => FrameUse::RetArea { size: *size },
             Inst::Mem(MemInst::Store {
                 mem: Mem::OutgoingArg { off },
                 ..
-            }) => out_args = out_args.max(*off as u32 + 8),
-            Inst::Control(ControlInst::Call { .. }) => has_calls = true,
+            }) => FrameUse::OutgoingArg {
+                end: *off as u32 + 8,
+            },
+            Inst::Control(ControlInst::Call { conv, .. }) => FrameUse::Call(*conv),
             // Reading x29 or the saved x30 needs the frame that holds them.
             Inst::Mem(MemInst::FrameValue {
                 what: FrameValue::FramePointer | FrameValue::ReturnAddress,
                 ..
-            }) => needs_frame = true,
-            _ => {}
+            }) => FrameUse::FrameRead,
+            _ => FrameUse::None,
         }
     }
-    let incoming_stack = has_stack_params(&f.signature);
-    // Registers the code writes, and the spill slots it touches: the allocator may count
-    // slots it reserved but never used, which must not grow the frame. What a callee may
-    // overwrite is not this function's to save: calls only clobber caller-saved registers.
-    let mut used = PRegSet::empty();
-    let mut spill_slots = 0u32;
-    let mut note = |a: Allocation| match a {
-        Allocation::Reg(r) => used.add(r),
-        Allocation::Stack(s) => spill_slots = spill_slots.max(s.0 + 1),
-    };
-    ra.allocs.iter().copied().for_each(&mut note);
-    for (_, e) in &ra.edits {
-        note(e.from);
-        note(e.to);
+
+    fn callee_saved(_cc: CallConv) -> &'static [PReg] {
+        &CALLEE_SAVED_REGS
     }
-    debug_assert!(spill_slots as usize <= ra.num_spillslots);
-    let saved: Vec<Gpr> = CALLEE_SAVED
-        .iter()
-        .copied()
-        .filter(|&g| used.contains(gpr_preg(g)))
-        .collect();
-    let saved_fp: Vec<FpReg> = (8..16)
-        .map(|n| FpReg::new(n).expect("v8-v15"))
-        .filter(|&r| used.contains(fp_preg(r)))
-        .collect();
-    let save_area = 8 * (saved.len() + saved_fp.len()) as u32;
-    let ret_area_base = out_args.next_multiple_of(16);
-    let mut slot_offsets = Vec::with_capacity(f.stack_slots.len());
-    let mut off = ret_area_base + ret_area;
-    for (_, slot) in f.stack_slots.iter() {
-        // At least the natural alignment of a slot up to 16 bytes.
-        let natural = slot.size.next_power_of_two().min(16);
-        let align = (1u32 << slot.align_shift.min(4)).max(natural);
-        off = off.next_multiple_of(align.max(1));
-        slot_offsets.push(off as i32);
-        off += slot.size;
-    }
-    let spill_base = off.next_multiple_of(8);
-    let body = spill_base + 8 * spill_slots;
-    let size = (body + save_area).next_multiple_of(16);
-    let setup = preserve_frame_pointers
-        || has_calls
-        || needs_frame
-        || incoming_stack
-        || size > 0
-        || !f.stack_slots.is_empty();
-    // The stack check covers what the function takes below x29, and a callee's saved x29
-    // and x30 when it calls; a leaf that takes nothing is not checked. (`gen_args` planned
-    // the limit's computation, or reported why it cannot be.)
-    let below = size + if has_calls { 16 } else { 0 };
-    let stack_check = match vcode.stack_limit() {
-        Some(steps) if setup && below > 0 => Some((steps.clone(), below)),
-        _ => None,
-    };
-    Frame {
-        setup,
-        size,
-        stack_check,
-        probe_interval: probe_interval.filter(|&p| size >= p),
-        saved,
-        saved_fp,
-        spill_base: spill_base as i32,
-        slot_offsets,
-        ret_area_base: ret_area_base as i32,
+
+    fn has_stack_params(sig: &Signature) -> bool {
+        has_stack_params(sig)
     }
 }
 

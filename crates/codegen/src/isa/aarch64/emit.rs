@@ -53,9 +53,10 @@ use super::asm::moves::{move_wide, MoveWideOp, WideImm};
 use super::asm::operands::{Extend, Extended};
 use super::asm::pair::{ld_st_pair, pair_index, IntPair, PairAmode};
 use super::asm::{FpMemSize, FpSize, Gpr, GprSp, GprZr, PcOffset, Size, Vreg as FpReg, WordSink};
-use super::inst::{AluInst, ControlInst, Inst, Mem, Operands};
+use super::inst::{AluInst, ControlInst, Inst, Operands};
 use super::unwind;
 use crate::machinst::buffer::{Label, LabelUse, MachBuffer};
+use crate::machinst::frame::Frame;
 use crate::machinst::{BlockIndex, EmitCtx, MachInst, PRegSet, VReg};
 
 /// The most bytes one instruction or one edit emits (islands are planned with it).
@@ -192,81 +193,6 @@ impl<U: LabelUse> WordSink for MachBuffer<U> {
 
     fn current_offset(&self) -> u32 {
         self.cur_offset()
-    }
-}
-
-/// The frame of one function (see the module doc).
-#[derive(Clone, Debug, Default)]
-pub struct Frame {
-    /// Whether the prologue saves x29/x30 and sets x29 up as the frame pointer. False only
-    /// when nothing addresses the frame: no frame bytes, no saved registers, no calls, no
-    /// incoming stack arguments; then the body runs on the caller's `sp` and `ret` is the
-    /// epilogue.
-    pub setup: bool,
-    /// Bytes the prologue subtracts from `sp` after setting up x29 (a multiple of 16).
-    pub size: u32,
-    /// `stack_limit`: how to compute the limit, and the bytes the function takes below
-    /// x29 (see `stack_limit.rs`); checked in the prologue before `sp` moves.
-    pub stack_check: Option<(super::stack_limit::Steps, u32)>,
-    /// Stack probes: the probe interval, when the frame is at least that large (see
-    /// `probestack.rs`); run in the prologue before `sp` moves.
-    pub probe_interval: Option<u32>,
-    /// Callee-saved integer registers to save, at `[x29 - 8*(i+1)]`.
-    pub saved: Vec<Gpr>,
-    /// Callee-saved FP registers (their low 64 bits), below the integer ones.
-    pub saved_fp: Vec<FpReg>,
-    /// Offset of spill slot 0 from `sp`.
-    pub spill_base: i32,
-    /// Offset of each explicit stack slot from `sp`.
-    pub slot_offsets: Vec<i32>,
-    /// Offset of the outgoing return area from `sp` (above the outgoing arguments).
-    pub ret_area_base: i32,
-}
-
-impl Frame {
-    /// Offset from x29 of callee-saved register `i` (integers first, then FP).
-    pub(super) fn save_offset(i: usize) -> i32 {
-        -8 * (i as i32 + 1)
-    }
-
-    /// The address mode of an access of `bytes` bytes at `mem` (after any instruction that
-    /// computes a large offset into x17: record a trap site after this).
-    pub(super) fn address(&self, buf: &mut Buf, mem: &Mem<PReg>, bytes: u32) -> Amode {
-        match *mem {
-            Mem::RegReg { base, index } => Amode::RegOffset {
-                rn: sp(base),
-                rm: zr(index),
-                extend: IndexExtend::Lsl,
-                scaled: false,
-            },
-            _ => {
-                let (base, off) = self.place(mem);
-                amode(buf, base, off, bytes)
-            }
-        }
-    }
-
-    /// The base register and byte offset of `mem`, a base-plus-offset place (a
-    /// register-offset address has none: see [`Frame::address`]).
-    pub(super) fn place(&self, mem: &Mem<PReg>) -> (GprSp, i64) {
-        match *mem {
-            Mem::Reg { base, off } => (sp(base), i64::from(off)),
-            Mem::RegReg { .. } => panic!("a register-offset address has no single base"),
-            Mem::Slot { slot, off } => (
-                GprSp::SP,
-                i64::from(self.slot_offsets[slot as usize]) + i64::from(off),
-            ),
-            Mem::IncomingArg { off } => (Gpr::FP.into(), 16 + i64::from(off)),
-            Mem::OutgoingArg { off } => (GprSp::SP, i64::from(off)),
-            Mem::RetArea { off } => (GprSp::SP, i64::from(self.ret_area_base) + i64::from(off)),
-        }
-    }
-
-    fn spill_slot(&self, alloc: Allocation) -> Option<i64> {
-        match alloc {
-            Allocation::Stack(s) => Some(i64::from(self.spill_base) + 8 * i64::from(s.0)),
-            Allocation::Reg(_) => None,
-        }
     }
 }
 
@@ -442,14 +368,12 @@ pub(super) fn emit_ret(ctx: &Ctx<'_, '_>, buf: &mut Buf) {
     }
     unwind::before_epilogue(buf);
     let fp: GprSp = Gpr::FP.into();
-    for (i, &r) in frame.saved.iter().enumerate() {
-        let a = Amode::offset(fp, i64::from(Frame::save_offset(i)), 8).expect("small offset");
-        ld_st(buf, IntLdSt::LdrX, r.into(), a);
-    }
-    for (i, &v) in frame.saved_fp.iter().enumerate() {
-        let at = Frame::save_offset(frame.saved.len() + i);
-        let a = Amode::offset(fp, i64::from(at), 8).expect("small offset");
-        ld_st_fp(buf, FpLdSt::Ldr(FpMemSize::S64), v, a);
+    for s in &frame.saved {
+        let a = Amode::offset(fp, i64::from(s.offset), 8).expect("small offset");
+        match s.reg.class() {
+            RegClass::Int => ld_st(buf, IntLdSt::LdrX, zr(s.reg), a),
+            RegClass::Float => ld_st_fp(buf, FpLdSt::Ldr(FpMemSize::S64), fpr(s.reg), a),
+        }
     }
     add_offset(buf, GprSp::SP, fp, 0);
     let post = PairAmode::PostIndex {
@@ -513,7 +437,8 @@ impl MachInst for Inst {
 
     fn emit_edit(edit: &Edit, ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
         let frame = ctx.frame;
-        match (frame.spill_slot(edit.from), frame.spill_slot(edit.to)) {
+        let slot = |a| frame.spill_offset(a).map(i64::from);
+        match (slot(edit.from), slot(edit.to)) {
             (None, None) => copy_reg(buf, edit_reg(edit.to), edit_reg(edit.from)),
             (None, Some(to)) => spill_access(buf, false, edit_reg(edit.from), to),
             (Some(from), None) => spill_access(buf, true, edit_reg(edit.to), from),
@@ -530,7 +455,7 @@ impl MachInst for Inst {
     fn emit_prologue(ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
         let frame = ctx.frame;
         if !frame.setup {
-            debug_assert!(frame.size == 0 && frame.saved.is_empty() && frame.saved_fp.is_empty());
+            debug_assert!(frame.size == 0 && frame.saved.is_empty());
             return;
         }
         let pre = PairAmode::PreIndex {
@@ -551,17 +476,19 @@ impl MachInst for Inst {
             add_offset(buf, GprSp::SP, GprSp::SP, -i64::from(frame.size));
         }
         let fp: GprSp = Gpr::FP.into();
-        for (i, &r) in frame.saved.iter().enumerate() {
-            let at = Frame::save_offset(i);
-            let a = Amode::offset(fp, i64::from(at), 8).expect("small offset");
-            ld_st(buf, IntLdSt::StrX, r.into(), a);
-            unwind::after_save(buf, unwind::dwarf_gpr(r), at);
-        }
-        for (i, &v) in frame.saved_fp.iter().enumerate() {
-            let at = Frame::save_offset(frame.saved.len() + i);
-            let a = Amode::offset(fp, i64::from(at), 8).expect("small offset");
-            ld_st_fp(buf, FpLdSt::Str(FpMemSize::S64), v, a);
-            unwind::after_save(buf, unwind::dwarf_fp(v), at);
+        for s in &frame.saved {
+            let a = Amode::offset(fp, i64::from(s.offset), 8).expect("small offset");
+            let dwarf = match s.reg.class() {
+                RegClass::Int => {
+                    ld_st(buf, IntLdSt::StrX, zr(s.reg), a);
+                    unwind::dwarf_gpr(gpr(s.reg))
+                }
+                RegClass::Float => {
+                    ld_st_fp(buf, FpLdSt::Str(FpMemSize::S64), fpr(s.reg), a);
+                    unwind::dwarf_fp(fpr(s.reg))
+                }
+            };
+            unwind::after_save(buf, dwarf, s.offset);
         }
     }
 

@@ -32,17 +32,17 @@
 use std::sync::OnceLock;
 
 use kestrel_ir::{CallConv, Function, Signature, Type, Value};
-use kestrel_regalloc::{Allocation, MachineEnv, Output, PReg, PRegSet, RegClass, VReg};
+use kestrel_regalloc::{MachineEnv, Output, PReg, PRegSet, RegClass, VReg};
 use smallvec::{smallvec, SmallVec};
 
 use super::asm::sse::FloatSize;
+use super::asm::Gpr;
 use super::asm::Size;
-use super::asm::{Gpr, Xmm};
-use super::emit::Frame;
 use super::inst::{
     gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, LoadKind, Mem, MemInst, StoreKind,
 };
 use super::winch;
+use crate::machinst::frame::{self, Frame, FrameAbi, FrameOptions, FrameUse};
 use crate::machinst::lower::{Lower, Results, ValueRegs};
 use crate::machinst::operands::FixedRegs;
 use crate::machinst::vcode::VCode;
@@ -220,36 +220,6 @@ pub fn min_out_area(cc: CallConv) -> u32 {
         FASTCALL_SHADOW
     } else {
         0
-    }
-}
-
-/// Registers a function of convention `cc` must preserve (besides rbp and rsp).
-fn callee_saved(cc: CallConv) -> (&'static [Gpr], &'static [Xmm]) {
-    const FASTCALL_GPRS: [Gpr; 7] = [
-        Gpr::RBX,
-        Gpr::R12,
-        Gpr::R13,
-        Gpr::R14,
-        Gpr::R15,
-        Gpr::RSI,
-        Gpr::RDI,
-    ];
-    const FASTCALL_XMMS: [Xmm; 10] = [
-        Xmm::new(6),
-        Xmm::new(7),
-        Xmm::new(8),
-        Xmm::new(9),
-        Xmm::new(10),
-        Xmm::new(11),
-        Xmm::new(12),
-        Xmm::new(13),
-        Xmm::new(14),
-        Xmm::new(15),
-    ];
-    match cc {
-        CallConv::Winch => (&[], &[]),
-        CallConv::WindowsFastcall => (&FASTCALL_GPRS, &FASTCALL_XMMS),
-        _ => (&CALLEE_SAVED, &[]),
     }
 }
 
@@ -739,7 +709,7 @@ fn gen_call_parts(
     Ok(results)
 }
 
-/// The frame for `f` given its allocation (see `emit.rs` for the layout); with
+/// The frame for `f` given its allocation (the shared layout, `machinst::frame`); with
 /// `preserve_frame_pointers`, an `rbp` frame even where nothing needs one.
 pub fn compute_frame(
     f: &Function,
@@ -748,109 +718,82 @@ pub fn compute_frame(
     preserve_frame_pointers: bool,
     probe_interval: Option<u32>,
 ) -> Frame {
-    // Outgoing stack arguments, then the return area, live at the bottom of the frame, each
-    // shared by all calls.
-    let (mut out_args, mut ret_area) = (0u32, 0u32);
-    let mut used_by_calls = PRegSet::empty();
-    let mut has_calls = false;
-    // Whether the code needs `rbp` or 16-byte alignment whatever the frame's size: a call
-    // (alignment at the call site), an incoming stack argument (`[rbp + 16 + …]`), reading
-    // the frame pointer or the return address (`[rbp + 8]`).
-    let mut needs_fp = preserve_frame_pointers || has_stack_params(&f.signature);
-    for inst in vcode.insts() {
+    let options = FrameOptions {
+        preserve_frame_pointers,
+        probe_interval,
+    };
+    frame::compute_frame::<X64Abi>(f, vcode, ra, options)
+}
+
+/// x86-64's facts for the shared ABI and frame code.
+pub struct X64Abi;
+
+const fn gprs<const N: usize>(encs: [usize; N]) -> [PReg; N] {
+    let mut regs = [PReg::new(0, RegClass::Int); N];
+    let mut i = 0;
+    while i < N {
+        regs[i] = PReg::new(encs[i], RegClass::Int);
+        i += 1;
+    }
+    regs
+}
+
+/// System V: rbx, r12–r15.
+const SYSV_CALLEE_SAVED: [PReg; 5] = gprs([3, 12, 13, 14, 15]);
+
+/// Windows x64: rbx, r12–r15, rsi, rdi, then xmm6–xmm15.
+const FASTCALL_CALLEE_SAVED: [PReg; 17] = {
+    let ints = gprs([3, 12, 13, 14, 15, 6, 7]);
+    let mut regs = [PReg::new(0, RegClass::Int); 17];
+    let mut i = 0;
+    while i < 17 {
+        regs[i] = if i < 7 {
+            ints[i]
+        } else {
+            PReg::new(i - 1, RegClass::Float)
+        };
+        i += 1;
+    }
+    regs
+};
+
+impl FrameAbi for X64Abi {
+    type Inst = Inst;
+    const FLOAT_SAVE_BYTES: u32 = 16;
+    const RET_AREA_ALIGN: u32 = 16;
+
+    fn frame_use(inst: &Inst) -> FrameUse {
         match inst {
-            Inst::Mem(MemInst::RetAreaAddr { size, .. }) => ret_area = ret_area.max(*size),
+            Inst::Mem(MemInst::RetAreaAddr { size, .. }) => FrameUse::RetArea { size: *size },
             Inst::Mem(MemInst::Store {
                 mem: Mem::OutgoingArg { disp },
                 ..
-            }) => out_args = out_args.max(*disp as u32 + 8),
-            Inst::Control(ControlInst::Call { conv, .. }) => {
-                has_calls = true;
-                out_args = out_args.max(min_out_area(*conv));
-                // What the callee may overwrite counts as written here: this function must
-                // still preserve its own callee-saved registers for its caller.
-                used_by_calls = used_by_calls.union(inst.clobbers());
-                needs_fp = true;
-            }
+            }) => FrameUse::OutgoingArg {
+                end: *disp as u32 + 8,
+            },
+            // A call needs `rbp` for the alignment at the call site.
+            Inst::Control(ControlInst::Call { conv, .. }) => FrameUse::Call(*conv),
             Inst::Mem(MemInst::FrameValue {
                 what: FrameValue::FramePointer | FrameValue::ReturnAddress,
                 ..
-            }) => needs_fp = true,
-            _ => {}
+            }) => FrameUse::FrameRead,
+            _ => FrameUse::None,
         }
     }
-    let ret_area_base = out_args.next_multiple_of(16);
-    let ret_area = ret_area_base + ret_area.next_multiple_of(16);
-    // Registers the code writes, and the spill slots it touches: the allocator may count
-    // slots it reserved but never used, which must not grow the frame.
-    // (A flag per register index: one store per allocation, where a set would shift.)
-    let mut written = [false; 128];
-    let mut spill_slots = 0u32;
-    let mut note = |a: Allocation| match a {
-        Allocation::Reg(r) => written[r.index()] = true,
-        Allocation::Stack(s) => spill_slots = spill_slots.max(s.0 + 1),
-    };
-    ra.allocs.iter().copied().for_each(&mut note);
-    for (_, e) in &ra.edits {
-        note(e.from);
-        note(e.to);
+
+    fn callee_saved(cc: CallConv) -> &'static [PReg] {
+        match cc {
+            CallConv::Winch => &[],
+            CallConv::WindowsFastcall => &FASTCALL_CALLEE_SAVED,
+            _ => &SYSV_CALLEE_SAVED,
+        }
     }
-    debug_assert!(spill_slots as usize <= ra.num_spillslots);
-    let used = |r: PReg| written[r.index()] || used_by_calls.contains(r);
-    let (gprs, xmms) = callee_saved(f.signature.call_conv);
-    // Inline lists (at most 5 GPRs, or 7 and 10 XMMs on Windows): no allocation per frame.
-    let saved: SmallVec<[Gpr; 8]> = gprs
-        .iter()
-        .copied()
-        .filter(|&g| used(gpr_preg(g)))
-        .collect();
-    let saved_xmm: SmallVec<[Xmm; 10]> = xmms
-        .iter()
-        .copied()
-        .filter(|&x| used(xmm_preg(usize::from(x.enc()))))
-        .collect();
-    // GPRs at [rbp - 8*(i+1)], then XMMs in 16-byte slots below them.
-    let xmm_base = (8 * saved.len() as u32).next_multiple_of(16);
-    let save_area = xmm_base + 16 * saved_xmm.len() as u32;
-    let mut slot_offsets = Vec::new();
-    let mut off = ret_area;
-    for (_, slot) in f.stack_slots.iter() {
-        // At least the natural alignment of a slot up to 16 bytes (for 16-byte atomics).
-        let natural = slot.size.next_power_of_two().min(16);
-        let align = (1u32 << slot.align_shift.min(4)).max(natural);
-        off = off.next_multiple_of(align.max(1));
-        slot_offsets.push(off as i32);
-        off += slot.size;
+
+    fn min_out_area(cc: CallConv) -> u32 {
+        min_out_area(cc)
     }
-    let spill_base = off.next_multiple_of(8);
-    let body = spill_base + 8 * spill_slots;
-    // rbp is pushed on an 8-mod-16 stack, so rbp is 16-aligned; keep rsp so.
-    let size = (body + save_area).next_multiple_of(16);
-    // Without a frame `rsp` stays 8 mod 16, which only calls and frame contents could notice.
-    let setup = needs_fp
-        || size > 0
-        || !saved.is_empty()
-        || !saved_xmm.is_empty()
-        || !f.stack_slots.is_empty();
-    // The stack check covers what the function takes below `rbp`, and a callee's return
-    // address and saved `rbp` when it calls; a leaf that takes nothing is not checked.
-    // (`gen_args` planned the limit's computation, or reported why it cannot be.)
-    let below = size + if has_calls { 16 } else { 0 };
-    let checked = setup && (below > 0 || has_calls);
-    let stack_check = match vcode.stack_limit() {
-        Some(steps) if checked => Some((steps.clone(), below)),
-        _ => None,
-    };
-    Frame {
-        setup,
-        size,
-        stack_check,
-        probe_interval: probe_interval.filter(|&p| setup && size >= p),
-        saved,
-        saved_xmm,
-        xmm_save_base: xmm_base as i32,
-        spill_base: spill_base as i32,
-        slot_offsets,
-        ret_area_base: ret_area_base as i32,
+
+    fn has_stack_params(sig: &Signature) -> bool {
+        has_stack_params(sig)
     }
 }

@@ -30,7 +30,6 @@
 
 use kestrel_ir::TrapCode;
 use kestrel_regalloc::{Allocation, Edit, PReg, RegClass};
-use smallvec::SmallVec;
 
 use super::asm::alu::{self, AluOp};
 use super::asm::misc;
@@ -38,10 +37,11 @@ use super::asm::moves;
 use super::asm::setcc_cmov_jcc::{self as cc_ops, Cc};
 use super::asm::sse::FloatSize;
 use super::asm::sse::{self, SseOp, SseStore};
-use super::asm::{Amode, CodeSink, Gpr, GprMem, Scale, Size, Xmm, XmmMem};
-use super::inst::{AluInst, ControlInst, Inst, Mem, Operands};
+use super::asm::{Amode, CodeSink, Gpr, GprMem, Size, Xmm, XmmMem};
+use super::inst::{AluInst, ControlInst, Inst, Operands};
 use super::unwind;
 use crate::machinst::buffer::{Label, LabelUse, MachBuffer};
+use crate::machinst::frame::Frame;
 use crate::machinst::{BlockIndex, EmitCtx, MachInst, PRegSet, VReg};
 
 /// x86-64 label references: a 32-bit displacement relative to the end of its field.
@@ -91,69 +91,6 @@ impl<U: LabelUse> CodeSink for MachBuffer<U> {
     }
     fn current_offset(&self) -> u32 {
         self.cur_offset()
-    }
-}
-
-/// The frame of one function (see the module doc).
-#[derive(Clone, Debug, Default)]
-pub struct Frame {
-    /// Whether the prologue pushes `rbp` and sets it up as the frame pointer. False only when
-    /// nothing addresses the frame: no frame bytes, no saved registers, no calls, no incoming
-    /// stack arguments; then the body runs on the caller's `rsp` and `ret` is the epilogue.
-    pub setup: bool,
-    /// Bytes the prologue subtracts from `rsp` after pushing `rbp`.
-    pub size: u32,
-    /// Callee-saved registers to save, at `[rbp - 8*(i+1)]`.
-    pub saved: SmallVec<[Gpr; 8]>,
-    /// Callee-saved XMM registers (Windows x64), at `[rbp - xmm_save_base - 16*(i+1)]`.
-    pub saved_xmm: SmallVec<[Xmm; 10]>,
-    pub xmm_save_base: i32,
-    /// Offset of spill slot 0 from `rsp`.
-    pub spill_base: i32,
-    /// Offset of each explicit stack slot from `rsp`.
-    pub slot_offsets: Vec<i32>,
-    /// Offset of the outgoing return area from `rsp` (above the outgoing arguments).
-    pub ret_area_base: i32,
-    /// `stack_limit`: how to compute the limit, and the bytes the function takes below
-    /// `rbp` (see `stack_limit.rs`); checked in the prologue.
-    pub stack_check: Option<(super::stack_limit::Steps, u32)>,
-    /// Probe the frame every this many bytes before allocating it (`probestack.rs`); set
-    /// only when the frame is at least one interval large.
-    pub probe_interval: Option<u32>,
-}
-
-impl Frame {
-    /// Where callee-saved XMM register `i` is kept.
-    pub(super) fn xmm_save_slot(&self, i: usize) -> Amode {
-        Amode::base_disp(Gpr::RBP, -self.xmm_save_base - 16 * (i as i32 + 1))
-    }
-
-    /// The address of `mem`.
-    pub(super) fn amode(&self, mem: &Mem<PReg>) -> Amode {
-        match *mem {
-            Mem::Reg { base, disp } => Amode::base_disp(gpr(base), disp),
-            Mem::RegIndex {
-                base,
-                index,
-                shift,
-                disp,
-            } => Amode::base_index(gpr(base), gpr(index), Scale::ALL[usize::from(shift)], disp),
-            Mem::Slot { slot, disp } => {
-                Amode::base_disp(Gpr::RSP, self.slot_offsets[slot as usize] + disp)
-            }
-            Mem::RetArea { disp } => Amode::base_disp(Gpr::RSP, self.ret_area_base + disp),
-            Mem::IncomingArg { disp } => Amode::base_disp(Gpr::RBP, 16 + disp),
-            Mem::OutgoingArg { disp } => Amode::base_disp(Gpr::RSP, disp),
-        }
-    }
-
-    fn slot_amode(&self, alloc: Allocation) -> Option<Amode> {
-        match alloc {
-            Allocation::Stack(s) => {
-                Some(Amode::base_disp(Gpr::RSP, self.spill_base + 8 * s.0 as i32))
-            }
-            Allocation::Reg(_) => None,
-        }
     }
 }
 
@@ -298,8 +235,13 @@ impl MachInst for Inst {
 
     fn emit_edit(edit: &Edit, ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
         let frame = ctx.frame;
+        let slot_amode = |a| {
+            frame
+                .spill_offset(a)
+                .map(|off| Amode::base_disp(Gpr::RSP, off))
+        };
         match edit.class {
-            RegClass::Int => match (frame.slot_amode(edit.from), frame.slot_amode(edit.to)) {
+            RegClass::Int => match (slot_amode(edit.from), slot_amode(edit.to)) {
                 (None, None) => {
                     let (from, to) = (gpr(edit_reg(edit.from)), gpr(edit_reg(edit.to)));
                     if from != to {
@@ -318,7 +260,7 @@ impl MachInst for Inst {
                     moves::mov_rm_r(buf, Size::S64, &GprMem::Mem(to), Gpr::R11);
                 }
             },
-            RegClass::Float => match (frame.slot_amode(edit.from), frame.slot_amode(edit.to)) {
+            RegClass::Float => match (slot_amode(edit.from), slot_amode(edit.to)) {
                 (None, None) => {
                     let (from, to) = (xmm(edit_reg(edit.from)), xmm(edit_reg(edit.to)));
                     if from != to {
@@ -349,7 +291,7 @@ impl MachInst for Inst {
     fn emit_prologue(ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
         let frame = ctx.frame;
         if !frame.setup {
-            debug_assert!(frame.size == 0 && frame.saved.is_empty() && frame.saved_xmm.is_empty());
+            debug_assert!(frame.size == 0 && frame.saved.is_empty());
             return;
         }
         misc::push_r(buf, Gpr::RBP);
@@ -371,20 +313,19 @@ impl MachInst for Inst {
                 frame.size as i32,
             );
         }
-        for (i, &r) in frame.saved.iter().enumerate() {
-            let disp = -8 * (i as i32 + 1);
-            moves::mov_rm_r(
-                buf,
-                Size::S64,
-                &GprMem::Mem(Amode::base_disp(Gpr::RBP, disp)),
-                r,
-            );
-            unwind::after_save(buf, unwind::dwarf_gpr(r), disp);
-        }
-        for (i, &x) in frame.saved_xmm.iter().enumerate() {
-            sse::sse_store(buf, SseStore::Movdqu, &frame.xmm_save_slot(i), x);
-            let disp = -frame.xmm_save_base - 16 * (i as i32 + 1);
-            unwind::after_save(buf, unwind::dwarf_xmm(x), disp);
+        for s in &frame.saved {
+            let m = Amode::base_disp(Gpr::RBP, s.offset);
+            let dwarf = match s.reg.class() {
+                RegClass::Int => {
+                    moves::mov_rm_r(buf, Size::S64, &GprMem::Mem(m), gpr(s.reg));
+                    unwind::dwarf_gpr(gpr(s.reg))
+                }
+                RegClass::Float => {
+                    sse::sse_store(buf, SseStore::Movdqu, &m, xmm(s.reg));
+                    unwind::dwarf_xmm(xmm(s.reg))
+                }
+            };
+            unwind::after_save(buf, dwarf, s.offset);
         }
     }
 
