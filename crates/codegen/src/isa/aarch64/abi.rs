@@ -1,4 +1,5 @@
-//! The AAPCS64 calling convention (as Linux uses it) and frame layout.
+//! The AAPCS64 calling convention (as Linux uses it) and `winch`, as the shared
+//! calling-convention and frame code (`machinst::abi`, `machinst::frame`) reads them.
 //!
 //! # Contract
 //!
@@ -54,14 +55,13 @@ use super::inst::{
     fp_preg, gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, LoadKind, Mem, MemInst,
     StoreKind,
 };
+use crate::machinst::abi::{self, Abi, AbiMem, Assigner, Pairs, RegConv, Width};
+pub use crate::machinst::abi::{libcall_signature, Loc, Parts, RetLoc, SigLocs};
 use crate::machinst::frame::{self, Frame, FrameAbi, FrameOptions, FrameUse};
-use crate::machinst::lower::{Lower, Results};
+use crate::machinst::lower::{Lower, Results, ValueRegs};
 use crate::machinst::operands::FixedRegs;
 use crate::machinst::vcode::VCode;
 use crate::machinst::CodegenError;
-
-/// Argument and result registers per class.
-const ARG_REGS: usize = 8;
 
 fn x(n: usize) -> PReg {
     PReg::new(n, RegClass::Int)
@@ -71,65 +71,23 @@ fn v(n: usize) -> PReg {
     PReg::new(n, RegClass::Float)
 }
 
-/// Where one argument goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Loc {
-    Reg(PReg),
-    /// The two registers of an `i128`, low half first.
-    Pair(PReg, PReg),
-    /// Byte offset in the stack-argument area (an `i128`: its low half; the high one 8
-    /// bytes further).
-    Stack(i32),
-}
-
-/// Hands out argument (or result) registers per class and stack (or area) offsets in
-/// AAPCS64's order, pairs included.
-struct Assigner {
-    next: [usize; 2],
-    stack: u32,
-}
-
-/// Where an assigner put one value: registers, or a byte offset in memory.
-enum Place {
-    One(PReg),
-    Two(PReg, PReg),
-    Mem(i32),
-}
-
-impl Assigner {
-    fn new() -> Self {
-        Assigner {
-            next: [0; 2],
-            stack: 0,
-        }
+const fn class_regs<const N: usize>(class: RegClass) -> [PReg; N] {
+    let mut regs = [PReg::new(0, class); N];
+    let mut i = 0;
+    while i < N {
+        regs[i] = PReg::new(i, class);
+        i += 1;
     }
-
-    fn place(&mut self, ty: Type) -> Result<Place, CodegenError> {
-        let (class, n) = class_of(ty)?;
-        let next = &mut self.next[class as usize];
-        if n == 2 {
-            // An even-numbered pair, or 16 aligned bytes of memory and no more registers.
-            *next = next.next_multiple_of(2);
-            if *next + 2 <= ARG_REGS {
-                *next += 2;
-                return Ok(Place::Two(
-                    class_reg(class, *next - 2),
-                    class_reg(class, *next - 1),
-                ));
-            }
-            *next = ARG_REGS;
-            self.stack = self.stack.next_multiple_of(16);
-            self.stack += 16;
-            return Ok(Place::Mem(self.stack as i32 - 16));
-        }
-        if *next < ARG_REGS {
-            *next += 1;
-            return Ok(Place::One(class_reg(class, *next - 1)));
-        }
-        self.stack += 8;
-        Ok(Place::Mem(self.stack as i32 - 8))
-    }
+    regs
 }
+
+/// AAPCS64 arguments and results: `x0`–`x7` and `v0`–`v7`; an `i128` in an even pair or
+/// 16 aligned bytes of memory.
+const AAPCS64: RegConv = RegConv {
+    ints: &class_regs::<8>(RegClass::Int),
+    floats: &class_regs::<8>(RegClass::Float),
+    pairs: Pairs::EvenPairOrMemory,
+};
 
 fn check_call_conv(cc: CallConv) -> Result<(), CodegenError> {
     match cc {
@@ -149,168 +107,23 @@ fn check_call_conv(cc: CallConv) -> Result<(), CodegenError> {
 /// How values of `ty` live in registers: integers up to 64 bits in one `x` register, `i128`
 /// in two (low half first), `f32` and `f64` in one FP register; nothing else yet.
 pub fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
-    if ty.is_int() && ty.bits() <= 64 {
-        Some((RegClass::Int, 1))
-    } else if ty == Type::I128 {
-        Some((RegClass::Int, 2))
-    } else if ty == Type::F32 || ty == Type::F64 {
-        Some((RegClass::Float, 1))
-    } else {
-        None
-    }
+    abi::scalar_value_regs(ty)
 }
 
-fn class_of(ty: Type) -> Result<(RegClass, usize), CodegenError> {
-    value_regs(ty).ok_or_else(|| CodegenError::Unsupported {
-        opcode: None,
-        ty: Some(ty),
-        what: "argument or result type in the aarch64 calling convention".into(),
-    })
+/// Locations of the parameters of `sig`, one list per parameter.
+pub fn param_locs(sig: &Signature) -> Result<SigLocs<Loc>, CodegenError> {
+    abi::param_locs::<A64Abi>(sig)
 }
 
-/// The register of the `i`-th value of `class` (argument or result).
-fn class_reg(class: RegClass, i: usize) -> PReg {
-    match class {
-        RegClass::Int => x(i),
-        RegClass::Float => v(i),
-    }
+/// Locations of the results of `sig`, one list per result, and the size of the return area
+/// (its address passed in x8, or x0 under `winch`, when not 0).
+pub fn ret_locs(sig: &Signature) -> Result<(SigLocs<RetLoc>, u32), CodegenError> {
+    abi::ret_locs::<A64Abi>(sig)
 }
 
-/// Locations of the parameters of `sig`, one per parameter.
-pub fn param_locs(sig: &Signature) -> Result<SmallVec<[Loc; 8]>, CodegenError> {
-    let mut assign = params_assigner(sig)?;
-    let mut locs = SmallVec::with_capacity(sig.params.len());
-    for p in &sig.params {
-        locs.push(match assign.place(p.value_type)? {
-            Place::One(r) => Loc::Reg(r),
-            Place::Two(lo, hi) => Loc::Pair(lo, hi),
-            Place::Mem(off) => Loc::Stack(off),
-        });
-    }
-    Ok(locs)
-}
-
-/// Whether some parameter of `sig` arrives on the stack (for a supported signature), found
-/// without building the location list.
+/// Whether some parameter of `sig` arrives on the stack (for a supported signature).
 pub fn has_stack_params(sig: &Signature) -> bool {
-    let Ok(mut assign) = params_assigner(sig) else {
-        return false;
-    };
-    let mut on_stack = false;
-    sig.params.iter().all(|p| match assign.place(p.value_type) {
-        Ok(place) => {
-            on_stack |= matches!(place, Place::Mem(_));
-            true
-        }
-        Err(_) => false,
-    }) && on_stack
-}
-
-/// Where one result goes: a register, or an offset in the return area.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RetLoc {
-    Reg(PReg),
-    /// The two registers of an `i128`, low half first.
-    Pair(PReg, PReg),
-    /// A byte offset in the return area (an `i128`: its low half, the high one 8 further).
-    Area(i32),
-}
-
-/// Locations of the results of `sig`, one per result, and the size of the return area
-/// (passed in x8 when not 0).
-pub fn ret_locs(sig: &Signature) -> Result<(SmallVec<[RetLoc; 4]>, u32), CodegenError> {
-    check_call_conv(sig.call_conv)?;
-    if sig.call_conv == CallConv::Winch {
-        return super::winch::ret_locs(sig);
-    }
-    let mut assign = Assigner::new();
-    let mut locs = SmallVec::with_capacity(sig.returns.len());
-    for p in &sig.returns {
-        locs.push(match assign.place(p.value_type)? {
-            Place::One(r) => RetLoc::Reg(r),
-            Place::Two(lo, hi) => RetLoc::Pair(lo, hi),
-            Place::Mem(off) => RetLoc::Area(off),
-        });
-    }
-    Ok((locs, assign.stack))
-}
-
-/// The size of `sig`'s return area ([`ret_locs`]'s second half, without the locations).
-fn ret_area_size(sig: &Signature) -> Result<u32, CodegenError> {
-    check_call_conv(sig.call_conv)?;
-    if sig.call_conv == CallConv::Winch {
-        return Ok(super::winch::ret_locs(sig)?.1);
-    }
-    let mut assign = Assigner::new();
-    for p in &sig.returns {
-        assign.place(p.value_type)?;
-    }
-    Ok(assign.stack)
-}
-
-/// The register of the return area's address: x8 (x0 under `winch`).
-fn ret_area_reg(cc: CallConv) -> PReg {
-    match cc {
-        CallConv::Winch => gpr_preg(Gpr::X0),
-        _ => gpr_preg(Gpr::X8),
-    }
-}
-
-/// An assigner for `sig`'s parameters, past the return-area pointer where the
-/// convention passes it in an argument register (`winch`).
-fn params_assigner(sig: &Signature) -> Result<Assigner, CodegenError> {
-    check_call_conv(sig.call_conv)?;
-    let mut assign = Assigner::new();
-    if sig.call_conv == CallConv::Winch {
-        super::winch::check(sig)?;
-        if ret_area_size(sig)? > 0 {
-            assign.next[RegClass::Int as usize] = 1;
-        }
-    }
-    Ok(assign)
-}
-
-/// How a result of type `ty` and class `class` is stored into and loaded from the return
-/// area under convention `cc`.
-fn area_access(cc: CallConv, ty: Type, class: RegClass) -> (StoreKind, LoadKind) {
-    match cc {
-        CallConv::Winch => super::winch::area_access(ty),
-        _ => slot_access(class),
-    }
-}
-
-/// The vreg of the incoming return-area pointer, created on first use: lowering is
-/// bottom-up, so a `return` in the entry block is lowered before the arguments are defined.
-fn ret_area_ptr(ctx: &mut Lower<'_, Inst>) -> VReg {
-    match ctx.ret_area_ptr {
-        Some(v) => v,
-        None => {
-            let v = ctx.alloc_vreg(RegClass::Int);
-            ctx.ret_area_ptr = Some(v);
-            v
-        }
-    }
-}
-
-/// How a stack argument of `class` is stored and loaded: all 8 bytes of its register.
-fn slot_access(class: RegClass) -> (StoreKind, LoadKind) {
-    match class {
-        RegClass::Int => (
-            StoreKind::Int { size: MemSize::S64 },
-            LoadKind::Int {
-                size: MemSize::S64,
-                signed: false,
-            },
-        ),
-        RegClass::Float => (
-            StoreKind::Float {
-                size: FpMemSize::S64,
-            },
-            LoadKind::Float {
-                size: FpMemSize::S64,
-            },
-        ),
-    }
+    abi::has_stack_params::<A64Abi>(sig)
 }
 
 /// The allocator's view of the machine.
@@ -351,95 +164,14 @@ pub fn caller_saved() -> PRegSet {
     set
 }
 
-/// Copy `vr` into a fresh vreg if it was already placed in another fixed register, so each
-/// vreg has one fixed constraint per instruction.
-fn distinct(ctx: &mut Lower<'_, Inst>, seen: &mut SmallVec<[VReg; 8]>, vr: VReg) -> VReg {
-    if !seen.contains(&vr) {
-        seen.push(vr);
-        return vr;
-    }
-    let copy = ctx.alloc_vreg(vr.class());
-    ctx.emit(AluInst::Mov { dst: copy, src: vr });
-    copy
-}
-
 /// Define the entry block's parameters from the incoming registers and stack slots.
 pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
-    // The stack limit's computation is planned here, where an error can be reported (a
-    // limit the prologue cannot compute), and kept for the frame layout.
-    let stack_limit = super::stack_limit::plan(ctx.f)?;
-    ctx.set_stack_limit(stack_limit);
-    let locs = param_locs(ctx.signature())?;
-    let mut args = FixedRegs::new();
-    let mut stack = Vec::new();
-    if ret_area_size(ctx.signature())? > 0 {
-        let ptr = ret_area_ptr(ctx);
-        args.push((ptr, ret_area_reg(ctx.signature().call_conv)));
-    }
-    for (&p, loc) in params.iter().zip(locs) {
-        match loc {
-            Loc::Reg(r) => args.push((ctx.value_vreg(p), r)),
-            Loc::Pair(lo, hi) => {
-                let [vlo, vhi] = ctx.value_pair(p);
-                args.extend([(vlo, lo), (vhi, hi)]);
-            }
-            Loc::Stack(off) => {
-                for (i, &vr) in ctx.value_regs(p).regs().iter().enumerate() {
-                    stack.push(MemInst::Load {
-                        kind: slot_access(vr.class()).1,
-                        dst: vr,
-                        mem: Mem::IncomingArg {
-                            off: off + 8 * i as i32,
-                        },
-                        trap: None,
-                    });
-                }
-            }
-        }
-    }
-    ctx.emit(ControlInst::Args { args });
-    for i in stack {
-        ctx.emit(i);
-    }
-    Ok(())
+    abi::gen_args::<A64Abi>(ctx, params)
 }
 
 /// `return vals…`.
 pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), CodegenError> {
-    let (locs, _) = ret_locs(ctx.signature())?;
-    let cc = ctx.signature().call_conv;
-    let mut seen = SmallVec::new();
-    let mut rets = FixedRegs::with_capacity(locs.len());
-    for (&val, loc) in vals.iter().zip(locs) {
-        match loc {
-            RetLoc::Reg(r) => {
-                let vr = ctx.value_vreg(val);
-                rets.push((distinct(ctx, &mut seen, vr), r));
-            }
-            RetLoc::Pair(lo, hi) => {
-                let [vlo, vhi] = ctx.value_pair(val);
-                rets.push((distinct(ctx, &mut seen, vlo), lo));
-                rets.push((distinct(ctx, &mut seen, vhi), hi));
-            }
-            RetLoc::Area(off) => {
-                let base = ret_area_ptr(ctx);
-                let ty = ctx.value_type(val);
-                for (i, &vr) in ctx.value_regs(val).regs().iter().enumerate() {
-                    ctx.emit(MemInst::Store {
-                        kind: area_access(cc, ty, vr.class()).0,
-                        src: vr,
-                        mem: Mem::Reg {
-                            base,
-                            off: off + 8 * i as i32,
-                        },
-                        trap: None,
-                    });
-                }
-            }
-        }
-    }
-    ctx.emit(ControlInst::Ret { rets });
-    Ok(())
+    abi::gen_return::<A64Abi>(ctx, vals)
 }
 
 /// A call of `callee` with signature `sig` and arguments `args`; returns the result vregs.
@@ -449,18 +181,7 @@ pub fn gen_call(
     sig: &Signature,
     args: &[Value],
 ) -> Result<Results, CodegenError> {
-    let locs = param_locs(sig)?;
-    // Each argument as its location asks for it (a misuse is recorded, never read wrong).
-    let arg_regs: SmallVec<[ArgRegs; 8]> = args
-        .iter()
-        .zip(&locs)
-        .map(|(&a, loc)| match loc {
-            Loc::Reg(_) => smallvec::smallvec![ctx.value_vreg(a)],
-            Loc::Pair(..) => ctx.value_pair(a).into_iter().collect(),
-            Loc::Stack(_) => ctx.value_regs(a).regs().iter().copied().collect(),
-        })
-        .collect();
-    gen_call_regs(ctx, callee, sig, &arg_regs)
+    abi::gen_call::<A64Abi>(ctx, callee, sig, args)
 }
 
 /// The registers of one argument: one, or an `i128`'s two (low half first).
@@ -474,73 +195,147 @@ pub fn gen_call_regs(
     sig: &Signature,
     args: &[ArgRegs],
 ) -> Result<Results, CodegenError> {
-    let locs = param_locs(sig)?;
-    let (rets, area) = ret_locs(sig)?;
-    let mut seen = SmallVec::new();
-    let mut regs = FixedRegs::with_capacity(args.len() + rets.len() + 1);
-    if area > 0 {
-        let ptr = ctx.alloc_vreg(RegClass::Int);
-        ctx.emit(MemInst::RetAreaAddr {
-            dst: ptr,
-            size: area,
-        });
-        regs.push((ptr, ret_area_reg(sig.call_conv)));
+    let regs: SmallVec<[ValueRegs; 8]> = args
+        .iter()
+        .map(|a| match **a {
+            [lo, hi] => ValueRegs::two(lo, hi),
+            _ => ValueRegs::one(a[0]),
+        })
+        .collect();
+    abi::gen_call_parts::<A64Abi>(ctx, callee, sig, &regs)
+}
+
+/// The memory operand of an argument or result place.
+fn abi_mem(mem: AbiMem) -> Mem {
+    match mem {
+        AbiMem::IncomingArg(off) => Mem::IncomingArg { off },
+        AbiMem::OutgoingArg(off) => Mem::OutgoingArg { off },
+        AbiMem::RetArea(off) => Mem::RetArea { off },
+        AbiMem::Reg(base, off) => Mem::Reg { base, off },
     }
-    for (vrs, loc) in args.iter().zip(locs) {
-        match loc {
-            Loc::Reg(r) => regs.push((distinct(ctx, &mut seen, vrs[0]), r)),
-            Loc::Pair(lo, hi) => {
-                regs.push((distinct(ctx, &mut seen, vrs[0]), lo));
-                regs.push((distinct(ctx, &mut seen, vrs[1]), hi));
+}
+
+/// The store and load of an argument or result part: all 8 bytes of its register, or
+/// exactly its type's width (winch's return area).
+fn access(width: Width) -> (StoreKind, LoadKind) {
+    match width {
+        Width::Slot(RegClass::Int) => (
+            StoreKind::Int { size: MemSize::S64 },
+            LoadKind::Int {
+                size: MemSize::S64,
+                signed: false,
+            },
+        ),
+        Width::Slot(RegClass::Float) => (
+            StoreKind::Float {
+                size: FpMemSize::S64,
+            },
+            LoadKind::Float {
+                size: FpMemSize::S64,
+            },
+        ),
+        Width::Exact(ty) => super::winch::area_access(ty),
+    }
+}
+
+impl Abi for A64Abi {
+    const STACK_LIMIT_ADD_BITS: u32 = 64;
+
+    fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
+        value_regs(ty)
+    }
+
+    fn each_param_loc(
+        sig: &Signature,
+        ret_area: bool,
+        mut each: impl FnMut(usize, Loc),
+    ) -> Result<(), CodegenError> {
+        check_call_conv(sig.call_conv)?;
+        // Under `winch` the return-area pointer takes x0 (AAPCS64 passes it in x8).
+        let winch = sig.call_conv == CallConv::Winch;
+        if winch {
+            super::winch::check(sig)?;
+        }
+        let mut assign = Assigner::new(AAPCS64, usize::from(winch && ret_area));
+        for (k, p) in sig.params.iter().enumerate() {
+            let (class, n) = abi::regs_of::<A64Abi>(p.value_type)?;
+            assign.place(class, n, |place| each(k, place.into()));
+        }
+        Ok(())
+    }
+
+    fn each_ret_loc(
+        sig: &Signature,
+        mut each: impl FnMut(usize, RetLoc),
+    ) -> Result<u32, CodegenError> {
+        check_call_conv(sig.call_conv)?;
+        if sig.call_conv == CallConv::Winch {
+            let (locs, area) = super::winch::ret_locs(sig)?;
+            for (k, loc) in locs.into_iter().enumerate() {
+                each(k, loc);
             }
-            Loc::Stack(off) => {
-                for (i, &vr) in vrs.iter().enumerate() {
-                    ctx.emit(MemInst::Store {
-                        kind: slot_access(vr.class()).0,
-                        src: vr,
-                        mem: Mem::OutgoingArg {
-                            off: off + 8 * i as i32,
-                        },
-                        trap: None,
-                    });
-                }
-            }
+            return Ok(area);
+        }
+        let mut assign = Assigner::new(AAPCS64, 0);
+        for (k, p) in sig.returns.iter().enumerate() {
+            let (class, n) = abi::regs_of::<A64Abi>(p.value_type)?;
+            assign.place(class, n, |place| each(k, place.into()));
+        }
+        Ok(assign.mem_size())
+    }
+
+    fn ret_area_reg(cc: CallConv) -> PReg {
+        match cc {
+            CallConv::Winch => gpr_preg(Gpr::X0),
+            _ => gpr_preg(Gpr::X8),
         }
     }
-    let num_uses = regs.len() as u32;
-    let mut results = Results::new();
-    let mut loads: SmallVec<[MemInst; 2]> = SmallVec::new();
-    for (p, loc) in sig.returns.iter().zip(rets) {
-        let (class, n) = class_of(p.value_type)?;
-        let vrs: SmallVec<[VReg; 2]> = (0..n).map(|_| ctx.alloc_vreg(class)).collect();
-        results.extend(vrs.iter().copied());
-        match loc {
-            RetLoc::Reg(r) => regs.push((vrs[0], r)),
-            RetLoc::Pair(lo, hi) => regs.extend([(vrs[0], lo), (vrs[1], hi)]),
-            RetLoc::Area(off) => {
-                for (i, &vr) in vrs.iter().enumerate() {
-                    loads.push(MemInst::Load {
-                        kind: area_access(sig.call_conv, p.value_type, class).1,
-                        dst: vr,
-                        mem: Mem::RetArea {
-                            off: off + 8 * i as i32,
-                        },
-                        trap: None,
-                    });
-                }
-            }
+
+    fn gen_move(dst: VReg, src: VReg) -> Inst {
+        AluInst::Mov { dst, src }.into()
+    }
+
+    fn gen_args(args: FixedRegs) -> Inst {
+        ControlInst::Args { args }.into()
+    }
+
+    fn gen_ret(rets: FixedRegs) -> Inst {
+        ControlInst::Ret { rets }.into()
+    }
+
+    fn gen_call(dest: CallDest, regs: FixedRegs, num_uses: u32, conv: CallConv) -> Inst {
+        ControlInst::Call {
+            dest,
+            regs,
+            num_uses,
+            conv,
         }
+        .into()
     }
-    ctx.emit(ControlInst::Call {
-        dest: callee,
-        regs,
-        num_uses,
-        conv: sig.call_conv,
-    });
-    for load in loads {
-        ctx.emit(load);
+
+    fn gen_ret_area_addr(dst: VReg, size: u32) -> Inst {
+        MemInst::RetAreaAddr { dst, size }.into()
     }
-    Ok(results)
+
+    fn gen_load(dst: VReg, mem: AbiMem, width: Width) -> Inst {
+        MemInst::Load {
+            kind: access(width).1,
+            dst,
+            mem: abi_mem(mem),
+            trap: None,
+        }
+        .into()
+    }
+
+    fn gen_store(src: VReg, mem: AbiMem, width: Width) -> Inst {
+        MemInst::Store {
+            kind: access(width).0,
+            src,
+            mem: abi_mem(mem),
+            trap: None,
+        }
+        .into()
+    }
 }
 
 /// The frame for `f` given its allocation (the shared layout, `machinst::frame`); with
@@ -612,20 +407,6 @@ impl FrameAbi for A64Abi {
     }
 }
 
-/// The signature of a runtime-library helper: AAPCS64, these parameter and result types.
-pub fn libcall_signature(params: &[Type], returns: &[Type]) -> Signature {
-    let mut sig = Signature::new(CallConv::SystemV);
-    sig.params = params
-        .iter()
-        .map(|&t| kestrel_ir::AbiParam::new(t))
-        .collect();
-    sig.returns = returns
-        .iter()
-        .map(|&t| kestrel_ir::AbiParam::new(t))
-        .collect();
-    sig
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -637,10 +418,10 @@ mod tests {
         sig.params = vec![AbiParam::new(Type::I64); 9];
         sig.params.insert(2, AbiParam::new(Type::F64));
         let locs = param_locs(&sig).unwrap();
-        assert_eq!(locs[0], Loc::Reg(x(0)));
-        assert_eq!(locs[2], Loc::Reg(v(0)));
-        assert_eq!(locs[8], Loc::Reg(x(7)));
-        assert_eq!(locs[9], Loc::Stack(0));
+        assert_eq!(*locs[0], [Loc::Reg(x(0))]);
+        assert_eq!(*locs[2], [Loc::Reg(v(0))]);
+        assert_eq!(*locs[8], [Loc::Reg(x(7))]);
+        assert_eq!(*locs[9], [Loc::Stack(0)]);
     }
 
     #[test]
@@ -674,13 +455,13 @@ mod tests {
         .map(AbiParam::new)
         .to_vec();
         let locs = param_locs(&sig).unwrap();
-        assert_eq!(locs[0], Loc::Reg(x(0)));
+        assert_eq!(*locs[0], [Loc::Reg(x(0))]);
         // x1 is skipped: a pair starts at an even register.
-        assert_eq!(locs[1], Loc::Pair(x(2), x(3)));
-        assert_eq!(locs[2], Loc::Reg(x(4)));
-        assert_eq!(locs[3], Loc::Pair(x(6), x(7)));
-        assert_eq!(locs[4], Loc::Stack(0));
-        assert_eq!(locs[5], Loc::Stack(16));
+        assert_eq!(*locs[1], [Loc::Reg(x(2)), Loc::Reg(x(3))]);
+        assert_eq!(*locs[2], [Loc::Reg(x(4))]);
+        assert_eq!(*locs[3], [Loc::Reg(x(6)), Loc::Reg(x(7))]);
+        assert_eq!(*locs[4], [Loc::Stack(0), Loc::Stack(8)]);
+        assert_eq!(*locs[5], [Loc::Stack(16)]);
         // Seven integers leave one register: the i128 goes to the stack, and so does
         // every later integer (AAPCS64 C.11), 16-byte aligned.
         let mut sig = Signature::new(CallConv::SystemV);
@@ -688,14 +469,17 @@ mod tests {
         sig.params
             .extend([Type::I128, Type::I64].map(AbiParam::new));
         let locs = param_locs(&sig).unwrap();
-        assert_eq!((locs[7], locs[8]), (Loc::Stack(0), Loc::Stack(16)));
+        assert_eq!(*locs[7], [Loc::Stack(0), Loc::Stack(8)]);
+        assert_eq!(*locs[8], [Loc::Stack(16)]);
         sig.params.insert(0, AbiParam::new(Type::I64));
         let locs = param_locs(&sig).unwrap();
-        assert_eq!((locs[8], locs[9]), (Loc::Stack(0), Loc::Stack(16)));
+        assert_eq!(*locs[8], [Loc::Stack(0), Loc::Stack(8)]);
+        assert_eq!(*locs[9], [Loc::Stack(16)]);
         let mut sig = Signature::new(CallConv::SystemV);
         sig.returns = [Type::I8, Type::I128].map(AbiParam::new).to_vec();
         let (locs, area) = ret_locs(&sig).unwrap();
-        assert_eq!((locs[1], area), (RetLoc::Pair(x(2), x(3)), 0));
+        assert_eq!(*locs[1], [RetLoc::Reg(x(2)), RetLoc::Reg(x(3))]);
+        assert_eq!(area, 0);
     }
 
     #[test]
@@ -708,9 +492,7 @@ mod tests {
         let mut sig = Signature::new(CallConv::SystemV);
         sig.returns = vec![AbiParam::new(Type::I32); 9];
         let (locs, area) = ret_locs(&sig).unwrap();
-        assert_eq!(
-            (locs[7], locs[8], area),
-            (RetLoc::Reg(x(7)), RetLoc::Area(0), 8)
-        );
+        assert_eq!(*locs[7], [RetLoc::Reg(x(7))]);
+        assert_eq!((&*locs[8], area), (&[RetLoc::Area(0)][..], 8));
     }
 }

@@ -161,31 +161,30 @@ mod tests {
         let (rets, area) = ret_locs(&s).unwrap();
         let offsets: Vec<i32> = rets
             .iter()
+            .flatten()
             .filter_map(|l| match l {
                 RetLoc::Area(o) => Some(*o),
                 _ => None,
             })
             .collect();
         assert_eq!(offsets, [18, 16, 12, 8, 0]);
-        assert_eq!(rets[5], RetLoc::Reg(PReg::new(0, RegClass::Int)));
+        assert_eq!(*rets[5], [RetLoc::Reg(PReg::new(0, RegClass::Int))]);
         assert_eq!(area, 32, "19 bytes rounded up to 16");
         let params = param_locs(&s).unwrap();
         let x = |n| Loc::Reg(PReg::new(n, RegClass::Int));
-        assert_eq!(params[0], x(1), "x0 carries the area");
-        assert_eq!(params[1], Loc::Reg(PReg::new(0, RegClass::Float)));
-        assert_eq!(params[2], x(2));
+        assert_eq!(*params[0], [x(1)], "x0 carries the area");
+        assert_eq!(*params[1], [Loc::Reg(PReg::new(0, RegClass::Float))]);
+        assert_eq!(*params[2], [x(2)]);
     }
 
     #[test]
     fn a_single_result_needs_no_area_and_a_float_goes_to_v0() {
         let s = sig(&[Type::I64], &[Type::F32]);
         let (rets, area) = ret_locs(&s).unwrap();
-        assert_eq!(
-            (rets[0], area),
-            (RetLoc::Reg(PReg::new(0, RegClass::Float)), 0)
-        );
+        assert_eq!(*rets[0], [RetLoc::Reg(PReg::new(0, RegClass::Float))]);
+        assert_eq!(area, 0);
         let params = param_locs(&s).unwrap();
-        assert_eq!(params[0], Loc::Reg(PReg::new(0, RegClass::Int)));
+        assert_eq!(*params[0], [Loc::Reg(PReg::new(0, RegClass::Int))]);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The System V AMD64 calling convention and frame layout.
+//! The x86-64 calling conventions (System V AMD64, Windows x64, winch) as the shared
+//! calling-convention and frame code (`machinst::abi`, `machinst::frame`) reads them.
 //!
 //! # Contract
 //!
@@ -33,7 +34,7 @@ use std::sync::OnceLock;
 
 use kestrel_ir::{CallConv, Function, Signature, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, PReg, PRegSet, RegClass, VReg};
-use smallvec::{smallvec, SmallVec};
+use smallvec::SmallVec;
 
 use super::asm::sse::FloatSize;
 use super::asm::Gpr;
@@ -42,34 +43,44 @@ use super::inst::{
     gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, LoadKind, Mem, MemInst, StoreKind,
 };
 use super::winch;
+use crate::machinst::abi::{self, Abi, AbiMem, Assigner, Pairs, RegConv, Width};
+pub use crate::machinst::abi::{libcall_signature, Loc, Parts, RetLoc, SigLocs};
 use crate::machinst::frame::{self, Frame, FrameAbi, FrameOptions, FrameUse};
 use crate::machinst::lower::{Lower, Results, ValueRegs};
 use crate::machinst::operands::FixedRegs;
 use crate::machinst::vcode::VCode;
 use crate::machinst::CodegenError;
 
-const INT_ARGS: [Gpr; 6] = [Gpr::RDI, Gpr::RSI, Gpr::RDX, Gpr::RCX, Gpr::R8, Gpr::R9];
-const INT_RETS: [Gpr; 2] = [Gpr::RAX, Gpr::RDX];
 const CALLEE_SAVED: [Gpr; 5] = [Gpr::RBX, Gpr::R12, Gpr::R13, Gpr::R14, Gpr::R15];
 
 pub(super) fn xmm_preg(n: usize) -> PReg {
     PReg::new(n, RegClass::Float)
 }
 
-/// The locations of one value's parts: one, or two for an `i128` (low first).
-pub type Parts<T> = SmallVec<[T; 2]>;
-
-/// The locations of a signature's parameters or results, one [`Parts`] per value; inline for
-/// up to eight values, so computing a call's locations allocates nothing for most calls.
-pub type SigLocs<T> = SmallVec<[Parts<T>; 8]>;
-
-/// Where one argument or result goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Loc {
-    Reg(PReg),
-    /// Byte offset in the stack-argument area.
-    Stack(i32),
+const fn xmms<const N: usize>() -> [PReg; N] {
+    let mut regs = [PReg::new(0, RegClass::Float); N];
+    let mut i = 0;
+    while i < N {
+        regs[i] = PReg::new(i, RegClass::Float);
+        i += 1;
+    }
+    regs
 }
+
+/// System V parameters: `rdi, rsi, rdx, rcx, r8, r9` and `xmm0`–`xmm7`; an `i128` takes
+/// two registers or two 16-byte-aligned slots.
+const SYSV_PARAMS: RegConv = RegConv {
+    ints: &gprs([7, 6, 2, 1, 8, 9]),
+    floats: &xmms::<8>(),
+    pairs: Pairs::Together,
+};
+
+/// System V results: `rax, rdx` and `xmm0, xmm1`, each part on its own.
+const SYSV_RESULTS: RegConv = RegConv {
+    ints: &gprs([0, 2]),
+    floats: &xmms::<2>(),
+    pairs: Pairs::Split,
+};
 
 fn check_call_conv(cc: CallConv) -> Result<(), CodegenError> {
     match cc {
@@ -88,30 +99,18 @@ fn check_call_conv(cc: CallConv) -> Result<(), CodegenError> {
 
 /// How values of `ty` live in registers: class and count (`i128` in two GPRs, low first).
 pub fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
-    if ty.is_int() && ty.bits() <= 64 {
-        Some((RegClass::Int, 1))
-    } else if ty == Type::I128 {
-        Some((RegClass::Int, 2))
-    } else if ty == Type::F32 || ty == Type::F64 {
-        Some((RegClass::Float, 1))
-    } else {
-        None
-    }
+    abi::scalar_value_regs(ty)
 }
 
 pub(super) fn regs_of(ty: Type) -> Result<(RegClass, usize), CodegenError> {
-    value_regs(ty).ok_or_else(|| CodegenError::Unsupported {
-        opcode: None,
-        ty: Some(ty),
-        what: "argument or result type in the calling convention".into(),
-    })
+    abi::regs_of::<X64Abi>(ty)
 }
 
-/// Where one result part goes: a return register, or an offset in the return area.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RetLoc {
-    Reg(PReg),
-    Area(i32),
+/// Locations of the parameters of `sig`, one list per parameter (two parts for `i128`: both
+/// in registers, or both on the stack in a 16-byte-aligned pair of slots). With a return
+/// area, rdi carries its address and the parameters start at rsi.
+pub fn param_locs(sig: &Signature) -> Result<SigLocs<Loc>, CodegenError> {
+    abi::param_locs::<X64Abi>(sig)
 }
 
 /// Locations of the results of `sig`, one list per result (two parts for `i128`), and the
@@ -119,66 +118,30 @@ pub enum RetLoc {
 /// xmm0, xmm1); the rest go to the return area in order, 8 bytes each. A non-empty area is
 /// passed by the caller as a hidden first argument (in rdi).
 pub fn ret_locs(sig: &Signature) -> Result<(SigLocs<RetLoc>, u32), CodegenError> {
-    check_call_conv(sig.call_conv)?;
-    if sig.call_conv == CallConv::WindowsFastcall {
-        return fastcall_ret_locs(sig);
-    }
-    if sig.call_conv == CallConv::Winch {
-        return winch::ret_locs(sig);
-    }
-    let mut locs = SigLocs::with_capacity(sig.returns.len());
-    let area = walk_sysv_rets(sig, |k, loc| {
-        if k == locs.len() {
-            locs.push(Parts::new());
-        }
-        locs[k].push(loc);
-    })?;
-    Ok((locs, area))
+    abi::ret_locs::<X64Abi>(sig)
 }
 
-/// Gives each result part of `sig` its System V location, in order, as `each(result index,
-/// location)` (see [`ret_locs`]); returns the size of the return area.
-fn walk_sysv_rets(
-    sig: &Signature,
-    mut each: impl FnMut(usize, RetLoc),
-) -> Result<u32, CodegenError> {
-    let (mut ints, mut floats, mut area) = (0, 0, 0u32);
-    for (k, p) in sig.returns.iter().enumerate() {
-        let (class, n) = regs_of(p.value_type)?;
-        for _ in 0..n {
-            let reg = match class {
-                RegClass::Int if ints < INT_RETS.len() => {
-                    ints += 1;
-                    Some(gpr_preg(INT_RETS[ints - 1]))
-                }
-                RegClass::Float if floats < 2 => {
-                    floats += 1;
-                    Some(xmm_preg(floats - 1))
-                }
-                _ => None,
-            };
-            each(
-                k,
-                match reg {
-                    Some(r) => RetLoc::Reg(r),
-                    None => {
-                        area += 8;
-                        RetLoc::Area(area as i32 - 8)
-                    }
-                },
-            );
-        }
-    }
-    Ok(area)
+/// Whether some parameter of `sig` arrives on the stack (for a supported signature).
+pub fn has_stack_params(sig: &Signature) -> bool {
+    abi::has_stack_params::<X64Abi>(sig)
 }
 
 /// Windows x64: one result, in rax or xmm0.
-fn fastcall_ret_locs(sig: &Signature) -> Result<(SigLocs<RetLoc>, u32), CodegenError> {
+fn fastcall_ret_loc(
+    sig: &Signature,
+    mut each: impl FnMut(usize, RetLoc),
+) -> Result<u32, CodegenError> {
     match sig.returns.as_slice() {
-        [] => Ok((SigLocs::new(), 0)),
+        [] => Ok(0),
         [p] => match regs_of(p.value_type)? {
-            (RegClass::Int, 1) => Ok((smallvec![smallvec![RetLoc::Reg(gpr_preg(Gpr::RAX))]], 0)),
-            (RegClass::Float, 1) => Ok((smallvec![smallvec![RetLoc::Reg(xmm_preg(0))]], 0)),
+            (RegClass::Int, 1) => {
+                each(0, RetLoc::Reg(gpr_preg(Gpr::RAX)));
+                Ok(0)
+            }
+            (RegClass::Float, 1) => {
+                each(0, RetLoc::Reg(xmm_preg(0)));
+                Ok(0)
+            }
             _ => Err(CodegenError::unsupported(
                 "an i128 result under windows_fastcall",
             )),
@@ -191,13 +154,15 @@ fn fastcall_ret_locs(sig: &Signature) -> Result<(SigLocs<RetLoc>, u32), CodegenE
 
 /// Windows x64: argument `i` in rcx, rdx, r8, r9 (or xmm`i`) for `i < 4`, the rest on the
 /// stack above the caller's 32-byte shadow area.
-fn fastcall_param_locs(sig: &Signature) -> Result<SigLocs<Loc>, CodegenError> {
+fn fastcall_param_locs(
+    sig: &Signature,
+    mut each: impl FnMut(usize, Loc),
+) -> Result<(), CodegenError> {
     const ARGS: [Gpr; 4] = [Gpr::RCX, Gpr::RDX, Gpr::R8, Gpr::R9];
-    sig.params
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            Ok(smallvec![match regs_of(p.value_type)? {
+    for (i, p) in sig.params.iter().enumerate() {
+        each(
+            i,
+            match regs_of(p.value_type)? {
                 (_, 2) => {
                     return Err(CodegenError::unsupported(
                         "an i128 argument under windows_fastcall",
@@ -206,9 +171,10 @@ fn fastcall_param_locs(sig: &Signature) -> Result<SigLocs<Loc>, CodegenError> {
                 (RegClass::Int, _) if i < 4 => Loc::Reg(gpr_preg(ARGS[i])),
                 (RegClass::Float, _) if i < 4 => Loc::Reg(xmm_preg(i)),
                 _ => Loc::Stack(FASTCALL_SHADOW as i32 + 8 * (i as i32 - 4)),
-            }])
-        })
-        .collect()
+            },
+        );
+    }
+    Ok(())
 }
 
 /// The stack space a Windows x64 caller reserves for the callee's register arguments.
@@ -230,226 +196,6 @@ pub(super) fn call_clobbers(cc: CallConv) -> PRegSet {
         CALLEE_SAVED.iter().for_each(|&g| set.add(gpr_preg(g)));
     }
     set
-}
-
-/// How a result part of type `ty` is stored to and loaded from the return area of `cc`:
-/// 8-byte slots, except winch's exact-width ones.
-fn area_access(cc: CallConv, ty: Type, class: RegClass) -> (StoreKind, LoadKind) {
-    if cc == CallConv::Winch {
-        winch::area_access(ty)
-    } else {
-        let kind = match class {
-            RegClass::Int => StoreKind::Int { size: Size::S64 },
-            RegClass::Float => StoreKind::Float {
-                size: FloatSize::F64,
-            },
-        };
-        (kind, load_kind_of(class))
-    }
-}
-
-/// Whether calls of `sig` pass a hidden return-area pointer.
-pub fn needs_ret_area(sig: &Signature) -> bool {
-    match sig.call_conv {
-        CallConv::WindowsFastcall | CallConv::Winch => {
-            ret_locs(sig).is_ok_and(|(_, area)| area > 0)
-        }
-        cc => check_call_conv(cc).is_ok() && walk_sysv_rets(sig, |_, _| {}).is_ok_and(|a| a > 0),
-    }
-}
-
-/// Whether some parameter of `sig` arrives on the stack (for a supported signature).
-pub fn has_stack_params(sig: &Signature) -> bool {
-    let on_stack = |loc: Loc| matches!(loc, Loc::Stack(_));
-    match sig.call_conv {
-        CallConv::WindowsFastcall => {
-            param_locs(sig).is_ok_and(|locs| locs.iter().flatten().any(|&l| on_stack(l)))
-        }
-        cc => {
-            let mut any = false;
-            check_call_conv(cc).is_ok()
-                && walk_sysv_params(sig, needs_ret_area(sig), |_, l| any |= on_stack(l)).is_ok()
-                && any
-        }
-    }
-}
-
-/// Locations of the parameters of `sig`, one list per parameter (two parts for `i128`: both
-/// in registers, or both on the stack in a 16-byte-aligned pair of slots). With a return
-/// area, rdi carries its address and the parameters start at rsi.
-pub fn param_locs(sig: &Signature) -> Result<SigLocs<Loc>, CodegenError> {
-    param_locs_given(sig, needs_ret_area(sig))
-}
-
-/// Where the first part of parameter `index` of `sig` arrives (see [`param_locs`]), found
-/// without building the lists.
-pub fn param_loc(sig: &Signature, index: usize) -> Result<Loc, CodegenError> {
-    check_call_conv(sig.call_conv)?;
-    if sig.call_conv == CallConv::WindowsFastcall {
-        return fastcall_param_locs(sig)?
-            .get(index)
-            .map(|parts| parts[0])
-            .ok_or_else(|| param_out_of_range(sig, index));
-    }
-    let mut found = None;
-    walk_sysv_params(sig, needs_ret_area(sig), |k, loc| {
-        if k == index && found.is_none() {
-            found = Some(loc);
-        }
-    })?;
-    found.ok_or_else(|| param_out_of_range(sig, index))
-}
-
-fn param_out_of_range(sig: &Signature, index: usize) -> CodegenError {
-    CodegenError::unsupported(format!(
-        "parameter {index} of a signature with {} parameters",
-        sig.params.len()
-    ))
-}
-
-/// The size of `sig`'s return area (0: none), or why its results are unsupported: what
-/// [`ret_locs`] returns besides the locations.
-fn ret_area_size(sig: &Signature) -> Result<u32, CodegenError> {
-    match sig.call_conv {
-        CallConv::WindowsFastcall | CallConv::Winch => ret_locs(sig).map(|(_, area)| area),
-        cc => {
-            check_call_conv(cc)?;
-            walk_sysv_rets(sig, |_, _| {})
-        }
-    }
-}
-
-/// Numbers the locations a signature walk visits within their value: a value's parts (two
-/// for `i128`) come one after another.
-struct PartCounter {
-    value: usize,
-    part: usize,
-}
-
-impl Default for PartCounter {
-    fn default() -> Self {
-        PartCounter {
-            value: usize::MAX,
-            part: 0,
-        }
-    }
-}
-
-impl PartCounter {
-    /// The part index of the next location visited, which belongs to value `k`.
-    fn part_of(&mut self, k: usize) -> usize {
-        self.part = if self.value == k { self.part + 1 } else { 0 };
-        self.value = k;
-        self.part
-    }
-}
-
-/// Each parameter part of `sig` with its location, in order, as `each(parameter index,
-/// location)` (see [`param_locs`]), without building the lists; `ret_area` says whether
-/// a return-area pointer comes first.
-fn each_param_loc(
-    sig: &Signature,
-    ret_area: bool,
-    mut each: impl FnMut(usize, Loc),
-) -> Result<(), CodegenError> {
-    check_call_conv(sig.call_conv)?;
-    if sig.call_conv == CallConv::WindowsFastcall {
-        for (k, parts) in fastcall_param_locs(sig)?.into_iter().enumerate() {
-            parts.into_iter().for_each(|loc| each(k, loc));
-        }
-        return Ok(());
-    }
-    walk_sysv_params(sig, ret_area, each)
-}
-
-/// Each result part of `sig` with its location, in order, as `each(result index,
-/// location)` (see [`ret_locs`]); returns the size of the return area. Every result's type
-/// is checked before its parts are visited.
-fn each_ret_loc(sig: &Signature, mut each: impl FnMut(usize, RetLoc)) -> Result<u32, CodegenError> {
-    match sig.call_conv {
-        CallConv::WindowsFastcall | CallConv::Winch => {
-            let (locs, area) = ret_locs(sig)?;
-            for (k, parts) in locs.into_iter().enumerate() {
-                parts.into_iter().for_each(|loc| each(k, loc));
-            }
-            Ok(area)
-        }
-        cc => {
-            check_call_conv(cc)?;
-            walk_sysv_rets(sig, each)
-        }
-    }
-}
-
-/// [`param_locs`] for a caller that already knows whether `sig` passes a return-area
-/// pointer (from its [`ret_locs`]).
-fn param_locs_given(sig: &Signature, ret_area: bool) -> Result<SigLocs<Loc>, CodegenError> {
-    check_call_conv(sig.call_conv)?;
-    if sig.call_conv == CallConv::WindowsFastcall {
-        return fastcall_param_locs(sig);
-    }
-    let mut locs = SigLocs::with_capacity(sig.params.len());
-    walk_sysv_params(sig, ret_area, |k, loc| {
-        if k == locs.len() {
-            locs.push(Parts::new());
-        }
-        locs[k].push(loc);
-    })?;
-    Ok(locs)
-}
-
-/// Gives each parameter part of `sig` its System V location, in order, as `each(parameter
-/// index, location)` (see [`param_locs`]); `ret_area` says whether rdi carries a
-/// return-area pointer first.
-fn walk_sysv_params(
-    sig: &Signature,
-    ret_area: bool,
-    mut each: impl FnMut(usize, Loc),
-) -> Result<(), CodegenError> {
-    let (mut ints, mut floats, mut stack) = (usize::from(ret_area), 0, 0i32);
-    for (k, p) in sig.params.iter().enumerate() {
-        let (class, n) = regs_of(p.value_type)?;
-        match class {
-            RegClass::Int if ints + n <= INT_ARGS.len() => {
-                for &r in &INT_ARGS[ints..ints + n] {
-                    each(k, Loc::Reg(gpr_preg(r)));
-                }
-                ints += n;
-            }
-            RegClass::Float if floats < 8 => {
-                each(k, Loc::Reg(xmm_preg(floats)));
-                floats += 1;
-            }
-            _ => {
-                if n == 2 {
-                    stack += stack % 2;
-                }
-                for i in stack..stack + n as i32 {
-                    each(k, Loc::Stack(8 * i));
-                }
-                stack += n as i32;
-            }
-        }
-    }
-    Ok(())
-}
-
-fn store_kind_of(v: VReg) -> StoreKind {
-    match v.class() {
-        RegClass::Int => StoreKind::Int { size: Size::S64 },
-        RegClass::Float => StoreKind::Float {
-            size: FloatSize::F64,
-        },
-    }
-}
-
-fn load_kind_of(class: RegClass) -> LoadKind {
-    match class {
-        RegClass::Int => LoadKind::Int { size: Size::S64 },
-        RegClass::Float => LoadKind::Float {
-            size: FloatSize::F64,
-        },
-    }
 }
 
 /// The allocator's view of the machine.
@@ -504,127 +250,24 @@ pub fn caller_saved() -> PRegSet {
     set
 }
 
-/// Copy `v` into a fresh vreg if it was already placed in another fixed register, so each
-/// vreg has one fixed constraint per instruction.
-fn distinct(ctx: &mut Lower<'_, Inst>, seen: &mut SmallVec<[VReg; 8]>, v: VReg) -> VReg {
-    if !seen.contains(&v) {
-        seen.push(v);
-        return v;
-    }
-    let copy = ctx.alloc_vreg(v.class());
-    ctx.emit(AluInst::Mov { dst: copy, src: v });
-    copy
-}
-
-/// The vreg of the incoming return-area pointer, created on first use: lowering is bottom-up,
-/// so a `return` in the entry block is lowered before the arguments are defined.
-fn ret_area_ptr(ctx: &mut Lower<'_, Inst>) -> VReg {
-    match ctx.ret_area_ptr {
-        Some(v) => v,
-        None => {
-            let v = ctx.alloc_vreg(RegClass::Int);
-            ctx.ret_area_ptr = Some(v);
-            v
-        }
-    }
-}
-
 /// Define the entry block's parameters from the incoming registers and stack slots.
 pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
-    // The stack limit's computation is planned here, where an error can be reported (a
-    // limit the prologue cannot compute), and kept for the frame layout.
-    let stack_limit = super::stack_limit::plan(ctx.f)?;
-    ctx.set_stack_limit(stack_limit);
-    let sig = ctx.signature();
-    let ret_area = ret_area_size(sig)?;
-    let mut args = FixedRegs::with_capacity(params.len() + 1);
-    let mut stack = Vec::new();
-    if ret_area > 0 {
-        let ptr = ret_area_ptr(ctx);
-        args.push((ptr, gpr_preg(INT_ARGS[0])));
-    }
-    let mut parts = PartCounter::default();
-    each_param_loc(sig, ret_area > 0, |k, loc| {
-        let part = parts.part_of(k);
-        let Some(&p) = params.get(k) else {
-            return;
-        };
-        let Some(&v) = ctx.value_regs(p).regs().get(part) else {
-            return;
-        };
-        match loc {
-            Loc::Reg(r) => args.push((v, r)),
-            Loc::Stack(disp) => stack.push(MemInst::Load {
-                kind: load_kind_of(v.class()),
-                dst: v,
-                mem: Mem::IncomingArg { disp },
-                trap: None,
-            }),
-        }
-    })?;
-    ctx.emit(ControlInst::Args { args });
-    for i in stack {
-        ctx.emit(i);
-    }
-    Ok(())
+    abi::gen_args::<X64Abi>(ctx, params)
 }
 
 /// `return vals…`.
 pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), CodegenError> {
-    let sig = ctx.signature();
-    let cc = sig.call_conv;
-    let mut seen = SmallVec::new();
-    let mut rets = FixedRegs::with_capacity(vals.len());
-    let mut parts = PartCounter::default();
-    each_ret_loc(sig, |k, loc| {
-        let part = parts.part_of(k);
-        let Some(&v) = vals.get(k) else {
-            return;
-        };
-        let Some(&vr) = ctx.value_regs(v).regs().get(part) else {
-            return;
-        };
-        match loc {
-            RetLoc::Reg(r) => rets.push((distinct(ctx, &mut seen, vr), r)),
-            RetLoc::Area(disp) => {
-                let ty = ctx.value_type(v);
-                let base = ret_area_ptr(ctx);
-                ctx.emit(MemInst::Store {
-                    kind: area_access(cc, ty, vr.class()).0,
-                    src: vr,
-                    mem: Mem::Reg { base, disp },
-                    trap: None,
-                });
-            }
-        }
-    })?;
-    ctx.emit(ControlInst::Ret { rets });
-    Ok(())
+    abi::gen_return::<X64Abi>(ctx, vals)
 }
 
 /// A call of `callee` with signature `sig`; returns the result vregs.
-/// The signature of a runtime-library helper: System V, these parameter and result types.
-pub fn libcall_signature(params: &[Type], returns: &[Type]) -> Signature {
-    let mut sig = Signature::new(kestrel_ir::CallConv::SystemV);
-    sig.params = params
-        .iter()
-        .map(|&t| kestrel_ir::AbiParam::new(t))
-        .collect();
-    sig.returns = returns
-        .iter()
-        .map(|&t| kestrel_ir::AbiParam::new(t))
-        .collect();
-    sig
-}
-
 pub fn gen_call(
     ctx: &mut Lower<'_, Inst>,
     callee: CallDest,
     sig: &Signature,
     args: &[Value],
 ) -> Result<Results, CodegenError> {
-    let regs: SmallVec<[ValueRegs; 8]> = args.iter().map(|&a| ctx.value_regs(a)).collect();
-    gen_call_parts(ctx, callee, sig, &regs)
+    abi::gen_call::<X64Abi>(ctx, callee, sig, args)
 }
 
 /// [`gen_call`] with arguments already in vregs (one vreg per argument, each one register).
@@ -635,78 +278,138 @@ pub fn gen_call_regs(
     args: &[VReg],
 ) -> Result<Results, CodegenError> {
     let regs: SmallVec<[ValueRegs; 8]> = args.iter().map(|&v| ValueRegs::one(v)).collect();
-    gen_call_parts(ctx, callee, sig, &regs)
+    abi::gen_call_parts::<X64Abi>(ctx, callee, sig, &regs)
 }
 
-fn gen_call_parts(
-    ctx: &mut Lower<'_, Inst>,
-    callee: CallDest,
-    sig: &Signature,
-    args: &[ValueRegs],
-) -> Result<Results, CodegenError> {
-    // The signature is walked, not turned into location lists: a call is common enough
-    // for the lists' copies to show in the compile time.
-    let area = ret_area_size(sig)?;
-    let mut seen = SmallVec::new();
-    // Argument uses, then result defs: every register part (an `i128` result may take one
-    // more), and the return-area pointer.
-    let capacity = args.iter().map(|r| r.regs().len()).sum::<usize>() + sig.returns.len();
-    let mut regs = FixedRegs::with_capacity(capacity + 1);
-    if area > 0 {
-        let ptr = ctx.alloc_vreg(RegClass::Int);
-        ctx.emit(MemInst::RetAreaAddr {
-            dst: ptr,
-            size: area,
-        });
-        regs.push((ptr, gpr_preg(INT_ARGS[0])));
+/// The memory operand of an argument or result place.
+fn abi_mem(mem: AbiMem) -> Mem {
+    match mem {
+        AbiMem::IncomingArg(disp) => Mem::IncomingArg { disp },
+        AbiMem::OutgoingArg(disp) => Mem::OutgoingArg { disp },
+        AbiMem::RetArea(disp) => Mem::RetArea { disp },
+        AbiMem::Reg(base, disp) => Mem::Reg { base, disp },
     }
-    let mut parts = PartCounter::default();
-    each_param_loc(sig, area > 0, |k, loc| {
-        let part = parts.part_of(k);
-        let Some(&v) = args.get(k).and_then(|a| a.regs().get(part)) else {
-            return;
-        };
-        match loc {
-            Loc::Reg(r) => regs.push((distinct(ctx, &mut seen, v), r)),
-            Loc::Stack(disp) => ctx.emit(MemInst::Store {
-                kind: store_kind_of(v),
-                src: v,
-                mem: Mem::OutgoingArg { disp },
-                trap: None,
-            }),
-        }
-    })?;
-    let num_uses = regs.len() as u32;
-    let mut results = Results::new();
-    let mut loads: SmallVec<[MemInst; 2]> = SmallVec::new();
-    each_ret_loc(sig, |k, loc| {
-        let ty = sig.returns[k].value_type;
-        // The walk has checked every result's type before visiting its parts.
-        let Ok((class, _)) = regs_of(ty) else {
-            return;
-        };
-        let v = ctx.alloc_vreg(class);
-        results.push(v);
-        match loc {
-            RetLoc::Reg(r) => regs.push((v, r)),
-            RetLoc::Area(disp) => loads.push(MemInst::Load {
-                kind: area_access(sig.call_conv, ty, class).1,
-                dst: v,
-                mem: Mem::RetArea { disp },
-                trap: None,
-            }),
-        }
-    })?;
-    ctx.emit(ControlInst::Call {
-        dest: callee,
-        regs,
-        num_uses,
-        conv: sig.call_conv,
-    });
-    for load in loads {
-        ctx.emit(load);
+}
+
+/// The store and load of an argument or result part: all 8 bytes of its register, or
+/// exactly its type's width (winch's return area).
+fn access(width: Width) -> (StoreKind, LoadKind) {
+    match width {
+        Width::Slot(RegClass::Int) => (
+            StoreKind::Int { size: Size::S64 },
+            LoadKind::Int { size: Size::S64 },
+        ),
+        Width::Slot(RegClass::Float) => (
+            StoreKind::Float {
+                size: FloatSize::F64,
+            },
+            LoadKind::Float {
+                size: FloatSize::F64,
+            },
+        ),
+        Width::Exact(ty) => winch::area_access(ty),
     }
-    Ok(results)
+}
+
+impl Abi for X64Abi {
+    const STACK_LIMIT_ADD_BITS: u32 = 32;
+
+    fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
+        value_regs(ty)
+    }
+
+    fn each_param_loc(
+        sig: &Signature,
+        ret_area: bool,
+        mut each: impl FnMut(usize, Loc),
+    ) -> Result<(), CodegenError> {
+        check_call_conv(sig.call_conv)?;
+        if sig.call_conv == CallConv::WindowsFastcall {
+            return fastcall_param_locs(sig, each);
+        }
+        // System V, and winch's parameters.
+        let mut assign = Assigner::new(SYSV_PARAMS, usize::from(ret_area));
+        for (k, p) in sig.params.iter().enumerate() {
+            let (class, n) = regs_of(p.value_type)?;
+            assign.place(class, n, |place| each(k, place.into()));
+        }
+        Ok(())
+    }
+
+    fn each_ret_loc(
+        sig: &Signature,
+        mut each: impl FnMut(usize, RetLoc),
+    ) -> Result<u32, CodegenError> {
+        check_call_conv(sig.call_conv)?;
+        match sig.call_conv {
+            CallConv::WindowsFastcall => fastcall_ret_loc(sig, each),
+            CallConv::Winch => {
+                let (locs, area) = winch::ret_locs(sig)?;
+                for (k, parts) in locs.into_iter().enumerate() {
+                    parts.into_iter().for_each(|loc| each(k, loc));
+                }
+                Ok(area)
+            }
+            _ => {
+                let mut assign = Assigner::new(SYSV_RESULTS, 0);
+                for (k, p) in sig.returns.iter().enumerate() {
+                    let (class, n) = regs_of(p.value_type)?;
+                    assign.place(class, n, |place| each(k, place.into()));
+                }
+                Ok(assign.mem_size())
+            }
+        }
+    }
+
+    fn ret_area_reg(_cc: CallConv) -> PReg {
+        gpr_preg(Gpr::RDI)
+    }
+
+    fn gen_move(dst: VReg, src: VReg) -> Inst {
+        AluInst::Mov { dst, src }.into()
+    }
+
+    fn gen_args(args: FixedRegs) -> Inst {
+        ControlInst::Args { args }.into()
+    }
+
+    fn gen_ret(rets: FixedRegs) -> Inst {
+        ControlInst::Ret { rets }.into()
+    }
+
+    fn gen_call(dest: CallDest, regs: FixedRegs, num_uses: u32, conv: CallConv) -> Inst {
+        ControlInst::Call {
+            dest,
+            regs,
+            num_uses,
+            conv,
+        }
+        .into()
+    }
+
+    fn gen_ret_area_addr(dst: VReg, size: u32) -> Inst {
+        MemInst::RetAreaAddr { dst, size }.into()
+    }
+
+    fn gen_load(dst: VReg, mem: AbiMem, width: Width) -> Inst {
+        MemInst::Load {
+            kind: access(width).1,
+            dst,
+            mem: abi_mem(mem),
+            trap: None,
+        }
+        .into()
+    }
+
+    fn gen_store(src: VReg, mem: AbiMem, width: Width) -> Inst {
+        MemInst::Store {
+            kind: access(width).0,
+            src,
+            mem: abi_mem(mem),
+            trap: None,
+        }
+        .into()
+    }
 }
 
 /// The frame for `f` given its allocation (the shared layout, `machinst::frame`); with
