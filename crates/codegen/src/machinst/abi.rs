@@ -37,12 +37,12 @@ use kestrel_ir::{AbiParam, CallConv, Function, Signature, Type, Value};
 use kestrel_regalloc::{PReg, RegClass, VReg};
 use smallvec::SmallVec;
 
-use super::frame::FrameAbi;
+use super::frame::FrameUse;
 use super::lower::{Lower, Results, ValueRegs};
 use super::operands::FixedRegs;
 use super::shared_inst::CallDest;
 use super::stack_limit::{self, StackLimitSteps, Step};
-use super::CodegenError;
+use super::{CodegenError, MachInst};
 
 /// Where one parameter part goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,7 +90,13 @@ pub enum Width {
 }
 
 /// What an ISA tells the shared calling-convention code (see the module contract).
-pub trait Abi: FrameAbi {
+pub trait Abi {
+    /// The ISA's instruction.
+    type Inst: MachInst;
+    /// Bytes of the save slot of one callee-saved float register.
+    const FLOAT_SAVE_BYTES: u32;
+    /// The return area's size is rounded up to this in the frame.
+    const RET_AREA_ALIGN: u32;
     /// The widest constant a stack-limit step adds, in bits (signed).
     const STACK_LIMIT_ADD_BITS: u32;
     /// How values of `ty` live in registers: class and count.
@@ -110,6 +116,15 @@ pub trait Abi: FrameAbi {
     fn each_ret_loc(sig: &Signature, each: impl FnMut(usize, RetLoc)) -> Result<u32, CodegenError>;
     /// The register that carries the return area's address under `cc`.
     fn ret_area_reg(cc: CallConv) -> PReg;
+    /// What `inst` asks of the frame.
+    fn frame_use(inst: &Self::Inst) -> FrameUse;
+    /// The registers a function of convention `cc` must preserve (besides the frame
+    /// pointer and the stack pointer): integers first, then floats, in save order.
+    fn callee_saved(cc: CallConv) -> &'static [PReg];
+    /// Bytes of outgoing-argument area a call of convention `cc` needs at least.
+    fn min_out_area(_cc: CallConv) -> u32 {
+        0
+    }
     /// `dst = src`.
     fn gen_move(dst: VReg, src: VReg) -> Self::Inst;
     /// The entry pseudo-instruction defining `args` in their registers.
@@ -407,7 +422,7 @@ fn distinct<A: Abi>(ctx: &mut Lower<'_, A::Inst>, seen: &mut SmallVec<[VReg; 8]>
 
 /// The vreg of the incoming return-area pointer, created on first use: lowering is
 /// bottom-up, so a `return` in the entry block is lowered before the arguments are defined.
-fn ret_area_ptr<I: super::MachInst>(ctx: &mut Lower<'_, I>) -> VReg {
+fn ret_area_ptr<I: MachInst>(ctx: &mut Lower<'_, I>) -> VReg {
     match ctx.ret_area_ptr {
         Some(v) => v,
         None => {
@@ -568,3 +583,183 @@ pub fn gen_call_parts<A: Abi>(
     }
     Ok(results)
 }
+
+/// Checks that `cc` is one of the conventions both ISAs carry (System V and its aliases
+/// `fast`, `cold`, `tail`; `windows_fastcall`; `winch`); `where_` ends the error's text.
+pub fn check_call_conv(cc: CallConv, where_: &str) -> Result<(), CodegenError> {
+    match cc {
+        CallConv::SystemV
+        | CallConv::Fast
+        | CallConv::Cold
+        | CallConv::Tail
+        | CallConv::WindowsFastcall
+        | CallConv::Winch => Ok(()),
+        other => Err(CodegenError::unsupported(format!(
+            "calling convention `{}`{where_}",
+            other.name()
+        ))),
+    }
+}
+
+/// Places the values of `params` (parameters or results) in order with an [`Assigner`]
+/// for `conv` (its first `skip_ints` integer registers taken), as `each(value index,
+/// place)`; returns the bytes of memory used.
+pub fn assign_in_order<A: Abi>(
+    conv: RegConv,
+    skip_ints: usize,
+    params: &[AbiParam],
+    mut each: impl FnMut(usize, Place),
+) -> Result<u32, CodegenError> {
+    let mut assign = Assigner::new(conv, skip_ints);
+    for (k, p) in params.iter().enumerate() {
+        let (class, n) = regs_of::<A>(p.value_type)?;
+        assign.place(class, n, |place| each(k, place));
+    }
+    Ok(assign.mem_size())
+}
+
+/// The [`Abi`] instruction builders of an ISA whose instruction families spell the
+/// calling-convention pseudo-instructions as both ISAs do: `AluInst::Mov`,
+/// `ControlInst::{Args, Ret, Call}`, `MemInst::{RetAreaAddr, Load, Store}` (with `trap:
+/// None`), `MemInst::FrameValue` and `Mem::OutgoingArg { $off }` (`$off` names the
+/// offset field of its memory operands), and whose `abi` module has `abi_mem` (an
+/// [`AbiMem`] as its memory operand) and `access` (a [`Width`] as its store and load
+/// kinds): the builders, and [`Abi::frame_use`]. Expanded inside `impl Abi`.
+macro_rules! abi_inst_builders {
+    ($off:ident) => {
+        fn frame_use(inst: &Inst) -> FrameUse {
+            match inst {
+                Inst::Mem(MemInst::RetAreaAddr { size, .. }) => FrameUse::RetArea { size: *size },
+                Inst::Mem(MemInst::Store {
+                    mem: Mem::OutgoingArg { $off },
+                    ..
+                }) => FrameUse::OutgoingArg {
+                    end: *$off as u32 + 8,
+                },
+                Inst::Control(ControlInst::Call { conv, .. }) => FrameUse::Call(*conv),
+                // Reading the frame pointer or the saved return address needs the frame.
+                Inst::Mem(MemInst::FrameValue {
+                    what: FrameValue::FramePointer | FrameValue::ReturnAddress,
+                    ..
+                }) => FrameUse::FrameRead,
+                _ => FrameUse::None,
+            }
+        }
+
+        fn gen_move(dst: VReg, src: VReg) -> Inst {
+            AluInst::Mov { dst, src }.into()
+        }
+
+        fn gen_args(args: FixedRegs) -> Inst {
+            ControlInst::Args { args }.into()
+        }
+
+        fn gen_ret(rets: FixedRegs) -> Inst {
+            ControlInst::Ret { rets }.into()
+        }
+
+        fn gen_call(dest: CallDest, regs: FixedRegs, num_uses: u32, conv: CallConv) -> Inst {
+            ControlInst::Call {
+                dest,
+                regs,
+                num_uses,
+                conv,
+            }
+            .into()
+        }
+
+        fn gen_ret_area_addr(dst: VReg, size: u32) -> Inst {
+            MemInst::RetAreaAddr { dst, size }.into()
+        }
+
+        fn gen_load(dst: VReg, mem: AbiMem, width: Width) -> Inst {
+            MemInst::Load {
+                kind: access(width).1,
+                dst,
+                mem: abi_mem(mem),
+                trap: None,
+            }
+            .into()
+        }
+
+        fn gen_store(src: VReg, mem: AbiMem, width: Width) -> Inst {
+            MemInst::Store {
+                kind: access(width).0,
+                src,
+                mem: abi_mem(mem),
+                trap: None,
+            }
+            .into()
+        }
+    };
+}
+pub(crate) use abi_inst_builders;
+
+/// The calling-convention functions an ISA's `abi` module offers its lowering and its
+/// driver, each the shared one for the ISA's [`Abi`] `$abi` over instruction `$inst`:
+/// `value_regs`, `gen_args`, `gen_return`, `gen_call`, `param_locs`, `ret_locs`,
+/// `has_stack_params`, and `compute_frame` (the shared layout, `machinst::frame`, with
+/// `preserve_frame_pointers` and a `probe_interval`).
+macro_rules! abi_entry_points {
+    ($abi:ty, $inst:ty) => {
+        /// How values of `ty` live in registers: class and count (`i128` in two, low first).
+        pub fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
+            <$abi as Abi>::value_regs(ty)
+        }
+
+        /// Define the entry block's parameters from the incoming registers and stack slots.
+        pub fn gen_args(ctx: &mut Lower<'_, $inst>, params: &[Value]) -> Result<(), CodegenError> {
+            abi::gen_args::<$abi>(ctx, params)
+        }
+
+        /// `return vals…`.
+        pub fn gen_return(ctx: &mut Lower<'_, $inst>, vals: &[Value]) -> Result<(), CodegenError> {
+            abi::gen_return::<$abi>(ctx, vals)
+        }
+
+        /// A call of `callee` with signature `sig` and arguments `args`; returns the result
+        /// vregs.
+        pub fn gen_call(
+            ctx: &mut Lower<'_, $inst>,
+            callee: CallDest,
+            sig: &Signature,
+            args: &[Value],
+        ) -> Result<Results, CodegenError> {
+            abi::gen_call::<$abi>(ctx, callee, sig, args)
+        }
+
+        /// Locations of the parameters of `sig`, one list per parameter.
+        pub fn param_locs(sig: &Signature) -> Result<SigLocs<Loc>, CodegenError> {
+            abi::param_locs::<$abi>(sig)
+        }
+
+        /// Locations of the results of `sig`, one list per result, and the size of the
+        /// return area.
+        pub fn ret_locs(sig: &Signature) -> Result<(SigLocs<RetLoc>, u32), CodegenError> {
+            abi::ret_locs::<$abi>(sig)
+        }
+
+        /// Whether some parameter of `sig` arrives on the stack (for a supported signature).
+        pub fn has_stack_params(sig: &Signature) -> bool {
+            abi::has_stack_params::<$abi>(sig)
+        }
+
+        /// The frame for `f` given its allocation; with `preserve_frame_pointers`, a frame
+        /// even where nothing needs one; with a `probe_interval`, probes when the frame is
+        /// at least that large.
+        pub fn compute_frame(
+            f: &Function,
+            vcode: &VCode<$inst>,
+            ra: &Output,
+            preserve_frame_pointers: bool,
+            probe_interval: Option<u32>,
+        ) -> Frame {
+            let options = FrameOptions {
+                preserve_frame_pointers,
+                probe_interval,
+            };
+            frame::compute_frame::<$abi>(f, vcode, ra, options)
+        }
+    };
+}
+pub(crate) use abi_entry_points;

@@ -4,7 +4,7 @@
 //! # Contract
 //!
 //! Requires the function's VCode and its allocation. [`compute_frame`] reads the ISA's
-//! facts through [`FrameAbi`] (what each instruction asks of the frame, the callee-saved
+//! facts through [`Abi`] (what each instruction asks of the frame, the callee-saved
 //! registers of each convention, the size of a saved float register) and guarantees:
 //!
 //! - Every callee-saved register of the function's convention that the allocation writes,
@@ -12,10 +12,10 @@
 //!   the function preserves it for its caller whatever its callees do. (A `system_v`
 //!   function calling `winch` code saves what that code may destroy.)
 //! - Layout, from the frame pointer down: the saved integer registers at `fp - 8*(i+1)`,
-//!   then the saved float registers in slots of [`FrameAbi::FLOAT_SAVE_BYTES`] from the
+//!   then the saved float registers in slots of [`Abi::FLOAT_SAVE_BYTES`] from the
 //!   integer area rounded up to that size, then padding; from `sp` up: the outgoing stack arguments (at least
-//!   [`FrameAbi::min_out_area`] of each call's convention), the return area at the next
-//!   16 bytes (rounded up to [`FrameAbi::RET_AREA_ALIGN`]), the explicit stack slots (each
+//!   [`Abi::min_out_area`] of each call's convention), the return area at the next
+//!   16 bytes (rounded up to [`Abi::RET_AREA_ALIGN`]), the explicit stack slots (each
 //!   at its alignment, at least its natural one up to 16 bytes), the spill slots (8 bytes
 //!   each, 8-aligned). The total below the frame pointer is a multiple of 16.
 //! - A frame is set up (frame pointer saved and set) when anything addresses it: frame
@@ -31,10 +31,11 @@
 //! (linear in the function); the saved-register list is inline (no allocation), the slot
 //! offsets one vector.
 
-use kestrel_ir::{CallConv, Function, Signature};
+use kestrel_ir::{CallConv, Function};
 use kestrel_regalloc::{Allocation, Output, PReg, PRegSet, RegClass};
 use smallvec::SmallVec;
 
+use super::abi::{self, Abi};
 use super::stack_limit::StackLimitSteps;
 use super::vcode::VCode;
 use super::MachInst;
@@ -52,27 +53,6 @@ pub enum FrameUse {
     Call(CallConv),
     /// A read of the frame pointer or of the return address, which needs the frame.
     FrameRead,
-}
-
-/// The facts of an ISA the frame layout needs.
-pub trait FrameAbi {
-    /// The ISA's instruction.
-    type Inst: MachInst;
-    /// Bytes of the save slot of one callee-saved float register.
-    const FLOAT_SAVE_BYTES: u32;
-    /// The return area's size is rounded up to this.
-    const RET_AREA_ALIGN: u32;
-    /// What `inst` asks of the frame.
-    fn frame_use(inst: &Self::Inst) -> FrameUse;
-    /// The registers a function of convention `cc` must preserve (besides the frame
-    /// pointer and the stack pointer): integers first, then floats, in save order.
-    fn callee_saved(cc: CallConv) -> &'static [PReg];
-    /// Bytes of outgoing-argument area a call of convention `cc` needs at least.
-    fn min_out_area(_cc: CallConv) -> u32 {
-        0
-    }
-    /// Whether some parameter of `sig` arrives on the stack.
-    fn has_stack_params(sig: &Signature) -> bool;
 }
 
 /// A callee-saved register the prologue saves, and where.
@@ -138,7 +118,7 @@ pub struct FrameOptions {
 }
 
 /// The frame for `f` given its allocation `ra` (see the module contract).
-pub fn compute_frame<A: FrameAbi>(
+pub fn compute_frame<A: Abi>(
     f: &Function,
     vcode: &VCode<A::Inst>,
     ra: &Output,
@@ -149,7 +129,7 @@ pub fn compute_frame<A: FrameAbi>(
     let (mut out_args, mut ret_area) = (0u32, 0u32);
     let mut clobbered_by_calls = PRegSet::empty();
     let mut has_calls = false;
-    let mut needs_fp = options.preserve_frame_pointers || A::has_stack_params(&f.signature);
+    let mut needs_fp = options.preserve_frame_pointers || abi::has_stack_params::<A>(&f.signature);
     for inst in vcode.insts() {
         match A::frame_use(inst) {
             FrameUse::None => {}
@@ -221,9 +201,9 @@ pub fn compute_frame<A: FrameAbi>(
 
 /// The callee-saved registers of `cc` for which `used` holds, with their save slots, and
 /// the bytes of the save area: the integer registers 8 bytes each below the frame pointer,
-/// then, from the integer area rounded up to [`FrameAbi::FLOAT_SAVE_BYTES`] (whether or not
+/// then, from the integer area rounded up to [`Abi::FLOAT_SAVE_BYTES`] (whether or not
 /// a float register is saved), the float ones in slots of that size.
-fn save_slots<A: FrameAbi>(
+fn save_slots<A: Abi>(
     cc: CallConv,
     used: impl Fn(PReg) -> bool,
 ) -> (SmallVec<[SavedReg; MAX_SAVED]>, u32) {

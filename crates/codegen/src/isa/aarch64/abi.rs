@@ -55,9 +55,9 @@ use super::inst::{
     fp_preg, gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, LoadKind, Mem, MemInst,
     StoreKind,
 };
-use crate::machinst::abi::{self, Abi, AbiMem, Assigner, Pairs, RegConv, Width};
+use crate::machinst::abi::{self, Abi, AbiMem, Pairs, RegConv, Width};
 pub use crate::machinst::abi::{libcall_signature, Loc, Parts, RetLoc, SigLocs};
-use crate::machinst::frame::{self, Frame, FrameAbi, FrameOptions, FrameUse};
+use crate::machinst::frame::{self, Frame, FrameOptions, FrameUse};
 use crate::machinst::lower::{Lower, Results, ValueRegs};
 use crate::machinst::operands::FixedRegs;
 use crate::machinst::vcode::VCode;
@@ -88,43 +88,6 @@ const AAPCS64: RegConv = RegConv {
     floats: &class_regs::<8>(RegClass::Float),
     pairs: Pairs::EvenPairOrMemory,
 };
-
-fn check_call_conv(cc: CallConv) -> Result<(), CodegenError> {
-    match cc {
-        CallConv::SystemV
-        | CallConv::Fast
-        | CallConv::Cold
-        | CallConv::Tail
-        | CallConv::WindowsFastcall
-        | CallConv::Winch => Ok(()),
-        other => Err(CodegenError::unsupported(format!(
-            "calling convention `{}` on aarch64",
-            other.name()
-        ))),
-    }
-}
-
-/// How values of `ty` live in registers: integers up to 64 bits in one `x` register, `i128`
-/// in two (low half first), `f32` and `f64` in one FP register; nothing else yet.
-pub fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
-    abi::scalar_value_regs(ty)
-}
-
-/// Locations of the parameters of `sig`, one list per parameter.
-pub fn param_locs(sig: &Signature) -> Result<SigLocs<Loc>, CodegenError> {
-    abi::param_locs::<A64Abi>(sig)
-}
-
-/// Locations of the results of `sig`, one list per result, and the size of the return area
-/// (its address passed in x8, or x0 under `winch`, when not 0).
-pub fn ret_locs(sig: &Signature) -> Result<(SigLocs<RetLoc>, u32), CodegenError> {
-    abi::ret_locs::<A64Abi>(sig)
-}
-
-/// Whether some parameter of `sig` arrives on the stack (for a supported signature).
-pub fn has_stack_params(sig: &Signature) -> bool {
-    abi::has_stack_params::<A64Abi>(sig)
-}
 
 /// The allocator's view of the machine.
 pub fn machine_env() -> &'static MachineEnv {
@@ -162,26 +125,6 @@ pub fn caller_saved() -> PRegSet {
         set.add(v(i));
     }
     set
-}
-
-/// Define the entry block's parameters from the incoming registers and stack slots.
-pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
-    abi::gen_args::<A64Abi>(ctx, params)
-}
-
-/// `return vals…`.
-pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), CodegenError> {
-    abi::gen_return::<A64Abi>(ctx, vals)
-}
-
-/// A call of `callee` with signature `sig` and arguments `args`; returns the result vregs.
-pub fn gen_call(
-    ctx: &mut Lower<'_, Inst>,
-    callee: CallDest,
-    sig: &Signature,
-    args: &[Value],
-) -> Result<Results, CodegenError> {
-    abi::gen_call::<A64Abi>(ctx, callee, sig, args)
 }
 
 /// The registers of one argument: one, or an `i128`'s two (low half first).
@@ -239,6 +182,13 @@ fn access(width: Width) -> (StoreKind, LoadKind) {
 }
 
 impl Abi for A64Abi {
+    type Inst = Inst;
+    const FLOAT_SAVE_BYTES: u32 = 8;
+    const RET_AREA_ALIGN: u32 = 1;
+
+    fn callee_saved(_cc: CallConv) -> &'static [PReg] {
+        &CALLEE_SAVED_REGS
+    }
     const STACK_LIMIT_ADD_BITS: u32 = 64;
 
     fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
@@ -250,17 +200,18 @@ impl Abi for A64Abi {
         ret_area: bool,
         mut each: impl FnMut(usize, Loc),
     ) -> Result<(), CodegenError> {
-        check_call_conv(sig.call_conv)?;
+        abi::check_call_conv(sig.call_conv, " on aarch64")?;
         // Under `winch` the return-area pointer takes x0 (AAPCS64 passes it in x8).
         let winch = sig.call_conv == CallConv::Winch;
         if winch {
             super::winch::check(sig)?;
         }
-        let mut assign = Assigner::new(AAPCS64, usize::from(winch && ret_area));
-        for (k, p) in sig.params.iter().enumerate() {
-            let (class, n) = abi::regs_of::<A64Abi>(p.value_type)?;
-            assign.place(class, n, |place| each(k, place.into()));
-        }
+        abi::assign_in_order::<A64Abi>(
+            AAPCS64,
+            usize::from(winch && ret_area),
+            &sig.params,
+            |k, place| each(k, place.into()),
+        )?;
         Ok(())
     }
 
@@ -268,7 +219,7 @@ impl Abi for A64Abi {
         sig: &Signature,
         mut each: impl FnMut(usize, RetLoc),
     ) -> Result<u32, CodegenError> {
-        check_call_conv(sig.call_conv)?;
+        abi::check_call_conv(sig.call_conv, " on aarch64")?;
         if sig.call_conv == CallConv::Winch {
             let (locs, area) = super::winch::ret_locs(sig)?;
             for (k, loc) in locs.into_iter().enumerate() {
@@ -276,12 +227,7 @@ impl Abi for A64Abi {
             }
             return Ok(area);
         }
-        let mut assign = Assigner::new(AAPCS64, 0);
-        for (k, p) in sig.returns.iter().enumerate() {
-            let (class, n) = abi::regs_of::<A64Abi>(p.value_type)?;
-            assign.place(class, n, |place| each(k, place.into()));
-        }
-        Ok(assign.mem_size())
+        abi::assign_in_order::<A64Abi>(AAPCS64, 0, &sig.returns, |k, place| each(k, place.into()))
     }
 
     fn ret_area_reg(cc: CallConv) -> PReg {
@@ -291,69 +237,10 @@ impl Abi for A64Abi {
         }
     }
 
-    fn gen_move(dst: VReg, src: VReg) -> Inst {
-        AluInst::Mov { dst, src }.into()
-    }
-
-    fn gen_args(args: FixedRegs) -> Inst {
-        ControlInst::Args { args }.into()
-    }
-
-    fn gen_ret(rets: FixedRegs) -> Inst {
-        ControlInst::Ret { rets }.into()
-    }
-
-    fn gen_call(dest: CallDest, regs: FixedRegs, num_uses: u32, conv: CallConv) -> Inst {
-        ControlInst::Call {
-            dest,
-            regs,
-            num_uses,
-            conv,
-        }
-        .into()
-    }
-
-    fn gen_ret_area_addr(dst: VReg, size: u32) -> Inst {
-        MemInst::RetAreaAddr { dst, size }.into()
-    }
-
-    fn gen_load(dst: VReg, mem: AbiMem, width: Width) -> Inst {
-        MemInst::Load {
-            kind: access(width).1,
-            dst,
-            mem: abi_mem(mem),
-            trap: None,
-        }
-        .into()
-    }
-
-    fn gen_store(src: VReg, mem: AbiMem, width: Width) -> Inst {
-        MemInst::Store {
-            kind: access(width).0,
-            src,
-            mem: abi_mem(mem),
-            trap: None,
-        }
-        .into()
-    }
+    abi::abi_inst_builders!(off);
 }
 
-/// The frame for `f` given its allocation (the shared layout, `machinst::frame`); with
-/// `preserve_frame_pointers`, a frame even where nothing needs one; with a
-/// `probe_interval`, probes when the frame is at least that large.
-pub fn compute_frame(
-    f: &Function,
-    vcode: &VCode<Inst>,
-    ra: &Output,
-    preserve_frame_pointers: bool,
-    probe_interval: Option<u32>,
-) -> Frame {
-    let options = FrameOptions {
-        preserve_frame_pointers,
-        probe_interval,
-    };
-    frame::compute_frame::<A64Abi>(f, vcode, ra, options)
-}
+abi::abi_entry_points!(A64Abi, Inst);
 
 /// AArch64's facts for the shared ABI and frame code.
 pub struct A64Abi;
@@ -373,39 +260,6 @@ const CALLEE_SAVED_REGS: [PReg; 18] = {
     }
     regs
 };
-
-impl FrameAbi for A64Abi {
-    type Inst = Inst;
-    const FLOAT_SAVE_BYTES: u32 = 8;
-    const RET_AREA_ALIGN: u32 = 1;
-
-    fn frame_use(inst: &Inst) -> FrameUse {
-        match inst {
-            Inst::Mem(MemInst::RetAreaAddr { size, .. }) => FrameUse::RetArea { size: *size },
-            Inst::Mem(MemInst::Store {
-                mem: Mem::OutgoingArg { off },
-                ..
-            }) => FrameUse::OutgoingArg {
-                end: *off as u32 + 8,
-            },
-            Inst::Control(ControlInst::Call { conv, .. }) => FrameUse::Call(*conv),
-            // Reading x29 or the saved x30 needs the frame that holds them.
-            Inst::Mem(MemInst::FrameValue {
-                what: FrameValue::FramePointer | FrameValue::ReturnAddress,
-                ..
-            }) => FrameUse::FrameRead,
-            _ => FrameUse::None,
-        }
-    }
-
-    fn callee_saved(_cc: CallConv) -> &'static [PReg] {
-        &CALLEE_SAVED_REGS
-    }
-
-    fn has_stack_params(sig: &Signature) -> bool {
-        has_stack_params(sig)
-    }
-}
 
 #[cfg(test)]
 mod tests {

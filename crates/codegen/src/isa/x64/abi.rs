@@ -43,9 +43,9 @@ use super::inst::{
     gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, LoadKind, Mem, MemInst, StoreKind,
 };
 use super::winch;
-use crate::machinst::abi::{self, Abi, AbiMem, Assigner, Pairs, RegConv, Width};
+use crate::machinst::abi::{self, Abi, AbiMem, Pairs, RegConv, Width};
 pub use crate::machinst::abi::{libcall_signature, Loc, Parts, RetLoc, SigLocs};
-use crate::machinst::frame::{self, Frame, FrameAbi, FrameOptions, FrameUse};
+use crate::machinst::frame::{self, Frame, FrameOptions, FrameUse};
 use crate::machinst::lower::{Lower, Results, ValueRegs};
 use crate::machinst::operands::FixedRegs;
 use crate::machinst::vcode::VCode;
@@ -82,48 +82,8 @@ const SYSV_RESULTS: RegConv = RegConv {
     pairs: Pairs::Split,
 };
 
-fn check_call_conv(cc: CallConv) -> Result<(), CodegenError> {
-    match cc {
-        CallConv::SystemV
-        | CallConv::Fast
-        | CallConv::Cold
-        | CallConv::Tail
-        | CallConv::WindowsFastcall
-        | CallConv::Winch => Ok(()),
-        other => Err(CodegenError::unsupported(format!(
-            "calling convention `{}`",
-            other.name()
-        ))),
-    }
-}
-
-/// How values of `ty` live in registers: class and count (`i128` in two GPRs, low first).
-pub fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
-    abi::scalar_value_regs(ty)
-}
-
 pub(super) fn regs_of(ty: Type) -> Result<(RegClass, usize), CodegenError> {
     abi::regs_of::<X64Abi>(ty)
-}
-
-/// Locations of the parameters of `sig`, one list per parameter (two parts for `i128`: both
-/// in registers, or both on the stack in a 16-byte-aligned pair of slots). With a return
-/// area, rdi carries its address and the parameters start at rsi.
-pub fn param_locs(sig: &Signature) -> Result<SigLocs<Loc>, CodegenError> {
-    abi::param_locs::<X64Abi>(sig)
-}
-
-/// Locations of the results of `sig`, one list per result (two parts for `i128`), and the
-/// size of the return area. Each part takes the next return register of its class (rax, rdx;
-/// xmm0, xmm1); the rest go to the return area in order, 8 bytes each. A non-empty area is
-/// passed by the caller as a hidden first argument (in rdi).
-pub fn ret_locs(sig: &Signature) -> Result<(SigLocs<RetLoc>, u32), CodegenError> {
-    abi::ret_locs::<X64Abi>(sig)
-}
-
-/// Whether some parameter of `sig` arrives on the stack (for a supported signature).
-pub fn has_stack_params(sig: &Signature) -> bool {
-    abi::has_stack_params::<X64Abi>(sig)
 }
 
 /// Windows x64: one result, in rax or xmm0.
@@ -250,26 +210,6 @@ pub fn caller_saved() -> PRegSet {
     set
 }
 
-/// Define the entry block's parameters from the incoming registers and stack slots.
-pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
-    abi::gen_args::<X64Abi>(ctx, params)
-}
-
-/// `return vals…`.
-pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), CodegenError> {
-    abi::gen_return::<X64Abi>(ctx, vals)
-}
-
-/// A call of `callee` with signature `sig`; returns the result vregs.
-pub fn gen_call(
-    ctx: &mut Lower<'_, Inst>,
-    callee: CallDest,
-    sig: &Signature,
-    args: &[Value],
-) -> Result<Results, CodegenError> {
-    abi::gen_call::<X64Abi>(ctx, callee, sig, args)
-}
-
 /// [`gen_call`] with arguments already in vregs (one vreg per argument, each one register).
 pub fn gen_call_regs(
     ctx: &mut Lower<'_, Inst>,
@@ -312,6 +252,21 @@ fn access(width: Width) -> (StoreKind, LoadKind) {
 }
 
 impl Abi for X64Abi {
+    type Inst = Inst;
+    const FLOAT_SAVE_BYTES: u32 = 16;
+    const RET_AREA_ALIGN: u32 = 16;
+
+    fn callee_saved(cc: CallConv) -> &'static [PReg] {
+        match cc {
+            CallConv::Winch => &[],
+            CallConv::WindowsFastcall => &FASTCALL_CALLEE_SAVED,
+            _ => &SYSV_CALLEE_SAVED,
+        }
+    }
+
+    fn min_out_area(cc: CallConv) -> u32 {
+        min_out_area(cc)
+    }
     const STACK_LIMIT_ADD_BITS: u32 = 32;
 
     fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
@@ -323,16 +278,17 @@ impl Abi for X64Abi {
         ret_area: bool,
         mut each: impl FnMut(usize, Loc),
     ) -> Result<(), CodegenError> {
-        check_call_conv(sig.call_conv)?;
+        abi::check_call_conv(sig.call_conv, "")?;
         if sig.call_conv == CallConv::WindowsFastcall {
             return fastcall_param_locs(sig, each);
         }
         // System V, and winch's parameters.
-        let mut assign = Assigner::new(SYSV_PARAMS, usize::from(ret_area));
-        for (k, p) in sig.params.iter().enumerate() {
-            let (class, n) = regs_of(p.value_type)?;
-            assign.place(class, n, |place| each(k, place.into()));
-        }
+        abi::assign_in_order::<X64Abi>(
+            SYSV_PARAMS,
+            usize::from(ret_area),
+            &sig.params,
+            |k, place| each(k, place.into()),
+        )?;
         Ok(())
     }
 
@@ -340,7 +296,7 @@ impl Abi for X64Abi {
         sig: &Signature,
         mut each: impl FnMut(usize, RetLoc),
     ) -> Result<u32, CodegenError> {
-        check_call_conv(sig.call_conv)?;
+        abi::check_call_conv(sig.call_conv, "")?;
         match sig.call_conv {
             CallConv::WindowsFastcall => fastcall_ret_loc(sig, each),
             CallConv::Winch => {
@@ -350,14 +306,9 @@ impl Abi for X64Abi {
                 }
                 Ok(area)
             }
-            _ => {
-                let mut assign = Assigner::new(SYSV_RESULTS, 0);
-                for (k, p) in sig.returns.iter().enumerate() {
-                    let (class, n) = regs_of(p.value_type)?;
-                    assign.place(class, n, |place| each(k, place.into()));
-                }
-                Ok(assign.mem_size())
-            }
+            _ => abi::assign_in_order::<X64Abi>(SYSV_RESULTS, 0, &sig.returns, |k, place| {
+                each(k, place.into())
+            }),
         }
     }
 
@@ -365,68 +316,10 @@ impl Abi for X64Abi {
         gpr_preg(Gpr::RDI)
     }
 
-    fn gen_move(dst: VReg, src: VReg) -> Inst {
-        AluInst::Mov { dst, src }.into()
-    }
-
-    fn gen_args(args: FixedRegs) -> Inst {
-        ControlInst::Args { args }.into()
-    }
-
-    fn gen_ret(rets: FixedRegs) -> Inst {
-        ControlInst::Ret { rets }.into()
-    }
-
-    fn gen_call(dest: CallDest, regs: FixedRegs, num_uses: u32, conv: CallConv) -> Inst {
-        ControlInst::Call {
-            dest,
-            regs,
-            num_uses,
-            conv,
-        }
-        .into()
-    }
-
-    fn gen_ret_area_addr(dst: VReg, size: u32) -> Inst {
-        MemInst::RetAreaAddr { dst, size }.into()
-    }
-
-    fn gen_load(dst: VReg, mem: AbiMem, width: Width) -> Inst {
-        MemInst::Load {
-            kind: access(width).1,
-            dst,
-            mem: abi_mem(mem),
-            trap: None,
-        }
-        .into()
-    }
-
-    fn gen_store(src: VReg, mem: AbiMem, width: Width) -> Inst {
-        MemInst::Store {
-            kind: access(width).0,
-            src,
-            mem: abi_mem(mem),
-            trap: None,
-        }
-        .into()
-    }
+    abi::abi_inst_builders!(disp);
 }
 
-/// The frame for `f` given its allocation (the shared layout, `machinst::frame`); with
-/// `preserve_frame_pointers`, an `rbp` frame even where nothing needs one.
-pub fn compute_frame(
-    f: &Function,
-    vcode: &VCode<Inst>,
-    ra: &Output,
-    preserve_frame_pointers: bool,
-    probe_interval: Option<u32>,
-) -> Frame {
-    let options = FrameOptions {
-        preserve_frame_pointers,
-        probe_interval,
-    };
-    frame::compute_frame::<X64Abi>(f, vcode, ra, options)
-}
+abi::abi_entry_points!(X64Abi, Inst);
 
 /// x86-64's facts for the shared ABI and frame code.
 pub struct X64Abi;
@@ -459,44 +352,3 @@ const FASTCALL_CALLEE_SAVED: [PReg; 17] = {
     }
     regs
 };
-
-impl FrameAbi for X64Abi {
-    type Inst = Inst;
-    const FLOAT_SAVE_BYTES: u32 = 16;
-    const RET_AREA_ALIGN: u32 = 16;
-
-    fn frame_use(inst: &Inst) -> FrameUse {
-        match inst {
-            Inst::Mem(MemInst::RetAreaAddr { size, .. }) => FrameUse::RetArea { size: *size },
-            Inst::Mem(MemInst::Store {
-                mem: Mem::OutgoingArg { disp },
-                ..
-            }) => FrameUse::OutgoingArg {
-                end: *disp as u32 + 8,
-            },
-            // A call needs `rbp` for the alignment at the call site.
-            Inst::Control(ControlInst::Call { conv, .. }) => FrameUse::Call(*conv),
-            Inst::Mem(MemInst::FrameValue {
-                what: FrameValue::FramePointer | FrameValue::ReturnAddress,
-                ..
-            }) => FrameUse::FrameRead,
-            _ => FrameUse::None,
-        }
-    }
-
-    fn callee_saved(cc: CallConv) -> &'static [PReg] {
-        match cc {
-            CallConv::Winch => &[],
-            CallConv::WindowsFastcall => &FASTCALL_CALLEE_SAVED,
-            _ => &SYSV_CALLEE_SAVED,
-        }
-    }
-
-    fn min_out_area(cc: CallConv) -> u32 {
-        min_out_area(cc)
-    }
-
-    fn has_stack_params(sig: &Signature) -> bool {
-        has_stack_params(sig)
-    }
-}
