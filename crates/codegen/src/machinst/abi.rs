@@ -80,13 +80,13 @@ pub enum AbiMem {
     Reg(VReg, i32),
 }
 
-/// How wide an access of one part is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Width {
-    /// The whole 8-byte slot of a register of this class.
-    Slot(RegClass),
-    /// Exactly as wide as this type (a `winch` return area).
-    Exact(Type),
+/// The type whose width an access of one part of `class` has in an 8-byte slot (a stack
+/// argument, or a return area other than `winch`'s): all 64 bits of its register.
+pub fn slot_type(class: RegClass) -> Type {
+    match class {
+        RegClass::Int => Type::I64,
+        RegClass::Float => Type::F64,
+    }
 }
 
 /// What an ISA tells the shared calling-convention code (see the module contract).
@@ -99,12 +99,17 @@ pub trait Abi {
     const RET_AREA_ALIGN: u32;
     /// The widest constant a stack-limit step adds, in bits (signed).
     const STACK_LIMIT_ADD_BITS: u32;
+    /// The end of an unsupported-convention error's text (`" on aarch64"`, or nothing).
+    const CONV_ERROR_SUFFIX: &'static str;
     /// How values of `ty` live in registers: class and count.
-    fn value_regs(ty: Type) -> Option<(RegClass, usize)>;
+    fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
+        scalar_value_regs(ty)
+    }
     /// Each parameter part of `sig` with its location, in order, as `each(parameter index,
     /// location)`; `ret_area` says whether the call passes a return-area pointer (which may
-    /// take the first integer argument register). An unsupported convention or type is an
-    /// error.
+    /// take the first integer argument register). The convention is one
+    /// [`check_call_conv`] accepts; an unsupported type is an error. (Called through
+    /// [`each_param_loc`].)
     fn each_param_loc(
         sig: &Signature,
         ret_area: bool,
@@ -112,7 +117,8 @@ pub trait Abi {
     ) -> Result<(), CodegenError>;
     /// Each result part of `sig` with its location, in order, as `each(result index,
     /// location)`; returns the size of the return area (0: none). Every result's type is
-    /// checked before its parts are visited.
+    /// checked before its parts are visited. The convention is one [`check_call_conv`]
+    /// accepts. (Called through [`each_ret_loc`].)
     fn each_ret_loc(sig: &Signature, each: impl FnMut(usize, RetLoc)) -> Result<u32, CodegenError>;
     /// The register that carries the return area's address under `cc`.
     fn ret_area_reg(cc: CallConv) -> PReg;
@@ -136,10 +142,10 @@ pub trait Abi {
     fn gen_call(dest: CallDest, regs: FixedRegs, num_uses: u32, conv: CallConv) -> Self::Inst;
     /// `dst = address of the outgoing return area` of `size` bytes.
     fn gen_ret_area_addr(dst: VReg, size: u32) -> Self::Inst;
-    /// `dst = mem`, `width` wide.
-    fn gen_load(dst: VReg, mem: AbiMem, width: Width) -> Self::Inst;
-    /// `mem = src`, `width` wide.
-    fn gen_store(src: VReg, mem: AbiMem, width: Width) -> Self::Inst;
+    /// `dst = mem`, as wide as `ty` (an integer narrower than 64 bits zero-extended).
+    fn gen_load(dst: VReg, mem: AbiMem, ty: Type) -> Self::Inst;
+    /// `mem = src`, as wide as `ty`.
+    fn gen_store(src: VReg, mem: AbiMem, ty: Type) -> Self::Inst;
 }
 
 /// The error for a type no register class of the ISA holds.
@@ -324,16 +330,35 @@ impl PartCounter {
     }
 }
 
+/// [`Abi::each_param_loc`] after checking the convention.
+pub fn each_param_loc<A: Abi>(
+    sig: &Signature,
+    ret_area: bool,
+    each: impl FnMut(usize, Loc),
+) -> Result<(), CodegenError> {
+    check_call_conv(sig.call_conv, A::CONV_ERROR_SUFFIX)?;
+    A::each_param_loc(sig, ret_area, each)
+}
+
+/// [`Abi::each_ret_loc`] after checking the convention.
+pub fn each_ret_loc<A: Abi>(
+    sig: &Signature,
+    each: impl FnMut(usize, RetLoc),
+) -> Result<u32, CodegenError> {
+    check_call_conv(sig.call_conv, A::CONV_ERROR_SUFFIX)?;
+    A::each_ret_loc(sig, each)
+}
+
 /// The size of `sig`'s return area (0: none), or why its results are unsupported.
 pub fn ret_area_size<A: Abi>(sig: &Signature) -> Result<u32, CodegenError> {
-    A::each_ret_loc(sig, |_, _| {})
+    each_ret_loc::<A>(sig, |_, _| {})
 }
 
 /// Locations of the parameters of `sig`, one list per parameter.
 pub fn param_locs<A: Abi>(sig: &Signature) -> Result<SigLocs<Loc>, CodegenError> {
     let ret_area = ret_area_size::<A>(sig)? > 0;
     let mut locs = SigLocs::with_capacity(sig.params.len());
-    A::each_param_loc(sig, ret_area, |k, loc| {
+    each_param_loc::<A>(sig, ret_area, |k, loc| {
         if k == locs.len() {
             locs.push(Parts::new());
         }
@@ -346,7 +371,7 @@ pub fn param_locs<A: Abi>(sig: &Signature) -> Result<SigLocs<Loc>, CodegenError>
 /// area.
 pub fn ret_locs<A: Abi>(sig: &Signature) -> Result<(SigLocs<RetLoc>, u32), CodegenError> {
     let mut locs = SigLocs::with_capacity(sig.returns.len());
-    let area = A::each_ret_loc(sig, |k, loc| {
+    let area = each_ret_loc::<A>(sig, |k, loc| {
         if k == locs.len() {
             locs.push(Parts::new());
         }
@@ -359,7 +384,7 @@ pub fn ret_locs<A: Abi>(sig: &Signature) -> Result<(SigLocs<RetLoc>, u32), Codeg
 pub fn param_loc<A: Abi>(sig: &Signature, index: usize) -> Result<Parts<Loc>, CodegenError> {
     let ret_area = ret_area_size::<A>(sig)? > 0;
     let mut parts = Parts::new();
-    A::each_param_loc(sig, ret_area, |k, loc| {
+    each_param_loc::<A>(sig, ret_area, |k, loc| {
         if k == index {
             parts.push(loc);
         }
@@ -379,7 +404,7 @@ pub fn has_stack_params<A: Abi>(sig: &Signature) -> bool {
         return false;
     };
     let mut on_stack = false;
-    A::each_param_loc(sig, area > 0, |_, loc| {
+    each_param_loc::<A>(sig, area > 0, |_, loc| {
         on_stack |= matches!(loc, Loc::Stack(_))
     })
     .is_ok()
@@ -399,12 +424,12 @@ pub fn plan_stack_limit<A: Abi>(f: &Function) -> Result<Option<StackLimitSteps>,
     stack_limit::plan(f, vmctx_step, A::STACK_LIMIT_ADD_BITS)
 }
 
-/// How a result part of type `ty` and class `class` is accessed in the return area of
-/// convention `cc`.
-fn area_width(cc: CallConv, ty: Type, class: RegClass) -> Width {
+/// The type whose width an access of a result part of type `ty` and class `class` has in
+/// the return area of convention `cc`: `winch`'s are exactly as wide as the result.
+fn area_type(cc: CallConv, ty: Type, class: RegClass) -> Type {
     match cc {
-        CallConv::Winch => Width::Exact(ty),
-        _ => Width::Slot(class),
+        CallConv::Winch => ty,
+        _ => slot_type(class),
     }
 }
 
@@ -451,7 +476,7 @@ pub fn gen_args<A: Abi>(
         args.push((ptr, A::ret_area_reg(sig.call_conv)));
     }
     let mut parts = PartCounter::new();
-    A::each_param_loc(sig, area > 0, |k, loc| {
+    each_param_loc::<A>(sig, area > 0, |k, loc| {
         let part = parts.part_of(k);
         let Some(&p) = params.get(k) else {
             return;
@@ -464,7 +489,7 @@ pub fn gen_args<A: Abi>(
             Loc::Stack(off) => stack.push(A::gen_load(
                 v,
                 AbiMem::IncomingArg(off),
-                Width::Slot(v.class()),
+                slot_type(v.class()),
             )),
         }
     })?;
@@ -485,7 +510,7 @@ pub fn gen_return<A: Abi>(
     let mut seen = SmallVec::new();
     let mut rets = FixedRegs::with_capacity(vals.len());
     let mut parts = PartCounter::new();
-    A::each_ret_loc(sig, |k, loc| {
+    each_ret_loc::<A>(sig, |k, loc| {
         let part = parts.part_of(k);
         let Some(&v) = vals.get(k) else {
             return;
@@ -499,9 +524,9 @@ pub fn gen_return<A: Abi>(
                 rets.push((vr, r));
             }
             RetLoc::Area(off) => {
-                let width = area_width(cc, ctx.value_type(v), vr.class());
+                let ty = area_type(cc, ctx.value_type(v), vr.class());
                 let base = ret_area_ptr(ctx);
-                ctx.emit(A::gen_store(vr, AbiMem::Reg(base, off), width));
+                ctx.emit(A::gen_store(vr, AbiMem::Reg(base, off), ty));
             }
         }
     })?;
@@ -540,7 +565,7 @@ pub fn gen_call_parts<A: Abi>(
         regs.push((ptr, A::ret_area_reg(sig.call_conv)));
     }
     let mut parts = PartCounter::new();
-    A::each_param_loc(sig, area > 0, |k, loc| {
+    each_param_loc::<A>(sig, area > 0, |k, loc| {
         let part = parts.part_of(k);
         let Some(&v) = args.get(k).and_then(|a| a.regs().get(part)) else {
             return;
@@ -553,14 +578,14 @@ pub fn gen_call_parts<A: Abi>(
             Loc::Stack(off) => ctx.emit(A::gen_store(
                 v,
                 AbiMem::OutgoingArg(off),
-                Width::Slot(v.class()),
+                slot_type(v.class()),
             )),
         }
     })?;
     let num_uses = regs.len() as u32;
     let mut results = Results::new();
     let mut loads: SmallVec<[A::Inst; 2]> = SmallVec::new();
-    A::each_ret_loc(sig, |k, loc| {
+    each_ret_loc::<A>(sig, |k, loc| {
         let ty = sig.returns[k].value_type;
         // The walk has checked every result's type before visiting its parts.
         let Some((class, _)) = A::value_regs(ty) else {
@@ -573,7 +598,7 @@ pub fn gen_call_parts<A: Abi>(
             RetLoc::Area(off) => loads.push(A::gen_load(
                 v,
                 AbiMem::RetArea(off),
-                area_width(sig.call_conv, ty, class),
+                area_type(sig.call_conv, ty, class),
             )),
         }
     })?;
@@ -603,28 +628,59 @@ pub fn check_call_conv(cc: CallConv, where_: &str) -> Result<(), CodegenError> {
 
 /// Places the values of `params` (parameters or results) in order with an [`Assigner`]
 /// for `conv` (its first `skip_ints` integer registers taken), as `each(value index,
-/// place)`; returns the bytes of memory used.
-pub fn assign_in_order<A: Abi>(
+/// location)`; returns the bytes of memory used.
+pub fn assign_in_order<A: Abi, L: From<Place>>(
     conv: RegConv,
     skip_ints: usize,
     params: &[AbiParam],
-    mut each: impl FnMut(usize, Place),
+    mut each: impl FnMut(usize, L),
 ) -> Result<u32, CodegenError> {
     let mut assign = Assigner::new(conv, skip_ints);
     for (k, p) in params.iter().enumerate() {
         let (class, n) = regs_of::<A>(p.value_type)?;
-        assign.place(class, n, |place| each(k, place));
+        assign.place(class, n, |place| each(k, place.into()));
     }
     Ok(assign.mem_size())
+}
+
+/// The results of a `winch` signature (both ISAs): the last in `last_reg(its class)`,
+/// every other in the return area, each taking `size(its type)` bytes, packed in result
+/// order and then mirrored, so the first result lies at the highest offset (a result at
+/// forward offset `o` of size `s` in an area of `total` bytes sits at `total - o - s`).
+/// Returns `total`. Every forward slot `[o, o + s)` lies inside `[0, total)`, so its
+/// mirror does too, and mirrored slots stay disjoint.
+pub fn winch_results<A: Abi>(
+    sig: &Signature,
+    size: impl Fn(Type) -> u32,
+    last_reg: impl Fn(RegClass) -> PReg,
+    mut each: impl FnMut(usize, RetLoc),
+) -> Result<u32, CodegenError> {
+    let Some((_, in_area)) = sig.returns.split_last() else {
+        return Ok(0);
+    };
+    let total: u32 = in_area.iter().map(|p| size(p.value_type)).sum();
+    let mut forward = 0u32;
+    for (k, p) in sig.returns.iter().enumerate() {
+        let (class, _) = regs_of::<A>(p.value_type)?;
+        if k == in_area.len() {
+            each(k, RetLoc::Reg(last_reg(class)));
+        } else {
+            let s = size(p.value_type);
+            each(k, RetLoc::Area((total - forward - s) as i32));
+            forward += s;
+        }
+    }
+    Ok(total)
 }
 
 /// The [`Abi`] instruction builders of an ISA whose instruction families spell the
 /// calling-convention pseudo-instructions as both ISAs do: `AluInst::Mov`,
 /// `ControlInst::{Args, Ret, Call}`, `MemInst::{RetAreaAddr, Load, Store}` (with `trap:
-/// None`), `MemInst::FrameValue` and `Mem::OutgoingArg { $off }` (`$off` names the
-/// offset field of its memory operands), and whose `abi` module has `abi_mem` (an
-/// [`AbiMem`] as its memory operand) and `access` (a [`Width`] as its store and load
-/// kinds): the builders, and [`Abi::frame_use`]. Expanded inside `impl Abi`.
+/// None`), `MemInst::FrameValue`, and the frame places of `Mem` (`Reg { base, $off }`,
+/// `IncomingArg`, `OutgoingArg`, `RetArea`; `$off` names their offset field), and whose
+/// `abi` module has `exact_access` (the store and load kinds of exactly a type's width)
+/// and the `abi_mem` of [`abi_entry_points`]: the builders, and [`Abi::frame_use`].
+/// Expanded inside `impl Abi`.
 macro_rules! abi_inst_builders {
     ($off:ident) => {
         fn frame_use(inst: &Inst) -> FrameUse {
@@ -672,9 +728,9 @@ macro_rules! abi_inst_builders {
             MemInst::RetAreaAddr { dst, size }.into()
         }
 
-        fn gen_load(dst: VReg, mem: AbiMem, width: Width) -> Inst {
+        fn gen_load(dst: VReg, mem: AbiMem, ty: Type) -> Inst {
             MemInst::Load {
-                kind: access(width).1,
+                kind: exact_access(ty).1,
                 dst,
                 mem: abi_mem(mem),
                 trap: None,
@@ -682,9 +738,9 @@ macro_rules! abi_inst_builders {
             .into()
         }
 
-        fn gen_store(src: VReg, mem: AbiMem, width: Width) -> Inst {
+        fn gen_store(src: VReg, mem: AbiMem, ty: Type) -> Inst {
             MemInst::Store {
-                kind: access(width).0,
+                kind: exact_access(ty).0,
                 src,
                 mem: abi_mem(mem),
                 trap: None,
@@ -699,9 +755,20 @@ pub(crate) use abi_inst_builders;
 /// driver, each the shared one for the ISA's [`Abi`] `$abi` over instruction `$inst`:
 /// `value_regs`, `gen_args`, `gen_return`, `gen_call`, `param_locs`, `ret_locs`,
 /// `has_stack_params`, and `compute_frame` (the shared layout, `machinst::frame`, with
-/// `preserve_frame_pointers` and a `probe_interval`).
+/// `preserve_frame_pointers` and a `probe_interval`); and `abi_mem`, an [`AbiMem`] as the
+/// ISA's `Mem` (whose offset field is `$off`).
 macro_rules! abi_entry_points {
-    ($abi:ty, $inst:ty) => {
+    ($abi:ty, $inst:ty, $off:ident) => {
+        /// The memory operand of an argument or result place.
+        fn abi_mem(mem: AbiMem) -> Mem {
+            match mem {
+                AbiMem::IncomingArg($off) => Mem::IncomingArg { $off },
+                AbiMem::OutgoingArg($off) => Mem::OutgoingArg { $off },
+                AbiMem::RetArea($off) => Mem::RetArea { $off },
+                AbiMem::Reg(base, $off) => Mem::Reg { base, $off },
+            }
+        }
+
         /// How values of `ty` live in registers: class and count (`i128` in two, low first).
         pub fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
             <$abi as Abi>::value_regs(ty)

@@ -50,12 +50,12 @@ use kestrel_ir::{CallConv, Function, Signature, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, PReg, PRegSet, RegClass, VReg};
 use smallvec::SmallVec;
 
-use super::asm::{FpMemSize, Gpr, MemSize, Vreg as FpReg};
+use super::asm::{Gpr, Vreg as FpReg};
 use super::inst::{
-    fp_preg, gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, LoadKind, Mem, MemInst,
-    StoreKind,
+    fp_preg, gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, Mem, MemInst,
 };
-use crate::machinst::abi::{self, Abi, AbiMem, Pairs, RegConv, Width};
+use super::winch::area_access as exact_access;
+use crate::machinst::abi::{self, Abi, AbiMem, Pairs, RegConv};
 pub use crate::machinst::abi::{libcall_signature, Loc, Parts, RetLoc, SigLocs};
 use crate::machinst::frame::{self, Frame, FrameOptions, FrameUse};
 use crate::machinst::lower::{Lower, Results, ValueRegs};
@@ -148,39 +148,6 @@ pub fn gen_call_regs(
     abi::gen_call_parts::<A64Abi>(ctx, callee, sig, &regs)
 }
 
-/// The memory operand of an argument or result place.
-fn abi_mem(mem: AbiMem) -> Mem {
-    match mem {
-        AbiMem::IncomingArg(off) => Mem::IncomingArg { off },
-        AbiMem::OutgoingArg(off) => Mem::OutgoingArg { off },
-        AbiMem::RetArea(off) => Mem::RetArea { off },
-        AbiMem::Reg(base, off) => Mem::Reg { base, off },
-    }
-}
-
-/// The store and load of an argument or result part: all 8 bytes of its register, or
-/// exactly its type's width (winch's return area).
-fn access(width: Width) -> (StoreKind, LoadKind) {
-    match width {
-        Width::Slot(RegClass::Int) => (
-            StoreKind::Int { size: MemSize::S64 },
-            LoadKind::Int {
-                size: MemSize::S64,
-                signed: false,
-            },
-        ),
-        Width::Slot(RegClass::Float) => (
-            StoreKind::Float {
-                size: FpMemSize::S64,
-            },
-            LoadKind::Float {
-                size: FpMemSize::S64,
-            },
-        ),
-        Width::Exact(ty) => super::winch::area_access(ty),
-    }
-}
-
 impl Abi for A64Abi {
     type Inst = Inst;
     const FLOAT_SAVE_BYTES: u32 = 8;
@@ -189,45 +156,28 @@ impl Abi for A64Abi {
     fn callee_saved(_cc: CallConv) -> &'static [PReg] {
         &CALLEE_SAVED_REGS
     }
+    const CONV_ERROR_SUFFIX: &'static str = " on aarch64";
     const STACK_LIMIT_ADD_BITS: u32 = 64;
-
-    fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
-        value_regs(ty)
-    }
 
     fn each_param_loc(
         sig: &Signature,
         ret_area: bool,
-        mut each: impl FnMut(usize, Loc),
+        each: impl FnMut(usize, Loc),
     ) -> Result<(), CodegenError> {
-        abi::check_call_conv(sig.call_conv, " on aarch64")?;
         // Under `winch` the return-area pointer takes x0 (AAPCS64 passes it in x8).
         let winch = sig.call_conv == CallConv::Winch;
         if winch {
             super::winch::check(sig)?;
         }
-        abi::assign_in_order::<A64Abi>(
-            AAPCS64,
-            usize::from(winch && ret_area),
-            &sig.params,
-            |k, place| each(k, place.into()),
-        )?;
-        Ok(())
+        let skip_ints = usize::from(winch && ret_area);
+        abi::assign_in_order::<A64Abi, _>(AAPCS64, skip_ints, &sig.params, each).map(drop)
     }
 
-    fn each_ret_loc(
-        sig: &Signature,
-        mut each: impl FnMut(usize, RetLoc),
-    ) -> Result<u32, CodegenError> {
-        abi::check_call_conv(sig.call_conv, " on aarch64")?;
-        if sig.call_conv == CallConv::Winch {
-            let (locs, area) = super::winch::ret_locs(sig)?;
-            for (k, loc) in locs.into_iter().enumerate() {
-                each(k, loc);
-            }
-            return Ok(area);
+    fn each_ret_loc(sig: &Signature, each: impl FnMut(usize, RetLoc)) -> Result<u32, CodegenError> {
+        match sig.call_conv {
+            CallConv::Winch => super::winch::each_ret_loc(sig, each),
+            _ => abi::assign_in_order::<A64Abi, _>(AAPCS64, 0, &sig.returns, each),
         }
-        abi::assign_in_order::<A64Abi>(AAPCS64, 0, &sig.returns, |k, place| each(k, place.into()))
     }
 
     fn ret_area_reg(cc: CallConv) -> PReg {
@@ -240,7 +190,7 @@ impl Abi for A64Abi {
     abi::abi_inst_builders!(off);
 }
 
-abi::abi_entry_points!(A64Abi, Inst);
+abi::abi_entry_points!(A64Abi, Inst, off);
 
 /// AArch64's facts for the shared ABI and frame code.
 pub struct A64Abi;

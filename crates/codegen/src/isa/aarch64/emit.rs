@@ -390,29 +390,7 @@ impl MachInst for Inst {
     type LabelUse = A64LabelUse;
     type Frame = Frame;
 
-    fn collect_operands(&self, out: &mut Vec<kestrel_regalloc::Operand>) {
-        Inst::collect_operands(self, out)
-    }
-
-    #[inline]
-    fn clobbers(&self) -> PRegSet {
-        Inst::clobbers(self)
-    }
-
-    fn is_move(&self) -> Option<(VReg, VReg)> {
-        match *self {
-            Inst::Alu(AluInst::Mov { dst, src }) => Some((dst, src)),
-            _ => None,
-        }
-    }
-
-    fn is_term(&self) -> bool {
-        matches!(self, Inst::Control(c) if c.is_term())
-    }
-
-    fn gen_jump(target: BlockIndex) -> Self {
-        ControlInst::Jmp { target }.into()
-    }
+    crate::machinst::shared_inst::mach_inst_forwarding!();
 
     fn emit(&self, allocs: &[Allocation], ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
         let start = buf.cur_offset();
@@ -503,10 +481,6 @@ impl MachInst for Inst {
         use_label(buf, after, |b| branch::b(b, PcOffset::ZERO));
         buf.emit_island(distance, ctx.chaos);
         buf.bind_label(after, ctx.chaos);
-    }
-
-    fn pretty(&self, ops: &[String]) -> String {
-        Inst::pretty(self, ops)
     }
 
     fn alloc_name(alloc: Allocation) -> String {

@@ -23,11 +23,11 @@
 
 use kestrel_ir::{ArgumentExtension, Signature, Type};
 use kestrel_regalloc::{PReg, PRegSet, RegClass};
-use smallvec::SmallVec;
 
-use super::abi::RetLoc;
+use super::abi::{A64Abi, RetLoc};
 use super::asm::{FpMemSize, MemSize};
 use super::inst::{LoadKind, StoreKind};
+use crate::machinst::abi;
 use crate::machinst::CodegenError;
 
 /// Rejects what the convention cannot carry here (see the module contract).
@@ -54,34 +54,12 @@ pub fn check(sig: &Signature) -> Result<(), CodegenError> {
     Ok(())
 }
 
-/// Result locations and the (16-byte rounded) area size of a winch signature.
-pub fn ret_locs(sig: &Signature) -> Result<(SmallVec<[RetLoc; 4]>, u32), CodegenError> {
+/// Each result part of a winch signature with its location; returns the (16-byte rounded)
+/// area size (see the module contract).
+pub fn each_ret_loc(sig: &Signature, each: impl FnMut(usize, RetLoc)) -> Result<u32, CodegenError> {
     check(sig)?;
-    let Some((last, in_area)) = sig.returns.split_last() else {
-        return Ok((SmallVec::new(), 0));
-    };
-    let total: u32 = in_area.iter().map(|p| p.value_type.bytes()).sum();
-    let mut locs = SmallVec::with_capacity(sig.returns.len());
-    let mut forward = 0u32;
-    for p in in_area {
-        let size = p.value_type.bytes();
-        locs.push(RetLoc::Area((total - forward - size) as i32));
-        forward += size;
-    }
-    locs.push(RetLoc::Reg(first_reg(last.value_type)?));
-    Ok((locs, total.next_multiple_of(16)))
-}
-
-/// `x0` for an integer, `v0` for a float.
-fn first_reg(ty: Type) -> Result<PReg, CodegenError> {
-    match super::abi::value_regs(ty) {
-        Some((class, 1)) => Ok(PReg::new(0, class)),
-        _ => Err(CodegenError::Unsupported {
-            opcode: None,
-            ty: Some(ty),
-            what: "result type under the winch convention on aarch64".into(),
-        }),
-    }
+    let total = abi::winch_results::<A64Abi>(sig, Type::bytes, |c| PReg::new(0, c), each)?;
+    Ok(total.next_multiple_of(16))
 }
 
 /// The store and load of a result of type `ty` in the return area, exactly its width.

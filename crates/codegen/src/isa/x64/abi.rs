@@ -36,14 +36,10 @@ use kestrel_ir::{CallConv, Function, Signature, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, PReg, PRegSet, RegClass, VReg};
 use smallvec::SmallVec;
 
-use super::asm::sse::FloatSize;
 use super::asm::Gpr;
-use super::asm::Size;
-use super::inst::{
-    gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, LoadKind, Mem, MemInst, StoreKind,
-};
-use super::winch;
-use crate::machinst::abi::{self, Abi, AbiMem, Pairs, RegConv, Width};
+use super::inst::{gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, Mem, MemInst};
+use super::winch::{self, area_access as exact_access};
+use crate::machinst::abi::{self, Abi, AbiMem, Pairs, RegConv};
 pub use crate::machinst::abi::{libcall_signature, Loc, Parts, RetLoc, SigLocs};
 use crate::machinst::frame::{self, Frame, FrameOptions, FrameUse};
 use crate::machinst::lower::{Lower, Results, ValueRegs};
@@ -221,36 +217,6 @@ pub fn gen_call_regs(
     abi::gen_call_parts::<X64Abi>(ctx, callee, sig, &regs)
 }
 
-/// The memory operand of an argument or result place.
-fn abi_mem(mem: AbiMem) -> Mem {
-    match mem {
-        AbiMem::IncomingArg(disp) => Mem::IncomingArg { disp },
-        AbiMem::OutgoingArg(disp) => Mem::OutgoingArg { disp },
-        AbiMem::RetArea(disp) => Mem::RetArea { disp },
-        AbiMem::Reg(base, disp) => Mem::Reg { base, disp },
-    }
-}
-
-/// The store and load of an argument or result part: all 8 bytes of its register, or
-/// exactly its type's width (winch's return area).
-fn access(width: Width) -> (StoreKind, LoadKind) {
-    match width {
-        Width::Slot(RegClass::Int) => (
-            StoreKind::Int { size: Size::S64 },
-            LoadKind::Int { size: Size::S64 },
-        ),
-        Width::Slot(RegClass::Float) => (
-            StoreKind::Float {
-                size: FloatSize::F64,
-            },
-            LoadKind::Float {
-                size: FloatSize::F64,
-            },
-        ),
-        Width::Exact(ty) => winch::area_access(ty),
-    }
-}
-
 impl Abi for X64Abi {
     type Inst = Inst;
     const FLOAT_SAVE_BYTES: u32 = 16;
@@ -267,48 +233,27 @@ impl Abi for X64Abi {
     fn min_out_area(cc: CallConv) -> u32 {
         min_out_area(cc)
     }
+    const CONV_ERROR_SUFFIX: &'static str = "";
     const STACK_LIMIT_ADD_BITS: u32 = 32;
-
-    fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
-        value_regs(ty)
-    }
 
     fn each_param_loc(
         sig: &Signature,
         ret_area: bool,
-        mut each: impl FnMut(usize, Loc),
+        each: impl FnMut(usize, Loc),
     ) -> Result<(), CodegenError> {
-        abi::check_call_conv(sig.call_conv, "")?;
         if sig.call_conv == CallConv::WindowsFastcall {
             return fastcall_param_locs(sig, each);
         }
         // System V, and winch's parameters.
-        abi::assign_in_order::<X64Abi>(
-            SYSV_PARAMS,
-            usize::from(ret_area),
-            &sig.params,
-            |k, place| each(k, place.into()),
-        )?;
-        Ok(())
+        abi::assign_in_order::<X64Abi, _>(SYSV_PARAMS, usize::from(ret_area), &sig.params, each)
+            .map(drop)
     }
 
-    fn each_ret_loc(
-        sig: &Signature,
-        mut each: impl FnMut(usize, RetLoc),
-    ) -> Result<u32, CodegenError> {
-        abi::check_call_conv(sig.call_conv, "")?;
+    fn each_ret_loc(sig: &Signature, each: impl FnMut(usize, RetLoc)) -> Result<u32, CodegenError> {
         match sig.call_conv {
             CallConv::WindowsFastcall => fastcall_ret_loc(sig, each),
-            CallConv::Winch => {
-                let (locs, area) = winch::ret_locs(sig)?;
-                for (k, parts) in locs.into_iter().enumerate() {
-                    parts.into_iter().for_each(|loc| each(k, loc));
-                }
-                Ok(area)
-            }
-            _ => abi::assign_in_order::<X64Abi>(SYSV_RESULTS, 0, &sig.returns, |k, place| {
-                each(k, place.into())
-            }),
+            CallConv::Winch => winch::each_ret_loc(sig, each),
+            _ => abi::assign_in_order::<X64Abi, _>(SYSV_RESULTS, 0, &sig.returns, each),
         }
     }
 
@@ -319,7 +264,7 @@ impl Abi for X64Abi {
     abi::abi_inst_builders!(disp);
 }
 
-abi::abi_entry_points!(X64Abi, Inst);
+abi::abi_entry_points!(X64Abi, Inst, disp);
 
 /// x86-64's facts for the shared ABI and frame code.
 pub struct X64Abi;

@@ -193,29 +193,7 @@ impl MachInst for Inst {
     type LabelUse = X64LabelUse;
     type Frame = Frame;
 
-    fn collect_operands(&self, out: &mut Vec<kestrel_regalloc::Operand>) {
-        Inst::collect_operands(self, out)
-    }
-
-    #[inline]
-    fn clobbers(&self) -> PRegSet {
-        Inst::clobbers(self)
-    }
-
-    fn is_move(&self) -> Option<(VReg, VReg)> {
-        match *self {
-            Inst::Alu(AluInst::Mov { dst, src }) => Some((dst, src)),
-            _ => None,
-        }
-    }
-
-    fn is_term(&self) -> bool {
-        matches!(self, Inst::Control(c) if c.is_term())
-    }
-
-    fn gen_jump(target: BlockIndex) -> Self {
-        ControlInst::Jmp { target }.into()
-    }
+    crate::machinst::shared_inst::mach_inst_forwarding!();
 
     fn emit(&self, allocs: &[Allocation], ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
         let mut regs = allocs.iter();
@@ -327,10 +305,6 @@ impl MachInst for Inst {
             };
             unwind::after_save(buf, dwarf, s.offset);
         }
-    }
-
-    fn pretty(&self, ops: &[String]) -> String {
-        Inst::pretty(self, ops)
     }
 
     fn alloc_name(alloc: Allocation) -> String {
