@@ -4,8 +4,8 @@
 //! # Contract
 //!
 //! An ISA describes its conventions through [`Abi`]: the location of each parameter and
-//! result *part* (a value in two registers, an `i128`, has two parts, low first; a vector
-//! will be one part of the float class), the register of the return-area pointer, and how
+//! result *part* (a value in two registers, an `i128`, has two parts, low first; a value
+//! of any other class or size is one part), the register of the return-area pointer, and how
 //! to build a move, the argument and return pseudo-instructions, a call, a return-area
 //! address, and a load or store of one part. [`Assigner`] hands out registers and memory
 //! slots in order for the conventions that work that way (System V, AAPCS64, and the
@@ -30,8 +30,8 @@
 //!   location.
 //!
 //! Cost: O(parameters + results) per function entry, return and call; the walks build no
-//! location lists (each part is handed to a closure), and the sequences allocate nothing
-//! beyond the inline lists of the instructions they emit.
+//! location lists (each part is handed to a closure), and the sequences' own lists are
+//! inline for up to eight arguments (no allocation for most calls).
 
 use kestrel_ir::{AbiParam, CallConv, Function, Signature, Type, Value};
 use kestrel_regalloc::{PReg, RegClass, VReg};
@@ -830,3 +830,57 @@ macro_rules! abi_entry_points {
     };
 }
 pub(crate) use abi_entry_points;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INTS: [PReg; 4] = [
+        PReg::new(0, RegClass::Int),
+        PReg::new(1, RegClass::Int),
+        PReg::new(2, RegClass::Int),
+        PReg::new(3, RegClass::Int),
+    ];
+
+    /// Places an `i64`, two `i128`s and an `i64` under `pairs` with four integer registers.
+    fn places(pairs: Pairs) -> Vec<Place> {
+        let conv = RegConv {
+            ints: &INTS,
+            floats: &[],
+            pairs,
+        };
+        let mut assign = Assigner::new(conv, 0);
+        let mut out = Vec::new();
+        for n in [1, 2, 2, 1] {
+            assign.place(RegClass::Int, n, |p| out.push(p));
+        }
+        out
+    }
+
+    #[test]
+    fn each_pair_rule_places_two_part_values_its_way() {
+        let r = |i: usize| Place::Reg(INTS[i]);
+        // Both parts in registers or both in 16 aligned bytes; r3 stays for the last i64.
+        assert_eq!(
+            places(Pairs::Together),
+            [r(0), r(1), r(2), Place::Mem(0), Place::Mem(8), r(3)]
+        );
+        // An even pair (r1 skipped), then memory, after which no register is given out.
+        assert_eq!(
+            places(Pairs::EvenPairOrMemory),
+            [
+                r(0),
+                r(2),
+                r(3),
+                Place::Mem(0),
+                Place::Mem(8),
+                Place::Mem(16)
+            ]
+        );
+        // Each part on its own: the second i128 straddles r3 and memory.
+        assert_eq!(
+            places(Pairs::Split),
+            [r(0), r(1), r(2), r(3), Place::Mem(0), Place::Mem(8)]
+        );
+    }
+}
