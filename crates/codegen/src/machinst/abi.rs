@@ -148,12 +148,12 @@ pub trait Abi {
     fn gen_store(src: VReg, mem: AbiMem, ty: Type) -> Self::Inst;
 }
 
-/// The error for a type no register class of the ISA holds.
-pub fn unsupported_type(ty: Type) -> CodegenError {
+/// The error for a type no register class of the ISA holds (`where_` ends its text).
+fn unsupported_type(ty: Type, where_: &str) -> CodegenError {
     CodegenError::Unsupported {
         opcode: None,
         ty: Some(ty),
-        what: "argument or result type in the calling convention".into(),
+        what: format!("argument or result type in the calling convention{where_}"),
     }
 }
 
@@ -183,7 +183,7 @@ pub fn libcall_signature(params: &[Type], returns: &[Type]) -> Signature {
 
 /// [`Abi::value_regs`] as a result.
 pub fn regs_of<A: Abi>(ty: Type) -> Result<(RegClass, usize), CodegenError> {
-    A::value_regs(ty).ok_or_else(|| unsupported_type(ty))
+    A::value_regs(ty).ok_or_else(|| unsupported_type(ty, A::CONV_ERROR_SUFFIX))
 }
 
 /// How a convention places a two-part value.

@@ -29,20 +29,18 @@
 //! ```
 
 use kestrel_ir::TrapCode;
-use kestrel_regalloc::{Allocation, Edit, PReg, RegClass};
+use kestrel_regalloc::{Allocation, PReg, RegClass};
 
 use super::asm::alu::{self, AluOp};
 use super::asm::misc;
 use super::asm::moves;
 use super::asm::setcc_cmov_jcc::{self as cc_ops, Cc};
 use super::asm::sse::FloatSize;
-use super::asm::sse::{self, SseOp, SseStore};
+use super::asm::sse::{self, SseOp};
 use super::asm::{Amode, CodeSink, Gpr, GprMem, Size, Xmm, XmmMem};
-use super::inst::{AluInst, ControlInst, Inst, Operands};
-use super::unwind;
 use crate::machinst::buffer::{Label, LabelUse, MachBuffer};
 use crate::machinst::frame::Frame;
-use crate::machinst::{BlockIndex, EmitCtx, MachInst, PRegSet, VReg};
+use crate::machinst::{BlockIndex, EmitCtx};
 
 /// x86-64 label references: a 32-bit displacement relative to the end of its field.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -110,7 +108,7 @@ pub(super) fn xmm(r: PReg) -> Xmm {
 }
 
 /// An edit's register location (edits between registers and spill slots).
-fn edit_reg(a: Allocation) -> PReg {
+pub(super) fn edit_reg(a: Allocation) -> PReg {
     a.as_reg().expect("a register location")
 }
 
@@ -129,7 +127,7 @@ pub(super) fn trap(buf: &mut Buf, code: TrapCode) {
 /// The prologue's stack-limit check: traps with `stk_ovf` unless `rsp - below >= limit`,
 /// computed without wrapping (a borrow in the subtraction traps too). Uses only `r11` and
 /// `r10`, which hold no argument at entry.
-fn stack_check(buf: &mut Buf, steps: &[super::stack_limit::Step], below: u32) {
+pub(super) fn stack_check(buf: &mut Buf, steps: &[super::stack_limit::Step], below: u32) {
     super::stack_limit::emit_limit(buf, steps);
     let r10 = GprMem::Reg(Gpr::R10);
     moves::mov_rm_r(buf, Size::S64, &r10, Gpr::RSP);
@@ -187,133 +185,4 @@ pub(super) fn sse_const(buf: &mut Buf, op: SseOp, dst: Xmm, fsize: FloatSize, bi
     let fix = sse::sse_r_rm(buf, op, dst, &XmmMem::Mem(Amode::rip(0)))
         .expect("a RIP-relative operand has a fixup");
     buf.use_label_at_offset(fix.at, label, X64LabelUse::Rel32);
-}
-
-impl MachInst for Inst {
-    type LabelUse = X64LabelUse;
-    type Frame = Frame;
-
-    crate::machinst::shared_inst::mach_inst_forwarding!();
-
-    fn emit(&self, allocs: &[Allocation], ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
-        let mut regs = allocs.iter();
-        let mut m = Operands::new(|_| {
-            let alloc = regs.next().expect("one allocation per operand");
-            alloc.as_reg().expect("operands are allocated to registers")
-        });
-        match self {
-            Inst::Alu(i) => i.map(&mut m).emit(ctx, buf),
-            Inst::Bits(i) => i.map(&mut m).emit(buf),
-            Inst::Sse(i) => i.map(&mut m).emit(ctx, buf),
-            Inst::Mem(i) => i.map(&mut m).emit(ctx, buf),
-            Inst::Atomic(i) => i.map(&mut m).emit(ctx, buf),
-            Inst::Control(i) => i.emit_mapped(&mut m, ctx, buf),
-        }
-    }
-
-    fn emit_edit(edit: &Edit, ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
-        let frame = ctx.frame;
-        let slot_amode = |a| {
-            frame
-                .spill_offset(a)
-                .map(|off| Amode::base_disp(Gpr::RSP, off))
-        };
-        match edit.class {
-            RegClass::Int => match (slot_amode(edit.from), slot_amode(edit.to)) {
-                (None, None) => {
-                    let (from, to) = (gpr(edit_reg(edit.from)), gpr(edit_reg(edit.to)));
-                    if from != to {
-                        moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(to), from);
-                    }
-                }
-                (None, Some(to)) => {
-                    moves::mov_rm_r(buf, Size::S64, &GprMem::Mem(to), gpr(edit_reg(edit.from)));
-                }
-                (Some(from), None) => {
-                    moves::mov_r_rm(buf, Size::S64, gpr(edit_reg(edit.to)), &GprMem::Mem(from));
-                }
-                (Some(from), Some(to)) => {
-                    // r11 is the reserved integer scratch register (never allocated).
-                    moves::mov_r_rm(buf, Size::S64, Gpr::R11, &GprMem::Mem(from));
-                    moves::mov_rm_r(buf, Size::S64, &GprMem::Mem(to), Gpr::R11);
-                }
-            },
-            RegClass::Float => match (slot_amode(edit.from), slot_amode(edit.to)) {
-                (None, None) => {
-                    let (from, to) = (xmm(edit_reg(edit.from)), xmm(edit_reg(edit.to)));
-                    if from != to {
-                        sse::sse_r_rm(buf, SseOp::Movaps, to, &XmmMem::Reg(from));
-                    }
-                }
-                (None, Some(to)) => {
-                    sse::sse_store(buf, SseStore::Movsd, &to, xmm(edit_reg(edit.from)));
-                }
-                (Some(from), None) => {
-                    sse::sse_r_rm(
-                        buf,
-                        SseOp::Movsd,
-                        xmm(edit_reg(edit.to)),
-                        &XmmMem::Mem(from),
-                    );
-                }
-                (Some(from), Some(to)) => {
-                    // xmm15 is the reserved float scratch register.
-                    let s = Xmm::new(15);
-                    sse::sse_r_rm(buf, SseOp::Movsd, s, &XmmMem::Mem(from));
-                    sse::sse_store(buf, SseStore::Movsd, &to, s);
-                }
-            },
-        }
-    }
-
-    fn emit_prologue(ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
-        let frame = ctx.frame;
-        if !frame.setup {
-            debug_assert!(frame.size == 0 && frame.saved.is_empty());
-            return;
-        }
-        misc::push_r(buf, Gpr::RBP);
-        unwind::after_push_rbp(buf);
-        moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(Gpr::RBP), Gpr::RSP);
-        unwind::after_set_frame(buf);
-        if let Some((steps, below)) = &frame.stack_check {
-            stack_check(buf, steps, *below);
-        }
-        if let Some(interval) = frame.probe_interval {
-            super::probestack::emit_probes(buf, frame.size, interval);
-        }
-        if frame.size > 0 {
-            alu::alu_rm_imm(
-                buf,
-                AluOp::Sub,
-                Size::S64,
-                &GprMem::Reg(Gpr::RSP),
-                frame.size as i32,
-            );
-        }
-        for s in &frame.saved {
-            let m = Amode::base_disp(Gpr::RBP, s.offset);
-            let dwarf = match s.reg.class() {
-                RegClass::Int => {
-                    moves::mov_rm_r(buf, Size::S64, &GprMem::Mem(m), gpr(s.reg));
-                    unwind::dwarf_gpr(gpr(s.reg))
-                }
-                RegClass::Float => {
-                    sse::sse_store(buf, SseStore::Movdqu, &m, xmm(s.reg));
-                    unwind::dwarf_xmm(xmm(s.reg))
-                }
-            };
-            unwind::after_save(buf, dwarf, s.offset);
-        }
-    }
-
-    fn alloc_name(alloc: Allocation) -> String {
-        match alloc {
-            Allocation::Reg(r) if r.class() == RegClass::Int => {
-                Gpr::new(r.hw_enc() as u8).name(Size::S64).to_string()
-            }
-            Allocation::Reg(r) => Xmm::new(r.hw_enc() as u8).name().to_string(),
-            Allocation::Stack(s) => format!("stack{}", s.0),
-        }
-    }
 }

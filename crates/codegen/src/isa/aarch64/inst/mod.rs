@@ -30,6 +30,7 @@ mod atomic;
 mod cond;
 mod control;
 mod float;
+mod mach;
 mod mem;
 
 pub(crate) use crate::machinst::operands::map_operands;

@@ -39,6 +39,7 @@ mod atomic;
 mod bits;
 mod cond;
 mod control;
+mod mach;
 mod mem;
 mod sse;
 
