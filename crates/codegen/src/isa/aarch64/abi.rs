@@ -17,8 +17,8 @@
 //!   result takes an even-numbered register pair (`x0`/`x1` first) or a 16-byte-aligned
 //!   16-byte area slot, as its argument would.
 //! - Callee-saved `x19`–`x28` and `d8`–`d15` (the low 64 bits of `v8`–`v15`, all a scalar
-//!   value occupies) are saved only when the allocator used them; everything else is
-//!   caller-saved and clobbered by calls.
+//!   value occupies) are saved only when the allocator used them or a call may clobber
+//!   them; everything else is caller-saved and clobbered by calls.
 //! - `x29` is the frame pointer and `x30` the link register whenever there is a frame (a
 //!   function with calls, incoming stack arguments, stack slots, spills or saved registers),
 //!   which `stp x29, x30, [sp, #-16]!; mov x29, sp` sets up. A leaf with none of these sets
@@ -38,6 +38,9 @@
 //!   treats it the same way. `winch` is described in [`super::winch`]. Other conventions
 //!   (`apple_aarch64`, which packs stack arguments and extends narrow ones; `probestack`;
 //!   `patchable`) are unsupported.
+//! - A function also saves the callee-saved registers its calls may clobber (one calling
+//!   `winch` code saves `x19`–`x27` and `d8`–`d15` it would otherwise not touch; the shared
+//!   frame layout, `machinst::frame`).
 //! - Vector values are unsupported (no register class holds them yet). A `stack_limit` is
 //!   checked in the prologue (`stack_limit.rs`).
 //!

@@ -11,7 +11,7 @@
 //! stores before its check, when it calls), it traps unless `sp >= limit + below`, computed
 //! exactly (a carry out of the addition traps too), which is `sp - below >= limit` without
 //! wrapping. It uses only `x16` and `x17`, which hold nothing at entry. A leaf that takes
-//! no stack has no check (`abi::compute_frame`).
+//! no stack has no check (`machinst::frame`).
 //!
 //! Cost: O(length of the global value chain) per function.
 
