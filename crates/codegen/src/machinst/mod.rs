@@ -7,9 +7,11 @@
 //! This module defines what an ISA provides to that pipeline: the [`MachInst`] trait for its
 //! instruction type and [`CodegenError`] for what cannot be compiled.
 
+pub mod abi;
 pub mod blockorder;
 pub mod buffer;
 pub mod compile;
+pub mod frame;
 pub mod ir_ops;
 pub mod lower;
 pub mod operands;

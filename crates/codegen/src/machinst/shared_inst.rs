@@ -87,3 +87,108 @@ pub fn reg_names(regs: &[(String, PReg)]) -> String {
     let names: Vec<&str> = regs.iter().map(|(n, _)| n.as_str()).collect();
     names.join(", ")
 }
+
+/// The glue of an ISA's instruction enum `Inst<R = VReg>`, one variant `$variant` per
+/// family `$family<R>` (each family with `map`, `visit` and `pretty`; `ControlInst` with
+/// `Call { regs, num_uses, conv, .. }`, and the ISA's `abi::call_clobbers`): `From` each
+/// family, and `Inst::map`, `collect_operands`, `clobbers` and `pretty`, each dispatching
+/// to the family. Expanded in the ISA's `inst` module.
+macro_rules! inst_families {
+    ($($family:ident => $variant:ident),* $(,)?) => {
+        $(
+            impl From<$family> for Inst {
+                fn from(i: $family) -> Inst {
+                    Inst::$variant(i)
+                }
+            }
+        )*
+
+        impl Inst {
+            /// The same instruction with every register operand mapped (see the module
+            /// contract).
+            pub fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> Inst<S> {
+                match self {
+                    $(Inst::$variant(i) => Inst::$variant(i.map(m)),)*
+                }
+            }
+
+            /// Append the operands, in operand order, to `out`.
+            pub fn collect_operands(&self, out: &mut Vec<Operand>) {
+                let m = &mut Operands::new(
+                    #[inline(always)]
+                    |op: OperandSpec| out.push(op.operand()),
+                );
+                match self {
+                    $(Inst::$variant(i) => i.visit(m),)*
+                }
+            }
+
+            /// Registers overwritten beyond the defs: a call's clobbers (by its convention),
+            /// less its results.
+            #[inline]
+            pub fn clobbers(&self) -> PRegSet {
+                match self {
+                    Inst::Control(ControlInst::Call {
+                        regs,
+                        num_uses,
+                        conv,
+                        ..
+                    }) => $crate::machinst::shared_inst::call_clobbers_less_results(
+                        super::abi::call_clobbers(*conv),
+                        regs,
+                        *num_uses,
+                    ),
+                    _ => PRegSet::empty(),
+                }
+            }
+
+            /// Printed form, operands named by `ops` (in operand order).
+            pub fn pretty(&self, ops: &[String]) -> String {
+                let mut names = ops.iter();
+                let named = self.map(&mut Operands::keeping_lists(|_| {
+                    names.next().cloned().unwrap_or_else(|| "?".into())
+                }));
+                match named {
+                    $(Inst::$variant(i) => i.pretty(),)*
+                }
+            }
+        }
+    };
+}
+pub(crate) use inst_families;
+
+/// The [`MachInst`](super::MachInst) methods that only forward to an ISA's `Inst` glue
+/// ([`inst_families`]) or name its `AluInst::Mov` and `ControlInst::Jmp`: operands,
+/// clobbers, moves, terminators, jumps and printing. Expanded inside `impl MachInst`.
+macro_rules! mach_inst_forwarding {
+    () => {
+        fn collect_operands(&self, out: &mut Vec<kestrel_regalloc::Operand>) {
+            Inst::collect_operands(self, out)
+        }
+
+        #[inline]
+        fn clobbers(&self) -> PRegSet {
+            Inst::clobbers(self)
+        }
+
+        fn is_move(&self) -> Option<(VReg, VReg)> {
+            match *self {
+                Inst::Alu(AluInst::Mov { dst, src }) => Some((dst, src)),
+                _ => None,
+            }
+        }
+
+        fn is_term(&self) -> bool {
+            matches!(self, Inst::Control(c) if c.is_term())
+        }
+
+        fn gen_jump(target: BlockIndex) -> Self {
+            ControlInst::Jmp { target }.into()
+        }
+
+        fn pretty(&self, ops: &[String]) -> String {
+            Inst::pretty(self, ops)
+        }
+    };
+}
+pub(crate) use mach_inst_forwarding;

@@ -1,4 +1,5 @@
-//! The AAPCS64 calling convention (as Linux uses it) and frame layout.
+//! The AAPCS64 calling convention (as Linux uses it) and `winch`, as the shared
+//! calling-convention and frame code (`machinst::abi`, `machinst::frame`) reads them.
 //!
 //! # Contract
 //!
@@ -16,8 +17,8 @@
 //!   result takes an even-numbered register pair (`x0`/`x1` first) or a 16-byte-aligned
 //!   16-byte area slot, as its argument would.
 //! - Callee-saved `x19`–`x28` and `d8`–`d15` (the low 64 bits of `v8`–`v15`, all a scalar
-//!   value occupies) are saved only when the allocator used them; everything else is
-//!   caller-saved and clobbered by calls.
+//!   value occupies) are saved only when the allocator used them or a call may clobber
+//!   them; everything else is caller-saved and clobbered by calls.
 //! - `x29` is the frame pointer and `x30` the link register whenever there is a frame (a
 //!   function with calls, incoming stack arguments, stack slots, spills or saved registers),
 //!   which `stp x29, x30, [sp, #-16]!; mov x29, sp` sets up. A leaf with none of these sets
@@ -37,6 +38,9 @@
 //!   treats it the same way. `winch` is described in [`super::winch`]. Other conventions
 //!   (`apple_aarch64`, which packs stack arguments and extends narrow ones; `probestack`;
 //!   `patchable`) are unsupported.
+//! - A function also saves the callee-saved registers its calls may clobber (one calling
+//!   `winch` code saves `x19`–`x27` and `d8`–`d15` it would otherwise not touch; the shared
+//!   frame layout, `machinst::frame`).
 //! - Vector values are unsupported (no register class holds them yet). A `stack_limit` is
 //!   checked in the prologue (`stack_limit.rs`).
 //!
@@ -46,34 +50,21 @@
 use std::sync::OnceLock;
 
 use kestrel_ir::{CallConv, Function, Signature, Type, Value};
-use kestrel_regalloc::{Allocation, MachineEnv, Output, PReg, PRegSet, RegClass, VReg};
+use kestrel_regalloc::{MachineEnv, Output, PReg, PRegSet, RegClass, VReg};
 use smallvec::SmallVec;
 
-use super::asm::{FpMemSize, Gpr, MemSize, Vreg as FpReg};
-use super::emit::Frame;
+use super::asm::{Gpr, Vreg as FpReg};
 use super::inst::{
-    fp_preg, gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, LoadKind, Mem, MemInst,
-    StoreKind,
+    fp_preg, gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, Mem, MemInst,
 };
-use crate::machinst::lower::{Lower, Results};
+use super::winch::area_access as exact_access;
+use crate::machinst::abi::{self, Abi, AbiMem, Pairs, RegConv};
+pub use crate::machinst::abi::{libcall_signature, Loc, Parts, RetLoc, SigLocs};
+use crate::machinst::frame::{self, Frame, FrameOptions, FrameUse};
+use crate::machinst::lower::{Lower, Results, ValueRegs};
 use crate::machinst::operands::FixedRegs;
 use crate::machinst::vcode::VCode;
 use crate::machinst::CodegenError;
-
-/// Argument and result registers per class.
-const ARG_REGS: usize = 8;
-const CALLEE_SAVED: [Gpr; 10] = [
-    Gpr::X19,
-    Gpr::X20,
-    Gpr::X21,
-    Gpr::X22,
-    Gpr::X23,
-    Gpr::X24,
-    Gpr::X25,
-    Gpr::X26,
-    Gpr::X27,
-    Gpr::X28,
-];
 
 fn x(n: usize) -> PReg {
     PReg::new(n, RegClass::Int)
@@ -83,247 +74,23 @@ fn v(n: usize) -> PReg {
     PReg::new(n, RegClass::Float)
 }
 
-/// Where one argument goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Loc {
-    Reg(PReg),
-    /// The two registers of an `i128`, low half first.
-    Pair(PReg, PReg),
-    /// Byte offset in the stack-argument area (an `i128`: its low half; the high one 8
-    /// bytes further).
-    Stack(i32),
-}
-
-/// Hands out argument (or result) registers per class and stack (or area) offsets in
-/// AAPCS64's order, pairs included.
-struct Assigner {
-    next: [usize; 2],
-    stack: u32,
-}
-
-/// Where an assigner put one value: registers, or a byte offset in memory.
-enum Place {
-    One(PReg),
-    Two(PReg, PReg),
-    Mem(i32),
-}
-
-impl Assigner {
-    fn new() -> Self {
-        Assigner {
-            next: [0; 2],
-            stack: 0,
-        }
+const fn class_regs<const N: usize>(class: RegClass) -> [PReg; N] {
+    let mut regs = [PReg::new(0, class); N];
+    let mut i = 0;
+    while i < N {
+        regs[i] = PReg::new(i, class);
+        i += 1;
     }
-
-    fn place(&mut self, ty: Type) -> Result<Place, CodegenError> {
-        let (class, n) = class_of(ty)?;
-        let next = &mut self.next[class as usize];
-        if n == 2 {
-            // An even-numbered pair, or 16 aligned bytes of memory and no more registers.
-            *next = next.next_multiple_of(2);
-            if *next + 2 <= ARG_REGS {
-                *next += 2;
-                return Ok(Place::Two(
-                    class_reg(class, *next - 2),
-                    class_reg(class, *next - 1),
-                ));
-            }
-            *next = ARG_REGS;
-            self.stack = self.stack.next_multiple_of(16);
-            self.stack += 16;
-            return Ok(Place::Mem(self.stack as i32 - 16));
-        }
-        if *next < ARG_REGS {
-            *next += 1;
-            return Ok(Place::One(class_reg(class, *next - 1)));
-        }
-        self.stack += 8;
-        Ok(Place::Mem(self.stack as i32 - 8))
-    }
+    regs
 }
 
-fn check_call_conv(cc: CallConv) -> Result<(), CodegenError> {
-    match cc {
-        CallConv::SystemV
-        | CallConv::Fast
-        | CallConv::Cold
-        | CallConv::Tail
-        | CallConv::WindowsFastcall
-        | CallConv::Winch => Ok(()),
-        other => Err(CodegenError::unsupported(format!(
-            "calling convention `{}` on aarch64",
-            other.name()
-        ))),
-    }
-}
-
-/// How values of `ty` live in registers: integers up to 64 bits in one `x` register, `i128`
-/// in two (low half first), `f32` and `f64` in one FP register; nothing else yet.
-pub fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
-    if ty.is_int() && ty.bits() <= 64 {
-        Some((RegClass::Int, 1))
-    } else if ty == Type::I128 {
-        Some((RegClass::Int, 2))
-    } else if ty == Type::F32 || ty == Type::F64 {
-        Some((RegClass::Float, 1))
-    } else {
-        None
-    }
-}
-
-fn class_of(ty: Type) -> Result<(RegClass, usize), CodegenError> {
-    value_regs(ty).ok_or_else(|| CodegenError::Unsupported {
-        opcode: None,
-        ty: Some(ty),
-        what: "argument or result type in the aarch64 calling convention".into(),
-    })
-}
-
-/// The register of the `i`-th value of `class` (argument or result).
-fn class_reg(class: RegClass, i: usize) -> PReg {
-    match class {
-        RegClass::Int => x(i),
-        RegClass::Float => v(i),
-    }
-}
-
-/// Locations of the parameters of `sig`, one per parameter.
-pub fn param_locs(sig: &Signature) -> Result<SmallVec<[Loc; 8]>, CodegenError> {
-    let mut assign = params_assigner(sig)?;
-    let mut locs = SmallVec::with_capacity(sig.params.len());
-    for p in &sig.params {
-        locs.push(match assign.place(p.value_type)? {
-            Place::One(r) => Loc::Reg(r),
-            Place::Two(lo, hi) => Loc::Pair(lo, hi),
-            Place::Mem(off) => Loc::Stack(off),
-        });
-    }
-    Ok(locs)
-}
-
-/// Whether some parameter of `sig` arrives on the stack (for a supported signature), found
-/// without building the location list.
-pub fn has_stack_params(sig: &Signature) -> bool {
-    let Ok(mut assign) = params_assigner(sig) else {
-        return false;
-    };
-    let mut on_stack = false;
-    sig.params.iter().all(|p| match assign.place(p.value_type) {
-        Ok(place) => {
-            on_stack |= matches!(place, Place::Mem(_));
-            true
-        }
-        Err(_) => false,
-    }) && on_stack
-}
-
-/// Where one result goes: a register, or an offset in the return area.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RetLoc {
-    Reg(PReg),
-    /// The two registers of an `i128`, low half first.
-    Pair(PReg, PReg),
-    /// A byte offset in the return area (an `i128`: its low half, the high one 8 further).
-    Area(i32),
-}
-
-/// Locations of the results of `sig`, one per result, and the size of the return area
-/// (passed in x8 when not 0).
-pub fn ret_locs(sig: &Signature) -> Result<(SmallVec<[RetLoc; 4]>, u32), CodegenError> {
-    check_call_conv(sig.call_conv)?;
-    if sig.call_conv == CallConv::Winch {
-        return super::winch::ret_locs(sig);
-    }
-    let mut assign = Assigner::new();
-    let mut locs = SmallVec::with_capacity(sig.returns.len());
-    for p in &sig.returns {
-        locs.push(match assign.place(p.value_type)? {
-            Place::One(r) => RetLoc::Reg(r),
-            Place::Two(lo, hi) => RetLoc::Pair(lo, hi),
-            Place::Mem(off) => RetLoc::Area(off),
-        });
-    }
-    Ok((locs, assign.stack))
-}
-
-/// The size of `sig`'s return area ([`ret_locs`]'s second half, without the locations).
-fn ret_area_size(sig: &Signature) -> Result<u32, CodegenError> {
-    check_call_conv(sig.call_conv)?;
-    if sig.call_conv == CallConv::Winch {
-        return Ok(super::winch::ret_locs(sig)?.1);
-    }
-    let mut assign = Assigner::new();
-    for p in &sig.returns {
-        assign.place(p.value_type)?;
-    }
-    Ok(assign.stack)
-}
-
-/// The register of the return area's address: x8 (x0 under `winch`).
-fn ret_area_reg(cc: CallConv) -> PReg {
-    match cc {
-        CallConv::Winch => gpr_preg(Gpr::X0),
-        _ => gpr_preg(Gpr::X8),
-    }
-}
-
-/// An assigner for `sig`'s parameters, past the return-area pointer where the
-/// convention passes it in an argument register (`winch`).
-fn params_assigner(sig: &Signature) -> Result<Assigner, CodegenError> {
-    check_call_conv(sig.call_conv)?;
-    let mut assign = Assigner::new();
-    if sig.call_conv == CallConv::Winch {
-        super::winch::check(sig)?;
-        if ret_area_size(sig)? > 0 {
-            assign.next[RegClass::Int as usize] = 1;
-        }
-    }
-    Ok(assign)
-}
-
-/// How a result of type `ty` and class `class` is stored into and loaded from the return
-/// area under convention `cc`.
-fn area_access(cc: CallConv, ty: Type, class: RegClass) -> (StoreKind, LoadKind) {
-    match cc {
-        CallConv::Winch => super::winch::area_access(ty),
-        _ => slot_access(class),
-    }
-}
-
-/// The vreg of the incoming return-area pointer, created on first use: lowering is
-/// bottom-up, so a `return` in the entry block is lowered before the arguments are defined.
-fn ret_area_ptr(ctx: &mut Lower<'_, Inst>) -> VReg {
-    match ctx.ret_area_ptr {
-        Some(v) => v,
-        None => {
-            let v = ctx.alloc_vreg(RegClass::Int);
-            ctx.ret_area_ptr = Some(v);
-            v
-        }
-    }
-}
-
-/// How a stack argument of `class` is stored and loaded: all 8 bytes of its register.
-fn slot_access(class: RegClass) -> (StoreKind, LoadKind) {
-    match class {
-        RegClass::Int => (
-            StoreKind::Int { size: MemSize::S64 },
-            LoadKind::Int {
-                size: MemSize::S64,
-                signed: false,
-            },
-        ),
-        RegClass::Float => (
-            StoreKind::Float {
-                size: FpMemSize::S64,
-            },
-            LoadKind::Float {
-                size: FpMemSize::S64,
-            },
-        ),
-    }
-}
+/// AAPCS64 arguments and results: `x0`–`x7` and `v0`–`v7`; an `i128` in an even pair or
+/// 16 aligned bytes of memory.
+const AAPCS64: RegConv = RegConv {
+    ints: &class_regs::<8>(RegClass::Int),
+    floats: &class_regs::<8>(RegClass::Float),
+    pairs: Pairs::EvenPairOrMemory,
+};
 
 /// The allocator's view of the machine.
 pub fn machine_env() -> &'static MachineEnv {
@@ -363,118 +130,6 @@ pub fn caller_saved() -> PRegSet {
     set
 }
 
-/// Copy `vr` into a fresh vreg if it was already placed in another fixed register, so each
-/// vreg has one fixed constraint per instruction.
-fn distinct(ctx: &mut Lower<'_, Inst>, seen: &mut SmallVec<[VReg; 8]>, vr: VReg) -> VReg {
-    if !seen.contains(&vr) {
-        seen.push(vr);
-        return vr;
-    }
-    let copy = ctx.alloc_vreg(vr.class());
-    ctx.emit(AluInst::Mov { dst: copy, src: vr });
-    copy
-}
-
-/// Define the entry block's parameters from the incoming registers and stack slots.
-pub fn gen_args(ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
-    // The stack limit's computation is planned here, where an error can be reported (a
-    // limit the prologue cannot compute), and kept for the frame layout.
-    let stack_limit = super::stack_limit::plan(ctx.f)?;
-    ctx.set_stack_limit(stack_limit);
-    let locs = param_locs(ctx.signature())?;
-    let mut args = FixedRegs::new();
-    let mut stack = Vec::new();
-    if ret_area_size(ctx.signature())? > 0 {
-        let ptr = ret_area_ptr(ctx);
-        args.push((ptr, ret_area_reg(ctx.signature().call_conv)));
-    }
-    for (&p, loc) in params.iter().zip(locs) {
-        match loc {
-            Loc::Reg(r) => args.push((ctx.value_vreg(p), r)),
-            Loc::Pair(lo, hi) => {
-                let [vlo, vhi] = ctx.value_pair(p);
-                args.extend([(vlo, lo), (vhi, hi)]);
-            }
-            Loc::Stack(off) => {
-                for (i, &vr) in ctx.value_regs(p).regs().iter().enumerate() {
-                    stack.push(MemInst::Load {
-                        kind: slot_access(vr.class()).1,
-                        dst: vr,
-                        mem: Mem::IncomingArg {
-                            off: off + 8 * i as i32,
-                        },
-                        trap: None,
-                    });
-                }
-            }
-        }
-    }
-    ctx.emit(ControlInst::Args { args });
-    for i in stack {
-        ctx.emit(i);
-    }
-    Ok(())
-}
-
-/// `return vals…`.
-pub fn gen_return(ctx: &mut Lower<'_, Inst>, vals: &[Value]) -> Result<(), CodegenError> {
-    let (locs, _) = ret_locs(ctx.signature())?;
-    let cc = ctx.signature().call_conv;
-    let mut seen = SmallVec::new();
-    let mut rets = FixedRegs::with_capacity(locs.len());
-    for (&val, loc) in vals.iter().zip(locs) {
-        match loc {
-            RetLoc::Reg(r) => {
-                let vr = ctx.value_vreg(val);
-                rets.push((distinct(ctx, &mut seen, vr), r));
-            }
-            RetLoc::Pair(lo, hi) => {
-                let [vlo, vhi] = ctx.value_pair(val);
-                rets.push((distinct(ctx, &mut seen, vlo), lo));
-                rets.push((distinct(ctx, &mut seen, vhi), hi));
-            }
-            RetLoc::Area(off) => {
-                let base = ret_area_ptr(ctx);
-                let ty = ctx.value_type(val);
-                for (i, &vr) in ctx.value_regs(val).regs().iter().enumerate() {
-                    ctx.emit(MemInst::Store {
-                        kind: area_access(cc, ty, vr.class()).0,
-                        src: vr,
-                        mem: Mem::Reg {
-                            base,
-                            off: off + 8 * i as i32,
-                        },
-                        trap: None,
-                    });
-                }
-            }
-        }
-    }
-    ctx.emit(ControlInst::Ret { rets });
-    Ok(())
-}
-
-/// A call of `callee` with signature `sig` and arguments `args`; returns the result vregs.
-pub fn gen_call(
-    ctx: &mut Lower<'_, Inst>,
-    callee: CallDest,
-    sig: &Signature,
-    args: &[Value],
-) -> Result<Results, CodegenError> {
-    let locs = param_locs(sig)?;
-    // Each argument as its location asks for it (a misuse is recorded, never read wrong).
-    let arg_regs: SmallVec<[ArgRegs; 8]> = args
-        .iter()
-        .zip(&locs)
-        .map(|(&a, loc)| match loc {
-            Loc::Reg(_) => smallvec::smallvec![ctx.value_vreg(a)],
-            Loc::Pair(..) => ctx.value_pair(a).into_iter().collect(),
-            Loc::Stack(_) => ctx.value_regs(a).regs().iter().copied().collect(),
-        })
-        .collect();
-    gen_call_regs(ctx, callee, sig, &arg_regs)
-}
-
 /// The registers of one argument: one, or an `i128`'s two (low half first).
 pub type ArgRegs = SmallVec<[VReg; 2]>;
 
@@ -486,185 +141,78 @@ pub fn gen_call_regs(
     sig: &Signature,
     args: &[ArgRegs],
 ) -> Result<Results, CodegenError> {
-    let locs = param_locs(sig)?;
-    let (rets, area) = ret_locs(sig)?;
-    let mut seen = SmallVec::new();
-    let mut regs = FixedRegs::with_capacity(args.len() + rets.len() + 1);
-    if area > 0 {
-        let ptr = ctx.alloc_vreg(RegClass::Int);
-        ctx.emit(MemInst::RetAreaAddr {
-            dst: ptr,
-            size: area,
-        });
-        regs.push((ptr, ret_area_reg(sig.call_conv)));
-    }
-    for (vrs, loc) in args.iter().zip(locs) {
-        match loc {
-            Loc::Reg(r) => regs.push((distinct(ctx, &mut seen, vrs[0]), r)),
-            Loc::Pair(lo, hi) => {
-                regs.push((distinct(ctx, &mut seen, vrs[0]), lo));
-                regs.push((distinct(ctx, &mut seen, vrs[1]), hi));
-            }
-            Loc::Stack(off) => {
-                for (i, &vr) in vrs.iter().enumerate() {
-                    ctx.emit(MemInst::Store {
-                        kind: slot_access(vr.class()).0,
-                        src: vr,
-                        mem: Mem::OutgoingArg {
-                            off: off + 8 * i as i32,
-                        },
-                        trap: None,
-                    });
-                }
-            }
-        }
-    }
-    let num_uses = regs.len() as u32;
-    let mut results = Results::new();
-    let mut loads: SmallVec<[MemInst; 2]> = SmallVec::new();
-    for (p, loc) in sig.returns.iter().zip(rets) {
-        let (class, n) = class_of(p.value_type)?;
-        let vrs: SmallVec<[VReg; 2]> = (0..n).map(|_| ctx.alloc_vreg(class)).collect();
-        results.extend(vrs.iter().copied());
-        match loc {
-            RetLoc::Reg(r) => regs.push((vrs[0], r)),
-            RetLoc::Pair(lo, hi) => regs.extend([(vrs[0], lo), (vrs[1], hi)]),
-            RetLoc::Area(off) => {
-                for (i, &vr) in vrs.iter().enumerate() {
-                    loads.push(MemInst::Load {
-                        kind: area_access(sig.call_conv, p.value_type, class).1,
-                        dst: vr,
-                        mem: Mem::RetArea {
-                            off: off + 8 * i as i32,
-                        },
-                        trap: None,
-                    });
-                }
-            }
-        }
-    }
-    ctx.emit(ControlInst::Call {
-        dest: callee,
-        regs,
-        num_uses,
-        conv: sig.call_conv,
-    });
-    for load in loads {
-        ctx.emit(load);
-    }
-    Ok(results)
+    let regs: SmallVec<[ValueRegs; 8]> = args
+        .iter()
+        .map(|a| match **a {
+            [lo, hi] => ValueRegs::two(lo, hi),
+            _ => ValueRegs::one(a[0]),
+        })
+        .collect();
+    abi::gen_call_parts::<A64Abi>(ctx, callee, sig, &regs)
 }
 
-/// The frame for `f` given its allocation (see `emit.rs` for the layout); with
-/// `preserve_frame_pointers`, a frame even where nothing needs one; with a
-/// `probe_interval`, probes when the frame is at least that large.
-pub fn compute_frame(
-    f: &Function,
-    vcode: &VCode<Inst>,
-    ra: &Output,
-    preserve_frame_pointers: bool,
-    probe_interval: Option<u32>,
-) -> Frame {
-    // Outgoing stack arguments, then the return area, live at the bottom of the frame, each
-    // shared by all calls.
-    let (mut out_args, mut ret_area) = (0u32, 0u32);
-    let (mut has_calls, mut needs_frame) = (false, false);
-    for inst in vcode.insts() {
-        match inst {
-            Inst::Mem(MemInst::RetAreaAddr { size, .. }) => ret_area = ret_area.max(*size),
-            Inst::Mem(MemInst::Store {
-                mem: Mem::OutgoingArg { off },
-                ..
-            }) => out_args = out_args.max(*off as u32 + 8),
-            Inst::Control(ControlInst::Call { .. }) => has_calls = true,
-            // Reading x29 or the saved x30 needs the frame that holds them.
-            Inst::Mem(MemInst::FrameValue {
-                what: FrameValue::FramePointer | FrameValue::ReturnAddress,
-                ..
-            }) => needs_frame = true,
-            _ => {}
+impl Abi for A64Abi {
+    type Inst = Inst;
+    const FLOAT_SAVE_BYTES: u32 = 8;
+    const RET_AREA_ALIGN: u32 = 1;
+
+    fn callee_saved(_cc: CallConv) -> &'static [PReg] {
+        &CALLEE_SAVED_REGS
+    }
+    const CONV_ERROR_SUFFIX: &'static str = " on aarch64";
+    const STACK_LIMIT_ADD_BITS: u32 = 64;
+
+    fn each_param_loc(
+        sig: &Signature,
+        ret_area: bool,
+        each: impl FnMut(usize, Loc),
+    ) -> Result<(), CodegenError> {
+        // Under `winch` the return-area pointer takes x0 (AAPCS64 passes it in x8).
+        let winch = sig.call_conv == CallConv::Winch;
+        if winch {
+            super::winch::check(sig)?;
+        }
+        let skip_ints = usize::from(winch && ret_area);
+        abi::assign_in_order::<A64Abi, _>(AAPCS64, skip_ints, &sig.params, each).map(drop)
+    }
+
+    fn each_ret_loc(sig: &Signature, each: impl FnMut(usize, RetLoc)) -> Result<u32, CodegenError> {
+        match sig.call_conv {
+            CallConv::Winch => super::winch::each_ret_loc(sig, each),
+            _ => abi::assign_in_order::<A64Abi, _>(AAPCS64, 0, &sig.returns, each),
         }
     }
-    let incoming_stack = has_stack_params(&f.signature);
-    // Registers the code writes, and the spill slots it touches: the allocator may count
-    // slots it reserved but never used, which must not grow the frame. What a callee may
-    // overwrite is not this function's to save: calls only clobber caller-saved registers.
-    let mut used = PRegSet::empty();
-    let mut spill_slots = 0u32;
-    let mut note = |a: Allocation| match a {
-        Allocation::Reg(r) => used.add(r),
-        Allocation::Stack(s) => spill_slots = spill_slots.max(s.0 + 1),
-    };
-    ra.allocs.iter().copied().for_each(&mut note);
-    for (_, e) in &ra.edits {
-        note(e.from);
-        note(e.to);
+
+    fn ret_area_reg(cc: CallConv) -> PReg {
+        match cc {
+            CallConv::Winch => gpr_preg(Gpr::X0),
+            _ => gpr_preg(Gpr::X8),
+        }
     }
-    debug_assert!(spill_slots as usize <= ra.num_spillslots);
-    let saved: Vec<Gpr> = CALLEE_SAVED
-        .iter()
-        .copied()
-        .filter(|&g| used.contains(gpr_preg(g)))
-        .collect();
-    let saved_fp: Vec<FpReg> = (8..16)
-        .map(|n| FpReg::new(n).expect("v8-v15"))
-        .filter(|&r| used.contains(fp_preg(r)))
-        .collect();
-    let save_area = 8 * (saved.len() + saved_fp.len()) as u32;
-    let ret_area_base = out_args.next_multiple_of(16);
-    let mut slot_offsets = Vec::with_capacity(f.stack_slots.len());
-    let mut off = ret_area_base + ret_area;
-    for (_, slot) in f.stack_slots.iter() {
-        // At least the natural alignment of a slot up to 16 bytes.
-        let natural = slot.size.next_power_of_two().min(16);
-        let align = (1u32 << slot.align_shift.min(4)).max(natural);
-        off = off.next_multiple_of(align.max(1));
-        slot_offsets.push(off as i32);
-        off += slot.size;
-    }
-    let spill_base = off.next_multiple_of(8);
-    let body = spill_base + 8 * spill_slots;
-    let size = (body + save_area).next_multiple_of(16);
-    let setup = preserve_frame_pointers
-        || has_calls
-        || needs_frame
-        || incoming_stack
-        || size > 0
-        || !f.stack_slots.is_empty();
-    // The stack check covers what the function takes below x29, and a callee's saved x29
-    // and x30 when it calls; a leaf that takes nothing is not checked. (`gen_args` planned
-    // the limit's computation, or reported why it cannot be.)
-    let below = size + if has_calls { 16 } else { 0 };
-    let stack_check = match vcode.stack_limit() {
-        Some(steps) if setup && below > 0 => Some((steps.clone(), below)),
-        _ => None,
-    };
-    Frame {
-        setup,
-        size,
-        stack_check,
-        probe_interval: probe_interval.filter(|&p| size >= p),
-        saved,
-        saved_fp,
-        spill_base: spill_base as i32,
-        slot_offsets,
-        ret_area_base: ret_area_base as i32,
-    }
+
+    abi::abi_inst_builders!(off);
 }
 
-/// The signature of a runtime-library helper: AAPCS64, these parameter and result types.
-pub fn libcall_signature(params: &[Type], returns: &[Type]) -> Signature {
-    let mut sig = Signature::new(CallConv::SystemV);
-    sig.params = params
-        .iter()
-        .map(|&t| kestrel_ir::AbiParam::new(t))
-        .collect();
-    sig.returns = returns
-        .iter()
-        .map(|&t| kestrel_ir::AbiParam::new(t))
-        .collect();
-    sig
-}
+abi::abi_entry_points!(A64Abi, Inst, off);
+
+/// AArch64's facts for the shared ABI and frame code.
+pub struct A64Abi;
+
+/// `x19`–`x28`, then `d8`–`d15`: AAPCS64's callee-saved registers, under every convention
+/// this backend supports.
+const CALLEE_SAVED_REGS: [PReg; 18] = {
+    let mut regs = [PReg::new(0, RegClass::Int); 18];
+    let mut i = 0;
+    while i < 10 {
+        regs[i] = PReg::new(19 + i, RegClass::Int);
+        i += 1;
+    }
+    while i < 18 {
+        regs[i] = PReg::new(i - 2, RegClass::Float);
+        i += 1;
+    }
+    regs
+};
 
 #[cfg(test)]
 mod tests {
@@ -677,10 +225,10 @@ mod tests {
         sig.params = vec![AbiParam::new(Type::I64); 9];
         sig.params.insert(2, AbiParam::new(Type::F64));
         let locs = param_locs(&sig).unwrap();
-        assert_eq!(locs[0], Loc::Reg(x(0)));
-        assert_eq!(locs[2], Loc::Reg(v(0)));
-        assert_eq!(locs[8], Loc::Reg(x(7)));
-        assert_eq!(locs[9], Loc::Stack(0));
+        assert_eq!(*locs[0], [Loc::Reg(x(0))]);
+        assert_eq!(*locs[2], [Loc::Reg(v(0))]);
+        assert_eq!(*locs[8], [Loc::Reg(x(7))]);
+        assert_eq!(*locs[9], [Loc::Stack(0)]);
     }
 
     #[test]
@@ -714,13 +262,13 @@ mod tests {
         .map(AbiParam::new)
         .to_vec();
         let locs = param_locs(&sig).unwrap();
-        assert_eq!(locs[0], Loc::Reg(x(0)));
+        assert_eq!(*locs[0], [Loc::Reg(x(0))]);
         // x1 is skipped: a pair starts at an even register.
-        assert_eq!(locs[1], Loc::Pair(x(2), x(3)));
-        assert_eq!(locs[2], Loc::Reg(x(4)));
-        assert_eq!(locs[3], Loc::Pair(x(6), x(7)));
-        assert_eq!(locs[4], Loc::Stack(0));
-        assert_eq!(locs[5], Loc::Stack(16));
+        assert_eq!(*locs[1], [Loc::Reg(x(2)), Loc::Reg(x(3))]);
+        assert_eq!(*locs[2], [Loc::Reg(x(4))]);
+        assert_eq!(*locs[3], [Loc::Reg(x(6)), Loc::Reg(x(7))]);
+        assert_eq!(*locs[4], [Loc::Stack(0), Loc::Stack(8)]);
+        assert_eq!(*locs[5], [Loc::Stack(16)]);
         // Seven integers leave one register: the i128 goes to the stack, and so does
         // every later integer (AAPCS64 C.11), 16-byte aligned.
         let mut sig = Signature::new(CallConv::SystemV);
@@ -728,14 +276,17 @@ mod tests {
         sig.params
             .extend([Type::I128, Type::I64].map(AbiParam::new));
         let locs = param_locs(&sig).unwrap();
-        assert_eq!((locs[7], locs[8]), (Loc::Stack(0), Loc::Stack(16)));
+        assert_eq!(*locs[7], [Loc::Stack(0), Loc::Stack(8)]);
+        assert_eq!(*locs[8], [Loc::Stack(16)]);
         sig.params.insert(0, AbiParam::new(Type::I64));
         let locs = param_locs(&sig).unwrap();
-        assert_eq!((locs[8], locs[9]), (Loc::Stack(0), Loc::Stack(16)));
+        assert_eq!(*locs[8], [Loc::Stack(0), Loc::Stack(8)]);
+        assert_eq!(*locs[9], [Loc::Stack(16)]);
         let mut sig = Signature::new(CallConv::SystemV);
         sig.returns = [Type::I8, Type::I128].map(AbiParam::new).to_vec();
         let (locs, area) = ret_locs(&sig).unwrap();
-        assert_eq!((locs[1], area), (RetLoc::Pair(x(2), x(3)), 0));
+        assert_eq!(*locs[1], [RetLoc::Reg(x(2)), RetLoc::Reg(x(3))]);
+        assert_eq!(area, 0);
     }
 
     #[test]
@@ -748,9 +299,7 @@ mod tests {
         let mut sig = Signature::new(CallConv::SystemV);
         sig.returns = vec![AbiParam::new(Type::I32); 9];
         let (locs, area) = ret_locs(&sig).unwrap();
-        assert_eq!(
-            (locs[7], locs[8], area),
-            (RetLoc::Reg(x(7)), RetLoc::Area(0), 8)
-        );
+        assert_eq!(*locs[7], [RetLoc::Reg(x(7))]);
+        assert_eq!((&*locs[8], area), (&[RetLoc::Area(0)][..], 8));
     }
 }

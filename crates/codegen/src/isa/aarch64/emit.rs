@@ -39,7 +39,7 @@
 //! adds at most four `movz`/`movk`); islands are placed by the MachBuffer (its contract).
 
 use kestrel_ir::TrapCode;
-use kestrel_regalloc::{Allocation, Edit, PReg, RegClass};
+use kestrel_regalloc::{Allocation, PReg, RegClass};
 
 use super::asm::add_sub::{add_sub_ext, add_sub_imm, add_sub_reg, AddSub, AddSubImm};
 use super::asm::branch;
@@ -53,10 +53,10 @@ use super::asm::moves::{move_wide, MoveWideOp, WideImm};
 use super::asm::operands::{Extend, Extended};
 use super::asm::pair::{ld_st_pair, pair_index, IntPair, PairAmode};
 use super::asm::{FpMemSize, FpSize, Gpr, GprSp, GprZr, PcOffset, Size, Vreg as FpReg, WordSink};
-use super::inst::{AluInst, ControlInst, Inst, Mem, Operands};
 use super::unwind;
 use crate::machinst::buffer::{Label, LabelUse, MachBuffer};
-use crate::machinst::{BlockIndex, EmitCtx, MachInst, PRegSet, VReg};
+use crate::machinst::frame::Frame;
+use crate::machinst::{BlockIndex, EmitCtx};
 
 /// The most bytes one instruction or one edit emits (islands are planned with it).
 pub const MAX_EMIT_BYTES: u32 = 256;
@@ -192,81 +192,6 @@ impl<U: LabelUse> WordSink for MachBuffer<U> {
 
     fn current_offset(&self) -> u32 {
         self.cur_offset()
-    }
-}
-
-/// The frame of one function (see the module doc).
-#[derive(Clone, Debug, Default)]
-pub struct Frame {
-    /// Whether the prologue saves x29/x30 and sets x29 up as the frame pointer. False only
-    /// when nothing addresses the frame: no frame bytes, no saved registers, no calls, no
-    /// incoming stack arguments; then the body runs on the caller's `sp` and `ret` is the
-    /// epilogue.
-    pub setup: bool,
-    /// Bytes the prologue subtracts from `sp` after setting up x29 (a multiple of 16).
-    pub size: u32,
-    /// `stack_limit`: how to compute the limit, and the bytes the function takes below
-    /// x29 (see `stack_limit.rs`); checked in the prologue before `sp` moves.
-    pub stack_check: Option<(super::stack_limit::Steps, u32)>,
-    /// Stack probes: the probe interval, when the frame is at least that large (see
-    /// `probestack.rs`); run in the prologue before `sp` moves.
-    pub probe_interval: Option<u32>,
-    /// Callee-saved integer registers to save, at `[x29 - 8*(i+1)]`.
-    pub saved: Vec<Gpr>,
-    /// Callee-saved FP registers (their low 64 bits), below the integer ones.
-    pub saved_fp: Vec<FpReg>,
-    /// Offset of spill slot 0 from `sp`.
-    pub spill_base: i32,
-    /// Offset of each explicit stack slot from `sp`.
-    pub slot_offsets: Vec<i32>,
-    /// Offset of the outgoing return area from `sp` (above the outgoing arguments).
-    pub ret_area_base: i32,
-}
-
-impl Frame {
-    /// Offset from x29 of callee-saved register `i` (integers first, then FP).
-    pub(super) fn save_offset(i: usize) -> i32 {
-        -8 * (i as i32 + 1)
-    }
-
-    /// The address mode of an access of `bytes` bytes at `mem` (after any instruction that
-    /// computes a large offset into x17: record a trap site after this).
-    pub(super) fn address(&self, buf: &mut Buf, mem: &Mem<PReg>, bytes: u32) -> Amode {
-        match *mem {
-            Mem::RegReg { base, index } => Amode::RegOffset {
-                rn: sp(base),
-                rm: zr(index),
-                extend: IndexExtend::Lsl,
-                scaled: false,
-            },
-            _ => {
-                let (base, off) = self.place(mem);
-                amode(buf, base, off, bytes)
-            }
-        }
-    }
-
-    /// The base register and byte offset of `mem`, a base-plus-offset place (a
-    /// register-offset address has none: see [`Frame::address`]).
-    pub(super) fn place(&self, mem: &Mem<PReg>) -> (GprSp, i64) {
-        match *mem {
-            Mem::Reg { base, off } => (sp(base), i64::from(off)),
-            Mem::RegReg { .. } => panic!("a register-offset address has no single base"),
-            Mem::Slot { slot, off } => (
-                GprSp::SP,
-                i64::from(self.slot_offsets[slot as usize]) + i64::from(off),
-            ),
-            Mem::IncomingArg { off } => (Gpr::FP.into(), 16 + i64::from(off)),
-            Mem::OutgoingArg { off } => (GprSp::SP, i64::from(off)),
-            Mem::RetArea { off } => (GprSp::SP, i64::from(self.ret_area_base) + i64::from(off)),
-        }
-    }
-
-    fn spill_slot(&self, alloc: Allocation) -> Option<i64> {
-        match alloc {
-            Allocation::Stack(s) => Some(i64::from(self.spill_base) + 8 * i64::from(s.0)),
-            Allocation::Reg(_) => None,
-        }
     }
 }
 
@@ -419,12 +344,12 @@ pub(super) fn copy_reg(buf: &mut Buf, dst: PReg, src: PReg) {
 }
 
 /// An edit's register location (edits between registers and spill slots).
-fn edit_reg(a: Allocation) -> PReg {
+pub(super) fn edit_reg(a: Allocation) -> PReg {
     a.as_reg().expect("a register location")
 }
 
 /// Store (`load` false) or load the 64 bits of `reg` at `[sp + offset]`.
-fn spill_access(buf: &mut Buf, load: bool, reg: PReg, offset: i64) {
+pub(super) fn spill_access(buf: &mut Buf, load: bool, reg: PReg, offset: i64) {
     let a = amode(buf, GprSp::SP, offset, 8);
     match (reg.class(), load) {
         (RegClass::Int, false) => ld_st(buf, IntLdSt::StrX, zr(reg), a),
@@ -442,14 +367,12 @@ pub(super) fn emit_ret(ctx: &Ctx<'_, '_>, buf: &mut Buf) {
     }
     unwind::before_epilogue(buf);
     let fp: GprSp = Gpr::FP.into();
-    for (i, &r) in frame.saved.iter().enumerate() {
-        let a = Amode::offset(fp, i64::from(Frame::save_offset(i)), 8).expect("small offset");
-        ld_st(buf, IntLdSt::LdrX, r.into(), a);
-    }
-    for (i, &v) in frame.saved_fp.iter().enumerate() {
-        let at = Frame::save_offset(frame.saved.len() + i);
-        let a = Amode::offset(fp, i64::from(at), 8).expect("small offset");
-        ld_st_fp(buf, FpLdSt::Ldr(FpMemSize::S64), v, a);
+    for s in &frame.saved {
+        let a = Amode::offset(fp, i64::from(s.offset), 8).expect("small offset");
+        match s.reg.class() {
+            RegClass::Int => ld_st(buf, IntLdSt::LdrX, zr(s.reg), a),
+            RegClass::Float => ld_st_fp(buf, FpLdSt::Ldr(FpMemSize::S64), fpr(s.reg), a),
+        }
     }
     add_offset(buf, GprSp::SP, fp, 0);
     let post = PairAmode::PostIndex {
@@ -462,145 +385,13 @@ pub(super) fn emit_ret(ctx: &Ctx<'_, '_>, buf: &mut Buf) {
     unwind::after_ret(buf);
 }
 
-impl MachInst for Inst {
-    type LabelUse = A64LabelUse;
-    type Frame = Frame;
-
-    fn collect_operands(&self, out: &mut Vec<kestrel_regalloc::Operand>) {
-        Inst::collect_operands(self, out)
-    }
-
-    #[inline]
-    fn clobbers(&self) -> PRegSet {
-        Inst::clobbers(self)
-    }
-
-    fn is_move(&self) -> Option<(VReg, VReg)> {
-        match *self {
-            Inst::Alu(AluInst::Mov { dst, src }) => Some((dst, src)),
-            _ => None,
-        }
-    }
-
-    fn is_term(&self) -> bool {
-        matches!(self, Inst::Control(c) if c.is_term())
-    }
-
-    fn gen_jump(target: BlockIndex) -> Self {
-        ControlInst::Jmp { target }.into()
-    }
-
-    fn emit(&self, allocs: &[Allocation], ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
-        let start = buf.cur_offset();
-        let mut regs = allocs.iter();
-        let mut m = Operands::new(|_| {
-            let alloc = regs.next().expect("one allocation per operand");
-            alloc.as_reg().expect("operands are allocated to registers")
-        });
-        match self {
-            Inst::Alu(i) => i.map(&mut m).emit(buf),
-            Inst::Float(i) => i.map(&mut m).emit(buf),
-            Inst::Mem(i) => i.map(&mut m).emit(ctx, buf),
-            Inst::Atomic(i) => i.map(&mut m).emit(buf),
-            Inst::Control(i) => i.emit_mapped(&mut m, ctx, buf),
-        }
-        // The buffer may have removed branch bytes at the tail: never more than were added.
-        debug_assert!(
-            buf.cur_offset().saturating_sub(start) <= MAX_EMIT_BYTES,
-            "{self:?} emitted more than MAX_EMIT_BYTES"
-        );
-    }
-
-    fn emit_edit(edit: &Edit, ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
-        let frame = ctx.frame;
-        match (frame.spill_slot(edit.from), frame.spill_slot(edit.to)) {
-            (None, None) => copy_reg(buf, edit_reg(edit.to), edit_reg(edit.from)),
-            (None, Some(to)) => spill_access(buf, false, edit_reg(edit.from), to),
-            (Some(from), None) => spill_access(buf, true, edit_reg(edit.to), from),
-            (Some(from), Some(to)) => {
-                // x16 is the reserved scratch register of the allocator's moves; the bits of
-                // either class travel through it (x17 may carry a large offset).
-                let x16 = gpr_preg_scratch();
-                spill_access(buf, true, x16, from);
-                spill_access(buf, false, x16, to);
-            }
-        }
-    }
-
-    fn emit_prologue(ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
-        let frame = ctx.frame;
-        if !frame.setup {
-            debug_assert!(frame.size == 0 && frame.saved.is_empty() && frame.saved_fp.is_empty());
-            return;
-        }
-        let pre = PairAmode::PreIndex {
-            rn: GprSp::SP,
-            index: pair_index(-16, 8).expect("-16 fits"),
-        };
-        ld_st_pair(buf, IntPair::StpX, Gpr::FP.into(), Gpr::LR.into(), pre);
-        unwind::after_save_fp_lr(buf);
-        add_offset(buf, Gpr::FP.into(), GprSp::SP, 0);
-        unwind::after_set_frame(buf);
-        if let Some((steps, below)) = &frame.stack_check {
-            super::stack_limit::emit_check(buf, steps, *below);
-        }
-        if let Some(interval) = frame.probe_interval {
-            super::probestack::emit_probes(buf, frame.size, interval);
-        }
-        if frame.size > 0 {
-            add_offset(buf, GprSp::SP, GprSp::SP, -i64::from(frame.size));
-        }
-        let fp: GprSp = Gpr::FP.into();
-        for (i, &r) in frame.saved.iter().enumerate() {
-            let at = Frame::save_offset(i);
-            let a = Amode::offset(fp, i64::from(at), 8).expect("small offset");
-            ld_st(buf, IntLdSt::StrX, r.into(), a);
-            unwind::after_save(buf, unwind::dwarf_gpr(r), at);
-        }
-        for (i, &v) in frame.saved_fp.iter().enumerate() {
-            let at = Frame::save_offset(frame.saved.len() + i);
-            let a = Amode::offset(fp, i64::from(at), 8).expect("small offset");
-            ld_st_fp(buf, FpLdSt::Str(FpMemSize::S64), v, a);
-            unwind::after_save(buf, unwind::dwarf_fp(v), at);
-        }
-    }
-
-    fn emit_island_if_needed(ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
-        // The jump over the island and the next instruction must both fit before the
-        // earliest deadline.
-        let distance = MAX_EMIT_BYTES + 4;
-        if !buf.island_needed(distance) {
-            return;
-        }
-        let after = buf.get_label();
-        use_label(buf, after, |b| branch::b(b, PcOffset::ZERO));
-        buf.emit_island(distance, ctx.chaos);
-        buf.bind_label(after, ctx.chaos);
-    }
-
-    fn pretty(&self, ops: &[String]) -> String {
-        Inst::pretty(self, ops)
-    }
-
-    fn alloc_name(alloc: Allocation) -> String {
-        match alloc {
-            Allocation::Reg(r) if r.class() == RegClass::Int => gpr(r).name(Size::S64).to_string(),
-            Allocation::Reg(r) => format!("d{}", r.hw_enc()),
-            Allocation::Stack(s) => format!("stack{}", s.0),
-        }
-    }
-}
-
-/// x16 as an allocator register (the integer scratch register of `abi.rs`).
-fn gpr_preg_scratch() -> PReg {
-    super::inst::gpr_preg(Gpr::X16)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::chaos::Chaos;
     use crate::isa::aarch64::asm::tests::Checker;
+    use crate::isa::aarch64::inst::Inst;
+    use crate::machinst::MachInst;
 
     fn word(bytes: &[u8], i: usize) -> u32 {
         u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"))

@@ -46,10 +46,10 @@ use crate::chaos::Chaos;
 use crate::machinst::compile::{
     compile_in, in_place, verify_and_optimize, Backend, CompileContext, CompileOptions, PhaseTimes,
 };
+use crate::machinst::frame::Frame;
 use crate::machinst::lower::{Lower, LowerBackend};
 use crate::machinst::vcode::VCode;
 use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
-use emit::Frame;
 use inst::Inst;
 pub use lower::lowering_rules;
 

@@ -1,7 +1,8 @@
 //! `stack_limit = gvN` on AArch64: a prologue check that traps with `stk_ovf` before the
 //! frame would reach below the limit (the semantics of Cranelift's stack limit).
 //!
-//! Contract. [`plan`] is the shared planner (`machinst::stack_limit`) with AArch64's facts:
+//! Contract. The plan is the shared planner's (`machinst::abi::plan_stack_limit`) with
+//! AArch64's facts:
 //! the steps compute the limit in `x16`, which no argument uses and the allocator never
 //! hands out; `vmctx` arrives in a register or the incoming stack-argument area (`[x29 +
 //! 16 + off]`); any 64-bit constant can be added. [`emit_check`] runs after `stp x29, x30,
@@ -10,14 +11,13 @@
 //! stores before its check, when it calls), it traps unless `sp >= limit + below`, computed
 //! exactly (a carry out of the addition traps too), which is `sp - below >= limit` without
 //! wrapping. It uses only `x16` and `x17`, which hold nothing at entry. A leaf that takes
-//! no stack has no check (`abi::compute_frame`).
+//! no stack has no check (`machinst::frame`).
 //!
 //! Cost: O(length of the global value chain) per function.
 
-use kestrel_ir::{Function, TrapCode};
+use kestrel_ir::TrapCode;
 use kestrel_regalloc::PReg;
 
-use super::abi::{param_locs, Loc};
 use super::asm::add_sub::{adds_subs_reg, AddSub};
 use super::asm::branch::b_cond;
 use super::asm::cond::Cond as Cc;
@@ -25,23 +25,12 @@ use super::asm::logical::{logical_reg, LogicalOp};
 use super::asm::mem::{ld_st, IntLdSt};
 use super::asm::{Gpr, GprSp, GprZr, PcOffset, Size};
 use super::emit::{add_offset, amode, gpr, mov_imm, trap, Buf};
-use crate::machinst::stack_limit::{self as shared, unsupported};
-use crate::machinst::CodegenError;
+use crate::machinst::stack_limit as shared;
 
 /// One step of computing the limit into `x16`.
 pub type Step = shared::Step<PReg>;
 /// The steps of a limit computation.
 pub type Steps = shared::StackLimitSteps;
-
-/// The steps computing `f`'s stack limit, or `None` when it declares none.
-pub fn plan(f: &Function) -> Result<Option<Steps>, CodegenError> {
-    let vmctx_step = |gv, index| match param_locs(&f.signature)?[index] {
-        Loc::Reg(r) => Ok(Step::FromReg(r)),
-        Loc::Stack(off) => Ok(Step::FromArgArea(off)),
-        Loc::Pair(..) => Err(unsupported(format!("{gv}: `vmctx` is not a 64-bit value"))),
-    };
-    shared::plan(f, vmctx_step, 64)
-}
 
 /// `b.<cc> +8` over a `udf` trap site: traps with `stk_ovf` unless `skip` holds.
 fn trap_unless(buf: &mut Buf, skip: Cc) {

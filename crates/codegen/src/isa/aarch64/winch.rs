@@ -23,11 +23,11 @@
 
 use kestrel_ir::{ArgumentExtension, Signature, Type};
 use kestrel_regalloc::{PReg, PRegSet, RegClass};
-use smallvec::SmallVec;
 
-use super::abi::RetLoc;
+use super::abi::{A64Abi, RetLoc};
 use super::asm::{FpMemSize, MemSize};
 use super::inst::{LoadKind, StoreKind};
+use crate::machinst::abi;
 use crate::machinst::CodegenError;
 
 /// Rejects what the convention cannot carry here (see the module contract).
@@ -54,34 +54,12 @@ pub fn check(sig: &Signature) -> Result<(), CodegenError> {
     Ok(())
 }
 
-/// Result locations and the (16-byte rounded) area size of a winch signature.
-pub fn ret_locs(sig: &Signature) -> Result<(SmallVec<[RetLoc; 4]>, u32), CodegenError> {
+/// Each result part of a winch signature with its location; returns the (16-byte rounded)
+/// area size (see the module contract).
+pub fn each_ret_loc(sig: &Signature, each: impl FnMut(usize, RetLoc)) -> Result<u32, CodegenError> {
     check(sig)?;
-    let Some((last, in_area)) = sig.returns.split_last() else {
-        return Ok((SmallVec::new(), 0));
-    };
-    let total: u32 = in_area.iter().map(|p| p.value_type.bytes()).sum();
-    let mut locs = SmallVec::with_capacity(sig.returns.len());
-    let mut forward = 0u32;
-    for p in in_area {
-        let size = p.value_type.bytes();
-        locs.push(RetLoc::Area((total - forward - size) as i32));
-        forward += size;
-    }
-    locs.push(RetLoc::Reg(first_reg(last.value_type)?));
-    Ok((locs, total.next_multiple_of(16)))
-}
-
-/// `x0` for an integer, `v0` for a float.
-fn first_reg(ty: Type) -> Result<PReg, CodegenError> {
-    match super::abi::value_regs(ty) {
-        Some((class, 1)) => Ok(PReg::new(0, class)),
-        _ => Err(CodegenError::Unsupported {
-            opcode: None,
-            ty: Some(ty),
-            what: "result type under the winch convention on aarch64".into(),
-        }),
-    }
+    let total = abi::winch_results::<A64Abi>(sig, Type::bytes, |c| PReg::new(0, c), each)?;
+    Ok(total.next_multiple_of(16))
 }
 
 /// The store and load of a result of type `ty` in the return area, exactly its width.
@@ -161,31 +139,30 @@ mod tests {
         let (rets, area) = ret_locs(&s).unwrap();
         let offsets: Vec<i32> = rets
             .iter()
+            .flatten()
             .filter_map(|l| match l {
                 RetLoc::Area(o) => Some(*o),
                 _ => None,
             })
             .collect();
         assert_eq!(offsets, [18, 16, 12, 8, 0]);
-        assert_eq!(rets[5], RetLoc::Reg(PReg::new(0, RegClass::Int)));
+        assert_eq!(*rets[5], [RetLoc::Reg(PReg::new(0, RegClass::Int))]);
         assert_eq!(area, 32, "19 bytes rounded up to 16");
         let params = param_locs(&s).unwrap();
         let x = |n| Loc::Reg(PReg::new(n, RegClass::Int));
-        assert_eq!(params[0], x(1), "x0 carries the area");
-        assert_eq!(params[1], Loc::Reg(PReg::new(0, RegClass::Float)));
-        assert_eq!(params[2], x(2));
+        assert_eq!(*params[0], [x(1)], "x0 carries the area");
+        assert_eq!(*params[1], [Loc::Reg(PReg::new(0, RegClass::Float))]);
+        assert_eq!(*params[2], [x(2)]);
     }
 
     #[test]
     fn a_single_result_needs_no_area_and_a_float_goes_to_v0() {
         let s = sig(&[Type::I64], &[Type::F32]);
         let (rets, area) = ret_locs(&s).unwrap();
-        assert_eq!(
-            (rets[0], area),
-            (RetLoc::Reg(PReg::new(0, RegClass::Float)), 0)
-        );
+        assert_eq!(*rets[0], [RetLoc::Reg(PReg::new(0, RegClass::Float))]);
+        assert_eq!(area, 0);
         let params = param_locs(&s).unwrap();
-        assert_eq!(params[0], Loc::Reg(PReg::new(0, RegClass::Int)));
+        assert_eq!(*params[0], [Loc::Reg(PReg::new(0, RegClass::Int))]);
     }
 
     #[test]

@@ -29,20 +29,18 @@
 //! ```
 
 use kestrel_ir::TrapCode;
-use kestrel_regalloc::{Allocation, Edit, PReg, RegClass};
-use smallvec::SmallVec;
+use kestrel_regalloc::{Allocation, PReg, RegClass};
 
 use super::asm::alu::{self, AluOp};
 use super::asm::misc;
 use super::asm::moves;
 use super::asm::setcc_cmov_jcc::{self as cc_ops, Cc};
 use super::asm::sse::FloatSize;
-use super::asm::sse::{self, SseOp, SseStore};
-use super::asm::{Amode, CodeSink, Gpr, GprMem, Scale, Size, Xmm, XmmMem};
-use super::inst::{AluInst, ControlInst, Inst, Mem, Operands};
-use super::unwind;
+use super::asm::sse::{self, SseOp};
+use super::asm::{Amode, CodeSink, Gpr, GprMem, Size, Xmm, XmmMem};
 use crate::machinst::buffer::{Label, LabelUse, MachBuffer};
-use crate::machinst::{BlockIndex, EmitCtx, MachInst, PRegSet, VReg};
+use crate::machinst::frame::Frame;
+use crate::machinst::{BlockIndex, EmitCtx};
 
 /// x86-64 label references: a 32-bit displacement relative to the end of its field.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -94,69 +92,6 @@ impl<U: LabelUse> CodeSink for MachBuffer<U> {
     }
 }
 
-/// The frame of one function (see the module doc).
-#[derive(Clone, Debug, Default)]
-pub struct Frame {
-    /// Whether the prologue pushes `rbp` and sets it up as the frame pointer. False only when
-    /// nothing addresses the frame: no frame bytes, no saved registers, no calls, no incoming
-    /// stack arguments; then the body runs on the caller's `rsp` and `ret` is the epilogue.
-    pub setup: bool,
-    /// Bytes the prologue subtracts from `rsp` after pushing `rbp`.
-    pub size: u32,
-    /// Callee-saved registers to save, at `[rbp - 8*(i+1)]`.
-    pub saved: SmallVec<[Gpr; 8]>,
-    /// Callee-saved XMM registers (Windows x64), at `[rbp - xmm_save_base - 16*(i+1)]`.
-    pub saved_xmm: SmallVec<[Xmm; 10]>,
-    pub xmm_save_base: i32,
-    /// Offset of spill slot 0 from `rsp`.
-    pub spill_base: i32,
-    /// Offset of each explicit stack slot from `rsp`.
-    pub slot_offsets: Vec<i32>,
-    /// Offset of the outgoing return area from `rsp` (above the outgoing arguments).
-    pub ret_area_base: i32,
-    /// `stack_limit`: how to compute the limit, and the bytes the function takes below
-    /// `rbp` (see `stack_limit.rs`); checked in the prologue.
-    pub stack_check: Option<(super::stack_limit::Steps, u32)>,
-    /// Probe the frame every this many bytes before allocating it (`probestack.rs`); set
-    /// only when the frame is at least one interval large.
-    pub probe_interval: Option<u32>,
-}
-
-impl Frame {
-    /// Where callee-saved XMM register `i` is kept.
-    pub(super) fn xmm_save_slot(&self, i: usize) -> Amode {
-        Amode::base_disp(Gpr::RBP, -self.xmm_save_base - 16 * (i as i32 + 1))
-    }
-
-    /// The address of `mem`.
-    pub(super) fn amode(&self, mem: &Mem<PReg>) -> Amode {
-        match *mem {
-            Mem::Reg { base, disp } => Amode::base_disp(gpr(base), disp),
-            Mem::RegIndex {
-                base,
-                index,
-                shift,
-                disp,
-            } => Amode::base_index(gpr(base), gpr(index), Scale::ALL[usize::from(shift)], disp),
-            Mem::Slot { slot, disp } => {
-                Amode::base_disp(Gpr::RSP, self.slot_offsets[slot as usize] + disp)
-            }
-            Mem::RetArea { disp } => Amode::base_disp(Gpr::RSP, self.ret_area_base + disp),
-            Mem::IncomingArg { disp } => Amode::base_disp(Gpr::RBP, 16 + disp),
-            Mem::OutgoingArg { disp } => Amode::base_disp(Gpr::RSP, disp),
-        }
-    }
-
-    fn slot_amode(&self, alloc: Allocation) -> Option<Amode> {
-        match alloc {
-            Allocation::Stack(s) => {
-                Some(Amode::base_disp(Gpr::RSP, self.spill_base + 8 * s.0 as i32))
-            }
-            Allocation::Reg(_) => None,
-        }
-    }
-}
-
 pub(super) type Buf = MachBuffer<X64LabelUse>;
 pub(super) type Ctx<'a, 'b> = EmitCtx<'a, Frame>;
 
@@ -173,7 +108,7 @@ pub(super) fn xmm(r: PReg) -> Xmm {
 }
 
 /// An edit's register location (edits between registers and spill slots).
-fn edit_reg(a: Allocation) -> PReg {
+pub(super) fn edit_reg(a: Allocation) -> PReg {
     a.as_reg().expect("a register location")
 }
 
@@ -192,7 +127,7 @@ pub(super) fn trap(buf: &mut Buf, code: TrapCode) {
 /// The prologue's stack-limit check: traps with `stk_ovf` unless `rsp - below >= limit`,
 /// computed without wrapping (a borrow in the subtraction traps too). Uses only `r11` and
 /// `r10`, which hold no argument at entry.
-fn stack_check(buf: &mut Buf, steps: &[super::stack_limit::Step], below: u32) {
+pub(super) fn stack_check(buf: &mut Buf, steps: &[super::stack_limit::Step], below: u32) {
     super::stack_limit::emit_limit(buf, steps);
     let r10 = GprMem::Reg(Gpr::R10);
     moves::mov_rm_r(buf, Size::S64, &r10, Gpr::RSP);
@@ -250,155 +185,4 @@ pub(super) fn sse_const(buf: &mut Buf, op: SseOp, dst: Xmm, fsize: FloatSize, bi
     let fix = sse::sse_r_rm(buf, op, dst, &XmmMem::Mem(Amode::rip(0)))
         .expect("a RIP-relative operand has a fixup");
     buf.use_label_at_offset(fix.at, label, X64LabelUse::Rel32);
-}
-
-impl MachInst for Inst {
-    type LabelUse = X64LabelUse;
-    type Frame = Frame;
-
-    fn collect_operands(&self, out: &mut Vec<kestrel_regalloc::Operand>) {
-        Inst::collect_operands(self, out)
-    }
-
-    #[inline]
-    fn clobbers(&self) -> PRegSet {
-        Inst::clobbers(self)
-    }
-
-    fn is_move(&self) -> Option<(VReg, VReg)> {
-        match *self {
-            Inst::Alu(AluInst::Mov { dst, src }) => Some((dst, src)),
-            _ => None,
-        }
-    }
-
-    fn is_term(&self) -> bool {
-        matches!(self, Inst::Control(c) if c.is_term())
-    }
-
-    fn gen_jump(target: BlockIndex) -> Self {
-        ControlInst::Jmp { target }.into()
-    }
-
-    fn emit(&self, allocs: &[Allocation], ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
-        let mut regs = allocs.iter();
-        let mut m = Operands::new(|_| {
-            let alloc = regs.next().expect("one allocation per operand");
-            alloc.as_reg().expect("operands are allocated to registers")
-        });
-        match self {
-            Inst::Alu(i) => i.map(&mut m).emit(ctx, buf),
-            Inst::Bits(i) => i.map(&mut m).emit(buf),
-            Inst::Sse(i) => i.map(&mut m).emit(ctx, buf),
-            Inst::Mem(i) => i.map(&mut m).emit(ctx, buf),
-            Inst::Atomic(i) => i.map(&mut m).emit(ctx, buf),
-            Inst::Control(i) => i.emit_mapped(&mut m, ctx, buf),
-        }
-    }
-
-    fn emit_edit(edit: &Edit, ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
-        let frame = ctx.frame;
-        match edit.class {
-            RegClass::Int => match (frame.slot_amode(edit.from), frame.slot_amode(edit.to)) {
-                (None, None) => {
-                    let (from, to) = (gpr(edit_reg(edit.from)), gpr(edit_reg(edit.to)));
-                    if from != to {
-                        moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(to), from);
-                    }
-                }
-                (None, Some(to)) => {
-                    moves::mov_rm_r(buf, Size::S64, &GprMem::Mem(to), gpr(edit_reg(edit.from)));
-                }
-                (Some(from), None) => {
-                    moves::mov_r_rm(buf, Size::S64, gpr(edit_reg(edit.to)), &GprMem::Mem(from));
-                }
-                (Some(from), Some(to)) => {
-                    // r11 is the reserved integer scratch register (never allocated).
-                    moves::mov_r_rm(buf, Size::S64, Gpr::R11, &GprMem::Mem(from));
-                    moves::mov_rm_r(buf, Size::S64, &GprMem::Mem(to), Gpr::R11);
-                }
-            },
-            RegClass::Float => match (frame.slot_amode(edit.from), frame.slot_amode(edit.to)) {
-                (None, None) => {
-                    let (from, to) = (xmm(edit_reg(edit.from)), xmm(edit_reg(edit.to)));
-                    if from != to {
-                        sse::sse_r_rm(buf, SseOp::Movaps, to, &XmmMem::Reg(from));
-                    }
-                }
-                (None, Some(to)) => {
-                    sse::sse_store(buf, SseStore::Movsd, &to, xmm(edit_reg(edit.from)));
-                }
-                (Some(from), None) => {
-                    sse::sse_r_rm(
-                        buf,
-                        SseOp::Movsd,
-                        xmm(edit_reg(edit.to)),
-                        &XmmMem::Mem(from),
-                    );
-                }
-                (Some(from), Some(to)) => {
-                    // xmm15 is the reserved float scratch register.
-                    let s = Xmm::new(15);
-                    sse::sse_r_rm(buf, SseOp::Movsd, s, &XmmMem::Mem(from));
-                    sse::sse_store(buf, SseStore::Movsd, &to, s);
-                }
-            },
-        }
-    }
-
-    fn emit_prologue(ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
-        let frame = ctx.frame;
-        if !frame.setup {
-            debug_assert!(frame.size == 0 && frame.saved.is_empty() && frame.saved_xmm.is_empty());
-            return;
-        }
-        misc::push_r(buf, Gpr::RBP);
-        unwind::after_push_rbp(buf);
-        moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(Gpr::RBP), Gpr::RSP);
-        unwind::after_set_frame(buf);
-        if let Some((steps, below)) = &frame.stack_check {
-            stack_check(buf, steps, *below);
-        }
-        if let Some(interval) = frame.probe_interval {
-            super::probestack::emit_probes(buf, frame.size, interval);
-        }
-        if frame.size > 0 {
-            alu::alu_rm_imm(
-                buf,
-                AluOp::Sub,
-                Size::S64,
-                &GprMem::Reg(Gpr::RSP),
-                frame.size as i32,
-            );
-        }
-        for (i, &r) in frame.saved.iter().enumerate() {
-            let disp = -8 * (i as i32 + 1);
-            moves::mov_rm_r(
-                buf,
-                Size::S64,
-                &GprMem::Mem(Amode::base_disp(Gpr::RBP, disp)),
-                r,
-            );
-            unwind::after_save(buf, unwind::dwarf_gpr(r), disp);
-        }
-        for (i, &x) in frame.saved_xmm.iter().enumerate() {
-            sse::sse_store(buf, SseStore::Movdqu, &frame.xmm_save_slot(i), x);
-            let disp = -frame.xmm_save_base - 16 * (i as i32 + 1);
-            unwind::after_save(buf, unwind::dwarf_xmm(x), disp);
-        }
-    }
-
-    fn pretty(&self, ops: &[String]) -> String {
-        Inst::pretty(self, ops)
-    }
-
-    fn alloc_name(alloc: Allocation) -> String {
-        match alloc {
-            Allocation::Reg(r) if r.class() == RegClass::Int => {
-                Gpr::new(r.hw_enc() as u8).name(Size::S64).to_string()
-            }
-            Allocation::Reg(r) => Xmm::new(r.hw_enc() as u8).name().to_string(),
-            Allocation::Stack(s) => format!("stack{}", s.0),
-        }
-    }
 }

@@ -1,7 +1,8 @@
 //! `stack_limit = gvN`: a prologue check that traps with `stk_ovf` before the frame would
 //! reach below the limit (the semantics of Cranelift's stack limit).
 //!
-//! Contract. [`plan`] is the shared planner (`machinst::stack_limit`) with x86-64's facts:
+//! Contract. The plan is the shared planner's (`machinst::abi::plan_stack_limit`) with
+//! x86-64's facts:
 //! the steps compute the limit in `r11`, which no argument uses and the allocator never
 //! hands out; `vmctx` arrives in a register or the incoming stack-argument area (`[rbp +
 //! 16 + disp]`); an added constant must fit in 32 bits. The check runs after `push rbp;
@@ -16,31 +17,17 @@
 //!
 //! Cost: O(length of the global value chain) per function.
 
-use kestrel_ir::Function;
 use kestrel_regalloc::PReg;
 
-use super::abi::{param_loc, Loc};
 use super::asm::alu::{self, AluOp};
 use super::asm::moves;
 use super::asm::{Amode, CodeSink, Gpr, GprMem, Size};
 use crate::machinst::stack_limit as shared;
-use crate::machinst::CodegenError;
 
 /// One step of computing the limit into `r11`.
 pub type Step = shared::Step<PReg>;
 /// The steps of a limit computation.
 pub type Steps = shared::StackLimitSteps;
-
-/// The steps computing `f`'s stack limit, or `None` when it declares none.
-pub fn plan(f: &Function) -> Result<Option<Steps>, CodegenError> {
-    let vmctx_step = |_, index: usize| -> Result<Step, CodegenError> {
-        Ok(match param_loc(&f.signature, index)? {
-            Loc::Reg(r) => Step::FromReg(r),
-            Loc::Stack(disp) => Step::FromArgArea(disp),
-        })
-    };
-    shared::plan(f, vmctx_step, 32)
-}
 
 /// Computes the limit into `r11`.
 pub fn emit_limit(sink: &mut impl CodeSink, steps: &[Step]) {

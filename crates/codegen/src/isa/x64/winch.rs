@@ -19,15 +19,17 @@
 use kestrel_ir::{ArgumentExtension, Signature, Type};
 use kestrel_regalloc::RegClass;
 
-use super::abi::{regs_of, xmm_preg, RetLoc, SigLocs};
+use super::abi::{xmm_preg, RetLoc, X64Abi};
 use super::asm::moves::ExtMode;
 use super::asm::sse::FloatSize;
 use super::asm::{Gpr, Size};
 use super::inst::{gpr_preg, LoadKind, StoreKind};
+use crate::machinst::abi;
 use crate::machinst::CodegenError;
 
-/// Result locations and area size of a winch signature (see the module contract).
-pub fn ret_locs(sig: &Signature) -> Result<(SigLocs<RetLoc>, u32), CodegenError> {
+/// Each result part of a winch signature with its location; returns the area's size (see
+/// the module contract).
+pub fn each_ret_loc(sig: &Signature, each: impl FnMut(usize, RetLoc)) -> Result<u32, CodegenError> {
     if sig
         .params
         .iter()
@@ -40,33 +42,14 @@ pub fn ret_locs(sig: &Signature) -> Result<(SigLocs<RetLoc>, u32), CodegenError>
         .params
         .iter()
         .any(|p| p.extension != ArgumentExtension::None);
+    // Widened slots are all 8 bytes, so every offset is 8-aligned; packed slots are not
+    // aligned at all.
     let size = |ty: Type| if widened { 8 } else { ty.bytes() };
-    let mut locs = SigLocs::with_capacity(sig.returns.len());
-    // Forward layout. Widened slots are all 8 bytes, so every offset is already 8-aligned;
-    // packed slots are not aligned at all.
-    let mut total = 0u32;
-    for (i, p) in sig.returns.iter().enumerate() {
-        let (class, _) = regs_of(p.value_type)?;
-        locs.push(smallvec::smallvec![if i + 1 == sig.returns.len() {
-            RetLoc::Reg(match class {
-                RegClass::Int => gpr_preg(Gpr::RAX),
-                RegClass::Float => xmm_preg(0),
-            })
-        } else {
-            total += size(p.value_type);
-            RetLoc::Area((total - size(p.value_type)) as i32)
-        }]);
-    }
-    // Reverse: every forward slot `[o, o + size)` lies inside `[0, total)`, so its mirror
-    // `[total - o - size, total - o)` does too, and mirrored slots stay disjoint.
-    for (parts, p) in locs.iter_mut().zip(&sig.returns) {
-        for loc in parts {
-            if let RetLoc::Area(o) = loc {
-                *o = (total - *o as u32 - size(p.value_type)) as i32;
-            }
-        }
-    }
-    Ok((locs, total))
+    let last_reg = |class| match class {
+        RegClass::Int => gpr_preg(Gpr::RAX),
+        RegClass::Float => xmm_preg(0),
+    };
+    abi::winch_results::<X64Abi>(sig, size, last_reg, each)
 }
 
 /// The store and load of a result of type `ty` in the return area, exactly its width.

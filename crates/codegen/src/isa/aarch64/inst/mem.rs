@@ -8,11 +8,12 @@ use kestrel_regalloc::{PReg, VReg};
 
 use super::super::asm::add_sub::{add_sub_imm, AddSub, AddSubImm};
 use super::super::asm::branch::adrp;
-use super::super::asm::mem::{ld_st, ld_st_fp, Amode, FpLdSt, IntLdSt};
+use super::super::asm::mem::{ld_st, ld_st_fp, Amode, FpLdSt, IndexExtend, IntLdSt};
 use super::super::asm::{Gpr, GprSp, MemSize, PcOffset, Size};
-use super::super::emit::{add_offset, fpr, gpr, sp, zr, Buf, Ctx};
+use super::super::emit::{add_offset, amode, fpr, gpr, sp, zr, Buf, Ctx};
 use super::{map_operands, FrameValue, LoadKind, OperandSpec, Operands, StoreKind};
 use crate::machinst::buffer::RelocKind;
+use crate::machinst::frame::Frame;
 
 /// A memory operand: `[base + off]` with a register base, or a place in the frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -175,6 +176,44 @@ fn int_store(size: MemSize) -> IntLdSt {
     }
 }
 
+/// The address mode of an access of `bytes` bytes at `mem` in `frame` (after any
+/// instruction that computes a large offset into x17: record a trap site after this).
+pub(in crate::isa::aarch64) fn address(
+    frame: &Frame,
+    buf: &mut Buf,
+    mem: &Mem<PReg>,
+    bytes: u32,
+) -> Amode {
+    match *mem {
+        Mem::RegReg { base, index } => Amode::RegOffset {
+            rn: sp(base),
+            rm: zr(index),
+            extend: IndexExtend::Lsl,
+            scaled: false,
+        },
+        _ => {
+            let (base, off) = place(frame, mem);
+            amode(buf, base, off, bytes)
+        }
+    }
+}
+
+/// The base register and byte offset of `mem`, a base-plus-offset place (a
+/// register-offset address has none: see [`address`]).
+pub(in crate::isa::aarch64) fn place(frame: &Frame, mem: &Mem<PReg>) -> (GprSp, i64) {
+    match *mem {
+        Mem::Reg { base, off } => (sp(base), i64::from(off)),
+        Mem::RegReg { .. } => panic!("a register-offset address has no single base"),
+        Mem::Slot { slot, off } => (
+            GprSp::SP,
+            i64::from(frame.slot_offset(slot)) + i64::from(off),
+        ),
+        Mem::IncomingArg { off } => (Gpr::FP.into(), 16 + i64::from(off)),
+        Mem::OutgoingArg { off } => (GprSp::SP, i64::from(off)),
+        Mem::RetArea { off } => (GprSp::SP, i64::from(frame.ret_area_base) + i64::from(off)),
+    }
+}
+
 /// The address of `mem` for an access of `bytes` bytes, then the access's trap site with
 /// `trap` when it may fault (after any instruction that computes the address).
 fn access(
@@ -184,7 +223,7 @@ fn access(
     bytes: u32,
     trap: Option<TrapCode>,
 ) -> Amode {
-    let a = ctx.frame.address(buf, mem, bytes);
+    let a = address(ctx.frame, buf, mem, bytes);
     if let Some(code) = trap {
         buf.add_trap(code);
     }
@@ -225,14 +264,17 @@ impl MemInst<PReg> {
                 }
             },
             MemInst::StackAddr { dst, slot, off } => {
-                let (base, off) = ctx.frame.place(&Mem::Slot {
-                    slot: *slot,
-                    off: *off,
-                });
+                let (base, off) = place(
+                    ctx.frame,
+                    &Mem::Slot {
+                        slot: *slot,
+                        off: *off,
+                    },
+                );
                 add_offset(buf, sp(*dst), base, off);
             }
             MemInst::RetAreaAddr { dst, .. } => {
-                let (base, off) = ctx.frame.place(&Mem::RetArea { off: 0 });
+                let (base, off) = place(ctx.frame, &Mem::RetArea { off: 0 });
                 add_offset(buf, sp(*dst), base, off);
             }
             MemInst::FrameValue { dst, what } => {

@@ -436,7 +436,7 @@ impl AluInst<PReg> {
                 trap,
             } => {
                 debug_assert_eq!(a, dst);
-                let m = GprMem::Mem(ctx.frame.amode(&mem));
+                let m = GprMem::Mem(mem.amode(ctx.frame));
                 // The access is this instruction's: a fault here is the merged load's trap.
                 if let Some(code) = trap {
                     buf.add_trap(code);

@@ -8,9 +8,10 @@ use super::super::asm::alu::{self as enc, AluOp};
 use super::super::asm::moves;
 use super::super::asm::setcc_cmov_jcc::Cc;
 use super::super::asm::sse::{self as sse_enc, FloatSize, SseOp};
-use super::super::asm::{Gpr, GprMem, Size, XmmMem};
-use super::super::emit::{gpr, xmm, Buf, Frame};
+use super::super::asm::{Amode, Gpr, GprMem, Scale, Size, XmmMem};
+use super::super::emit::{gpr, xmm, Buf};
 use super::{map_operands, OperandSpec, Operands, RegImm};
+use crate::machinst::frame::Frame;
 
 /// What a condition reads from the flags: one condition code, or two combined (a float
 /// compare's `eq` is `E and NP`, its `ne` is `NE or P`).
@@ -209,7 +210,7 @@ impl Cond<PReg> {
             Cond::CmpMem {
                 size, a, mem, trap, ..
             } => {
-                let m = GprMem::Mem(frame.amode(&mem));
+                let m = GprMem::Mem(mem.amode(frame));
                 // The access is the compare's: a fault here is the merged load's trap.
                 if let Some(code) = trap {
                     buf.add_trap(code);
@@ -266,6 +267,25 @@ pub enum Mem<R = VReg> {
     OutgoingArg {
         disp: i32,
     },
+}
+
+impl Mem<PReg> {
+    /// The address of this place in `frame`.
+    pub(in crate::isa::x64) fn amode(&self, frame: &Frame) -> Amode {
+        match *self {
+            Mem::Reg { base, disp } => Amode::base_disp(gpr(base), disp),
+            Mem::RegIndex {
+                base,
+                index,
+                shift,
+                disp,
+            } => Amode::base_index(gpr(base), gpr(index), Scale::ALL[usize::from(shift)], disp),
+            Mem::Slot { slot, disp } => Amode::base_disp(Gpr::RSP, frame.slot_offset(slot) + disp),
+            Mem::RetArea { disp } => Amode::base_disp(Gpr::RSP, frame.ret_area_base + disp),
+            Mem::IncomingArg { disp } => Amode::base_disp(Gpr::RBP, 16 + disp),
+            Mem::OutgoingArg { disp } => Amode::base_disp(Gpr::RSP, disp),
+        }
+    }
 }
 
 impl<R> Mem<R> {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use kestrel_ir::{CallConv, TrapCode};
-use kestrel_regalloc::{PReg, VReg};
+use kestrel_regalloc::{PReg, RegClass, VReg};
 
 use super::super::asm::alu::{self as enc, AluOp};
 use super::super::asm::misc;
@@ -11,7 +11,9 @@ use super::super::asm::moves::{self, ExtMode};
 use super::super::asm::setcc_cmov_jcc::{self as cc_ops, Cc};
 use super::super::asm::sse::{self as sse_enc, SseOp};
 use super::super::asm::{Amode, ArraySink, Gpr, GprMem, Scale, Size, XmmMem};
-use super::super::emit::{gpr, jcc_to, trap, trap_unless, uncond_branch, Buf, Ctx, X64LabelUse};
+use super::super::emit::{
+    gpr, jcc_to, trap, trap_unless, uncond_branch, xmm, Buf, Ctx, X64LabelUse,
+};
 use super::super::unwind;
 use crate::machinst::shared_inst::{block_list, map_call_regs, reg_names};
 
@@ -306,13 +308,16 @@ fn emit_ret(ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
         return;
     }
     unwind::before_epilogue(buf);
-    for (i, &r) in frame.saved.iter().enumerate() {
-        let m = GprMem::Mem(Amode::base_disp(Gpr::RBP, -8 * (i as i32 + 1)));
-        moves::mov_r_rm(buf, Size::S64, r, &m);
-    }
-    for (i, &x) in frame.saved_xmm.iter().enumerate() {
-        let m = frame.xmm_save_slot(i);
-        sse_enc::sse_r_rm(buf, SseOp::Movdqu, x, &XmmMem::Mem(m));
+    for s in &frame.saved {
+        let m = Amode::base_disp(Gpr::RBP, s.offset);
+        match s.reg.class() {
+            RegClass::Int => {
+                moves::mov_r_rm(buf, Size::S64, gpr(s.reg), &GprMem::Mem(m));
+            }
+            RegClass::Float => {
+                sse_enc::sse_r_rm(buf, SseOp::Movdqu, xmm(s.reg), &XmmMem::Mem(m));
+            }
+        }
     }
     moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(Gpr::RSP), Gpr::RBP);
     misc::pop_r(buf, Gpr::RBP);

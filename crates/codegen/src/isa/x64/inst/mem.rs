@@ -181,7 +181,7 @@ impl MemInst<PReg> {
                 misc::lea(buf, *size, gpr(*dst), &m);
             }
             MemInst::RetAreaAddr { dst, .. } => {
-                let m = ctx.frame.amode(&Mem::RetArea { disp: 0 });
+                let m = Mem::<PReg>::RetArea { disp: 0 }.amode(ctx.frame);
                 misc::lea(buf, Size::S64, gpr(*dst), &m);
             }
             MemInst::FrameValue { dst, what } => {
@@ -200,10 +200,11 @@ impl MemInst<PReg> {
                 };
             }
             MemInst::StackAddr { dst, slot, disp } => {
-                let m = ctx.frame.amode(&Mem::Slot {
+                let m = Mem::<PReg>::Slot {
                     slot: *slot,
                     disp: *disp,
-                });
+                }
+                .amode(ctx.frame);
                 misc::lea(buf, Size::S64, gpr(*dst), &m);
             }
             MemInst::SymbolAddr {
@@ -236,5 +237,5 @@ fn access(ctx: &Ctx<'_, '_>, buf: &mut Buf, mem: &Mem<PReg>, trap: Option<TrapCo
     if let Some(code) = trap {
         buf.add_trap(code);
     }
-    ctx.frame.amode(mem)
+    mem.amode(ctx.frame)
 }

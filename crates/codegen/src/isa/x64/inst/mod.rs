@@ -39,6 +39,7 @@ mod atomic;
 mod bits;
 mod cond;
 mod control;
+mod mach;
 mod mem;
 mod sse;
 
@@ -141,17 +142,7 @@ pub enum Inst<R = VReg> {
     Control(ControlInst<R>),
 }
 
-macro_rules! family_into_inst {
-    ($($family:ident => $variant:ident),*) => {$(
-        impl From<$family> for Inst {
-            fn from(i: $family) -> Inst {
-                Inst::$variant(i)
-            }
-        }
-    )*};
-}
-
-family_into_inst!(
+crate::machinst::shared_inst::inst_families!(
     AluInst => Alu,
     BitsInst => Bits,
     SseInst => Sse,
@@ -161,34 +152,6 @@ family_into_inst!(
 );
 
 impl Inst {
-    /// The same instruction with every register operand mapped (see the module contract).
-    pub fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> Inst<S> {
-        match self {
-            Inst::Alu(i) => Inst::Alu(i.map(m)),
-            Inst::Bits(i) => Inst::Bits(i.map(m)),
-            Inst::Sse(i) => Inst::Sse(i.map(m)),
-            Inst::Mem(i) => Inst::Mem(i.map(m)),
-            Inst::Atomic(i) => Inst::Atomic(i.map(m)),
-            Inst::Control(i) => Inst::Control(i.map(m)),
-        }
-    }
-
-    /// Append the operands, in operand order, to `out`.
-    pub fn collect_operands(&self, out: &mut Vec<Operand>) {
-        let m = &mut Operands::new(
-            #[inline(always)]
-            |op: OperandSpec| out.push(op.operand()),
-        );
-        match self {
-            Inst::Alu(i) => i.visit(m),
-            Inst::Bits(i) => i.visit(m),
-            Inst::Sse(i) => i.visit(m),
-            Inst::Mem(i) => i.visit(m),
-            Inst::Atomic(i) => i.visit(m),
-            Inst::Control(i) => i.visit(m),
-        }
-    }
-
     /// `dst = cond ? t : f` as an [`AluInst::Cmov`]: a `Pred::And` condition (no two-`cmov`
     /// form) becomes its `Pred::Or` inverse with `t` and `f` swapped.
     pub fn cmov(cond: Cond, t: VReg, f: VReg, dst: VReg) -> Inst {
@@ -202,39 +165,5 @@ impl Inst {
             _ => AluInst::Cmov { cond, t, f, dst },
         };
         inst.into()
-    }
-
-    /// Registers overwritten beyond the defs.
-    #[inline]
-    pub fn clobbers(&self) -> PRegSet {
-        match self {
-            Inst::Control(ControlInst::Call {
-                regs,
-                num_uses,
-                conv,
-                ..
-            }) => crate::machinst::shared_inst::call_clobbers_less_results(
-                super::abi::call_clobbers(*conv),
-                regs,
-                *num_uses,
-            ),
-            _ => PRegSet::empty(),
-        }
-    }
-
-    /// Printed form, operands named by `ops` (in operand order).
-    pub fn pretty(&self, ops: &[String]) -> String {
-        let mut names = ops.iter();
-        let named = self.map(&mut Operands::keeping_lists(|_| {
-            names.next().cloned().unwrap_or_else(|| "?".into())
-        }));
-        match named {
-            Inst::Alu(i) => i.pretty(),
-            Inst::Bits(i) => i.pretty(),
-            Inst::Sse(i) => i.pretty(),
-            Inst::Mem(i) => i.pretty(),
-            Inst::Atomic(i) => i.pretty(),
-            Inst::Control(i) => i.pretty(),
-        }
     }
 }
