@@ -11,6 +11,7 @@ pub mod blockorder;
 pub mod buffer;
 pub mod compile;
 pub mod ir_ops;
+pub mod isel;
 pub mod lower;
 pub mod operands;
 pub mod shared_inst;

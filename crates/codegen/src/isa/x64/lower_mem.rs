@@ -8,8 +8,8 @@
 //!   and `imul`s the rules say (`iadd_parts`, `ishl_parts`, `imul_parts`).
 //! - `lea_plan` is the same fold for an `i64` `iadd` computed by a `lea`, when it absorbs
 //!   at least one producer (otherwise an `add` is as short); `lea_of` merges and builds it.
-//! - `load` emits one load; `global_value_vreg` evaluates a global value chain;
-//!   `symbol_addr` a symbol's address.
+//! - `load` emits one load; `symbol_addr` a symbol's address; the [`GlobalValueSteps`] of a
+//!   global value chain (walked by `machinst::isel::global_value`).
 //!
 //! Load and store kinds, `i128` halves and big-endian accesses are rules. Accesses through
 //! a pointer are trap sites with the flags' trap code (none for `notrap` and for stack
@@ -19,11 +19,7 @@
 
 use std::sync::Arc;
 
-use kestrel_ir::immediates::Endianness;
-use kestrel_ir::{
-    ArgumentPurpose, GlobalValue, GlobalValueData, Inst as IrInst, MemFlags, Opcode, TrapCode,
-    Type, Value,
-};
+use kestrel_ir::{Inst as IrInst, Opcode, TrapCode, Type, Value};
 use kestrel_regalloc::{RegClass, VReg};
 use smallvec::SmallVec;
 
@@ -34,19 +30,14 @@ use super::inst::{AluInst, Inst, LoadKind, Mem, MemInst, RegImm};
 use super::lower::generated::{self, Operands2};
 use super::lower::IselCtx;
 use crate::chaos::Decision;
+use crate::machinst::isel::global_value::GlobalValueSteps;
+use crate::machinst::isel::MaybeTrap;
 use crate::machinst::lower::Lower;
 use crate::machinst::CodegenError;
 
 fn int(lower: &mut Lower<'_, Inst>) -> VReg {
     lower.alloc_vreg(RegClass::Int)
 }
-
-pub(super) fn is_big(flags: MemFlags) -> bool {
-    flags.endianness == Some(Endianness::Big)
-}
-
-/// Global values nest at most this deep (the verifier rejects cycles; this bounds the rest).
-const MAX_GLOBAL_VALUE_DEPTH: u32 = 32;
 
 /// The address of symbol `name` plus `offset` in a fresh vreg: PC-relative when the symbol
 /// is colocated (same module or executable), through the GOT otherwise.
@@ -66,30 +57,18 @@ pub(super) fn symbol_addr(
     dst
 }
 
-/// Evaluate global value `gv` into a fresh vreg (a `vmctx` parameter, loads from it, and
-/// constant offsets). Each `global_value` instruction evaluates its chain again: the chain
-/// has no instruction of its own whose result could be shared.
-pub(super) fn global_value_vreg(
-    lower: &mut Lower<'_, Inst>,
-    gv: GlobalValue,
-    depth: u32,
-) -> Result<VReg, CodegenError> {
-    if depth > MAX_GLOBAL_VALUE_DEPTH {
-        return Err(CodegenError::unsupported(format!(
-            "global value chain deeper than {MAX_GLOBAL_VALUE_DEPTH}"
-        )));
-    }
-    let f = lower.f;
-    let data = f
-        .global_values
-        .get(gv)
-        .ok_or_else(|| CodegenError::unsupported(format!("undefined global value {gv}")))?;
-    match *data {
-        GlobalValueData::Symbol {
-            ref name,
-            offset,
-            colocated,
-        } => Ok(match i32::try_from(offset) {
+impl GlobalValueSteps for IselCtx<'_, '_> {
+    type LoadKind = LoadKind;
+
+    /// An offset beyond 32 bits is added to the symbol's address.
+    fn symbol(
+        &mut self,
+        name: &kestrel_ir::FunctionName,
+        offset: i64,
+        colocated: bool,
+    ) -> Result<VReg, CodegenError> {
+        let lower = &mut *self.lower;
+        Ok(match i32::try_from(offset) {
             Ok(offset) => symbol_addr(lower, name, offset, colocated),
             Err(_) => {
                 let base = symbol_addr(lower, name, 0, colocated);
@@ -108,73 +87,50 @@ pub(super) fn global_value_vreg(
                 });
                 dst
             }
-        }),
-        GlobalValueData::VMContext => {
-            let index = f
-                .signature
-                .special_param_index(ArgumentPurpose::VMContext)
-                .ok_or_else(|| {
-                    CodegenError::unsupported("`vmctx` global value without a vmctx parameter")
-                })?;
-            let entry = f
-                .layout
-                .entry_block()
-                .expect("a lowered function has an entry");
-            Ok(lower.value_vreg(f.dfg.block_params(entry)[index]))
+        })
+    }
+
+    fn global_load_kind(&self, ty: Type) -> Option<LoadKind> {
+        match ty {
+            Type::I64 => Some(LoadKind::Int { size: Size::S64 }),
+            Type::I32 => Some(LoadKind::Int { size: Size::S32 }),
+            Type::I16 => Some(LoadKind::Zext { mode: ExtMode::WL }),
+            Type::I8 => Some(LoadKind::Zext { mode: ExtMode::BL }),
+            _ => None,
         }
-        GlobalValueData::Load {
-            base,
-            offset,
-            global_type,
-            flags,
-        } => {
-            let kind = match global_type {
-                Type::I64 => LoadKind::Int { size: Size::S64 },
-                Type::I32 => LoadKind::Int { size: Size::S32 },
-                Type::I16 => LoadKind::Zext { mode: ExtMode::WL },
-                Type::I8 => LoadKind::Zext { mode: ExtMode::BL },
-                other => {
-                    return Err(CodegenError::unsupported(format!(
-                        "global value loaded as {other}"
-                    )))
-                }
-            };
-            let base = global_value_vreg(lower, base, depth + 1)?;
-            let mem = Mem::Reg { base, disp: offset };
-            Ok(load(lower, kind, mem, flags.trap_code))
-        }
-        GlobalValueData::IAddImm {
-            base,
-            offset,
-            global_type,
-        } => {
-            let base = global_value_vreg(lower, base, depth + 1)?;
-            let size = if global_type == Type::I64 {
-                Size::S64
-            } else {
-                Size::S32
-            };
-            let b = match i32::try_from(offset) {
-                Ok(k) => RegImm::Imm(k),
-                Err(_) => {
-                    let k = int(lower);
-                    lower.emit(AluInst::MovImm {
-                        dst: k,
-                        imm: offset as u64,
-                    });
-                    RegImm::Reg(k)
-                }
-            };
-            let dst = int(lower);
-            lower.emit(AluInst::Alu {
-                op: AluOp::Add,
-                size,
-                dst,
-                a: base,
-                b,
-            });
-            Ok(dst)
-        }
+    }
+
+    fn global_load(&mut self, kind: LoadKind, base: VReg, offset: i32, trap: MaybeTrap) -> VReg {
+        load(self.lower, kind, Mem::Reg { base, disp: offset }, trap)
+    }
+
+    fn global_add(&mut self, base: VReg, offset: i64, ty: Type) -> VReg {
+        let lower = &mut *self.lower;
+        let size = if ty == Type::I64 {
+            Size::S64
+        } else {
+            Size::S32
+        };
+        let b = match i32::try_from(offset) {
+            Ok(k) => RegImm::Imm(k),
+            Err(_) => {
+                let k = int(lower);
+                lower.emit(AluInst::MovImm {
+                    dst: k,
+                    imm: offset as u64,
+                });
+                RegImm::Reg(k)
+            }
+        };
+        let dst = int(lower);
+        lower.emit(AluInst::Alu {
+            op: AluOp::Add,
+            size,
+            dst,
+            a: base,
+            b,
+        });
+        dst
     }
 }
 
