@@ -2,16 +2,17 @@
 //!
 //! # Contract
 //!
-//! Implements the generated `Context` trait with the externs the rules call: extractors
+//! Implements the generated `Context` trait with the externs the rules call (those every
+//! ISA implements alike come from `isel_prelude_externs!`, `machinst::isel`): extractors
 //! describe IR instructions and constants to the rules (read-only; they never merge
 //! anything), and constructors build operands or emit an instruction the rules built
 //! (`def`, `emit`) or one the rules cannot build yet (extensions by type, the ABI, jump
 //! tables, symbol addresses). The only externs that record a merge are those that consume
 //! a merged producer (`arith_operand`, `logic_operand`, `shift_count`, `cmp_operand` for an
-//! `iconst`, `cond_of`/`fcond_of` for a compare, `amode` for an address `iadd`), so a failed
-//! rule leaves the use counts untouched. Calls and returns go through the ABI (`abi.rs`) and are partial; one that
-//! fails keeps its error in [`IselCtx::error`], which [`lower_inst`] returns instead of
-//! "unsupported".
+//! `iconst`, `cond_of`/`fcond_of` for a compare, `mem_folded`/`mem_reg_reg` for an address
+//! `iadd` the `amode` rules fold), so a failed rule leaves the use counts untouched. Calls
+//! and returns go through the ABI (`abi.rs`) and are partial; one that fails keeps its
+//! error in `IselCtx::error`, which [`lower_inst`] returns instead of "unsupported".
 //!
 //! Every merge is optional: the extractors `arith_imm`, `arith_imm_neg`, `logic_imm_of`,
 //! `shift_imm`, `cmp_imm`, `icmp_merge` and `fcmp_merge` ask the chaos control
@@ -50,7 +51,7 @@ use super::inst::{
 use super::isel::*;
 use crate::chaos::Decision;
 use crate::machinst::ir_ops::Op;
-use crate::machinst::isel::isel_prelude_externs;
+use crate::machinst::isel::{isel_prelude_externs, select_branch, select_inst};
 use crate::machinst::lower::Lower;
 use crate::machinst::{BlockIndex, CodegenError};
 
@@ -62,16 +63,6 @@ pub(super) mod generated {
 }
 // Enums the rules declare for themselves (the DSL generates them).
 pub use generated::{LoadWidth, StoreWidth};
-
-const _: () = assert!(crate::machinst::isel::rule_indices_fit(
-    generated::RULE_SITES
-));
-
-/// Every selection rule of the AArch64 `lower.rules`, as `FILE:LINE` (with the rule's name,
-/// if any); `CompiledCode::rules_fired` indexes this list.
-pub fn lowering_rules() -> &'static [&'static str] {
-    generated::RULE_SITES
-}
 
 impl generated::Context for IselCtx<'_, '_> {
     isel_prelude_externs!();
@@ -499,9 +490,7 @@ pub fn lower_inst(
     inst: IrInst,
     features: CpuFeatures,
 ) -> Result<bool, CodegenError> {
-    let mut ctx = IselCtx::new(lower, inst, &[], features);
-    let lowered = generated::constructor_lower(&mut ctx, inst);
-    ctx.selected(&lowered)
+    select_inst(lower, inst, features, generated::constructor_lower)
 }
 
 /// Lower a block terminator with its lowered successors.
@@ -511,6 +500,20 @@ pub fn lower_branch(
     targets: &[BlockIndex],
     features: CpuFeatures,
 ) -> Option<()> {
-    let mut ctx = IselCtx::new(lower, inst, targets, features);
-    generated::constructor_lower_branch(&mut ctx, inst).map(|_| ())
+    select_branch(
+        lower,
+        inst,
+        targets,
+        features,
+        generated::constructor_lower_branch,
+    )
+}
+
+/// Every selection rule of the AArch64 `lower.rules`, as `FILE:LINE` (with the rule's name,
+/// if any); `CompiledCode::rules_fired` indexes this list.
+pub fn lowering_rules() -> &'static [&'static str] {
+    const _: () = assert!(crate::machinst::isel::rule_indices_fit(
+        generated::RULE_SITES
+    ));
+    generated::RULE_SITES
 }

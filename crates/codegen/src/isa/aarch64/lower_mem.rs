@@ -11,42 +11,27 @@
 
 use std::sync::Arc;
 
-use kestrel_ir::Type;
+use kestrel_ir::{FunctionName, Type};
 use kestrel_regalloc::VReg;
 
 use super::inst::{AluInst, AluOp, LoadKind, Mem, MemInst};
 use super::isel::{arith_for, mem_size, op_size, IselCtx};
 use super::lower::generated;
-use crate::machinst::isel::global_value::GlobalValueSteps;
+use crate::machinst::isel::global_value::{GlobalValueSteps, StepResult};
 use crate::machinst::isel::MaybeTrap;
 use crate::machinst::CodegenError;
 
 impl GlobalValueSteps for IselCtx<'_, '_> {
-    type LoadKind = LoadKind;
-
-    /// An offset must fit 32 bits.
-    fn symbol(
-        &mut self,
-        name: &kestrel_ir::FunctionName,
-        offset: i64,
-        colocated: bool,
-    ) -> Result<VReg, CodegenError> {
-        let offset = i32::try_from(offset).map_err(|_| {
-            CodegenError::unsupported(format!("symbol offset {offset} beyond 32 bits on aarch64"))
-        })?;
-        Ok(self.symbol_addr(Arc::new(name.clone()), offset, !colocated))
-    }
-
-    fn global_load_kind(&self, ty: Type) -> Option<LoadKind> {
-        (ty.is_int() && ty.bits() <= 64).then(|| LoadKind::Int {
+    fn global_load(&mut self, ty: Type, base: VReg, offset: i32, trap: MaybeTrap) -> Option<VReg> {
+        if !ty.is_int() || ty.bits() > 64 {
+            return None;
+        }
+        let kind = LoadKind::Int {
             size: mem_size(ty),
             signed: false,
-        })
-    }
-
-    fn global_load(&mut self, kind: LoadKind, base: VReg, offset: i32, trap: MaybeTrap) -> VReg {
+        };
         let mem = Mem::Reg { base, off: offset };
-        generated::Context::load(self, kind, mem, trap)
+        Some(generated::Context::load(self, kind, mem, trap))
     }
 
     fn global_add(&mut self, a: VReg, offset: i64, ty: Type) -> VReg {
@@ -76,6 +61,14 @@ impl GlobalValueSteps for IselCtx<'_, '_> {
             }
         }
         dst
+    }
+
+    /// An offset must fit 32 bits.
+    fn symbol(&mut self, name: &FunctionName, offset: i64, colocated: bool) -> StepResult {
+        let offset = i32::try_from(offset).map_err(|_| {
+            CodegenError::unsupported(format!("symbol offset {offset} beyond 32 bits on aarch64"))
+        })?;
+        Ok(self.symbol_addr(Arc::new(name.clone()), offset, !colocated))
     }
 }
 

@@ -146,17 +146,6 @@ impl IselCtx<'_, '_> {
         (Pair(dst), flag.map(|(_, f)| f))
     }
 
-    /// What `parts` (a rule over the producer's opcode) makes of the instruction defining
-    /// `v`, if any.
-    pub(super) fn producer<T>(
-        &mut self,
-        v: Value,
-        parts: fn(&mut Self, Value, IrInst) -> Option<T>,
-    ) -> Option<T> {
-        let inst = self.lower.def_inst(v)?;
-        parts(self, v, inst)
-    }
-
     pub(super) fn ext(&mut self, signed: bool, a: Value, to_bits: u32) -> VReg {
         let from = self.lower.value_type(a).bits();
         // What the rules know to be zero-extended already (`zero_extended`).

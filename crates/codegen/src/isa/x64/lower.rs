@@ -2,19 +2,19 @@
 //!
 //! # Contract
 //!
-//! Implements the generated `Context` trait with the externs the rules call: extractors
-//! describe IR instructions to the rules (read-only; they never merge anything), and
-//! constructors build operands (`reg_operand`, `imm_operand`, `amode`, …) or emit an
-//! instruction the rules built (`def`, `emit`) or one the rules cannot build yet (register
-//! pairs, the ABI). The only externs that record a merge are those that consume a merged
-//! producer (`imm_operand` and `shift_count` for an `iconst`, `cond_of`/`fcond_of` for a
-//! compare, `alu_mem`/`imul_mem`/`cmp_mem` for a load; a load's address folds in
-//! `lower_mem::addr_mem`), so a failed rule leaves the use counts untouched. Calls, returns
-//! and runtime-library calls go through the ABI (`abi.rs`) and are partial; one that fails
-//! keeps its error in [`IselCtx::error`], which [`lower_inst`] returns instead of
-//! "unsupported". So does `lacks_cmpxchg16b`, the rule for a 128-bit atomic on a target
-//! without CMPXCHG16B (CPU features are extractors: `has_bit_count`, `lacks_sse41`,
-//! `has_cmpxchg16b`, `wide_with_bmi2`).
+//! Implements the generated `Context` trait with the externs the rules call (those every ISA
+//! implements alike come from `isel_prelude_externs!`, `machinst::isel`): extractors describe IR
+//! instructions to the rules (read-only; they never merge anything), and constructors build
+//! operands (`reg_operand`, `imm_operand`, `amode`, …) or emit an instruction the rules built
+//! (`def`, `emit`) or one the rules cannot build yet (register pairs, the ABI). The only externs
+//! that record a merge are those that consume a merged producer (`imm_operand` and `shift_count`
+//! for an `iconst`, `cond_of`/`fcond_of` for a compare, `alu_mem`/`imul_mem`/`cmp_mem` for a load;
+//! an address folds in `lower_mem::addr_mem`, as the `addr_fold` rules say), so a failed rule
+//! leaves the use counts untouched. Calls, returns and runtime-library calls go through the ABI
+//! (`abi.rs`) and are partial; one that fails keeps its error in `IselCtx::error`, which
+//! [`lower_inst`] returns instead of "unsupported". So does `lacks_cmpxchg16b`, the rule for a
+//! 128-bit atomic on a target without CMPXCHG16B (CPU features are extractors: `has_bit_count`,
+//! `lacks_sse41`, `has_cmpxchg16b`, `wide_with_bmi2`).
 //!
 //! Constructors take a value's registers in the shape it is held in: `put_in_reg` and the
 //! scalar constructors one register (`Lower::value_vreg`), `pair_of` and the `i128` helpers
@@ -54,7 +54,7 @@ use super::inst::{
 use super::lower_mem::{self, LeaPlan};
 pub use super::lower_op::Op;
 use crate::chaos::Decision;
-use crate::machinst::isel::isel_prelude_externs;
+use crate::machinst::isel::{isel_prelude_externs, select_branch, select_inst};
 use crate::machinst::lower::Lower;
 use crate::machinst::{BlockIndex, CodegenError};
 
@@ -70,16 +70,6 @@ pub(super) mod generated {
 }
 // Enums the rules declare for themselves (the DSL generates them).
 pub use generated::{DivKind, FBitOp, FloatOp, Libcall, LoadWidth, Runtime, StoreWidth};
-
-const _: () = assert!(crate::machinst::isel::rule_indices_fit(
-    generated::RULE_SITES
-));
-
-/// Every selection rule of `lower.rules`, as `FILE:LINE` (with the rule's name, if any);
-/// `CompiledCode::rules_fired` indexes this list.
-pub fn lowering_rules() -> &'static [&'static str] {
-    generated::RULE_SITES
-}
 
 impl generated::Context for IselCtx<'_, '_> {
     isel_prelude_externs!();
@@ -295,6 +285,44 @@ impl generated::Context for IselCtx<'_, '_> {
 
     fn amode_wide(&mut self, addr: Value, offset: i32) -> Mem {
         lower_mem::addr_mem(self, self.inst, addr, offset, 8)
+    }
+
+    fn addr_const(&mut self, v: Value) -> Option<i64> {
+        let k = self.lower.const_value(v)?;
+        (!self.lower.should_skip(Decision::AddrConstFold)).then_some(k)
+    }
+
+    fn addr_producer(
+        &mut self,
+        user: IrInst,
+        v: Value,
+        shared: bool,
+        recompute: bool,
+    ) -> Option<generated::Producer> {
+        lower_mem::addr_producer(self, user, v, shared, recompute)
+    }
+
+    fn index_shift(&mut self, k: Value) -> Option<u8> {
+        let shift = u8::try_from(self.lower.const_value(k)?).ok()?;
+        (shift <= 3).then_some(shift)
+    }
+
+    fn mul_scale(&mut self, a: Value, b: Value) -> Option<generated::Scale> {
+        let (x, k) = if self.lower.const_value(b).is_some() {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        let shift = lower_mem::lea_shift(self.lower.const_value(k)?)?;
+        Some(generated::Scale::Of { x, k, shift })
+    }
+
+    fn fold_add(&mut self) -> Option<bool> {
+        (!self.lower.should_skip(Decision::AddrAddFold)).then_some(true)
+    }
+
+    fn fold_shift(&mut self, _shift: u8) -> Option<bool> {
+        (!self.lower.should_skip(Decision::AddrShiftFold)).then_some(true)
     }
 
     fn lea_plan(&mut self, a: Value, b: Value) -> Option<LeaPlan> {
@@ -558,9 +586,7 @@ pub fn lower_inst(
     inst: IrInst,
     features: &CpuFeatures,
 ) -> Result<bool, CodegenError> {
-    let mut ctx = IselCtx::new(lower, inst, &[], *features);
-    let lowered = generated::constructor_lower(&mut ctx, inst);
-    ctx.selected(&lowered)
+    select_inst(lower, inst, *features, generated::constructor_lower)
 }
 
 /// Lower a block terminator with its lowered successors.
@@ -570,6 +596,20 @@ pub fn lower_branch(
     targets: &[BlockIndex],
     features: &CpuFeatures,
 ) -> Option<()> {
-    let mut ctx = IselCtx::new(lower, inst, targets, *features);
-    generated::constructor_lower_branch(&mut ctx, inst).map(|_| ())
+    select_branch(
+        lower,
+        inst,
+        targets,
+        *features,
+        generated::constructor_lower_branch,
+    )
+}
+
+/// Every selection rule of `lower.rules`, as `FILE:LINE` (with the rule's name, if any);
+/// `CompiledCode::rules_fired` indexes this list.
+pub fn lowering_rules() -> &'static [&'static str] {
+    const _: () = assert!(crate::machinst::isel::rule_indices_fit(
+        generated::RULE_SITES
+    ));
+    generated::RULE_SITES
 }

@@ -20,29 +20,18 @@ use crate::machinst::{CodegenError, MachInst};
 /// Global values nest at most this deep (the verifier rejects cycles; this bounds the rest).
 pub const MAX_GLOBAL_VALUE_DEPTH: u32 = 32;
 
+/// A step's register, or why the ISA cannot take it.
+pub type StepResult = Result<VReg, CodegenError>;
+
 /// The instructions of each step of a global value chain, into fresh registers.
 pub trait GlobalValueSteps {
-    /// How the ISA loads a value of some type.
-    type LoadKind;
-    /// `&name + offset` (PC-relative when `colocated`, through the GOT otherwise).
-    fn symbol(
-        &mut self,
-        name: &FunctionName,
-        offset: i64,
-        colocated: bool,
-    ) -> Result<VReg, CodegenError>;
-    /// How a global value of type `ty` is loaded, if the ISA can.
-    fn global_load_kind(&self, ty: Type) -> Option<Self::LoadKind>;
-    /// The value loaded with `kind` from `base + offset`.
-    fn global_load(
-        &mut self,
-        kind: Self::LoadKind,
-        base: VReg,
-        offset: i32,
-        trap: MaybeTrap,
-    ) -> VReg;
+    /// The value of type `ty` loaded from `base + offset`, or `None` (emitting nothing) for
+    /// a type the ISA cannot load.
+    fn global_load(&mut self, ty: Type, base: VReg, offset: i32, trap: MaybeTrap) -> Option<VReg>;
     /// `base + offset` at type `ty`.
     fn global_add(&mut self, base: VReg, offset: i64, ty: Type) -> VReg;
+    /// `&name + offset` (PC-relative when `colocated`, through the GOT otherwise).
+    fn symbol(&mut self, name: &FunctionName, offset: i64, colocated: bool) -> StepResult;
 }
 
 impl<I: MachInst, F> IselCtx<'_, '_, I, F>
@@ -90,11 +79,13 @@ where
                 global_type,
                 flags,
             } => {
-                let kind = self.global_load_kind(global_type).ok_or_else(|| {
-                    CodegenError::unsupported(format!("global value loaded as {global_type}"))
-                })?;
                 let base = self.global_value_at(base, depth + 1)?;
-                Ok(self.global_load(kind, base, offset, flags.trap_code))
+                // A type the ISA cannot load fails the function: the base's instructions,
+                // already emitted, are dropped with it.
+                self.global_load(global_type, base, offset, flags.trap_code)
+                    .ok_or_else(|| {
+                        CodegenError::unsupported(format!("global value loaded as {global_type}"))
+                    })
             }
             GlobalValueData::IAddImm {
                 base,

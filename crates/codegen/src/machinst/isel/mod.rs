@@ -7,9 +7,9 @@
 //!
 //! # Contract
 //!
-//! An ISA builds one [`IselCtx`] per IR instruction ([`IselCtx::new`]), runs its generated
-//! `constructor_lower` (or `constructor_lower_branch`) on it, and hands the outcome to
-//! [`IselCtx::selected`]. A partial constructor that fails for a reason other than "no
+//! An ISA runs its generated `constructor_lower` (or `constructor_lower_branch`) through
+//! [`select_inst`] ([`select_branch`]), which builds one [`IselCtx`] for the IR instruction
+//! and hands the outcome to the driver ([`IselCtx::selected`]). A partial constructor that fails for a reason other than "no
 //! rule" keeps its error in [`IselCtx::error`] ([`IselCtx::result`]), which `selected`
 //! returns instead of "unsupported".
 //!
@@ -103,6 +103,34 @@ impl<'a, 'f, I: MachInst, F> IselCtx<'a, 'f, I, F> {
         let returns = results.iter().map(|&r| f.dfg.value_type(r)).collect();
         (params, returns)
     }
+}
+
+/// Runs an ISA's selector `rule` (its generated `constructor_lower`) on the non-branch
+/// instruction `inst`: see [`IselCtx::selected`] for the outcome.
+#[inline]
+pub fn select_inst<'a, 'f, I: MachInst, F>(
+    lower: &'a mut Lower<'f, I>,
+    inst: IrInst,
+    features: F,
+    rule: impl FnOnce(&mut IselCtx<'a, 'f, I, F>, IrInst) -> Option<Out>,
+) -> Result<bool, CodegenError> {
+    let mut ctx = IselCtx::new(lower, inst, &[], features);
+    let lowered = rule(&mut ctx, inst);
+    ctx.selected(&lowered)
+}
+
+/// Runs an ISA's branch selector `rule` (its generated `constructor_lower_branch`) on the
+/// terminator `inst` with its lowered successors `targets`; `None` when no rule matches.
+#[inline]
+pub fn select_branch<'a, 'f, I: MachInst, F>(
+    lower: &'a mut Lower<'f, I>,
+    inst: IrInst,
+    targets: &'a [BlockIndex],
+    features: F,
+    rule: impl FnOnce(&mut IselCtx<'a, 'f, I, F>, IrInst) -> Option<Out>,
+) -> Option<()> {
+    let mut ctx = IselCtx::new(lower, inst, targets, features);
+    rule(&mut ctx, inst).map(|_| ())
 }
 
 /// The registers an IR instruction's results live in, in order (a split value takes two,
