@@ -22,6 +22,7 @@ use super::asm::{FpMemSize, FpSize, MemSize, Size};
 use super::features::CpuFeatures;
 use super::inst::{AluInst, CmpRhs, Inst};
 pub(super) use crate::machinst::isel::width_mask;
+use crate::machinst::isel::{by_precision, by_width};
 pub use crate::machinst::isel::{Cmp, FCmp, Imm, MaybeTrap, Out, Pair};
 
 /// Selection state for one IR instruction (the shared context with AArch64's instructions
@@ -54,19 +55,11 @@ pub struct CmpImm {
 
 /// The operation size for a type whose upper bits may be garbage (8/16 use 32-bit forms).
 pub(super) fn op_size(ty: Type) -> Size {
-    if ty.bits() == 64 {
-        Size::S64
-    } else {
-        Size::S32
-    }
+    by_width(ty, Size::S32, Size::S64)
 }
 
 pub(super) fn fp_size(ty: Type) -> FpSize {
-    if ty == Type::F32 {
-        FpSize::F32
-    } else {
-        FpSize::F64
-    }
+    by_precision(ty, FpSize::F32, FpSize::F64)
 }
 
 pub(super) fn mem_size(ty: Type) -> MemSize {

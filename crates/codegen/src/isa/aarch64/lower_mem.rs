@@ -80,13 +80,11 @@ impl IselCtx<'_, '_> {
         offset: i32,
         got: bool,
     ) -> VReg {
-        let dst = self.int();
-        self.lower.emit(MemInst::SymbolAddr {
+        self.int_def(|dst| MemInst::SymbolAddr {
             dst,
             name,
             offset,
             got,
-        });
-        dst
+        })
     }
 }

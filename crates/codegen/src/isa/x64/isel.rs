@@ -10,6 +10,7 @@
 use kestrel_ir::{Inst as IrInst, IntCC, Type, Value};
 use kestrel_regalloc::{RegClass, VReg};
 
+use crate::machinst::isel::{by_precision, by_width};
 pub(super) use crate::machinst::isel::{sign_bit, width_mask};
 
 use super::asm::alu::AluOp;
@@ -25,10 +26,7 @@ use super::lower::*;
 
 /// The scalar SSE operation for `ty`: `ss` for f32, `sd` for f64.
 pub(super) fn sse_for(ty: Type, single: SseOp, double: SseOp) -> SseOp {
-    match float_size(ty) {
-        FloatSize::F32 => single,
-        FloatSize::F64 => double,
-    }
+    by_precision(ty, single, double)
 }
 
 /// Selection state for one IR instruction (the shared context with x86-64's instructions
@@ -37,11 +35,7 @@ pub type IselCtx<'a, 'f> = crate::machinst::isel::IselCtx<'a, 'f, Inst, CpuFeatu
 
 /// The operation size for a type whose upper bits may be garbage (8/16 use 32-bit forms).
 pub(super) fn op_size(ty: Type) -> Size {
-    if ty.bits() == 64 {
-        Size::S64
-    } else {
-        Size::S32
-    }
+    by_width(ty, Size::S32, Size::S64)
 }
 
 /// The exact size of an integer type.
@@ -162,14 +156,12 @@ impl IselCtx<'_, '_> {
             // Same width (32 → 32 is not an IR extension; a no-op for safety).
             _ => return src,
         };
-        let dst = self.int();
-        self.lower.emit(AluInst::Ext {
+        self.int_def(|dst| AluInst::Ext {
             mode,
             signed,
             dst,
             src,
-        });
-        dst
+        })
     }
 
     pub(super) fn minmax(&mut self, ty: Type, max: bool, a: VReg, b: VReg) -> VReg {

@@ -20,11 +20,7 @@ pub struct Ld {
 }
 
 pub(super) fn float_size(ty: Type) -> FloatSize {
-    if ty == Type::F32 {
-        FloatSize::F32
-    } else {
-        FloatSize::F64
-    }
+    crate::machinst::isel::by_precision(ty, FloatSize::F32, FloatSize::F64)
 }
 
 /// The call target of `routine`: `__` and the variant in lower case (`__udivti3`, …).

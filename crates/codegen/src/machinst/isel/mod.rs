@@ -88,6 +88,14 @@ impl<'a, 'f, I: MachInst, F> IselCtx<'a, 'f, I, F> {
         (pair, with_flag.then(|| self.int()))
     }
 
+    /// The instruction `inst` builds for a fresh integer register, emitted; the register.
+    #[inline]
+    pub fn int_def<T: Into<I>>(&mut self, inst: impl FnOnce(VReg) -> T) -> VReg {
+        let dst = self.int();
+        self.lower.emit(inst(dst));
+        dst
+    }
+
     /// A fresh integer register.
     #[inline]
     pub fn int(&mut self) -> VReg {
@@ -205,6 +213,25 @@ pub type MaybeTrap = Option<TrapCode>;
 /// `CompiledCode::rules_fired`, which holds rule indices as `u16`.
 pub const fn rule_indices_fit(sites: &[&str]) -> bool {
     sites.len() <= u16::MAX as usize
+}
+
+/// `wide` for a 64-bit type, `narrow` for one below: the operation size of a type whose
+/// upper bits may be garbage (8 and 16 bits use the 32-bit forms).
+pub fn by_width<T>(ty: Type, narrow: T, wide: T) -> T {
+    if ty.bits() == 64 {
+        wide
+    } else {
+        narrow
+    }
+}
+
+/// `single` for `f32`, `double` for `f64`.
+pub fn by_precision<T>(ty: Type, single: T, double: T) -> T {
+    if ty == Type::F32 {
+        single
+    } else {
+        double
+    }
 }
 
 /// All bits of an integer or float type's width (up to 64).
