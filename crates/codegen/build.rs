@@ -1,7 +1,11 @@
 //! Writes the IR's view for the rules (`kestrel_ir::rules_view`: one `Op` variant per IR opcode)
-//! and compiles each ISA's instruction-selection rules into `$OUT_DIR` (`x64_lower.rs`,
+//! and compiles each ISA's instruction-selection rules, after the shared prelude
+//! (`machinst/isel/prelude.rules`), into `$OUT_DIR` (`x64_lower.rs`,
 //! `aarch64_lower.rs`), with rule coverage (the `RULE_SITES` list and a `rule_fired` call
 //! per firing; see `isa::x64::lowering_rules`).
+
+/// The declarations every ISA's rules share (`machinst::isel`).
+const PRELUDE: &str = "src/machinst/isel/prelude.rules";
 
 fn main() {
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -15,6 +19,7 @@ fn main() {
     kestrel_rules::build::compile_rules_with(
         &[
             ops_rules,
+            PRELUDE,
             "src/isa/x64/inst.rules",
             "src/isa/x64/lower.rules",
         ],
@@ -24,6 +29,7 @@ fn main() {
     kestrel_rules::build::compile_rules_with(
         &[
             ops_rules,
+            PRELUDE,
             "src/isa/aarch64/inst.rules",
             "src/isa/aarch64/lower.rules",
             "src/isa/aarch64/lower_i128.rules",

@@ -13,6 +13,7 @@ pub mod buffer;
 pub mod compile;
 pub mod frame;
 pub mod ir_ops;
+pub mod isel;
 pub mod lower;
 pub mod operands;
 pub mod shared_inst;

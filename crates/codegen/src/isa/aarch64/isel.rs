@@ -1,6 +1,6 @@
-//! Selection state ([`IselCtx`]), the values the AArch64 rules pass between extractors and
-//! constructors (merged constants and compares, result registers), and the helpers the
-//! rule constructors share (sizes of types, immediates, extensions).
+//! Selection state ([`IselCtx`]), the merged constants the AArch64 rules pass between
+//! extractors and constructors (beside the shared values of `machinst::isel`), and the
+//! helpers the rule constructors share (sizes of types, immediates, extensions).
 //!
 //! # Contract
 //!
@@ -10,8 +10,8 @@
 //!
 //! Cost: O(1) per helper call.
 
-use kestrel_ir::{FloatCC, Inst as IrInst, IntCC, TrapCode, Type, Value};
-use kestrel_regalloc::{RegClass, VReg};
+use kestrel_ir::{IntCC, Type, Value};
+use kestrel_regalloc::VReg;
 
 use super::asm::add_sub::{AddSub, AddSubImm};
 use super::asm::bitfield::{Bitfield, BitfieldOp};
@@ -21,41 +21,13 @@ use super::asm::operands::Extend;
 use super::asm::{FpMemSize, FpSize, MemSize, Size};
 use super::features::CpuFeatures;
 use super::inst::{AluInst, CmpRhs, Inst};
-use crate::machinst::lower::{Lower, Results};
-use crate::machinst::{BlockIndex, CodegenError};
+pub(super) use crate::machinst::isel::width_mask;
+use crate::machinst::isel::{by_precision, by_width};
+pub use crate::machinst::isel::{Cmp, FCmp, Imm, MaybeTrap, Out, Pair};
 
-/// Selection state for one IR instruction.
-pub struct IselCtx<'a, 'f> {
-    pub lower: &'a mut Lower<'f, Inst>,
-    /// The instruction being lowered.
-    pub inst: IrInst,
-    /// The lowered successors, for a terminator.
-    pub targets: &'a [BlockIndex],
-    /// Why a partial constructor failed (an ABI error), reported instead of "unsupported".
-    pub error: Option<CodegenError>,
-    /// The extensions the target has.
-    pub features: CpuFeatures,
-}
-
-/// The registers an IR instruction's results live in, in order (none for side effects).
-/// Not `Copy` (a call has any number of results): a rule uses an `Out` once.
-#[derive(Clone, Debug, Default)]
-pub struct Out(pub(super) Results);
-
-impl Out {
-    pub(super) fn none() -> Out {
-        Out::default()
-    }
-
-    pub(super) fn one(r: VReg) -> Out {
-        Out(smallvec::smallvec![r])
-    }
-}
-
-/// Two registers the rules pass around together: an `i128`'s halves (low first), or a value
-/// and its flag.
-#[derive(Clone, Copy, Debug)]
-pub struct Pair(pub(super) [VReg; 2]);
+/// Selection state for one IR instruction (the shared context with AArch64's instructions
+/// and CPU features).
+pub type IselCtx<'a, 'f> = crate::machinst::isel::IselCtx<'a, 'f, Inst, CpuFeatures>;
 
 /// A merged `iconst` as an `add`/`sub #imm` operand.
 #[derive(Clone, Copy, Debug)]
@@ -72,14 +44,6 @@ pub struct LogicImmV {
     pub(super) imm: LogicalImm,
 }
 
-/// A merged `iconst` shift amount (its sign-extended value; the user takes it modulo the
-/// width).
-#[derive(Clone, Copy, Debug)]
-pub struct ShiftImm {
-    pub(super) value: Value,
-    pub(super) imm: i64,
-}
-
 /// A merged `iconst` compare operand: its sign-extended value and, once checked against a
 /// compare ([`cmp_rhs_for`]), the operand it becomes.
 #[derive(Clone, Copy, Debug)]
@@ -89,42 +53,13 @@ pub struct CmpImm {
     pub(super) rhs: Option<CmpRhs>,
 }
 
-/// A mergeable `icmp`: its result value, condition and operands.
-#[derive(Clone, Copy, Debug)]
-pub struct Cmp {
-    pub(super) value: Value,
-    pub(super) cc: IntCC,
-    pub(super) a: Value,
-    pub(super) b: Value,
-}
-
-/// A mergeable `fcmp`: its result value, condition and operands.
-#[derive(Clone, Copy, Debug)]
-pub struct FCmp {
-    pub(super) value: Value,
-    pub(super) cc: FloatCC,
-    pub(super) a: Value,
-    pub(super) b: Value,
-}
-
-/// The trap code of an access that may fault (`None`: it cannot, or it is `notrap`).
-pub type MaybeTrap = Option<TrapCode>;
-
 /// The operation size for a type whose upper bits may be garbage (8/16 use 32-bit forms).
 pub(super) fn op_size(ty: Type) -> Size {
-    if ty.bits() == 64 {
-        Size::S64
-    } else {
-        Size::S32
-    }
+    by_width(ty, Size::S32, Size::S64)
 }
 
 pub(super) fn fp_size(ty: Type) -> FpSize {
-    if ty == Type::F32 {
-        FpSize::F32
-    } else {
-        FpSize::F64
-    }
+    by_precision(ty, FpSize::F32, FpSize::F64)
 }
 
 pub(super) fn mem_size(ty: Type) -> MemSize {
@@ -140,14 +75,6 @@ pub(super) fn fp_mem_size(ty: Type) -> FpMemSize {
     match fp_size(ty) {
         FpSize::F32 => FpMemSize::S32,
         FpSize::F64 => FpMemSize::S64,
-    }
-}
-
-/// All bits of a type's width.
-pub(super) fn width_mask(ty: Type) -> u64 {
-    match ty.bits() {
-        64.. => u64::MAX,
-        bits => (1 << bits) - 1,
     }
 }
 
@@ -236,22 +163,6 @@ pub(super) fn extend_of(signed: bool, ty: Type) -> Extend {
 }
 
 impl IselCtx<'_, '_> {
-    /// A partial constructor's outcome: the result registers, or `None` with the error kept
-    /// for the driver.
-    pub(super) fn result(&mut self, done: Result<Results, CodegenError>) -> Option<Out> {
-        match done {
-            Ok(regs) => Some(Out(regs)),
-            Err(e) => {
-                self.error = Some(e);
-                None
-            }
-        }
-    }
-
-    pub(super) fn int(&mut self) -> VReg {
-        self.lower.alloc_vreg(RegClass::Int)
-    }
-
     /// `a` (an integer value) zero- or sign-extended from its type to `to`: a bitfield
     /// move, or `a` itself when its type is at least as wide. A zero extension to 64 bits
     /// from 8 or 16 is a 32-bit one (a `w` write clears the upper half).

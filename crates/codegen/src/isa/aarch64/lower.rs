@@ -2,16 +2,17 @@
 //!
 //! # Contract
 //!
-//! Implements the generated `Context` trait with the externs the rules call: extractors
+//! Implements the generated `Context` trait with the externs the rules call (those every
+//! ISA implements alike come from `isel_prelude_externs!`, `machinst::isel`): extractors
 //! describe IR instructions and constants to the rules (read-only; they never merge
 //! anything), and constructors build operands or emit an instruction the rules built
 //! (`def`, `emit`) or one the rules cannot build yet (extensions by type, the ABI, jump
 //! tables, symbol addresses). The only externs that record a merge are those that consume
 //! a merged producer (`arith_operand`, `logic_operand`, `shift_count`, `cmp_operand` for an
-//! `iconst`, `cond_of`/`fcond_of` for a compare, `amode` for an address `iadd`), so a failed
-//! rule leaves the use counts untouched. Calls and returns go through the ABI (`abi.rs`) and are partial; one that
-//! fails keeps its error in [`IselCtx::error`], which [`lower_inst`] returns instead of
-//! "unsupported".
+//! `iconst`, `cond_of`/`fcond_of` for a compare, `mem_folded`/`mem_reg_reg` for an address
+//! `iadd` the `amode` rules fold), so a failed rule leaves the use counts untouched. Calls
+//! and returns go through the ABI (`abi.rs`) and are partial; one that fails keeps its
+//! error in `IselCtx::error`, which [`lower_inst`] returns instead of "unsupported".
 //!
 //! Every merge is optional: the extractors `arith_imm`, `arith_imm_neg`, `logic_imm_of`,
 //! `shift_imm`, `cmp_imm`, `icmp_merge` and `fcmp_merge` ask the chaos control
@@ -25,13 +26,10 @@
 use std::sync::Arc;
 
 use kestrel_ir::entity::EntityRef;
-use kestrel_ir::immediates::Endianness;
 use kestrel_ir::{
-    AtomicRmwOp, FloatCC, GlobalValue, Inst as IrInst, InstructionData, IntCC, MemFlags, StackSlot,
-    TrapCode, Type, Value,
+    AtomicRmwOp, FloatCC, GlobalValue, Inst as IrInst, IntCC, MemFlags, StackSlot, Type, Value,
 };
 use kestrel_regalloc::{RegClass, VReg};
-use smallvec::SmallVec;
 
 use super::abi;
 use super::asm::add_sub::{AddSub, AddSubImm};
@@ -52,8 +50,9 @@ use super::inst::{
 };
 use super::isel::*;
 use crate::chaos::Decision;
-use crate::machinst::ir_ops::{op_of, Op};
-use crate::machinst::lower::{Lower, Results};
+use crate::machinst::ir_ops::Op;
+use crate::machinst::isel::{isel_prelude_externs, select_branch, select_inst};
+use crate::machinst::lower::Lower;
 use crate::machinst::{BlockIndex, CodegenError};
 
 pub(super) mod generated {
@@ -65,28 +64,8 @@ pub(super) mod generated {
 // Enums the rules declare for themselves (the DSL generates them).
 pub use generated::{LoadWidth, StoreWidth};
 
-// `CompiledCode::rules_fired` holds rule indices as `u16`.
-const _: () = assert!(generated::RULE_SITES.len() <= u16::MAX as usize);
-
-/// Every selection rule of the AArch64 `lower.rules`, as `FILE:LINE` (with the rule's name,
-/// if any); `CompiledCode::rules_fired` indexes this list.
-pub fn lowering_rules() -> &'static [&'static str] {
-    generated::RULE_SITES
-}
-
 impl generated::Context for IselCtx<'_, '_> {
-    fn inst_op(&mut self, i: IrInst) -> Op {
-        op_of(self.lower.data(i))
-    }
-
-    fn result_type(&mut self, i: IrInst) -> Option<Type> {
-        let v = self.lower.f.dfg.first_result(i)?;
-        Some(self.lower.value_type(v))
-    }
-
-    fn int_ty(&mut self, ty: Type) -> Option<Type> {
-        (ty.is_int() && ty.bits() <= 64).then_some(ty)
-    }
+    isel_prelude_externs!();
 
     fn narrow_ty(&mut self, ty: Type) -> Option<Type> {
         (ty == Type::I8 || ty == Type::I16).then_some(ty)
@@ -96,58 +75,12 @@ impl generated::Context for IselCtx<'_, '_> {
         (ty == Type::I32 || ty == Type::I64).then_some(ty)
     }
 
-    fn i64_ty(&mut self, ty: Type) -> Option<Type> {
-        (ty == Type::I64).then_some(ty)
-    }
-
-    fn float_ty(&mut self, ty: Type) -> Option<Type> {
-        (ty == Type::F32 || ty == Type::F64).then_some(ty)
-    }
-
     fn has_lse(&mut self, _: IrInst) -> Option<()> {
         self.features.lse.then_some(())
     }
 
-    fn rule_fired(&mut self, rule: usize) {
-        self.lower.rule_fired(rule);
-    }
-
-    fn alu_inst(&mut self, i: AluInst) -> Inst {
-        i.into()
-    }
-
     fn float_inst(&mut self, i: FloatInst) -> Inst {
         i.into()
-    }
-
-    fn mem_inst(&mut self, i: MemInst) -> Inst {
-        i.into()
-    }
-
-    fn atomic_inst(&mut self, i: AtomicInst) -> Inst {
-        i.into()
-    }
-
-    fn control_inst(&mut self, i: ControlInst) -> Inst {
-        i.into()
-    }
-
-    fn def(&mut self, dst: VReg, inst: Inst) -> VReg {
-        self.lower.emit(inst);
-        dst
-    }
-
-    fn emit(&mut self, inst: Inst) -> Out {
-        self.lower.emit(inst);
-        Out::none()
-    }
-
-    fn int_reg(&mut self) -> VReg {
-        self.int()
-    }
-
-    fn float_reg(&mut self) -> VReg {
-        self.lower.alloc_vreg(RegClass::Float)
     }
 
     fn op_size(&mut self, ty: Type) -> Size {
@@ -158,12 +91,8 @@ impl generated::Context for IselCtx<'_, '_> {
         fp_size(ty)
     }
 
-    fn type_bits(&mut self, ty: Type) -> u8 {
+    fn type_bits_u8(&mut self, ty: Type) -> u8 {
         ty.bits() as u8
-    }
-
-    fn imm_bits(&mut self, ty: Type, n: i64) -> u64 {
-        n as u64 & width_mask(ty)
     }
 
     fn bf_lsl(&mut self, s: Size, k: u8) -> Bitfield {
@@ -184,22 +113,6 @@ impl generated::Context for IselCtx<'_, '_> {
             Size::S64 => m,
         };
         LogicalImm::new(m, s).expect("the rules' masks are bitmask immediates")
-    }
-
-    fn put_in_reg(&mut self, v: Value) -> VReg {
-        self.lower.value_vreg(v)
-    }
-
-    fn out_reg(&mut self, r: VReg) -> Out {
-        Out::one(r)
-    }
-
-    fn nothing(&mut self) -> Out {
-        Out::none()
-    }
-
-    fn value_type(&mut self, v: Value) -> Type {
-        self.lower.value_type(v)
     }
 
     fn uext32(&mut self, v: Value) -> VReg {
@@ -251,14 +164,9 @@ impl generated::Context for IselCtx<'_, '_> {
         k.imm
     }
 
-    fn shift_imm(&mut self, v: Value) -> Option<ShiftImm> {
+    fn shift_imm(&mut self, v: Value) -> Option<Imm> {
         let imm = self.lower.const_value(v)?;
-        (!self.lower.should_skip(Decision::ImmOperand)).then_some(ShiftImm { value: v, imm })
-    }
-
-    fn shift_count(&mut self, ty: Type, k: ShiftImm) -> u8 {
-        self.lower.merge(k.value);
-        (k.imm as u64 & u64::from(ty.bits() - 1)) as u8
+        (!self.lower.should_skip(Decision::ImmOperand)).then_some(Imm { value: v, imm })
     }
 
     fn shift_mask(&mut self, ty: Type) -> u64 {
@@ -290,47 +198,11 @@ impl generated::Context for IselCtx<'_, '_> {
         self.ext(signed, v, s)
     }
 
-    fn half_bits(&mut self, ty: Type) -> u8 {
+    fn half_bits_u8(&mut self, ty: Type) -> u8 {
         (ty.bits() / 2) as u8
     }
 
-    fn make_pair(&mut self, a: VReg, b: VReg) -> Pair {
-        Pair([a, b])
-    }
-
-    fn pair_lo(&mut self, p: Pair) -> VReg {
-        p.0[0]
-    }
-
-    fn pair_hi(&mut self, p: Pair) -> VReg {
-        p.0[1]
-    }
-
-    fn i128_ty(&mut self, ty: Type) -> Option<Type> {
-        (ty == Type::I128).then_some(ty)
-    }
-
-    fn i128_val(&mut self, v: Value) -> Option<Value> {
-        (self.lower.value_type(v) == Type::I128).then_some(v)
-    }
-
-    fn ty_i64(&mut self) -> Type {
-        Type::I64
-    }
-
-    fn pair_of(&mut self, v: Value) -> Pair {
-        Pair(self.lower.value_pair(v))
-    }
-
-    fn out_pair(&mut self, p: Pair) -> Out {
-        Out(smallvec::smallvec![p.0[0], p.0[1]])
-    }
-
-    fn low_bits(&mut self, v: Value) -> VReg {
-        self.lower.value_lo(v)
-    }
-
-    fn alu_pair(&mut self, op: AddSub, a: Pair, b: Pair) -> Pair {
+    fn addsub_pair(&mut self, op: AddSub, a: Pair, b: Pair) -> Pair {
         self.pair_arith(op, a, b, None, None).0
     }
 
@@ -339,22 +211,14 @@ impl generated::Context for IselCtx<'_, '_> {
         flag.expect("a flag was asked for")
     }
 
-    fn alu_pair_flag(&mut self, op: AddSub, cc: Cc, a: Pair, b: Pair) -> Out {
+    fn addsub_pair_flag(&mut self, op: AddSub, cc: Cc, a: Pair, b: Pair) -> Out {
         let done = self.pair_arith(op, a, b, None, Some(cc));
         self.pair_and_flag(done)
     }
 
-    fn alu_pair_carry_flag(&mut self, op: AddSub, cc: Cc, a: Pair, b: Pair, cin: VReg) -> Out {
+    fn addsub_pair_carry_flag(&mut self, op: AddSub, cc: Cc, a: Pair, b: Pair, cin: VReg) -> Out {
         let done = self.pair_arith(op, a, b, Some(cin), Some(cc));
         self.pair_and_flag(done)
-    }
-
-    fn runtime_call1(&mut self, routine: generated::Runtime, a: Value) -> Option<Out> {
-        self.runtime_call(routine, &[a])
-    }
-
-    fn runtime_call2(&mut self, routine: generated::Runtime, a: Value, b: Value) -> Option<Out> {
-        self.runtime_call(routine, &[a, b])
     }
 
     fn runtime_call_reg(&mut self, routine: generated::Runtime, ty: Type, a: VReg) -> Option<Pair> {
@@ -367,18 +231,6 @@ impl generated::Context for IselCtx<'_, '_> {
                 None
             }
         }
-    }
-
-    fn div_by_zero(&mut self) -> TrapCode {
-        TrapCode::INTEGER_DIVISION_BY_ZERO
-    }
-
-    fn int_overflow(&mut self) -> TrapCode {
-        TrapCode::INTEGER_OVERFLOW
-    }
-
-    fn bad_toint(&mut self) -> TrapCode {
-        TrapCode::BAD_CONVERSION_TO_INTEGER
     }
 
     fn to128_low(&mut self, ty: Type, signed: bool) -> u64 {
@@ -429,8 +281,8 @@ impl generated::Context for IselCtx<'_, '_> {
         self.out_pair(Pair(dst))
     }
 
-    fn amode_wide(&mut self, addr: Value, offset: i32) -> Mem {
-        self.wide_mem(addr, offset)
+    fn wide_mem(&mut self, mem: Mem) -> Mem {
+        self.widened(mem)
     }
 
     fn slot_mem_wide(&mut self, slot: StackSlot, offset: i32) -> Mem {
@@ -441,16 +293,12 @@ impl generated::Context for IselCtx<'_, '_> {
         super::lower_pair::mem_hi(mem)
     }
 
-    fn out2(&mut self, a: VReg, b: VReg) -> Out {
-        Out(smallvec::smallvec![a, b])
-    }
-
     fn rotl_count(&mut self, ty: Type, k: u8) -> u8 {
         let bits = ty.bits() as u8;
         bits.wrapping_sub(k) & (bits - 1)
     }
 
-    fn below_32(&mut self, ty: Type) -> u64 {
+    fn below_32_u64(&mut self, ty: Type) -> u64 {
         u64::from(32 - ty.bits())
     }
 
@@ -470,7 +318,7 @@ impl generated::Context for IselCtx<'_, '_> {
         dst
     }
 
-    fn above_width(&mut self, ty: Type) -> u64 {
+    fn above_width_u64(&mut self, ty: Type) -> u64 {
         1 << ty.bits()
     }
 
@@ -522,59 +370,8 @@ impl generated::Context for IselCtx<'_, '_> {
         LogicalImm::new(width_mask(ty), Size::S32)
     }
 
-    fn make_cmp(&mut self, value: Value, cc: IntCC, a: Value, b: Value) -> Cmp {
-        Cmp { value, cc, a, b }
-    }
-
-    fn make_fcmp(&mut self, value: Value, cc: FloatCC, a: Value, b: Value) -> FCmp {
-        FCmp { value, cc, a, b }
-    }
-
-    fn icmp_merge(&mut self, v: Value) -> Option<Cmp> {
-        let inst = self.lower.mergeable_inst(v, self.inst)?;
-        let cmp = generated::constructor_icmp_parts(self, v, inst)?;
-        // The compared values must fit a register (an i128 compare is no scalar test).
-        (!self.lower.should_skip(Decision::IcmpFusion)).then_some(cmp)
-    }
-
-    fn cond_of(&mut self, m: Cmp) -> Cond {
-        self.lower.merge(m.value);
-        generated::constructor_cmp_cond(self, m.cc, m.a, m.b)
-    }
-
-    fn fcmp_merge(&mut self, v: Value) -> Option<FCmp> {
-        let inst = self.lower.mergeable_inst(v, self.inst)?;
-        let m = generated::constructor_fcmp_parts(self, v, inst)?;
-        (!self.lower.should_skip(Decision::FcmpFusion)).then_some(m)
-    }
-
-    fn fcond_of(&mut self, m: FCmp) -> Cond {
-        self.lower.merge(m.value);
-        generated::constructor_float_cond(self, m.cc, m.a, m.b)
-    }
-
-    fn invert(&mut self, c: Cond) -> Cond {
-        c.invert()
-    }
-
     fn zero_cmp(&mut self) -> CmpRhs {
         CmpRhs::Imm(AddSubImm::new(0).expect("0 fits"))
-    }
-
-    fn branch(&mut self, cond: Cond) -> Out {
-        self.lower.emit(ControlInst::CondBr {
-            cond,
-            taken: self.targets[0],
-            not_taken: self.targets[1],
-        });
-        Out::none()
-    }
-
-    fn jump(&mut self) -> Out {
-        self.lower.emit(ControlInst::Jmp {
-            target: self.targets[0],
-        });
-        Out::none()
     }
 
     fn br_table(&mut self, index: Value) -> Out {
@@ -593,52 +390,44 @@ impl generated::Context for IselCtx<'_, '_> {
         Out::none()
     }
 
-    fn ret(&mut self, i: IrInst) -> Option<Out> {
-        let f = self.lower.f;
-        let args: SmallVec<[Value; 8]> = f.dfg.inst(i).arguments(&f.dfg.pool).collect();
-        let done = abi::gen_return(self.lower, &args);
-        self.result(done.map(|()| Results::new()))
-    }
-
-    fn call(&mut self, i: IrInst) -> Option<Out> {
-        let f = self.lower.f;
-        let InstructionData::Call { func_ref, args, .. } = *f.dfg.inst(i) else {
-            return None;
-        };
-        let ext = &f.ext_funcs[func_ref];
-        let sig = &f.signatures[ext.signature];
-        let dest = CallDest::Direct(Arc::new(ext.name.clone()));
-        let done = abi::gen_call(self.lower, dest, sig, f.dfg.pool.get(args));
-        self.result(done)
-    }
-
-    fn call_indirect(&mut self, i: IrInst) -> Option<Out> {
-        let f = self.lower.f;
-        let InstructionData::CallIndirect { sig_ref, args, .. } = *f.dfg.inst(i) else {
-            return None;
-        };
-        let args = f.dfg.pool.get(args);
-        let target = self.lower.value_vreg(args[0]);
-        let sig = &f.signatures[sig_ref];
-        let done = abi::gen_call(self.lower, CallDest::Indirect(target), sig, &args[1..]);
-        self.result(done)
-    }
-
     fn func_addr(&mut self, func: kestrel_ir::FuncRef) -> VReg {
         let callee = &self.lower.f.ext_funcs[func];
         let (name, got) = (Arc::new(callee.name.clone()), !callee.colocated);
         self.symbol_addr(name, 0, got)
     }
 
-    fn global_value(&mut self, gv: GlobalValue) -> Option<Out> {
-        let done = self
-            .global_value_vreg(gv, 0)
-            .map(|r| smallvec::smallvec![r]);
-        self.result(done)
+    fn addr_iadd(&mut self, addr: Value) -> Option<generated::Operands2> {
+        let inst = self.lower.mergeable_inst(addr, self.inst)?;
+        generated::constructor_iadd_parts(self, addr, inst)
     }
 
-    fn amode(&mut self, addr: Value, offset: i32) -> Mem {
-        self.addr_mem(addr, offset)
+    fn offset_plus(&mut self, offset: i32, k: Value) -> Option<i32> {
+        let sum = i64::from(offset).checked_add(self.lower.const_value(k)?)?;
+        let sum = i32::try_from(sum).ok()?;
+        (!self.lower.should_skip(Decision::AddrConstFold)).then_some(sum)
+    }
+
+    fn add_fold(&mut self) -> Option<bool> {
+        (!self.lower.should_skip(Decision::AddrAddFold)).then_some(true)
+    }
+
+    fn mem_folded(&mut self, addr: Value, k: Value, x: Value, off: i32) -> Mem {
+        self.lower.merge(addr);
+        self.lower.merge(k);
+        let base = self.lower.value_vreg(x);
+        Mem::Reg { base, off }
+    }
+
+    fn mem_reg_reg(&mut self, addr: Value, a: Value, b: Value) -> Mem {
+        self.lower.merge(addr);
+        let base = self.lower.value_vreg(a);
+        let index = self.lower.value_vreg(b);
+        Mem::RegReg { base, index }
+    }
+
+    fn mem_reg(&mut self, addr: Value, off: i32) -> Mem {
+        let base = self.lower.value_vreg(addr);
+        Mem::Reg { base, off }
     }
 
     fn slot_mem(&mut self, slot: StackSlot, offset: i32) -> Mem {
@@ -648,24 +437,8 @@ impl generated::Context for IselCtx<'_, '_> {
         }
     }
 
-    fn little(&mut self, flags: MemFlags) -> Option<MemFlags> {
-        (flags.endianness != Some(Endianness::Big)).then_some(flags)
-    }
-
-    fn big(&mut self, flags: MemFlags) -> Option<MemFlags> {
-        (flags.endianness == Some(Endianness::Big)).then_some(flags)
-    }
-
     fn bf_sext64(&mut self, bits: u8) -> Bitfield {
         Bitfield::extract(Size::S64, 0, u32::from(bits)).expect("16 or 32 bits")
-    }
-
-    fn mem_trap(&mut self, flags: MemFlags) -> MaybeTrap {
-        flags.trap_code
-    }
-
-    fn no_trap(&mut self) -> MaybeTrap {
-        None
     }
 
     fn mem_size(&mut self, ty: Type) -> MemSize {
@@ -691,23 +464,14 @@ impl generated::Context for IselCtx<'_, '_> {
         dst
     }
 
-    fn slot_index(&mut self, slot: StackSlot) -> u32 {
-        slot.index() as u32
-    }
-
     fn sign_mask(&mut self, ty: Type) -> u64 {
         1 << (ty.bits() - 1)
-    }
-
-    fn abs_mask(&mut self, ty: Type) -> u64 {
-        width_mask(ty) >> 1
     }
 }
 
 /// A runtime routine as a call destination: `__` and its name in lower case.
 pub(super) fn runtime_dest(routine: generated::Runtime) -> CallDest {
-    let name = format!("__{}", format!("{routine:?}").to_lowercase());
-    CallDest::Direct(Arc::new(kestrel_ir::FunctionName::Named(name)))
+    CallDest::Direct(crate::machinst::isel::runtime_name(routine))
 }
 
 /// The bits of `x` as a float of `ty` (exact for the powers of two the bounds use).
@@ -726,18 +490,7 @@ pub fn lower_inst(
     inst: IrInst,
     features: CpuFeatures,
 ) -> Result<bool, CodegenError> {
-    let mut ctx = IselCtx {
-        lower,
-        inst,
-        targets: &[],
-        error: None,
-        features,
-    };
-    let lowered = generated::constructor_lower(&mut ctx, inst);
-    // The list is read where the selector left it: moving it out of the `Option` would
-    // copy it wide right after it was written in pieces, and stall.
-    let regs = lowered.as_ref().map(|out| out.0.as_slice());
-    ctx.lower.selected(regs, &mut ctx.error)
+    select_inst(lower, inst, features, generated::constructor_lower)
 }
 
 /// Lower a block terminator with its lowered successors.
@@ -747,12 +500,20 @@ pub fn lower_branch(
     targets: &[BlockIndex],
     features: CpuFeatures,
 ) -> Option<()> {
-    let mut ctx = IselCtx {
+    select_branch(
         lower,
         inst,
         targets,
-        error: None,
         features,
-    };
-    generated::constructor_lower_branch(&mut ctx, inst).map(|_| ())
+        generated::constructor_lower_branch,
+    )
+}
+
+/// Every selection rule of the AArch64 `lower.rules`, as `FILE:LINE` (with the rule's name,
+/// if any); `CompiledCode::rules_fired` indexes this list.
+pub fn lowering_rules() -> &'static [&'static str] {
+    const _: () = assert!(crate::machinst::isel::rule_indices_fit(
+        generated::RULE_SITES
+    ));
+    generated::RULE_SITES
 }

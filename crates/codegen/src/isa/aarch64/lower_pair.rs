@@ -5,14 +5,13 @@
 //! # Contract
 //!
 //! Each helper emits into the current IR instruction's sequence and returns fresh
-//! registers; none merges anything except [`IselCtx::wide_mem`], which may fold the
-//! address's `iadd` as `addr_mem` does (the access then consumes it). The addresses they
+//! registers; none merges anything. The addresses they
 //! return always leave room for the second half 8 bytes further (any `i32` offset).
 //!
 //! Cost: O(1) per call.
 
 use kestrel_ir::entity::EntityRef;
-use kestrel_ir::{StackSlot, Type, Value};
+use kestrel_ir::{StackSlot, Value};
 use kestrel_regalloc::VReg;
 
 use super::asm::add_sub::{AddSub, AddSubImm};
@@ -32,8 +31,7 @@ impl IselCtx<'_, '_> {
         cin: Option<VReg>,
         flag_cc: Option<Cc>,
     ) -> (Pair, Option<VReg>) {
-        let dst = [self.int(), self.int()];
-        let flag = flag_cc.map(|_| self.int());
+        let (dst, flag) = self.pair_and_flag_regs(flag_cc.is_some());
         self.lower.emit(AluInst::Pair {
             op,
             // Read only with a flag.
@@ -56,10 +54,7 @@ impl IselCtx<'_, '_> {
         routine: super::lower::generated::Runtime,
         args: &[Value],
     ) -> Option<Out> {
-        let f = self.lower.f;
-        let params: Vec<Type> = args.iter().map(|&a| f.dfg.value_type(a)).collect();
-        let results = f.dfg.inst_results(self.inst);
-        let returns: Vec<Type> = results.iter().map(|&r| f.dfg.value_type(r)).collect();
+        let (params, returns) = self.call_types(args);
         let sig = super::abi::libcall_signature(&params, &returns);
         let dest = super::lower::runtime_dest(routine);
         let done = super::abi::gen_call(self.lower, dest, &sig, args);
@@ -69,14 +64,14 @@ impl IselCtx<'_, '_> {
     /// The pair and its flag as an instruction's three results.
     pub(super) fn pair_and_flag(&mut self, (p, flag): (Pair, Option<VReg>)) -> Out {
         let flag = flag.expect("a flag was asked for");
-        Out(smallvec::smallvec![p.0[0], p.0[1], flag])
+        Out::three(p.0[0], p.0[1], flag)
     }
 
-    /// The address of a 16-byte access at `addr + offset` whose second half is 8 bytes
-    /// further: `addr_mem`'s, with `[x + y]` and offsets whose second half would overflow
-    /// computed into a register first.
-    pub(super) fn wide_mem(&mut self, addr: Value, offset: i32) -> Mem {
-        match self.addr_mem(addr, offset) {
+    /// The address of a 16-byte access at `mem` (from `amode`) whose second half is 8 bytes
+    /// further: `mem`, with `[x + y]` and offsets whose second half would overflow computed
+    /// into a register first.
+    pub(super) fn widened(&mut self, mem: Mem) -> Mem {
+        match mem {
             Mem::RegReg { base, index } => {
                 let sum = self.int();
                 self.lower.emit(AluInst::Rrr {
@@ -125,7 +120,7 @@ impl IselCtx<'_, '_> {
     }
 }
 
-/// The second 8 bytes of a 16-byte access at `mem` (from [`IselCtx::wide_mem`] or
+/// The second 8 bytes of a 16-byte access at `mem` (from [`IselCtx::widened`] or
 /// [`IselCtx::wide_slot_mem`]).
 pub(super) fn mem_hi(mem: Mem) -> Mem {
     let next = |off: i32| off.checked_add(8).expect("wide_mem leaves room for 8 more");

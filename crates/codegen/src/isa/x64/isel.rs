@@ -10,6 +10,9 @@
 use kestrel_ir::{Inst as IrInst, IntCC, Type, Value};
 use kestrel_regalloc::{RegClass, VReg};
 
+use crate::machinst::isel::{by_precision, by_width};
+pub(super) use crate::machinst::isel::{sign_bit, width_mask};
+
 use super::asm::alu::AluOp;
 use super::asm::moves::ExtMode;
 use super::asm::setcc_cmov_jcc::Cc;
@@ -17,40 +20,22 @@ use super::asm::sse::{FloatSize, SseOp};
 use super::asm::Size;
 use super::features::CpuFeatures;
 use super::inst::{AluInst, Inst, LoadKind, MemInst, SseInst};
-use crate::machinst::lower::{Lower, Results};
-use crate::machinst::{BlockIndex, CodegenError};
+use crate::machinst::CodegenError;
 
 use super::lower::*;
 
 /// The scalar SSE operation for `ty`: `ss` for f32, `sd` for f64.
 pub(super) fn sse_for(ty: Type, single: SseOp, double: SseOp) -> SseOp {
-    match float_size(ty) {
-        FloatSize::F32 => single,
-        FloatSize::F64 => double,
-    }
+    by_precision(ty, single, double)
 }
 
-/// Selection state for one IR instruction.
-pub struct IselCtx<'a, 'f> {
-    pub lower: &'a mut Lower<'f, Inst>,
-    /// The instruction being lowered.
-    pub inst: IrInst,
-    /// The lowered successors, for a terminator.
-    pub targets: &'a [BlockIndex],
-    /// What the target CPU has: an instruction it lacks gets its baseline fallback.
-    pub features: CpuFeatures,
-    /// Why a partial constructor failed (an ABI error, a CPU feature the target lacks),
-    /// reported instead of "unsupported".
-    pub error: Option<CodegenError>,
-}
+/// Selection state for one IR instruction (the shared context with x86-64's instructions
+/// and CPU features).
+pub type IselCtx<'a, 'f> = crate::machinst::isel::IselCtx<'a, 'f, Inst, CpuFeatures>;
 
 /// The operation size for a type whose upper bits may be garbage (8/16 use 32-bit forms).
 pub(super) fn op_size(ty: Type) -> Size {
-    if ty.bits() == 64 {
-        Size::S64
-    } else {
-        Size::S32
-    }
+    by_width(ty, Size::S32, Size::S64)
 }
 
 /// The exact size of an integer type.
@@ -71,20 +56,6 @@ pub(super) fn float_bits(ty: Type, v: f64) -> u64 {
     }
 }
 
-/// The sign bit of a float type's bits.
-pub(super) fn sign_bit(ty: Type) -> u64 {
-    1 << (ty.bits() - 1)
-}
-
-/// All bits of a float type.
-pub(super) fn width_mask(ty: Type) -> u64 {
-    if ty.bits() == 64 {
-        u64::MAX
-    } else {
-        (1 << ty.bits()) - 1
-    }
-}
-
 pub(super) fn int_cc(cc: IntCC) -> Cc {
     match cc {
         IntCC::Equal => Cc::E,
@@ -101,18 +72,6 @@ pub(super) fn int_cc(cc: IntCC) -> Cc {
 }
 
 impl IselCtx<'_, '_> {
-    /// A partial constructor's outcome: the result registers, or `None` with the error kept
-    /// for the driver.
-    pub(super) fn result(&mut self, done: Result<Results, CodegenError>) -> Option<Out> {
-        match done {
-            Ok(regs) => Some(Out::from(regs)),
-            Err(e) => {
-                self.error = Some(e);
-                None
-            }
-        }
-    }
-
     /// A fresh register holding 0.
     pub(super) fn zero_reg(&mut self) -> VReg {
         let dst = self.int();
@@ -137,10 +96,7 @@ impl IselCtx<'_, '_> {
     /// A call of `routine` with `args`, whose signature is the arguments' types to the
     /// instruction's result types.
     pub(super) fn runtime_call(&mut self, routine: Runtime, args: &[Value]) -> Option<Out> {
-        let f = self.lower.f;
-        let params: Vec<Type> = args.iter().map(|&a| f.dfg.value_type(a)).collect();
-        let results = f.dfg.inst_results(self.inst);
-        let returns: Vec<Type> = results.iter().map(|&r| f.dfg.value_type(r)).collect();
+        let (params, returns) = self.call_types(args);
         let sig = super::abi::libcall_signature(&params, &returns);
         let done = super::abi::gen_call(self.lower, runtime_dest(routine), &sig, args);
         self.result(done)
@@ -170,8 +126,8 @@ impl IselCtx<'_, '_> {
         cin: Option<VReg>,
         flag_cc: Option<Cc>,
     ) -> (Pair, Option<VReg>) {
-        let dst = [self.int(), self.int()];
-        let flag = flag_cc.map(|cc| (cc, self.int()));
+        let (dst, flag_reg) = self.pair_and_flag_regs(flag_cc.is_some());
+        let flag = flag_cc.zip(flag_reg);
         self.lower.emit(AluInst::Alu128 {
             op_lo,
             op_hi,
@@ -182,21 +138,6 @@ impl IselCtx<'_, '_> {
             flag,
         });
         (Pair(dst), flag.map(|(_, f)| f))
-    }
-
-    /// What `parts` (a rule over the producer's opcode) makes of the instruction defining
-    /// `v`, if any.
-    pub(super) fn producer<T>(
-        &mut self,
-        v: Value,
-        parts: fn(&mut Self, Value, IrInst) -> Option<T>,
-    ) -> Option<T> {
-        let inst = self.lower.def_inst(v)?;
-        parts(self, v, inst)
-    }
-
-    pub(super) fn int(&mut self) -> VReg {
-        self.lower.alloc_vreg(RegClass::Int)
     }
 
     pub(super) fn ext(&mut self, signed: bool, a: Value, to_bits: u32) -> VReg {
@@ -215,14 +156,12 @@ impl IselCtx<'_, '_> {
             // Same width (32 → 32 is not an IR extension; a no-op for safety).
             _ => return src,
         };
-        let dst = self.int();
-        self.lower.emit(AluInst::Ext {
+        self.int_def(|dst| AluInst::Ext {
             mode,
             signed,
             dst,
             src,
-        });
-        dst
+        })
     }
 
     pub(super) fn minmax(&mut self, ty: Type, max: bool, a: VReg, b: VReg) -> VReg {

@@ -2,19 +2,19 @@
 //!
 //! # Contract
 //!
-//! Implements the generated `Context` trait with the externs the rules call: extractors
-//! describe IR instructions to the rules (read-only; they never merge anything), and
-//! constructors build operands (`reg_operand`, `imm_operand`, `amode`, …) or emit an
-//! instruction the rules built (`def`, `emit`) or one the rules cannot build yet (register
-//! pairs, the ABI). The only externs that record a merge are those that consume a merged
-//! producer (`imm_operand` and `shift_count` for an `iconst`, `cond_of`/`fcond_of` for a
-//! compare, `alu_mem`/`imul_mem`/`cmp_mem` for a load; a load's address folds in
-//! `lower_mem::addr_mem`), so a failed rule leaves the use counts untouched. Calls, returns
-//! and runtime-library calls go through the ABI (`abi.rs`) and are partial; one that fails
-//! keeps its error in [`IselCtx::error`], which [`lower_inst`] returns instead of
-//! "unsupported". So does `lacks_cmpxchg16b`, the rule for a 128-bit atomic on a target
-//! without CMPXCHG16B (CPU features are extractors: `has_bit_count`, `lacks_sse41`,
-//! `has_cmpxchg16b`, `wide_with_bmi2`).
+//! Implements the generated `Context` trait with the externs the rules call (those every ISA
+//! implements alike come from `isel_prelude_externs!`, `machinst::isel`): extractors describe IR
+//! instructions to the rules (read-only; they never merge anything), and constructors build
+//! operands (`reg_operand`, `imm_operand`, `amode`, …) or emit an instruction the rules built
+//! (`def`, `emit`) or one the rules cannot build yet (register pairs, the ABI). The only externs
+//! that record a merge are those that consume a merged producer (`imm_operand` and `shift_count`
+//! for an `iconst`, `cond_of`/`fcond_of` for a compare, `alu_mem`/`imul_mem`/`cmp_mem` for a load;
+//! an address folds in `lower_mem::addr_mem`, as the `addr_fold` rules say), so a failed rule
+//! leaves the use counts untouched. Calls, returns and runtime-library calls go through the ABI
+//! (`abi.rs`) and are partial; one that fails keeps its error in `IselCtx::error`, which
+//! [`lower_inst`] returns instead of "unsupported". So does `lacks_cmpxchg16b`, the rule for a
+//! 128-bit atomic on a target without CMPXCHG16B (CPU features are extractors: `has_bit_count`,
+//! `lacks_sse41`, `has_cmpxchg16b`, `wide_with_bmi2`).
 //!
 //! Constructors take a value's registers in the shape it is held in: `put_in_reg` and the
 //! scalar constructors one register (`Lower::value_vreg`), `pair_of` and the `i128` helpers
@@ -33,11 +33,10 @@
 
 use kestrel_ir::entity::EntityRef;
 use kestrel_ir::{
-    AtomicRmwOp, FloatCC, GlobalValue, Inst as IrInst, InstructionData, IntCC, MemFlags, StackSlot,
-    TrapCode, Type, Value,
+    AtomicRmwOp, FloatCC, GlobalValue, Inst as IrInst, IntCC, MemFlags, StackSlot, TrapCode, Type,
+    Value,
 };
-use kestrel_regalloc::{RegClass, VReg};
-use smallvec::{smallvec, SmallVec};
+use kestrel_regalloc::VReg;
 
 use super::abi;
 use super::asm::alu::{AluOp, UnaryOp};
@@ -53,10 +52,10 @@ use super::inst::{
     MemInst, Pred, RegImm, SseInst, StoreKind,
 };
 use super::lower_mem::{self, LeaPlan};
-use super::lower_op::op_of;
 pub use super::lower_op::Op;
 use crate::chaos::Decision;
-use crate::machinst::lower::{Lower, Results};
+use crate::machinst::isel::{isel_prelude_externs, select_branch, select_inst};
+use crate::machinst::lower::Lower;
 use crate::machinst::{BlockIndex, CodegenError};
 
 pub use super::isel::IselCtx;
@@ -72,32 +71,8 @@ pub(super) mod generated {
 // Enums the rules declare for themselves (the DSL generates them).
 pub use generated::{DivKind, FBitOp, FloatOp, Libcall, LoadWidth, Runtime, StoreWidth};
 
-// `CompiledCode::rules_fired` holds rule indices as `u16`.
-const _: () = assert!(generated::RULE_SITES.len() <= u16::MAX as usize);
-
-/// Every selection rule of `lower.rules`, as `FILE:LINE` (with the rule's name, if any);
-/// `CompiledCode::rules_fired` indexes this list.
-pub fn lowering_rules() -> &'static [&'static str] {
-    generated::RULE_SITES
-}
-
 impl generated::Context for IselCtx<'_, '_> {
-    fn inst_op(&mut self, i: IrInst) -> Op {
-        op_of(self.lower.data(i))
-    }
-
-    fn result_type(&mut self, i: IrInst) -> Option<Type> {
-        let v = self.lower.f.dfg.first_result(i)?;
-        Some(self.lower.value_type(v))
-    }
-
-    fn int_ty(&mut self, ty: Type) -> Option<Type> {
-        (ty.is_int() && ty.bits() <= 64).then_some(ty)
-    }
-
-    fn float_ty(&mut self, ty: Type) -> Option<Type> {
-        (ty == Type::F32 || ty == Type::F64).then_some(ty)
-    }
+    isel_prelude_externs!();
 
     fn imm32(&mut self, v: Value) -> Option<Imm> {
         let imm = self.lower.const_value(v)?;
@@ -129,12 +104,6 @@ impl generated::Context for IselCtx<'_, '_> {
         (ty == Type::I32 || ty == Type::I64).then_some(ty)
     }
 
-    fn icmp_merge(&mut self, v: Value) -> Option<Cmp> {
-        let inst = self.lower.mergeable_inst(v, self.inst)?;
-        let cmp = generated::constructor_icmp_parts(self, v, inst)?;
-        (!self.lower.should_skip(Decision::IcmpFusion)).then_some(cmp)
-    }
-
     fn band_merge(&mut self, v: Value) -> Option<generated::Band> {
         let inst = self.lower.mergeable_inst(v, self.inst)?;
         let band = generated::constructor_band_parts(self, v, inst)?;
@@ -157,10 +126,6 @@ impl generated::Context for IselCtx<'_, '_> {
         generated::constructor_zext_parts(self, v, producer)
     }
 
-    fn rule_fired(&mut self, rule: usize) {
-        self.lower.rule_fired(rule);
-    }
-
     fn alu_mem(&mut self, ty: Type, op: AluOp, a: VReg, m: Ld) -> VReg {
         self.mem_op(ty, Some(op), a, m)
     }
@@ -173,50 +138,12 @@ impl generated::Context for IselCtx<'_, '_> {
         self.mem_op(ty, None, a, m)
     }
 
-    fn alu_inst(&mut self, i: AluInst) -> Inst {
-        i.into()
-    }
-
     fn bits_inst(&mut self, i: BitsInst) -> Inst {
         i.into()
     }
 
     fn sse_inst(&mut self, i: SseInst) -> Inst {
         i.into()
-    }
-
-    fn control_inst(&mut self, i: ControlInst) -> Inst {
-        i.into()
-    }
-
-    fn atomic_inst(&mut self, i: AtomicInst) -> Inst {
-        i.into()
-    }
-
-    fn mem_inst(&mut self, i: MemInst) -> Inst {
-        i.into()
-    }
-
-    fn def(&mut self, dst: VReg, inst: Inst) -> VReg {
-        self.lower.emit(inst);
-        dst
-    }
-
-    fn emit(&mut self, inst: Inst) -> Out {
-        self.lower.emit(inst);
-        Out::none()
-    }
-
-    fn int_reg(&mut self) -> VReg {
-        self.int()
-    }
-
-    fn float_reg(&mut self) -> VReg {
-        self.lower.alloc_vreg(RegClass::Float)
-    }
-
-    fn out2(&mut self, a: VReg, b: VReg) -> Out {
-        Out::two(a, b)
     }
 
     fn reg_operand(&mut self, r: VReg) -> RegImm {
@@ -228,7 +155,7 @@ impl generated::Context for IselCtx<'_, '_> {
         RegImm::Imm(k.imm as i32)
     }
 
-    fn low_mask(&mut self, k: Imm) -> Option<ExtMode> {
+    fn movzx_mode(&mut self, k: Imm) -> Option<ExtMode> {
         match k.imm {
             0xff => Some(ExtMode::BL),
             0xffff => Some(ExtMode::WL),
@@ -269,19 +196,8 @@ impl generated::Context for IselCtx<'_, '_> {
         float_size(ty)
     }
 
-    fn imm_bits(&mut self, ty: Type, n: i64) -> u64 {
-        match ty.bits() {
-            64.. => n as u64,
-            bits => (n as u64) & ((1 << bits) - 1),
-        }
-    }
-
     fn sse_for(&mut self, ty: Type, single: SseOp, double: SseOp) -> SseOp {
         sse_for(ty, single, double)
-    }
-
-    fn abs_mask(&mut self, ty: Type) -> u64 {
-        !sign_bit(ty) & width_mask(ty)
     }
 
     fn width_mask(&mut self, ty: Type) -> u64 {
@@ -318,18 +234,6 @@ impl generated::Context for IselCtx<'_, '_> {
         u8::try_from(k).expect("the rules shift by less than 64")
     }
 
-    fn put_in_reg(&mut self, v: Value) -> VReg {
-        self.lower.value_vreg(v)
-    }
-
-    fn low_bits(&mut self, v: Value) -> VReg {
-        self.lower.value_lo(v)
-    }
-
-    fn out_reg(&mut self, r: VReg) -> Out {
-        Out::one(r)
-    }
-
     fn fmin(&mut self, ty: Type, a: VReg, b: VReg) -> VReg {
         self.minmax(ty, false, a, b)
     }
@@ -338,66 +242,12 @@ impl generated::Context for IselCtx<'_, '_> {
         self.minmax(ty, true, a, b)
     }
 
-    fn fcmp_merge(&mut self, v: Value) -> Option<FCmp> {
-        let inst = self.lower.mergeable_inst(v, self.inst)?;
-        let m = generated::constructor_fcmp_parts(self, v, inst)?;
-        (!self.lower.should_skip(Decision::FcmpFusion)).then_some(m)
-    }
-
-    fn fcond_of(&mut self, m: FCmp) -> Cond {
-        self.lower.merge(m.value);
-        generated::constructor_float_cond(self, m.cc, m.a, m.b)
-    }
-
     fn int_ty_narrow(&mut self, ty: Type) -> Option<Type> {
         (ty == Type::I8 || ty == Type::I16).then_some(ty)
     }
 
     fn int_ty_wide(&mut self, ty: Type) -> Option<Type> {
         (ty == Type::I32 || ty == Type::I64).then_some(ty)
-    }
-
-    fn i128_val(&mut self, v: Value) -> Option<Value> {
-        (self.lower.value_type(v) == Type::I128).then_some(v)
-    }
-
-    fn i128_ty(&mut self, ty: Type) -> Option<Type> {
-        (ty == Type::I128).then_some(ty)
-    }
-
-    fn ret(&mut self, i: IrInst) -> Option<Out> {
-        let f = self.lower.f;
-        let args: SmallVec<[Value; 8]> = f.dfg.inst(i).arguments(&f.dfg.pool).collect();
-        let done = abi::gen_return(self.lower, &args);
-        self.result(done.map(|()| Results::new()))
-    }
-
-    fn call(&mut self, i: IrInst) -> Option<Out> {
-        let f = self.lower.f;
-        let InstructionData::Call { func_ref, args, .. } = *f.dfg.inst(i) else {
-            return None;
-        };
-        let ext = &f.ext_funcs[func_ref];
-        let sig = &f.signatures[ext.signature];
-        let dest = CallDest::Direct(std::sync::Arc::new(ext.name.clone()));
-        let done = abi::gen_call(self.lower, dest, sig, f.dfg.pool.get(args));
-        self.result(done)
-    }
-
-    fn call_indirect(&mut self, i: IrInst) -> Option<Out> {
-        let f = self.lower.f;
-        let InstructionData::CallIndirect { sig_ref, args, .. } = *f.dfg.inst(i) else {
-            return None;
-        };
-        let args = f.dfg.pool.get(args);
-        let target = self.lower.value_vreg(args[0]);
-        let done = abi::gen_call(
-            self.lower,
-            CallDest::Indirect(target),
-            &f.signatures[sig_ref],
-            &args[1..],
-        );
-        self.result(done)
     }
 
     fn func_addr(&mut self, func: kestrel_ir::FuncRef) -> VReg {
@@ -429,16 +279,50 @@ impl generated::Context for IselCtx<'_, '_> {
         None
     }
 
-    fn value_type(&mut self, v: Value) -> Type {
-        self.lower.value_type(v)
-    }
-
     fn amode(&mut self, addr: Value, offset: i32) -> Mem {
         lower_mem::addr_mem(self, self.inst, addr, offset, 0)
     }
 
     fn amode_wide(&mut self, addr: Value, offset: i32) -> Mem {
         lower_mem::addr_mem(self, self.inst, addr, offset, 8)
+    }
+
+    fn addr_const(&mut self, v: Value) -> Option<i64> {
+        let k = self.lower.const_value(v)?;
+        (!self.lower.should_skip(Decision::AddrConstFold)).then_some(k)
+    }
+
+    fn addr_producer(
+        &mut self,
+        user: IrInst,
+        v: Value,
+        shared: bool,
+        recompute: bool,
+    ) -> Option<generated::Producer> {
+        lower_mem::addr_producer(self, user, v, shared, recompute)
+    }
+
+    fn index_shift(&mut self, k: Value) -> Option<u8> {
+        let shift = u8::try_from(self.lower.const_value(k)?).ok()?;
+        (shift <= 3).then_some(shift)
+    }
+
+    fn mul_scale(&mut self, a: Value, b: Value) -> Option<generated::Scale> {
+        let (x, k) = if self.lower.const_value(b).is_some() {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        let shift = lower_mem::lea_shift(self.lower.const_value(k)?)?;
+        Some(generated::Scale::Of { x, k, shift })
+    }
+
+    fn fold_add(&mut self) -> Option<bool> {
+        (!self.lower.should_skip(Decision::AddrAddFold)).then_some(true)
+    }
+
+    fn fold_shift(&mut self, _shift: u8) -> Option<bool> {
+        (!self.lower.should_skip(Decision::AddrShiftFold)).then_some(true)
     }
 
     fn lea_plan(&mut self, a: Value, b: Value) -> Option<LeaPlan> {
@@ -491,23 +375,15 @@ impl generated::Context for IselCtx<'_, '_> {
         }
     }
 
-    fn little(&mut self, flags: MemFlags) -> Option<MemFlags> {
-        (!lower_mem::is_big(flags)).then_some(flags)
-    }
-
-    fn big(&mut self, flags: MemFlags) -> Option<MemFlags> {
-        lower_mem::is_big(flags).then_some(flags)
-    }
-
     fn notrap(&mut self) -> MemFlags {
         MemFlags::trusted()
     }
 
-    fn load(&mut self, kind: LoadKind, mem: Mem, flags: MemFlags) -> VReg {
-        lower_mem::load(self.lower, kind, mem, flags.trap_code)
+    fn load(&mut self, kind: LoadKind, mem: Mem, trap: MaybeTrap) -> VReg {
+        lower_mem::load(self.lower, kind, mem, trap)
     }
 
-    fn atomic_load128(&mut self, addr: Value) -> Out {
+    fn cmpxchg16b_load(&mut self, addr: Value) -> Out {
         // cmpxchg16b with expected = replacement = 0 loads the value (and rewrites it
         // unchanged if it was 0).
         let addr = self.lower.value_vreg(addr);
@@ -522,12 +398,12 @@ impl generated::Context for IselCtx<'_, '_> {
         Out::two(dst[0], dst[1])
     }
 
-    fn atomic_store128(&mut self, val: Value, addr: Value) -> Out {
-        self.atomic_rmw128(AtomicRmwOp::Xchg, addr, val);
+    fn cmpxchg16b_store(&mut self, val: Value, addr: Value) -> Out {
+        self.cmpxchg16b_rmw(AtomicRmwOp::Xchg, addr, val);
         Out::none()
     }
 
-    fn atomic_rmw128(&mut self, op: AtomicRmwOp, addr: Value, val: Value) -> Out {
+    fn cmpxchg16b_rmw(&mut self, op: AtomicRmwOp, addr: Value, val: Value) -> Out {
         let addr = self.lower.value_vreg(addr);
         let val = self.lower.value_pair(val);
         let (dst, tmp) = ([self.int(), self.int()], [self.int(), self.int()]);
@@ -541,7 +417,7 @@ impl generated::Context for IselCtx<'_, '_> {
         Out::two(dst[0], dst[1])
     }
 
-    fn atomic_cas128(&mut self, addr: Value, expected: Value, repl: Value) -> Out {
+    fn cmpxchg16b_cas(&mut self, addr: Value, expected: Value, repl: Value) -> Out {
         let addr = self.lower.value_vreg(addr);
         let expected = self.lower.value_pair(expected);
         let repl = self.lower.value_pair(repl);
@@ -555,45 +431,8 @@ impl generated::Context for IselCtx<'_, '_> {
         Out::two(dst[0], dst[1])
     }
 
-    fn i64_ty(&mut self, ty: Type) -> Option<Type> {
-        (ty == Type::I64).then_some(ty)
-    }
-
-    fn global_value(&mut self, gv: GlobalValue) -> Option<Out> {
-        let done = lower_mem::global_value_vreg(self.lower, gv, 0).map(|r| smallvec![r]);
-        self.result(done)
-    }
-
-    fn nothing(&mut self) -> Out {
-        Out::none()
-    }
-
-    fn pair_of(&mut self, v: Value) -> Pair {
-        Pair(self.lower.value_pair(v))
-    }
-
-    fn pair_lo(&mut self, p: Pair) -> VReg {
-        p.0[0]
-    }
-
-    fn pair_hi(&mut self, p: Pair) -> VReg {
-        p.0[1]
-    }
-
-    fn make_pair(&mut self, lo: VReg, hi: VReg) -> Pair {
-        Pair([lo, hi])
-    }
-
-    fn out_pair(&mut self, p: Pair) -> Out {
-        Out::two(p.0[0], p.0[1])
-    }
-
     fn alu_pair(&mut self, op_lo: AluOp, op_hi: AluOp, a: Pair, b: Pair) -> Pair {
         self.alu128((op_lo, op_hi), a, b, None, None).0
-    }
-
-    fn ty_i64(&mut self) -> Type {
-        Type::I64
     }
 
     fn alu_pair_flag(&mut self, op_lo: AluOp, op_hi: AluOp, cc: Cc, a: Pair, b: Pair) -> Out {
@@ -630,10 +469,6 @@ impl generated::Context for IselCtx<'_, '_> {
         } else {
             (1 << ty.bits()) - 1
         }
-    }
-
-    fn int_overflow(&mut self) -> TrapCode {
-        TrapCode::INTEGER_OVERFLOW
     }
 
     fn type_bits(&mut self, ty: Type) -> i64 {
@@ -678,31 +513,10 @@ impl generated::Context for IselCtx<'_, '_> {
         dst
     }
 
-    fn branch(&mut self, cond: Cond) -> Out {
-        self.lower.emit(ControlInst::CondBr {
-            cond,
-            taken: self.targets[0],
-            not_taken: self.targets[1],
-        });
-        Out::none()
-    }
-
     fn br_table(&mut self, index: Value) -> Out {
         let zero_extended = self.zero_extended(index).is_some();
         super::lower_br_table::lower_br_table(self.lower, index, zero_extended, self.targets);
         Out::none()
-    }
-
-    fn jump(&mut self) -> Out {
-        self.lower.emit(ControlInst::Jmp {
-            target: self.targets[0],
-        });
-        Out::none()
-    }
-
-    fn cond_of(&mut self, m: Cmp) -> Cond {
-        self.lower.merge(m.value);
-        generated::constructor_cmp_cond(self, m.cc, m.a, m.b)
     }
 
     fn cmp_mem(&mut self, cc: IntCC, a: Value, m: Ld) -> Cond {
@@ -723,14 +537,6 @@ impl generated::Context for IselCtx<'_, '_> {
         Cond::Cmp128 { cc, a: a.0, b: b.0 }
     }
 
-    fn runtime_call1(&mut self, routine: Runtime, a: Value) -> Option<Out> {
-        self.runtime_call(routine, &[a])
-    }
-
-    fn runtime_call2(&mut self, routine: Runtime, a: Value, b: Value) -> Option<Out> {
-        self.runtime_call(routine, &[a, b])
-    }
-
     fn runtime_call_reg(&mut self, routine: Runtime, ty: Type, a: VReg) -> Option<Pair> {
         let sig = abi::libcall_signature(&[ty], &[Type::I128]);
         match abi::gen_call_regs(self.lower, runtime_dest(routine), &sig, &[a]) {
@@ -742,37 +548,12 @@ impl generated::Context for IselCtx<'_, '_> {
         }
     }
 
-    fn div_by_zero(&mut self) -> TrapCode {
-        TrapCode::INTEGER_DIVISION_BY_ZERO
-    }
-
-    fn bad_toint(&mut self) -> TrapCode {
-        TrapCode::BAD_CONVERSION_TO_INTEGER
-    }
-
     fn pow2_bits(&mut self, ty: Type, k: i64) -> u64 {
         float_bits(ty, 2f64.powi(k as i32))
     }
 
     fn neg_pow2_bits(&mut self, ty: Type, k: i64) -> u64 {
         float_bits(ty, -(2f64.powi(k as i32)))
-    }
-
-    fn shift_count(&mut self, ty: Type, k: Imm) -> u8 {
-        self.lower.merge(k.value);
-        (k.imm as u64 & u64::from(ty.bits() - 1)) as u8
-    }
-
-    fn slot_index(&mut self, slot: StackSlot) -> u32 {
-        slot.index() as u32
-    }
-
-    fn make_cmp(&mut self, value: Value, cc: IntCC, a: Value, b: Value) -> Cmp {
-        Cmp { value, cc, a, b }
-    }
-
-    fn make_fcmp(&mut self, value: Value, cc: FloatCC, a: Value, b: Value) -> FCmp {
-        FCmp { value, cc, a, b }
     }
 
     fn make_ld(
@@ -792,17 +573,9 @@ impl generated::Context for IselCtx<'_, '_> {
         }
     }
 
-    fn mem_trap(&mut self, flags: MemFlags) -> MaybeTrap {
-        flags.trap_code
-    }
-
     fn mem_hi(&mut self, mem: Mem) -> Mem {
         mem.offset(8)
             .expect("addr_mem keeps 8 bytes of displacement slack")
-    }
-
-    fn invert(&mut self, c: Cond) -> Cond {
-        c.invert()
     }
 }
 
@@ -813,18 +586,7 @@ pub fn lower_inst(
     inst: IrInst,
     features: &CpuFeatures,
 ) -> Result<bool, CodegenError> {
-    let mut ctx = IselCtx {
-        lower,
-        inst,
-        targets: &[],
-        features: *features,
-        error: None,
-    };
-    let lowered = generated::constructor_lower(&mut ctx, inst);
-    // The list is read where the selector left it: moving it out of the `Option` would
-    // copy it wide right after it was written in pieces, and stall.
-    let regs = lowered.as_ref().map(|out| out.0.as_slice());
-    ctx.lower.selected(regs, &mut ctx.error)
+    select_inst(lower, inst, *features, generated::constructor_lower)
 }
 
 /// Lower a block terminator with its lowered successors.
@@ -834,12 +596,20 @@ pub fn lower_branch(
     targets: &[BlockIndex],
     features: &CpuFeatures,
 ) -> Option<()> {
-    let mut ctx = IselCtx {
+    select_branch(
         lower,
         inst,
         targets,
-        features: *features,
-        error: None,
-    };
-    generated::constructor_lower_branch(&mut ctx, inst).map(|_| ())
+        *features,
+        generated::constructor_lower_branch,
+    )
+}
+
+/// Every selection rule of `lower.rules`, as `FILE:LINE` (with the rule's name, if any);
+/// `CompiledCode::rules_fired` indexes this list.
+pub fn lowering_rules() -> &'static [&'static str] {
+    const _: () = assert!(crate::machinst::isel::rule_indices_fit(
+        generated::RULE_SITES
+    ));
+    generated::RULE_SITES
 }

@@ -4,26 +4,24 @@
 //!
 //! - `addr_mem` folds an address (`iadd`s of a base, a scaled index and constants) into one
 //!   x86-64 addressing mode, merging the producers it absorbs; `slack` keeps room for a
-//!   second access 8 bytes further (`i128` halves). Which producers are `iadd`s, `ishl`s
-//!   and `imul`s the rules say (`iadd_parts`, `ishl_parts`, `imul_parts`).
+//!   second access 8 bytes further (`i128` halves). How each term folds the rules say
+//!   (`addr_fold`); this file keeps the plan (terms, displacement, merges) and checks that
+//!   it fits one mode.
 //! - `lea_plan` is the same fold for an `i64` `iadd` computed by a `lea`, when it absorbs
 //!   at least one producer (otherwise an `add` is as short); `lea_of` merges and builds it.
-//! - `load` emits one load; `global_value_vreg` evaluates a global value chain;
-//!   `symbol_addr` a symbol's address.
+//! - `load` emits one load; `symbol_addr` a symbol's address; the [`GlobalValueSteps`] of a
+//!   global value chain (walked by `machinst::isel::global_value`).
 //!
 //! Load and store kinds, `i128` halves and big-endian accesses are rules. Accesses through
 //! a pointer are trap sites with the flags' trap code (none for `notrap` and for stack
 //! slots).
 //!
-//! Cost: O(1) per access, plus the length of a global value chain (bounded).
+//! Cost: O(1) per access (a plan folds at most 3 levels of `iadd`s) and per step of a
+//! global value chain.
 
 use std::sync::Arc;
 
-use kestrel_ir::immediates::Endianness;
-use kestrel_ir::{
-    ArgumentPurpose, GlobalValue, GlobalValueData, Inst as IrInst, MemFlags, Opcode, TrapCode,
-    Type, Value,
-};
+use kestrel_ir::{FunctionName, Inst as IrInst, Opcode, TrapCode, Type, Value};
 use kestrel_regalloc::{RegClass, VReg};
 use smallvec::SmallVec;
 
@@ -31,22 +29,15 @@ use super::asm::alu::AluOp;
 use super::asm::moves::ExtMode;
 use super::asm::Size;
 use super::inst::{AluInst, Inst, LoadKind, Mem, MemInst, RegImm};
-use super::lower::generated::{self, Operands2};
+use super::lower::generated::{self, AddrFold, Producer};
 use super::lower::IselCtx;
-use crate::chaos::Decision;
+use crate::machinst::isel::global_value::{GlobalValueSteps, StepResult};
+use crate::machinst::isel::MaybeTrap;
 use crate::machinst::lower::Lower;
-use crate::machinst::CodegenError;
 
 fn int(lower: &mut Lower<'_, Inst>) -> VReg {
     lower.alloc_vreg(RegClass::Int)
 }
-
-pub(super) fn is_big(flags: MemFlags) -> bool {
-    flags.endianness == Some(Endianness::Big)
-}
-
-/// Global values nest at most this deep (the verifier rejects cycles; this bounds the rest).
-const MAX_GLOBAL_VALUE_DEPTH: u32 = 32;
 
 /// The address of symbol `name` plus `offset` in a fresh vreg: PC-relative when the symbol
 /// is colocated (same module or executable), through the GOT otherwise.
@@ -66,30 +57,56 @@ pub(super) fn symbol_addr(
     dst
 }
 
-/// Evaluate global value `gv` into a fresh vreg (a `vmctx` parameter, loads from it, and
-/// constant offsets). Each `global_value` instruction evaluates its chain again: the chain
-/// has no instruction of its own whose result could be shared.
-pub(super) fn global_value_vreg(
-    lower: &mut Lower<'_, Inst>,
-    gv: GlobalValue,
-    depth: u32,
-) -> Result<VReg, CodegenError> {
-    if depth > MAX_GLOBAL_VALUE_DEPTH {
-        return Err(CodegenError::unsupported(format!(
-            "global value chain deeper than {MAX_GLOBAL_VALUE_DEPTH}"
-        )));
+impl GlobalValueSteps for IselCtx<'_, '_> {
+    fn global_load(&mut self, ty: Type, base: VReg, offset: i32, trap: MaybeTrap) -> Option<VReg> {
+        let kind = match ty {
+            Type::I64 => LoadKind::Int { size: Size::S64 },
+            Type::I32 => LoadKind::Int { size: Size::S32 },
+            Type::I16 => LoadKind::Zext { mode: ExtMode::WL },
+            Type::I8 => LoadKind::Zext { mode: ExtMode::BL },
+            _ => return None,
+        };
+        Some(load(
+            self.lower,
+            kind,
+            Mem::Reg { base, disp: offset },
+            trap,
+        ))
     }
-    let f = lower.f;
-    let data = f
-        .global_values
-        .get(gv)
-        .ok_or_else(|| CodegenError::unsupported(format!("undefined global value {gv}")))?;
-    match *data {
-        GlobalValueData::Symbol {
-            ref name,
-            offset,
-            colocated,
-        } => Ok(match i32::try_from(offset) {
+
+    fn global_add(&mut self, base: VReg, offset: i64, ty: Type) -> VReg {
+        let lower = &mut *self.lower;
+        let size = if ty == Type::I64 {
+            Size::S64
+        } else {
+            Size::S32
+        };
+        let b = match i32::try_from(offset) {
+            Ok(k) => RegImm::Imm(k),
+            Err(_) => {
+                let k = int(lower);
+                lower.emit(AluInst::MovImm {
+                    dst: k,
+                    imm: offset as u64,
+                });
+                RegImm::Reg(k)
+            }
+        };
+        let dst = int(lower);
+        lower.emit(AluInst::Alu {
+            op: AluOp::Add,
+            size,
+            dst,
+            a: base,
+            b,
+        });
+        dst
+    }
+
+    /// An offset beyond 32 bits is added to the symbol's address.
+    fn symbol(&mut self, name: &FunctionName, offset: i64, colocated: bool) -> StepResult {
+        let lower = &mut *self.lower;
+        Ok(match i32::try_from(offset) {
             Ok(offset) => symbol_addr(lower, name, offset, colocated),
             Err(_) => {
                 let base = symbol_addr(lower, name, 0, colocated);
@@ -108,73 +125,7 @@ pub(super) fn global_value_vreg(
                 });
                 dst
             }
-        }),
-        GlobalValueData::VMContext => {
-            let index = f
-                .signature
-                .special_param_index(ArgumentPurpose::VMContext)
-                .ok_or_else(|| {
-                    CodegenError::unsupported("`vmctx` global value without a vmctx parameter")
-                })?;
-            let entry = f
-                .layout
-                .entry_block()
-                .expect("a lowered function has an entry");
-            Ok(lower.value_vreg(f.dfg.block_params(entry)[index]))
-        }
-        GlobalValueData::Load {
-            base,
-            offset,
-            global_type,
-            flags,
-        } => {
-            let kind = match global_type {
-                Type::I64 => LoadKind::Int { size: Size::S64 },
-                Type::I32 => LoadKind::Int { size: Size::S32 },
-                Type::I16 => LoadKind::Zext { mode: ExtMode::WL },
-                Type::I8 => LoadKind::Zext { mode: ExtMode::BL },
-                other => {
-                    return Err(CodegenError::unsupported(format!(
-                        "global value loaded as {other}"
-                    )))
-                }
-            };
-            let base = global_value_vreg(lower, base, depth + 1)?;
-            let mem = Mem::Reg { base, disp: offset };
-            Ok(load(lower, kind, mem, flags.trap_code))
-        }
-        GlobalValueData::IAddImm {
-            base,
-            offset,
-            global_type,
-        } => {
-            let base = global_value_vreg(lower, base, depth + 1)?;
-            let size = if global_type == Type::I64 {
-                Size::S64
-            } else {
-                Size::S32
-            };
-            let b = match i32::try_from(offset) {
-                Ok(k) => RegImm::Imm(k),
-                Err(_) => {
-                    let k = int(lower);
-                    lower.emit(AluInst::MovImm {
-                        dst: k,
-                        imm: offset as u64,
-                    });
-                    RegImm::Reg(k)
-                }
-            };
-            let dst = int(lower);
-            lower.emit(AluInst::Alu {
-                op: AluOp::Add,
-                size,
-                dst,
-                a: base,
-                b,
-            });
-            Ok(dst)
-        }
+        })
     }
 }
 
@@ -275,12 +226,18 @@ impl AddrPlan {
 
 impl AddrPlan {
     /// Add the address term `v`, whose use is the access's own (or that of a producer the
-    /// access absorbed), so folding `v`'s producer merges it. Each fold is optional (asked
-    /// of the chaos control once possible); a skipped one leaves `v` a plain register term.
+    /// access absorbed), so folding `v`'s producer merges it. How it folds (if at all), the
+    /// rules say (`addr_fold`); a fold they skip leaves `v` a plain register term.
     ///
     /// `shared`: `v` is an operand of a producer the access recomputes without absorbing it
     /// (an `iadd` with other uses, which stays emitted unless those uses go too). The access
     /// then merges nothing below it: the producer still reads its operands.
+    ///
+    /// `absorbed` (of a fold): the access is the last use of `v`, so folding takes the
+    /// producer over with its operands' uses. Otherwise a pure producer in this block is
+    /// recomputed in the addressing mode (free there), taking one use of `v`: once every
+    /// access has done so, `v` has no uses left and its producer emits nothing, and the
+    /// access that takes the last use absorbs it, operands and all.
     fn walk(
         &mut self,
         ctx: &mut IselCtx<'_, '_>,
@@ -289,89 +246,74 @@ impl AddrPlan {
         depth: u32,
         shared: bool,
     ) {
-        if let Some(k) = ctx.lower.const_value(v) {
-            if !ctx.lower.should_skip(Decision::AddrConstFold) {
+        let deep = depth < 3;
+        match generated::constructor_addr_fold(ctx, user, v, deep, shared, self.recompute) {
+            AddrFold::Disp { k } => {
                 // Address arithmetic wraps at 64 bits, like the sum it replaces.
                 self.disp = self.disp.wrapping_add(k);
                 if !shared {
                     self.merges.push(v);
                 }
-                return;
             }
-        }
-        if !may_fold(ctx, v) {
-            self.terms.push((v, 0));
-            return;
-        }
-        // `absorbed`: the access is the last use of `v`, so folding takes the producer over
-        // with its operands' uses. Otherwise a pure producer in this block is recomputed
-        // in the addressing mode (free there), taking one use of `v`: once every access has
-        // done so, `v` has no uses left and its producer emits nothing, and the access that
-        // takes the last use absorbs it, operands and all.
-        let absorbed = !shared && ctx.lower.mergeable_inst(v, user).is_some();
-        let foldable = absorbed || (self.recompute && ctx.lower.recomputable_inst(v).is_some());
-        if depth < 3 && foldable {
-            if let Some(Operands2::Two { a, b }) =
-                ctx.producer(v, generated::constructor_iadd_parts)
-            {
-                if !ctx.lower.should_skip(Decision::AddrAddFold) {
-                    if !shared {
-                        self.merges.push(v);
-                    }
-                    self.absorbed += u32::from(absorbed);
-                    self.walk(ctx, user, a, depth + 1, !absorbed);
-                    self.walk(ctx, user, b, depth + 1, !absorbed);
-                    return;
+            AddrFold::Add { a, b, absorbed } => {
+                if !shared {
+                    self.merges.push(v);
                 }
+                self.absorbed += u32::from(absorbed);
+                self.walk(ctx, user, a, depth + 1, !absorbed);
+                self.walk(ctx, user, b, depth + 1, !absorbed);
             }
-        }
-        if foldable {
-            // `x << k` by a constant `k` of 0 to 3 is a scaled index.
-            let shifted = ctx
-                .producer(v, generated::constructor_ishl_parts)
-                .and_then(|Operands2::Two { a: x, b: k }| {
-                    let shift = u8::try_from(ctx.lower.const_value(k)?).ok()?;
-                    (shift <= 3).then_some((x, k, shift))
-                })
-                .filter(|_| !ctx.lower.should_skip(Decision::AddrShiftFold));
-            if let Some((x, k, shift)) = shifted {
+            AddrFold::Scaled {
+                x,
+                k,
+                shift,
+                absorbed,
+            } => {
                 self.take_over(v, k, shared, absorbed);
                 self.terms.push((x, shift));
-                return;
             }
-            // `x * 3`, `x * 5`, `x * 9` is `x + (x << 1|2|3)`: a base and a scaled index.
-            let multiplied = ctx
-                .producer(v, generated::constructor_imul_parts)
-                .and_then(|Operands2::Two { a, b }| {
-                    let (x, k) = if ctx.lower.const_value(b).is_some() {
-                        (a, b)
-                    } else {
-                        (b, a)
-                    };
-                    Some((x, k, lea_shift(ctx.lower.const_value(k)?)?))
-                })
-                .filter(|_| !ctx.lower.should_skip(Decision::AddrShiftFold));
-            if let Some((x, k, shift)) = multiplied {
+            AddrFold::Mul {
+                x,
+                k,
+                shift,
+                absorbed,
+            } => {
                 self.take_over(v, k, shared, absorbed);
                 self.terms.push((x, 0));
                 self.terms.push((x, shift));
-                return;
             }
+            AddrFold::Term => self.terms.push((v, 0)),
         }
-        self.terms.push((v, 0));
     }
 }
 
-/// Whether `v`'s producer is of an opcode the `iadd_parts`, `ishl_parts` and `imul_parts`
-/// rules may match: a quick filter before asking them (most address terms are loads,
-/// parameters or extensions, which fold into nothing).
+/// The producer of the address term `v` when an access by `user` may fold it (see
+/// `addr_fold`): an `iadd`, `ishl` or `imul` that the access absorbs (its last use, unless
+/// `shared`) or, with `recompute`, a pure one in this block it computes again.
+pub(super) fn addr_producer(
+    ctx: &mut IselCtx<'_, '_>,
+    user: IrInst,
+    v: Value,
+    shared: bool,
+    recompute: bool,
+) -> Option<Producer> {
+    let inst = fold_candidate(ctx, v)?;
+    let absorbed = !shared && ctx.lower.mergeable_inst(v, user).is_some();
+    let foldable = absorbed || (recompute && ctx.lower.recomputable_inst(v).is_some());
+    foldable.then_some(Producer::Of { inst, absorbed })
+}
+
+/// `v`'s producer if it is of an opcode the `addr_fold` rules may fold (`iadd`, `ishl`,
+/// `imul`): a quick filter before asking them (most address terms are loads, parameters or
+/// extensions, which fold into nothing).
+fn fold_candidate(ctx: &IselCtx<'_, '_>, v: Value) -> Option<IrInst> {
+    let inst = ctx.lower.def_inst(v)?;
+    let op = ctx.lower.data(inst).opcode();
+    matches!(op, Opcode::Iadd | Opcode::Ishl | Opcode::Imul).then_some(inst)
+}
+
 fn may_fold(ctx: &IselCtx<'_, '_>, v: Value) -> bool {
-    ctx.lower.def_inst(v).is_some_and(|i| {
-        matches!(
-            ctx.lower.data(i).opcode(),
-            Opcode::Iadd | Opcode::Ishl | Opcode::Imul
-        )
-    })
+    fold_candidate(ctx, v).is_some()
 }
 
 /// The memory operand of an access at `addr + offset` by `user`, with `iadd`s of
