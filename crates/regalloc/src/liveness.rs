@@ -212,6 +212,7 @@ pub(crate) fn compute_into<F: Function>(
 }
 
 /// Path exploration, one vreg at a time (see the module doc).
+#[inline(never)]
 fn compute_sparse<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, scratch: &mut Scratch) {
     let n = func.num_blocks();
     let nv = func.num_vregs();
