@@ -23,7 +23,9 @@ use std::time::Duration;
 
 use kestrel_ir::Function;
 
-use crate::isa::x64::{Flags, X64Backend};
+use crate::isa::x64::X64Isa;
+use crate::isa::TargetIsa;
+use crate::settings::Flags;
 use crate::machinst::compile::{CompileContext, PhaseTimes};
 pub use shapes::{Rng, Shape, Unit};
 
@@ -201,7 +203,7 @@ struct Measured {
 /// One compile of `f`: counted work and times per phase.
 fn compile_once(ctx: &mut CompileContext, f: &Function, flags: &Flags) -> Result<Measured, String> {
     let mut t = PhaseTimes::default();
-    X64Backend
+    X64Isa::default()
         .compile_function_timed(ctx, f, flags, &mut t)
         .map_err(|e| e.to_string())?;
     let w = t.regalloc_work;

@@ -61,7 +61,9 @@ pub fn emit_probes(buf: &mut Buf, size: u32, interval: u32) {
 
 #[cfg(test)]
 mod tests {
-    use crate::isa::aarch64::{compiled_words, Aarch64Backend, Flags};
+    use crate::isa::aarch64::{compiled_words, Aarch64Isa};
+    use crate::isa::TargetIsa;
+    use crate::settings::Flags;
 
     /// `str xzr, [x16]`: one probe.
     const PROBE: u32 = 0xf900_021f;
@@ -79,7 +81,7 @@ mod tests {
             probestack_size_log2: log2,
             ..Flags::default()
         };
-        compiled_words(&text, &flags)
+        compiled_words(&text, &flags, Default::default())
     }
 
     fn probes(words: &[u32]) -> usize {
@@ -110,7 +112,7 @@ mod tests {
                 probestack_size_log2: Some(log2),
                 ..Flags::default()
             };
-            let err = Aarch64Backend::default()
+            let err = Aarch64Isa::default()
                 .compile_function(f, &flags)
                 .unwrap_err();
             assert!(err.to_string().contains("probestack_size_log2"), "{err}");
