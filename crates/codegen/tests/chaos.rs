@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use kestrel_codegen::chaos::{Chaos, Decision};
 use kestrel_codegen::isa::x64::{lowering_rules, X64Isa};
 use kestrel_codegen::isa::TargetIsa;
-use kestrel_codegen::settings::Flags;
 use kestrel_codegen::machinst::compile::CompileContext;
 use kestrel_codegen::machinst::CodegenError;
+use kestrel_codegen::settings::Flags;
 use kestrel_ir::Function;
 
 fn clif_files(dir: &Path) -> Vec<PathBuf> {

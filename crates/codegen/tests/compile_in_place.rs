@@ -6,9 +6,9 @@
 use kestrel_codegen::chaos::Chaos;
 use kestrel_codegen::isa::aarch64::Aarch64Backend;
 use kestrel_codegen::isa::x64::X64Backend;
-use kestrel_codegen::settings::Flags;
 use kestrel_codegen::machinst::compile::{compile_in, compile_in_place, CompileContext};
 use kestrel_codegen::machinst::compile::{Backend, CompileOptions};
+use kestrel_codegen::settings::Flags;
 
 /// Every function of the golden files whose target is one of `targets`.
 fn golden_functions(targets: &[&str]) -> Vec<kestrel_ir::Function> {

@@ -7,11 +7,11 @@ use kestrel_codegen::isa::x64::features::CpuFeatures;
 use kestrel_codegen::isa::x64::inst::Inst;
 use kestrel_codegen::isa::x64::{X64Backend, X64Isa};
 use kestrel_codegen::isa::{IsaFeatures, TargetIsa};
-use kestrel_codegen::settings::Flags;
 use kestrel_codegen::machinst::blockorder::BlockLoweringOrder;
 use kestrel_codegen::machinst::lower::{lower, Lower, LowerBackend, Results};
 use kestrel_codegen::machinst::vcode::VCode;
 use kestrel_codegen::machinst::{BlockIndex, CodegenError, MachInst};
+use kestrel_codegen::settings::Flags;
 use kestrel_ir::{Opcode, Type, Value};
 use kestrel_regalloc::{Block, Function as _, RegClass};
 

@@ -11,8 +11,8 @@
 use kestrel_codegen::isa::aarch64::Aarch64Isa;
 use kestrel_codegen::isa::x64::X64Isa;
 use kestrel_codegen::isa::TargetIsa;
-use kestrel_codegen::settings::Flags;
 use kestrel_codegen::machinst::CodegenError;
+use kestrel_codegen::settings::Flags;
 use kestrel_ir::opcode::InstructionFormat as F;
 use kestrel_ir::typing::{ctrl_type_set, TypeSet};
 use kestrel_ir::{Opcode, Type};

@@ -11,9 +11,7 @@ use kestrel_codegen::settings::Flags;
 use kestrel_ir::{Function, Signature};
 use kestrel_module::decls::Name;
 
-use crate::{
-    CompiledFunction, FuncId, JitError, JitModule, Linkage, Reloc, RelocTarget, TrapSite,
-};
+use crate::{CompiledFunction, FuncId, JitError, JitModule, Linkage, Reloc, RelocTarget, TrapSite};
 
 pub use kestrel_module::{ir_name, with_ir_name};
 

@@ -242,6 +242,11 @@ impl JitModule {
         JitBuilder::new().build()
     }
 
+    /// The target the module compiles IR for and places code of.
+    pub fn isa(&self) -> &Arc<dyn TargetIsa> {
+        &self.isa
+    }
+
     /// Declare `name`. Declaring a name again with the same signature returns the same id;
     /// a definition (`Local`/`Export`) upgrades an earlier import that is not resolved yet.
     pub fn declare_function(

@@ -38,16 +38,16 @@
 //!
 //! Cost: O(code + data + relocations) plus the compiler's own cost per function.
 
-use std::collections::HashMap;
 use kestrel_module::decls::{Declarations, Name};
+use std::collections::HashMap;
 
 use std::sync::Arc;
 
 use kestrel_codegen::isa::TargetIsa;
 use kestrel_codegen::machinst::buffer::RelocKind;
-use kestrel_codegen::settings::Flags;
 use kestrel_codegen::machinst::unwind::UnwindOp;
 use kestrel_codegen::machinst::CodegenError;
+use kestrel_codegen::settings::Flags;
 use kestrel_ir::{Function, Signature};
 use kestrel_module::debug_info::{DebugFunction, DwarfBuilder, RelocTarget};
 use kestrel_module::eh_frame::EhFrameBuilder;
@@ -59,8 +59,8 @@ use object::write::{
     Object, Relocation, SectionId, StandardSection, Symbol, SymbolId, SymbolSection,
 };
 use object::{
-    elf, BinaryFormat, Endianness, RelocationFlags, SectionFlags, SectionKind,
-    SymbolFlags, SymbolKind, SymbolScope,
+    elf, BinaryFormat, Endianness, RelocationFlags, SectionFlags, SectionKind, SymbolFlags,
+    SymbolKind, SymbolScope,
 };
 
 /// Why building the object failed.
@@ -593,9 +593,9 @@ impl Module for ObjectModule {
             .isa
             .compile_function(func, &self.flags)
             .map_err(|error| ObjectError::Compile {
-            name: ir_name(&func.name),
-            error,
-        })?;
+                name: ir_name(&func.name),
+                error,
+            })?;
         let source = func
             .source_map
             .as_deref()

@@ -40,10 +40,7 @@ pub use features::{FeatureFlag, IsaFeatures};
 
 /// The ISAs [`lookup`] knows: each one's canonical name and its builder with default
 /// features. Adding an ISA adds one line here.
-const ISAS: &[(&str, fn() -> Builder)] = &[
-    ("x86_64", x64::builder),
-    ("aarch64", aarch64::builder),
-];
+const ISAS: &[(&str, fn() -> Builder)] = &[("x86_64", x64::builder), ("aarch64", aarch64::builder)];
 
 /// The canonical names of the ISAs Kestrel compiles for, in [`lookup`]'s order.
 pub fn names() -> impl Iterator<Item = &'static str> {
@@ -360,7 +357,10 @@ mod tests {
     #[test]
     fn lookup_by_name_and_triple() {
         assert_eq!(lookup("x86_64").unwrap().name(), "x86_64");
-        assert_eq!(lookup("aarch64-unknown-linux-gnu").unwrap().name(), "aarch64");
+        assert_eq!(
+            lookup("aarch64-unknown-linux-gnu").unwrap().name(),
+            "aarch64"
+        );
         let err = lookup("riscv64").unwrap_err();
         assert_eq!(
             err.to_string(),

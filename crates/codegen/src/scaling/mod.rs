@@ -25,8 +25,8 @@ use kestrel_ir::Function;
 
 use crate::isa::x64::X64Isa;
 use crate::isa::TargetIsa;
-use crate::settings::Flags;
 use crate::machinst::compile::{CompileContext, PhaseTimes};
+use crate::settings::Flags;
 pub use shapes::{Rng, Shape, Unit};
 
 /// The most a phase's counted work may grow when the function doubles.

@@ -84,10 +84,22 @@ const ELF: ElfTarget = ElfTarget {
         (RelocKind::Abs4, object::elf::R_AARCH64_ABS32),
         (RelocKind::Abs8, object::elf::R_AARCH64_ABS64),
         (RelocKind::Arm64Call26, object::elf::R_AARCH64_CALL26),
-        (RelocKind::Arm64AdrPage21, object::elf::R_AARCH64_ADR_PREL_PG_HI21),
-        (RelocKind::Arm64AddLo12, object::elf::R_AARCH64_ADD_ABS_LO12_NC),
-        (RelocKind::Arm64GotPage21, object::elf::R_AARCH64_ADR_GOT_PAGE),
-        (RelocKind::Arm64GotLo12, object::elf::R_AARCH64_LD64_GOT_LO12_NC),
+        (
+            RelocKind::Arm64AdrPage21,
+            object::elf::R_AARCH64_ADR_PREL_PG_HI21,
+        ),
+        (
+            RelocKind::Arm64AddLo12,
+            object::elf::R_AARCH64_ADD_ABS_LO12_NC,
+        ),
+        (
+            RelocKind::Arm64GotPage21,
+            object::elf::R_AARCH64_ADR_GOT_PAGE,
+        ),
+        (
+            RelocKind::Arm64GotLo12,
+            object::elf::R_AARCH64_LD64_GOT_LO12_NC,
+        ),
     ],
 };
 
