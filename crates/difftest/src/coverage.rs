@@ -3,6 +3,11 @@
 //! untested rules and opcodes are visible. Rules written in Rust rather than in the
 //! `.rules` files (calls, returns, memory, `br_table`) are not in the rule lists.
 
+use kestrel_codegen::machinst::CompiledCode;
+use kestrel_fuzzgen::TestCase;
+use kestrel_ir::Opcode;
+use kestrel_opt::simplification_rules;
+
 /// The lowering rules of the native oracles' target (the host's ISA).
 fn lowering_rules() -> &'static [&'static str] {
     kestrel_codegen::isa::host().map_or(&[], |b| b.finish().lowering_rules())
@@ -12,11 +17,6 @@ fn lowering_rules() -> &'static [&'static str] {
 fn aarch64_lowering_rules() -> &'static [&'static str] {
     kestrel_codegen::isa::lookup("aarch64").map_or(&[], |b| b.finish().lowering_rules())
 }
-
-use kestrel_codegen::machinst::CompiledCode;
-use kestrel_fuzzgen::TestCase;
-use kestrel_ir::Opcode;
-use kestrel_opt::simplification_rules;
 
 /// Counters accumulated over a campaign.
 #[derive(Clone, Debug)]

@@ -521,7 +521,7 @@ impl JitModule {
             }
             .into());
         }
-        let plan = abi::classify(&decl.signature)?;
+        let plan = abi::classify(&*self.isa, &decl.signature)?;
         if args.len() != plan.args.len() {
             return Err(CallError::ArgumentCount {
                 expected: plan.args.len(),

@@ -29,6 +29,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use kestrel_ir::Function;
+use smallvec::SmallVec;
 
 use crate::chaos::Chaos;
 use crate::machinst::buffer::RelocKind;
@@ -223,6 +224,33 @@ pub enum CompileInput<'f> {
     Consumed(&'f mut Function),
 }
 
+/// Where one part of an argument or result goes (an `i128` has two parts, low first;
+/// every other value one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartLoc {
+    /// A register.
+    Reg(kestrel_regalloc::PReg),
+    /// A byte offset in the stack-argument area (from the stack pointer at the call).
+    Stack(u32),
+    /// A byte offset in the return area (results only).
+    Area(u32),
+}
+
+/// The parts of one value.
+pub type Parts = SmallVec<[PartLoc; 2]>;
+
+/// Where the arguments and results of a signature go, as the ISA's code expects them: what
+/// a trampoline calling that code from the host needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallLocations {
+    /// Per parameter, its parts.
+    pub params: SmallVec<[Parts; 8]>,
+    /// Per result, its parts.
+    pub returns: SmallVec<[Parts; 4]>,
+    /// Bytes of return area (0: none); its address is the ISA's hidden argument.
+    pub ret_area: u32,
+}
+
 /// What the object writer needs to write an ISA's code into an ELF object.
 #[derive(Clone, Copy, Debug)]
 pub struct ElfTarget {
@@ -261,6 +289,9 @@ pub trait TargetIsa: Send + Sync + fmt::Debug {
         chaos: &mut Chaos,
         times: Option<&mut PhaseTimes>,
     ) -> Result<CompiledCode, CodegenError>;
+
+    /// Where the arguments and results of `sig` go, or why the ISA cannot place them.
+    fn call_locations(&self, sig: &kestrel_ir::Signature) -> Result<CallLocations, CodegenError>;
 
     /// The relocation kinds the ISA's code uses (what a JIT must be able to apply).
     fn reloc_kinds(&self) -> &'static [RelocKind];

@@ -48,7 +48,7 @@ use kestrel_ir::{Function, Inst as IrInst, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, RegClass};
 
 use crate::chaos::Chaos;
-use crate::isa::{Builder, CompileInput, ElfTarget, TargetIsa};
+use crate::isa::{Builder, CallLocations, CompileInput, ElfTarget, PartLoc, Parts, TargetIsa};
 use crate::machinst::buffer::RelocKind;
 use crate::machinst::compile::{compile_function, Backend, CompileContext, PhaseTimes};
 use crate::machinst::lower::{Lower, LowerBackend};
@@ -140,6 +140,48 @@ impl TargetIsa for Aarch64Isa {
             probe_interval: flags.probe_interval("AArch64")?,
         };
         compile_function(ctx, &target, f, flags, chaos, times)
+    }
+
+    fn call_locations(&self, sig: &kestrel_ir::Signature) -> Result<CallLocations, CodegenError> {
+        let offset = |o: i32| {
+            u32::try_from(o).map_err(|_| CodegenError::unsupported("a negative argument offset"))
+        };
+        // An `i128` in memory: its low half at the offset, the high one 8 bytes further.
+        let in_memory = |o: i32, ty: Type, make: fn(u32) -> PartLoc| -> Result<Parts, _> {
+            let o = offset(o)?;
+            Ok(match ty == Type::I128 {
+                true => [make(o), make(o + 8)].into_iter().collect(),
+                false => [make(o)].into_iter().collect(),
+            })
+        };
+        let params = abi::param_locs(sig)?
+            .into_iter()
+            .zip(&sig.params)
+            .map(|(loc, p)| match loc {
+                abi::Loc::Reg(r) => Ok([PartLoc::Reg(r)].into_iter().collect()),
+                abi::Loc::Pair(lo, hi) => {
+                    Ok([PartLoc::Reg(lo), PartLoc::Reg(hi)].into_iter().collect())
+                }
+                abi::Loc::Stack(o) => in_memory(o, p.value_type, PartLoc::Stack),
+            })
+            .collect::<Result<_, CodegenError>>()?;
+        let (rets, ret_area) = abi::ret_locs(sig)?;
+        let returns = rets
+            .into_iter()
+            .zip(&sig.returns)
+            .map(|(loc, r)| match loc {
+                abi::RetLoc::Reg(r) => Ok([PartLoc::Reg(r)].into_iter().collect()),
+                abi::RetLoc::Pair(lo, hi) => {
+                    Ok([PartLoc::Reg(lo), PartLoc::Reg(hi)].into_iter().collect())
+                }
+                abi::RetLoc::Area(o) => in_memory(o, r.value_type, PartLoc::Area),
+            })
+            .collect::<Result<_, CodegenError>>()?;
+        Ok(CallLocations {
+            params,
+            returns,
+            ret_area,
+        })
     }
 
     fn reloc_kinds(&self) -> &'static [RelocKind] {

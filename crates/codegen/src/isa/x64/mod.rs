@@ -32,7 +32,7 @@ use kestrel_ir::{Function, Inst as IrInst, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, RegClass};
 
 use crate::chaos::Chaos;
-use crate::isa::{Builder, CompileInput, ElfTarget, TargetIsa};
+use crate::isa::{Builder, CallLocations, CompileInput, ElfTarget, PartLoc, TargetIsa};
 use crate::machinst::buffer::RelocKind;
 use crate::machinst::compile::{compile_function, Backend, CompileContext, PhaseTimes};
 use crate::machinst::lower::{Lower, LowerBackend};
@@ -108,6 +108,38 @@ impl TargetIsa for X64Isa {
             probe_interval: flags.probe_interval("x86-64")?,
         };
         compile_function(ctx, &target, f, flags, chaos, times)
+    }
+
+    fn call_locations(&self, sig: &kestrel_ir::Signature) -> Result<CallLocations, CodegenError> {
+        let offset = |o: i32| {
+            u32::try_from(o).map_err(|_| CodegenError::unsupported("a negative argument offset"))
+        };
+        let params = abi::param_locs(sig)?
+            .into_iter()
+            .map(|parts| {
+                let part = |loc| match loc {
+                    abi::Loc::Reg(r) => Ok(PartLoc::Reg(r)),
+                    abi::Loc::Stack(o) => offset(o).map(PartLoc::Stack),
+                };
+                parts.into_iter().map(part).collect()
+            })
+            .collect::<Result<_, CodegenError>>()?;
+        let (rets, ret_area) = abi::ret_locs(sig)?;
+        let returns = rets
+            .into_iter()
+            .map(|parts| {
+                let part = |loc| match loc {
+                    abi::RetLoc::Reg(r) => Ok(PartLoc::Reg(r)),
+                    abi::RetLoc::Area(o) => offset(o).map(PartLoc::Area),
+                };
+                parts.into_iter().map(part).collect()
+            })
+            .collect::<Result<_, CodegenError>>()?;
+        Ok(CallLocations {
+            params,
+            returns,
+            ret_area,
+        })
     }
 
     fn reloc_kinds(&self) -> &'static [RelocKind] {
