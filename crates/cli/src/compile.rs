@@ -74,6 +74,9 @@ fn header_of(text: &str, settings: &Settings) -> Header {
     header
 }
 
+/// A file's target, its flags and its functions.
+type FileTarget = (Arc<dyn TargetIsa>, Flags, Vec<kestrel_ir::Function>);
+
 /// The file's target and flags (its `set` lines and its first `target` line naming an ISA
 /// Kestrel compiles for; see `kestrel_filetests::file_target`) and its functions.
 fn file_flags_and_functions(
@@ -82,7 +85,7 @@ fn file_flags_and_functions(
     header: &Header,
     settings: &Settings,
     keep_text: bool,
-) -> Result<(Arc<dyn TargetIsa>, Flags, Vec<kestrel_ir::Function>), String> {
+) -> Result<FileTarget, String> {
     let (isa, flags) =
         kestrel_filetests::file_target(header).map_err(|e| format!("{}: {e}", path.display()))?;
     let flags = Flags {

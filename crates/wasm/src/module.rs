@@ -240,11 +240,10 @@ fn run_workers(
             };
             let result = compile_one(
                 &mut w,
-                isa,
+                (isa, flags),
                 info,
                 bytes,
                 checks,
-                flags,
                 (index, validator),
                 timed.as_mut(),
             );
@@ -271,15 +270,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Validate (when given a validator), translate and compile defined function `index` in
-/// worker `w`'s memory, adding each step's time to `times` when given.
+/// Validate (when given a validator), translate and compile defined function `index` for
+/// `isa` with `flags` in worker `w`'s memory, adding each step's time to `times` when given.
 fn compile_one(
     w: &mut Worker,
-    isa: &dyn TargetIsa,
+    (isa, flags): (&dyn TargetIsa, &Flags),
     info: &ModuleInfo,
     bytes: &[u8],
     checks: BoundsChecks,
-    flags: &Flags,
     (index, validator): (u32, Option<features::BodyValidator>),
     mut times: Option<&mut WorkerTimes>,
 ) -> Result<CompiledCode, WasmError> {

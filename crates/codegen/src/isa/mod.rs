@@ -41,7 +41,14 @@ pub use features::{FeatureFlag, IsaFeatures};
 
 /// The ISAs [`lookup`] knows: each one's canonical name and its builder with default
 /// features. Adding an ISA adds one line here.
-const ISAS: &[(&str, fn() -> Builder)] = &[("x86_64", x64::builder), ("aarch64", aarch64::builder)];
+#[rustfmt::skip]
+const ISAS: &[(&str, MakeBuilder)] = &[
+    ("x86_64", x64::builder),
+    ("aarch64", aarch64::builder),
+];
+
+/// Makes an ISA's builder with its default features.
+type MakeBuilder = fn() -> Builder;
 
 /// The canonical names of the ISAs Kestrel compiles for, in [`lookup`]'s order.
 pub fn names() -> impl Iterator<Item = &'static str> {
