@@ -79,7 +79,7 @@ pub fn kestrel(
     f: &kestrel_ir::Function,
     target: Target,
     level: OptLevel,
-    mut times: Option<&mut PhaseTimes>,
+    times: Option<&mut PhaseTimes>,
 ) -> Result<CompiledCode, CodegenError> {
     let chaos = &mut Chaos::disabled();
     let input = CompileInput::Borrowed(f);
