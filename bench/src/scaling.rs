@@ -189,7 +189,13 @@ fn compile_verified(
         ..Flags::default()
     };
     let ctx = &mut CompileContext::new();
-    isa.compile(ctx, CompileInput::Borrowed(f), &flags, &mut Chaos::disabled(), None)
+    isa.compile(
+        ctx,
+        CompileInput::Borrowed(f),
+        &flags,
+        &mut Chaos::disabled(),
+        None,
+    )
 }
 
 fn measure(

@@ -33,8 +33,8 @@ use kestrel_codegen::chaos::Chaos;
 use kestrel_codegen::isa::{CompileInput, TargetIsa};
 use kestrel_codegen::machinst::compile::{CompileContext, PhaseTimes};
 use kestrel_codegen::machinst::{CodegenError, CompiledCode};
-pub use kestrel_codegen::settings::OptLevel;
 use kestrel_codegen::settings::Flags;
+pub use kestrel_codegen::settings::OptLevel;
 
 /// The machine both compilers generate code for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,7 +84,9 @@ pub fn kestrel(
     let chaos = &mut Chaos::disabled();
     let input = CompileInput::Borrowed(f);
     let flags = kestrel_flags(level);
-    target.kestrel_isa().compile(ctx, input, &flags, chaos, times)
+    target
+        .kestrel_isa()
+        .compile(ctx, input, &flags, chaos, times)
 }
 
 /// [`kestrel`] with the result left in `ctx` (`compile_in_place`): the size of the code.
@@ -95,7 +97,9 @@ pub fn kestrel_in_place(
     level: OptLevel,
 ) -> Result<usize, CodegenError> {
     let flags = kestrel_flags(level);
-    let code = target.kestrel_isa().compile_function_in_place(ctx, f, &flags);
+    let code = target
+        .kestrel_isa()
+        .compile_function_in_place(ctx, f, &flags);
     code.map(|code| code.code.len())
 }
 
