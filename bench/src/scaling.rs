@@ -21,8 +21,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use kestrel_codegen::chaos::Chaos;
-use kestrel_codegen::isa::x64::X64Backend;
-use kestrel_codegen::machinst::compile::{compile_timed, CompileOptions};
+use kestrel_codegen::isa::{CompileInput, TargetIsa};
+use kestrel_codegen::machinst::compile::CompileContext;
+use kestrel_codegen::settings::Flags;
 
 use crate::compile_speed::engines::Cranelift;
 use crate::peak_alloc::peak_during;
@@ -93,19 +94,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
         return Ok(());
     }
+    let x64 = x64_isa()?;
     if let Some(times) = args.profile {
         for shape in &shapes {
             let n = sizes(shape, args.scale)[2];
             let funcs = kestrel_ir::text::parse_functions(&(shape.generate)(n), "shape")
                 .map_err(|e| e.to_string())?;
             for _ in 0..times {
-                let code = compile_timed(
-                    &X64Backend,
-                    &funcs[0],
-                    CompileOptions::default(),
-                    &mut Chaos::disabled(),
-                    None,
-                );
+                let code = compile_verified(&*x64, &funcs[0], false);
                 black_box(code.map_err(|e| e.to_string())?);
             }
         }
@@ -136,7 +132,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let mut previous: Option<(Measure, Measure)> = None;
         for n in sizes(shape, args.scale) {
             let text = (shape.generate)(n);
-            let row = measure(&cranelift, &text, args.runs)
+            let row = measure(&*x64, &cranelift, &text, args.runs)
                 .map_err(|e| format!("{} at {n} {}: {e}", shape.name, shape.unit))?;
             let (k, kc, c, insts) = row;
             let growth = |now: Duration, before: Option<Duration>| {
@@ -174,7 +170,36 @@ fn short(unit: &str) -> &str {
 }
 
 /// Kestrel (checker off), Kestrel (checker on), Cranelift, and the instruction count.
+/// Kestrel's x86-64 target (the host's features).
+fn x64_isa() -> Result<std::sync::Arc<dyn TargetIsa>, String> {
+    let builder = kestrel_codegen::isa::lookup("x86_64").map_err(|e| e.to_string())?;
+    Ok(builder.finish())
+}
+
+/// One compile of the verified function `f` in a fresh context (the checker on when
+/// `check`), through the target's one entry point.
+fn compile_verified(
+    isa: &dyn TargetIsa,
+    f: &kestrel_ir::Function,
+    check: bool,
+) -> Result<kestrel_codegen::machinst::CompiledCode, kestrel_codegen::machinst::CodegenError> {
+    let flags = Flags {
+        check_regalloc: check,
+        verified: true,
+        ..Flags::default()
+    };
+    let ctx = &mut CompileContext::new();
+    isa.compile(
+        ctx,
+        CompileInput::Borrowed(f),
+        &flags,
+        &mut Chaos::disabled(),
+        None,
+    )
+}
+
 fn measure(
+    x64: &dyn TargetIsa,
     cranelift: &Cranelift,
     text: &str,
     runs: usize,
@@ -188,15 +213,9 @@ fn measure(
     let cl = &cl_funcs[0];
     // Each closure compiles once and returns (time, peak heap of that compile).
     let kestrel_once = |check: bool| {
-        let options = CompileOptions {
-            check_regalloc: check,
-            ..CompileOptions::default()
-        };
         move || {
             let start = Instant::now();
-            let (code, peak) = peak_during(|| {
-                compile_timed(&X64Backend, f, options, &mut Chaos::disabled(), None)
-            });
+            let (code, peak) = peak_during(|| compile_verified(x64, f, check));
             let time = start.elapsed();
             drop(black_box(code.map_err(|e| format!("kestrel: {e}"))?));
             Ok((time, peak))

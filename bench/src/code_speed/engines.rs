@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use cranelift_codegen::ir::{ExternalName, UserExternalName, UserFuncName};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage as ClLinkage, Module};
-use kestrel_codegen::isa::x64::OptLevel;
+use kestrel_codegen::settings::OptLevel;
 use kestrel_jit::{JitBuilder, Linkage};
 
 /// A kernel's entry: `extern "C" fn(buffer, n) -> checksum`.
@@ -46,7 +46,7 @@ pub fn kestrel(funcs: &[kestrel_ir::Function]) -> Result<Loaded, String> {
             .map_err(|e| format!("kestrel: declare %{name}: {e}"))?;
         ids.insert(name, id);
     }
-    let flags = kestrel_codegen::isa::x64::Flags {
+    let flags = kestrel_codegen::settings::Flags {
         opt_level: OptLevel::Speed,
         ..Default::default()
     };

@@ -9,9 +9,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
-use kestrel_codegen::isa::x64::{Flags, X64Backend};
 use kestrel_codegen::machinst::{CodegenError, CompiledCode};
+use kestrel_codegen::settings::Flags;
 
 use super::engines::{Cranelift, Target};
 
@@ -210,12 +209,7 @@ fn checked_compile(f: &kestrel_ir::Function, target: Target) -> Result<CompiledC
         keep_text: false,
         ..Flags::default()
     };
-    match target {
-        Target::X64 => X64Backend.compile_function(f, &checked),
-        Target::Aarch64 => {
-            Aarch64Backend::default().compile_function(f, &aarch64::Flags::from(&checked))
-        }
-    }
+    target.kestrel_isa().compile_function(f, &checked)
 }
 
 /// Compile once with Cranelift, turning a panic inside Cranelift (it has a few on inputs its

@@ -23,18 +23,18 @@
 //!   (`enable_multi_ret_implicit_sret`, `enable_llvm_abi_extensions`) are set too, so that
 //!   multi-result and `i128` signatures are accepted; they do not change the pipeline.
 
+use std::sync::{Arc, OnceLock};
+
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
 use kestrel_codegen::chaos::Chaos;
-use kestrel_codegen::isa::aarch64::Aarch64Backend;
-pub use kestrel_codegen::isa::x64::OptLevel;
-use kestrel_codegen::isa::x64::X64Backend;
-use kestrel_codegen::machinst::compile::{
-    compile_in, compile_in_place, run_mid_end, CompileContext, CompileOptions, PhaseTimes,
-};
+use kestrel_codegen::isa::{CompileInput, TargetIsa};
+use kestrel_codegen::machinst::compile::{CompileContext, PhaseTimes};
 use kestrel_codegen::machinst::{CodegenError, CompiledCode};
+use kestrel_codegen::settings::Flags;
+pub use kestrel_codegen::settings::OptLevel;
 
 /// The machine both compilers generate code for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +59,17 @@ impl Target {
             Target::Aarch64 => "aarch64",
         }
     }
+
+    /// Kestrel's target of this name (default features: the host's on x86-64, the base ISA
+    /// on AArch64), made once per process.
+    pub fn kestrel_isa(self) -> &'static dyn TargetIsa {
+        static ISAS: [OnceLock<Arc<dyn TargetIsa>>; 2] = [OnceLock::new(), OnceLock::new()];
+        let slot = &ISAS[self as usize];
+        &**slot.get_or_init(|| {
+            let builder = kestrel_codegen::isa::lookup(self.name());
+            builder.expect("a Kestrel ISA").finish()
+        })
+    }
 }
 
 /// Compile with Kestrel at `level` for `target` in `ctx`; `times` (when given) accumulates
@@ -68,21 +79,14 @@ pub fn kestrel(
     f: &kestrel_ir::Function,
     target: Target,
     level: OptLevel,
-    mut times: Option<&mut PhaseTimes>,
+    times: Option<&mut PhaseTimes>,
 ) -> Result<CompiledCode, CodegenError> {
-    let start = times.is_some().then(std::time::Instant::now);
-    let f = run_mid_end(ctx, f, level, false)?;
-    if let (Some(t), Some(start)) = (times.as_deref_mut(), start) {
-        t.mid_end += start.elapsed();
-    }
-    let options = kestrel_options(level);
     let chaos = &mut Chaos::disabled();
-    let compiled = match target {
-        Target::X64 => compile_in(ctx, &X64Backend, &f, options, chaos, times),
-        Target::Aarch64 => compile_in(ctx, &Aarch64Backend::default(), &f, options, chaos, times),
-    };
-    ctx.give_back(f);
-    compiled
+    let input = CompileInput::Borrowed(f);
+    let flags = kestrel_flags(level);
+    target
+        .kestrel_isa()
+        .compile(ctx, input, &flags, chaos, times)
 }
 
 /// [`kestrel`] with the result left in `ctx` (`compile_in_place`): the size of the code.
@@ -92,27 +96,20 @@ pub fn kestrel_in_place(
     target: Target,
     level: OptLevel,
 ) -> Result<usize, CodegenError> {
-    let f = run_mid_end(ctx, f, level, false)?;
-    let options = kestrel_options(level);
-    let chaos = &mut Chaos::disabled();
-    let size = match target {
-        Target::X64 => compile_in_place(ctx, &X64Backend, &f, options, chaos, None),
-        Target::Aarch64 => {
-            compile_in_place(ctx, &Aarch64Backend::default(), &f, options, chaos, None)
-        }
-    }
-    .map(|code| code.code.len());
-    ctx.give_back(f);
-    size
+    let flags = kestrel_flags(level);
+    let code = target
+        .kestrel_isa()
+        .compile_function_in_place(ctx, f, &flags);
+    code.map(|code| code.code.len())
 }
 
-/// Kestrel's options at `level`: checker off, no printed text.
-fn kestrel_options(level: OptLevel) -> CompileOptions {
-    CompileOptions {
-        check_regalloc: false,
-        keep_text: false,
-        lower_for_speed: level == OptLevel::Speed,
-        ..CompileOptions::default()
+/// Kestrel's flags at `level`: checker off, no printed text, the verifier not run (the
+/// corpus is verified when it is loaded).
+fn kestrel_flags(level: OptLevel) -> Flags {
+    Flags {
+        opt_level: level,
+        verified: true,
+        ..Flags::default()
     }
 }
 

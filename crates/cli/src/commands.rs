@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use kestrel_codegen::isa::x64::OptLevel;
+use kestrel_codegen::settings::OptLevel;
 use kestrel_filetests::directives::{func_name, parse_value, Header};
 use kestrel_filetests::native::{NativeError, NativeModule};
 use kestrel_filetests::target_override::TargetOverride;
@@ -155,27 +155,26 @@ pub fn run(
             _ => outln!("[{}]", text.join(", ")),
         }
     };
-    // The ISA is the first `target` line's (after `--target`), x86-64 without one.
-    let first_target = header
-        .targets
-        .iter()
-        .find(|t| t.isa == "x86_64" || t.isa == "aarch64");
-    if let Some(line) = first_target.filter(|t| t.isa == "aarch64" && !interpret) {
+    // The ISA is the first `target` line's (after `--target`), x86-64 without one; its
+    // flags and the file's `set` lines apply as under `kestrel test`.
+    let (isa, file_flags) =
+        kestrel_filetests::file_target(&header).map_err(|e| format!("{}: {e}", path.display()))?;
+    let native = kestrel_codegen::isa::host().is_ok_and(|h| h.name() == isa.name());
+    if !native && !interpret {
         let flags = kestrel_filetests::native::Flags {
             verified: true,
             opt_level,
-            ..kestrel_filetests::aarch64_flags(&header, line)
-                .map_err(|e| format!("{}: {e}", path.display()))?
+            ..file_flags
         };
         let name = func_name(&funcs[index]);
-        return match run_aarch64(&funcs, &name, values, flags)? {
+        return match run_emulated(&isa, &funcs, &name, values, flags)? {
             Ok(results) => {
                 print_results(&results);
                 Ok(ExitCode::SUCCESS)
             }
             Err(e) => match e.trap {
                 Some(code) => {
-                    outln!("trap: {code} (in %{name}, under qemu-aarch64)");
+                    outln!("trap: {code} (in %{name}, under qemu-{})", isa.name());
                     Ok(ExitCode::from(2))
                 }
                 None => Err(e.message),
@@ -183,14 +182,11 @@ pub fn run(
         };
     }
     if !interpret {
-        // `load` verified every function: compile without verifying again. The file's
-        // `set` lines and `target x86_64` flags apply as under `kestrel test`.
-        let x86_target = header.targets.iter().find(|t| t.isa == "x86_64");
+        // `load` verified every function: compile without verifying again.
         let mut flags = kestrel_filetests::native::Flags {
             verified: true,
             opt_level,
-            ..kestrel_filetests::native_flags(&header, x86_target)
-                .map_err(|e| format!("{}: {e}", path.display()))?
+            ..file_flags
         };
         // As the JIT does by default: probes on unless the file's `set` lines say otherwise,
         // so a frame beyond the guard page traps as `stk_ovf`.
@@ -200,10 +196,10 @@ pub fn run(
             .any(|s| s.name == "enable_probestack")
         {
             flags.probestack_size_log2 =
-                Some(kestrel_codegen::isa::x64::probestack::DEFAULT_SIZE_LOG2);
+                Some(kestrel_codegen::settings::DEFAULT_PROBESTACK_SIZE_LOG2);
         }
         let no_chaos = kestrel_codegen::chaos::Chaos::disabled;
-        let module = NativeModule::build(&funcs, &flags, &no_chaos, &mut |_| {})
+        let module = NativeModule::build(&isa, &funcs, &flags, &no_chaos, &mut |_| {})
             .map_err(|e| e.join("\n"))?;
         let name = func_name(&funcs[index]);
         return match module.call_raw(&name, &values) {
@@ -242,10 +238,12 @@ pub fn run(
     }
 }
 
-/// Call `name` with `args` in `funcs` compiled for AArch64: an ELF object linked with a
-/// driver by `aarch64-linux-gnu-gcc` and run under `qemu-aarch64` (as `kestrel test` runs
-/// `target aarch64` files). The outer error: the program could not be built or run.
-fn run_aarch64(
+/// Call `name` with `args` in `funcs` compiled for `isa`, another ISA than the host's: an
+/// ELF object linked with a driver by the cross compiler and run under emulation (for
+/// AArch64: `aarch64-linux-gnu-gcc` and `qemu-aarch64`, as `kestrel test` runs `target
+/// aarch64` files). The outer error: the program could not be built or run.
+fn run_emulated(
+    isa: &std::sync::Arc<dyn kestrel_codegen::isa::TargetIsa>,
     funcs: &[Function],
     name: &str,
     args: Vec<kestrel_interp::DataValue>,
@@ -253,22 +251,18 @@ fn run_aarch64(
 ) -> Result<kestrel_filetests::object_run::CallOutcome, String> {
     use kestrel_filetests::object_run::{run_calls_via_object_on, ObjectTarget};
     let dir = tempfile::Builder::new()
-        .prefix("kestrel-run-aarch64-")
+        .prefix(&format!("kestrel-run-{}-", isa.name()))
         .tempdir()
         .map_err(|e| format!("cannot make a scratch directory: {e}"))?;
     let calls = [(name.to_string(), args)];
     let no_chaos = kestrel_codegen::chaos::Chaos::disabled;
-    let mut outcomes = run_calls_via_object_on(
-        ObjectTarget::Aarch64,
-        funcs,
-        &calls,
-        flags,
-        &no_chaos,
-        dir.path(),
-    )?;
+    let target = ObjectTarget::for_isa(isa.name())
+        .ok_or_else(|| format!("no way to run {} code on this host", isa.name()))?;
+    let mut outcomes =
+        run_calls_via_object_on(target, isa, funcs, &calls, flags, &no_chaos, dir.path())?;
     outcomes
         .pop()
-        .ok_or_else(|| "the AArch64 program reported no outcome".to_string())
+        .ok_or_else(|| format!("the {} program reported no outcome", isa.name()))
 }
 
 /// Run the mid-end on every function (verifying its output).

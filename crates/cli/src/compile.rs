@@ -9,11 +9,11 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use kestrel_codegen::machinst::compile::{CompileContext, PhaseTimes};
+use std::sync::Arc;
 
-use kestrel_codegen::disasm::{disassemble, disassemble_aarch64};
-use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
-use kestrel_codegen::isa::x64::{Flags, OptLevel, X64Backend};
+use kestrel_codegen::isa::TargetIsa;
+use kestrel_codegen::machinst::compile::{CompileContext, PhaseTimes};
+use kestrel_codegen::settings::{Flags, OptLevel};
 
 use kestrel_filetests::directives::{func_name, Header};
 use kestrel_filetests::target_override::TargetOverride;
@@ -41,21 +41,17 @@ pub fn write_object(
     settings: &Settings,
     debug_info: bool,
 ) -> Result<ExitCode, String> {
-    use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule, Target};
+    use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule};
     let text = kestrel_filetests::input::read_input_text(path)?;
     let header = header_of(&text, settings);
-    let (flags, funcs) = file_flags_and_functions(path, &text, &header, settings, false)?;
-    let target = match file_isa_of(&header) {
-        Isa::X86_64 => Target::X86_64,
-        Isa::Aarch64 => Target::Aarch64,
-    };
+    let (isa, flags, funcs) = file_flags_and_functions(path, &text, &header, settings, false)?;
     let source = path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
     let builder = ObjectBuilder::new(source)
         .flags(flags)
-        .target(target)
+        .target(isa)
         .debug_info(debug_info);
     let mut module = ObjectModule::new(builder);
     let ids = funcs
@@ -71,13 +67,6 @@ pub fn write_object(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The ISA a file's code is compiled for.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Isa {
-    X86_64,
-    Aarch64,
-}
-
 /// The file's header (its `set` and `target` lines), with the command line's `--target`.
 fn header_of(text: &str, settings: &Settings) -> Header {
     let mut header = kestrel_filetests::directives::scan(text);
@@ -85,61 +74,30 @@ fn header_of(text: &str, settings: &Settings) -> Header {
     header
 }
 
-/// The ISA of the header's first `target` line naming one Kestrel compiles for (x86-64
-/// when none does).
-fn file_isa_of(header: &kestrel_filetests::directives::Header) -> Isa {
-    let first = header
-        .targets
-        .iter()
-        .find(|t| t.isa == "x86_64" || t.isa == "aarch64");
-    match first {
-        Some(t) if t.isa == "aarch64" => Isa::Aarch64,
-        _ => Isa::X86_64,
-    }
-}
+/// A file's target, its flags and its functions.
+type FileTarget = (Arc<dyn TargetIsa>, Flags, Vec<kestrel_ir::Function>);
 
-/// Compile `f` for `isa` with `flags` (their AArch64 subset there).
-fn compile_for(
-    isa: Isa,
-    f: &kestrel_ir::Function,
-    flags: &Flags,
-) -> Result<kestrel_codegen::machinst::CompiledCode, String> {
-    let done = match isa {
-        Isa::X86_64 => X64Backend.compile_function(f, flags),
-        Isa::Aarch64 => Aarch64Backend::default().compile_function(f, &aarch64::Flags::from(flags)),
-    };
-    done.map_err(|e| format!("%{}: {e}", func_name(f)))
-}
-
-/// The flags of a file's `set` lines and of the first `target` line for its ISA: CPU
-/// features (`has_*`) of that line apply (x86-64's never beyond the host's).
-fn target_flags(header: &kestrel_filetests::directives::Header) -> Result<Flags, String> {
-    let isa = |name: &str| header.targets.iter().find(|t| t.isa == name);
-    match (file_isa_of(header), isa("aarch64")) {
-        (Isa::Aarch64, Some(line)) => kestrel_filetests::aarch64_flags(header, line),
-        _ => kestrel_filetests::native_flags(header, isa("x86_64")),
-    }
-}
-
-/// The file's flags (its `set` lines and the first `target` line for its ISA) and its
-/// functions.
+/// The file's target and flags (its `set` lines and its first `target` line naming an ISA
+/// Kestrel compiles for; see `kestrel_filetests::file_target`) and its functions.
 fn file_flags_and_functions(
     path: &Path,
     text: &str,
     header: &Header,
     settings: &Settings,
     keep_text: bool,
-) -> Result<(Flags, Vec<kestrel_ir::Function>), String> {
+) -> Result<FileTarget, String> {
+    let (isa, flags) =
+        kestrel_filetests::file_target(header).map_err(|e| format!("{}: {e}", path.display()))?;
     let flags = Flags {
         check_regalloc: settings.check_regalloc || cfg!(debug_assertions),
         keep_text,
         opt_level: settings.opt_level,
-        ..target_flags(header).map_err(|e| format!("{}: {e}", path.display()))?
+        ..flags
     };
     // Verification happens in `compile_function`, once per function.
     let funcs = kestrel_ir::text::parse_functions(text, &path.display().to_string())
         .map_err(|e| e.to_string())?;
-    Ok((flags, funcs))
+    Ok((isa, flags, funcs))
 }
 
 pub fn compile(
@@ -151,21 +109,24 @@ pub fn compile(
     let text = kestrel_filetests::input::read_input_text(path)?;
     let header = header_of(&text, settings);
     if timing {
+        let (isa, flags) = kestrel_filetests::file_target(&header)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         let flags = Flags {
             check_regalloc: settings.check_regalloc || cfg!(debug_assertions),
             opt_level: settings.opt_level,
-            ..target_flags(&header).map_err(|e| format!("{}: {e}", path.display()))?
+            ..flags
         };
-        return time_phases(path, &text, &flags, file_isa_of(&header));
+        return time_phases(path, &text, &flags, &*isa);
     }
     let keep_text = show.vcode || show.regalloc;
-    let (flags, funcs) = file_flags_and_functions(path, &text, &header, settings, keep_text)?;
-    let isa = file_isa_of(&header);
+    let (isa, flags, funcs) = file_flags_and_functions(path, &text, &header, settings, keep_text)?;
     for (i, f) in funcs.iter().enumerate() {
         if i > 0 {
             outln!();
         }
-        let code = compile_for(isa, f, &flags)?;
+        let code = isa
+            .compile_function(f, &flags)
+            .map_err(|e| format!("%{}: {e}", func_name(f)))?;
         outln!("function %{}:", func_name(f));
         if show.vcode {
             outln!("VCode:");
@@ -179,12 +140,7 @@ pub fn compile(
             if show.vcode || show.regalloc {
                 outln!("Disassembly:");
             }
-            let lines = match isa {
-                Isa::X86_64 => disassemble(&code.code, code.code_size_without_constants as usize),
-                Isa::Aarch64 => {
-                    disassemble_aarch64(&code.code, code.code_size_without_constants as usize)
-                }
-            };
+            let lines = isa.disassemble(&code.code, code.code_size_without_constants as usize);
             for line in lines {
                 outln!("{line}");
             }
@@ -196,7 +152,12 @@ pub fn compile(
 
 /// `--timing`: parse and compile every function, printing no code; one row per function
 /// (times in milliseconds) and a total row. The clock is read only between phases.
-fn time_phases(path: &Path, text: &str, flags: &Flags, isa: Isa) -> Result<ExitCode, String> {
+fn time_phases(
+    path: &Path,
+    text: &str,
+    flags: &Flags,
+    isa: &dyn TargetIsa,
+) -> Result<ExitCode, String> {
     let mut parsed = Vec::new();
     let mut start = Instant::now();
     kestrel_ir::text::parse_each(text, &path.display().to_string(), |f| {
@@ -238,14 +199,8 @@ fn time_phases(path: &Path, text: &str, flags: &Flags, isa: Isa) -> Result<ExitC
     let mut ctx = CompileContext::new();
     for (f, parse) in &parsed {
         let mut t = PhaseTimes::default();
-        match isa {
-            Isa::X86_64 => X64Backend.compile_function_timed(&mut ctx, f, flags, &mut t),
-            Isa::Aarch64 => {
-                let a64 = aarch64::Flags::from(flags);
-                Aarch64Backend::default().compile_function_timed(&mut ctx, f, &a64, &mut t)
-            }
-        }
-        .map_err(|e| format!("%{}: {e}", func_name(f)))?;
+        isa.compile_function_timed(&mut ctx, f, flags, &mut t)
+            .map_err(|e| format!("%{}: {e}", func_name(f)))?;
         let (insts, blocks) = (f.num_placed_insts(), f.layout.blocks().len());
         print_row(&row(
             &format!("%{}", func_name(f)),

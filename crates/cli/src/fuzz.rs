@@ -126,7 +126,7 @@ pub fn fuzz(args: FuzzArgs) -> Result<ExitCode, String> {
         campaign
             .extra
             .push(Box::new(kestrel_difftest::ObjectOracle::aarch64_with(
-                kestrel_codegen::isa::aarch64::features::CpuFeatures { lse: args.lse },
+                if args.lse { &["has_lse"] } else { &[] },
             )?));
     }
     if args.against_cranelift {

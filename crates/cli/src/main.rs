@@ -38,7 +38,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use kestrel_codegen::isa::x64::OptLevel;
+use kestrel_codegen::settings::OptLevel;
 use kestrel_filetests::Options;
 
 /// `--opt-level`'s values.

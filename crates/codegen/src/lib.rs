@@ -1,7 +1,8 @@
 //! Kestrel's code generator.
 //!
 //! `machinst` holds the target-independent machinery (block order, VCode, the MachBuffer);
-//! `isa` holds one directory per target with the same file shape; `scaling` checks that
+//! `isa` holds the `TargetIsa` trait, `isa::lookup` and one directory per target with the
+//! same file shape; `settings` the flags every target shares; `scaling` checks that
 //! each phase's work grows linearly on generated CFG shapes.
 
 pub mod chaos;
@@ -10,3 +11,4 @@ pub mod disasm;
 pub mod isa;
 pub mod machinst;
 pub mod scaling;
+pub mod settings;

@@ -8,9 +8,11 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use kestrel_codegen::chaos::{Chaos, Decision};
-use kestrel_codegen::isa::x64::{lowering_rules, Flags, X64Backend};
+use kestrel_codegen::isa::x64::{lowering_rules, X64Isa};
+use kestrel_codegen::isa::TargetIsa;
 use kestrel_codegen::machinst::compile::CompileContext;
 use kestrel_codegen::machinst::CodegenError;
+use kestrel_codegen::settings::Flags;
 use kestrel_ir::Function;
 
 fn clif_files(dir: &Path) -> Vec<PathBuf> {
@@ -55,7 +57,7 @@ fn flags() -> Flags {
 fn compile_all(funcs: &[Function], chaos: &mut dyn FnMut() -> Chaos) -> usize {
     let mut compiled = 0;
     for f in funcs {
-        match X64Backend.compile_function_with_chaos(f, &flags(), &mut chaos()) {
+        match X64Isa::default().compile_function_with_chaos(f, &flags(), &mut chaos()) {
             Ok(_) => compiled += 1,
             Err(CodegenError::Unsupported { .. }) => {}
             Err(e) => panic!("{}: {e}", f.name),
@@ -102,7 +104,7 @@ fn every_decision_is_asked_over_the_semantics_tests() {
     let funcs = functions(&[SEMANTICS]);
     let mut chaos = Chaos::from_bytes(&[]);
     for f in &funcs {
-        let _ = X64Backend.compile_function_with_chaos(f, &flags(), &mut chaos);
+        let _ = X64Isa::default().compile_function_with_chaos(f, &flags(), &mut chaos);
     }
     for (d, s) in chaos.stats() {
         println!("{d}: asked {}", s.asked);
@@ -117,7 +119,7 @@ fn every_decision_is_asked_over_the_semantics_tests() {
     // The same compile with skipping answers reaches the allocator's perturbation.
     let mut chaos = Chaos::skip_all();
     let f = &funcs[0];
-    let _ = X64Backend.compile_function_with_chaos(f, &flags(), &mut chaos);
+    let _ = X64Isa::default().compile_function_with_chaos(f, &flags(), &mut chaos);
     let (_, s) = chaos
         .stats()
         .find(|(d, _)| *d == Decision::RegallocPerturb)
@@ -130,9 +132,9 @@ fn every_decision_is_asked_over_the_semantics_tests() {
 #[test]
 fn a_control_that_never_skips_changes_nothing() {
     for f in &functions(&[SEMANTICS]) {
-        let plain = X64Backend.compile_function(f, &flags());
+        let plain = X64Isa::default().compile_function(f, &flags());
         let counted =
-            X64Backend.compile_function_with_chaos(f, &flags(), &mut Chaos::from_bytes(&[]));
+            X64Isa::default().compile_function_with_chaos(f, &flags(), &mut Chaos::from_bytes(&[]));
         if let (Ok(a), Ok(b)) = (plain, counted) {
             assert_eq!(a.code, b.code, "{}", f.name);
         }
@@ -148,8 +150,8 @@ fn a_reused_compile_context_changes_nothing() {
     let mut ctx = CompileContext::new();
     let mut compared = 0;
     for f in funcs.iter().chain(funcs.iter().rev()) {
-        let fresh = X64Backend.compile_function(f, &flags());
-        let reused = X64Backend.compile_function_in(&mut ctx, f, &flags());
+        let fresh = X64Isa::default().compile_function(f, &flags());
+        let reused = X64Isa::default().compile_function_in(&mut ctx, f, &flags());
         assert_eq!(fresh, reused, "{}", f.name);
         compared += usize::from(fresh.is_ok());
     }
@@ -172,12 +174,12 @@ fn coverage_reports_the_rules_that_fired() {
         ..flags()
     };
     for f in &functions(&[SEMANTICS]) {
-        let Ok(code) = X64Backend.compile_function(f, &coverage) else {
+        let Ok(code) = X64Isa::default().compile_function(f, &coverage) else {
             continue;
         };
         assert!(code.rules_fired.windows(2).all(|w| w[0] < w[1]));
         fired.extend(code.rules_fired.iter().map(|&k| usize::from(k)));
-        let off = X64Backend.compile_function(f, &flags()).unwrap();
+        let off = X64Isa::default().compile_function(f, &flags()).unwrap();
         assert!(off.rules_fired.is_empty());
         assert_eq!(off.code, code.code, "coverage must not change the code");
     }

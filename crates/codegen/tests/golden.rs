@@ -11,9 +11,11 @@
 use std::path::Path;
 
 use kestrel_codegen::disasm::{disassemble, disassemble_aarch64};
-use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
+use kestrel_codegen::isa::aarch64::Aarch64Isa;
 use kestrel_codegen::isa::x64::features::CpuFeatures;
-use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_codegen::isa::x64::X64Isa;
+use kestrel_codegen::isa::{IsaFeatures, TargetIsa};
+use kestrel_codegen::settings::Flags;
 
 /// The machine a golden file compiles for.
 #[derive(Clone, Copy)]
@@ -52,10 +54,8 @@ fn expectation(f: &kestrel_ir::Function, isa: Isa) -> Vec<String> {
     let mut out = Vec::new();
     let compiled = match isa {
         // A fixed feature set: the expected output must not depend on the machine.
-        Isa::X64(features) => X64Backend.compile_function(f, &Flags { features, ..flags }),
-        Isa::Aarch64 => {
-            Aarch64Backend::default().compile_function(f, &aarch64::Flags::from(&flags))
-        }
+        Isa::X64(features) => X64Isa { features }.compile_function(f, &flags),
+        Isa::Aarch64 => Aarch64Isa::default().compile_function(f, &flags),
     };
     match compiled {
         Err(e) => out.push(format!("error: {e}")),

@@ -5,11 +5,13 @@
 use kestrel_codegen::chaos::Chaos;
 use kestrel_codegen::isa::x64::features::CpuFeatures;
 use kestrel_codegen::isa::x64::inst::Inst;
-use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_codegen::isa::x64::{X64Backend, X64Isa};
+use kestrel_codegen::isa::{IsaFeatures, TargetIsa};
 use kestrel_codegen::machinst::blockorder::BlockLoweringOrder;
 use kestrel_codegen::machinst::lower::{lower, Lower, LowerBackend, Results};
 use kestrel_codegen::machinst::vcode::VCode;
 use kestrel_codegen::machinst::{BlockIndex, CodegenError, MachInst};
+use kestrel_codegen::settings::Flags;
 use kestrel_ir::{Opcode, Type, Value};
 use kestrel_regalloc::{Block, Function as _, RegClass};
 
@@ -332,11 +334,10 @@ fn unsupported_instruction_is_a_typed_error() {
              return v2
          }",
     );
-    let flags = Flags {
+    let isa = X64Isa {
         features: CpuFeatures::none(),
-        ..Flags::default()
     };
-    match X64Backend.compile_function(&f, &flags) {
+    match isa.compile_function(&f, &Flags::default()) {
         Err(CodegenError::Unsupported {
             opcode: Some(Opcode::AtomicRmw),
             ty: Some(Type::I128),
@@ -357,7 +358,7 @@ fn unsupported_calling_convention_is_a_typed_error() {
              return v0
          }",
     );
-    let err = X64Backend
+    let err = X64Isa::default()
         .compile_function(&f, &Flags::default())
         .unwrap_err();
     assert!(matches!(err, CodegenError::Unsupported { .. }), "{err}");

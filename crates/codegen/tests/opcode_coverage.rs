@@ -8,9 +8,11 @@
 //! scalar type, else any mix), results are stored to memory so they are live, and memory,
 //! stack, call and branch operands come from a fixed preamble.
 
-use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
-use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_codegen::isa::aarch64::Aarch64Isa;
+use kestrel_codegen::isa::x64::X64Isa;
+use kestrel_codegen::isa::TargetIsa;
 use kestrel_codegen::machinst::CodegenError;
+use kestrel_codegen::settings::Flags;
 use kestrel_ir::opcode::InstructionFormat as F;
 use kestrel_ir::typing::{ctrl_type_set, TypeSet};
 use kestrel_ir::{Opcode, Type};
@@ -116,17 +118,17 @@ fn function_text(
 type Compile = fn(&kestrel_ir::Function) -> Result<(), CodegenError>;
 
 fn x64(f: &kestrel_ir::Function) -> Result<(), CodegenError> {
-    X64Backend
+    X64Isa::default()
         .compile_function(f, &Flags::default())
         .map(|_| ())
 }
 
 fn a64(f: &kestrel_ir::Function) -> Result<(), CodegenError> {
-    let flags = aarch64::Flags {
+    let flags = Flags {
         check_regalloc: true,
-        ..aarch64::Flags::default()
+        ..Flags::default()
     };
-    Aarch64Backend::default()
+    Aarch64Isa::default()
         .compile_function(f, &flags)
         .map(|_| ())
 }

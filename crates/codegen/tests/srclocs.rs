@@ -3,7 +3,9 @@
 //! and the ranges stay increasing, disjoint and inside the code even when the buffer deletes
 //! or shortens branches.
 
-use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_codegen::isa::x64::X64Isa;
+use kestrel_codegen::isa::TargetIsa;
+use kestrel_codegen::settings::Flags;
 use kestrel_ir::builder::FunctionBuilder;
 use kestrel_ir::{AbiParam, FunctionName, Signature, Type};
 
@@ -27,7 +29,7 @@ block2:
 /// Compile the first function of `text` and check its source ranges' shape.
 fn compile_checked(text: &str, file: &str) -> kestrel_codegen::machinst::CompiledCode {
     let f = kestrel_ir::parse_functions(text, file).unwrap().remove(0);
-    let code = X64Backend
+    let code = X64Isa::default()
         .compile_function(&f, &Flags::default())
         .expect("compiles");
     check_ranges(&code.srclocs, code.code.len());
@@ -75,7 +77,7 @@ fn front_end_srclocs_map_to_machine_code() {
     b.ins().return_(&[y]).unwrap();
     b.seal_all_blocks().unwrap();
     let f = b.finalize().expect("builds");
-    let code = X64Backend
+    let code = X64Isa::default()
         .compile_function(&f, &Flags::default())
         .expect("compiles");
     check_ranges(&code.srclocs, code.code.len());

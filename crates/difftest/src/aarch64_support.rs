@@ -13,7 +13,7 @@
 
 use std::process::{Command, Stdio};
 
-use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
+use kestrel_codegen::isa::TargetIsa;
 use kestrel_codegen::machinst::CodegenError;
 use kestrel_filetests::native::Flags;
 use kestrel_fuzzgen::TestCase;
@@ -53,27 +53,28 @@ pub fn check_tools() -> Result<(), String> {
 /// Why the AArch64 backend does not support `case` (the first unsupported function's
 /// message), or `None` when it compiles every function or fails otherwise.
 pub fn unsupported_on_aarch64(case: &TestCase, flags: &Flags) -> Option<String> {
-    unsupported_on_aarch64_noting(case, flags, &mut |_| {})
+    let isa = kestrel_codegen::isa::lookup("aarch64").ok()?.finish();
+    unsupported_on_aarch64_noting(&*isa, case, flags, &mut |_| {})
 }
 
-/// [`unsupported_on_aarch64`], handing each compiled function's rules (with
-/// `flags.coverage`) to `fired`.
+/// [`unsupported_on_aarch64`] for the AArch64 target `isa` (its features), handing each
+/// compiled function's rules (with `flags.coverage`) to `fired`.
 pub fn unsupported_on_aarch64_noting(
+    isa: &dyn TargetIsa,
     case: &TestCase,
     flags: &Flags,
     fired: &mut dyn FnMut(&[u16]),
 ) -> Option<String> {
-    let flags = aarch64::Flags::from(flags);
-    case.functions.iter().find_map(|f| {
-        match Aarch64Backend::default().compile_function(f, &flags) {
+    case.functions
+        .iter()
+        .find_map(|f| match isa.compile_function(f, flags) {
             Err(e @ CodegenError::Unsupported { .. }) => Some(e.to_string()),
             Ok(code) => {
                 fired(&code.rules_fired);
                 None
             }
             Err(_) => None,
-        }
-    })
+        })
 }
 
 #[cfg(test)]

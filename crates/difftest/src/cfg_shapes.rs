@@ -24,8 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use arbitrary::Unstructured;
-use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
-use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_codegen::settings::Flags;
 use kestrel_ir::parse_functions;
 use kestrel_opt::OptLevel;
 
@@ -66,15 +65,12 @@ pub fn check(text: &str) -> Result<Verdict, String> {
             opt_level,
             ..Flags::default()
         };
-        let x64 = caught(|| X64Backend.compile_function(func, &flags).map(drop));
-        x64.map_err(|e| format!("x86-64 at opt {opt_level:?}: {e}"))?;
-        let a64_flags = aarch64::Flags::from(&flags);
-        let a64 = caught(|| {
-            Aarch64Backend::default()
-                .compile_function(func, &a64_flags)
-                .map(drop)
-        });
-        a64.map_err(|e| format!("AArch64 at opt {opt_level:?}: {e}"))?;
+        for name in kestrel_codegen::isa::names() {
+            let isa = kestrel_codegen::isa::lookup(name).map_err(|e| e.to_string())?;
+            let isa = isa.finish();
+            let compiled = caught(|| isa.compile_function(func, &flags).map(drop));
+            compiled.map_err(|e| format!("{name} at opt {opt_level:?}: {e}"))?;
+        }
     }
     Ok(Verdict::Compiled)
 }

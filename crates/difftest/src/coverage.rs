@@ -3,12 +3,20 @@
 //! untested rules and opcodes are visible. Rules written in Rust rather than in the
 //! `.rules` files (calls, returns, memory, `br_table`) are not in the rule lists.
 
-use kestrel_codegen::isa::aarch64::lower::lowering_rules as aarch64_lowering_rules;
-use kestrel_codegen::isa::x64::lowering_rules;
 use kestrel_codegen::machinst::CompiledCode;
 use kestrel_fuzzgen::TestCase;
 use kestrel_ir::Opcode;
 use kestrel_opt::simplification_rules;
+
+/// The lowering rules of the native oracles' target (the host's ISA).
+fn lowering_rules() -> &'static [&'static str] {
+    kestrel_codegen::isa::host().map_or(&[], |b| b.finish().lowering_rules())
+}
+
+/// The lowering rules of the `aarch64` object oracle's target.
+fn aarch64_lowering_rules() -> &'static [&'static str] {
+    kestrel_codegen::isa::lookup("aarch64").map_or(&[], |b| b.finish().lowering_rules())
+}
 
 /// Counters accumulated over a campaign.
 #[derive(Clone, Debug)]

@@ -24,8 +24,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kestrel_codegen::chaos::Chaos;
-use kestrel_codegen::isa::aarch64::features::CpuFeatures as Aarch64Features;
-use kestrel_filetests::native::{CpuFeatures, Flags};
+use std::sync::Arc;
+
+use kestrel_codegen::isa::TargetIsa;
+use kestrel_filetests::native::Flags;
 use kestrel_filetests::object_run::{run_calls_via_object_on, ObjectTarget};
 use kestrel_fuzzgen::{Outcome, TestCase};
 use kestrel_interp::DataValue;
@@ -38,6 +40,8 @@ use crate::oracle::Oracle;
 /// See the module documentation.
 pub struct ObjectOracle {
     target: ObjectTarget,
+    /// The ISA with the features the code may use.
+    isa: Arc<dyn TargetIsa>,
     flags: Flags,
     dir: PathBuf,
     /// Outcomes of the prefetched batch, by case text.
@@ -53,27 +57,32 @@ impl ObjectOracle {
     /// Objects for the host CPU, with the checks the native oracle runs; built and linked
     /// in a fresh directory under the system's temporary directory.
     pub fn new() -> Self {
-        Self::for_target(ObjectTarget::X86_64)
+        let host = kestrel_filetests::native_isa(None).expect("a host ISA Kestrel compiles for");
+        Self::for_target(ObjectTarget::X86_64, host)
     }
 
     /// Objects for AArch64 (base ISA), with the same checks, run under `qemu-aarch64`; an
     /// error naming the Debian packages to install when a tool is missing.
     pub fn aarch64() -> Result<Self, String> {
-        Self::aarch64_with(Aarch64Features::none())
+        Self::aarch64_with(&[])
     }
 
-    /// [`Self::aarch64`] for code that may use the extensions `features` (run on qemu's
-    /// `max` CPU when it uses any).
-    pub fn aarch64_with(features: Aarch64Features) -> Result<Self, String> {
+    /// [`Self::aarch64`] for code that may use the AArch64 feature flags `features`
+    /// (`has_lse`; run on qemu's `max` CPU when it uses any); an unknown flag is an error.
+    pub fn aarch64_with(features: &[&str]) -> Result<Self, String> {
         check_tools()?;
-        let mut oracle = Self::for_target(ObjectTarget::Aarch64);
-        oracle.flags.aarch64_features = features;
+        let mut builder = kestrel_codegen::isa::lookup("aarch64").map_err(|e| e.to_string())?;
+        builder.set_all(false);
+        if let Some(flag) = features.iter().find(|f| !builder.set(f)) {
+            return Err(format!("`{flag}` is not an AArch64 feature flag"));
+        }
+        let mut oracle = Self::for_target(ObjectTarget::Aarch64, builder.finish());
         // The support check's compilations record the AArch64 rules they fire.
         oracle.flags.coverage = true;
         Ok(oracle)
     }
 
-    fn for_target(target: ObjectTarget) -> Self {
+    fn for_target(target: ObjectTarget, isa: Arc<dyn TargetIsa>) -> Self {
         // One directory per oracle: two oracles of one process must not share their files.
         static INSTANCES: AtomicUsize = AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
@@ -84,11 +93,10 @@ impl ObjectOracle {
         ));
         ObjectOracle {
             target,
+            isa,
             flags: Flags {
                 check_regalloc: true,
                 validate: true,
-                // x86-64 extensions (the AArch64 backend's are `aarch64_features`).
-                features: CpuFeatures::host(),
                 ..Flags::default()
             },
             dir,
@@ -114,6 +122,7 @@ impl ObjectOracle {
         let no_chaos = Chaos::disabled;
         let outcomes = run_calls_via_object_on(
             self.target,
+            &self.isa,
             &funcs,
             &calls,
             self.flags,
@@ -220,7 +229,7 @@ impl Oracle for ObjectOracle {
             Some(why) => why,
             None => {
                 let fired = &mut self.fired;
-                unsupported_on_aarch64_noting(case, &self.flags, &mut |rules| {
+                unsupported_on_aarch64_noting(&*self.isa, case, &self.flags, &mut |rules| {
                     fired.extend_from_slice(rules);
                     fired.push(u16::MAX);
                 })

@@ -9,7 +9,10 @@
 use std::cell::Cell;
 
 use kestrel_codegen::chaos::Chaos;
-use kestrel_filetests::native::{CpuFeatures, Flags, NativeError, NativeModule};
+use std::sync::Arc;
+
+use kestrel_codegen::isa::TargetIsa;
+use kestrel_filetests::native::{Flags, NativeError, NativeModule};
 use kestrel_fuzzgen::{Outcome, TestCase};
 use kestrel_interp::Interpreter;
 
@@ -91,6 +94,8 @@ impl Oracle for InterpreterOracle {
 /// control seeded from the case, and the baseline is the chaos-free native run.
 pub struct NativeOracle {
     chaos: bool,
+    /// The host's ISA with its CPU's features.
+    isa: Arc<dyn TargetIsa>,
     flags: Flags,
 }
 
@@ -106,11 +111,11 @@ impl NativeOracle {
     pub fn new(chaos: bool) -> Self {
         NativeOracle {
             chaos,
+            isa: kestrel_filetests::native_isa(None).expect("a host ISA Kestrel compiles for"),
             flags: Flags {
                 check_regalloc: true,
                 validate: true,
                 coverage: true,
-                features: CpuFeatures::host(),
                 ..Flags::default()
             },
         }
@@ -147,9 +152,13 @@ impl Oracle for NativeOracle {
             next_seed.set(s.wrapping_add(0x9E37_79B9_7F4A_7C15));
             Chaos::from_seed(s)
         };
-        let module = NativeModule::build(&case.functions, &self.flags, &chaos, &mut |code| {
-            coverage.record_compiled(code)
-        })
+        let module = NativeModule::build(
+            &self.isa,
+            &case.functions,
+            &self.flags,
+            &chaos,
+            &mut |code| coverage.record_compiled(code),
+        )
         .map_err(|errors| format!("{}: {}", self.name(), errors.join("; ")))?;
         let entry = case.entry_name();
         case.args

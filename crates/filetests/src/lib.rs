@@ -14,6 +14,9 @@ pub mod native;
 pub mod object_run;
 pub mod target_override;
 
+use std::sync::Arc;
+
+use kestrel_codegen::isa::TargetIsa;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -349,19 +352,24 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
         for (target, level) in targets.flat_map(|t| levels.iter().map(move |&l| (t, l))) {
             // `funcs` were verified above.
             let before = failures.len();
-            let flags = match native_flags(&header, Some(target)) {
-                Ok(flags) => native::Flags {
-                    verified: true,
-                    opt_level: level,
-                    ..flags
-                },
+            let target_and_flags = native_isa(Some(target))
+                .and_then(|isa| Ok((isa, native_flags(&header, Some(target))?)));
+            let (isa, flags) = match target_and_flags {
+                Ok((isa, flags)) => (
+                    isa,
+                    native::Flags {
+                        verified: true,
+                        opt_level: level,
+                        ..flags
+                    },
+                ),
                 Err(e) => {
                     failures.push(e);
                     continue;
                 }
             };
             let no_chaos = kestrel_codegen::chaos::Chaos::disabled;
-            match native::NativeModule::build(&funcs, &flags, &no_chaos, &mut |_| {}) {
+            match native::NativeModule::build(&isa, &funcs, &flags, &no_chaos, &mut |_| {}) {
                 Ok(module) => {
                     let mut call = |f: &str, args: &[DataValue]| {
                         module.call_raw(f, args).map_err(|e| match e {
@@ -420,14 +428,8 @@ pub fn native_flags(
     header: &directives::Header,
     target: Option<&directives::Target>,
 ) -> Result<native::Flags, String> {
-    let host = native::CpuFeatures::host();
-    let mut features = host;
-    for flag in target.iter().flat_map(|t| &t.flags) {
-        features.apply_flag(flag);
-    }
     Ok(native::Flags {
         check_regalloc: true,
-        features: features.intersect(host),
         preserve_frame_pointers: setting_is_true(header, "preserve_frame_pointers"),
         probestack_size_log2: probe_setting(header, target.map_or(usize::MAX, |t| t.line))?,
         ..native::Flags::default()
@@ -441,15 +443,59 @@ pub fn aarch64_flags(
     header: &directives::Header,
     target: &directives::Target,
 ) -> Result<native::Flags, String> {
-    let mut features = kestrel_codegen::isa::aarch64::features::CpuFeatures::none();
-    for flag in &target.flags {
-        features.apply_flag(flag);
-    }
     Ok(native::Flags {
-        aarch64_features: features,
         probestack_size_log2: probe_setting(header, target.line)?,
         ..native_flags(header, None)?
     })
+}
+
+/// The target a file compiles for, with its flags: the ISA of its first `target` line
+/// naming one Kestrel compiles for (x86-64 when none does), that line's `has_*` flags
+/// (never beyond the host CPU's when the ISA is the host's), the file's `set` lines before
+/// it as [`native_flags`] reads them.
+pub fn file_target(
+    header: &directives::Header,
+) -> Result<(Arc<dyn TargetIsa>, native::Flags), String> {
+    let line = header
+        .targets
+        .iter()
+        .find(|t| kestrel_codegen::isa::names().any(|n| n == t.isa));
+    let name = line.map_or("x86_64", |t| t.isa.as_str());
+    let mut builder = target_builder(name, line)?;
+    if kestrel_codegen::isa::host().is_ok_and(|h| h.name() == name) {
+        builder.only_host_features();
+    }
+    Ok((builder.finish(), native_flags(header, line)?))
+}
+
+/// The target of a `target` line for ISA `isa` (`None`: no line, the ISA's default
+/// features): the ISA's default features with the line's `has_*` flags applied (on x86-64
+/// the defaults are the host's, on AArch64 the base ISA). For code that runs in this
+/// process, [`native_isa`] also drops what the host lacks.
+pub fn target_isa(
+    isa: &str,
+    target: Option<&directives::Target>,
+) -> Result<Arc<dyn TargetIsa>, String> {
+    Ok(target_builder(isa, target)?.finish())
+}
+
+/// [`target_isa`] for code run natively: the host's ISA, with no feature beyond the host
+/// CPU's.
+pub fn native_isa(target: Option<&directives::Target>) -> Result<Arc<dyn TargetIsa>, String> {
+    let host = kestrel_codegen::isa::host().map_err(|e| e.to_string())?;
+    let mut builder = target_builder(host.name(), target)?;
+    Ok(builder.only_host_features().finish())
+}
+
+fn target_builder(
+    isa: &str,
+    target: Option<&directives::Target>,
+) -> Result<kestrel_codegen::isa::Builder, String> {
+    let mut builder = kestrel_codegen::isa::lookup(isa).map_err(|e| e.to_string())?;
+    for flag in target.iter().flat_map(|t| &t.flags) {
+        builder.set(flag);
+    }
+    Ok(builder)
 }
 
 /// The stack probe setting for a `target` line at `line`: on when `set enable_probestack`

@@ -1,5 +1,5 @@
-//! Native execution of `test run` files: compile every function of a file with the x86-64
-//! backend (register-allocation checker on), load them into one JIT module, and call them.
+//! Native execution of `test run` files: compile every function of a file for the host's
+//! ISA (register-allocation checker on), load them into one JIT module, and call them.
 //!
 //! A function the backend cannot compile makes the whole file fail with the backend's error
 //! (native execution never falls back to the interpreter). A native trap is reported like
@@ -7,11 +7,12 @@
 
 use std::collections::HashMap;
 
+use std::sync::Arc;
+
 use kestrel_codegen::chaos::Chaos;
-pub use kestrel_codegen::isa::x64::features::CpuFeatures;
-use kestrel_codegen::isa::x64::X64Backend;
-pub use kestrel_codegen::isa::x64::{Flags, OptLevel};
+use kestrel_codegen::isa::TargetIsa;
 use kestrel_codegen::machinst::CompiledCode;
+pub use kestrel_codegen::settings::{Flags, OptLevel};
 use kestrel_interp::DataValue;
 use kestrel_ir::{Function, FunctionName};
 use kestrel_jit::{FuncId, JitModule, Linkage, Value};
@@ -41,48 +42,35 @@ impl NativeModule {
         Self::compile_with_chaos(funcs, &Chaos::disabled)
     }
 
-    /// Like [`NativeModule::compile`], for a CPU with `features` (a `target` line's flags).
-    pub fn compile_for(
-        funcs: &[Function],
-        features: CpuFeatures,
-    ) -> Result<NativeModule, Vec<String>> {
-        Self::compile_with(funcs, &Chaos::disabled, features)
-    }
-
     /// Like [`NativeModule::compile`], asking a fresh chaos control from `chaos` for each
     /// function (to check that skipping optional optimizations keeps results the same).
     pub fn compile_with_chaos(
         funcs: &[Function],
         chaos: &dyn Fn() -> Chaos,
     ) -> Result<NativeModule, Vec<String>> {
-        Self::compile_with(funcs, chaos, CpuFeatures::host())
-    }
-
-    /// Like [`NativeModule::compile_with_chaos`], for a CPU with `features`.
-    pub fn compile_with(
-        funcs: &[Function],
-        chaos: &dyn Fn() -> Chaos,
-        features: CpuFeatures,
-    ) -> Result<NativeModule, Vec<String>> {
         let flags = Flags {
             check_regalloc: true,
             keep_text: false,
-            features,
             ..Flags::default()
         };
-        Self::build(funcs, &flags, chaos, &mut |_| {})
+        let isa = crate::native_isa(None).map_err(|e| vec![e])?;
+        Self::build(&isa, funcs, &flags, chaos, &mut |_| {})
     }
 
-    /// The general form: compile every function with `flags` and a fresh chaos control from
-    /// `chaos`, showing each function's compiled code to `observe` before it is loaded.
+    /// The general form: compile every function for `isa` (the host's ISA, with features
+    /// the host CPU has: see [`crate::native_isa`]) with `flags` and a fresh chaos control
+    /// from `chaos`, showing each function's compiled code to `observe` before it is loaded.
     pub fn build(
+        isa: &Arc<dyn TargetIsa>,
         funcs: &[Function],
         flags: &Flags,
         chaos: &dyn Fn() -> Chaos,
         observe: &mut dyn FnMut(&CompiledCode),
     ) -> Result<NativeModule, Vec<String>> {
         let flags = *flags;
-        let mut module = JitModule::new();
+        let mut builder = kestrel_jit::JitBuilder::new();
+        builder.isa(isa.clone());
+        let mut module = builder.build();
         let mut ids = HashMap::new();
         let mut errors = Vec::new();
         for f in funcs {
@@ -110,7 +98,7 @@ impl NativeModule {
         // return registers come back through the return area it provides), so no wrappers.
         for f in funcs {
             let name = jit_name(&f.name);
-            let code = match X64Backend.compile_function_with_chaos(f, &flags, &mut chaos()) {
+            let code = match isa.compile_function_with_chaos(f, &flags, &mut chaos()) {
                 Ok(c) => {
                     observe(&c);
                     c

@@ -38,19 +38,20 @@
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
+use std::sync::Arc;
 
 use kestrel_codegen::chaos::Chaos;
-use kestrel_codegen::isa::aarch64::features::CpuFeatures as Aarch64Features;
-use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
-use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_codegen::isa::TargetIsa;
+use kestrel_codegen::settings::Flags;
 use kestrel_interp::DataValue;
 use kestrel_ir::builder::FunctionBuilder;
 use kestrel_ir::{
     AbiParam, CallConv, ExtFuncData, Function, FunctionName, MemFlags, Signature, TrapCode, Type,
 };
-use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule, Target};
+use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule};
 
 use crate::{aarch64_flags, directives, native_flags, run_directives, CallError, Options, Outcome};
+use crate::{native_isa, target_isa};
 
 /// The machine an object is built for, and how it is linked and run.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -62,18 +63,18 @@ pub enum ObjectTarget {
 }
 
 impl ObjectTarget {
+    /// The object target whose code is ISA `name`'s, if the runner links and runs one.
+    pub fn for_isa(name: &str) -> Option<ObjectTarget> {
+        [ObjectTarget::X86_64, ObjectTarget::Aarch64]
+            .into_iter()
+            .find(|t| t.isa() == name)
+    }
+
     /// The ISA name of `target` lines.
     pub fn isa(self) -> &'static str {
         match self {
             ObjectTarget::X86_64 => "x86_64",
             ObjectTarget::Aarch64 => "aarch64",
-        }
-    }
-
-    fn object_target(self) -> Target {
-        match self {
-            ObjectTarget::X86_64 => Target::X86_64,
-            ObjectTarget::Aarch64 => Target::Aarch64,
         }
     }
 
@@ -90,24 +91,24 @@ impl ObjectTarget {
         }
     }
 
-    /// The command that runs the linked driver `exe`, compiled with `flags`.
-    fn runner(self, exe: &Path, flags: &Flags) -> Command {
+    /// The command that runs the linked driver `exe`, compiled for `isa`.
+    fn runner(self, exe: &Path, isa: &dyn TargetIsa) -> Command {
         match self {
             ObjectTarget::X86_64 => Command::new(exe),
             ObjectTarget::Aarch64 => {
                 let mut c = Command::new(QEMU);
-                c.args(["-cpu", qemu_cpu(flags.aarch64_features)]).arg(exe);
+                c.args(["-cpu", qemu_cpu(isa)]).arg(exe);
                 c
             }
         }
     }
 }
 
-/// The CPU `qemu-aarch64` emulates for code that may use `features`: a Cortex-A53 (Armv8.0,
-/// no LSE) for base-ISA code, so an extension instruction there is an illegal instruction;
-/// `max` (every extension qemu implements) otherwise.
-fn qemu_cpu(features: Aarch64Features) -> &'static str {
-    if features == Aarch64Features::none() {
+/// The CPU `qemu-aarch64` emulates for code compiled for `isa`: a Cortex-A53 (Armv8.0, no
+/// LSE) for base-ISA code, so an extension instruction there is an illegal instruction;
+/// `max` (every extension qemu implements) when any extension is on.
+fn qemu_cpu(isa: &dyn TargetIsa) -> &'static str {
+    if isa.isa_flags().iter().all(|&(_, on)| !on) {
         "cortex-a53"
     } else {
         "max"
@@ -205,33 +206,39 @@ pub fn run_via_object_for(
         return Outcome::Skip("no run directive could be typed".into());
     }
 
-    let flag_sets: Vec<(Flags, &directives::Target)> = match target_isa {
-        ObjectTarget::X86_64 => match native_flags(header, Some(first)) {
-            Ok(flags) => vec![(flags, first)],
+    type FlagSet<'h> = (Arc<dyn TargetIsa>, Flags, &'h directives::Target);
+    let flag_sets: Vec<FlagSet<'_>> = match target_isa {
+        ObjectTarget::X86_64 => match native_isa(Some(first))
+            .and_then(|isa| Ok((isa, native_flags(header, Some(first))?)))
+        {
+            Ok((isa, flags)) => vec![(isa, flags, first)],
             Err(e) => return Outcome::Fail(vec![format!("line {}: {e}", first.line)]),
         },
         ObjectTarget::Aarch64 => {
-            let mut sets: Vec<(Flags, &directives::Target)> = Vec::new();
+            let mut sets: Vec<FlagSet<'_>> = Vec::new();
             for &line in &lines {
-                let flags = match aarch64_flags(header, line) {
-                    Ok(flags) => flags,
+                let isa_and_flags = target_isa_of(target_isa, line)
+                    .and_then(|isa| Ok((isa, aarch64_flags(header, line)?)));
+                let (isa, flags) = match isa_and_flags {
+                    Ok(pair) => pair,
                     Err(e) => return Outcome::Fail(vec![format!("line {}: {e}", line.line)]),
                 };
-                let same = |f: &Flags| {
-                    (f.aarch64_features, f.probestack_size_log2)
-                        == (flags.aarch64_features, flags.probestack_size_log2)
+                let same = |(i, f, _): &FlagSet<'_>| {
+                    (i.isa_flags(), f.probestack_size_log2)
+                        == (isa.isa_flags(), flags.probestack_size_log2)
                 };
-                if !sets.iter().any(|(f, _)| same(f)) {
-                    sets.push((flags, line));
+                if !sets.iter().any(same) {
+                    sets.push((isa, flags, line));
                 }
             }
             sets
         }
     };
     let mut failures = Vec::new();
-    for &(flags, line) in &flag_sets {
+    for (isa, flags, line) in &flag_sets {
+        let (flags, line) = (*flags, *line);
         let before = failures.len();
-        match run_calls_via_object_on(target_isa, &funcs, &calls, flags, chaos, workdir) {
+        match run_calls_via_object_on(target_isa, isa, &funcs, &calls, flags, chaos, workdir) {
             Ok(outcomes) => {
                 let mut next = outcomes.into_iter();
                 let mut serve =
@@ -271,7 +278,24 @@ pub fn run_calls_via_object(
     dir: &Path,
 ) -> Result<Vec<CallOutcome>, String> {
     let no_chaos = Chaos::disabled;
-    run_calls_via_object_on(ObjectTarget::X86_64, funcs, calls, flags, &no_chaos, dir)
+    let isa = native_isa(None)?;
+    run_calls_via_object_on(
+        ObjectTarget::X86_64,
+        &isa,
+        funcs,
+        calls,
+        flags,
+        &no_chaos,
+        dir,
+    )
+}
+
+/// The target of `line` for an object of `target`.
+fn target_isa_of(
+    target: ObjectTarget,
+    line: &directives::Target,
+) -> Result<Arc<dyn TargetIsa>, String> {
+    target_isa(target.isa(), Some(line))
 }
 
 /// [`run_calls_via_object`] for `target` (an AArch64 driver runs under `qemu-aarch64`),
@@ -279,6 +303,7 @@ pub fn run_calls_via_object(
 /// one), so that every optional optimization may be skipped.
 pub fn run_calls_via_object_on(
     target: ObjectTarget,
+    isa: &Arc<dyn TargetIsa>,
     funcs: &[Function],
     calls: &[(String, Vec<DataValue>)],
     flags: Flags,
@@ -287,7 +312,7 @@ pub fn run_calls_via_object_on(
 ) -> Result<Vec<CallOutcome>, String> {
     let builder = ObjectBuilder::new("run.clif")
         .flags(flags)
-        .target(target.object_target())
+        .target(isa.clone())
         .trap_table(true);
     let mut module = ObjectModule::new(builder);
     let mut result_types = Vec::with_capacity(calls.len());
@@ -297,7 +322,8 @@ pub fn run_calls_via_object_on(
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
     for (f, &id) in funcs.iter().zip(&ids) {
-        let code = compile_with_chaos(target, f, &flags, &mut chaos())
+        let code = isa
+            .compile_function_with_chaos(f, &flags, &mut chaos())
             .map_err(|e| format!("function `{}` could not be compiled: {e}", ir_name(&f.name)))?;
         module
             .define_compiled(id, &f.signature, code)
@@ -351,7 +377,7 @@ pub fn run_calls_via_object_on(
     let mut outcomes: Vec<Option<Result<Vec<DataValue>, CallError>>> = vec![None; calls.len()];
     let mut start = 0;
     while start < calls.len() {
-        let mut cmd = target.runner(&exe, &flags);
+        let mut cmd = target.runner(&exe, &**isa);
         let out = output_within(cmd.arg(start.to_string()), DRIVER_TIMEOUT).map_err(|e| {
             if target == ObjectTarget::Aarch64 && e.contains("No such file") {
                 format!("{QEMU}: {e} (install the Debian package qemu-user)")
@@ -426,22 +452,6 @@ pub fn run_calls_via_object_on(
             }))
         })
         .collect())
-}
-
-/// Compile `f` for `target` with `flags` (their AArch64 subset there), asking `chaos`.
-fn compile_with_chaos(
-    target: ObjectTarget,
-    f: &Function,
-    flags: &Flags,
-    chaos: &mut Chaos,
-) -> Result<kestrel_codegen::machinst::CompiledCode, kestrel_codegen::machinst::CodegenError> {
-    match target {
-        ObjectTarget::X86_64 => X64Backend.compile_function_with_chaos(f, flags, chaos),
-        ObjectTarget::Aarch64 => {
-            let flags = aarch64::Flags::from(flags);
-            Aarch64Backend::default().compile_function_with_chaos(f, &flags, chaos)
-        }
-    }
 }
 
 /// How long one driver process may run: the calls are short, so a driver still running

@@ -6,17 +6,15 @@
 //! `has_sse41=false`) and `--set` words: a word naming an ISA flag of that target joins the
 //! target's flags, any other must be a setting Kestrel knows (the `set` lines of test
 //! files). Unknown ISAs, flags and settings are errors that name them and list what is
-//! known. [`TargetOverride::apply`] replaces a scanned header's `target` lines with the
+//! known: the ISAs and each ISA's flags come from `kestrel_codegen::isa` (`names`, the
+//! builder's own flag table). [`TargetOverride::apply`] replaces a scanned header's `target` lines with the
 //! override's one line and adds its settings after the file's own (so they win), and says
 //! when the file named another ISA.
 //!
 //! Cost: linear in the words given and in the header's lines.
 
 use crate::directives::{Header, Setting, Target};
-use kestrel_codegen::isa::{aarch64, x64};
-
-/// The ISAs a target line may name.
-pub const ISAS: [&str; 2] = ["x86_64", "aarch64"];
+use kestrel_codegen::isa;
 
 /// See the module docs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,28 +27,29 @@ impl TargetOverride {
     /// Parse `spec` (`ISA [FLAG…]`) and the `--set` words `sets`; see the module docs.
     pub fn parse(spec: &str, sets: &[String]) -> Result<TargetOverride, String> {
         let mut words = spec.split_whitespace();
+        let names = || isa::names().collect::<Vec<_>>().join(" or ");
         let isa = words
             .next()
-            .ok_or("--target needs an ISA (x86_64 or aarch64)")?;
-        if !ISAS.contains(&isa) {
-            return Err(format!(
-                "unknown target `{isa}`: Kestrel compiles for {}",
-                ISAS.join(" and ")
-            ));
-        }
+            .ok_or_else(|| format!("--target needs an ISA ({})", names()))?;
+        // A target line names an ISA, not a triple.
+        let builder = match isa::lookup(isa) {
+            Ok(b) if b.name() == isa => b,
+            _ => return Err(isa::LookupError::Unknown(isa.to_string()).to_string()),
+        };
+        let known_flags = || builder.flag_names().join(", ");
         let mut flags = Vec::new();
         for flag in words {
-            if !is_isa_flag(isa, flag) {
+            if !builder.is_flag(flag) {
                 return Err(format!(
                     "unknown {isa} flag `{flag}` in --target (known: {})",
-                    known_flags(isa)
+                    known_flags()
                 ));
             }
             flags.push(flag.to_string());
         }
         let mut settings = Vec::new();
         for word in sets.iter().flat_map(|s| s.split_whitespace()) {
-            if is_isa_flag(isa, word) {
+            if builder.is_flag(word) {
                 flags.push(word.to_string());
                 continue;
             }
@@ -61,7 +60,7 @@ impl TargetOverride {
             if !crate::KNOWN_SETTINGS.contains(&name) {
                 return Err(format!(
                     "--set {word}: neither a setting nor an {isa} flag (flags: {})",
-                    known_flags(isa)
+                    known_flags()
                 ));
             }
             settings.push(Setting {
@@ -119,21 +118,6 @@ impl TargetOverride {
         header.targets = vec![self.target.clone()];
         header.settings.extend(self.settings.iter().cloned());
         note
-    }
-}
-
-/// Whether `flag` (`name` or `name=value`) is an ISA flag of `isa`.
-fn is_isa_flag(isa: &str, flag: &str) -> bool {
-    match isa {
-        "x86_64" => x64::features::CpuFeatures::default().apply_flag(flag),
-        _ => aarch64::features::CpuFeatures::default().apply_flag(flag),
-    }
-}
-
-fn known_flags(isa: &str) -> &'static str {
-    match isa {
-        "x86_64" => "has_lzcnt, has_bmi1, has_bmi2, has_popcnt, has_sse41, has_cmpxchg16b",
-        _ => "has_lse",
     }
 }
 
@@ -201,5 +185,17 @@ mod tests {
             "{e}"
         );
         assert!(TargetOverride::parse("", &[]).is_err());
+        assert!(TargetOverride::parse("x86_64-unknown-linux-gnu", &[]).is_err());
+    }
+
+    #[test]
+    fn known_flags_are_the_isas_own() {
+        for name in isa::names() {
+            let e = TargetOverride::parse(&format!("{name} has_nothing"), &[]).unwrap_err();
+            for flag in isa::lookup(name).unwrap().flag_names() {
+                assert!(e.contains(flag), "{e} lacks {flag}");
+                assert!(TargetOverride::parse(&format!("{name} {flag}=false"), &[]).is_ok());
+            }
+        }
     }
 }

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 use std::process::Command;
 
-use kestrel_codegen::isa::aarch64::{Aarch64Backend, Flags};
+use kestrel_codegen::settings::Flags;
 use kestrel_filetests::object_run::{run_via_object_on, ObjectTarget};
 use kestrel_filetests::Outcome;
 
@@ -109,8 +109,9 @@ fn disassemble(code: &[u8], name: &str) -> Vec<(u64, String, Option<u64>)> {
 fn functions_larger_than_branch_reach_run_under_qemu() {
     let text = program();
     let funcs = kestrel_ir::parse_functions(&text, "veneers.clif").unwrap();
+    let a64 = kestrel_codegen::isa::lookup("aarch64").unwrap().finish();
     for f in &funcs {
-        let code = Aarch64Backend::default()
+        let code = a64
             .compile_function(f, &Flags::default())
             .unwrap_or_else(|e| panic!("{}: {e}", f.name));
         assert!(code.code.len() > 1 << 20, "{}: big enough", f.name);

@@ -8,11 +8,12 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use kestrel_codegen::chaos::Chaos;
-use kestrel_codegen::isa::x64::features::CpuFeatures;
-use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_codegen::isa::{self, TargetIsa};
 use kestrel_codegen::machinst::CodegenError;
+use kestrel_codegen::settings::Flags;
 use kestrel_filetests::directives::{self, func_name};
 use kestrel_filetests::native::{NativeError, NativeModule};
 use kestrel_interp::{InterpError, Interpreter};
@@ -30,17 +31,16 @@ fn supported(
     funcs: &[Function],
     problems: &mut Vec<String>,
     unsupported: &mut usize,
-    features: CpuFeatures,
+    isa: &dyn TargetIsa,
 ) -> HashSet<String> {
     let flags = Flags {
         check_regalloc: true,
         keep_text: false,
-        features,
         ..Flags::default()
     };
     let mut ok: HashSet<String> = HashSet::new();
     for f in funcs {
-        match X64Backend.compile_function(f, &flags) {
+        match isa.compile_function(f, &flags) {
             Ok(_) => {
                 ok.insert(func_name(f));
             }
@@ -76,13 +76,14 @@ fn repo_tests_run_natively() {
 /// interpreter.
 #[test]
 fn repo_tests_run_natively_without_cpu_features() {
-    run_repo_tests_for(&Chaos::disabled, CpuFeatures::none());
+    let mut none = isa::host().unwrap();
+    run_repo_tests_for(&Chaos::disabled, none.set_all(false).finish());
 }
 
 /// Each optional feature off in turn (the others as the host has them).
 #[test]
 fn repo_tests_run_natively_with_each_cpu_feature_off() {
-    let host = CpuFeatures::host();
+    let host = isa::host().unwrap();
     for flag in [
         "has_lzcnt",
         "has_bmi1",
@@ -90,9 +91,9 @@ fn repo_tests_run_natively_with_each_cpu_feature_off() {
         "has_popcnt",
         "has_sse41",
     ] {
-        let mut features = host;
-        assert!(features.apply_flag(&format!("{flag}=false")));
-        run_repo_tests_for(&Chaos::disabled, features);
+        let mut without = host.clone();
+        assert!(without.set(&format!("{flag}=false")));
+        run_repo_tests_for(&Chaos::disabled, without.finish());
     }
 }
 
@@ -126,11 +127,11 @@ fn repo_tests_run_natively_with_random_chaos() {
 }
 
 fn run_repo_tests(chaos: &dyn Fn() -> Chaos) {
-    run_repo_tests_for(chaos, CpuFeatures::host());
+    run_repo_tests_for(chaos, isa::host().unwrap().finish());
 }
 
-/// Run `tests/` natively for a CPU with `features` (a subset of the host's).
-fn run_repo_tests_for(chaos: &dyn Fn() -> Chaos, features: CpuFeatures) {
+/// Run `tests/` natively for `isa`: the host's, with a subset of its CPU's features.
+fn run_repo_tests_for(chaos: &dyn Fn() -> Chaos, isa: Arc<dyn TargetIsa>) {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests");
     let files = kestrel_filetests::collect_files(&[root]).expect("tests/ exists");
     let (mut ran, mut unsupported) = (0usize, 0usize);
@@ -142,7 +143,7 @@ fn run_repo_tests_for(chaos: &dyn Fn() -> Chaos, features: CpuFeatures) {
         let Ok(funcs) = kestrel_ir::parse_functions(&text, &name) else {
             continue;
         };
-        let ok = supported(&funcs, &mut problems, &mut unsupported, features);
+        let ok = supported(&funcs, &mut problems, &mut unsupported, &*isa);
         let subset: Vec<Function> = funcs
             .iter()
             .filter(|f| ok.contains(&func_name(f)))
@@ -151,12 +152,10 @@ fn run_repo_tests_for(chaos: &dyn Fn() -> Chaos, features: CpuFeatures) {
         if subset.is_empty() {
             continue;
         }
-        // The file's settings (e.g. `preserve_frame_pointers`) with this run's features.
-        let flags = kestrel_filetests::native::Flags {
-            features,
-            ..kestrel_filetests::native_flags(&header, None).expect("the file's settings")
-        };
-        let module = match NativeModule::build(&subset, &flags, chaos, &mut |_| {}) {
+        // The file's settings (e.g. `preserve_frame_pointers`), compiled for this run's
+        // features.
+        let flags = kestrel_filetests::native_flags(&header, None).expect("the file's settings");
+        let module = match NativeModule::build(&isa, &subset, &flags, chaos, &mut |_| {}) {
             Ok(m) => m,
             Err(e) => {
                 problems.push(format!("{name}: {}", e.join("; ")));
@@ -197,6 +196,7 @@ fn run_repo_tests_for(chaos: &dyn Fn() -> Chaos, features: CpuFeatures) {
             ran += 1;
         }
     }
+    let features = isa.isa_flags();
     println!("{features:?}: {ran} run lines natively; {unsupported} functions unsupported");
     assert!(
         problems.is_empty(),

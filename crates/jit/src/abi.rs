@@ -1,9 +1,8 @@
 //! Where each argument and result of a call from the host goes, for the trampoline.
 //!
-//! Contract: the locations are the x86-64 backend's own
-//! ([`kestrel_codegen::isa::x64::abi::param_locs`] and
-//! [`ret_locs`](kestrel_codegen::isa::x64::abi::ret_locs)), translated into the trampoline's
-//! register images, so the host calls JIT code exactly as JIT code calls JIT code. For
+//! Contract: the locations are the target's own (`TargetIsa::call_locations`, here the
+//! x86-64 backend's), translated into the trampoline's register images, so the host calls
+//! JIT code exactly as JIT code calls JIT code. For
 //! `system_v`, `fast`, `cold` and `tail` (which the backend compiles as System V) that is:
 //! - integer arguments (`i8`–`i64`) take the next of rdi, rsi, rdx, rcx, r8, r9; floats the next
 //!   of xmm0–xmm7; when a class runs out, the argument goes to the next 8-byte stack slot
@@ -22,7 +21,7 @@
 //!
 //! `winch` is placed by the backend too: System V arguments, only the last result in a
 //! register (rax or xmm0), the others in the return area at the backend's offsets, each as
-//! wide as its type (see `kestrel_codegen::isa::x64::winch`). A winch callee preserves no
+//! wide as its type (see the x86-64 backend's `winch.rs`). A winch callee preserves no
 //! register but rbp and rsp, which the trampoline allows for.
 //!
 //! `windows_fastcall` is placed by the backend too: arguments in rcx, rdx, r8, r9 / xmm0–xmm3
@@ -30,7 +29,7 @@
 //! here), at most one result. The trampoline preserves everything System V requires, a subset
 //! of what Windows x64 callees preserve, so calling such code from it is sound.
 
-use kestrel_codegen::isa::x64::abi::{self as x64, Loc};
+use kestrel_codegen::isa::{PartLoc, TargetIsa};
 use kestrel_ir::{ArgumentExtension, CallConv, Signature, Type};
 use kestrel_regalloc::{PReg, RegClass};
 
@@ -128,10 +127,16 @@ fn ret_reg(r: PReg) -> Result<RetLoc, CallError> {
     }
 }
 
-/// Assign every argument and result part of `sig` the location the backend gives it.
-pub(crate) fn classify(sig: &Signature) -> Result<CallPlan, CallError> {
+/// Whether the trampoline moves values of type `ty`: integers (`i128` as two parts) and
+/// scalar floats.
+fn trampoline_type(ty: Type) -> bool {
+    (ty.is_int() && ty.bits() <= 128) || ty == Type::F32 || ty == Type::F64
+}
+
+/// Assign every argument and result part of `sig` the location `isa` gives it.
+pub(crate) fn classify(isa: &dyn TargetIsa, sig: &Signature) -> Result<CallPlan, CallError> {
     for p in sig.params.iter().chain(&sig.returns) {
-        if x64::value_regs(p.value_type).is_none() {
+        if !trampoline_type(p.value_type) {
             return Err(unsupported(
                 "an argument or result type is neither an integer nor a float",
             ));
@@ -144,8 +149,8 @@ pub(crate) fn classify(sig: &Signature) -> Result<CallPlan, CallError> {
             "the x86-64 backend cannot place this signature"
         })
     };
-    let param_locs = x64::param_locs(sig).map_err(|_| backend_refused())?;
-    let (ret_locs, ret_area) = x64::ret_locs(sig).map_err(|_| backend_refused())?;
+    let locs = isa.call_locations(sig).map_err(|_| backend_refused())?;
+    let (param_locs, ret_locs, ret_area) = (locs.params, locs.returns, locs.ret_area);
 
     let mut stack_slots = 0;
     let mut args = Vec::with_capacity(sig.params.len());
@@ -153,9 +158,10 @@ pub(crate) fn classify(sig: &Signature) -> Result<CallPlan, CallError> {
         let parts = locs
             .into_iter()
             .map(|loc| match loc {
-                Loc::Reg(r) => arg_reg(r),
-                Loc::Stack(disp) => {
-                    let disp = usize::try_from(disp).expect("stack arguments lie above rsp");
+                PartLoc::Reg(r) => arg_reg(r),
+                PartLoc::Area(_) => Err(unsupported("an argument in the return area")),
+                PartLoc::Stack(disp) => {
+                    let disp = disp as usize;
                     debug_assert_eq!(disp % 8, 0);
                     stack_slots = stack_slots.max(disp / 8 + 1);
                     Ok(ArgLoc::Stack(disp / 8))
@@ -175,9 +181,10 @@ pub(crate) fn classify(sig: &Signature) -> Result<CallPlan, CallError> {
         let parts = locs
             .into_iter()
             .map(|loc| match loc {
-                x64::RetLoc::Reg(r) => ret_reg(r),
-                x64::RetLoc::Area(off) => {
-                    let off = usize::try_from(off).expect("return-area offsets are positive");
+                PartLoc::Reg(r) => ret_reg(r),
+                PartLoc::Stack(_) => Err(unsupported("a result in the argument area")),
+                PartLoc::Area(off) => {
+                    let off = off as usize;
                     debug_assert!(off + part_bytes(r.value_type) <= ret_area);
                     Ok(RetLoc::Area(off))
                 }
@@ -219,6 +226,11 @@ mod tests {
     use super::*;
     use kestrel_ir::AbiParam;
 
+    /// The x86-64 target the plans below are written for.
+    fn x64() -> std::sync::Arc<dyn TargetIsa> {
+        kestrel_codegen::isa::lookup("x86_64").unwrap().finish()
+    }
+
     fn sig(params: &[Type], returns: &[Type]) -> Signature {
         sig_cc(CallConv::SystemV, params, returns)
     }
@@ -240,14 +252,17 @@ mod tests {
 
     #[test]
     fn i128_skips_to_aligned_stack_pair() {
-        let plan = classify(&sig(
-            &[Type::I64; 5]
-                .iter()
-                .copied()
-                .chain([Type::I128, Type::I64, Type::I64, Type::I128])
-                .collect::<Vec<_>>(),
-            &[],
-        ))
+        let plan = classify(
+            &*x64(),
+            &sig(
+                &[Type::I64; 5]
+                    .iter()
+                    .copied()
+                    .chain([Type::I128, Type::I64, Type::I64, Type::I128])
+                    .collect::<Vec<_>>(),
+                &[],
+            ),
+        )
         .unwrap();
         let locs = arg_locs(&plan);
         assert_eq!(locs[4], [ArgLoc::Gpr(4)]);
@@ -261,7 +276,11 @@ mod tests {
 
     #[test]
     fn results_beyond_the_registers_go_to_the_area() {
-        let plan = classify(&sig(&[], &[Type::I64, Type::F64, Type::I32, Type::F32])).unwrap();
+        let plan = classify(
+            &*x64(),
+            &sig(&[], &[Type::I64, Type::F64, Type::I32, Type::F32]),
+        )
+        .unwrap();
         assert_eq!(
             ret_locs(&plan),
             [
@@ -274,17 +293,20 @@ mod tests {
         assert_eq!(plan.ret_area, 0);
 
         // i64 in rax, the i128 split between rdx and the area, then the area in order.
-        let plan = classify(&sig(
-            &[Type::I64],
-            &[
-                Type::I64,
-                Type::I128,
-                Type::F32,
-                Type::F32,
-                Type::F64,
-                Type::I8,
-            ],
-        ))
+        let plan = classify(
+            &*x64(),
+            &sig(
+                &[Type::I64],
+                &[
+                    Type::I64,
+                    Type::I128,
+                    Type::F32,
+                    Type::F32,
+                    Type::F64,
+                    Type::I8,
+                ],
+            ),
+        )
         .unwrap();
         assert_eq!(
             ret_locs(&plan),
@@ -304,15 +326,22 @@ mod tests {
 
     #[test]
     fn tail_is_system_v_and_fastcall_has_a_shadow_area() {
-        let tail = classify(&sig_cc(CallConv::Tail, &[Type::I64; 7], &[Type::I64; 3])).unwrap();
+        let tail = classify(
+            &*x64(),
+            &sig_cc(CallConv::Tail, &[Type::I64; 7], &[Type::I64; 3]),
+        )
+        .unwrap();
         assert_eq!(tail.ret_area, 8);
         assert_eq!(arg_locs(&tail)[4], [ArgLoc::Gpr(5)]);
         assert_eq!(arg_locs(&tail)[5], [ArgLoc::Stack(0)]);
-        let win = classify(&sig_cc(
-            CallConv::WindowsFastcall,
-            &[Type::I64, Type::F64, Type::I64, Type::I64, Type::I64],
-            &[Type::I64],
-        ))
+        let win = classify(
+            &*x64(),
+            &sig_cc(
+                CallConv::WindowsFastcall,
+                &[Type::I64, Type::F64, Type::I64, Type::I64, Type::I64],
+                &[Type::I64],
+            ),
+        )
         .unwrap();
         assert_eq!(
             arg_locs(&win),
@@ -325,18 +354,17 @@ mod tests {
             ]
         );
         assert_eq!(win.stack_slots, 5);
-        assert!(classify(&sig_cc(
-            CallConv::WindowsFastcall,
-            &[],
-            &[Type::I64, Type::I64]
-        ))
+        assert!(classify(
+            &*x64(),
+            &sig_cc(CallConv::WindowsFastcall, &[], &[Type::I64, Type::I64])
+        )
         .is_err());
     }
 
     #[test]
     fn winch_packs_the_area_in_reverse() {
         let rets = [Type::I8, Type::F64, Type::I16, Type::F32];
-        let plan = classify(&sig_cc(CallConv::Winch, &[Type::I64; 6], &rets)).unwrap();
+        let plan = classify(&*x64(), &sig_cc(CallConv::Winch, &[Type::I64; 6], &rets)).unwrap();
         // Forward i8 at 0, f64 at 1, i16 at 9 (total 11), mirrored; the f32 in xmm0.
         let expected = [
             [RetLoc::Area(10)],
@@ -356,7 +384,10 @@ mod tests {
             [RetLoc::Area(0)],
             [RetLoc::Xmm(0)],
         ];
-        assert_eq!(ret_locs(&classify(&s).unwrap()), expected.map(Vec::from));
+        assert_eq!(
+            ret_locs(&classify(&*x64(), &s).unwrap()),
+            expected.map(Vec::from)
+        );
     }
 
     #[test]

@@ -94,41 +94,11 @@ impl CompiledFunction {
     }
 }
 
-/// How a relocation patches its bytes. The names match the code generator's `RelocKind`.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
-pub enum RelocKind {
-    /// 4-byte absolute address (`S + A`); the address must fit in 32 bits unsigned.
-    Abs4,
-    /// 8-byte absolute address (`S + A`), e.g. for `func_addr` or a `movabs` call.
-    Abs8,
-    /// 4-byte PC-relative displacement (`S + A - P`), e.g. a RIP-relative `lea`.
-    /// The target must be within ±2 GiB; no stub can help a data reference.
-    PcRel4,
-    /// 4-byte PC-relative call displacement (`S + A - P`) of an x86 `call rel32`.
-    /// A target out of rel32 reach is called through an absolute-address stub.
-    CallPcRel4,
-    /// 4-byte PC-relative displacement to a slot holding the target's address
-    /// (`GOT(S) + A - P`); the JIT makes one read-only slot per target next to the code.
-    GotPcRel4,
-    /// A relocation of another ISA's code (the code generator's AArch64 kinds, by name).
-    /// This JIT places x86-64 code only: defining a function with one is an error
-    /// ([`crate::JitError::ForeignReloc`]).
-    Foreign(&'static str),
-}
-
-impl RelocKind {
-    /// Bytes the relocation rewrites.
-    pub fn size(self) -> usize {
-        match self {
-            RelocKind::Abs8 => 8,
-            RelocKind::Abs4
-            | RelocKind::PcRel4
-            | RelocKind::CallPcRel4
-            | RelocKind::GotPcRel4
-            | RelocKind::Foreign(_) => 4,
-        }
-    }
-}
+/// How a relocation patches its bytes: the code generator's own kinds (one type for the
+/// `MachBuffer`, this JIT and the object writer). This JIT applies the kinds of its
+/// target's code (`TargetIsa::reloc_kinds`); defining a function with another kind is an
+/// error ([`crate::JitError::ForeignReloc`]).
+pub use kestrel_codegen::machinst::buffer::RelocKind;
 
 /// What a relocation refers to.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]

@@ -40,11 +40,12 @@ pub enum JitError {
         target: String,
         address: u64,
     },
-    #[error("function `{name}`: the {kind} relocation at offset {offset:#x} belongs to another ISA's code; this JIT places x86-64 code only")]
+    #[error("function `{name}`: the {kind:?} relocation at offset {offset:#x} belongs to another ISA's code; this JIT places {isa} code only")]
     ForeignReloc {
         name: String,
-        kind: &'static str,
+        kind: crate::RelocKind,
         offset: u32,
+        isa: &'static str,
     },
     #[error("function `{name}` uses calling convention `{}`, which the JIT cannot call into", call_conv.name())]
     UnsupportedCallConv { name: String, call_conv: CallConv },

@@ -16,7 +16,7 @@
 //!
 //! Cost: O(functions + unwind records) per batch; the unwinder's own lookup is its business.
 
-use kestrel_codegen::isa::x64::unwind::CIE;
+use kestrel_codegen::machinst::unwind::UnwindCie;
 use kestrel_codegen::machinst::unwind::UnwindOp;
 use kestrel_module::eh_frame::EhFrameBuilder;
 
@@ -39,16 +39,19 @@ pub(crate) struct FrameMember {
 
 /// Live functions of one group and the section registered for them (`None` when empty).
 pub(crate) struct FrameGroup {
+    /// The rules every member starts with (the target ISA's).
+    cie: &'static UnwindCie,
     members: Vec<FrameMember>,
     registration: Option<FrameRegistration>,
 }
 
 impl FrameGroup {
     /// Register `members` (at most [`GROUP`]) as one section.
-    pub(crate) fn new(members: Vec<FrameMember>) -> FrameGroup {
+    pub(crate) fn new(cie: &'static UnwindCie, members: Vec<FrameMember>) -> FrameGroup {
         debug_assert!(members.len() <= GROUP);
-        let registration = FrameRegistration::register(&members);
+        let registration = FrameRegistration::register(cie, &members);
         FrameGroup {
+            cie,
             members,
             registration,
         }
@@ -61,7 +64,7 @@ impl FrameGroup {
             return;
         };
         self.members.swap_remove(i);
-        let fresh = FrameRegistration::register(&self.members);
+        let fresh = FrameRegistration::register(self.cie, &self.members);
         // Dropping the old registration deregisters it, after the fresh one is in.
         self.registration = fresh;
     }
@@ -74,11 +77,11 @@ struct FrameRegistration {
 
 impl FrameRegistration {
     /// Describe and register these functions (`None` for none).
-    fn register(members: &[FrameMember]) -> Option<FrameRegistration> {
+    fn register(cie: &UnwindCie, members: &[FrameMember]) -> Option<FrameRegistration> {
         if members.is_empty() {
             return None;
         }
-        let mut builder = EhFrameBuilder::absolute(&CIE);
+        let mut builder = EhFrameBuilder::absolute(cie);
         for m in members {
             builder.add_function(m.addr as u64, m.len, &m.unwind);
         }

@@ -21,11 +21,11 @@
 use std::ptr::{addr_of_mut, null_mut};
 use std::sync::Mutex;
 
-use kestrel_codegen::isa::x64::unwind::CIE;
+use kestrel_codegen::isa::TargetIsa;
 use kestrel_module::debug_info::{DebugFunction, DwarfBuilder};
 use kestrel_module::eh_frame::EhFrameBuilder;
 use object::write::{Object, Symbol, SymbolSection};
-use object::{Architecture, BinaryFormat, Endianness, SectionKind, SymbolFlags, SymbolKind};
+use object::{BinaryFormat, Endianness, SectionKind, SymbolFlags, SymbolKind};
 
 use crate::CompiledFunction;
 
@@ -86,11 +86,12 @@ impl GdbRegistration {
     /// Describe the code `code` at address `base` (a function's), with `placed` functions
     /// `(address, name, code)`, and register the description.
     pub(crate) fn register(
+        isa: &dyn TargetIsa,
         base: usize,
         code: &[u8],
         placed: &[(usize, &str, &CompiledFunction)],
     ) -> GdbRegistration {
-        let image = image(base, code, placed).into_boxed_slice();
+        let image = image(isa, base, code, placed).into_boxed_slice();
         let mut entry = Box::new(JitCodeEntry {
             next_entry: null_mut(),
             prev_entry: null_mut(),
@@ -149,8 +150,14 @@ unsafe impl Send for GdbRegistration {}
 unsafe impl Sync for GdbRegistration {}
 
 /// The ELF image describing code at `base` (see the module comment).
-fn image(base: usize, code: &[u8], placed: &[(usize, &str, &CompiledFunction)]) -> Vec<u8> {
-    let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
+fn image(
+    isa: &dyn TargetIsa,
+    base: usize,
+    code: &[u8],
+    placed: &[(usize, &str, &CompiledFunction)],
+) -> Vec<u8> {
+    let architecture = isa.elf().architecture;
+    let mut obj = Object::new(BinaryFormat::Elf, architecture, Endianness::Little);
     let text = obj.add_section(Vec::new(), b".text".to_vec(), SectionKind::Text);
     obj.append_section_data(text, code, 16);
     for &(addr, name, f) in placed {
@@ -181,7 +188,7 @@ fn image(base: usize, code: &[u8], placed: &[(usize, &str, &CompiledFunction)]) 
         });
     }
     // Call-frame info, so gdb unwinds these frames by their CFI rather than by guessing.
-    let mut frames = EhFrameBuilder::absolute(&CIE);
+    let mut frames = EhFrameBuilder::absolute(isa.unwind_cie());
     for &(addr, _, f) in placed {
         frames.add_function(addr as u64, f.code.len() as u32, &f.unwind);
     }

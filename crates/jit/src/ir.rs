@@ -1,4 +1,4 @@
-//! Defining functions straight from IR: compile with Kestrel's x86-64 backend, then define.
+//! Defining functions straight from IR: compile for the module's target ISA, then define.
 //!
 //! This is the short path for embedders:
 //! `module.define_ir(&func, &Flags::default())?; module.finalize_definitions()?;` and then
@@ -6,14 +6,12 @@
 //! module by the same name (see [`ir_name`]) is a module function, anything else (a library
 //! call the backend introduced, or a host function) is looked up as a symbol.
 
-use kestrel_codegen::isa::x64::{Flags, X64Backend};
-use kestrel_codegen::machinst::{buffer, CompiledCode};
+use kestrel_codegen::machinst::CompiledCode;
+use kestrel_codegen::settings::Flags;
 use kestrel_ir::{Function, Signature};
 use kestrel_module::decls::Name;
 
-use crate::{
-    CompiledFunction, FuncId, JitError, JitModule, Linkage, Reloc, RelocKind, RelocTarget, TrapSite,
-};
+use crate::{CompiledFunction, FuncId, JitError, JitModule, Linkage, Reloc, RelocTarget, TrapSite};
 
 pub use kestrel_module::{ir_name, with_ir_name};
 
@@ -38,7 +36,8 @@ impl JitModule {
         flags: &Flags,
     ) -> Result<(), JitError> {
         let name = ir_name(&func.name);
-        let code = X64Backend
+        let code = self
+            .isa
             .compile_function_in(&mut self.compile_ctx, func, flags)
             .map_err(|error| JitError::Compile {
                 name: name.clone(),
@@ -70,7 +69,7 @@ impl JitModule {
                 });
                 Reloc {
                     offset: r.offset,
-                    kind: reloc_kind(r.kind),
+                    kind: r.kind,
                     target,
                     addend: r.addend,
                 }
@@ -110,20 +109,5 @@ impl CompiledFunction {
             self.lines.decl_line = sm.function.line;
         }
         self
-    }
-}
-
-fn reloc_kind(kind: buffer::RelocKind) -> RelocKind {
-    match kind {
-        buffer::RelocKind::Abs4 => RelocKind::Abs4,
-        buffer::RelocKind::Abs8 => RelocKind::Abs8,
-        buffer::RelocKind::PcRel4 => RelocKind::PcRel4,
-        buffer::RelocKind::CallPcRel4 => RelocKind::CallPcRel4,
-        buffer::RelocKind::GotPcRel4 => RelocKind::GotPcRel4,
-        buffer::RelocKind::Arm64Call26 => RelocKind::Foreign("Arm64Call26"),
-        buffer::RelocKind::Arm64AdrPage21 => RelocKind::Foreign("Arm64AdrPage21"),
-        buffer::RelocKind::Arm64AddLo12 => RelocKind::Foreign("Arm64AddLo12"),
-        buffer::RelocKind::Arm64GotPage21 => RelocKind::Foreign("Arm64GotPage21"),
-        buffer::RelocKind::Arm64GotLo12 => RelocKind::Foreign("Arm64GotLo12"),
     }
 }

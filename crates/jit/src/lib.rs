@@ -74,7 +74,7 @@ mod value;
 pub use compiled::{CompiledFunction, Reloc, RelocKind, RelocTarget, SourceLines, TrapSite};
 pub use error::{CallError, JitError, Trap};
 pub use ir::{ir_name, with_ir_name};
-pub use kestrel_codegen::isa::x64::OptLevel;
+pub use kestrel_codegen::settings::OptLevel;
 pub use kestrel_module::{DataDescription, DataId, DataInit, DataReloc, DeclError, Module};
 pub use memory::MemoryStats;
 pub use module::{FuncId, JitBuilder, JitModule, Linkage};

@@ -210,7 +210,7 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
         let name = m.decls.funcs()[i].name.as_str();
         let debug = m.debug_info.then(|| {
             let code = pages.bytes(layout.funcs[p]..layout.funcs[p] + f.code.len());
-            GdbRegistration::register(addr, code, &[(addr, name, f)])
+            GdbRegistration::register(&*m.isa, addr, code, &[(addr, name, f)])
         });
         if m.perf_map {
             perf_lines.push((addr, f.code.len(), i));
@@ -354,7 +354,7 @@ fn frame_groups(m: &JitModule, batch: &[usize], layout: &Layout, base: usize) ->
                     }
                 })
                 .collect();
-            FrameGroup::new(members)
+            FrameGroup::new(m.isa.unwind_cie(), members)
         })
         .collect()
 }
@@ -668,8 +668,19 @@ fn patch(
             let v = i32::try_from(slot + r.addend - place).map_err(|_| out_of_range())?;
             bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
         }
-        RelocKind::Foreign(kind) => {
-            unreachable!("`define_function` rejects {kind} relocations of other ISAs")
+        kind @ (RelocKind::Arm64Call26
+        | RelocKind::Arm64AdrPage21
+        | RelocKind::Arm64AddLo12
+        | RelocKind::Arm64GotPage21
+        | RelocKind::Arm64GotLo12) => {
+            // `define_function` rejects kinds the module's ISA does not use; the patching
+            // here knows the x86-64 kinds only.
+            return Err(JitError::ForeignReloc {
+                name: decl.name.clone(),
+                kind,
+                offset: r.offset,
+                isa: "x86_64",
+            });
         }
         RelocKind::CallPcRel4 => {
             let direct = i32::try_from(value.wrapping_sub(place));

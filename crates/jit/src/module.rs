@@ -13,12 +13,15 @@ use std::collections::HashMap;
 
 use kestrel_module::decls::{Declarations, Name};
 
-use kestrel_codegen::isa::x64::Flags;
+use std::sync::Arc;
+
+use kestrel_codegen::isa::TargetIsa;
+use kestrel_codegen::settings::{Flags, OptLevel, DEFAULT_PROBESTACK_SIZE_LOG2};
 use kestrel_ir::{Function, Signature};
 use kestrel_module::Module;
 
 use crate::abi;
-use crate::compiled::{CompiledFunction, RelocKind};
+use crate::compiled::CompiledFunction;
 use crate::error::{CallError, JitError, Trap};
 use crate::memory::{BatchPages, CodeMemory, MemoryStats};
 use crate::trampoline;
@@ -90,6 +93,7 @@ pub(crate) struct LiveBatch {
 pub struct JitBuilder {
     symbols: HashMap<String, usize>,
     flags: Flags,
+    isa: Option<Arc<dyn TargetIsa>>,
     perf_map: bool,
     debug_info: bool,
 }
@@ -112,11 +116,10 @@ impl JitBuilder {
             // Stack probes on: a frame larger than the guard page traps as `stk_ovf` instead
             // of skipping the guard.
             flags: Flags {
-                probestack_size_log2: Some(
-                    kestrel_codegen::isa::x64::probestack::DEFAULT_SIZE_LOG2,
-                ),
+                probestack_size_log2: Some(DEFAULT_PROBESTACK_SIZE_LOG2),
                 ..Flags::default()
             },
+            isa: None,
             perf_map: std::env::var_os("KESTREL_PERF_MAP").is_some_and(|v| v == "1"),
             debug_info: std::env::var_os("KESTREL_DEBUG_INFO").is_some_and(|v| v == "1"),
         }
@@ -130,7 +133,7 @@ impl JitBuilder {
 
     /// Run the mid-end at `level` before compiling each function (`OptLevel::None` by
     /// default); the same as setting `Flags::opt_level`.
-    pub fn opt_level(&mut self, level: kestrel_codegen::isa::x64::OptLevel) -> &mut Self {
+    pub fn opt_level(&mut self, level: OptLevel) -> &mut Self {
         self.flags.opt_level = level;
         self
     }
@@ -161,11 +164,25 @@ impl JitBuilder {
         self
     }
 
+    /// Compile IR for `isa` (default: the host's ISA with its CPU's features, from
+    /// `kestrel_codegen::isa::host`). The code runs in this process, so `isa` must be the
+    /// host's ISA, with features the host CPU has.
+    pub fn isa(&mut self, isa: Arc<dyn TargetIsa>) -> &mut Self {
+        self.isa = Some(isa);
+        self
+    }
+
     /// The module.
     pub fn build(self) -> JitModule {
+        let isa = self.isa.unwrap_or_else(|| {
+            kestrel_codegen::isa::host()
+                .expect("kestrel-jit builds only for a host ISA Kestrel compiles for")
+                .finish()
+        });
         JitModule {
             symbols: self.symbols,
             flags: self.flags,
+            isa,
             perf_map: self.perf_map,
             debug_info: self.debug_info,
             decls: Declarations::default(),
@@ -185,6 +202,8 @@ impl JitBuilder {
 pub struct JitModule {
     pub(crate) symbols: HashMap<String, usize>,
     pub(crate) flags: Flags,
+    /// The target IR is compiled for, and whose code and unwind rules are placed.
+    pub(crate) isa: Arc<dyn TargetIsa>,
     pub(crate) perf_map: bool,
     pub(crate) debug_info: bool,
     /// Functions and data objects, one namespace, with where each stands.
@@ -221,6 +240,11 @@ impl JitModule {
     /// A module with an empty symbol table: imports come from the process only.
     pub fn new() -> Self {
         JitBuilder::new().build()
+    }
+
+    /// The target the module compiles IR for and places code of.
+    pub fn isa(&self) -> &Arc<dyn TargetIsa> {
+        &self.isa
     }
 
     /// Declare `name`. Declaring a name again with the same signature returns the same id;
@@ -435,14 +459,15 @@ impl JitModule {
             len,
         };
         for r in &func.relocs {
-            if let RelocKind::Foreign(kind) = r.kind {
+            if !self.isa.reloc_kinds().contains(&r.kind) {
                 return Err(JitError::ForeignReloc {
                     name: name(),
-                    kind,
+                    kind: r.kind,
                     offset: r.offset,
+                    isa: self.isa.name(),
                 });
             }
-            if r.offset as usize + r.kind.size() > len {
+            if r.offset as usize + r.kind.size() as usize > len {
                 return Err(out_of_bounds("relocation", r.offset));
             }
         }
@@ -496,7 +521,7 @@ impl JitModule {
             }
             .into());
         }
-        let plan = abi::classify(&decl.signature)?;
+        let plan = abi::classify(&*self.isa, &decl.signature)?;
         if args.len() != plan.args.len() {
             return Err(CallError::ArgumentCount {
                 expected: plan.args.len(),

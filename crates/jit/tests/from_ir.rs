@@ -1,7 +1,7 @@
 //! The embedder's path: build IR with `FunctionBuilder` (or parse CLIF), compile it with the
 //! x86-64 backend through `JitModule::define_ir`, and call it; traps come back as errors.
 
-use kestrel_codegen::isa::x64::Flags;
+use kestrel_codegen::settings::Flags;
 use kestrel_ir::builder::FunctionBuilder;
 use kestrel_ir::{AbiParam, CallConv, FunctionName, Signature, TrapCode, Type};
 use kestrel_jit::{CallError, JitModule, Value};
@@ -134,7 +134,7 @@ fn traps_carry_the_builders_source_location() {
     let f = b.finalize().unwrap();
     for level in ["none", "speed"] {
         let flags = Flags {
-            opt_level: kestrel_codegen::isa::x64::OptLevel::from_name(level).unwrap(),
+            opt_level: kestrel_codegen::settings::OptLevel::from_name(level).unwrap(),
             ..Flags::default()
         };
         let mut module = JitModule::new();

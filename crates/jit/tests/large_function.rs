@@ -10,7 +10,7 @@
 
 use std::fmt::Write;
 
-use kestrel_codegen::isa::x64::{Flags, OptLevel};
+use kestrel_codegen::settings::{Flags, OptLevel};
 use kestrel_jit::{JitModule, Value};
 
 /// Segments of five blocks each; with the split critical edges, about 20,000 blocks.

@@ -2,7 +2,7 @@
 //! allocates the return area, passes it in rdi and reads the results back. Every function is
 //! compiled from CLIF with `define_ir` and checked against the interpreter.
 
-use kestrel_codegen::isa::x64::Flags;
+use kestrel_codegen::settings::Flags;
 use kestrel_interp::{DataValue, Interpreter};
 use kestrel_ir::Function;
 use kestrel_jit::{JitModule, Value};

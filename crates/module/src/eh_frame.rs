@@ -142,7 +142,12 @@ fn instruction(op: UnwindOp) -> CallFrameInstruction {
 mod tests {
     use super::*;
     use gimli::{BaseAddresses, CieOrFde, EhFrame as ReadEhFrame, LittleEndian, UnwindSection};
-    use kestrel_codegen::isa::x64::unwind::CIE;
+
+    /// The x86-64 CIE, as its `TargetIsa` gives it.
+    fn cie() -> UnwindCie {
+        let isa = kestrel_codegen::isa::lookup("x86_64").unwrap().finish();
+        *isa.unwind_cie()
+    }
 
     fn prologue() -> Vec<(u32, UnwindOp)> {
         vec![
@@ -164,7 +169,7 @@ mod tests {
 
     #[test]
     fn absolute_section_reads_back_with_the_rules_at_each_offset() {
-        let mut b = EhFrameBuilder::absolute(&CIE);
+        let mut b = EhFrameBuilder::absolute(&cie());
         b.add_function(0x1000, 40, &prologue());
         let (bytes, relocs) = b.finish();
         assert!(relocs.is_empty());
@@ -192,7 +197,7 @@ mod tests {
 
     #[test]
     fn relocatable_section_has_one_pc_relative_reference_per_function() {
-        let mut b = EhFrameBuilder::relocatable(&CIE);
+        let mut b = EhFrameBuilder::relocatable(&cie());
         b.add_function(3, 40, &prologue());
         b.add_function(5, 8, &[]);
         let (bytes, relocs) = b.finish();

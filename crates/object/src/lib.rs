@@ -19,8 +19,9 @@
 //!   `Import` an undefined global. A name the code refers to without declaring it (a
 //!   library call such as `fmod`) becomes an undefined global too; the backend's float
 //!   helpers become their C library names ([`c_library_name`]: link with `-lm`).
-//! - **Targets.** x86-64 by default; [`ObjectBuilder::target`] selects AArch64, whose
-//!   functions compile with the AArch64 backend into an `EM_AARCH64` object.
+//! - **Targets.** x86-64 by default; [`ObjectBuilder::target`] selects another
+//!   `TargetIsa` (AArch64: an `EM_AARCH64` object), which compiles the functions and names
+//!   the ELF architecture, relocation types and CIE (`TargetIsa::elf`, `unwind_cie`).
 //! - **Relocations** (x86-64 psABI): calls `R_X86_64_PLT32`, PC-relative addresses
 //!   (colocated `func_addr`/`symbol_value`) `R_X86_64_PC32`, GOT loads
 //!   `R_X86_64_REX_GOTPCRELX`, absolute addresses `R_X86_64_64`/`R_X86_64_32`, FDE pointers
@@ -37,15 +38,16 @@
 //!
 //! Cost: O(code + data + relocations) plus the compiler's own cost per function.
 
+use kestrel_module::decls::{Declarations, Name};
 use std::collections::HashMap;
 
-use kestrel_module::decls::{Declarations, Name};
+use std::sync::Arc;
 
-use kestrel_codegen::isa::aarch64::{self, Aarch64Backend};
-use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_codegen::isa::TargetIsa;
 use kestrel_codegen::machinst::buffer::RelocKind;
 use kestrel_codegen::machinst::unwind::UnwindOp;
 use kestrel_codegen::machinst::CodegenError;
+use kestrel_codegen::settings::Flags;
 use kestrel_ir::{Function, Signature};
 use kestrel_module::debug_info::{DebugFunction, DwarfBuilder, RelocTarget};
 use kestrel_module::eh_frame::EhFrameBuilder;
@@ -57,8 +59,8 @@ use object::write::{
     Object, Relocation, SectionId, StandardSection, Symbol, SymbolId, SymbolSection,
 };
 use object::{
-    elf, Architecture, BinaryFormat, Endianness, RelocationFlags, SectionFlags, SectionKind,
-    SymbolFlags, SymbolKind, SymbolScope,
+    elf, BinaryFormat, Endianness, RelocationFlags, SectionFlags, SectionKind, SymbolFlags,
+    SymbolKind, SymbolScope,
 };
 
 /// Why building the object failed.
@@ -71,67 +73,30 @@ pub enum ObjectError {
     Compile { name: String, error: CodegenError },
     #[error("`{name}` is declared local to this object but never defined")]
     Undefined { name: String },
-    #[error("function `{name}`: a {kind:?} relocation has no ELF form in a {target:?} object")]
+    #[error("function `{name}`: a {kind:?} relocation has no ELF form in an {target} object")]
     Reloc {
         name: String,
         kind: RelocKind,
-        target: Target,
+        /// The object's ISA, by name.
+        target: &'static str,
     },
     #[error("writing the object: {0}")]
     Write(#[from] object::write::Error),
 }
 
-/// The machine an object's code is for.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Target {
-    #[default]
-    X86_64,
-    Aarch64,
+/// The ELF type of a code relocation of `kind` in `isa`'s objects, if its code uses `kind`.
+fn code_reloc(isa: &dyn TargetIsa, kind: RelocKind) -> Option<u32> {
+    let relocs = isa.elf().code_relocs;
+    relocs.iter().find(|&&(k, _)| k == kind).map(|&(_, r)| r)
 }
 
-impl Target {
-    fn architecture(self) -> Architecture {
-        match self {
-            Target::X86_64 => Architecture::X86_64,
-            Target::Aarch64 => Architecture::Aarch64,
-        }
-    }
-
-    /// The ELF type of an absolute address of `size` bytes (data, trap table, debug info).
-    fn abs(self, size: u8) -> u32 {
-        match (self, size) {
-            (Target::X86_64, 8) => elf::R_X86_64_64,
-            (Target::X86_64, _) => elf::R_X86_64_32,
-            (Target::Aarch64, 8) => elf::R_AARCH64_ABS64,
-            (Target::Aarch64, _) => elf::R_AARCH64_ABS32,
-        }
-    }
-
-    /// The ELF type of a 4-byte PC-relative reference (`.eh_frame`'s FDE pointers).
-    fn pc_rel32(self) -> u32 {
-        match self {
-            Target::X86_64 => elf::R_X86_64_PC32,
-            Target::Aarch64 => elf::R_AARCH64_PREL32,
-        }
-    }
-
-    /// The ELF type of a code relocation, if `kind` is one of this target's.
-    fn code_reloc(self, kind: RelocKind) -> Option<u32> {
-        Some(match (self, kind) {
-            (Target::X86_64, RelocKind::Abs4) => elf::R_X86_64_32,
-            (Target::X86_64, RelocKind::Abs8) => elf::R_X86_64_64,
-            (Target::X86_64, RelocKind::PcRel4) => elf::R_X86_64_PC32,
-            (Target::X86_64, RelocKind::CallPcRel4) => elf::R_X86_64_PLT32,
-            (Target::X86_64, RelocKind::GotPcRel4) => elf::R_X86_64_REX_GOTPCRELX,
-            (Target::Aarch64, RelocKind::Abs4) => elf::R_AARCH64_ABS32,
-            (Target::Aarch64, RelocKind::Abs8) => elf::R_AARCH64_ABS64,
-            (Target::Aarch64, RelocKind::Arm64Call26) => elf::R_AARCH64_CALL26,
-            (Target::Aarch64, RelocKind::Arm64AdrPage21) => elf::R_AARCH64_ADR_PREL_PG_HI21,
-            (Target::Aarch64, RelocKind::Arm64AddLo12) => elf::R_AARCH64_ADD_ABS_LO12_NC,
-            (Target::Aarch64, RelocKind::Arm64GotPage21) => elf::R_AARCH64_ADR_GOT_PAGE,
-            (Target::Aarch64, RelocKind::Arm64GotLo12) => elf::R_AARCH64_LD64_GOT_LO12_NC,
-            _ => return None,
-        })
+/// The ELF type of an absolute address of `size` bytes (data, trap table, debug info).
+fn abs_reloc(isa: &dyn TargetIsa, size: u8) -> u32 {
+    let elf = isa.elf();
+    if size == 8 {
+        elf.abs64
+    } else {
+        elf.abs32
     }
 }
 
@@ -140,28 +105,28 @@ impl Target {
 pub struct ObjectBuilder {
     name: String,
     flags: Flags,
-    target: Target,
+    isa: Arc<dyn TargetIsa>,
     trap_table: bool,
     debug_info: bool,
 }
 
 impl ObjectBuilder {
-    /// An x86-64 ELF object; `name` is its file symbol (the source name).
+    /// An x86-64 ELF object (with the host CPU's x86-64 features); `name` is its file
+    /// symbol (the source name).
     pub fn new(name: impl Into<String>) -> Self {
+        let x64 = kestrel_codegen::isa::lookup("x86_64").expect("x86-64 is a Kestrel ISA");
         ObjectBuilder {
             name: name.into(),
             flags: Flags::default(),
-            target: Target::X86_64,
+            isa: x64.finish(),
             trap_table: false,
             debug_info: false,
         }
     }
 
-    /// Compile for and write an object of `target` (x86-64 by default). For AArch64 the
-    /// flags' checks, frame-pointer setting and `aarch64_features` apply (`features` are
-    /// x86-64's).
-    pub fn target(mut self, target: Target) -> Self {
-        self.target = target;
+    /// Compile for and write an object of `isa` (x86-64 by default), with its features.
+    pub fn target(mut self, isa: Arc<dyn TargetIsa>) -> Self {
+        self.isa = isa;
         self
     }
 
@@ -184,7 +149,7 @@ impl ObjectBuilder {
         self
     }
 
-    /// Compile with these flags (target CPU features, checks).
+    /// Compile with these flags (checks, optimization, frame settings).
     pub fn flags(mut self, flags: Flags) -> Self {
         self.flags = flags;
         self
@@ -215,7 +180,7 @@ struct DefinedFunction {
 pub struct ObjectModule {
     object: Object<'static>,
     flags: Flags,
-    target: Target,
+    isa: Arc<dyn TargetIsa>,
     decls: Declarations<Entry, Entry>,
     /// Undeclared names the code refers to (library calls), as undefined symbols.
     extra_imports: HashMap<String, SymbolId>,
@@ -233,7 +198,7 @@ impl ObjectModule {
     pub fn new(builder: ObjectBuilder) -> Self {
         let mut object = Object::new(
             BinaryFormat::Elf,
-            builder.target.architecture(),
+            builder.isa.elf().architecture,
             Endianness::Little,
         );
         object.add_file_symbol(builder.name.clone().into_bytes());
@@ -244,7 +209,7 @@ impl ObjectModule {
             traps,
             object,
             flags: builder.flags,
-            target: builder.target,
+            isa: builder.isa,
             decls: Declarations::default(),
             extra_imports: HashMap::new(),
             defined: Vec::new(),
@@ -318,14 +283,11 @@ impl ObjectModule {
         let text = self.object.section_id(StandardSection::Text);
         let at = self.object.add_symbol_data(symbol, text, &code.code, 16);
         for r in &code.relocs {
-            let r_type = self
-                .target
-                .code_reloc(r.kind)
-                .ok_or_else(|| ObjectError::Reloc {
-                    name: String::from_utf8_lossy(&self.object.symbol(symbol).name).into_owned(),
-                    kind: r.kind,
-                    target: self.target,
-                })?;
+            let r_type = code_reloc(&*self.isa, r.kind).ok_or_else(|| ObjectError::Reloc {
+                name: String::from_utf8_lossy(&self.object.symbol(symbol).name).into_owned(),
+                kind: r.kind,
+                target: self.isa.name(),
+            })?;
             let target = self.symbol_for(&ir_name(&r.target));
             self.object.add_relocation(
                 text,
@@ -349,7 +311,7 @@ impl ObjectModule {
                         symbol,
                         addend: i64::from(t.offset),
                         flags: RelocationFlags::Elf {
-                            r_type: self.target.abs(8),
+                            r_type: abs_reloc(&*self.isa, 8),
                         },
                     },
                 )?;
@@ -402,7 +364,7 @@ impl ObjectModule {
                     symbol: target,
                     addend: r.addend,
                     flags: RelocationFlags::Elf {
-                        r_type: self.target.abs(8),
+                        r_type: abs_reloc(&*self.isa, 8),
                     },
                 },
             )?;
@@ -476,7 +438,7 @@ impl ObjectModule {
                         self.object.section_symbol(ids[k])
                     }
                 };
-                let r_type = self.target.abs(r.size);
+                let r_type = abs_reloc(&*self.isa, r.size);
                 self.object.add_relocation(
                     id,
                     Relocation {
@@ -512,11 +474,7 @@ impl ObjectModule {
             return Err(ObjectError::Undefined { name: name.clone() });
         }
         if !self.defined.is_empty() {
-            let cie = match self.target {
-                Target::X86_64 => &kestrel_codegen::isa::x64::unwind::CIE,
-                Target::Aarch64 => &kestrel_codegen::isa::aarch64::unwind::CIE,
-            };
-            let mut builder = EhFrameBuilder::relocatable(cie);
+            let mut builder = EhFrameBuilder::relocatable(self.isa.unwind_cie());
             for (i, f) in self.defined.iter().enumerate() {
                 builder.add_function(i as u64, f.len, &f.unwind);
             }
@@ -534,7 +492,7 @@ impl ObjectModule {
                         symbol: self.defined[r.symbol].symbol,
                         addend: r.addend,
                         flags: RelocationFlags::Elf {
-                            r_type: self.target.pc_rel32(),
+                            r_type: self.isa.elf().pc_rel32,
                         },
                     },
                 )?;
@@ -631,17 +589,13 @@ impl Module for ObjectModule {
     }
 
     fn define_function(&mut self, id: FuncId, func: &Function) -> Result<(), ObjectError> {
-        let f = &self.flags;
-        let code = match self.target {
-            Target::X86_64 => X64Backend.compile_function(func, f),
-            Target::Aarch64 => {
-                Aarch64Backend::default().compile_function(func, &aarch64::Flags::from(f))
-            }
-        }
-        .map_err(|error| ObjectError::Compile {
-            name: ir_name(&func.name),
-            error,
-        })?;
+        let code = self
+            .isa
+            .compile_function(func, &self.flags)
+            .map_err(|error| ObjectError::Compile {
+                name: ir_name(&func.name),
+                error,
+            })?;
         let source = func
             .source_map
             .as_deref()

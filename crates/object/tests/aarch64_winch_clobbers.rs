@@ -10,8 +10,9 @@
 
 use std::process::Command;
 
+use kestrel_codegen::isa;
 use kestrel_ir::text::parse_functions;
-use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule, Target};
+use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule};
 
 fn tool(name: &str, package: &str) -> Command {
     let found = Command::new("sh")
@@ -112,7 +113,9 @@ int main(void) {
 #[test]
 fn a_system_v_function_calling_winch_code_preserves_its_callee_saved_registers() {
     let dir = tempfile::tempdir().unwrap();
-    let mut m = ObjectModule::new(ObjectBuilder::new("winch.clif").target(Target::Aarch64));
+    let mut m = ObjectModule::new(
+        ObjectBuilder::new("winch.clif").target(isa::lookup("aarch64").unwrap().finish()),
+    );
     for f in &parse_functions(CLIF, "winch.clif").unwrap() {
         let id = m
             .declare_function(&ir_name(&f.name), Linkage::Export, &f.signature)

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use kestrel_codegen::disasm::disassemble;
-use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_codegen::settings::Flags;
 use kestrel_ir::text::parse_functions;
 use kestrel_object::{ir_name, DataDescription, Linkage, Module, ObjectBuilder, ObjectModule};
 
@@ -180,8 +180,9 @@ fn objdump_decodes_the_same_instructions_as_kestrels_disassembler() {
         .args(["-d", "-M", "intel", "--no-show-raw-insn"])
         .arg(&obj));
     let funcs = parse_functions(CALLS, "t").unwrap();
+    let x64 = kestrel_codegen::isa::lookup("x86_64").unwrap().finish();
     for f in &funcs {
-        let code = X64Backend.compile_function(f, &Flags::default()).unwrap();
+        let code = x64.compile_function(f, &Flags::default()).unwrap();
         let ours: Vec<(usize, String)> =
             disassemble(&code.code, code.code_size_without_constants as usize)
                 .iter()

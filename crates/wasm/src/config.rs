@@ -9,7 +9,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-pub use kestrel_codegen::isa::x64::OptLevel;
+pub use kestrel_codegen::settings::OptLevel;
 
 /// How a memory access is kept inside its memory.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

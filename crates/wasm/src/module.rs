@@ -7,7 +7,7 @@
 //!
 //! Pipeline (each step's contract is in its own file):
 //! `features::validate_declarations` → `ModuleInfo::decode` → for each function
-//! `features::validate_body`, `translate_function` and the x86-64 backend's
+//! `features::validate_body`, `translate_function` and the JIT target's
 //! `compile_function` → `JitModule::define_function` → `finalize_definitions`. Each body is
 //! decoded once: validation keeps its operators, and the translation replays them.
 //!
@@ -30,9 +30,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use kestrel_codegen::isa::x64::{Flags, OptLevel, X64Backend};
+use kestrel_codegen::isa::TargetIsa;
 use kestrel_codegen::machinst::compile::CompileContext;
 use kestrel_codegen::machinst::{CodegenError, CompiledCode};
+use kestrel_codegen::settings::{Flags, OptLevel, DEFAULT_PROBESTACK_SIZE_LOG2};
 use kestrel_ir::Function;
 use kestrel_jit::{with_ir_name, FuncId, JitBuilder, Linkage};
 use rayon::prelude::*;
@@ -118,25 +119,27 @@ pub fn translate_module(
     Ok((info, funcs))
 }
 
-/// Compile `funcs` with the x86-64 backend, in parallel (each worker keeps one compile
-/// context for the functions it takes); the results in `funcs`' order.
+/// Compile `funcs` for `isa`, in parallel (each worker keeps one compile context for the
+/// functions it takes); the results in `funcs`' order.
 pub fn compile_functions(
+    isa: &dyn TargetIsa,
     funcs: &[Function],
     flags: &Flags,
 ) -> Vec<Result<CompiledCode, CodegenError>> {
     funcs
         .par_iter()
         .map_init(CompileContext::new, |ctx, f| {
-            X64Backend.compile_function_in(ctx, f, flags)
+            isa.compile_function_in(ctx, f, flags)
         })
         .collect()
 }
 
 /// Translate and compile every defined function of the validated, decoded module `bytes`
-/// with the x86-64 backend, in parallel, each worker translating a function and compiling
+/// for `isa`, in parallel, each worker translating a function and compiling
 /// it in memory it keeps; the results by defined-function index. A function that fails to
 /// translate or compile gives its error.
 pub fn translate_and_compile(
+    isa: &dyn TargetIsa,
     info: &ModuleInfo,
     bytes: &[u8],
     checks: BoundsChecks,
@@ -145,7 +148,7 @@ pub fn translate_and_compile(
     let defined = info.num_imported_funcs..info.funcs.len() as u32;
     let work: Vec<(u32, Option<features::BodyValidator>)> =
         defined.map(|index| (index, None)).collect();
-    run_workers(info, bytes, checks, flags, work, None)
+    run_workers(isa, info, bytes, checks, flags, work, None)
 }
 
 /// [`translate_and_compile`] for a module whose declarations are validated, each worker
@@ -154,6 +157,7 @@ pub fn translate_and_compile(
 /// error is [`features::validate`]'s. With `times`, each worker adds the time of its steps
 /// there when it finishes.
 pub fn validate_translate_and_compile(
+    isa: &dyn TargetIsa,
     info: &ModuleInfo,
     bytes: &[u8],
     checks: BoundsChecks,
@@ -164,7 +168,7 @@ pub fn validate_translate_and_compile(
     let defined = info.num_imported_funcs..info.funcs.len() as u32;
     debug_assert_eq!(bodies.len(), defined.len());
     let work = defined.zip(bodies.into_iter().map(Some)).collect();
-    run_workers(info, bytes, checks, flags, work, times)
+    run_workers(isa, info, bytes, checks, flags, work, times)
 }
 
 /// What each worker keeps across the functions it takes, and each pool thread across the
@@ -194,6 +198,7 @@ pub fn release_compile_memory() {
 }
 
 fn run_workers(
+    isa: &dyn TargetIsa,
     info: &ModuleInfo,
     bytes: &[u8],
     checks: BoundsChecks,
@@ -235,10 +240,10 @@ fn run_workers(
             };
             let result = compile_one(
                 &mut w,
+                (isa, flags),
                 info,
                 bytes,
                 checks,
-                flags,
                 (index, validator),
                 timed.as_mut(),
             );
@@ -265,14 +270,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Validate (when given a validator), translate and compile defined function `index` in
-/// worker `w`'s memory, adding each step's time to `times` when given.
+/// Validate (when given a validator), translate and compile defined function `index` for
+/// `isa` with `flags` in worker `w`'s memory, adding each step's time to `times` when given.
 fn compile_one(
     w: &mut Worker,
+    (isa, flags): (&dyn TargetIsa, &Flags),
     info: &ModuleInfo,
     bytes: &[u8],
     checks: BoundsChecks,
-    flags: &Flags,
     (index, validator): (u32, Option<features::BodyValidator>),
     mut times: Option<&mut WorkerTimes>,
 ) -> Result<CompiledCode, WasmError> {
@@ -322,13 +327,13 @@ fn compile_one(
     let code = match times {
         Some(t) => {
             let timed = Some(&mut t.backend);
-            let code = X64Backend.compile_function_consuming_in(compiler, &mut f, flags, timed);
+            let code = isa.compile_function_consuming_in(compiler, &mut f, flags, timed);
             if let Some(began) = began {
                 t.function_took(index, began.elapsed());
             }
             code
         }
-        None => X64Backend.compile_function_consuming_in(compiler, &mut f, flags, None),
+        None => isa.compile_function_consuming_in(compiler, &mut f, flags, None),
     };
     w.translator.recycle(f);
     code.map_err(|error| WasmError::Compile {
@@ -405,13 +410,22 @@ impl Module {
             verified: !config.verify,
             // Probes keep a large frame from skipping the guard page below the stack (the
             // stack limit check bounds Wasm's own frames; probes cover the rest).
-            probestack_size_log2: Some(kestrel_codegen::isa::x64::probestack::DEFAULT_SIZE_LOG2),
+            probestack_size_log2: Some(DEFAULT_PROBESTACK_SIZE_LOG2),
             ..Flags::default()
         };
         let parallel_start = Instant::now();
         let decode = parallel_start - start;
-        let compiled =
-            validate_translate_and_compile(&info, bytes, bounds_checks, &flags, bodies, times);
+        // The JIT's target: the host's ISA, with its CPU's features.
+        let isa = jit.isa().clone();
+        let compiled = validate_translate_and_compile(
+            &*isa,
+            &info,
+            bytes,
+            bounds_checks,
+            &flags,
+            bodies,
+            times,
+        );
         let link_start = Instant::now();
         for (((signature, &id), code), index) in signatures
             .into_iter()

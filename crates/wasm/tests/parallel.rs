@@ -1,6 +1,6 @@
 //! Functions compile in parallel; the result must be exactly a serial compile's.
 
-use kestrel_codegen::isa::x64::{Flags, OptLevel, X64Backend};
+use kestrel_codegen::settings::{Flags, OptLevel};
 use kestrel_wasm::module::{compile_functions, release_compile_memory, translate_and_compile};
 use kestrel_wasm::module_info::ModuleInfo;
 use kestrel_wasm::translate_module;
@@ -38,10 +38,11 @@ fn a_parallel_compile_equals_a_serial_one() {
     let (_, funcs) =
         translate_module(&bytes, kestrel_wasm::BoundsChecks::Guard).expect("valid module");
     let flags = Flags::default();
-    let parallel = compile_functions(&funcs, &flags);
+    let isa = kestrel_codegen::isa::host().unwrap().finish();
+    let parallel = compile_functions(&*isa, &funcs, &flags);
     assert_eq!(parallel.len(), funcs.len());
     for (k, (f, code)) in funcs.iter().zip(parallel).enumerate() {
-        let serial = X64Backend.compile_function(f, &flags).expect("compiles");
+        let serial = isa.compile_function(f, &flags).expect("compiles");
         assert_eq!(code.expect("compiles"), serial, "function {k}");
     }
 }
@@ -60,6 +61,7 @@ fn translating_and_compiling_in_kept_contexts_equals_a_fresh_serial_compile() {
         modules.push(std::fs::read(&path).expect("KESTREL_PARALLEL_WASM names a readable file"));
     }
     let checks = kestrel_wasm::BoundsChecks::Guard;
+    let isa = kestrel_codegen::isa::host().unwrap().finish();
     for bytes in &modules {
         let (info, funcs) = translate_module(bytes, checks).expect("valid module");
         let levels = [
@@ -76,10 +78,10 @@ fn translating_and_compiling_in_kept_contexts_equals_a_fresh_serial_compile() {
                 opt_level,
                 ..Flags::default()
             };
-            let fused = translate_and_compile(&info, bytes, checks, &flags);
+            let fused = translate_and_compile(&*isa, &info, bytes, checks, &flags);
             assert_eq!(fused.len(), funcs.len());
             for (k, (f, code)) in funcs.iter().zip(fused).enumerate() {
-                let serial = X64Backend.compile_function(f, &flags).expect("compiles");
+                let serial = isa.compile_function(f, &flags).expect("compiles");
                 assert_eq!(
                     code.expect("compiles"),
                     serial,

@@ -31,6 +31,8 @@ use super::lower::{lower_reusing, LowerBackend, LowerScratch, RulesFired};
 use super::vcode::{CodeMemory, VCode};
 use super::{CodegenError, CompiledCode, EmitCtx, MachInst};
 use crate::chaos::Chaos;
+use crate::isa::CompileInput;
+use crate::settings::Flags;
 
 /// What the driver needs from an ISA beyond lowering.
 pub trait Backend: LowerBackend {
@@ -88,8 +90,8 @@ pub struct CompileOptions {
 /// Wall-clock time spent in each phase, accumulated over the compilations it is passed to.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PhaseTimes {
-    /// The IR verifier and the target-feature check (only through
-    /// `X64Backend::compile_function_timed`; `compile_timed` starts after them).
+    /// The IR verifier (only through `TargetIsa::compile` and its shorthands;
+    /// `compile_timed` starts after it).
     pub verify: Duration,
     /// The mid-end (only at `OptLevel::Speed`).
     pub mid_end: Duration,
@@ -161,7 +163,7 @@ impl PhaseTimes {
 }
 
 /// Memory kept between compilations: a client compiling many functions keeps one per
-/// thread and passes it to every compile ([`compile_in`], `X64Backend::compile_function_in`).
+/// thread and passes it to every compile ([`compile_in`], `TargetIsa::compile_function_in`).
 /// Only capacity carries over from one function to the next, never content: the result
 /// of a compile does not depend on what the context compiled before.
 #[derive(Default)]
@@ -212,7 +214,7 @@ impl CompileContext {
     }
 }
 
-/// What both ISAs do before the shared pipeline: verify `f` (unless the caller has,
+/// What [`compile_function`] does before the shared pipeline: verify `f` (unless the caller has,
 /// `verified`), then run the mid-end at `level`, adding each step's time to `times`.
 pub fn verify_and_optimize<'f>(
     ctx: &mut CompileContext,
@@ -296,6 +298,48 @@ pub fn run_mid_end<'f>(
         check || cfg!(debug_assertions),
     )?;
     Ok(std::borrow::Cow::Owned(func))
+}
+
+/// The compile every ISA's `TargetIsa::compile` runs once it has built its backend from
+/// the flags: verify `f` (unless `flags.verified`), run the mid-end at `flags.opt_level`
+/// (on a copy of a borrowed function, on a consumed one itself), then the pipeline
+/// ([`compile_in`]), all in `ctx`'s memory.
+pub fn compile_function<B: Backend>(
+    ctx: &mut CompileContext,
+    backend: &B,
+    f: CompileInput<'_>,
+    flags: &Flags,
+    chaos: &mut Chaos,
+    mut times: Option<&mut PhaseTimes>,
+) -> Result<CompiledCode, CodegenError> {
+    let options = CompileOptions::from(flags);
+    let (verified, level, check) = (flags.verified, flags.opt_level, flags.check_regalloc);
+    let timed = times.as_deref_mut();
+    match f {
+        CompileInput::Borrowed(f) => {
+            let f = verify_and_optimize(ctx, f, verified, level, check, timed)?;
+            let compiled = compile_in(ctx, backend, &f, options, chaos, times);
+            ctx.give_back(f);
+            compiled
+        }
+        CompileInput::Consumed(f) => {
+            verify_and_optimize_in_place(ctx, f, verified, level, check, timed)?;
+            compile_in(ctx, backend, f, options, chaos, times)
+        }
+    }
+}
+
+impl From<&Flags> for CompileOptions {
+    /// The pipeline's share of the shared settings.
+    fn from(flags: &Flags) -> CompileOptions {
+        CompileOptions {
+            check_regalloc: flags.check_regalloc,
+            keep_text: flags.keep_text,
+            validate_buffer: flags.validate,
+            coverage: flags.coverage,
+            lower_for_speed: flags.opt_level == kestrel_opt::OptLevel::Speed,
+        }
+    }
 }
 
 /// Compile `f` with `backend`.

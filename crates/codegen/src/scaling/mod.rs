@@ -20,8 +20,10 @@ use std::time::Duration;
 
 use kestrel_ir::Function;
 
-use crate::isa::x64::{Flags, X64Backend};
+use crate::isa::x64::X64Isa;
+use crate::isa::TargetIsa;
 use crate::machinst::compile::{CompileContext, PhaseTimes};
+use crate::settings::Flags;
 pub use shapes::{Rng, Shape, Unit};
 
 /// The most a phase's counted work may grow when the function doubles.
@@ -197,7 +199,7 @@ struct Measured {
 /// One compile of `f`: counted work and times per phase.
 fn compile_once(ctx: &mut CompileContext, f: &Function, flags: &Flags) -> Result<Measured, String> {
     let mut t = PhaseTimes::default();
-    X64Backend
+    X64Isa::default()
         .compile_function_timed(ctx, f, flags, &mut t)
         .map_err(|e| e.to_string())?;
     let (w, o) = (t.regalloc_work, t.work);

@@ -11,7 +11,7 @@
 
 use std::rc::Rc;
 
-use kestrel_codegen::isa::x64::Flags;
+use kestrel_codegen::settings::Flags;
 use kestrel_ir::builder::FunctionBuilder;
 use kestrel_ir::{AbiParam, CallConv, ExtFuncData, FunctionName, Signature, StackSlotData, Type};
 use kestrel_jit::{JitBuilder, Linkage};

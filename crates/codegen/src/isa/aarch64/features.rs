@@ -1,7 +1,7 @@
 //! Architecture extensions beyond Armv8.0 that the AArch64 lowerings may use.
 //!
 //! Contract. Selection (`lower.rules`) consults the target's [`CpuFeatures`]
-//! (`Flags.features`) through extractors and uses an extension only when the target has it;
+//! (fixed when its `TargetIsa` is built) through extractors and uses an extension only when the target has it;
 //! otherwise it emits the Armv8.0 sequence computing the same result:
 //!
 //! - `lse` (Armv8.1 Large System Extensions): `atomic_rmw` of 8 to 64 bits becomes one
@@ -11,7 +11,10 @@
 //!
 //! The default is the base ISA (nothing assumed: the code runs on every AArch64 CPU). A test
 //! file's `target aarch64 has_lse` turns the extension on through
-//! [`CpuFeatures::apply_flag`]; flags the backend does not use are accepted and ignored.
+//! the flag table ([`IsaFeatures::apply_flag`]); flags the backend does not use are
+//! reported and change nothing.
+
+use crate::isa::features::{FeatureFlag, IsaFeatures};
 
 /// Optional architecture extensions the AArch64 backend may emit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -20,37 +23,38 @@ pub struct CpuFeatures {
     pub lse: bool,
 }
 
-impl CpuFeatures {
-    /// Every extension the backend knows.
-    pub fn all() -> Self {
-        CpuFeatures { lse: true }
+impl IsaFeatures for CpuFeatures {
+    const FLAGS: &'static [FeatureFlag<Self>] = &[FeatureFlag {
+        name: "has_lse",
+        aliases: &[],
+        field: |f| &mut f.lse,
+    }];
+
+    /// The extensions of the CPU this process runs on (none on another ISA).
+    fn host() -> Self {
+        #[cfg(target_arch = "aarch64")]
+        {
+            CpuFeatures {
+                lse: std::arch::is_aarch64_feature_detected!("lse"),
+            }
+        }
+        #[cfg(not(target_arch = "aarch64"))]
+        {
+            CpuFeatures::none()
+        }
     }
 
     /// Armv8.0 only.
-    pub fn none() -> Self {
+    fn none() -> Self {
         CpuFeatures { lse: false }
-    }
-
-    /// Apply one `target aarch64` flag (`has_lse`, `has_lse=false`). Returns false for a
-    /// flag the backend does not use; such flags are ignored.
-    pub fn apply_flag(&mut self, flag: &str) -> bool {
-        let (name, on) = match flag.split_once('=') {
-            Some((n, v)) => (n, v != "false"),
-            None => (flag, true),
-        };
-        let slot = match name {
-            "has_lse" => &mut self.lse,
-            _ => return false,
-        };
-        *slot = on;
-        true
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::isa::aarch64::{compiled_words, Flags};
+    use crate::isa::aarch64::compiled_words;
+    use crate::settings::Flags;
 
     #[test]
     fn target_flags_select_features() {
@@ -65,11 +69,7 @@ mod tests {
 
     /// The machine words of `text`'s only function compiled for `features`.
     fn words(text: &str, features: CpuFeatures) -> Vec<u32> {
-        let flags = Flags {
-            features,
-            ..Flags::default()
-        };
-        compiled_words(text, &flags)
+        compiled_words(text, &Flags::default(), features)
     }
 
     /// Whether `w` is an LSE read-modify-write (`ld<op>`/`swp`) or a `cas`.

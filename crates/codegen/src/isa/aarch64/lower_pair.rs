@@ -142,7 +142,9 @@ pub(super) fn mem_hi(mem: Mem) -> Mem {
 
 #[cfg(test)]
 mod tests {
-    use crate::isa::aarch64::{Aarch64Backend, Flags};
+    use crate::isa::aarch64::Aarch64Isa;
+    use crate::isa::TargetIsa;
+    use crate::settings::Flags;
 
     /// 16-byte accesses at offsets whose second half would overflow an `i32` still compile
     /// (the address is computed into a register first), never panic.
@@ -165,7 +167,7 @@ mod tests {
             check_regalloc: true,
             ..Flags::default()
         };
-        let code = Aarch64Backend::default().compile_function(f, &flags);
+        let code = Aarch64Isa::default().compile_function(f, &flags);
         assert!(code.is_ok(), "{:?}", code.err());
     }
 }

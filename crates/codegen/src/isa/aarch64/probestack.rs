@@ -61,7 +61,8 @@ pub fn emit_probes(buf: &mut Buf, size: u32, interval: u32) {
 
 #[cfg(test)]
 mod tests {
-    use crate::isa::aarch64::{compiled_words, Flags};
+    use crate::isa::aarch64::compiled_words;
+    use crate::settings::Flags;
 
     /// `str xzr, [x16]`: one probe.
     const PROBE: u32 = 0xf900_021f;
@@ -79,7 +80,7 @@ mod tests {
             probestack_size_log2: log2,
             ..Flags::default()
         };
-        compiled_words(&text, &flags)
+        compiled_words(&text, &flags, Default::default())
     }
 
     fn probes(words: &[u32]) -> usize {

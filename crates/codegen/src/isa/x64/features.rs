@@ -1,6 +1,6 @@
 //! CPU features beyond baseline x86-64 that the backend's lowerings use.
 //!
-//! Contract. Selection (`lower`) consults the target's [`CpuFeatures`] (`Flags.features`)
+//! Contract. Selection (`lower`) consults the target's [`CpuFeatures`] (fixed when its `TargetIsa` is built)
 //! and uses an extension only when the target has it; otherwise it emits a baseline
 //! fallback computing the same result:
 //!
@@ -20,10 +20,12 @@
 //! the instruction and the feature — an error, never wrong code.
 //!
 //! Defaults come from the host (`is_x86_feature_detected!`); a test file's
-//! `target x86_64 has_lzcnt=false …` flags force features off through
-//! [`CpuFeatures::apply_flag`] (code that runs here can only use what the host has, so a
-//! runner intersects with [`CpuFeatures::host`]). Flags the backend does not use are
-//! accepted and ignored.
+//! `target x86_64 has_lzcnt=false …` flags force features off through the flag table
+//! ([`IsaFeatures::apply_flag`]; code that runs here can only use what the host has, so a
+//! runner intersects with the host's). Flags the backend does not use are reported and
+//! change nothing.
+
+use crate::isa::features::{FeatureFlag, IsaFeatures};
 
 /// Optional instruction-set extensions the backend may emit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,47 +45,49 @@ impl Default for CpuFeatures {
     }
 }
 
-impl CpuFeatures {
+impl IsaFeatures for CpuFeatures {
+    const FLAGS: &'static [FeatureFlag<Self>] = &[
+        FeatureFlag {
+            name: "has_lzcnt",
+            aliases: &[],
+            field: |f| &mut f.lzcnt,
+        },
+        FeatureFlag {
+            name: "has_bmi1",
+            aliases: &[],
+            field: |f| &mut f.bmi1,
+        },
+        FeatureFlag {
+            name: "has_bmi2",
+            aliases: &[],
+            field: |f| &mut f.bmi2,
+        },
+        FeatureFlag {
+            name: "has_popcnt",
+            aliases: &[],
+            field: |f| &mut f.popcnt,
+        },
+        FeatureFlag {
+            name: "has_sse41",
+            aliases: &["sse41"],
+            field: |f| &mut f.sse41,
+        },
+        FeatureFlag {
+            name: "has_cmpxchg16b",
+            aliases: &[],
+            field: |f| &mut f.cmpxchg16b,
+        },
+    ];
+
     /// The features of the CPU this process runs on (detected once per process: the
     /// default target asks for every instruction it lowers).
-    pub fn host() -> Self {
+    fn host() -> Self {
         static HOST: std::sync::OnceLock<CpuFeatures> = std::sync::OnceLock::new();
-        *HOST.get_or_init(CpuFeatures::detect)
-    }
-
-    fn detect() -> Self {
-        #[cfg(target_arch = "x86_64")]
-        {
-            CpuFeatures {
-                lzcnt: std::is_x86_feature_detected!("lzcnt"),
-                bmi1: std::is_x86_feature_detected!("bmi1"),
-                bmi2: std::is_x86_feature_detected!("bmi2"),
-                popcnt: std::is_x86_feature_detected!("popcnt"),
-                sse41: std::is_x86_feature_detected!("sse4.1"),
-                cmpxchg16b: std::is_x86_feature_detected!("cmpxchg16b"),
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            CpuFeatures::none()
-        }
-    }
-
-    /// Every extension the backend knows (for compile-only uses such as golden tests, whose
-    /// output must not depend on the machine running them).
-    pub fn all() -> Self {
-        CpuFeatures {
-            lzcnt: true,
-            bmi1: true,
-            bmi2: true,
-            popcnt: true,
-            sse41: true,
-            cmpxchg16b: true,
-        }
+        *HOST.get_or_init(detect)
     }
 
     /// Baseline x86-64 only.
-    pub fn none() -> Self {
+    fn none() -> Self {
         CpuFeatures {
             lzcnt: false,
             bmi1: false,
@@ -93,46 +97,33 @@ impl CpuFeatures {
             cmpxchg16b: false,
         }
     }
+}
 
-    /// Apply one `target x86_64` flag (`has_lzcnt`, `has_popcnt=false`, …). Returns false
-    /// for a flag the backend does not use; such flags are ignored.
-    pub fn apply_flag(&mut self, flag: &str) -> bool {
-        let (name, on) = match flag.split_once('=') {
-            Some((n, v)) => (n, v != "false"),
-            None => (flag, true),
-        };
-        let slot = match name {
-            "has_lzcnt" => &mut self.lzcnt,
-            "has_bmi1" => &mut self.bmi1,
-            "has_bmi2" => &mut self.bmi2,
-            "has_popcnt" => &mut self.popcnt,
-            "has_sse41" | "sse41" => &mut self.sse41,
-            "has_cmpxchg16b" => &mut self.cmpxchg16b,
-            _ => return false,
-        };
-        *slot = on;
-        true
-    }
-
-    /// The features both sets have (to run natively, a target's features must also be the
-    /// host's).
-    pub fn intersect(self, other: CpuFeatures) -> CpuFeatures {
+fn detect() -> CpuFeatures {
+    #[cfg(target_arch = "x86_64")]
+    {
         CpuFeatures {
-            lzcnt: self.lzcnt && other.lzcnt,
-            bmi1: self.bmi1 && other.bmi1,
-            bmi2: self.bmi2 && other.bmi2,
-            popcnt: self.popcnt && other.popcnt,
-            sse41: self.sse41 && other.sse41,
-            cmpxchg16b: self.cmpxchg16b && other.cmpxchg16b,
+            lzcnt: std::is_x86_feature_detected!("lzcnt"),
+            bmi1: std::is_x86_feature_detected!("bmi1"),
+            bmi2: std::is_x86_feature_detected!("bmi2"),
+            popcnt: std::is_x86_feature_detected!("popcnt"),
+            sse41: std::is_x86_feature_detected!("sse4.1"),
+            cmpxchg16b: std::is_x86_feature_detected!("cmpxchg16b"),
         }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        CpuFeatures::none()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::isa::x64::{Flags, X64Backend};
+    use crate::isa::x64::X64Isa;
+    use crate::isa::TargetIsa;
     use crate::machinst::{CodegenError, CompiledCode};
+    use crate::settings::Flags;
 
     #[test]
     fn target_flags_force_features() {
@@ -149,11 +140,10 @@ mod tests {
         f: &kestrel_ir::Function,
         features: &CpuFeatures,
     ) -> Result<CompiledCode, CodegenError> {
-        let flags = Flags {
+        X64Isa {
             features: *features,
-            ..Flags::default()
-        };
-        X64Backend.compile_function(f, &flags)
+        }
+        .compile_function(f, &Flags::default())
     }
 
     #[test]

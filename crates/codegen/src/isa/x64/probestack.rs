@@ -92,7 +92,9 @@ pub fn emit_probes(sink: &mut impl CodeSink, size: u32, interval: u32) {
 
 #[cfg(test)]
 mod tests {
-    use crate::isa::x64::{Flags, X64Backend};
+    use crate::isa::x64::X64Isa;
+    use crate::isa::TargetIsa;
+    use crate::settings::Flags;
     use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
 
     /// The decoded code of a function with a `slot`-byte frame, probing every `2^log2` bytes.
@@ -105,7 +107,7 @@ mod tests {
             probestack_size_log2: log2,
             ..Flags::default()
         };
-        let code = X64Backend.compile_function(f, &flags).unwrap();
+        let code = X64Isa::default().compile_function(f, &flags).unwrap();
         let bytes = &code.code[..];
         let mut decoder = Decoder::with_ip(64, bytes, 0, DecoderOptions::NONE);
         let mut out = Vec::new();
