@@ -315,14 +315,42 @@ pub struct ElfTarget {
     pub code_relocs: &'static [(RelocKind, u32)],
 }
 
+/// What an ISA is whatever its features: one static per ISA, read by [`TargetIsa`]'s
+/// provided methods.
+#[derive(Debug)]
+pub struct IsaInfo {
+    /// The canonical name (`x86_64`, `aarch64`).
+    pub name: &'static str,
+    /// Bytes in a pointer.
+    pub pointer_bytes: u8,
+    /// The relocation kinds the ISA's code uses.
+    pub reloc_kinds: &'static [RelocKind],
+    /// The CIE every function's unwind info starts from.
+    pub unwind_cie: &'static UnwindCie,
+    /// How the object writer represents the ISA's code in ELF.
+    pub elf: &'static ElfTarget,
+    /// The lowering rules, by the index `CompiledCode::rules_fired` reports.
+    pub lowering_rules: fn() -> &'static [&'static str],
+    /// One line per instruction of the first `len` bytes of the code.
+    #[cfg(feature = "disasm")]
+    pub disassemble: fn(&[u8], usize) -> Vec<String>,
+}
+
 /// One target ISA with its features fixed: everything a consumer needs to compile for it,
 /// place its code and describe its frames.
 pub trait TargetIsa: Send + Sync + fmt::Debug {
+    /// The facts of the ISA that its features do not change.
+    fn info(&self) -> &'static IsaInfo;
+
     /// The canonical name (`x86_64`, `aarch64`).
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.info().name
+    }
 
     /// Bytes in a pointer.
-    fn pointer_bytes(&self) -> u8;
+    fn pointer_bytes(&self) -> u8 {
+        self.info().pointer_bytes
+    }
 
     /// Each feature flag of the ISA and whether this target has it.
     fn isa_flags(&self) -> Vec<(&'static str, bool)>;
@@ -343,22 +371,32 @@ pub trait TargetIsa: Send + Sync + fmt::Debug {
     fn call_locations(&self, sig: &kestrel_ir::Signature) -> Result<CallLocations, CodegenError>;
 
     /// The relocation kinds the ISA's code uses (what a JIT must be able to apply).
-    fn reloc_kinds(&self) -> &'static [RelocKind];
+    fn reloc_kinds(&self) -> &'static [RelocKind] {
+        self.info().reloc_kinds
+    }
 
     /// The call-frame rules every function starts with, in the ISA's DWARF register
     /// numbering (the CIE of `.eh_frame`).
-    fn unwind_cie(&self) -> &'static UnwindCie;
+    fn unwind_cie(&self) -> &'static UnwindCie {
+        self.info().unwind_cie
+    }
 
     /// How the object writer represents this ISA's code in ELF.
-    fn elf(&self) -> &'static ElfTarget;
+    fn elf(&self) -> &'static ElfTarget {
+        self.info().elf
+    }
 
     /// The lowering rules, by the index `CompiledCode::rules_fired` reports.
-    fn lowering_rules(&self) -> &'static [&'static str];
+    fn lowering_rules(&self) -> &'static [&'static str] {
+        (self.info().lowering_rules)()
+    }
 
     /// The first `len` bytes of `code` (its instructions, not the constants after them)
     /// as one line per instruction.
     #[cfg(feature = "disasm")]
-    fn disassemble(&self, code: &[u8], len: usize) -> Vec<String>;
+    fn disassemble(&self, code: &[u8], len: usize) -> Vec<String> {
+        (self.info().disassemble)(code, len)
+    }
 
     /// Compile `f` to machine code.
     fn compile_function(&self, f: &Function, flags: &Flags) -> Result<CompiledCode, CodegenError> {

@@ -48,12 +48,11 @@ use kestrel_ir::{Function, Inst as IrInst, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, RegClass};
 
 use crate::chaos::Chaos;
-use crate::isa::{Builder, CallLocations, CompileInput, ElfTarget, TargetIsa};
+use crate::isa::{Builder, CallLocations, CompileInput, ElfTarget, IsaInfo, TargetIsa};
 use crate::machinst::buffer::RelocKind;
 use crate::machinst::compile::{compile_function, Backend, CompileContext, PhaseTimes};
 use crate::machinst::frame::Frame;
 use crate::machinst::lower::{Lower, LowerBackend};
-use crate::machinst::unwind::UnwindCie;
 use crate::machinst::vcode::VCode;
 use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
 use crate::settings::Flags;
@@ -103,6 +102,17 @@ const ELF: ElfTarget = ElfTarget {
     ],
 };
 
+static INFO: IsaInfo = IsaInfo {
+    name: "aarch64",
+    pointer_bytes: 8,
+    reloc_kinds: RELOC_KINDS,
+    unwind_cie: &unwind::CIE,
+    elf: &ELF,
+    lowering_rules,
+    #[cfg(feature = "disasm")]
+    disassemble: crate::disasm::disassemble_aarch64,
+};
+
 const RELOC_KINDS: &[RelocKind] = &[
     RelocKind::Abs4,
     RelocKind::Abs8,
@@ -114,12 +124,8 @@ const RELOC_KINDS: &[RelocKind] = &[
 ];
 
 impl TargetIsa for Aarch64Isa {
-    fn name(&self) -> &'static str {
-        "aarch64"
-    }
-
-    fn pointer_bytes(&self) -> u8 {
-        8
+    fn info(&self) -> &'static IsaInfo {
+        &INFO
     }
 
     fn isa_flags(&self) -> Vec<(&'static str, bool)> {
@@ -144,27 +150,6 @@ impl TargetIsa for Aarch64Isa {
 
     fn call_locations(&self, sig: &kestrel_ir::Signature) -> Result<CallLocations, CodegenError> {
         CallLocations::from_abi(abi::param_locs(sig)?, abi::ret_locs(sig)?)
-    }
-
-    fn reloc_kinds(&self) -> &'static [RelocKind] {
-        RELOC_KINDS
-    }
-
-    fn unwind_cie(&self) -> &'static UnwindCie {
-        &unwind::CIE
-    }
-
-    fn elf(&self) -> &'static ElfTarget {
-        &ELF
-    }
-
-    fn lowering_rules(&self) -> &'static [&'static str] {
-        lowering_rules()
-    }
-
-    #[cfg(feature = "disasm")]
-    fn disassemble(&self, code: &[u8], len: usize) -> Vec<String> {
-        crate::disasm::disassemble_aarch64(code, len)
     }
 }
 

@@ -32,12 +32,11 @@ use kestrel_ir::{Function, Inst as IrInst, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, RegClass};
 
 use crate::chaos::Chaos;
-use crate::isa::{Builder, CallLocations, CompileInput, ElfTarget, TargetIsa};
+use crate::isa::{Builder, CallLocations, CompileInput, ElfTarget, IsaInfo, TargetIsa};
 use crate::machinst::buffer::RelocKind;
 use crate::machinst::compile::{compile_function, Backend, CompileContext, PhaseTimes};
 use crate::machinst::frame::Frame;
 use crate::machinst::lower::{Lower, LowerBackend};
-use crate::machinst::unwind::UnwindCie;
 use crate::machinst::vcode::VCode;
 use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
 use crate::settings::Flags;
@@ -73,6 +72,17 @@ const ELF: ElfTarget = ElfTarget {
     ],
 };
 
+static INFO: IsaInfo = IsaInfo {
+    name: "x86_64",
+    pointer_bytes: 8,
+    reloc_kinds: RELOC_KINDS,
+    unwind_cie: &unwind::CIE,
+    elf: &ELF,
+    lowering_rules,
+    #[cfg(feature = "disasm")]
+    disassemble: crate::disasm::disassemble,
+};
+
 const RELOC_KINDS: &[RelocKind] = &[
     RelocKind::Abs4,
     RelocKind::Abs8,
@@ -82,12 +92,8 @@ const RELOC_KINDS: &[RelocKind] = &[
 ];
 
 impl TargetIsa for X64Isa {
-    fn name(&self) -> &'static str {
-        "x86_64"
-    }
-
-    fn pointer_bytes(&self) -> u8 {
-        8
+    fn info(&self) -> &'static IsaInfo {
+        &INFO
     }
 
     fn isa_flags(&self) -> Vec<(&'static str, bool)> {
@@ -112,27 +118,6 @@ impl TargetIsa for X64Isa {
 
     fn call_locations(&self, sig: &kestrel_ir::Signature) -> Result<CallLocations, CodegenError> {
         CallLocations::from_abi(abi::param_locs(sig)?, abi::ret_locs(sig)?)
-    }
-
-    fn reloc_kinds(&self) -> &'static [RelocKind] {
-        RELOC_KINDS
-    }
-
-    fn unwind_cie(&self) -> &'static UnwindCie {
-        &unwind::CIE
-    }
-
-    fn elf(&self) -> &'static ElfTarget {
-        &ELF
-    }
-
-    fn lowering_rules(&self) -> &'static [&'static str] {
-        lowering_rules()
-    }
-
-    #[cfg(feature = "disasm")]
-    fn disassemble(&self, code: &[u8], len: usize) -> Vec<String> {
-        crate::disasm::disassemble(code, len)
     }
 }
 
