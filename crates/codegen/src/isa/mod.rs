@@ -16,8 +16,8 @@
 //! dispatched once per function. The other `compile_function*` methods are shorthands for
 //! that one entry point.
 //!
-//! Adding an ISA: a directory `isa/<name>/` (see `README.md` beside this file) and one line
-//! in [`ISAS`].
+//! Adding an ISA: a directory `isa/<name>/` (see `README.md` beside this file), its
+//! `pub mod <name>;` here and one line in [`ISAS`].
 //!
 //! Cost: lookup is linear in the (two) known ISAs; a compile is the pipeline's cost.
 
