@@ -95,6 +95,9 @@ impl CompiledFunction {
 }
 
 /// How a relocation patches its bytes. The names match the code generator's `RelocKind`.
+/// The JIT places the kinds of the machine it runs on (x86-64 kinds on x86-64, `Arm64*` on
+/// AArch64, `Abs4`/`Abs8` on both); defining a function with another ISA's kind is
+/// [`crate::JitError::ForeignReloc`].
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum RelocKind {
     /// 4-byte absolute address (`S + A`); the address must fit in 32 bits unsigned.
@@ -110,10 +113,20 @@ pub enum RelocKind {
     /// 4-byte PC-relative displacement to a slot holding the target's address
     /// (`GOT(S) + A - P`); the JIT makes one read-only slot per target next to the code.
     GotPcRel4,
-    /// A relocation of another ISA's code (the code generator's AArch64 kinds, by name).
-    /// This JIT places x86-64 code only: defining a function with one is an error
-    /// ([`crate::JitError::ForeignReloc`]).
-    Foreign(&'static str),
+    /// AArch64 `bl`: the 26-bit word offset to `S + A` (±128 MiB). A target out of reach is
+    /// called through a stub next to the function (it jumps through `x16`, which AAPCS64
+    /// lets a call clobber).
+    Arm64Call26,
+    /// AArch64 `adrp`: the distance in 4 KiB pages from the instruction's page to that of
+    /// `S + A` (±4 GiB).
+    Arm64AdrPage21,
+    /// AArch64 `add #imm12`: the low 12 bits of `S + A`.
+    Arm64AddLo12,
+    /// AArch64 `adrp` of the page of the GOT slot holding the target's address (the JIT
+    /// makes one slot per target next to the code, as for `GotPcRel4`).
+    Arm64GotPage21,
+    /// AArch64 `ldr` of that GOT slot: the low 12 bits of its address, in 8-byte units.
+    Arm64GotLo12,
 }
 
 impl RelocKind {
@@ -121,12 +134,37 @@ impl RelocKind {
     pub fn size(self) -> usize {
         match self {
             RelocKind::Abs8 => 8,
-            RelocKind::Abs4
-            | RelocKind::PcRel4
-            | RelocKind::CallPcRel4
-            | RelocKind::GotPcRel4
-            | RelocKind::Foreign(_) => 4,
+            _ => 4,
         }
+    }
+
+    /// The kind's name (as the code generator spells it).
+    pub fn name(self) -> &'static str {
+        match self {
+            RelocKind::Abs4 => "Abs4",
+            RelocKind::Abs8 => "Abs8",
+            RelocKind::PcRel4 => "PcRel4",
+            RelocKind::CallPcRel4 => "CallPcRel4",
+            RelocKind::GotPcRel4 => "GotPcRel4",
+            RelocKind::Arm64Call26 => "Arm64Call26",
+            RelocKind::Arm64AdrPage21 => "Arm64AdrPage21",
+            RelocKind::Arm64AddLo12 => "Arm64AddLo12",
+            RelocKind::Arm64GotPage21 => "Arm64GotPage21",
+            RelocKind::Arm64GotLo12 => "Arm64GotLo12",
+        }
+    }
+
+    /// A call, which may go through a stub when its target is out of reach.
+    pub(crate) fn is_call(self) -> bool {
+        matches!(self, RelocKind::CallPcRel4 | RelocKind::Arm64Call26)
+    }
+
+    /// A reference to the target's GOT slot rather than to the target.
+    pub(crate) fn uses_got(self) -> bool {
+        matches!(
+            self,
+            RelocKind::GotPcRel4 | RelocKind::Arm64GotPage21 | RelocKind::Arm64GotLo12
+        )
     }
 }
 

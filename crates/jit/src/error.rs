@@ -40,7 +40,7 @@ pub enum JitError {
         target: String,
         address: u64,
     },
-    #[error("function `{name}`: the {kind} relocation at offset {offset:#x} belongs to another ISA's code; this JIT places x86-64 code only")]
+    #[error("function `{name}`: the {kind} relocation at offset {offset:#x} belongs to another ISA's code; this JIT places {} code only", crate::arch::host::NAME)]
     ForeignReloc {
         name: String,
         kind: &'static str,

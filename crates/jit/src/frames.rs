@@ -16,7 +16,7 @@
 //!
 //! Cost: O(functions + unwind records) per batch; the unwinder's own lookup is its business.
 
-use kestrel_codegen::isa::x64::unwind::CIE;
+use crate::arch::host::CIE;
 use kestrel_codegen::machinst::unwind::UnwindOp;
 use kestrel_module::eh_frame::EhFrameBuilder;
 

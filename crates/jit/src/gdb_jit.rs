@@ -21,11 +21,12 @@
 use std::ptr::{addr_of_mut, null_mut};
 use std::sync::Mutex;
 
-use kestrel_codegen::isa::x64::unwind::CIE;
+use crate::arch::host;
+use crate::arch::host::CIE;
 use kestrel_module::debug_info::{DebugFunction, DwarfBuilder};
 use kestrel_module::eh_frame::EhFrameBuilder;
 use object::write::{Object, Symbol, SymbolSection};
-use object::{Architecture, BinaryFormat, Endianness, SectionKind, SymbolFlags, SymbolKind};
+use object::{BinaryFormat, Endianness, SectionKind, SymbolFlags, SymbolKind};
 
 use crate::CompiledFunction;
 
@@ -150,7 +151,7 @@ unsafe impl Sync for GdbRegistration {}
 
 /// The ELF image describing code at `base` (see the module comment).
 fn image(base: usize, code: &[u8], placed: &[(usize, &str, &CompiledFunction)]) -> Vec<u8> {
-    let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
+    let mut obj = Object::new(BinaryFormat::Elf, host::ELF_ARCH, Endianness::Little);
     let text = obj.add_section(Vec::new(), b".text".to_vec(), SectionKind::Text);
     obj.append_section_data(text, code, 16);
     for &(addr, name, f) in placed {

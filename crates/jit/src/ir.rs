@@ -1,4 +1,5 @@
-//! Defining functions straight from IR: compile with Kestrel's x86-64 backend, then define.
+//! Defining functions straight from IR: compile with the host's backend ([`crate::host_isa`]), then
+//! define.
 //!
 //! This is the short path for embedders:
 //! `module.define_ir(&func, &Flags::default())?; module.finalize_definitions()?;` and then
@@ -6,7 +7,7 @@
 //! module by the same name (see [`ir_name`]) is a module function, anything else (a library
 //! call the backend introduced, or a host function) is looked up as a symbol.
 
-use kestrel_codegen::isa::x64::{Flags, X64Backend};
+use kestrel_codegen::isa::x64::Flags;
 use kestrel_codegen::machinst::{buffer, CompiledCode};
 use kestrel_ir::{Function, Signature};
 use kestrel_module::decls::Name;
@@ -38,8 +39,8 @@ impl JitModule {
         flags: &Flags,
     ) -> Result<(), JitError> {
         let name = ir_name(&func.name);
-        let code = X64Backend
-            .compile_function_in(&mut self.compile_ctx, func, flags)
+        let code = crate::host_isa()
+            .compile_in(&mut self.compile_ctx, func, flags)
             .map_err(|error| JitError::Compile {
                 name: name.clone(),
                 error,
@@ -120,10 +121,10 @@ fn reloc_kind(kind: buffer::RelocKind) -> RelocKind {
         buffer::RelocKind::PcRel4 => RelocKind::PcRel4,
         buffer::RelocKind::CallPcRel4 => RelocKind::CallPcRel4,
         buffer::RelocKind::GotPcRel4 => RelocKind::GotPcRel4,
-        buffer::RelocKind::Arm64Call26 => RelocKind::Foreign("Arm64Call26"),
-        buffer::RelocKind::Arm64AdrPage21 => RelocKind::Foreign("Arm64AdrPage21"),
-        buffer::RelocKind::Arm64AddLo12 => RelocKind::Foreign("Arm64AddLo12"),
-        buffer::RelocKind::Arm64GotPage21 => RelocKind::Foreign("Arm64GotPage21"),
-        buffer::RelocKind::Arm64GotLo12 => RelocKind::Foreign("Arm64GotLo12"),
+        buffer::RelocKind::Arm64Call26 => RelocKind::Arm64Call26,
+        buffer::RelocKind::Arm64AdrPage21 => RelocKind::Arm64AdrPage21,
+        buffer::RelocKind::Arm64AddLo12 => RelocKind::Arm64AddLo12,
+        buffer::RelocKind::Arm64GotPage21 => RelocKind::Arm64GotPage21,
+        buffer::RelocKind::Arm64GotLo12 => RelocKind::Arm64GotLo12,
     }
 }

@@ -28,7 +28,8 @@
 //!   ours. See [`traps`](crate::traps) and
 //!   [`trampoline`](crate::trampoline) for how.
 //!
-//! x86-64 Linux only (System V; the handler reads the Linux `ucontext_t`).
+//! x86-64 and AArch64 Linux (System V / AAPCS64; the handler reads the Linux `ucontext_t`).
+//! Everything that differs between the two is in `arch/` (see [`host_isa`]).
 //!
 //! Not yet:
 //! - only the conventions the backend compiles can be called from the host (`system_v`,
@@ -52,10 +53,14 @@
 //!   map is append-only). [`JitModule::memory_stats`] counts the pages in use.
 //! - The [`Module`] trait (shared with `kestrel-object`) lets a front end target either.
 
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
-compile_error!("kestrel-jit supports x86-64 Linux only");
+#[cfg(not(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux"
+)))]
+compile_error!("kestrel-jit supports x86-64 and AArch64 Linux only");
 
 pub mod abi;
+mod arch;
 mod compiled;
 mod error;
 mod frames;
@@ -71,6 +76,7 @@ pub mod trampoline;
 pub mod traps;
 mod value;
 
+pub use arch::{host_isa, HostIsa};
 pub use compiled::{CompiledFunction, Reloc, RelocKind, RelocTarget, SourceLines, TrapSite};
 pub use error::{CallError, JitError, Trap};
 pub use ir::{ir_name, with_ir_name};

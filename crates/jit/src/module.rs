@@ -18,7 +18,7 @@ use kestrel_ir::{Function, Signature};
 use kestrel_module::Module;
 
 use crate::abi;
-use crate::compiled::{CompiledFunction, RelocKind};
+use crate::compiled::CompiledFunction;
 use crate::error::{CallError, JitError, Trap};
 use crate::memory::{BatchPages, CodeMemory, MemoryStats};
 use crate::trampoline;
@@ -112,9 +112,7 @@ impl JitBuilder {
             // Stack probes on: a frame larger than the guard page traps as `stk_ovf` instead
             // of skipping the guard.
             flags: Flags {
-                probestack_size_log2: Some(
-                    kestrel_codegen::isa::x64::probestack::DEFAULT_SIZE_LOG2,
-                ),
+                probestack_size_log2: Some(crate::arch::host::PROBESTACK_SIZE_LOG2),
                 ..Flags::default()
             },
             perf_map: std::env::var_os("KESTREL_PERF_MAP").is_some_and(|v| v == "1"),
@@ -435,10 +433,10 @@ impl JitModule {
             len,
         };
         for r in &func.relocs {
-            if let RelocKind::Foreign(kind) = r.kind {
+            if !crate::arch::host::places(r.kind) {
                 return Err(JitError::ForeignReloc {
                     name: name(),
-                    kind,
+                    kind: r.kind.name(),
                     offset: r.offset,
                 });
             }

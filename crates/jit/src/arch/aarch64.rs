@@ -1,0 +1,223 @@
+//! The AArch64 (AAPCS64, Linux) host: see [`super`] for the items each host provides.
+//!
+//! The backend is Kestrel's AArch64 one, with the settings of the shared [`Flags`] it
+//! reads (its `aarch64_features` select extensions; by default none, Armv8.0).
+
+use kestrel_codegen::chaos::Chaos;
+use kestrel_codegen::isa::aarch64::{self, abi, Aarch64Backend};
+use kestrel_codegen::isa::x64::Flags;
+use kestrel_codegen::machinst::compile::{CompileContext, PhaseTimes};
+use kestrel_codegen::machinst::unwind::UnwindCie;
+use kestrel_codegen::machinst::{CodegenError, CompiledCode};
+use kestrel_ir::{CallConv, Function, Signature, Type};
+use kestrel_regalloc::RegClass;
+
+use crate::abi::{AreaPtr, BackendArg, BackendRet};
+use crate::compiled::RelocKind;
+
+/// The host's name, as `target` lines spell it.
+pub(crate) const NAME: &str = "aarch64";
+
+/// The AArch64 backend, compiling for this machine.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HostIsa;
+
+impl HostIsa {
+    /// The ISA's name, as CLIF `target` lines spell it.
+    pub fn name(self) -> &'static str {
+        NAME
+    }
+
+    /// Compile `f` in `ctx`'s memory.
+    pub fn compile_in(
+        self,
+        ctx: &mut CompileContext,
+        f: &Function,
+        flags: &Flags,
+    ) -> Result<CompiledCode, CodegenError> {
+        Aarch64Backend::default().compile_function_in(ctx, f, &aarch64::Flags::from(flags))
+    }
+
+    /// Compile `f`, which the caller gives up, adding phase times to `times` when given.
+    /// (This backend compiles a copy: `f` is left as it was.)
+    pub fn compile_consuming_in(
+        self,
+        ctx: &mut CompileContext,
+        f: &mut Function,
+        flags: &Flags,
+        times: Option<&mut PhaseTimes>,
+    ) -> Result<CompiledCode, CodegenError> {
+        let backend = Aarch64Backend::default();
+        let flags = aarch64::Flags::from(flags);
+        match times {
+            Some(t) => backend.compile_function_timed(ctx, f, &flags, t).cloned(),
+            None => backend.compile_function_in(ctx, f, &flags),
+        }
+    }
+
+    /// Compile `f`, asking `chaos` before each optional optimization.
+    pub fn compile_with_chaos(
+        self,
+        f: &Function,
+        flags: &Flags,
+        chaos: &mut Chaos,
+    ) -> Result<CompiledCode, CodegenError> {
+        Aarch64Backend::default().compile_function_with_chaos(
+            f,
+            &aarch64::Flags::from(flags),
+            chaos,
+        )
+    }
+}
+
+/// x0–x7, the trampoline's `gprs` order.
+pub(crate) const ARG_GPR_ENC: [usize; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
+/// v0–v7.
+pub(crate) const ARG_FPRS: usize = 8;
+/// x0–x7: the backend returns up to eight integer parts in registers.
+pub(crate) const RET_GPR_ENC: [usize; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
+/// v0–v7.
+pub(crate) const RET_FPRS: usize = 8;
+
+pub(crate) fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
+    abi::value_regs(ty)
+}
+
+/// Why the backend refuses a signature the JIT otherwise accepts.
+pub(crate) fn refusal(cc: CallConv) -> &'static str {
+    if cc == CallConv::Winch {
+        "winch on aarch64 passes no i128 and no extended result"
+    } else {
+        "the aarch64 backend cannot place this signature"
+    }
+}
+
+/// The backend's argument locations, per parameter and part (a register pair or a 16-byte
+/// stack slot is two parts).
+pub(crate) fn param_locs(sig: &Signature) -> Result<Vec<Vec<BackendArg>>, CodegenError> {
+    let locs = abi::param_locs(sig)?;
+    Ok(locs
+        .into_iter()
+        .zip(&sig.params)
+        .map(|(loc, p)| match loc {
+            abi::Loc::Reg(r) => vec![BackendArg::Reg(r)],
+            abi::Loc::Pair(lo, hi) => vec![BackendArg::Reg(lo), BackendArg::Reg(hi)],
+            abi::Loc::Stack(d) if p.value_type == Type::I128 => {
+                vec![BackendArg::Stack(d), BackendArg::Stack(d + 8)]
+            }
+            abi::Loc::Stack(d) => vec![BackendArg::Stack(d)],
+        })
+        .collect())
+}
+
+/// The backend's result locations, per result and part, and the return area's size.
+pub(crate) fn ret_locs(sig: &Signature) -> Result<(Vec<Vec<BackendRet>>, u32), CodegenError> {
+    let (locs, area) = abi::ret_locs(sig)?;
+    let locs = locs
+        .into_iter()
+        .zip(&sig.returns)
+        .map(|(loc, r)| match loc {
+            abi::RetLoc::Reg(r) => vec![BackendRet::Reg(r)],
+            abi::RetLoc::Pair(lo, hi) => vec![BackendRet::Reg(lo), BackendRet::Reg(hi)],
+            abi::RetLoc::Area(off) if r.value_type == Type::I128 => {
+                vec![BackendRet::Area(off), BackendRet::Area(off + 8)]
+            }
+            abi::RetLoc::Area(off) => vec![BackendRet::Area(off)],
+        })
+        .collect();
+    Ok((locs, area))
+}
+
+/// The return area's address: x8 (AAPCS64's indirect result register); x0 under `winch`.
+pub(crate) fn area_ptr(cc: CallConv) -> AreaPtr {
+    match cc {
+        CallConv::Winch => AreaPtr::Gpr(0),
+        _ => AreaPtr::Indirect,
+    }
+}
+
+/// The PC and SP of an interrupted context.
+pub(crate) fn context_pc_sp(uc: &libc::ucontext_t) -> (usize, u64) {
+    (uc.uc_mcontext.pc as usize, uc.uc_mcontext.sp)
+}
+
+/// Make the interrupted context resume at `pc` with stack pointer `sp` and frame pointer
+/// `fp` (x29).
+pub(crate) fn redirect(uc: &mut libc::ucontext_t, pc: usize, sp: u64, fp: u64) {
+    uc.uc_mcontext.pc = pc as u64;
+    uc.uc_mcontext.sp = sp;
+    uc.uc_mcontext.regs[29] = fp;
+}
+
+/// Whether this host places relocations of `kind`.
+pub(crate) fn places(kind: RelocKind) -> bool {
+    matches!(
+        kind,
+        RelocKind::Abs4
+            | RelocKind::Abs8
+            | RelocKind::Arm64Call26
+            | RelocKind::Arm64AdrPage21
+            | RelocKind::Arm64AddLo12
+            | RelocKind::Arm64GotPage21
+            | RelocKind::Arm64GotLo12
+    )
+}
+
+/// Fills the code pages' padding: zero words are `udf #0`.
+pub(crate) const PAD_BYTE: u8 = 0;
+
+/// The address a call with this addend lands on: `bl` is relative to its own address, so
+/// a stub stands for `target + addend`.
+pub(crate) fn stub_key(target: usize, addend: i64) -> usize {
+    target.wrapping_add_signed(addend as isize)
+}
+
+/// `ldr x16, 8; br x16; .quad dest` (x16 is the intra-procedure-call scratch register,
+/// which AAPCS64 lets any call clobber).
+pub(crate) fn write_stub(out: &mut [u8], dest: usize) {
+    out[..4].copy_from_slice(&0x5800_0050u32.to_le_bytes());
+    out[4..8].copy_from_slice(&0xd61f_0200u32.to_le_bytes());
+    out[8..16].copy_from_slice(&(dest as u64).to_le_bytes());
+}
+
+/// Make instruction fetch see the code just written to `[start, start + len)`: clean the
+/// data cache to the point of unification and invalidate the instruction cache, line by
+/// line (sizes from `CTR_EL0`), with the barriers the architecture requires. The `isb`
+/// only orders this thread; other threads reach the code after the `mprotect` that makes
+/// it executable (a system call, which is context-synchronizing on return).
+pub(crate) fn sync_icache(start: usize, len: usize) {
+    if len == 0 {
+        return;
+    }
+    let ctr: u64;
+    // SAFETY: reading CTR_EL0 is allowed at EL0 on Linux (the kernel enables or emulates it).
+    unsafe { core::arch::asm!("mrs {}, ctr_el0", out(reg) ctr, options(nomem, nostack)) };
+    let dline = 4usize << ((ctr >> 16) & 0xf);
+    let iline = 4usize << (ctr & 0xf);
+    let end = start + len;
+    let mut at = start & !(dline - 1);
+    while at < end {
+        // SAFETY: cleaning a cache line of mapped, readable memory has no other effect.
+        unsafe { core::arch::asm!("dc cvau, {}", in(reg) at, options(nostack)) };
+        at += dline;
+    }
+    // SAFETY: barriers have no memory effect beyond ordering.
+    unsafe { core::arch::asm!("dsb ish", options(nostack)) };
+    let mut at = start & !(iline - 1);
+    while at < end {
+        // SAFETY: invalidating instruction-cache lines of mapped memory has no other effect.
+        unsafe { core::arch::asm!("ic ivau, {}", in(reg) at, options(nostack)) };
+        at += iline;
+    }
+    // SAFETY: as above.
+    unsafe { core::arch::asm!("dsb ish", "isb", options(nostack)) };
+}
+
+/// The backend's call-frame conventions.
+pub(crate) const CIE: UnwindCie = kestrel_codegen::isa::aarch64::unwind::CIE;
+
+/// The ELF machine of debugger images.
+pub(crate) const ELF_ARCH: object::Architecture = object::Architecture::Aarch64;
+
+/// Stack probes every `2^n` bytes by default (4 KiB, the smallest page AArch64 Linux uses).
+pub(crate) const PROBESTACK_SIZE_LOG2: u8 = 12;
