@@ -154,7 +154,11 @@ pub fn run(
         .targets
         .iter()
         .find(|t| t.isa == "x86_64" || t.isa == "aarch64");
-    if let Some(line) = first_target.filter(|t| t.isa == "aarch64" && !interpret) {
+    // AArch64 code runs under qemu, unless this is an AArch64 machine (then natively).
+    let host = kestrel_jit::host_isa().name();
+    let emulate =
+        |t: &&kestrel_filetests::directives::Target| t.isa == "aarch64" && host != "aarch64";
+    if let Some(line) = first_target.filter(|t| emulate(t) && !interpret) {
         let flags = kestrel_filetests::native::Flags {
             verified: true,
             opt_level,
@@ -178,13 +182,17 @@ pub fn run(
     }
     if !interpret {
         // `load` verified every function: compile without verifying again. The file's
-        // `set` lines and `target x86_64` flags apply as under `kestrel test`.
-        let x86_target = header.targets.iter().find(|t| t.isa == "x86_64");
+        // `set` lines and the flags of its first `target` line for this machine apply as
+        // under `kestrel test`.
+        let host_target = header.targets.iter().find(|t| t.isa == host);
+        let file_flags = match host_target {
+            Some(t) => kestrel_filetests::host_flags(&header, t),
+            None => kestrel_filetests::native_flags(&header, None),
+        };
         let mut flags = kestrel_filetests::native::Flags {
             verified: true,
             opt_level,
-            ..kestrel_filetests::native_flags(&header, x86_target)
-                .map_err(|e| format!("{}: {e}", path.display()))?
+            ..file_flags.map_err(|e| format!("{}: {e}", path.display()))?
         };
         // As the JIT does by default: probes on unless the file's `set` lines say otherwise,
         // so a frame beyond the guard page traps as `stk_ovf`.

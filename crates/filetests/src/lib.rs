@@ -297,18 +297,21 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
     if !interpret && !run {
         return Outcome::Skip("no `test interpret` or `test run` command".into());
     }
-    // `test run` runs natively once per `target x86_64` line and under qemu once for the
-    // `target aarch64` lines (under --interpret-only, in the interpreter instead); `test
-    // interpret` runs in the interpreter.
+    // `test run` runs natively once per `target` line of the host's ISA and, on an x86-64
+    // host, under qemu once for the `target aarch64` lines (under --interpret-only, in the
+    // interpreter instead); `test interpret` runs in the interpreter.
     let has_target = |isa: &str| header.targets.iter().any(|t| t.isa == isa);
-    let native = run && !opts.interpret_only && has_target("x86_64");
-    let emulated = run && !opts.interpret_only && has_target("aarch64");
+    let host = kestrel_jit::host_isa().name();
+    let native = run && !opts.interpret_only && has_target(host);
+    let emulated = run && !opts.interpret_only && host != "aarch64" && has_target("aarch64");
     let interpreted = interpret || (run && opts.interpret_only);
     if !interpreted && !native && !emulated {
-        return Outcome::Skip(
-            "`test run` without a `target x86_64` or `target aarch64` line (use --interpret-only)"
-                .into(),
-        );
+        let lines = if host == "aarch64" {
+            "a `target aarch64` line (this is an AArch64 machine)"
+        } else {
+            "a `target x86_64` or `target aarch64` line"
+        };
+        return Outcome::Skip(format!("`test run` without {lines} (use --interpret-only)"));
     }
     let funcs = match kestrel_ir::parse_functions(text, name) {
         Ok(f) => f,
@@ -339,17 +342,17 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
         warn = false;
     }
     if native {
-        // One native run per `target x86_64` line, for a CPU with that line's features, and
-        // per opt level.
+        // One native run per `target` line of the host's ISA, for a CPU with that line's
+        // features, and per opt level.
         let levels = match opts.opt_level {
             Some(level) => vec![level],
             None => vec![native::OptLevel::None, native::OptLevel::Speed],
         };
-        let targets = header.targets.iter().filter(|t| t.isa == "x86_64");
+        let targets = header.targets.iter().filter(|t| t.isa == host);
         for (target, level) in targets.flat_map(|t| levels.iter().map(move |&l| (t, l))) {
             // `funcs` were verified above.
             let before = failures.len();
-            let flags = match native_flags(&header, Some(target)) {
+            let flags = match host_flags(&header, target) {
                 Ok(flags) => native::Flags {
                     verified: true,
                     opt_level: level,
@@ -409,6 +412,19 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
         Outcome::Pass
     } else {
         Outcome::Fail(failures)
+    }
+}
+
+/// Compilation flags for a file's `set` lines and one of its `target` lines of the host's
+/// ISA: [`aarch64_flags`] for an `aarch64` line, [`native_flags`] otherwise.
+pub fn host_flags(
+    header: &directives::Header,
+    target: &directives::Target,
+) -> Result<native::Flags, String> {
+    if target.isa == "aarch64" {
+        aarch64_flags(header, target)
+    } else {
+        native_flags(header, Some(target))
     }
 }
 

@@ -1,5 +1,5 @@
-//! Native execution of `test run` files: compile every function of a file with the x86-64
-//! backend (register-allocation checker on), load them into one JIT module, and call them.
+//! Native execution of `test run` files: compile every function of a file with the host's
+//! backend ([`kestrel_jit::host_isa`]; register-allocation checker on), load them into one JIT module, and call them.
 //!
 //! A function the backend cannot compile makes the whole file fail with the backend's error
 //! (native execution never falls back to the interpreter). A native trap is reported like
@@ -9,7 +9,6 @@ use std::collections::HashMap;
 
 use kestrel_codegen::chaos::Chaos;
 pub use kestrel_codegen::isa::x64::features::CpuFeatures;
-use kestrel_codegen::isa::x64::X64Backend;
 pub use kestrel_codegen::isa::x64::{Flags, OptLevel};
 use kestrel_codegen::machinst::CompiledCode;
 use kestrel_interp::DataValue;
@@ -110,7 +109,7 @@ impl NativeModule {
         // return registers come back through the return area it provides), so no wrappers.
         for f in funcs {
             let name = jit_name(&f.name);
-            let code = match X64Backend.compile_function_with_chaos(f, &flags, &mut chaos()) {
+            let code = match kestrel_jit::host_isa().compile_with_chaos(f, &flags, &mut chaos()) {
                 Ok(c) => {
                     observe(&c);
                     c

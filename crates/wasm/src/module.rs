@@ -7,7 +7,7 @@
 //!
 //! Pipeline (each step's contract is in its own file):
 //! `features::validate_declarations` → `ModuleInfo::decode` → for each function
-//! `features::validate_body`, `translate_function` and the x86-64 backend's
+//! `features::validate_body`, `translate_function` and the host backend's
 //! `compile_function` → `JitModule::define_function` → `finalize_definitions`. Each body is
 //! decoded once: validation keeps its operators, and the translation replays them.
 //!
@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use kestrel_codegen::isa::x64::{Flags, OptLevel, X64Backend};
+use kestrel_codegen::isa::x64::{Flags, OptLevel};
 use kestrel_codegen::machinst::compile::CompileContext;
 use kestrel_codegen::machinst::{CodegenError, CompiledCode};
 use kestrel_ir::Function;
@@ -118,7 +118,7 @@ pub fn translate_module(
     Ok((info, funcs))
 }
 
-/// Compile `funcs` with the x86-64 backend, in parallel (each worker keeps one compile
+/// Compile `funcs` with the host's backend ([`kestrel_jit::host_isa`]), in parallel (each worker keeps one compile
 /// context for the functions it takes); the results in `funcs`' order.
 pub fn compile_functions(
     funcs: &[Function],
@@ -127,13 +127,13 @@ pub fn compile_functions(
     funcs
         .par_iter()
         .map_init(CompileContext::new, |ctx, f| {
-            X64Backend.compile_function_in(ctx, f, flags)
+            kestrel_jit::host_isa().compile_in(ctx, f, flags)
         })
         .collect()
 }
 
 /// Translate and compile every defined function of the validated, decoded module `bytes`
-/// with the x86-64 backend, in parallel, each worker translating a function and compiling
+/// with the host's backend, in parallel, each worker translating a function and compiling
 /// it in memory it keeps; the results by defined-function index. A function that fails to
 /// translate or compile gives its error.
 pub fn translate_and_compile(
@@ -322,13 +322,13 @@ fn compile_one(
     let code = match times {
         Some(t) => {
             let timed = Some(&mut t.backend);
-            let code = X64Backend.compile_function_consuming_in(compiler, &mut f, flags, timed);
+            let code = kestrel_jit::host_isa().compile_consuming_in(compiler, &mut f, flags, timed);
             if let Some(began) = began {
                 t.function_took(index, began.elapsed());
             }
             code
         }
-        None => X64Backend.compile_function_consuming_in(compiler, &mut f, flags, None),
+        None => kestrel_jit::host_isa().compile_consuming_in(compiler, &mut f, flags, None),
     };
     w.translator.recycle(f);
     code.map_err(|error| WasmError::Compile {

@@ -1,6 +1,6 @@
 //! Functions compile in parallel; the result must be exactly a serial compile's.
 
-use kestrel_codegen::isa::x64::{Flags, OptLevel, X64Backend};
+use kestrel_codegen::isa::x64::{Flags, OptLevel};
 use kestrel_wasm::module::{compile_functions, release_compile_memory, translate_and_compile};
 use kestrel_wasm::module_info::ModuleInfo;
 use kestrel_wasm::translate_module;
@@ -41,7 +41,9 @@ fn a_parallel_compile_equals_a_serial_one() {
     let parallel = compile_functions(&funcs, &flags);
     assert_eq!(parallel.len(), funcs.len());
     for (k, (f, code)) in funcs.iter().zip(parallel).enumerate() {
-        let serial = X64Backend.compile_function(f, &flags).expect("compiles");
+        let serial = kestrel_jit::host_isa()
+            .compile(f, &flags)
+            .expect("compiles");
         assert_eq!(code.expect("compiles"), serial, "function {k}");
     }
 }
@@ -79,7 +81,9 @@ fn translating_and_compiling_in_kept_contexts_equals_a_fresh_serial_compile() {
             let fused = translate_and_compile(&info, bytes, checks, &flags);
             assert_eq!(fused.len(), funcs.len());
             for (k, (f, code)) in funcs.iter().zip(fused).enumerate() {
-                let serial = X64Backend.compile_function(f, &flags).expect("compiles");
+                let serial = kestrel_jit::host_isa()
+                    .compile(f, &flags)
+                    .expect("compiles");
                 assert_eq!(
                     code.expect("compiles"),
                     serial,

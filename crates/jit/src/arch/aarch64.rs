@@ -28,6 +28,11 @@ impl HostIsa {
         NAME
     }
 
+    /// Compile `f`.
+    pub fn compile(self, f: &Function, flags: &Flags) -> Result<CompiledCode, CodegenError> {
+        Aarch64Backend::default().compile_function(f, &aarch64::Flags::from(flags))
+    }
+
     /// Compile `f` in `ctx`'s memory.
     pub fn compile_in(
         self,
@@ -221,3 +226,49 @@ pub(crate) const ELF_ARCH: object::Architecture = object::Architecture::Aarch64;
 
 /// Stack probes every `2^n` bytes by default (4 KiB, the smallest page AArch64 Linux uses).
 pub(crate) const PROBESTACK_SIZE_LOG2: u8 = 12;
+
+#[cfg(test)]
+mod tests {
+    use crate::abi::*;
+    use kestrel_ir::{AbiParam, CallConv, Signature, Type};
+
+    fn sig_cc(cc: CallConv, params: &[Type], returns: &[Type]) -> Signature {
+        let mut s = Signature::new(cc);
+        s.params = params.iter().map(|t| AbiParam::new(*t)).collect();
+        s.returns = returns.iter().map(|t| AbiParam::new(*t)).collect();
+        s
+    }
+
+    #[test]
+    fn i128_takes_an_even_pair_and_the_ninth_integer_the_stack() {
+        let mut params = vec![Type::I64, Type::I128];
+        params.extend([Type::I64; 6]);
+        params.push(Type::F64);
+        let plan = classify(&sig_cc(CallConv::SystemV, &params, &[])).unwrap();
+        let locs: Vec<Vec<ArgLoc>> = plan.args.iter().map(|a| a.2.clone()).collect();
+        assert_eq!(locs[0], [ArgLoc::Gpr(0)]);
+        // x1 is skipped: the pair starts at an even register.
+        assert_eq!(locs[1], [ArgLoc::Gpr(2), ArgLoc::Gpr(3)]);
+        assert_eq!(locs[5], [ArgLoc::Gpr(7)]);
+        assert_eq!(locs[6], [ArgLoc::Stack(0)]);
+        assert_eq!(locs[7], [ArgLoc::Stack(1)]);
+        assert_eq!(locs[8], [ArgLoc::Fpr(0)]);
+        assert_eq!(plan.stack_slots, 2);
+    }
+
+    #[test]
+    fn results_beyond_eight_registers_use_the_area_through_x8_or_x0_under_winch() {
+        let plan = classify(&sig_cc(CallConv::SystemV, &[Type::I64], &[Type::I64; 9])).unwrap();
+        assert_eq!(plan.rets[7].1, [RetLoc::Gpr(7)]);
+        assert_eq!(plan.rets[8].1, [RetLoc::Area(0)]);
+        assert_eq!((plan.ret_area, plan.area_ptr), (8, AreaPtr::Indirect));
+        assert_eq!(plan.args[0].2, [ArgLoc::Gpr(0)]);
+
+        let rets = [Type::I32, Type::F64, Type::I64];
+        let plan = classify(&sig_cc(CallConv::Winch, &[Type::I64], &rets)).unwrap();
+        assert_eq!(plan.area_ptr, AreaPtr::Gpr(0));
+        assert_eq!(plan.args[0].2, [ArgLoc::Gpr(1)]);
+        assert_eq!(plan.rets[2].1, [RetLoc::Gpr(0)]);
+        assert!(plan.ret_area >= 12);
+    }
+}

@@ -24,6 +24,11 @@ impl HostIsa {
         NAME
     }
 
+    /// Compile `f`.
+    pub fn compile(self, f: &Function, flags: &Flags) -> Result<CompiledCode, CodegenError> {
+        X64Backend.compile_function(f, flags)
+    }
+
     /// Compile `f` in `ctx`'s memory.
     pub fn compile_in(
         self,
