@@ -2,8 +2,9 @@
 //!
 //! A binary module is validated and decoded with `wasmparser`, each function is translated
 //! into one Kestrel IR function with `FunctionBuilder` ([`translate`]), compiled by the
-//! host's backend ([`kestrel_jit::host_isa`]: x86-64 or AArch64; functions in parallel, with the result of a serial compile) into an
-//! in-process JIT module ([`Module`]), and instantiated with its
+//! host's backend ([`kestrel_jit::host_isa`]: x86-64 or AArch64; functions in parallel,
+//! with the result of a serial compile) into an in-process JIT module ([`Module`]), and
+//! instantiated with its
 //! own context, memory, tables and globals ([`Instance`]). Traps come back as [`Trap`]s with
 //! the spec's messages.
 //!
