@@ -19,6 +19,7 @@ command -v gdb >/dev/null || missing+=(gdb)
 command -v aarch64-linux-gnu-gcc >/dev/null || missing+=(gcc-aarch64-linux-gnu)
 command -v aarch64-linux-gnu-objdump >/dev/null || missing+=(binutils-aarch64-linux-gnu)
 command -v qemu-aarch64 >/dev/null || missing+=(qemu-user)
+[ -e /usr/aarch64-linux-gnu/lib/libc.so.6 ] || missing+=(libc6-dev-arm64-cross)
 # kestrel-wasm's C program tests compile to wasm32-wasi: clang, wasm-ld, wasi-libc and the
 # wasm32 compiler runtime.
 command -v clang >/dev/null || missing+=(clang)
@@ -32,6 +33,12 @@ if [ ${#missing[@]} -gt 0 ]; then
     [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     $SUDO apt-get update -q
     $SUDO apt-get install -y -q "${missing[@]}"
+fi
+
+# The AArch64 smoke step cross-builds the JIT and Wasm tests for aarch64-unknown-linux-gnu.
+if ! rustup target list --installed | grep -qx aarch64-unknown-linux-gnu; then
+    echo "== installing the aarch64-unknown-linux-gnu standard library"
+    rustup target add aarch64-unknown-linux-gnu
 fi
 
 # kestrel-wasm's Rust program test builds a std program for wasm32-wasip1.
@@ -48,3 +55,16 @@ cargo clippy --workspace --all-targets -- -D warnings
 
 echo "== cargo test --workspace"
 cargo test --workspace
+
+# The JIT and the Wasm runtime on AArch64 Linux: a smoke subset cross-built and run under
+# qemu-aarch64 (IR compiled by the AArch64 backend, JIT-loaded, called through the AArch64
+# trampoline; traps, stack overflow and unwinding through the AArch64 signal context; the
+# committed Wasm scripts in both bounds-check modes).
+echo "== AArch64 smoke: kestrel-jit and kestrel-wasm under qemu-aarch64"
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
+cargo test --target aarch64-unknown-linux-gnu -p kestrel-jit \
+    --lib --test from_ir --test ret_area --test stack_overflow --test free_objects
+KESTREL_WASM_TESTSUITE=/nonexistent \
+    KESTREL_WASM_SPEC_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu" \
+    cargo test --target aarch64-unknown-linux-gnu -p kestrel-wasm --test spec

@@ -155,7 +155,7 @@ pub fn run(
             _ => outln!("[{}]", text.join(", ")),
         }
     };
-    // The ISA is the first `target` line's (after `--target`), x86-64 without one; its
+    // The ISA is the first `target` line's (after `--target`), the host's without one; its
     // flags and the file's `set` lines apply as under `kestrel test`.
     let (isa, file_flags) =
         kestrel_filetests::file_target(&header).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -2,9 +2,9 @@
 //!
 //! One result per file: PASS when every part that could run passed, SKIP only when nothing
 //! in it could run, FAIL otherwise. `test interpret` runs in the interpreter; `test run`
-//! runs natively once per `target x86_64` line when a native backend is available, once
-//! under `qemu-aarch64` when the file has `target aarch64` lines (through an AArch64 object:
-//! see `object_run.rs`), and in the interpreter under `--interpret-only`. The last line of a
+//! runs natively once per `target` line of the host's ISA (x86-64 or AArch64), on an
+//! x86-64 host once under `qemu-aarch64` when the file has `target aarch64` lines (through
+//! an AArch64 object: see `object_run.rs`), and in the interpreter under `--interpret-only`. The last line of a
 //! report is exactly `N passed, M failed, K skipped`, counting files.
 
 pub mod directives;
@@ -300,18 +300,21 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
     if !interpret && !run {
         return Outcome::Skip("no `test interpret` or `test run` command".into());
     }
-    // `test run` runs natively once per `target x86_64` line and under qemu once for the
-    // `target aarch64` lines (under --interpret-only, in the interpreter instead); `test
-    // interpret` runs in the interpreter.
+    // `test run` runs natively once per `target` line of the host's ISA and, on any other
+    // host, under qemu once for the `target aarch64` lines (under --interpret-only, in the
+    // interpreter instead); `test interpret` runs in the interpreter.
     let has_target = |isa: &str| header.targets.iter().any(|t| t.isa == isa);
-    let native = run && !opts.interpret_only && has_target("x86_64");
-    let emulated = run && !opts.interpret_only && has_target("aarch64");
+    let host = kestrel_codegen::isa::host().map_or("none", |h| h.name());
+    let native = run && !opts.interpret_only && has_target(host);
+    let emulated = run && !opts.interpret_only && host != "aarch64" && has_target("aarch64");
     let interpreted = interpret || (run && opts.interpret_only);
     if !interpreted && !native && !emulated {
-        return Outcome::Skip(
-            "`test run` without a `target x86_64` or `target aarch64` line (use --interpret-only)"
-                .into(),
-        );
+        let lines = if host == "aarch64" {
+            "a `target aarch64` line (this is an AArch64 machine)"
+        } else {
+            "a `target x86_64` or `target aarch64` line"
+        };
+        return Outcome::Skip(format!("`test run` without {lines} (use --interpret-only)"));
     }
     let funcs = match kestrel_ir::parse_functions(text, name) {
         Ok(f) => f,
@@ -342,13 +345,13 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
         warn = false;
     }
     if native {
-        // One native run per `target x86_64` line, for a CPU with that line's features, and
-        // per opt level.
+        // One native run per `target` line of the host's ISA, for a CPU with that line's
+        // features, and per opt level.
         let levels = match opts.opt_level {
             Some(level) => vec![level],
             None => vec![native::OptLevel::None, native::OptLevel::Speed],
         };
-        let targets = header.targets.iter().filter(|t| t.isa == "x86_64");
+        let targets = header.targets.iter().filter(|t| t.isa == host);
         for (target, level) in targets.flat_map(|t| levels.iter().map(move |&l| (t, l))) {
             // `funcs` were verified above.
             let before = failures.len();
@@ -420,10 +423,10 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
     }
 }
 
-/// Compilation flags for a file's `set` lines and one of its `target x86_64` lines (`None`:
-/// the host's features, and the settings of the whole file): its `has_*=false` flags turn
-/// features off, never on beyond the host's; the register-allocation checker is on; stack
-/// probes as [`probe_setting`] reads them.
+/// Compilation flags for a file's `set` lines and one of its `target` lines (`None`: the
+/// settings of the whole file): the register-allocation checker is on; stack probes as
+/// [`probe_setting`] reads them. (The line's `has_*` flags belong to its ISA: see
+/// [`target_isa`].)
 pub fn native_flags(
     header: &directives::Header,
     target: Option<&directives::Target>,
@@ -450,7 +453,7 @@ pub fn aarch64_flags(
 }
 
 /// The target a file compiles for, with its flags: the ISA of its first `target` line
-/// naming one Kestrel compiles for (x86-64 when none does), that line's `has_*` flags
+/// naming one Kestrel compiles for (the host's when none does; x86-64 on another host), that line's `has_*` flags
 /// (never beyond the host CPU's when the ISA is the host's), the file's `set` lines before
 /// it as [`native_flags`] reads them.
 pub fn file_target(
@@ -460,7 +463,8 @@ pub fn file_target(
         .targets
         .iter()
         .find(|t| kestrel_codegen::isa::names().any(|n| n == t.isa));
-    let name = line.map_or("x86_64", |t| t.isa.as_str());
+    let host = kestrel_codegen::isa::host().map_or("x86_64", |h| h.name());
+    let name = line.map_or(host, |t| t.isa.as_str());
     let mut builder = target_builder(name, line)?;
     if kestrel_codegen::isa::host().is_ok_and(|h| h.name() == name) {
         builder.only_host_features();

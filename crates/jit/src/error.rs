@@ -47,6 +47,11 @@ pub enum JitError {
         offset: u32,
         isa: &'static str,
     },
+    #[error("the module compiles for {isa}, but this process runs {host} code; a JIT module's ISA must be the host's")]
+    ForeignIsa {
+        isa: &'static str,
+        host: &'static str,
+    },
     #[error("function `{name}` uses calling convention `{}`, which the JIT cannot call into", call_conv.name())]
     UnsupportedCallConv { name: String, call_conv: CallConv },
     #[error("code too large: {bytes} bytes in one finalize")]

@@ -28,7 +28,10 @@
 //!   ours. See [`traps`](crate::traps) and
 //!   [`trampoline`](crate::trampoline) for how.
 //!
-//! x86-64 Linux only (System V; the handler reads the Linux `ucontext_t`).
+//! x86-64 and AArch64 Linux (System V / AAPCS64; the handler reads the Linux `ucontext_t`).
+//! The module compiles with the host's `TargetIsa` (`kestrel_codegen::isa::host`); what the
+//! JIT itself does differently per host (trampoline, signal context, stubs, cache) is in
+//! `arch/`.
 //!
 //! Not yet:
 //! - only the conventions the backend compiles can be called from the host (`system_v`,
@@ -52,10 +55,14 @@
 //!   map is append-only). [`JitModule::memory_stats`] counts the pages in use.
 //! - The [`Module`] trait (shared with `kestrel-object`) lets a front end target either.
 
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
-compile_error!("kestrel-jit supports x86-64 Linux only");
+#[cfg(not(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux"
+)))]
+compile_error!("kestrel-jit supports x86-64 and AArch64 Linux only");
 
 pub mod abi;
+mod arch;
 mod compiled;
 mod error;
 mod frames;

@@ -4,9 +4,11 @@
 //!
 //! Layout of a batch (one run of pages from the module's arenas, see `memory.rs`):
 //! - code: each function at a 16-byte aligned offset, followed by its own call stubs (one
-//!   16-byte `movabs r11, target; jmp r11` per distinct call target outside the batch; r11
-//!   is caller-saved and carries no argument in System V) and its own GOT (one 8-byte slot
-//!   per distinct `GotPcRel4` target); padding filled with `int3`;
+//!   16-byte stub per distinct call target outside the batch, written by the host's
+//!   `arch` module: `movabs r11, target; jmp r11` on x86-64, `ldr x16, 8; br x16; .quad
+//!   target` on AArch64, through a register that is caller-saved and carries no argument)
+//!   and its own GOT (one 8-byte slot per distinct target of a GOT relocation); padding
+//!   filled with the host's trapping filler (`int3`; `udf #0` on AArch64);
 //!   (all of the above read-execute)
 //! - read-only data, from a page boundary (read-only);
 //! - writable data, from a page boundary (read-write).
@@ -14,10 +16,11 @@
 //! Each function's range (code, stubs, GOT) and each data object's range is its own, so
 //! freeing one releases the pages only it used (`JitModule::free_function`, `free_data`).
 //!
-//! Calls inside the batch always reach with rel32 (a batch is under 1 GiB, in one arena);
-//! a call to anything else uses rel32 when it reaches (always, within the module's first
-//! arena) and its stub when it does not. A `PcRel4` data reference must reach; a
-//! `GotPcRel4` always does (its slot is next to the function).
+//! Calls inside the batch reach directly (rel32: a batch is under 1 GiB, in one arena; an
+//! AArch64 `bl` reaches ±128 MiB, and a batch beyond that is an out-of-range error); a
+//! call to anything else is direct when it reaches and goes through its stub when it
+//! does not. A `PcRel4` data reference (or an `adrp` one, ±4 GiB) must reach; a GOT
+//! reference always does (its slot is next to the function).
 //!
 //! Postconditions on success: every pending function and data object is finalized at its
 //! address, code is read-execute and never writable again, trap sites are visible to the
@@ -31,6 +34,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use crate::arch::host;
 use crate::compiled::{Reloc, RelocKind, RelocTarget};
 use crate::error::JitError;
 use crate::frames::{FrameGroup, FrameMember, GROUP};
@@ -130,11 +134,11 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
         for r in &func.relocs {
             let target = resolve_target(m, &pos, &m.decls.funcs()[i].name, &r.target)?;
             match (r.kind, target) {
-                (RelocKind::CallPcRel4, Resolved::Addr(a)) => {
+                (kind, Resolved::Addr(a)) if kind.is_call() => {
                     let next = t.stubs.len();
-                    t.stubs.entry(stub_key(a, r.addend)).or_insert(next);
+                    t.stubs.entry(host::stub_key(a, r.addend)).or_insert(next);
                 }
-                (RelocKind::GotPcRel4, _) => {
+                (kind, _) if kind.uses_got() => {
                     let next = t.got.len();
                     t.got.entry(target).or_insert(next);
                 }
@@ -259,7 +263,7 @@ pub(crate) fn finalize(m: &mut JitModule) -> Result<(), JitError> {
     Ok(())
 }
 
-/// Write the batch: code with `int3` padding, stubs, GOT slots, data, then patch every
+/// Write the batch: code with trapping padding, stubs, GOT slots, data, then patch every
 /// relocation. Each byte written once.
 fn fill(
     m: &JitModule,
@@ -276,12 +280,12 @@ fn fill(
     for (p, &i) in batch.iter().enumerate() {
         let code = &defined(&m.decls.funcs()[i]).code;
         let at = layout.funcs[p];
-        bytes[written..at].fill(0xcc);
+        bytes[written..at].fill(host::PAD_BYTE);
         bytes[at..at + code.len()].copy_from_slice(code);
-        bytes[at + code.len()..layout.stubs[p]].fill(0xcc);
+        bytes[at + code.len()..layout.stubs[p]].fill(host::PAD_BYTE);
         for (&key, &s) in &targets[p].stubs {
             let at = layout.stubs[p] + s * STUB_SIZE;
-            write_stub(&mut bytes[at..at + STUB_SIZE], key);
+            host::write_stub(&mut bytes[at..at + STUB_SIZE], key);
         }
         for (&t, &g) in &targets[p].got {
             let at = layout.got[p] + g * GOT_SLOT;
@@ -290,10 +294,10 @@ fn fill(
         }
         // The byte an empty function owns, if it has nothing else.
         let got_end = layout.got[p] + targets[p].got.len() * GOT_SLOT;
-        bytes[got_end..layout.func_ends[p]].fill(0xcc);
+        bytes[got_end..layout.func_ends[p]].fill(host::PAD_BYTE);
         written = layout.func_ends[p];
     }
-    bytes[written..layout.code_end].fill(0xcc);
+    bytes[written..layout.code_end].fill(host::PAD_BYTE);
     for (p, &i) in data_batch.iter().enumerate() {
         let desc = defined_data(m, i);
         let at = layout.data[p];
@@ -311,10 +315,12 @@ fn fill(
         for (r, &target_of) in defined(decl).relocs.iter().zip(&t.resolved) {
             let target = layout.address(base, target_of);
             let via = match r.kind {
-                RelocKind::GotPcRel4 => Some(base + layout.got[p] + t.got[&target_of] * GOT_SLOT),
+                kind if kind.uses_got() => {
+                    Some(base + layout.got[p] + t.got[&target_of] * GOT_SLOT)
+                }
                 _ => t
                     .stubs
-                    .get(&stub_key(target, r.addend))
+                    .get(&host::stub_key(target, r.addend))
                     .map(|&s| base + layout.stubs[p] + s * STUB_SIZE),
             };
             let name_of_target = || target_name(m, &r.target);
@@ -616,21 +622,8 @@ fn resolve_name(
     }
 }
 
-/// The address a call with this addend lands on: stubs are entered at their start, so a
-/// stub stands for `target + addend + 4` (the usual addend -4 gives `target`).
-fn stub_key(target: usize, addend: i64) -> usize {
-    target.wrapping_add_signed(addend as isize + 4)
-}
-
-/// `movabs r11, dest; jmp r11; int3 ...`
-fn write_stub(out: &mut [u8], dest: usize) {
-    out[..2].copy_from_slice(&[0x49, 0xbb]);
-    out[2..10].copy_from_slice(&(dest as u64).to_le_bytes());
-    out[10..13].copy_from_slice(&[0x41, 0xff, 0xe3]);
-}
-
 /// Patch one relocation of the function at `func_off` in the region at `base`. `via` is
-/// the call stub (for a call) or the GOT slot (for `GotPcRel4`) of the target, which errors
+/// the call stub (for a call) or the GOT slot (for a GOT relocation) of the target, which errors
 /// call `target_name()`.
 #[allow(clippy::too_many_arguments)]
 fn patch(
@@ -668,20 +661,6 @@ fn patch(
             let v = i32::try_from(slot + r.addend - place).map_err(|_| out_of_range())?;
             bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
         }
-        kind @ (RelocKind::Arm64Call26
-        | RelocKind::Arm64AdrPage21
-        | RelocKind::Arm64AddLo12
-        | RelocKind::Arm64GotPage21
-        | RelocKind::Arm64GotLo12) => {
-            // `define_function` rejects kinds the module's ISA does not use; the patching
-            // here knows the x86-64 kinds only.
-            return Err(JitError::ForeignReloc {
-                name: decl.name.clone(),
-                kind,
-                offset: r.offset,
-                isa: "x86_64",
-            });
-        }
         RelocKind::CallPcRel4 => {
             let direct = i32::try_from(value.wrapping_sub(place));
             let v = match (direct, via) {
@@ -694,6 +673,91 @@ fn patch(
             };
             bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
         }
+        RelocKind::Arm64Call26 => {
+            let reach = |d: i64| d % 4 == 0 && (-(1 << 27)..1 << 27).contains(&d);
+            let direct = value.wrapping_sub(place);
+            let d = match via {
+                _ if reach(direct) => direct,
+                // The stub jumps to `value` (see `stub_key`).
+                Some(s) if reach(s as i64 - place) => s as i64 - place,
+                _ => return Err(out_of_range()),
+            };
+            patch_word(bytes, at, 0x03ff_ffff, (d >> 2) as u32);
+        }
+        RelocKind::Arm64AdrPage21 => {
+            patch_adrp(bytes, at, value, place).ok_or_else(out_of_range)?
+        }
+        RelocKind::Arm64AddLo12 => patch_word(bytes, at, 0xfff << 10, (value as u32 & 0xfff) << 10),
+        RelocKind::Arm64GotPage21 => {
+            let slot = via.expect("every GOT target has a slot") as i64;
+            patch_adrp(bytes, at, slot, place).ok_or_else(out_of_range)?
+        }
+        RelocKind::Arm64GotLo12 => {
+            // Slots are 8-byte aligned: the `ldr` offset is the low 12 bits in 8-byte units.
+            let slot = via.expect("every GOT target has a slot") as u32;
+            patch_word(bytes, at, 0xfff << 10, ((slot & 0xfff) >> 3) << 10)
+        }
     }
     Ok(())
+}
+
+/// Replace the bits `mask` of the little-endian instruction word at `at` with `bits`.
+fn patch_word(bytes: &mut [u8], at: usize, mask: u32, bits: u32) {
+    let word = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+    let word = (word & !mask) | (bits & mask);
+    bytes[at..at + 4].copy_from_slice(&word.to_le_bytes());
+}
+
+/// Set the page distance of the `adrp` at `at` (address `place`) to the page of `value`;
+/// `None` when it is beyond the 21-bit reach (±4 GiB).
+fn patch_adrp(bytes: &mut [u8], at: usize, value: i64, place: i64) -> Option<()> {
+    let pages = (value >> 12) - (place >> 12);
+    if !(-(1 << 20)..1 << 20).contains(&pages) {
+        return None;
+    }
+    let imm = pages as u32;
+    // immlo is bits 29-30, immhi bits 5-23.
+    let bits = ((imm & 3) << 29) | (((imm >> 2) & 0x7_ffff) << 5);
+    patch_word(bytes, at, (3 << 29) | (0x7_ffff << 5), bits);
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn word(bytes: &[u8]) -> u32 {
+        u32::from_le_bytes(bytes[..4].try_into().unwrap())
+    }
+
+    /// The expected words are `aarch64-linux-gnu-objdump`'s reading of the instructions.
+    #[test]
+    fn adrp_gets_the_page_distance_and_refuses_beyond_4_gib() {
+        let mut b = 0x9000_0000u32.to_le_bytes().to_vec();
+        // `adrp x0, #+0x5000` from a page-aligned place: the low 12 bits do not count.
+        patch_adrp(&mut b, 0, 0x1000_5123, 0x1000_0004).unwrap();
+        assert_eq!(word(&b), 0xb000_0020);
+        // One page back: `adrp x0, #-0x1000`.
+        patch_adrp(&mut b, 0, 0x0fff_f000, 0x1000_0ffc).unwrap();
+        assert_eq!(word(&b), 0xf0ff_ffe0);
+        assert!(patch_adrp(&mut b, 0, 0x1_0000_0000 + 0x1000_0000, 0x1000_0000).is_none());
+        assert!(patch_adrp(&mut b, 0, 0x1000_0000 - (1 << 32) - 0x1000, 0x1000_0000).is_none());
+    }
+
+    #[test]
+    fn low_12_bit_fields_keep_the_rest_of_the_instruction() {
+        // `add x0, x0, #0` becomes `add x0, x0, #0x13`.
+        let mut b = 0x9100_0000u32.to_le_bytes().to_vec();
+        patch_word(&mut b, 0, 0xfff << 10, (0x1234_5013u32 & 0xfff) << 10);
+        assert_eq!(word(&b), 0x9100_4c00);
+        // `ldr x1, [x1]` of a slot at ...020 becomes `ldr x1, [x1, #32]` (8-byte units).
+        let mut b = 0xf940_0021u32.to_le_bytes().to_vec();
+        patch_word(
+            &mut b,
+            0,
+            0xfff << 10,
+            ((0x7000_1020u32 & 0xfff) >> 3) << 10,
+        );
+        assert_eq!(word(&b), 0xf940_1021);
+    }
 }

@@ -255,6 +255,8 @@ impl CodeMemory {
     /// once; then release the pages no object uses (alignment gaps). After this nothing
     /// writes the code or read-only pages again.
     pub(crate) fn seal(&mut self, b: &mut BatchPages) -> io::Result<()> {
+        // The code is written: make instruction fetch see it before it becomes executable.
+        crate::arch::host::sync_icache(b.base, b.code_end);
         protect(b.base, b.code_end, libc::PROT_READ | libc::PROT_EXEC)?;
         protect(b.base + b.code_end, b.ro_end - b.code_end, libc::PROT_READ)?;
         b.sealed = true;

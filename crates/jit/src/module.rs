@@ -446,6 +446,14 @@ impl JitModule {
     /// [`finalize_definitions`](Self::finalize_definitions). The code is checked against the
     /// declaration (signature) and itself (relocations and trap sites inside the code).
     pub fn define_function(&mut self, id: FuncId, func: CompiledFunction) -> Result<(), JitError> {
+        // The code runs in this process: an ISA other than the host's (which `JitBuilder::isa`
+        // allows to be set) would pass the relocation check below and then crash.
+        if self.isa.name() != crate::arch::host::NAME {
+            return Err(JitError::ForeignIsa {
+                isa: self.isa.name(),
+                host: crate::arch::host::NAME,
+            });
+        }
         let defined = |s: &State| !matches!(s, State::Declared);
         let decl = self
             .decls

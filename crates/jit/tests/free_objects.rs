@@ -27,52 +27,149 @@ fn sig_i64() -> Signature {
     s
 }
 
-const NOP: u8 = 0x90;
+/// Hand-assembled x86-64 bodies.
+#[cfg(target_arch = "x86_64")]
+mod code {
+    use super::*;
 
-/// `reads_k(x) = k + x`: `pad` nops, then `mov rax, [rip + k]; add rax, rdi; ret`.
-fn reads_k(pad: usize) -> CompiledFunction {
-    let mut code = vec![NOP; pad];
-    code.extend([0x48, 0x8b, 0x05, 0, 0, 0, 0, 0x48, 0x01, 0xf8, 0xc3]);
-    CompiledFunction {
-        relocs: vec![Reloc {
-            offset: pad as u32 + 3,
-            kind: RelocKind::PcRel4,
+    const NOP: u8 = 0x90;
+
+    /// `reads_k(x) = k + x`: `pad` nops, then `mov rax, [rip + k]; add rax, rdi; ret`.
+    pub fn reads_k(pad: usize) -> CompiledFunction {
+        let mut code = vec![NOP; pad];
+        code.extend([0x48, 0x8b, 0x05, 0, 0, 0, 0, 0x48, 0x01, 0xf8, 0xc3]);
+        CompiledFunction {
+            relocs: vec![Reloc {
+                offset: pad as u32 + 3,
+                kind: RelocKind::PcRel4,
+                target: RelocTarget::Data("k".into()),
+                addend: -4,
+            }],
+            ..CompiledFunction::new(code, sig_i64())
+        }
+    }
+
+    /// `calls_leaf(x) = leaf(x) + 1`: `call leaf; add rax, 1; ret`.
+    pub fn calls_leaf() -> CompiledFunction {
+        let code = vec![0xe8, 0, 0, 0, 0, 0x48, 0x83, 0xc0, 0x01, 0xc3];
+        CompiledFunction {
+            relocs: vec![Reloc {
+                offset: 1,
+                kind: RelocKind::CallPcRel4,
+                target: RelocTarget::Function("leaf".into()),
+                addend: -4,
+            }],
+            ..CompiledFunction::new(code, sig_i64())
+        }
+    }
+
+    /// `leaf(x) = if x == 0 { trap user9 } else { 3 * x }`, after `pad` nops.
+    pub fn leaf(pad: usize) -> CompiledFunction {
+        let mut code = vec![NOP; pad];
+        // test rdi, rdi; jnz +2; ud2; imul rax, rdi, 3; ret
+        code.extend([
+            0x48, 0x85, 0xff, 0x75, 0x02, 0x0f, 0x0b, 0x48, 0x6b, 0xc7, 0x03, 0xc3,
+        ]);
+        CompiledFunction {
+            traps: vec![TrapSite {
+                offset: leaf_trap(pad),
+                code: TrapCode::user(9).unwrap(),
+            }],
+            ..CompiledFunction::new(code, sig_i64())
+        }
+    }
+
+    /// The offset of `leaf(pad)`'s trap site.
+    pub fn leaf_trap(pad: usize) -> u32 {
+        pad as u32 + 5
+    }
+}
+
+/// The same bodies, hand-assembled for AArch64 (`pad` rounded up to whole instructions).
+#[cfg(target_arch = "aarch64")]
+mod code {
+    use super::*;
+
+    fn words(pad: usize, body: &[u32]) -> Vec<u8> {
+        let nops = std::iter::repeat_n(0xd503_201f, pad.div_ceil(4));
+        nops.chain(body.iter().copied())
+            .flat_map(u32::to_le_bytes)
+            .collect()
+    }
+
+    /// `reads_k(x) = k + x`: nops, then `adrp x1, k; add x1, x1, :lo12:k; ldr x1, [x1];
+    /// add x0, x0, x1; ret`.
+    pub fn reads_k(pad: usize) -> CompiledFunction {
+        let at = pad.div_ceil(4) as u32 * 4;
+        let code = words(
+            pad,
+            &[
+                0x9000_0001,
+                0x9100_0021,
+                0xf940_0021,
+                0x8b01_0000,
+                0xd65f_03c0,
+            ],
+        );
+        let k = |offset, kind| Reloc {
+            offset,
+            kind,
             target: RelocTarget::Data("k".into()),
-            addend: -4,
-        }],
-        ..CompiledFunction::new(code, sig_i64())
+            addend: 0,
+        };
+        CompiledFunction {
+            relocs: vec![
+                k(at, RelocKind::Arm64AdrPage21),
+                k(at + 4, RelocKind::Arm64AddLo12),
+            ],
+            ..CompiledFunction::new(code, sig_i64())
+        }
+    }
+
+    /// `calls_leaf(x) = leaf(x) + 1`: `stp x29, x30, [sp, #-16]!; bl leaf; add x0, x0, #1;
+    /// ldp x29, x30, [sp], #16; ret`.
+    pub fn calls_leaf() -> CompiledFunction {
+        let code = words(
+            0,
+            &[
+                0xa9bf_7bfd,
+                0x9400_0000,
+                0x9100_0400,
+                0xa8c1_7bfd,
+                0xd65f_03c0,
+            ],
+        );
+        CompiledFunction {
+            relocs: vec![Reloc {
+                offset: 4,
+                kind: RelocKind::Arm64Call26,
+                target: RelocTarget::Function("leaf".into()),
+                addend: 0,
+            }],
+            ..CompiledFunction::new(code, sig_i64())
+        }
+    }
+
+    /// `leaf(x) = if x == 0 { trap user9 } else { 3 * x }`, after nops: `cbnz x0, +8;
+    /// udf #0; add x0, x0, x0, lsl #1; ret`.
+    pub fn leaf(pad: usize) -> CompiledFunction {
+        let code = words(pad, &[0xb500_0040, 0x0000_0000, 0x8b00_0400, 0xd65f_03c0]);
+        CompiledFunction {
+            traps: vec![TrapSite {
+                offset: leaf_trap(pad),
+                code: TrapCode::user(9).unwrap(),
+            }],
+            ..CompiledFunction::new(code, sig_i64())
+        }
+    }
+
+    /// The offset of `leaf(pad)`'s trap site.
+    pub fn leaf_trap(pad: usize) -> u32 {
+        pad.div_ceil(4) as u32 * 4 + 4
     }
 }
 
-/// `calls_leaf(x) = leaf(x) + 1`: `call leaf; add rax, 1; ret`.
-fn calls_leaf() -> CompiledFunction {
-    let code = vec![0xe8, 0, 0, 0, 0, 0x48, 0x83, 0xc0, 0x01, 0xc3];
-    CompiledFunction {
-        relocs: vec![Reloc {
-            offset: 1,
-            kind: RelocKind::CallPcRel4,
-            target: RelocTarget::Function("leaf".into()),
-            addend: -4,
-        }],
-        ..CompiledFunction::new(code, sig_i64())
-    }
-}
-
-/// `leaf(x) = if x == 0 { trap user9 } else { 3 * x }`, after `pad` nops.
-fn leaf(pad: usize) -> CompiledFunction {
-    let mut code = vec![NOP; pad];
-    // test rdi, rdi; jnz +2; ud2; imul rax, rdi, 3; ret
-    code.extend([
-        0x48, 0x85, 0xff, 0x75, 0x02, 0x0f, 0x0b, 0x48, 0x6b, 0xc7, 0x03, 0xc3,
-    ]);
-    CompiledFunction {
-        traps: vec![TrapSite {
-            offset: pad as u32 + 5,
-            code: TrapCode::user(9).unwrap(),
-        }],
-        ..CompiledFunction::new(code, sig_i64())
-    }
-}
+use code::{calls_leaf, leaf, leaf_trap, reads_k};
 
 /// The objects of one batch, in the order `finalize_definitions` lays functions out
 /// (declaration order): `reads_k` (over two pages), `calls_leaf` (small), `leaf` (over two
@@ -284,7 +381,7 @@ fn freeing_part_of_a_batch_keeps_the_rest_and_later_batches_reuse_the_pages() {
     let new_leaf = m.get_finalized_function(id).unwrap() as usize;
     assert!(new_leaf.abs_diff(old_leaf) < 256 << 20, "same arena");
     match unsafe { m.call(id, &[Value::I64(0)]) } {
-        Err(CallError::Trap(t)) => assert_eq!((t.func, t.offset), (id, 15)),
+        Err(CallError::Trap(t)) => assert_eq!((t.func, t.offset), (id, leaf_trap(10))),
         other => panic!("expected a trap, got {other:?}"),
     }
     let k = unsafe { *(m.get_finalized_data(b.k).unwrap() as *const i64) };

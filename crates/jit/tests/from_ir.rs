@@ -1,5 +1,5 @@
 //! The embedder's path: build IR with `FunctionBuilder` (or parse CLIF), compile it with the
-//! x86-64 backend through `JitModule::define_ir`, and call it; traps come back as errors.
+//! host's backend through `JitModule::define_ir`, and call it; traps come back as errors.
 
 use kestrel_codegen::settings::Flags;
 use kestrel_ir::builder::FunctionBuilder;
@@ -186,4 +186,22 @@ block0(v0: f64, v1: f64, v2: f64):
     let args = [Value::F64(0.1), Value::F64(10.0), Value::F64(-1.0)];
     let out = unsafe { module.call(f, &args) }.unwrap();
     assert_eq!(out, [Value::F64(0.1f64.mul_add(10.0, -1.0))]);
+}
+
+#[test]
+fn a_module_for_another_isa_is_refused_before_any_code_is_placed() {
+    let host = kestrel_codegen::isa::host().unwrap().name();
+    let other = kestrel_codegen::isa::names()
+        .find(|&n| n != host)
+        .expect("two ISAs");
+    let mut builder = kestrel_jit::JitBuilder::new();
+    builder.isa(kestrel_codegen::isa::lookup(other).unwrap().finish());
+    let mut module = builder.build();
+    let err = module.define_ir(&sum_to(), &Flags::default()).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(err, kestrel_jit::JitError::ForeignIsa { .. }),
+        "{text}"
+    );
+    assert!(text.contains(other) && text.contains(host), "{text}");
 }

@@ -2,8 +2,9 @@
 //!
 //! A binary module is validated and decoded with `wasmparser`, each function is translated
 //! into one Kestrel IR function with `FunctionBuilder` ([`translate`]), compiled by the
-//! x86-64 backend (functions in parallel, with the result of a serial compile) into an
-//! in-process JIT module ([`Module`]), and instantiated with its
+//! host's backend (`kestrel_codegen::isa::host`: x86-64 or AArch64; functions in parallel,
+//! with the result of a serial compile) into an in-process JIT module ([`Module`]), and
+//! instantiated with its
 //! own context, memory, tables and globals ([`Instance`]). Traps come back as [`Trap`]s with
 //! the spec's messages.
 //!
@@ -55,7 +56,7 @@
 //! functions, instances), [`trap`] (Wasm traps and their IR trap codes, in one place),
 //! [`wasi`] (WASI preview 1 over an instance's memory).
 //!
-//! x86-64 Linux only, like `kestrel-jit`.
+//! x86-64 and AArch64 Linux, like `kestrel-jit`.
 
 pub mod compile_times;
 pub mod config;

@@ -18,6 +18,9 @@
 //! by an out-of-scope one). `KESTREL_WASM_SPEC_MARKDOWN=FILE` also writes the tables as
 //! Markdown.
 //!
+//! `KESTREL_WASM_SPEC_RUNNER="cmd args"` starts each child through `cmd args` (for a test
+//! binary that itself runs under an emulator: `qemu-aarch64 -L /usr/aarch64-linux-gnu`,
+//! since user-mode qemu hands `execve` of a foreign binary to the host kernel).
 //! `KESTREL_WASM_SPEC_ONLY=name` runs only the files whose name contains `name`;
 //! `KESTREL_WASM_SPEC_VERBOSE=1` prints each failure (and with `KESTREL_WASM_SPEC_PASSES=1`
 //! the lines of the passing directives, to audit what counts as a pass).
@@ -130,7 +133,18 @@ struct FileResult {
 
 fn run_child(path: &Path, mode: BoundsChecks) -> FileResult {
     let name = path.file_name().unwrap().to_string_lossy().to_string();
-    let output = Command::new(std::env::current_exe().unwrap())
+    let exe = std::env::current_exe().unwrap();
+    let runner = std::env::var("KESTREL_WASM_SPEC_RUNNER").unwrap_or_default();
+    let mut words = runner.split_whitespace();
+    let mut command = match words.next() {
+        Some(program) => {
+            let mut c = Command::new(program);
+            c.args(words).arg(&exe);
+            c
+        }
+        None => Command::new(&exe),
+    };
+    let output = command
         .args([
             "--exact",
             "spec_file_child",

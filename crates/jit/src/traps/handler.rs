@@ -11,7 +11,9 @@
 //! this handler were not there (by default: the process dies of the signal). The handler
 //! only does async-signal-safe things: atomic loads and stores, const thread-local reads,
 //! plain memory writes, `write(2)` of a line formatted on its stack, and `sigaction` and
-//! `raise` when chaining to the default action.
+//! `raise` when chaining to the default action. The interrupted context's PC and SP are
+//! read, and the redirect written, by the host's `arch` module (the Linux `ucontext_t` of
+//! x86-64 or AArch64).
 
 use std::cell::UnsafeCell;
 use std::fmt::Write as _;
@@ -21,6 +23,7 @@ use std::sync::Once;
 use kestrel_ir::TrapCode;
 use libc::{c_int, c_void, siginfo_t};
 
+use crate::arch::host;
 use crate::trampoline::{self, CURRENT};
 use crate::traps::{registry, stack};
 
@@ -84,8 +87,7 @@ unsafe fn catch(sig: c_int, info: *mut siginfo_t, uctx: *mut c_void) -> bool {
     if info.si_code <= 0 {
         return false;
     }
-    let gregs = &mut uc.uc_mcontext.gregs;
-    let pc = gregs[libc::REG_RIP as usize] as usize;
+    let (pc, sp) = host::context_pc_sp(uc);
     let Some(at) = registry::locate(pc) else {
         // Not JIT code: not ours.
         return false;
@@ -111,8 +113,7 @@ unsafe fn catch(sig: c_int, info: *mut siginfo_t, uctx: *mut c_void) -> bool {
     // SAFETY: a non-null `CURRENT` points to the live context of this thread's innermost
     // trampoline call (`trampoline::invoke` clears it before the context goes away).
     let ctx = unsafe { &mut *ctx };
-    let sp = gregs[libc::REG_RSP as usize] as u64;
-    if sp > ctx.saved_rsp {
+    if sp > ctx.saved_sp {
         // The fault is not running below the trampoline frame (another stack): not ours.
         report_fatal(sig, addr, pc, &at, "not running on the trampoline's stack");
         return false;
@@ -129,9 +130,12 @@ unsafe fn catch(sig: c_int, info: *mut siginfo_t, uctx: *mut c_void) -> bool {
     ctx.trap_srcloc = srcloc;
     // The landing runs in the trampoline's frame, above every JIT frame: on the part of
     // the stack that was in use before the call, so it is mapped and has room.
-    gregs[libc::REG_RIP as usize] = trampoline::landing_address() as i64;
-    gregs[libc::REG_RSP as usize] = ctx.saved_rsp as i64;
-    gregs[libc::REG_RBP as usize] = ctx.saved_rbp as i64;
+    host::redirect(
+        uc,
+        trampoline::landing_address(),
+        ctx.saved_sp,
+        ctx.saved_fp,
+    );
     true
 }
 

@@ -2,7 +2,7 @@
 //! receives a pointer to an instance's [`VmCtx`] as its first argument and reaches all
 //! instance state through it with the offsets below; the runtime fills it in.
 //!
-//! Layout (all `#[repr(C)]`, x86-64):
+//! Layout (all `#[repr(C)]`, 64-bit little-endian: x86-64 and AArch64):
 //!
 //! ```text
 //! VmCtx          +0  memory:          *mut MemoryDef      (memory 0; null: no memory)

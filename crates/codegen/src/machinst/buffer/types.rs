@@ -103,6 +103,19 @@ impl RelocKind {
             | RelocKind::Arm64GotLo12 => 4,
         }
     }
+
+    /// A call, which a linker may route through a stub when its target is out of reach.
+    pub fn is_call(self) -> bool {
+        matches!(self, RelocKind::CallPcRel4 | RelocKind::Arm64Call26)
+    }
+
+    /// A reference to the target's GOT slot rather than to the target itself.
+    pub fn uses_got(self) -> bool {
+        matches!(
+            self,
+            RelocKind::GotPcRel4 | RelocKind::Arm64GotPage21 | RelocKind::Arm64GotLo12
+        )
+    }
 }
 
 /// A relocation: patch `kind` at `offset` with the address of `target` plus `addend`.
