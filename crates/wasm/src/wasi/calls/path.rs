@@ -70,15 +70,23 @@ struct Request {
     follow: FollowSymlinks,
 }
 
-/// `O_DIRECTORY` (or a trailing `/`): only an existing directory opens.
+/// `O_DIRECTORY` (or a trailing `/`): only an existing directory opens. The path is
+/// resolved by `cap-std`'s own directory open, not by an open with an `O_DIRECTORY` custom
+/// flag: where the kernel has no `openat2`, `cap-std` resolves the path itself and knows a
+/// symbolic link by the `ELOOP` of an `O_NOFOLLOW` open, which `O_DIRECTORY` turns into
+/// `ENOTDIR`. That handle is a path handle (no reads, no `futimens`), so the directory
+/// descriptor is `.` opened below it, which crosses no link.
 fn open_directory(dir: &Dir, p: &GuestPath, r: &Request) -> Result<Entry, Errno> {
-    let mut options = OpenOptions::new();
-    options
-        .read(true)
-        .custom_flags(libc::O_DIRECTORY)
-        .maybe_dir(true)
-        .follow(r.follow);
-    match dir.open_with(p.path, &options) {
+    let resolved = match r.follow {
+        FollowSymlinks::Yes => dir.open_dir(p.path),
+        FollowSymlinks::No => dir.open_dir_nofollow(p.path),
+    };
+    let readable = resolved.and_then(|d| {
+        let mut options = OpenOptions::new();
+        options.read(true).custom_flags(libc::O_DIRECTORY);
+        d.open_with(".", &options)
+    });
+    match readable {
         Ok(_) if r.creat && r.excl => Err(Errno::EXIST),
         Ok(_) if r.writable || r.trunc => Err(Errno::ISDIR),
         Ok(file) => Ok(Entry::Dir(OpenDir {
