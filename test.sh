@@ -65,7 +65,8 @@ echo "== AArch64 smoke: kestrel-jit and kestrel-wasm under qemu-aarch64"
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
 cargo test --target aarch64-unknown-linux-gnu -p kestrel-jit \
-    --lib --test from_ir --test ret_area --test stack_overflow --test free_objects
+    --lib --test from_ir --test ret_area --test stack_overflow --test free_objects \
+    --test module_features
 KESTREL_WASM_TESTSUITE=/nonexistent \
     KESTREL_WASM_SPEC_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu" \
     cargo test --target aarch64-unknown-linux-gnu -p kestrel-wasm --test spec --test sandbox_attacks
