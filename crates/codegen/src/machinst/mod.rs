@@ -8,13 +8,16 @@
 //! instruction type and [`CodegenError`] for what cannot be compiled.
 
 pub mod abi;
+pub mod backend;
 pub mod blockorder;
 pub mod buffer;
 pub mod compile;
+pub mod control;
 pub mod frame;
 pub mod ir_ops;
 pub mod isel;
 pub mod lower;
+pub mod memory;
 pub mod operands;
 pub mod shared_inst;
 pub mod stack_limit;

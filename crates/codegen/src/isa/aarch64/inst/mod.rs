@@ -38,7 +38,7 @@ pub use crate::machinst::operands::{OperandSpec, Operands};
 pub use alu::{AluInst, AluOp, DivKind, PairRegs, UnaryOp};
 pub use atomic::AtomicInst;
 pub use cond::{CmpRhs, Cond, Pred};
-pub use control::ControlInst;
+pub use control::{BrTable, ControlInst};
 pub use float::FloatInst;
 pub use mem::{Mem, MemInst};
 

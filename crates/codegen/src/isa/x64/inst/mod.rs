@@ -49,8 +49,8 @@ pub use alu::AluInst;
 pub use atomic::AtomicInst;
 pub use bits::BitsInst;
 pub use cond::{Cond, Mem, Pred};
-pub use control::ControlInst;
-pub use mem::MemInst;
+pub use control::{BrTable, ControlInst};
+pub use mem::{MemInst, MemOwn};
 pub use sse::SseInst;
 
 /// The hardware register `gpr` as an allocator register.
