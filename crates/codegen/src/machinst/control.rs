@@ -8,16 +8,16 @@
 //! (one [`map_operands`] list), `is_term` and printing. The ISA supplies, through
 //! [`ControlIsa`], its fused condition ([`ControlIsa::Cond`], mapped and printed by the
 //! ISA), its `br_table` forms ([`ControlIsa::Table`]: operands, printing, which end a
-//! block), and its mnemonics; it encodes the family itself (`isa/<name>/inst/control.rs`:
-//! an `emit` over `ControlInst<X, PReg>`, from [`ControlInst::to_encode`]).
+//! block), and its mnemonics; it encodes each variant (`isa/<name>/inst/control.rs`: the
+//! encoders [`control_isa`]'s `emit_mapped` dispatches to).
 //!
 //! Cost: O(operands) per visit, like every family; printing allocates the printed string.
 
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use kestrel_ir::{CallConv, FunctionName, TrapCode};
-use kestrel_regalloc::{PReg, VReg};
+use kestrel_ir::{CallConv, TrapCode};
+use kestrel_regalloc::VReg;
 
 use super::operands::{map_operands, FixedRegs, OperandSpec, Operands};
 use super::shared_inst::{map_call_regs, reg_names, CallDest};
@@ -60,11 +60,11 @@ pub trait ControlIsa: Clone + Debug + Sized + 'static {
 /// Implements [`ControlIsa`] for the ISA marker type `$isa` from its condition type `$cond`
 /// and jump-table type `$table` (each generic over its registers, with a `map` and, over
 /// `String`, a `pretty`; the table's takes the targets, and it says which forms end a block
-/// with `is_term`) and its mnemonics; and `ControlInst::emit_mapped`, the encoding with the
-/// allocated registers, from [`ControlInst::to_encode`] and the encoders the invoking
-/// module has by these names: `emit_ret(ctx, buf)`, `emit_direct_call(buf, callee)`,
-/// `emit_indirect_call(buf, target)` and `ControlInst<PReg>::emit(ctx, buf)`, over its
-/// `Ctx` and `Buf`. Expanded in `isa/<name>/inst/control.rs`.
+/// with `is_term`) and its mnemonics; and `emit_mapped`, the family's encoding with the
+/// allocated registers, dispatched once here to the encoders the invoking module has by
+/// these names (over its `Ctx` and `Buf`): `uncond_branch`, `emit_cond_br`, `emit_table`,
+/// `emit_ret`, `trap`, `emit_trap_if`, `emit_debug_trap`, `emit_direct_call` and
+/// `emit_indirect_call`. Expanded in `isa/<name>/inst/control.rs`.
 macro_rules! control_isa {
     ($isa:ty {
         cond: $cond:ident,
@@ -112,20 +112,36 @@ macro_rules! control_isa {
 
         impl $crate::machinst::control::ControlInst<$isa> {
             /// Encodes the instruction with the registers `m` hands out (one per operand, in
-            /// operand order; see [`ControlInst::to_encode`]).
-            pub(crate) fn emit_mapped<F: FnMut($crate::machinst::operands::OperandSpec) -> PReg>(
+            /// operand order). `Args`, `Ret` and `Call` encode none of their list (see
+            /// `FixedRegs`), only a call's target, its first operand; the others map only
+            /// their registers (no mapped copy of the instruction is built).
+            pub(crate) fn emit_mapped<
+                F: FnMut($crate::machinst::operands::OperandSpec) -> $crate::machinst::PReg,
+            >(
                 &self,
-                m: &mut $crate::machinst::operands::Operands<PReg, F>,
+                m: &mut $crate::machinst::operands::Operands<$crate::machinst::PReg, F>,
                 ctx: &mut Ctx<'_, '_>,
                 buf: &mut Buf,
             ) {
-                use $crate::machinst::control::Encode;
-                match self.to_encode(m) {
-                    Encode::Nothing => {}
-                    Encode::Ret => emit_ret(ctx, buf),
-                    Encode::DirectCall(callee) => emit_direct_call(buf, callee),
-                    Encode::IndirectCall(target) => emit_indirect_call(buf, target),
-                    Encode::Mapped(inst) => inst.emit(ctx, buf),
+                use $crate::machinst::control::ControlInst as C;
+                use $crate::machinst::shared_inst::CallDest;
+                match self {
+                    C::Args { .. } => {}
+                    C::Jmp { target } => uncond_branch(buf, ctx, *target),
+                    C::CondBr {
+                        cond,
+                        taken,
+                        not_taken,
+                    } => emit_cond_br(&cond.map(m), *taken, *not_taken, ctx, buf),
+                    C::Table { table, targets } => emit_table(&table.map(m), targets, ctx, buf),
+                    C::Ret { .. } => emit_ret(ctx, buf),
+                    C::Trap { code } => trap(buf, *code),
+                    C::TrapIf { cond, code } => emit_trap_if(&cond.map(m), *code, ctx, buf),
+                    C::DebugTrap => emit_debug_trap(buf),
+                    C::Call { dest, .. } => match dest {
+                        CallDest::Direct(callee) => emit_direct_call(buf, callee),
+                        CallDest::Indirect(target) => emit_indirect_call(buf, m.reg_use(*target)),
+                    },
                 }
             }
         }
@@ -176,20 +192,6 @@ pub enum ControlInst<X: ControlIsa, R = VReg> {
     },
 }
 
-/// What encoding a [`ControlInst`] needs, from [`ControlInst::to_encode`].
-pub enum Encode<'a, X: ControlIsa> {
-    /// `Args`: nothing.
-    Nothing,
-    /// `Ret`: the epilogue and return (its list encodes nothing).
-    Ret,
-    /// A call of the named function (its list encodes nothing).
-    DirectCall(&'a FunctionName),
-    /// A call through the register.
-    IndirectCall(PReg),
-    /// Any other instruction, with its registers.
-    Mapped(ControlInst<X, PReg>),
-}
-
 impl<X: ControlIsa> ControlInst<X> {
     map_operands! {
         pub ControlInst<X>, |m| {
@@ -217,27 +219,6 @@ impl<X: ControlIsa> ControlInst<X> {
             | ControlInst::Trap { .. } => true,
             ControlInst::Table { table, .. } => X::table_is_term(table),
             _ => false,
-        }
-    }
-
-    /// What encoding the instruction needs with the registers `m` hands out (one per
-    /// operand, in operand order). `Args`, `Ret` and `Call` encode none of their list (see
-    /// [`FixedRegs`]), only a call's target: no mapped copy is built for them, whose
-    /// construction, name copy and drop cost more than their encoding.
-    #[inline]
-    pub fn to_encode<F: FnMut(OperandSpec) -> PReg>(
-        &self,
-        m: &mut Operands<PReg, F>,
-    ) -> Encode<'_, X> {
-        match self {
-            ControlInst::Args { .. } => Encode::Nothing,
-            ControlInst::Ret { .. } => Encode::Ret,
-            // The target register, if any, is the call's first operand.
-            ControlInst::Call { dest, .. } => match dest {
-                CallDest::Direct(callee) => Encode::DirectCall(callee),
-                CallDest::Indirect(target) => Encode::IndirectCall(m.reg_use(*target)),
-            },
-            other => Encode::Mapped(other.map(m)),
         }
     }
 }

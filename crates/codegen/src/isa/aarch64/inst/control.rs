@@ -1,6 +1,7 @@
 //! The AArch64 control family (`machinst::control`): its conditions, `br_table` form and
 //! mnemonics, and its encoding.
 
+use kestrel_ir::TrapCode;
 use kestrel_regalloc::{PReg, VReg};
 
 use super::super::asm::add_sub::{add_sub_reg, adds_subs_imm, adds_subs_reg, AddSub, AddSubImm};
@@ -15,7 +16,7 @@ use super::super::Aarch64;
 use crate::machinst::control;
 use crate::machinst::shared_inst::block_list;
 
-use super::{CallDest, Cond, OperandSpec, Operands, Pred};
+use super::{Cond, OperandSpec, Operands, Pred};
 use crate::machinst::buffer::{Label, RelocKind};
 use crate::machinst::BlockIndex;
 
@@ -105,75 +106,72 @@ fn branch_if(
     (start, inverted)
 }
 
-impl ControlInst<PReg> {
-    pub(in crate::isa::aarch64) fn emit(&self, ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
-        match self {
-            ControlInst::Args { .. } => {}
-            ControlInst::Jmp { target } => uncond_branch(buf, ctx, *target),
-            ControlInst::CondBr {
-                cond,
-                taken,
-                not_taken,
-            } => {
-                let label = ctx.block_labels[taken.index()];
-                if !matches!(cond, Cond::Zero { .. }) {
-                    cond.emit_flags(buf);
-                }
-                // A pair's first branch is a plain label use (the buffer never edits it);
-                // the last is the described one, so inverting it (to `!d` towards
-                // `not_taken`, falling into `taken`) keeps `c or d` exact.
-                let cc = match cond.pred() {
-                    Pred::One(c) => c,
-                    Pred::Or(c, d) => {
-                        use_label(buf, label, |b| b_cond(b, c, PcOffset::ZERO));
-                        d
-                    }
-                };
-                let (start, inverted) = branch_if(buf, cond, cc, true, label);
-                buf.add_cond_branch(start, buf.cur_offset(), label, &inverted);
-                uncond_branch(buf, ctx, *not_taken);
+/// `b.cond taken; b not_taken` after the test (`cbz`/`cbnz` for a `Zero` test).
+fn emit_cond_br(
+    cond: &Cond<PReg>,
+    taken: BlockIndex,
+    not_taken: BlockIndex,
+    ctx: &Ctx<'_, '_>,
+    buf: &mut Buf,
+) {
+    let label = ctx.block_labels[taken.index()];
+    if !matches!(cond, Cond::Zero { .. }) {
+        cond.emit_flags(buf);
+    }
+    // A pair's first branch is a plain label use (the buffer never edits it);
+    // the last is the described one, so inverting it (to `!d` towards
+    // `not_taken`, falling into `taken`) keeps `c or d` exact.
+    let cc = match cond.pred() {
+        Pred::One(c) => c,
+        Pred::Or(c, d) => {
+            use_label(buf, label, |b| b_cond(b, c, PcOffset::ZERO));
+            d
+        }
+    };
+    let (start, inverted) = branch_if(buf, cond, cc, true, label);
+    buf.add_cond_branch(start, buf.cur_offset(), label, &inverted);
+    uncond_branch(buf, ctx, not_taken);
+}
+
+/// The test, then a `udf` (a trap site with `code`) reached when the condition holds.
+fn emit_trap_if(cond: &Cond<PReg>, code: TrapCode, _: &Ctx<'_, '_>, buf: &mut Buf) {
+    if !matches!(cond, Cond::Zero { .. }) {
+        cond.emit_flags(buf);
+    }
+    // Branch over the `udf` unless the condition holds (each condition of a pair
+    // in turn: a branch and a `udf` leave the flags alone).
+    let skip = PcOffset::new(8).expect("8 fits");
+    let mut trap_if = |cc: Cc| {
+        match *cond {
+            Cond::Zero { size, is_zero, a } if is_zero => {
+                cbnz(buf, size, zr(a), skip);
             }
-            ControlInst::Table { table, targets } => {
-                emit_jump_table(table.size, gpr(table.idx), targets, ctx, buf)
+            Cond::Zero { size, a, .. } => {
+                cbz(buf, size, zr(a), skip);
             }
-            ControlInst::Ret { .. } => emit_ret(ctx, buf),
-            ControlInst::Trap { code } => trap(buf, *code),
-            ControlInst::TrapIf { cond, code } => {
-                if !matches!(cond, Cond::Zero { .. }) {
-                    cond.emit_flags(buf);
-                }
-                // Branch over the `udf` unless the condition holds (each condition of a pair
-                // in turn: a branch and a `udf` leave the flags alone).
-                let skip = PcOffset::new(8).expect("8 fits");
-                let mut trap_if = |cc: Cc| {
-                    match *cond {
-                        Cond::Zero { size, is_zero, a } if is_zero => {
-                            cbnz(buf, size, zr(a), skip);
-                        }
-                        Cond::Zero { size, a, .. } => {
-                            cbz(buf, size, zr(a), skip);
-                        }
-                        _ => {
-                            b_cond(buf, cc.invert(), skip);
-                        }
-                    }
-                    trap(buf, *code);
-                };
-                match cond.pred() {
-                    Pred::One(c) => trap_if(c),
-                    Pred::Or(c, d) => {
-                        trap_if(c);
-                        trap_if(d);
-                    }
-                }
+            _ => {
+                b_cond(buf, cc.invert(), skip);
             }
-            ControlInst::DebugTrap => super::super::asm::misc::brk(buf, 0),
-            ControlInst::Call { dest, .. } => match dest {
-                CallDest::Direct(callee) => emit_direct_call(buf, callee),
-                CallDest::Indirect(target) => blr(buf, gpr(*target)),
-            },
+        }
+        trap(buf, code);
+    };
+    match cond.pred() {
+        Pred::One(c) => trap_if(c),
+        Pred::Or(c, d) => {
+            trap_if(c);
+            trap_if(d);
         }
     }
+}
+
+/// The jump-table dispatch of [`BrTable`] to `targets`.
+fn emit_table(table: &BrTable<PReg>, targets: &[BlockIndex], ctx: &Ctx<'_, '_>, buf: &mut Buf) {
+    emit_jump_table(table.size, gpr(table.idx), targets, ctx, buf);
+}
+
+/// `brk #0`.
+fn emit_debug_trap(buf: &mut Buf) {
+    super::super::asm::misc::brk(buf, 0);
 }
 
 /// `blr target`.

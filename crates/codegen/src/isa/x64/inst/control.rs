@@ -1,6 +1,7 @@
 //! The x86-64 control family (`machinst::control`): its conditions, `br_table` forms and
 //! mnemonics, and its encoding.
 
+use kestrel_ir::TrapCode;
 use kestrel_regalloc::{PReg, RegClass, VReg};
 
 use super::super::asm::alu::{self as enc, AluOp};
@@ -17,7 +18,7 @@ use super::super::X64;
 use crate::machinst::control;
 use crate::machinst::shared_inst::block_list;
 
-use super::{map_operands, CallDest, Cond, OperandSpec, Operands, Pred};
+use super::{map_operands, Cond, OperandSpec, Operands, Pred};
 use crate::machinst::buffer::RelocKind;
 use crate::machinst::BlockIndex;
 
@@ -78,70 +79,64 @@ control::control_isa! {
     X64 { cond: Cond, table: BrTable, jump: "jmp", trap: "ud2", debug_trap: "int3" }
 }
 
-impl ControlInst<PReg> {
-    pub(in crate::isa::x64) fn emit(&self, ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
-        match self {
-            ControlInst::Args { .. } => {}
-            ControlInst::Jmp { target } => uncond_branch(buf, ctx, *target),
-            ControlInst::CondBr {
-                cond,
-                taken,
-                not_taken,
-            } => {
-                cond.emit_test(ctx.frame, buf);
-                let label = ctx.block_labels[taken.index()];
-                // A pair's first jump is a plain label use (the buffer never edits it); the
-                // last `jcc` is the described branch, so inverting it (to `!d` towards
-                // `not_taken`, falling into `taken`) keeps `c and d` / `c or d` exact.
-                let cc = match cond.pred() {
-                    Pred::One(c) => c,
-                    Pred::And(c, d) => {
-                        jcc_to(buf, c.invert(), ctx.block_labels[not_taken.index()]);
-                        d
-                    }
-                    Pred::Or(c, d) => {
-                        jcc_to(buf, c, label);
-                        d
-                    }
-                };
-                let start = buf.cur_offset();
-                let fix = cc_ops::jcc_rel32(buf, cc, 0);
-                buf.use_label_at_offset(fix.at, label, X64LabelUse::Rel32);
-                let mut inverted = ArraySink::<6>::new();
-                cc_ops::jcc_rel32(&mut inverted, cc.invert(), 0);
-                buf.add_cond_branch(start, buf.cur_offset(), label, inverted.as_slice());
-                uncond_branch(buf, ctx, *not_taken);
-            }
-            ControlInst::Table { table, targets } => emit_table(table, targets, ctx, buf),
-            ControlInst::Ret { .. } => emit_ret(ctx, buf),
-            ControlInst::Trap { code } => trap(buf, *code),
-            ControlInst::TrapIf { cond, code } => {
-                cond.emit_test(ctx.frame, buf);
-                match cond.pred() {
-                    Pred::One(c) => trap_unless(buf, c.invert(), *code),
-                    // `jcc` and `ud2` leave the flags alone: trap on either.
-                    Pred::Or(c, d) => {
-                        trap_unless(buf, c.invert(), *code);
-                        trap_unless(buf, d.invert(), *code);
-                    }
-                    // `!c` jumps over the second check and its `ud2` (2 + 2 bytes).
-                    Pred::And(c, d) => {
-                        cc_ops::jcc_rel8(buf, c.invert(), 4);
-                        trap_unless(buf, d.invert(), *code);
-                    }
-                }
-            }
-            ControlInst::DebugTrap => misc::int3(buf),
-            ControlInst::Call { dest, .. } => match dest {
-                CallDest::Direct(callee) => emit_direct_call(buf, callee),
-                CallDest::Indirect(target) => emit_indirect_call(buf, *target),
-            },
+/// `jcc taken; jmp not_taken` after the test (two `jcc`s for a pair of conditions).
+fn emit_cond_br(
+    cond: &Cond<PReg>,
+    taken: BlockIndex,
+    not_taken: BlockIndex,
+    ctx: &Ctx<'_, '_>,
+    buf: &mut Buf,
+) {
+    cond.emit_test(ctx.frame, buf);
+    let label = ctx.block_labels[taken.index()];
+    // A pair's first jump is a plain label use (the buffer never edits it); the
+    // last `jcc` is the described branch, so inverting it (to `!d` towards
+    // `not_taken`, falling into `taken`) keeps `c and d` / `c or d` exact.
+    let cc = match cond.pred() {
+        Pred::One(c) => c,
+        Pred::And(c, d) => {
+            jcc_to(buf, c.invert(), ctx.block_labels[not_taken.index()]);
+            d
+        }
+        Pred::Or(c, d) => {
+            jcc_to(buf, c, label);
+            d
+        }
+    };
+    let start = buf.cur_offset();
+    let fix = cc_ops::jcc_rel32(buf, cc, 0);
+    buf.use_label_at_offset(fix.at, label, X64LabelUse::Rel32);
+    let mut inverted = ArraySink::<6>::new();
+    cc_ops::jcc_rel32(&mut inverted, cc.invert(), 0);
+    buf.add_cond_branch(start, buf.cur_offset(), label, inverted.as_slice());
+    uncond_branch(buf, ctx, not_taken);
+}
+
+/// The test, then a `ud2` (a trap site with `code`) reached when the condition holds.
+fn emit_trap_if(cond: &Cond<PReg>, code: TrapCode, ctx: &Ctx<'_, '_>, buf: &mut Buf) {
+    cond.emit_test(ctx.frame, buf);
+    match cond.pred() {
+        Pred::One(c) => trap_unless(buf, c.invert(), code),
+        // `jcc` and `ud2` leave the flags alone: trap on either.
+        Pred::Or(c, d) => {
+            trap_unless(buf, c.invert(), code);
+            trap_unless(buf, d.invert(), code);
+        }
+        // `!c` jumps over the second check and its `ud2` (2 + 2 bytes).
+        Pred::And(c, d) => {
+            cc_ops::jcc_rel8(buf, c.invert(), 4);
+            trap_unless(buf, d.invert(), code);
         }
     }
 }
 
+/// `int3`.
+fn emit_debug_trap(buf: &mut Buf) {
+    misc::int3(buf);
+}
+
 /// The `br_table` form `table` of `targets`.
-fn emit_table(table: &BrTable<PReg>, targets: &[BlockIndex], ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
+fn emit_table(table: &BrTable<PReg>, targets: &[BlockIndex], ctx: &Ctx<'_, '_>, buf: &mut Buf) {
     match *table {
         BrTable::Chain { size, idx } => {
             let idx = GprMem::Reg(gpr(idx));
