@@ -62,7 +62,7 @@ pub trait ControlIsa: Clone + Debug + Sized + 'static {
 /// `String`, a `pretty`; the table's takes the targets, and it says which forms end a block
 /// with `is_term`) and its mnemonics; and `emit_mapped`, the family's encoding with the
 /// allocated registers, dispatched once here to the encoders the invoking module has by
-/// these names (over its `Ctx` and `Buf`): `uncond_branch`, `emit_cond_br`, `emit_table`,
+/// these names (over its `Ctx` and `Buf`): `uncond_branch`, `Cond::branch`, `emit_table`,
 /// `emit_ret`, `trap`, `emit_trap_if`, `emit_debug_trap`, `emit_direct_call` and
 /// `emit_indirect_call`. Expanded in `isa/<name>/inst/control.rs`.
 macro_rules! control_isa {
@@ -132,7 +132,7 @@ macro_rules! control_isa {
                         cond,
                         taken,
                         not_taken,
-                    } => emit_cond_br(&cond.map(m), *taken, *not_taken, ctx, buf),
+                    } => cond.map(m).branch(*taken, *not_taken, ctx, buf),
                     C::Table { table, targets } => emit_table(&table.map(m), targets, ctx, buf),
                     C::Ret { .. } => emit_ret(ctx, buf),
                     C::Trap { code } => trap(buf, *code),

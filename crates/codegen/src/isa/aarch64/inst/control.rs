@@ -106,31 +106,27 @@ fn branch_if(
     (start, inverted)
 }
 
-/// `b.cond taken; b not_taken` after the test (`cbz`/`cbnz` for a `Zero` test).
-fn emit_cond_br(
-    cond: &Cond<PReg>,
-    taken: BlockIndex,
-    not_taken: BlockIndex,
-    ctx: &Ctx<'_, '_>,
-    buf: &mut Buf,
-) {
-    let label = ctx.block_labels[taken.index()];
-    if !matches!(cond, Cond::Zero { .. }) {
-        cond.emit_flags(buf);
-    }
-    // A pair's first branch is a plain label use (the buffer never edits it);
-    // the last is the described one, so inverting it (to `!d` towards
-    // `not_taken`, falling into `taken`) keeps `c or d` exact.
-    let cc = match cond.pred() {
-        Pred::One(c) => c,
-        Pred::Or(c, d) => {
-            use_label(buf, label, |b| b_cond(b, c, PcOffset::ZERO));
-            d
+impl Cond<PReg> {
+    /// `b.cond taken; b not_taken` after the test (`cbz`/`cbnz` for a `Zero` test).
+    fn branch(&self, taken: BlockIndex, not_taken: BlockIndex, ctx: &Ctx<'_, '_>, buf: &mut Buf) {
+        let label = ctx.block_labels[taken.index()];
+        if !matches!(self, Cond::Zero { .. }) {
+            self.emit_flags(buf);
         }
-    };
-    let (start, inverted) = branch_if(buf, cond, cc, true, label);
-    buf.add_cond_branch(start, buf.cur_offset(), label, &inverted);
-    uncond_branch(buf, ctx, not_taken);
+        // A pair's first branch is a plain label use (the buffer never edits it);
+        // the last is the described one, so inverting it (to `!d` towards
+        // `not_taken`, falling into `taken`) keeps `c or d` exact.
+        let cc = match self.pred() {
+            Pred::One(c) => c,
+            Pred::Or(c, d) => {
+                use_label(buf, label, |b| b_cond(b, c, PcOffset::ZERO));
+                d
+            }
+        };
+        let (start, inverted) = branch_if(buf, self, cc, true, label);
+        buf.add_cond_branch(start, buf.cur_offset(), label, &inverted);
+        uncond_branch(buf, ctx, not_taken);
+    }
 }
 
 /// The test, then a `udf` (a trap site with `code`) reached when the condition holds.

@@ -79,37 +79,33 @@ control::control_isa! {
     X64 { cond: Cond, table: BrTable, jump: "jmp", trap: "ud2", debug_trap: "int3" }
 }
 
-/// `jcc taken; jmp not_taken` after the test (two `jcc`s for a pair of conditions).
-fn emit_cond_br(
-    cond: &Cond<PReg>,
-    taken: BlockIndex,
-    not_taken: BlockIndex,
-    ctx: &Ctx<'_, '_>,
-    buf: &mut Buf,
-) {
-    cond.emit_test(ctx.frame, buf);
-    let label = ctx.block_labels[taken.index()];
-    // A pair's first jump is a plain label use (the buffer never edits it); the
-    // last `jcc` is the described branch, so inverting it (to `!d` towards
-    // `not_taken`, falling into `taken`) keeps `c and d` / `c or d` exact.
-    let cc = match cond.pred() {
-        Pred::One(c) => c,
-        Pred::And(c, d) => {
-            jcc_to(buf, c.invert(), ctx.block_labels[not_taken.index()]);
-            d
-        }
-        Pred::Or(c, d) => {
-            jcc_to(buf, c, label);
-            d
-        }
-    };
-    let start = buf.cur_offset();
-    let fix = cc_ops::jcc_rel32(buf, cc, 0);
-    buf.use_label_at_offset(fix.at, label, X64LabelUse::Rel32);
-    let mut inverted = ArraySink::<6>::new();
-    cc_ops::jcc_rel32(&mut inverted, cc.invert(), 0);
-    buf.add_cond_branch(start, buf.cur_offset(), label, inverted.as_slice());
-    uncond_branch(buf, ctx, not_taken);
+impl Cond<PReg> {
+    /// `jcc taken; jmp not_taken` after the test (two `jcc`s for a pair of conditions).
+    fn branch(&self, taken: BlockIndex, not_taken: BlockIndex, ctx: &Ctx<'_, '_>, buf: &mut Buf) {
+        self.emit_test(ctx.frame, buf);
+        let label = ctx.block_labels[taken.index()];
+        // A pair's first jump is a plain label use (the buffer never edits it); the
+        // last `jcc` is the described branch, so inverting it (to `!d` towards
+        // `not_taken`, falling into `taken`) keeps `c and d` / `c or d` exact.
+        let cc = match self.pred() {
+            Pred::One(c) => c,
+            Pred::And(c, d) => {
+                jcc_to(buf, c.invert(), ctx.block_labels[not_taken.index()]);
+                d
+            }
+            Pred::Or(c, d) => {
+                jcc_to(buf, c, label);
+                d
+            }
+        };
+        let start = buf.cur_offset();
+        let fix = cc_ops::jcc_rel32(buf, cc, 0);
+        buf.use_label_at_offset(fix.at, label, X64LabelUse::Rel32);
+        let mut inverted = ArraySink::<6>::new();
+        cc_ops::jcc_rel32(&mut inverted, cc.invert(), 0);
+        buf.add_cond_branch(start, buf.cur_offset(), label, inverted.as_slice());
+        uncond_branch(buf, ctx, not_taken);
+    }
 }
 
 /// The test, then a `ud2` (a trap site with `code`) reached when the condition holds.
