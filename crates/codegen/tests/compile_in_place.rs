@@ -63,7 +63,7 @@ fn check_in_place(backend: &impl Backend, funcs: &[kestrel_ir::Function]) -> usi
 #[test]
 fn results_in_place_equal_owned_results_x64() {
     let funcs = golden_functions(&["x86_64"]);
-    let compared = check_in_place(&X64Backend, &funcs);
+    let compared = check_in_place(&X64Backend::default(), &funcs);
     assert!(compared > 100, "only {compared} compiled");
 }
 

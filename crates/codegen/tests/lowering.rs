@@ -23,7 +23,7 @@ fn parse(text: &str) -> kestrel_ir::Function {
 fn vcode(text: &str) -> VCode<Inst> {
     let f = parse(text);
     let order = BlockLoweringOrder::new(&f, &mut Chaos::disabled());
-    lower(&X64Backend, &f, &order).expect("lowers")
+    lower(&X64Backend::default(), &f, &order).expect("lowers")
 }
 
 fn vcode_text(text: &str) -> String {
@@ -419,7 +419,7 @@ fn i128_met_by_a_scalar_rule_is_a_typed_error() {
         ),
     ];
     for (text, op, ty, why) in cases {
-        let (opcode, t, what) = unsupported(lower_with(&X64Backend, text));
+        let (opcode, t, what) = unsupported(lower_with(&X64Backend::default(), text));
         assert_eq!((opcode, t), (Some(op), ty), "{what}");
         assert!(what.contains(why), "{what}");
     }
@@ -461,7 +461,7 @@ impl LowerBackend for Tweaked {
                 ctx.set_outputs(&regs);
                 Ok(true)
             }
-            _ => X64Backend.lower_inst(ctx, inst),
+            _ => X64Backend::default().lower_inst(ctx, inst),
         }
     }
 
@@ -471,18 +471,18 @@ impl LowerBackend for Tweaked {
         inst: kestrel_ir::Inst,
         targets: &[BlockIndex],
     ) -> Option<()> {
-        X64Backend.lower_branch(ctx, inst, targets)
+        X64Backend::default().lower_branch(ctx, inst, targets)
     }
 
     fn gen_args(&self, ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
-        X64Backend.gen_args(ctx, params)
+        X64Backend::default().gen_args(ctx, params)
     }
 
     fn value_regs(&self, ty: Type) -> Option<(RegClass, usize)> {
         if self.no_i16 && ty == Type::I16 {
             return None;
         }
-        X64Backend.value_regs(ty)
+        X64Backend::default().value_regs(ty)
     }
 }
 
@@ -615,7 +615,7 @@ fn collected_operands_are_the_mapped_operands() {
         }
         for f in kestrel_ir::parse_functions(&text, "golden").expect("parses") {
             let order = BlockLoweringOrder::new(&f, &mut Chaos::disabled());
-            let Ok(code) = lower(&X64Backend, &f, &order) else {
+            let Ok(code) = lower(&X64Backend::default(), &f, &order) else {
                 continue;
             };
             for inst in code.insts() {

@@ -32,6 +32,7 @@ use kestrel_ir::Function;
 use smallvec::SmallVec;
 
 use crate::chaos::Chaos;
+use crate::machinst::backend::builder;
 use crate::machinst::buffer::RelocKind;
 use crate::machinst::compile::{in_place, CompileContext, PhaseTimes};
 use crate::machinst::unwind::UnwindCie;
@@ -43,8 +44,8 @@ pub use features::{FeatureFlag, IsaFeatures};
 /// features. Adding an ISA adds one line here.
 #[rustfmt::skip]
 const ISAS: &[(&str, MakeBuilder)] = &[
-    ("x86_64", x64::builder),
-    ("aarch64", aarch64::builder),
+    ("x86_64", builder::<x64::X64>),
+    ("aarch64", builder::<aarch64::Aarch64>),
 ];
 
 /// Makes an ISA's builder with its default features.

@@ -751,12 +751,10 @@ macro_rules! abi_inst_builders {
 }
 pub(crate) use abi_inst_builders;
 
-/// The calling-convention functions an ISA's `abi` module offers its lowering and its
-/// driver, each the shared one for the ISA's [`Abi`] `$abi` over instruction `$inst`:
-/// `value_regs`, `gen_args`, `gen_return`, `gen_call`, `param_locs`, `ret_locs`,
-/// `has_stack_params`, and `compute_frame` (the shared layout, `machinst::frame`, with
-/// `preserve_frame_pointers` and a `probe_interval`); and `abi_mem`, an [`AbiMem`] as the
-/// ISA's `Mem` (whose offset field is `$off`).
+/// The calling-convention functions an ISA's `abi` module offers its lowering (the driver
+/// reaches the rest through `machinst::backend`), each the shared one for the ISA's [`Abi`]
+/// `$abi` over instruction `$inst`: `gen_return`, `gen_call`, `param_locs` and `ret_locs`;
+/// and `abi_mem`, an [`AbiMem`] as the ISA's `Mem` (whose offset field is `$off`).
 macro_rules! abi_entry_points {
     ($abi:ty, $inst:ty, $off:ident) => {
         /// The memory operand of an argument or result place.
@@ -767,16 +765,6 @@ macro_rules! abi_entry_points {
                 AbiMem::RetArea($off) => Mem::RetArea { $off },
                 AbiMem::Reg(base, $off) => Mem::Reg { base, $off },
             }
-        }
-
-        /// How values of `ty` live in registers: class and count (`i128` in two, low first).
-        pub fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
-            <$abi as Abi>::value_regs(ty)
-        }
-
-        /// Define the entry block's parameters from the incoming registers and stack slots.
-        pub fn gen_args(ctx: &mut Lower<'_, $inst>, params: &[Value]) -> Result<(), CodegenError> {
-            abi::gen_args::<$abi>(ctx, params)
         }
 
         /// `return vals…`.
@@ -804,28 +792,6 @@ macro_rules! abi_entry_points {
         /// return area.
         pub fn ret_locs(sig: &Signature) -> Result<(SigLocs<RetLoc>, u32), CodegenError> {
             abi::ret_locs::<$abi>(sig)
-        }
-
-        /// Whether some parameter of `sig` arrives on the stack (for a supported signature).
-        pub fn has_stack_params(sig: &Signature) -> bool {
-            abi::has_stack_params::<$abi>(sig)
-        }
-
-        /// The frame for `f` given its allocation; with `preserve_frame_pointers`, a frame
-        /// even where nothing needs one; with a `probe_interval`, probes when the frame is
-        /// at least that large.
-        pub fn compute_frame(
-            f: &Function,
-            vcode: &VCode<$inst>,
-            ra: &Output,
-            preserve_frame_pointers: bool,
-            probe_interval: Option<u32>,
-        ) -> Frame {
-            let options = FrameOptions {
-                preserve_frame_pointers,
-                probe_interval,
-            };
-            frame::compute_frame::<$abi>(f, vcode, ra, options)
         }
     };
 }

@@ -5,16 +5,21 @@
 //! locations, and emission encodes each instruction into a [`buffer::MachBuffer`].
 //!
 //! This module defines what an ISA provides to that pipeline: the [`MachInst`] trait for its
-//! instruction type and [`CodegenError`] for what cannot be compiled.
+//! instruction type, [`backend::Isa`] (from which [`backend`] makes its target and pipeline
+//! backend), the plug-ins of the shared [`control`] and [`memory`] families, and
+//! [`CodegenError`] for what cannot be compiled.
 
 pub mod abi;
+pub mod backend;
 pub mod blockorder;
 pub mod buffer;
 pub mod compile;
+pub mod control;
 pub mod frame;
 pub mod ir_ops;
 pub mod isel;
 pub mod lower;
+pub mod memory;
 pub mod operands;
 pub mod shared_inst;
 pub mod stack_limit;

@@ -36,25 +36,27 @@ pub type FixedRegs<S = VReg> = SmallVec<[(S, PReg); 2]>;
 ///
 /// A group nested in instructions (a condition, an address) says `nested`: it has `map`
 /// only, which the families' walks call (a `map` over `()` builds nothing once inlined).
+/// A family shared by the ISAs (`machinst::control`, `machinst::memory`) is named with its
+/// ISA parameter, `ControlInst<X>`: `map` then gives `ControlInst<X, S>`.
 macro_rules! map_operands {
     (
         $(#[$attr:meta])*
-        $vis:vis nested $Family:ident, |$m:ident|
+        $vis:vis nested $Family:ident $(<$Isa:ident>)?, |$m:ident|
         $(let $pre:pat = $pre_value:expr;)*
         { $($list:tt)* }
     ) => {
-        map_operands!(@map [$(#[$attr])*] $vis $Family, $m, [$(let $pre = $pre_value;)*] $($list)*);
+        map_operands!(@map [$(#[$attr])*] $vis $Family [$($Isa)?], $m, [$(let $pre = $pre_value;)*] $($list)*);
     };
     (
         $(#[$attr:meta])*
-        $vis:vis $Family:ident, |$m:ident|
+        $vis:vis $Family:ident $(<$Isa:ident>)?, |$m:ident|
         $(let $pre:pat = $pre_value:expr;)*
         { $($list:tt)* }
     ) => {
-        map_operands!(@map [$(#[$attr])*] $vis $Family, $m, [$(let $pre = $pre_value;)*] $($list)*);
+        map_operands!(@map [$(#[$attr])*] $vis $Family [$($Isa)?], $m, [$(let $pre = $pre_value;)*] $($list)*);
         map_operands!(@visit $vis $Family, $m, [$(let $pre = $pre_value;)*] $($list)*);
     };
-    (@map [$($attr:tt)*] $vis:vis $Family:ident, $m:ident, [$($pre:tt)*]
+    (@map [$($attr:tt)*] $vis:vis $Family:ident [$($Isa:ident)?], $m:ident, [$($pre:tt)*]
         $( $Variant:ident { $($plain:ident),* } [ $($field:ident = $mapped:expr),* ] ),* $(,)?
     ) => {
         $($attr)*
@@ -62,7 +64,7 @@ macro_rules! map_operands {
         $vis fn map<S, F: FnMut(OperandSpec) -> S>(
             &self,
             $m: &mut Operands<S, F>,
-        ) -> $Family<S> {
+        ) -> $Family<$($Isa,)? S> {
             $($pre)*
             match self {
                 $( $Family::$Variant { $($plain,)* $($field,)* } => {

@@ -94,3 +94,9 @@ fn violations_flag_growth_above_the_limit() {
     assert_eq!(bad.len(), 7, "{bad:?}");
     assert!(bad.iter().all(|v| v.from_units == 20));
 }
+
+#[test]
+fn timed_phases_are_the_counted_ones_then_their_total() {
+    assert_eq!(TIMED[..COUNTED.len()], COUNTED);
+    assert_eq!(TIMED[COUNTED.len()..], ["total"]);
+}

@@ -43,17 +43,14 @@ use super::asm::logical_imm::LogicalImm;
 use super::asm::mul_div::MaddOp;
 use super::asm::operands::ShiftAmount;
 use super::asm::{FpMemSize, FpSize, MemSize, Size};
-use super::features::CpuFeatures;
 use super::inst::{
-    AluInst, AluOp, AtomicInst, CallDest, CmpRhs, Cond, ControlInst, DivKind, FloatInst,
+    AluInst, AluOp, AtomicInst, BrTable, CallDest, CmpRhs, Cond, ControlInst, DivKind, FloatInst,
     FrameValue, Inst, LoadKind, Mem, MemInst, StoreKind, UnaryOp,
 };
 use super::isel::*;
 use crate::chaos::Decision;
 use crate::machinst::ir_ops::Op;
-use crate::machinst::isel::{isel_prelude_externs, select_branch, select_inst};
-use crate::machinst::lower::Lower;
-use crate::machinst::{BlockIndex, CodegenError};
+use crate::machinst::isel::isel_prelude_externs;
 
 pub(super) mod generated {
     use super::*;
@@ -382,9 +379,11 @@ impl generated::Context for IselCtx<'_, '_> {
         // zero-extended so that no garbage bit takes part.
         let ty = self.lower.value_type(index);
         let idx = self.ext(false, index, op_size(ty));
-        self.lower.emit(ControlInst::JmpTable {
-            size: op_size(ty),
-            idx,
+        self.lower.emit(ControlInst::Table {
+            table: BrTable {
+                size: op_size(ty),
+                idx,
+            },
             targets: self.targets.into(),
         });
         Out::none()
@@ -481,32 +480,6 @@ fn float_bits(ty: Type, x: f64) -> u64 {
     } else {
         x.to_bits()
     }
-}
-
-/// Lower one non-branch IR instruction by the rules, giving its result registers with
-/// `Lower::set_outputs`; `Ok(false)` when no rule matches.
-pub fn lower_inst(
-    lower: &mut Lower<'_, Inst>,
-    inst: IrInst,
-    features: CpuFeatures,
-) -> Result<bool, CodegenError> {
-    select_inst(lower, inst, features, generated::constructor_lower)
-}
-
-/// Lower a block terminator with its lowered successors.
-pub fn lower_branch(
-    lower: &mut Lower<'_, Inst>,
-    inst: IrInst,
-    targets: &[BlockIndex],
-    features: CpuFeatures,
-) -> Option<()> {
-    select_branch(
-        lower,
-        inst,
-        targets,
-        features,
-        generated::constructor_lower_branch,
-    )
 }
 
 /// Every selection rule of the AArch64 `lower.rules`, as `FILE:LINE` (with the rule's name,

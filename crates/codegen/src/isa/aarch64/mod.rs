@@ -1,11 +1,11 @@
 //! The AArch64 backend: AAPCS64, rule-based lowering, encoding through `asm`.
 //!
-//! [`Aarch64Isa`] is the [`TargetIsa`] (`isa::lookup("aarch64")`); its `compile` builds an
-//! [`Aarch64Backend`] from the flags and runs the shared pipeline (`machinst::compile`) with
-//! this ISA's pieces: `inst` (the
-//! instruction enum and its operands), `lower.rules` + `lower` (selection), `emit`
-//! (encoding, frame, edits, islands and veneers) and `abi` (calling convention and frame
-//! layout). [`asm`] encodes each instruction form into 32-bit words; every form it emits is
+//! [`Aarch64`] describes the ISA to the shared target and pipeline backend
+//! (`machinst::backend`): [`Aarch64Isa`] is the `TargetIsa` (`isa::lookup("aarch64")`),
+//! whose `compile` builds an [`Aarch64Backend`] from the flags and runs the shared pipeline
+//! (`machinst::compile`) with this ISA's pieces: `inst` (the instruction enum and its
+//! operands), `lower.rules` + `lower` (selection), `emit` (encoding, frame, edits, islands
+//! and veneers) and `abi` (calling convention and frame layout). [`asm`] encodes each instruction form into 32-bit words; every form it emits is
 //! cross-checked against `aarch64-linux-gnu-objdump` in its tests.
 //!
 //! The code is position-independent: calls are `bl` with `CALL26` relocations, symbol
@@ -31,9 +31,10 @@ pub mod winch;
 #[cfg(test)]
 pub(crate) fn compiled_words(
     text: &str,
-    flags: &Flags,
+    flags: &crate::settings::Flags,
     features: features::CpuFeatures,
 ) -> Vec<u32> {
+    use crate::isa::TargetIsa;
     let f = &kestrel_ir::parse_functions(text, "f.clif").unwrap()[0];
     let code = Aarch64Isa { features }.compile_function(f, flags).unwrap();
     code.code
@@ -42,36 +43,10 @@ pub(crate) fn compiled_words(
         .collect()
 }
 
-use std::sync::Arc;
-
-use kestrel_ir::{Function, Inst as IrInst, Type, Value};
-use kestrel_regalloc::{MachineEnv, Output, RegClass};
-
-use crate::chaos::Chaos;
-use crate::isa::{Builder, CallLocations, CompileInput, ElfTarget, IsaInfo, TargetIsa};
+use crate::isa::{ElfTarget, IsaInfo};
+use crate::machinst::backend::{IsaTarget, PipelineBackend};
 use crate::machinst::buffer::RelocKind;
-use crate::machinst::compile::{compile_function, Backend, CompileContext, PhaseTimes};
-use crate::machinst::frame::Frame;
-use crate::machinst::lower::{Lower, LowerBackend};
-use crate::machinst::vcode::VCode;
-use crate::machinst::{BlockIndex, CodegenError, CompiledCode};
-use crate::settings::Flags;
-use inst::Inst;
 pub use lower::lowering_rules;
-
-/// The builder `isa::lookup("aarch64")` returns: no extensions by default (Armv8.0).
-pub(crate) fn builder() -> Builder {
-    Builder::new("aarch64", features::CpuFeatures::default(), |features| {
-        Arc::new(Aarch64Isa { features })
-    })
-}
-
-/// The AArch64 (AAPCS64, Linux) target for a CPU with `features`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Aarch64Isa {
-    /// Architecture extensions the code may use.
-    pub features: features::CpuFeatures,
-}
 
 /// The relocation kinds AArch64 code uses, with their ELF types.
 const ELF: ElfTarget = ElfTarget {
@@ -123,84 +98,14 @@ const RELOC_KINDS: &[RelocKind] = &[
     RelocKind::Arm64GotLo12,
 ];
 
-impl TargetIsa for Aarch64Isa {
-    fn info(&self) -> &'static IsaInfo {
-        &INFO
-    }
+/// AArch64 as the shared target and pipeline backend see it (`machinst::backend`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Aarch64;
 
-    fn isa_flags(&self) -> Vec<(&'static str, bool)> {
-        crate::isa::IsaFeatures::flag_values(&self.features)
-    }
+crate::machinst::backend::isa_description!(Aarch64, "AArch64", abi::A64Abi);
 
-    fn compile(
-        &self,
-        ctx: &mut CompileContext,
-        f: CompileInput<'_>,
-        flags: &Flags,
-        chaos: &mut Chaos,
-        times: Option<&mut PhaseTimes>,
-    ) -> Result<CompiledCode, CodegenError> {
-        let target = Aarch64Backend {
-            preserve_frame_pointers: flags.preserve_frame_pointers,
-            features: self.features,
-            probe_interval: flags.probe_interval("AArch64")?,
-        };
-        compile_function(ctx, &target, f, flags, chaos, times)
-    }
-
-    fn call_locations(&self, sig: &kestrel_ir::Signature) -> Result<CallLocations, CodegenError> {
-        CallLocations::from_abi(abi::param_locs(sig)?, abi::ret_locs(sig)?)
-    }
-}
+/// The AArch64 (AAPCS64, Linux) target for a CPU with `features`.
+pub type Aarch64Isa = IsaTarget<Aarch64>;
 
 /// The AArch64 pipeline backend: what selection may emit and how the frame is built.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Aarch64Backend {
-    /// Set up an x29 frame in every function (see `Flags::preserve_frame_pointers`).
-    pub preserve_frame_pointers: bool,
-    /// Architecture extensions selection may use.
-    pub features: features::CpuFeatures,
-    /// The stack probe interval in bytes (see `Flags::probestack_size_log2`).
-    pub probe_interval: Option<u32>,
-}
-
-impl LowerBackend for Aarch64Backend {
-    type MInst = Inst;
-
-    fn lower_inst(&self, ctx: &mut Lower<'_, Inst>, inst: IrInst) -> Result<bool, CodegenError> {
-        lower::lower_inst(ctx, inst, self.features)
-    }
-
-    fn lower_branch(
-        &self,
-        ctx: &mut Lower<'_, Inst>,
-        inst: IrInst,
-        targets: &[BlockIndex],
-    ) -> Option<()> {
-        lower::lower_branch(ctx, inst, targets, self.features)
-    }
-
-    fn gen_args(&self, ctx: &mut Lower<'_, Inst>, params: &[Value]) -> Result<(), CodegenError> {
-        abi::gen_args(ctx, params)
-    }
-
-    fn value_regs(&self, ty: Type) -> Option<(RegClass, usize)> {
-        abi::value_regs(ty)
-    }
-}
-
-impl Backend for Aarch64Backend {
-    fn machine_env(&self) -> &MachineEnv {
-        abi::machine_env()
-    }
-
-    fn compute_frame(&self, f: &Function, vcode: &VCode<Inst>, ra: &Output) -> Frame {
-        abi::compute_frame(
-            f,
-            vcode,
-            ra,
-            self.preserve_frame_pointers,
-            self.probe_interval,
-        )
-    }
-}
+pub type Aarch64Backend = PipelineBackend<Aarch64>;

@@ -32,8 +32,8 @@
 
 use std::sync::OnceLock;
 
-use kestrel_ir::{CallConv, Function, Signature, Type, Value};
-use kestrel_regalloc::{MachineEnv, Output, PReg, PRegSet, RegClass, VReg};
+use kestrel_ir::{CallConv, Signature, Type, Value};
+use kestrel_regalloc::{MachineEnv, PReg, PRegSet, RegClass, VReg};
 use smallvec::SmallVec;
 
 use super::asm::Gpr;
@@ -41,10 +41,9 @@ use super::inst::{gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, Me
 use super::winch::{self, area_access as exact_access};
 use crate::machinst::abi::{self, Abi, AbiMem, Pairs, RegConv};
 pub use crate::machinst::abi::{libcall_signature, Loc, Parts, RetLoc, SigLocs};
-use crate::machinst::frame::{self, Frame, FrameOptions, FrameUse};
+use crate::machinst::frame::FrameUse;
 use crate::machinst::lower::{Lower, Results, ValueRegs};
 use crate::machinst::operands::FixedRegs;
-use crate::machinst::vcode::VCode;
 use crate::machinst::CodegenError;
 
 const CALLEE_SAVED: [Gpr; 5] = [Gpr::RBX, Gpr::R12, Gpr::R13, Gpr::R14, Gpr::R15];

@@ -46,17 +46,14 @@ use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::{DoubleShift, ShiftOp};
 use super::asm::sse::{FloatSize, RoundMode, SseOp};
 use super::asm::Size;
-use super::features::CpuFeatures;
 use super::inst::{
     AluInst, AtomicInst, BitsInst, CallDest, Cond, ControlInst, FrameValue, Inst, LoadKind, Mem,
-    MemInst, Pred, RegImm, SseInst, StoreKind,
+    MemInst, MemOwn, Pred, RegImm, SseInst, StoreKind,
 };
 use super::lower_mem::{self, LeaPlan};
 pub use super::lower_op::Op;
 use crate::chaos::Decision;
-use crate::machinst::isel::{isel_prelude_externs, select_branch, select_inst};
-use crate::machinst::lower::Lower;
-use crate::machinst::{BlockIndex, CodegenError};
+use crate::machinst::isel::isel_prelude_externs;
 
 pub use super::isel::IselCtx;
 use super::isel::*;
@@ -577,32 +574,6 @@ impl generated::Context for IselCtx<'_, '_> {
         mem.offset(8)
             .expect("addr_mem keeps 8 bytes of displacement slack")
     }
-}
-
-/// Lower one non-branch IR instruction by the rules, giving its result registers with
-/// `Lower::set_outputs`; `Ok(false)` when no rule matches.
-pub fn lower_inst(
-    lower: &mut Lower<'_, Inst>,
-    inst: IrInst,
-    features: &CpuFeatures,
-) -> Result<bool, CodegenError> {
-    select_inst(lower, inst, *features, generated::constructor_lower)
-}
-
-/// Lower a block terminator with its lowered successors.
-pub fn lower_branch(
-    lower: &mut Lower<'_, Inst>,
-    inst: IrInst,
-    targets: &[BlockIndex],
-    features: &CpuFeatures,
-) -> Option<()> {
-    select_branch(
-        lower,
-        inst,
-        targets,
-        *features,
-        generated::constructor_lower_branch,
-    )
 }
 
 /// Every selection rule of `lower.rules`, as `FILE:LINE` (with the rule's name, if any);

@@ -4,9 +4,9 @@
 //!
 //! Takes the index value and the lowered successors (`targets[0]` the default, `targets[1 +
 //! k]` the target of index `k`) and emits the block's terminator, plus what it needs before
-//! it. Tables of up to [`MAX_CHAIN`] entries become a compare chain ([`ControlInst::JmpTable`]);
+//! it. Tables of up to [`MAX_CHAIN`] entries become a compare chain ([`BrTable::Chain`]);
 //! larger ones a bounds check and an indirect jump through a table of 32-bit offsets in the
-//! constant pool ([`ControlInst::JmpTableBase`] + [`ControlInst::JmpTableSeq`]). The index is compared
+//! constant pool ([`BrTable::Base`] + [`BrTable::Seq`]). The index is compared
 //! unsigned at its own width, so an out-of-range value, however large, takes the default.
 
 use std::sync::Arc;
@@ -16,7 +16,7 @@ use kestrel_regalloc::RegClass;
 
 use super::asm::moves::ExtMode;
 use super::asm::Size;
-use super::inst::{AluInst, ControlInst, Inst};
+use super::inst::{AluInst, BrTable, ControlInst, Inst};
 use super::isel::exact_size;
 use crate::machinst::lower::Lower;
 use crate::machinst::BlockIndex;
@@ -43,9 +43,11 @@ pub fn lower_br_table(
         return;
     }
     if targets.len() - 1 <= MAX_CHAIN {
-        lower.emit(ControlInst::JmpTable {
-            size: exact_size(ty),
-            idx,
+        lower.emit(ControlInst::Table {
+            table: BrTable::Chain {
+                size: exact_size(ty),
+                idx,
+            },
             targets: targets.into(),
         });
         return;
@@ -74,14 +76,12 @@ pub fn lower_br_table(
     let base = lower.alloc_vreg(RegClass::Int);
     // One shared list for both halves of the sequence.
     let targets: Arc<[BlockIndex]> = targets.into();
-    lower.emit(ControlInst::JmpTableBase {
-        dst: base,
+    lower.emit(ControlInst::Table {
+        table: BrTable::Base { dst: base },
         targets: targets.clone(),
     });
-    lower.emit(ControlInst::JmpTableSeq {
-        size,
-        idx,
-        base,
+    lower.emit(ControlInst::Table {
+        table: BrTable::Seq { size, idx, base },
         targets,
     });
 }

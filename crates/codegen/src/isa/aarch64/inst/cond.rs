@@ -107,32 +107,14 @@ fn float_pred(cc: FloatCC) -> Pred {
 }
 
 impl<R> Cond<R> {
-    /// The same test with the opposite condition.
-    pub fn invert(self) -> Cond<R> {
-        match self {
-            Cond::Cmp { size, cc, a, b } => Cond::Cmp {
-                size,
-                cc: cc.invert(),
-                a,
-                b,
-            },
-            Cond::Test { cc, a, imm } => Cond::Test {
-                cc: cc.invert(),
-                a,
-                imm,
-            },
-            Cond::Zero { size, is_zero, a } => Cond::Zero {
-                size,
-                is_zero: !is_zero,
-                a,
-            },
-            Cond::Fcmp { size, cc, a, b } => Cond::Fcmp {
-                size,
-                cc: float_inverse(cc),
-                a,
-                b,
-            },
+    /// The same test with the opposite condition (only the condition read changes).
+    pub fn invert(mut self) -> Cond<R> {
+        match &mut self {
+            Cond::Cmp { cc, .. } | Cond::Test { cc, .. } => *cc = cc.invert(),
+            Cond::Zero { is_zero, .. } => *is_zero = !*is_zero,
+            Cond::Fcmp { cc, .. } => *cc = float_inverse(*cc),
         }
+        self
     }
 
     /// What the condition reads from the flags [`Cond::emit_flags`] sets.

@@ -1,8 +1,7 @@
-//! The control family: arguments, branches, jump tables, returns, traps and calls.
+//! The AArch64 control family (`machinst::control`): its conditions, `br_table` form and
+//! mnemonics, and its encoding.
 
-use std::sync::Arc;
-
-use kestrel_ir::{CallConv, TrapCode};
+use kestrel_ir::TrapCode;
 use kestrel_regalloc::{PReg, VReg};
 
 use super::super::asm::add_sub::{add_sub_reg, adds_subs_imm, adds_subs_reg, AddSub, AddSubImm};
@@ -13,127 +12,53 @@ use super::super::asm::{Gpr, GprZr, PcOffset, Size};
 use super::super::emit::{
     emit_ret, gpr, mov_imm, trap, uncond_branch, use_label, words, zr, A64LabelUse, Buf, Ctx,
 };
-use crate::machinst::shared_inst::{block_list, map_call_regs, reg_names};
+use super::super::Aarch64;
+use crate::machinst::control;
+use crate::machinst::shared_inst::block_list;
 
-use super::{map_operands, CallDest, Cond, OperandSpec, Operands, Pred};
+use super::{Cond, OperandSpec, Operands, Pred};
 use crate::machinst::buffer::{Label, RelocKind};
-use crate::machinst::operands::FixedRegs;
 use crate::machinst::BlockIndex;
 
-/// One control instruction. Each variant's doc gives its operand order.
-#[derive(Clone, Debug)]
-pub enum ControlInst<R = VReg> {
-    /// Entry pseudo-instruction: defines the register arguments. Operands: one late def per
-    /// argument, fixed to its register.
-    Args { args: FixedRegs<R> },
-    /// `b target`. No operands.
-    Jmp { target: BlockIndex },
-    /// `b.cond taken; b not_taken` after the test (`cbz`/`cbnz` for a `Zero` test).
-    /// Operands: `[cond…]`.
-    CondBr {
-        cond: Cond<R>,
-        taken: BlockIndex,
-        not_taken: BlockIndex,
-    },
-    /// A `br_table` through a jump table: `targets[0]` is the default, `targets[1 + k]` the
-    /// target for index `k`. `cmp idx, n; b.hs default; adr x16, table; ldrsw x17, [x16,
-    /// idx, lsl #2]; add x16, x16, x17; br x16`, the table (32-bit offsets from its start) in
-    /// the constant pool. `idx` is zero-extended to `size` (a `w` index is read `uxtw`).
-    /// Opaque to the buffer's peephole: only the `b.hs` and the `adr` are label uses.
-    /// Operands: `[idx use]`.
-    JmpTable {
-        size: Size,
-        idx: R,
-        targets: Arc<[BlockIndex]>,
-    },
-    /// Epilogue and `ret`. Operands: one use per returned value, fixed to its register.
-    Ret { rets: FixedRegs<R> },
-    /// `udf`, recorded as a trap site with `code`. No operands.
-    Udf { code: TrapCode },
-    /// Trap with `code` when `cond` holds. Operands: `[cond…]`.
-    TrapIf { cond: Cond<R>, code: TrapCode },
-    /// `brk #0` (`debugtrap`). No operands.
-    Brk,
-    /// `bl`/`blr` of `dest`. Operands: the target (indirect calls only), then `regs`: the
-    /// first `num_uses` are argument uses, the rest result defs, each fixed to its register.
-    /// Clobbers the caller-saved registers except the results ([`super::Inst::clobbers`]).
-    Call {
-        dest: CallDest<R>,
-        regs: FixedRegs<R>,
-        num_uses: u32,
-        /// The callee's convention (a `winch` callee clobbers more).
-        conv: CallConv,
-    },
+/// The AArch64 control family (`machinst::control`): `b`, `b.cond`, `cbz`, `udf`, `brk`,
+/// `bl`.
+pub type ControlInst<R = VReg> = control::ControlInst<Aarch64, R>;
+
+/// AArch64's `br_table` form, a dispatch through a jump table (`targets` are the
+/// [`ControlInst::Table`]'s): `cmp idx, n; b.hs default; adr x16, table; ldrsw x17, [x16,
+/// idx, lsl #2]; add x16, x16, x17; br x16`, the table (32-bit offsets from its start) in
+/// the constant pool. `idx` is zero-extended to `size` (a `w` index is read `uxtw`). Opaque
+/// to the buffer's peephole: only the `b.hs` and the `adr` are label uses. Operands: `[idx
+/// use]`.
+#[derive(Clone, Copy, Debug)]
+pub struct BrTable<R = VReg> {
+    pub size: Size,
+    pub idx: R,
 }
 
-impl ControlInst {
-    map_operands! {
-        pub(in crate::isa::aarch64) ControlInst, |m| {
-            Args {} [args = m.fixed_list(args, Operands::fixed_def)],
-            Jmp { target } [],
-            CondBr { taken, not_taken } [cond = cond.map(m)],
-            JmpTable { size, targets } [idx = m.reg_use(*idx)],
-            Ret {} [rets = m.fixed_list(rets, Operands::fixed_use)],
-            Udf { code } [],
-            TrapIf { code } [cond = cond.map(m)],
-            Brk {} [],
-            Call { num_uses, conv } [
-                dest = dest.map(m),
-                regs = map_call_regs(m, regs, *num_uses)
-            ],
+impl BrTable {
+    fn map<S, F: FnMut(OperandSpec) -> S>(&self, m: &mut Operands<S, F>) -> BrTable<S> {
+        BrTable {
+            size: self.size,
+            idx: m.reg_use(self.idx),
         }
     }
 
-    /// Whether the instruction ends its block.
-    pub fn is_term(&self) -> bool {
-        matches!(
-            self,
-            ControlInst::Jmp { .. }
-                | ControlInst::CondBr { .. }
-                | ControlInst::JmpTable { .. }
-                | ControlInst::Ret { .. }
-                | ControlInst::Udf { .. }
-        )
+    /// The one form ends its block.
+    fn is_term(&self) -> bool {
+        true
     }
 }
 
-impl ControlInst<String> {
-    pub(super) fn pretty(&self) -> String {
-        match self {
-            ControlInst::Args { args } => format!("args {}", reg_names(args)),
-            ControlInst::Jmp { target } => format!("b block{}", target.0),
-            ControlInst::CondBr {
-                cond,
-                taken,
-                not_taken,
-            } => format!(
-                "br {}, block{}, block{}",
-                cond.pretty(),
-                taken.0,
-                not_taken.0
-            ),
-            ControlInst::JmpTable { size, idx, targets } => {
-                format!("br_table.{} {idx}, [{}]", size.bits(), block_list(targets))
-            }
-            ControlInst::Ret { rets } => format!("ret {}", reg_names(rets)),
-            ControlInst::Udf { code } => format!("udf {code}"),
-            ControlInst::TrapIf { cond, code } => format!("trap_if {}, {code}", cond.pretty()),
-            ControlInst::Brk => "brk #0".into(),
-            ControlInst::Call {
-                dest,
-                regs,
-                num_uses,
-                ..
-            } => {
-                let (uses, defs) = regs.split_at(*num_uses as usize);
-                let callee = match dest {
-                    CallDest::Direct(name) => name.to_string(),
-                    CallDest::Indirect(target) => format!("*{target}"),
-                };
-                format!("{} = call {callee}({})", reg_names(defs), reg_names(uses))
-            }
-        }
+impl BrTable<String> {
+    fn pretty(&self, targets: &[BlockIndex]) -> String {
+        let BrTable { size, idx } = self;
+        format!("br_table.{} {idx}, [{}]", size.bits(), block_list(targets))
     }
+}
+
+control::control_isa! {
+    Aarch64 { cond: Cond, table: BrTable, jump: "b", trap: "udf", debug_trap: "brk #0" }
 }
 
 /// `b.cc` (or `cbz`/`cbnz` of a `Zero` test) to `label`, when `jump_if` holds, plus the
@@ -181,99 +106,73 @@ fn branch_if(
     (start, inverted)
 }
 
-impl ControlInst<PReg> {
-    pub(in crate::isa::aarch64) fn emit(&self, ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
-        match self {
-            ControlInst::Args { .. } => {}
-            ControlInst::Jmp { target } => uncond_branch(buf, ctx, *target),
-            ControlInst::CondBr {
-                cond,
-                taken,
-                not_taken,
-            } => {
-                let label = ctx.block_labels[taken.index()];
-                if !matches!(cond, Cond::Zero { .. }) {
-                    cond.emit_flags(buf);
-                }
-                // A pair's first branch is a plain label use (the buffer never edits it);
-                // the last is the described one, so inverting it (to `!d` towards
-                // `not_taken`, falling into `taken`) keeps `c or d` exact.
-                let cc = match cond.pred() {
-                    Pred::One(c) => c,
-                    Pred::Or(c, d) => {
-                        use_label(buf, label, |b| b_cond(b, c, PcOffset::ZERO));
-                        d
-                    }
-                };
-                let (start, inverted) = branch_if(buf, cond, cc, true, label);
-                buf.add_cond_branch(start, buf.cur_offset(), label, &inverted);
-                uncond_branch(buf, ctx, *not_taken);
+impl Cond<PReg> {
+    /// `b.cond taken; b not_taken` after the test (`cbz`/`cbnz` for a `Zero` test).
+    fn branch(&self, taken: BlockIndex, not_taken: BlockIndex, ctx: &Ctx<'_, '_>, buf: &mut Buf) {
+        let label = ctx.block_labels[taken.index()];
+        if !matches!(self, Cond::Zero { .. }) {
+            self.emit_flags(buf);
+        }
+        // A pair's first branch is a plain label use (the buffer never edits it);
+        // the last is the described one, so inverting it (to `!d` towards
+        // `not_taken`, falling into `taken`) keeps `c or d` exact.
+        let cc = match self.pred() {
+            Pred::One(c) => c,
+            Pred::Or(c, d) => {
+                use_label(buf, label, |b| b_cond(b, c, PcOffset::ZERO));
+                d
             }
-            ControlInst::JmpTable { size, idx, targets } => {
-                emit_jump_table(*size, gpr(*idx), targets, ctx, buf)
+        };
+        let (start, inverted) = branch_if(buf, self, cc, true, label);
+        buf.add_cond_branch(start, buf.cur_offset(), label, &inverted);
+        uncond_branch(buf, ctx, not_taken);
+    }
+}
+
+/// The test, then a `udf` (a trap site with `code`) reached when the condition holds.
+fn emit_trap_if(cond: &Cond<PReg>, code: TrapCode, _: &Ctx<'_, '_>, buf: &mut Buf) {
+    if !matches!(cond, Cond::Zero { .. }) {
+        cond.emit_flags(buf);
+    }
+    // Branch over the `udf` unless the condition holds (each condition of a pair
+    // in turn: a branch and a `udf` leave the flags alone).
+    let skip = PcOffset::new(8).expect("8 fits");
+    let mut trap_if = |cc: Cc| {
+        match *cond {
+            Cond::Zero { size, is_zero, a } if is_zero => {
+                cbnz(buf, size, zr(a), skip);
             }
-            ControlInst::Ret { .. } => emit_ret(ctx, buf),
-            ControlInst::Udf { code } => trap(buf, *code),
-            ControlInst::TrapIf { cond, code } => {
-                if !matches!(cond, Cond::Zero { .. }) {
-                    cond.emit_flags(buf);
-                }
-                // Branch over the `udf` unless the condition holds (each condition of a pair
-                // in turn: a branch and a `udf` leave the flags alone).
-                let skip = PcOffset::new(8).expect("8 fits");
-                let mut trap_if = |cc: Cc| {
-                    match *cond {
-                        Cond::Zero { size, is_zero, a } if is_zero => {
-                            cbnz(buf, size, zr(a), skip);
-                        }
-                        Cond::Zero { size, a, .. } => {
-                            cbz(buf, size, zr(a), skip);
-                        }
-                        _ => {
-                            b_cond(buf, cc.invert(), skip);
-                        }
-                    }
-                    trap(buf, *code);
-                };
-                match cond.pred() {
-                    Pred::One(c) => trap_if(c),
-                    Pred::Or(c, d) => {
-                        trap_if(c);
-                        trap_if(d);
-                    }
-                }
+            Cond::Zero { size, a, .. } => {
+                cbz(buf, size, zr(a), skip);
             }
-            ControlInst::Brk => super::super::asm::misc::brk(buf, 0),
-            ControlInst::Call { dest, .. } => match dest {
-                CallDest::Direct(callee) => emit_direct_call(buf, callee),
-                CallDest::Indirect(target) => blr(buf, gpr(*target)),
-            },
+            _ => {
+                b_cond(buf, cc.invert(), skip);
+            }
+        }
+        trap(buf, code);
+    };
+    match cond.pred() {
+        Pred::One(c) => trap_if(c),
+        Pred::Or(c, d) => {
+            trap_if(c);
+            trap_if(d);
         }
     }
 }
 
-impl ControlInst {
-    /// Encodes the instruction with the registers `m` hands out (one per operand, in
-    /// operand order). `Args`, `Ret` and `Call` encode none of their list (see
-    /// [`FixedRegs`]), only a call's target: no mapped copy is built for them, whose
-    /// construction, name copy and drop cost more than their encoding.
-    pub(in crate::isa::aarch64) fn emit_mapped<F: FnMut(OperandSpec) -> PReg>(
-        &self,
-        m: &mut Operands<PReg, F>,
-        ctx: &mut Ctx<'_, '_>,
-        buf: &mut Buf,
-    ) {
-        match self {
-            ControlInst::Args { .. } => {}
-            ControlInst::Ret { .. } => emit_ret(ctx, buf),
-            // The target register, if any, is the call's first operand.
-            ControlInst::Call { dest, .. } => match dest {
-                CallDest::Direct(callee) => emit_direct_call(buf, callee),
-                CallDest::Indirect(target) => blr(buf, gpr(m.reg_use(*target))),
-            },
-            other => other.map(m).emit(ctx, buf),
-        }
-    }
+/// The jump-table dispatch of [`BrTable`] to `targets`.
+fn emit_table(table: &BrTable<PReg>, targets: &[BlockIndex], ctx: &Ctx<'_, '_>, buf: &mut Buf) {
+    emit_jump_table(table.size, gpr(table.idx), targets, ctx, buf);
+}
+
+/// `brk #0`.
+fn emit_debug_trap(buf: &mut Buf) {
+    super::super::asm::misc::brk(buf, 0);
+}
+
+/// `blr target`.
+fn emit_indirect_call(buf: &mut Buf, target: PReg) {
+    blr(buf, gpr(target));
 }
 
 /// `bl` to `callee`, through a relocation.
@@ -282,7 +181,7 @@ fn emit_direct_call(buf: &mut Buf, callee: &kestrel_ir::FunctionName) {
     buf.add_reloc(fix.at, RelocKind::Arm64Call26, callee.clone(), 0);
 }
 
-/// The jump-table dispatch of [`ControlInst::JmpTable`], with the table for `targets[1..]`
+/// The jump-table dispatch of [`BrTable`], with the table for `targets[1..]`
 /// put in the constant pool: entry `k` holds `target_k - table`, a `PcRel32` use at
 /// `table + 4k` whose addend `4k` cancels the use's own offset.
 fn emit_jump_table(size: Size, idx: Gpr, targets: &[BlockIndex], ctx: &Ctx<'_, '_>, buf: &mut Buf) {

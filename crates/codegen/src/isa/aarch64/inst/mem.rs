@@ -1,9 +1,7 @@
-//! The memory family: loads, stores and addresses (frame places, symbols), with the memory
-//! operand [`Mem`].
+//! The AArch64 memory family (`machinst::memory`), with the memory operand [`Mem`]: its
+//! operand, access kinds, and its encoding (AArch64 has no memory instructions of its own).
 
-use std::sync::Arc;
-
-use kestrel_ir::{FunctionName, TrapCode};
+use kestrel_ir::TrapCode;
 use kestrel_regalloc::{PReg, VReg};
 
 use super::super::asm::add_sub::{add_sub_imm, AddSub, AddSubImm};
@@ -11,9 +9,11 @@ use super::super::asm::branch::adrp;
 use super::super::asm::mem::{ld_st, ld_st_fp, Amode, FpLdSt, IndexExtend, IntLdSt};
 use super::super::asm::{Gpr, GprSp, MemSize, PcOffset, Size};
 use super::super::emit::{add_offset, amode, fpr, gpr, sp, zr, Buf, Ctx};
+use super::super::Aarch64;
 use super::{map_operands, FrameValue, LoadKind, OperandSpec, Operands, StoreKind};
 use crate::machinst::buffer::RelocKind;
 use crate::machinst::frame::Frame;
+use crate::machinst::memory::{self, NoOwn};
 
 /// A memory operand: `[base + off]` with a register base, or a place in the frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,85 +73,11 @@ impl Mem<String> {
     }
 }
 
-/// One memory instruction. Each variant's doc gives its operand order.
-#[derive(Clone, Debug)]
-pub enum MemInst<R = VReg> {
-    /// Load from memory; a trap site with `trap` when the access may fault. Operands:
-    /// `[address uses, dst def]`.
-    Load {
-        kind: LoadKind,
-        dst: R,
-        mem: Mem<R>,
-        trap: Option<TrapCode>,
-    },
-    /// Store to memory. Operands: `[src use, address uses]`.
-    Store {
-        kind: StoreKind,
-        src: R,
-        mem: Mem<R>,
-        trap: Option<TrapCode>,
-    },
-    /// `dst = address of the stack slot plus off`. Operands: `[dst def]`.
-    StackAddr { dst: R, slot: u32, off: i32 },
-    /// `dst = address of the outgoing return area` (of `size` bytes, for the call that
-    /// follows). Operands: `[dst def]`.
-    RetAreaAddr { dst: R, size: u32 },
-    /// `dst = sp`, `x29`, or the return address `[x29 + 8]` (`get_stack_pointer`,
-    /// `get_frame_pointer`, `get_return_address`; the last two make the function set up a
-    /// frame). Operands: `[dst def]`.
-    FrameValue { dst: R, what: FrameValue },
-    /// `dst = address of name + offset`: `adrp` and `add` (`ADR_PREL_PG_HI21` and
-    /// `ADD_ABS_LO12_NC` relocations) when the symbol is colocated, else `adrp` and `ldr` of
-    /// its GOT slot (`ADR_GOT_PAGE`, `LD64_GOT_LO12_NC`) then `add` of `offset`. Operands:
-    /// `[dst def]`.
-    SymbolAddr {
-        dst: R,
-        name: Arc<FunctionName>,
-        offset: i32,
-        got: bool,
-    },
-}
+/// The AArch64 memory family (`machinst::memory`).
+pub type MemInst<R = VReg> = memory::MemInst<Aarch64, R>;
 
-impl MemInst {
-    map_operands! {
-        pub(in crate::isa::aarch64) MemInst, |m| {
-            Load { kind, trap } [mem = mem.map(m), dst = m.reg_def(*dst)],
-            Store { kind, trap } [src = m.reg_use(*src), mem = mem.map(m)],
-            StackAddr { slot, off } [dst = m.reg_def(*dst)],
-            RetAreaAddr { size } [dst = m.reg_def(*dst)],
-            FrameValue { what } [dst = m.reg_def(*dst)],
-            SymbolAddr { name, offset, got } [dst = m.reg_def(*dst)],
-        }
-    }
-}
-
-impl MemInst<String> {
-    pub(super) fn pretty(&self) -> String {
-        match self {
-            MemInst::Load { kind, dst, mem, .. } => format!("{dst} = load.{kind} {}", mem.pretty()),
-            MemInst::Store { kind, src, mem, .. } => {
-                format!("store.{kind} {src}, {}", mem.pretty())
-            }
-            MemInst::StackAddr { dst, slot, off } => format!("{dst} = addr [ss{slot}{off:+}]"),
-            MemInst::RetAreaAddr { dst, size } => {
-                format!("{dst} = addr [ret_area] ({size} bytes)")
-            }
-            MemInst::FrameValue { dst, what } => format!("{dst} = {}", what.name()),
-            MemInst::SymbolAddr {
-                dst,
-                name,
-                offset,
-                got,
-            } => format!(
-                "{dst} = {} {name}{}",
-                if *got { "got_addr" } else { "pc_addr" },
-                match offset {
-                    0 => String::new(),
-                    o => format!("{o:+}"),
-                }
-            ),
-        }
-    }
+memory::mem_isa! {
+    Aarch64 { mem: Mem, load: LoadKind, store: StoreKind, own: NoOwn, addr: "addr" }
 }
 
 /// The integer load of `size` bytes, zero-extended or sign-extended to 64 bits.
@@ -319,6 +245,7 @@ impl MemInst<PReg> {
                     buf.add_reloc(low_at, RelocKind::Arm64AddLo12, name, addend);
                 }
             }
+            MemInst::Own { inst } => inst.absurd(),
         }
     }
 }

@@ -3,10 +3,14 @@
 //! # Contract
 //!
 //! [`Inst`] is one of five families ([`AluInst`], [`FloatInst`], [`MemInst`],
-//! [`AtomicInst`], [`ControlInst`]); each family's file keeps its variants, their operands, printing and
-//! encoding together. Every family is generic over its register type `R` and has one `map`,
-//! written with [`map_operands`], that fixes its operand order for collection (the
-//! allocator), encoding and printing alike (see `machinst::operands`). Every operand has a
+//! [`AtomicInst`], [`ControlInst`]); each family's file keeps its variants, their operands,
+//! printing and encoding together. [`ControlInst`] and [`MemInst`] are the families every
+//! ISA shares (`machinst::control`, `machinst::memory`: variants, operands and printing
+//! there); their files here plug in this ISA's parts and encode them.
+//!
+//! Every family is generic over its register type `R` and has one `map`, written with
+//! [`map_operands`], that fixes its operand order for collection (the allocator), encoding
+//! and printing alike (see `machinst::operands`). Every operand has a
 //! register constraint (any or fixed), so every allocation the encoder sees is a register;
 //! values live in spill slots only between instructions, moved by the allocator's edits.
 //!
@@ -38,7 +42,7 @@ pub use crate::machinst::operands::{OperandSpec, Operands};
 pub use alu::{AluInst, AluOp, DivKind, PairRegs, UnaryOp};
 pub use atomic::AtomicInst;
 pub use cond::{CmpRhs, Cond, Pred};
-pub use control::ControlInst;
+pub use control::{BrTable, ControlInst};
 pub use float::FloatInst;
 pub use mem::{Mem, MemInst};
 

@@ -79,51 +79,17 @@ pub enum Cond<R = VReg> {
 }
 
 impl<R> Cond<R> {
-    /// The same test with the opposite condition.
-    pub fn invert(self) -> Cond<R> {
-        match self {
-            Cond::Cmp { size, cc, a, b } => Cond::Cmp {
-                size,
-                cc: cc.invert(),
-                a,
-                b,
-            },
-            Cond::Test { size, cc, a } => Cond::Test {
-                size,
-                cc: cc.invert(),
-                a,
-            },
-            Cond::TestAnd { size, cc, a, b } => Cond::TestAnd {
-                size,
-                cc: cc.invert(),
-                a,
-                b,
-            },
-            Cond::CmpMem {
-                size,
-                cc,
-                a,
-                mem,
-                trap,
-            } => Cond::CmpMem {
-                size,
-                cc: cc.invert(),
-                a,
-                mem,
-                trap,
-            },
-            Cond::Fcmp { size, pred, a, b } => Cond::Fcmp {
-                size,
-                pred: pred.invert(),
-                a,
-                b,
-            },
-            Cond::Cmp128 { cc, a, b } => Cond::Cmp128 {
-                cc: cc.invert(),
-                a,
-                b,
-            },
+    /// The same test with the opposite condition (only the condition read changes).
+    pub fn invert(mut self) -> Cond<R> {
+        match &mut self {
+            Cond::Cmp { cc, .. }
+            | Cond::Test { cc, .. }
+            | Cond::TestAnd { cc, .. }
+            | Cond::CmpMem { cc, .. }
+            | Cond::Cmp128 { cc, .. } => *cc = cc.invert(),
+            Cond::Fcmp { pred, .. } => *pred = pred.invert(),
         }
+        self
     }
 
     pub(crate) fn pred(&self) -> Pred {

@@ -1,8 +1,7 @@
-//! The memory family: loads, stores and addresses (frame places, symbols).
+//! The x86-64 memory family (`machinst::memory`): its operand, access kinds and own
+//! instructions (constant stores, `lea`), and its encoding.
 
-use std::sync::Arc;
-
-use kestrel_ir::{FunctionName, TrapCode};
+use kestrel_ir::TrapCode;
 use kestrel_regalloc::{PReg, VReg};
 
 use super::super::asm::misc;
@@ -10,27 +9,18 @@ use super::super::asm::moves;
 use super::super::asm::sse::{self as sse_enc, FloatSize, SseOp, SseStore};
 use super::super::asm::{Amode, Gpr, GprMem, Size, XmmMem};
 use super::super::emit::{gpr, xmm, Buf, Ctx};
+use super::super::X64;
 use super::{map_operands, FrameValue, LoadKind, Mem, OperandSpec, Operands, StoreKind};
 use crate::machinst::buffer::RelocKind;
+use crate::machinst::memory;
 
-/// One memory instruction. Each variant's doc gives its operand order.
-#[derive(Clone, Debug)]
-pub enum MemInst<R = VReg> {
-    /// Load from memory; a trap site with `trap` when the access may fault. Operands:
-    /// `[address uses, dst def]`.
-    Load {
-        kind: LoadKind,
-        dst: R,
-        mem: Mem<R>,
-        trap: Option<TrapCode>,
-    },
-    /// Store to memory. Operands: `[src use, address uses]`.
-    Store {
-        kind: StoreKind,
-        src: R,
-        mem: Mem<R>,
-        trap: Option<TrapCode>,
-    },
+/// The x86-64 memory family (`machinst::memory`).
+pub type MemInst<R = VReg> = memory::MemInst<X64, R>;
+
+/// The memory instructions only x86-64 has ([`MemInst::Own`]). Each variant's doc gives its
+/// operand order.
+#[derive(Clone, Copy, Debug)]
+pub enum MemOwn<R = VReg> {
     /// Store of a constant: `mov [mem], imm` at `size` (an 8- or 16-bit store keeps the
     /// immediate's low bits; a 64-bit one sign-extends the 32-bit immediate). Operands:
     /// `[address uses]`.
@@ -40,80 +30,36 @@ pub enum MemInst<R = VReg> {
         mem: Mem<R>,
         trap: Option<TrapCode>,
     },
-    /// `dst = address of the outgoing return area` (of `size` bytes, for the call that
-    /// follows). Operands: `[dst def]`.
-    RetAreaAddr { dst: R, size: u32 },
     /// `dst = base + disp` or `base + index`, computed by `lea` at `size` (32 bits: the low
     /// half, zero-extended): an add with a third register, setting no flags. Operands:
     /// `[address uses, dst def]`.
     Lea { size: Size, dst: R, mem: Mem<R> },
-    /// `dst = address of the stack slot plus disp` (`lea`). Operands: `[dst def]`.
-    StackAddr { dst: R, slot: u32, disp: i32 },
-    /// `dst = rsp`, `rbp`, or the return address `[rbp + 8]` (`get_stack_pointer`,
-    /// `get_frame_pointer`, `get_return_address`; the last two make the function set up a
-    /// frame). Operands: `[dst def]`.
-    FrameValue { dst: R, what: FrameValue },
-    /// `dst = address of name + offset`: `lea dst, [rip + name + offset]` (PC-relative
-    /// relocation) when the symbol is colocated, else `mov dst, [rip + GOT(name)]` then
-    /// `lea dst, [dst + offset]` if `offset` is not 0. Operands: `[dst def]`.
-    SymbolAddr {
-        dst: R,
-        name: Arc<FunctionName>,
-        offset: i32,
-        got: bool,
-    },
 }
 
-impl MemInst {
+impl MemOwn {
     map_operands! {
-        pub(in crate::isa::x64) MemInst, |m| {
-            Load { kind, trap } [mem = mem.map(m), dst = m.reg_def(*dst)],
-            Store { kind, trap } [src = m.reg_use(*src), mem = mem.map(m)],
+        pub(in crate::isa::x64) nested MemOwn, |m| {
             StoreImm { size, imm, trap } [mem = mem.map(m)],
             Lea { size } [mem = mem.map(m), dst = m.reg_def(*dst)],
-            RetAreaAddr { size } [dst = m.reg_def(*dst)],
-            StackAddr { slot, disp } [dst = m.reg_def(*dst)],
-            FrameValue { what } [dst = m.reg_def(*dst)],
-            SymbolAddr { name, offset, got } [dst = m.reg_def(*dst)],
         }
     }
 }
 
-impl MemInst<String> {
-    pub(super) fn pretty(&self) -> String {
+impl MemOwn<String> {
+    fn pretty(&self) -> String {
         match self {
-            MemInst::Load { kind, dst, mem, .. } => {
-                format!("{dst} = load.{kind} {}", mem.pretty())
-            }
-            MemInst::Store { kind, src, mem, .. } => {
-                format!("store.{kind} {src}, {}", mem.pretty())
-            }
-            MemInst::StoreImm { size, imm, mem, .. } => {
+            MemOwn::StoreImm { size, imm, mem, .. } => {
                 format!("store.{} {imm}, {}", size.bits(), mem.pretty())
             }
-            MemInst::Lea { size, dst, mem } => {
+            MemOwn::Lea { size, dst, mem } => {
                 format!("{dst} = lea.{} {}", size.bits(), mem.pretty())
             }
-            MemInst::StackAddr { dst, slot, disp } => format!("{dst} = lea [ss{slot}{disp:+}]"),
-            MemInst::FrameValue { dst, what } => format!("{dst} = {}", what.name()),
-            MemInst::RetAreaAddr { dst, size } => {
-                format!("{dst} = lea [ret_area] ({size} bytes)")
-            }
-            MemInst::SymbolAddr {
-                dst,
-                name,
-                offset,
-                got,
-            } => format!(
-                "{dst} = {} {name}{}",
-                if *got { "got_addr" } else { "pc_addr" },
-                match offset {
-                    0 => String::new(),
-                    o => format!("{o:+}"),
-                }
-            ),
         }
     }
+}
+
+memory::mem_isa! {
+    X64 { mem: Mem, load: LoadKind, store: StoreKind, own: MemOwn, addr: "lea" }
 }
 
 impl MemInst<PReg> {
@@ -162,11 +108,14 @@ impl MemInst<PReg> {
                     }
                 }
             }
-            MemInst::StoreImm {
-                size,
-                imm,
-                mem,
-                trap,
+            MemInst::Own {
+                inst:
+                    MemOwn::StoreImm {
+                        size,
+                        imm,
+                        mem,
+                        trap,
+                    },
             } => {
                 let m = access(ctx, buf, mem, *trap);
                 let imm = match size {
@@ -176,7 +125,9 @@ impl MemInst<PReg> {
                 };
                 moves::mov_rm_imm(buf, *size, &GprMem::Mem(m), imm);
             }
-            MemInst::Lea { size, dst, mem } => {
+            MemInst::Own {
+                inst: MemOwn::Lea { size, dst, mem },
+            } => {
                 let m = access(ctx, buf, mem, None);
                 misc::lea(buf, *size, gpr(*dst), &m);
             }
@@ -199,10 +150,10 @@ impl MemInst<PReg> {
                     }
                 };
             }
-            MemInst::StackAddr { dst, slot, disp } => {
+            MemInst::StackAddr { dst, slot, off } => {
                 let m = Mem::<PReg>::Slot {
                     slot: *slot,
-                    disp: *disp,
+                    disp: *off,
                 }
                 .amode(ctx.frame);
                 misc::lea(buf, Size::S64, gpr(*dst), &m);

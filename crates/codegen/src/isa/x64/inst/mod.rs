@@ -4,7 +4,9 @@
 //!
 //! [`Inst`] is one of six families ([`AluInst`], [`BitsInst`], [`SseInst`], [`MemInst`],
 //! [`AtomicInst`], [`ControlInst`]); each family's file keeps its variants, their operands,
-//! printing and encoding together.
+//! printing and encoding together. [`ControlInst`] and [`MemInst`] are the families every
+//! ISA shares (`machinst::control`, `machinst::memory`: variants, operands and printing
+//! there); their files here plug in this ISA's parts and encode them.
 //!
 //! Every family is generic over its register type `R`: lowering builds `Inst<VReg>`, and one
 //! function per family, `map`, visits the registers in operand order through an
@@ -49,8 +51,8 @@ pub use alu::AluInst;
 pub use atomic::AtomicInst;
 pub use bits::BitsInst;
 pub use cond::{Cond, Mem, Pred};
-pub use control::ControlInst;
-pub use mem::MemInst;
+pub use control::{BrTable, ControlInst};
+pub use mem::{MemInst, MemOwn};
 pub use sse::SseInst;
 
 /// The hardware register `gpr` as an allocator register.

@@ -1,0 +1,210 @@
+//! One ISA's [`TargetIsa`] and pipeline backend, written once for every ISA.
+//!
+//! # Contract
+//!
+//! An ISA describes itself by implementing [`Isa`] on a marker type: its facts
+//! ([`IsaInfo`]), its typed feature set, its calling conventions ([`Abi`]), its register
+//! environment and the entry points of its selection rules ([`isa_description`] writes
+//! that impl from the items every ISA module has). From that description alone it gets:
+//! - [`builder`], its `isa::lookup` entry (the features' default set, set by name);
+//! - [`IsaTarget`], its [`TargetIsa`] for one set of features (what the builder finishes
+//!   into): `compile` builds the [`PipelineBackend`] from the shared [`Flags`] and runs the
+//!   shared driver ([`compile_function`]); `call_locations` places a signature by the ISA's
+//!   `Abi`; `isa_flags` lists the feature table;
+//! - [`PipelineBackend`], the [`LowerBackend`] and [`Backend`] the driver runs on: selection
+//!   by the rules with the target's features ([`select_inst`], [`select_branch`]), the
+//!   shared argument sequence ([`abi::gen_args`]) and value layout, the ISA's register environment, and the shared frame layout
+//!   ([`frame::compute_frame`]) with the target's frame-pointer and probe settings.
+//!
+//! Requires: the ISA's `Abi` is over its machine instruction, whose frame is the shared
+//! [`Frame`]. Guarantees: a bad probe interval is a [`CodegenError`] naming the ISA
+//! ([`Flags::probe_interval`]), before any work.
+//!
+//! Cost: nothing of its own. Everything here is generic over the ISA and monomorphised:
+//! the one dynamic dispatch is `TargetIsa::compile`'s, once per function.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use kestrel_ir::{Function, Inst as IrInst, Signature, Type, Value};
+use kestrel_regalloc::{MachineEnv, Output, RegClass};
+
+use super::abi::{self, Abi};
+use super::compile::{compile_function, Backend, CompileContext, PhaseTimes};
+use super::frame::{self, Frame, FrameOptions};
+use super::isel::{select_branch, select_inst, IselCtx, Out};
+use super::lower::{Lower, LowerBackend};
+use super::vcode::VCode;
+use super::{BlockIndex, CodegenError, CompiledCode, MachInst};
+use crate::chaos::Chaos;
+use crate::isa::{Builder, CallLocations, CompileInput, IsaFeatures, IsaInfo, TargetIsa};
+use crate::settings::Flags;
+
+/// What an ISA provides to become a target (see the module contract). Every ISA module
+/// implements it with [`isa_description`].
+pub trait Isa: Copy + Debug + Default + Send + Sync + 'static {
+    /// The typed feature set (`isa/<name>/features.rs`).
+    type Features: IsaFeatures + Default;
+    /// The machine instruction.
+    type Inst: MachInst<Frame = Frame>;
+    /// The calling conventions, building `Self::Inst`.
+    type Abi: Abi<Inst = Self::Inst>;
+    /// The facts the features do not change.
+    const INFO: &'static IsaInfo;
+    /// The ISA's name in a settings error (`x86-64`, `AArch64`).
+    const SETTINGS_NAME: &'static str;
+
+    /// The registers the allocator may use.
+    fn machine_env() -> &'static MachineEnv;
+
+    /// The rules' selector of a non-branch instruction (the generated `constructor_lower`).
+    fn select(ctx: &mut SelectCtx<'_, '_, Self>, inst: IrInst) -> Option<Out>;
+
+    /// The rules' selector of a block terminator (the generated `constructor_lower_branch`).
+    fn select_branch(ctx: &mut SelectCtx<'_, '_, Self>, inst: IrInst) -> Option<Out>;
+}
+
+/// The selection context of ISA `I`'s rules.
+pub type SelectCtx<'a, 'f, I> = IselCtx<'a, 'f, <I as Isa>::Inst, <I as Isa>::Features>;
+
+/// Implements [`Isa`] for the marker type `$isa` of an ISA module laid out as every ISA's
+/// is, naming its items by their place there: `features::CpuFeatures`, `inst::Inst`, the
+/// `static INFO`, `abi::machine_env` and the generated rules' entry points
+/// `lower::generated::{constructor_lower, constructor_lower_branch}`; `$abi` is its
+/// [`Abi`] and `$settings_name` its name in a settings error. Expanded in `isa/<name>/mod.rs`.
+macro_rules! isa_description {
+    ($isa:ident, $settings_name:literal, $abi:ty) => {
+        impl $crate::machinst::backend::Isa for $isa {
+            type Features = features::CpuFeatures;
+            type Inst = inst::Inst;
+            type Abi = $abi;
+            const INFO: &'static $crate::isa::IsaInfo = &INFO;
+            const SETTINGS_NAME: &'static str = $settings_name;
+
+            fn machine_env() -> &'static ::kestrel_regalloc::MachineEnv {
+                abi::machine_env()
+            }
+
+            fn select(
+                ctx: &mut $crate::machinst::backend::SelectCtx<'_, '_, Self>,
+                inst: ::kestrel_ir::Inst,
+            ) -> Option<$crate::machinst::isel::Out> {
+                lower::generated::constructor_lower(ctx, inst)
+            }
+
+            fn select_branch(
+                ctx: &mut $crate::machinst::backend::SelectCtx<'_, '_, Self>,
+                inst: ::kestrel_ir::Inst,
+            ) -> Option<$crate::machinst::isel::Out> {
+                lower::generated::constructor_lower_branch(ctx, inst)
+            }
+        }
+    };
+}
+pub(crate) use isa_description;
+
+/// The builder of ISA `I` with its features' default set (each ISA's line in `isa::ISAS`).
+pub(crate) fn builder<I: Isa>() -> Builder {
+    Builder::new(I::INFO.name, I::Features::default(), |features| {
+        Arc::new(IsaTarget::<I> { features })
+    })
+}
+
+/// ISA `I`'s target for a CPU with `features`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IsaTarget<I: Isa> {
+    /// The extensions the code may use.
+    pub features: I::Features,
+}
+
+impl<I: Isa> TargetIsa for IsaTarget<I> {
+    fn info(&self) -> &'static IsaInfo {
+        I::INFO
+    }
+
+    fn isa_flags(&self) -> Vec<(&'static str, bool)> {
+        self.features.flag_values()
+    }
+
+    fn compile(
+        &self,
+        ctx: &mut CompileContext,
+        f: CompileInput<'_>,
+        flags: &Flags,
+        chaos: &mut Chaos,
+        times: Option<&mut PhaseTimes>,
+    ) -> Result<CompiledCode, CodegenError> {
+        let backend = PipelineBackend::<I>::new(self.features, flags)?;
+        compile_function(ctx, &backend, f, flags, chaos, times)
+    }
+
+    fn call_locations(&self, sig: &Signature) -> Result<CallLocations, CodegenError> {
+        CallLocations::from_abi(
+            abi::param_locs::<I::Abi>(sig)?,
+            abi::ret_locs::<I::Abi>(sig)?,
+        )
+    }
+}
+
+/// ISA `I`'s backend for the pipeline: what selection may emit and how the frame is built.
+/// The default is the base settings with the features' default set.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PipelineBackend<I: Isa> {
+    /// The extensions selection may use.
+    pub features: I::Features,
+    /// Set up a frame-pointer frame in every function (see `Flags::preserve_frame_pointers`).
+    pub preserve_frame_pointers: bool,
+    /// The stack probe interval in bytes (see `Flags::probestack_size_log2`).
+    pub probe_interval: Option<u32>,
+}
+
+impl<I: Isa> PipelineBackend<I> {
+    /// The backend for `features` under `flags`; an error for a probe interval the ISA
+    /// cannot use.
+    pub fn new(features: I::Features, flags: &Flags) -> Result<Self, CodegenError> {
+        Ok(PipelineBackend {
+            features,
+            preserve_frame_pointers: flags.preserve_frame_pointers,
+            probe_interval: flags.probe_interval(I::SETTINGS_NAME)?,
+        })
+    }
+}
+
+impl<I: Isa> LowerBackend for PipelineBackend<I> {
+    type MInst = I::Inst;
+
+    fn lower_inst(&self, ctx: &mut Lower<'_, I::Inst>, inst: IrInst) -> Result<bool, CodegenError> {
+        select_inst(ctx, inst, self.features, I::select)
+    }
+
+    fn lower_branch(
+        &self,
+        ctx: &mut Lower<'_, I::Inst>,
+        inst: IrInst,
+        targets: &[BlockIndex],
+    ) -> Option<()> {
+        select_branch(ctx, inst, targets, self.features, I::select_branch)
+    }
+
+    fn gen_args(&self, ctx: &mut Lower<'_, I::Inst>, params: &[Value]) -> Result<(), CodegenError> {
+        abi::gen_args::<I::Abi>(ctx, params)
+    }
+
+    fn value_regs(&self, ty: Type) -> Option<(RegClass, usize)> {
+        <I::Abi as Abi>::value_regs(ty)
+    }
+}
+
+impl<I: Isa> Backend for PipelineBackend<I> {
+    fn machine_env(&self) -> &MachineEnv {
+        I::machine_env()
+    }
+
+    fn compute_frame(&self, f: &Function, vcode: &VCode<I::Inst>, ra: &Output) -> Frame {
+        let options = FrameOptions {
+            preserve_frame_pointers: self.preserve_frame_pointers,
+            probe_interval: self.probe_interval,
+        };
+        frame::compute_frame::<I::Abi>(f, vcode, ra, options)
+    }
+}
