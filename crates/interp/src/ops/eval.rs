@@ -2,10 +2,12 @@
 //! implementation of that arithmetic, used by the interpreter's loop and by the mid-end's
 //! constant folder (`kestrel-opt`), so the two cannot drift apart.
 //!
-//! Contract. Covers the formats `Unary`, `UnaryImm`, `UnaryIeee32`, `UnaryIeee64`, `Binary`,
-//! `Ternary`, `IntCompare`, `FloatCompare` and `bitcast` (the one `LoadNoOffset` opcode that
-//! reads no memory); anything else (memory, control flow, calls, frame values, global values,
-//! traps) is `None`. Requires canonical slots (see the module docs of [`super`]) and types
+//! Contract. Covers the formats `Unary`, `UnaryImm`, `UnaryIeee16`, `UnaryIeee32`,
+//! `UnaryIeee64`, `Binary`, `BinaryImm8`, `Ternary`, `TernaryImm8`, `IntCompare`,
+//! `FloatCompare` and `bitcast` (the one `LoadNoOffset` opcode that reads no memory), on
+//! scalars and vectors (see [`eval_vector`]); anything else (memory, control flow, calls,
+//! frame values, global values, traps, the pools of `vconst` and `shuffle`) is `None`, as is
+//! `f128` arithmetic. Requires canonical slots (see the module docs of [`super`]) and types
 //! that pass the verifier. Cost: O(1), no allocation.
 
 use kestrel_ir::{InstructionData as D, Opcode, Type};
@@ -20,14 +22,38 @@ pub enum Evaluated {
     Two(u128, u128),
 }
 
-/// The float format of a float type (`f32` for anything that is not `f64`).
+/// The float format of a float type or of a vector's float lanes (`f32` for anything else).
 #[inline]
 pub fn float_kind(ty: Type) -> FloatKind {
-    if ty == Type::F64 {
-        FloatKind::F64
-    } else {
-        FloatKind::F32
+    match ty.lane_type() {
+        Type::F64 => FloatKind::F64,
+        Type::F16 => FloatKind::F16,
+        Type::F128 => FloatKind::F128,
+        _ => FloatKind::F32,
     }
+}
+
+/// Whether `op` is `f128` arithmetic the interpreter does not implement (no soft-float yet).
+fn is_f128_arithmetic(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        Fadd | Fsub
+            | Fmul
+            | Fdiv
+            | Sqrt
+            | Fma
+            | Fmin
+            | Fmax
+            | Ceil
+            | Floor
+            | Trunc
+            | Nearest
+            | FcvtToUint
+            | FcvtToSint
+            | FcvtToUintSat
+            | FcvtToSintSat
+    )
 }
 
 /// Evaluate `data` on operand slots `x` (its fixed operands in order). `ty` is the type of
@@ -36,9 +62,15 @@ pub fn float_kind(ty: Type) -> FloatKind {
 #[inline]
 pub fn eval_pure(data: &D, ty: Type, in_ty: Type, x: &[u128]) -> Option<Result<Evaluated, Trap>> {
     use Evaluated::{One, Two};
+    if ty.is_vector() || in_ty.is_vector() {
+        return eval_vector(data, ty, in_ty, x);
+    }
     let w = ty.bits();
     let k = float_kind(ty);
     let op = data.opcode();
+    if (ty == Type::F128 || in_ty == Type::F128) && is_f128_arithmetic(op) {
+        return None;
+    }
     let one = |r: u128| Some(Ok(One(r)));
     let pair = |(r, f): (u128, u128)| Some(Ok(Two(r, f)));
     let checked = |r: Result<u128, Trap>| Some(r.map(One));
@@ -67,8 +99,7 @@ pub fn eval_pure(data: &D, ty: Type, in_ty: Type, x: &[u128]) -> Option<Result<E
                 Opcode::Floor => one(floor(k, a)),
                 Opcode::Trunc => one(trunc(k, a)),
                 Opcode::Nearest => one(nearest(k, a)),
-                Opcode::Fpromote => one(fpromote(a)),
-                Opcode::Fdemote => one(fdemote(a)),
+                Opcode::Fpromote | Opcode::Fdemote => one(fconvert(float_kind(in_ty), k, a)),
                 Opcode::FcvtToUint => checked(fcvt_to_uint(float_kind(in_ty), a, w)),
                 Opcode::FcvtToSint => checked(fcvt_to_sint(float_kind(in_ty), a, w)),
                 Opcode::FcvtToUintSat => one(fcvt_to_uint_sat(float_kind(in_ty), a, w)),
@@ -79,6 +110,7 @@ pub fn eval_pure(data: &D, ty: Type, in_ty: Type, x: &[u128]) -> Option<Result<E
             }
         }
         D::UnaryImm { imm, .. } => one(truncate(imm as i128 as u128, w)),
+        D::UnaryIeee16 { imm, .. } => one(imm as u128),
         D::UnaryIeee32 { imm, .. } => one(imm as u128),
         D::UnaryIeee64 { imm, .. } => one(imm as u128),
         D::LoadNoOffset { .. } if op == Opcode::Bitcast => one(bitcast(x[0])),

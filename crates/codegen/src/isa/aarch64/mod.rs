@@ -190,6 +190,8 @@ impl LowerBackend for Aarch64Backend {
 }
 
 impl Backend for Aarch64Backend {
+    const ISA_NAME: &'static str = "aarch64";
+
     fn machine_env(&self) -> &MachineEnv {
         abi::machine_env()
     }

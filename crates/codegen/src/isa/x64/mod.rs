@@ -162,6 +162,8 @@ impl LowerBackend for X64Target {
 }
 
 impl Backend for X64Target {
+    const ISA_NAME: &'static str = "x86_64";
+
     fn machine_env(&self) -> &MachineEnv {
         abi::machine_env()
     }
@@ -204,6 +206,8 @@ impl LowerBackend for X64Backend {
 }
 
 impl Backend for X64Backend {
+    const ISA_NAME: &'static str = "x86_64";
+
     fn machine_env(&self) -> &MachineEnv {
         abi::machine_env()
     }
