@@ -816,6 +816,7 @@ fn vector_helpers_build_verified_code() {
     let mut b = FunctionBuilder::new(FunctionName::Named("v".into()), sig);
     let entry = b.create_block();
     b.switch_to_block(entry).unwrap();
+    b.seal_block(entry).unwrap();
     let x = b.append_block_params_for_function_params(entry).unwrap()[0];
     let splat = b.ins().splat(Type::I32X4, x).unwrap();
     let c = b.ins().vconst(Type::I32X4, 0x0000_0001_0000_0002).unwrap();
