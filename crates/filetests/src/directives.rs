@@ -88,6 +88,8 @@ pub fn scan(text: &str) -> Header {
                     expects_trap: false,
                 });
             } else if let Some(rest) = c.strip_prefix("run:") {
+                // A `;` after the directive starts a comment.
+                let rest = rest.split(';').next().unwrap_or("");
                 h.runs.push(RawRun {
                     line,
                     text: rest.trim().to_string(),
@@ -313,7 +315,7 @@ mod tests {
     #[test]
     fn scans_header_and_runs() {
         let h = scan(
-            "test interpret\ntest run\nset opt_level=speed\nset enable_llvm_abi_extensions\ntarget x86_64 has_avx\n\nfunction %f() -> i8 {\n}\n; run: %f() == 1\n; run\n;run: %g(1)\n",
+            "test interpret\ntest run\nset opt_level=speed\nset enable_llvm_abi_extensions\ntarget x86_64 has_avx\n\nfunction %f() -> i8 {\n}\n; run: %f() == 1 ; a comment\n; run\n;run: %g(1)\n",
         );
         assert_eq!(h.commands, ["interpret", "run"]);
         assert_eq!(h.settings[0].value.as_deref(), Some("speed"));
@@ -321,6 +323,7 @@ mod tests {
         assert_eq!(h.targets[0].isa, "x86_64");
         assert_eq!(h.targets[0].flags, ["has_avx"]);
         assert_eq!(h.runs.len(), 3);
+        assert_eq!(h.runs[0].text, "%f() == 1");
         assert!(!h.runs[0].expects_trap);
         assert_eq!(h.runs[1].text, "");
         assert_eq!(h.runs[2].line, 11);

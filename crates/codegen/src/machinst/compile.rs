@@ -65,7 +65,8 @@ pub fn check_lowerable_types(f: &Function, isa: &str) -> Result<(), CodegenError
         let kind = if ty.is_vector() { "vector" } else { "f16/f128" };
         Err(CodegenError::Unsupported {
             opcode: None,
-            ty: Some(ty),
+            // The message names the type already.
+            ty: None,
             what: format!(
                 "type {ty} in function {} ({kind} lowering not implemented on {isa})",
                 f.name

@@ -38,7 +38,7 @@ pub fn fcmp(cc: FloatCC, kind: FloatKind, x: u128, y: u128) -> u128 {
 
 /// Whether `cc` holds for operands related by `order` (`None` = unordered).
 /// IEEE order of two `f128`s: `None` if either is a NaN, and -0 = +0.
-fn f128_partial_cmp(x: u128, y: u128) -> Option<std::cmp::Ordering> {
+pub(super) fn f128_partial_cmp(x: u128, y: u128) -> Option<std::cmp::Ordering> {
     let format = FloatKind::F128.format();
     if format.is_nan(x) || format.is_nan(y) {
         return None;

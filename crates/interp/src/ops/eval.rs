@@ -33,27 +33,100 @@ pub fn float_kind(ty: Type) -> FloatKind {
     }
 }
 
-/// Whether `op` is `f128` arithmetic the interpreter does not implement (no soft-float yet).
-fn is_f128_arithmetic(op: Opcode) -> bool {
-    use Opcode::*;
-    matches!(
-        op,
-        Fadd | Fsub
-            | Fmul
-            | Fdiv
-            | Sqrt
-            | Fma
-            | Fmin
-            | Fmax
-            | Ceil
-            | Floor
-            | Trunc
-            | Nearest
-            | FcvtToUint
-            | FcvtToSint
-            | FcvtToUintSat
-            | FcvtToSintSat
-    )
+/// `f128` arithmetic in software; `None` for what is not implemented (`fma`) or not
+/// arithmetic. `in_ty` is the first operand's type (for conversions to integers).
+fn f128_arith(op: Opcode, ty: Type, x: &[u128]) -> Option<Result<Evaluated, Trap>> {
+    use super::f128::{self as q, Rounding};
+    let one = |r: u128| Some(Ok(Evaluated::One(r)));
+    let min_max = |a: u128, b: u128, want_min: bool| {
+        let nan = FloatKind::F128.format().canonical_nan();
+        match super::compare::f128_partial_cmp(a, b) {
+            None => nan,
+            // Equal values differ at most in the sign of zero: -0 is the smaller.
+            Some(std::cmp::Ordering::Equal) => {
+                if (a >> 127 == 1) == want_min {
+                    a
+                } else {
+                    b
+                }
+            }
+            Some(std::cmp::Ordering::Less) => {
+                if want_min {
+                    a
+                } else {
+                    b
+                }
+            }
+            Some(std::cmp::Ordering::Greater) => {
+                if want_min {
+                    b
+                } else {
+                    a
+                }
+            }
+        }
+    };
+    let to_int = |signed: bool, saturate: bool| -> Result<u128, Trap> {
+        let w = ty.bits();
+        let Some((negative, magnitude)) = q::to_integer(x[0]) else {
+            if FloatKind::F128.format().is_nan(x[0]) {
+                return if saturate {
+                    Ok(0)
+                } else {
+                    Err(Trap::BadConversionToInteger)
+                };
+            }
+            // An infinity (or a magnitude of 2^128 or more).
+            let negative = x[0] >> 127 == 1;
+            return match (saturate, signed, negative) {
+                (false, _, _) => Err(Trap::IntegerOverflow),
+                (true, false, true) => Ok(0),
+                (true, false, false) => Ok(mask(w)),
+                (true, true, true) => Ok(1 << (w - 1)),
+                (true, true, false) => Ok(mask(w) >> 1),
+            };
+        };
+        // The result type's range: [-limit_neg, hi].
+        let limit_neg = if signed { 1u128 << (w - 1) } else { 0 };
+        let hi = if signed { mask(w) >> 1 } else { mask(w) };
+        if negative && magnitude > limit_neg {
+            return if saturate {
+                Ok(truncate(limit_neg.wrapping_neg(), w))
+            } else {
+                Err(Trap::IntegerOverflow)
+            };
+        }
+        if !negative && magnitude > hi {
+            return if saturate {
+                Ok(hi)
+            } else {
+                Err(Trap::IntegerOverflow)
+            };
+        }
+        Ok(if negative {
+            truncate(magnitude.wrapping_neg(), w)
+        } else {
+            magnitude
+        })
+    };
+    match op {
+        Opcode::Fadd => one(q::add(x[0], x[1])),
+        Opcode::Fsub => one(q::sub(x[0], x[1])),
+        Opcode::Fmul => one(q::mul(x[0], x[1])),
+        Opcode::Fdiv => one(q::div(x[0], x[1])),
+        Opcode::Sqrt => one(q::sqrt(x[0])),
+        Opcode::Ceil => one(q::round_integral(x[0], Rounding::Ceil)),
+        Opcode::Floor => one(q::round_integral(x[0], Rounding::Floor)),
+        Opcode::Trunc => one(q::round_integral(x[0], Rounding::Trunc)),
+        Opcode::Nearest => one(q::round_integral(x[0], Rounding::Nearest)),
+        Opcode::Fmin => one(min_max(x[0], x[1], true)),
+        Opcode::Fmax => one(min_max(x[0], x[1], false)),
+        Opcode::FcvtToUint => Some(to_int(false, false).map(Evaluated::One)),
+        Opcode::FcvtToSint => Some(to_int(true, false).map(Evaluated::One)),
+        Opcode::FcvtToUintSat => Some(to_int(false, true).map(Evaluated::One)),
+        Opcode::FcvtToSintSat => Some(to_int(true, true).map(Evaluated::One)),
+        _ => None,
+    }
 }
 
 /// Evaluate `data` on operand slots `x` (its fixed operands in order). `ty` is the type of
@@ -68,8 +141,17 @@ pub fn eval_pure(data: &D, ty: Type, in_ty: Type, x: &[u128]) -> Option<Result<E
     let w = ty.bits();
     let k = float_kind(ty);
     let op = data.opcode();
-    if (ty == Type::F128 || in_ty == Type::F128) && is_f128_arithmetic(op) {
-        return None;
+    if ty == Type::F128 || in_ty == Type::F128 {
+        let converts = matches!(
+            op,
+            Opcode::FcvtToUint | Opcode::FcvtToSint | Opcode::FcvtToUintSat | Opcode::FcvtToSintSat
+        );
+        if let Some(r) = f128_arith(op, ty, x).filter(|_| converts || ty == Type::F128) {
+            return Some(r);
+        }
+        if op == Opcode::Fma {
+            return None; // `f128` `fma` is not implemented
+        }
     }
     let one = |r: u128| Some(Ok(One(r)));
     let pair = |(r, f): (u128, u128)| Some(Ok(Two(r, f)));

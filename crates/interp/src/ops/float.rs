@@ -76,7 +76,7 @@ macro_rules! arith {
                 $(let $arg = load_f16($arg);)+
                 store_f16($body)
             }
-            // `eval_pure` does not run `f128` arithmetic (see `FloatKind::F128`).
+            // `eval_pure` runs `f128` arithmetic in software (`f128_arith`), never here.
             FloatKind::F128 => {
                 $(let _ = $arg;)+
                 canonical_nan(FloatKind::F128)

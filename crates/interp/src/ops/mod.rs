@@ -30,6 +30,7 @@ mod bits;
 mod compare;
 mod convert;
 mod eval;
+pub mod f128;
 mod float;
 mod int;
 mod overflow;
@@ -63,8 +64,7 @@ pub enum FloatKind {
     F32,
     F64,
     F16,
-    /// Only the bit operations, comparisons and conversions between float formats are
-    /// implemented for `f128`; [`eval_pure`] refuses its arithmetic (no soft-float yet).
+    /// `f128` arithmetic is in software ([`f128`]); [`eval_pure`] refuses `fma` of `f128`.
     F128,
 }
 

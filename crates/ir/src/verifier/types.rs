@@ -53,8 +53,8 @@ enum Want {
     FloatNarrowerThan(Type),
     /// A float strictly wider than the given type.
     FloatWiderThan(Type),
-    /// A vector of integers.
-    IntVector,
+    /// Any vector.
+    Vector,
 }
 
 impl Want {
@@ -71,7 +71,7 @@ impl Want {
             }
             Want::FloatNarrowerThan(w) => t.is_float() && t.bits() < w.bits(),
             Want::FloatWiderThan(w) => t.is_float() && t.bits() > w.bits(),
-            Want::IntVector => TypeSet::IntVector(8, 128).contains(t),
+            Want::Vector => TypeSet::Vector.contains(t),
         }
     }
 
@@ -86,7 +86,7 @@ impl Want {
             Want::Bits(b) => format!("a {b}-bit type"),
             Want::FloatNarrowerThan(t) => format!("a float type narrower than {t}"),
             Want::FloatWiderThan(t) => format!("a float type wider than {t}"),
-            Want::IntVector => "an integer vector type".into(),
+            Want::Vector => "a vector type".into(),
         }
     }
 }
@@ -171,7 +171,7 @@ fn operand_wants(data: &InstructionData, ctrl: Type) -> Wants {
         FcvtFromUint | FcvtFromSint => Wants::listed(&[Want::Int]),
         Splat | ScalarToVector => Wants::listed(&[Want::Exactly(ctrl.lane_type())]),
         Insertlane => Wants::listed(&[same, Want::Exactly(ctrl.lane_type())]),
-        VhighBits => Wants::listed(&[Want::IntVector]),
+        VhighBits => Wants::listed(&[Want::Vector]),
         Uload8x8 | Sload8x8 | Uload16x4 | Sload16x4 | Uload32x2 | Sload32x2 => {
             Wants::listed(&[Want::Addr])
         }
