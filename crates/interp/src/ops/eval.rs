@@ -7,8 +7,9 @@
 //! `FloatCompare` and `bitcast` (the one `LoadNoOffset` opcode that reads no memory), on
 //! scalars and vectors (see [`eval_vector`]); anything else (memory, control flow, calls,
 //! frame values, global values, traps, the pools of `vconst` and `shuffle`) is `None`, as is
-//! `f128` arithmetic. Requires canonical slots (see the module docs of [`super`]) and types
-//! that pass the verifier. Cost: O(1), no allocation.
+//! `fma` of `f128` (its other arithmetic runs in software, [`super::f128`]). Requires
+//! canonical slots (see the module docs of [`super`]) and types that pass the verifier.
+//! Cost: O(lanes), no allocation.
 
 use kestrel_ir::{InstructionData as D, Opcode, Type};
 
@@ -34,7 +35,7 @@ pub fn float_kind(ty: Type) -> FloatKind {
 }
 
 /// `f128` arithmetic in software; `None` for what is not implemented (`fma`) or not
-/// arithmetic. `in_ty` is the first operand's type (for conversions to integers).
+/// arithmetic. `ty` is the result type (the integer type of a conversion).
 fn f128_arith(op: Opcode, ty: Type, x: &[u128]) -> Option<Result<Evaluated, Trap>> {
     use super::f128::{self as q, Rounding};
     let one = |r: u128| Some(Ok(Evaluated::One(r)));
