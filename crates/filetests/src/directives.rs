@@ -10,7 +10,10 @@
 //! `user3`, …). Cranelift's runner sees only a comment there, so files stay portable.
 
 use kestrel_interp::DataValue;
-use kestrel_ir::literal::{parse_f32, parse_f64, parse_int_bits};
+use kestrel_ir::literal::{
+    parse_f128, parse_f16, parse_f32, parse_f64, parse_hex_bytes, parse_int_bits,
+    parse_vector_lanes,
+};
 use kestrel_ir::{Function, TrapCode, Type};
 
 /// A `set name[=value]` line.
@@ -85,6 +88,8 @@ pub fn scan(text: &str) -> Header {
                     expects_trap: false,
                 });
             } else if let Some(rest) = c.strip_prefix("run:") {
+                // A `;` after the directive starts a comment.
+                let rest = rest.split(';').next().unwrap_or("");
                 h.runs.push(RawRun {
                     line,
                     text: rest.trim().to_string(),
@@ -193,11 +198,13 @@ pub fn parse_run(
                 "expected `==` or `!=` after the call, found `{rest}`"
             ));
         };
+        // `[a, b]` lists several results; a single vector result is itself `[l0 l1 …]`.
+        let single_vector = return_types.len() == 1 && return_types[0].is_vector();
         let list = match expected.strip_prefix('[') {
-            Some(inner) => inner
+            Some(inner) if !single_vector => inner
                 .strip_suffix(']')
                 .ok_or("expected `]` at the end of the result list")?,
-            None => expected,
+            _ => expected,
         };
         let values = parse_values(list, &return_types, "result")?;
         if negate {
@@ -243,7 +250,7 @@ fn parse_values(text: &str, types: &[Type], what: &str) -> Result<Vec<DataValue>
     let words: Vec<&str> = if text.trim().is_empty() {
         Vec::new()
     } else {
-        text.split(',').map(str::trim).collect()
+        split_top_level(text)
     };
     if words.len() != types.len() {
         return Err(format!(
@@ -259,15 +266,46 @@ fn parse_values(text: &str, types: &[Type], what: &str) -> Result<Vec<DataValue>
         .collect()
 }
 
-/// Parse one literal as a value of type `ty`.
+/// Split at the commas outside brackets (`[1 2], 3` is two words), trimming each word.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth == 0 => {
+                words.push(text[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    words.push(text[start..].trim());
+    words
+}
+
+/// Parse one literal as a value of type `ty`: a scalar literal, or for a vector `[l0 l1 …]`
+/// (lane 0 first) or a `0x…` literal of its width.
 pub fn parse_value(text: &str, ty: Type) -> Result<DataValue, String> {
     let slot = match ty {
+        t if t.is_vector() => match text.strip_prefix('[') {
+            Some(inner) => {
+                let inner = inner
+                    .strip_suffix(']')
+                    .ok_or("expected `]` at the end of the vector")?;
+                parse_vector_lanes(inner.split_whitespace(), t)?
+            }
+            None => parse_hex_bytes(text, t.bytes())?,
+        },
         Type::F32 => parse_f32(text).map_err(|e| e.to_string())? as u128,
         Type::F64 => parse_f64(text).map_err(|e| e.to_string())? as u128,
+        Type::F16 => parse_f16(text).map_err(|e| e.to_string())? as u128,
+        Type::F128 => parse_f128(text).map_err(|e| e.to_string())?,
         t if t.is_int() => parse_int_bits(text, t.bits()).map_err(|e| e.to_string())?,
         t => return Err(format!("type {t} is not supported in run lines")),
     };
-    DataValue::from_slot(ty, slot).ok_or_else(|| format!("type {ty} is not a scalar"))
+    DataValue::from_slot(ty, slot).ok_or_else(|| format!("type {ty} is not a value type"))
 }
 
 #[cfg(test)]
@@ -277,7 +315,7 @@ mod tests {
     #[test]
     fn scans_header_and_runs() {
         let h = scan(
-            "test interpret\ntest run\nset opt_level=speed\nset enable_llvm_abi_extensions\ntarget x86_64 has_avx\n\nfunction %f() -> i8 {\n}\n; run: %f() == 1\n; run\n;run: %g(1)\n",
+            "test interpret\ntest run\nset opt_level=speed\nset enable_llvm_abi_extensions\ntarget x86_64 has_avx\n\nfunction %f() -> i8 {\n}\n; run: %f() == 1 ; a comment\n; run\n;run: %g(1)\n",
         );
         assert_eq!(h.commands, ["interpret", "run"]);
         assert_eq!(h.settings[0].value.as_deref(), Some("speed"));
@@ -285,6 +323,7 @@ mod tests {
         assert_eq!(h.targets[0].isa, "x86_64");
         assert_eq!(h.targets[0].flags, ["has_avx"]);
         assert_eq!(h.runs.len(), 3);
+        assert_eq!(h.runs[0].text, "%f() == 1");
         assert!(!h.runs[0].expects_trap);
         assert_eq!(h.runs[1].text, "");
         assert_eq!(h.runs[2].line, 11);
@@ -316,6 +355,23 @@ mod tests {
             Ok(DataValue::F32(3.0f32.to_bits()))
         );
         assert!(parse_value("256", Type::I8).is_err());
+        assert_eq!(
+            parse_value("[1 -1]", Type::I64X2),
+            Ok(DataValue::Vector(
+                Type::I64X2,
+                1 | (u128::from(u64::MAX) << 64)
+            ))
+        );
+        assert_eq!(
+            parse_value("0x0001_0002", Type::I16.by(2).unwrap()),
+            Ok(DataValue::Vector(Type::I16.by(2).unwrap(), 0x0001_0002))
+        );
+        assert!(parse_value("[1 2 3]", Type::I64X2).is_err());
+        assert_eq!(split_top_level("[1 2], 3"), ["[1 2]", "3"]);
+        assert_eq!(
+            parse_value("0x1.0p0", Type::F16),
+            Ok(DataValue::F16(0x3c00))
+        );
         assert!(parse_value("zz", Type::I32).is_err());
     }
 }

@@ -142,7 +142,17 @@ impl NativeModule {
         let id = *self.ids.get(name).ok_or_else(|| {
             NativeError::Other(format!("no function named %{name} in this module"))
         })?;
-        let args: Vec<Value> = args.iter().map(|&a| to_jit(a)).collect();
+        let args: Vec<Value> = args
+            .iter()
+            .map(|&a| {
+                to_jit(a).ok_or_else(|| {
+                    NativeError::Other(format!(
+                        "argument {a} of type {} cannot be passed to native code (vector, f16 and f128 lowering not implemented)",
+                        a.ty()
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?;
         // SAFETY: the code was produced by the backend from this very function, whose
         // signature the module checked; scalar arguments cannot make it touch memory other
         // than its own frame and the return area the JIT allocates for the call.
@@ -157,8 +167,9 @@ impl NativeModule {
     }
 }
 
-fn to_jit(v: DataValue) -> Value {
-    match v {
+/// The JIT's value for `v`; `None` for the interpreter-only types.
+fn to_jit(v: DataValue) -> Option<Value> {
+    Some(match v {
         DataValue::I8(x) => Value::I8(x),
         DataValue::I16(x) => Value::I16(x),
         DataValue::I32(x) => Value::I32(x),
@@ -166,7 +177,8 @@ fn to_jit(v: DataValue) -> Value {
         DataValue::I128(x) => Value::I128(x),
         DataValue::F32(b) => Value::F32(f32::from_bits(b)),
         DataValue::F64(b) => Value::F64(f64::from_bits(b)),
-    }
+        DataValue::F16(_) | DataValue::F128(_) | DataValue::Vector(..) => return None,
+    })
 }
 
 fn from_jit(v: Value) -> DataValue {

@@ -548,6 +548,12 @@ fn wrapper(k: usize, target: &Function, args: &[DataValue]) -> Result<Function, 
                 let i = b.ins().iconst(Type::I64, bits as i64).map_err(err)?;
                 b.ins().bitcast(Type::F64, MemFlags::new(), i)
             }
+            DataValue::F16(_) | DataValue::F128(_) | DataValue::Vector(..) => {
+                return Err(format!(
+                    "argument {a} of type {}: vector, f16 and f128 lowering is not implemented",
+                    a.ty()
+                ))
+            }
         }
         .map_err(err)?;
         values.push(v);

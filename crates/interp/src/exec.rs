@@ -193,6 +193,62 @@ impl<'f> Interpreter<'f> {
             })
     }
 
+    /// A load of a value of type `ty`: a big-endian vector is loaded lane by lane, each lane
+    /// big-endian, lane 0 at the lowest address.
+    fn load_typed(
+        &self,
+        func: &Function,
+        inst: Inst,
+        addr: u64,
+        bytes: u32,
+        ty: Type,
+        flags: MemFlags,
+    ) -> Result<u128, InterpError> {
+        if !(ty.is_vector() && endian(flags) == Endianness::Big) {
+            return self.load(func, inst, addr, bytes, flags);
+        }
+        let x = self.load(
+            func,
+            inst,
+            addr,
+            bytes,
+            MemFlags {
+                endianness: Some(Endianness::Little),
+                ..flags
+            },
+        )?;
+        Ok(swap_lane_bytes(x, ty))
+    }
+
+    /// A store of a value of type `ty` (see [`Self::load_typed`] for vectors).
+    #[allow(clippy::too_many_arguments)]
+    fn store_typed(
+        &mut self,
+        func: &Function,
+        inst: Inst,
+        addr: u64,
+        bytes: u32,
+        ty: Type,
+        value: u128,
+        flags: MemFlags,
+    ) -> Result<(), InterpError> {
+        if !(ty.is_vector() && endian(flags) == Endianness::Big) {
+            return self.store(func, inst, addr, bytes, value, flags);
+        }
+        let x = swap_lane_bytes(value, ty);
+        self.store(
+            func,
+            inst,
+            addr,
+            bytes,
+            x,
+            MemFlags {
+                endianness: Some(Endianness::Little),
+                ..flags
+            },
+        )
+    }
+
     fn store(
         &mut self,
         func: &Function,
@@ -436,8 +492,30 @@ impl<'f> Interpreter<'f> {
                 let x = self.global_value(index, func, inst, base, global_value, 0)?;
                 self.set(base, results[0], ops::truncate(x, w));
             }
+            D::UnaryConst { constant, .. } => {
+                let bits = dfg
+                    .constants
+                    .get(constant)
+                    .map(|c| c.bits)
+                    .ok_or_else(|| self.invalid(func, inst, "missing constant"))?;
+                self.set(base, results[0], bits & ops::mask(w.clamp(8, 128)));
+            }
+            D::Shuffle {
+                args: [a, b], mask, ..
+            } => {
+                let lanes = dfg
+                    .immediates
+                    .get(mask)
+                    .copied()
+                    .ok_or_else(|| self.invalid(func, inst, "missing shuffle mask"))?;
+                let r = ops::shuffle(self.get(base, a), self.get(base, b), lanes);
+                self.set(base, results[0], r);
+            }
             D::Unary { .. }
             | D::UnaryImm { .. }
+            | D::UnaryIeee16 { .. }
+            | D::BinaryImm8 { .. }
+            | D::TernaryImm8 { .. }
             | D::UnaryIeee32 { .. }
             | D::UnaryIeee64 { .. }
             | D::Binary { .. }
@@ -498,6 +576,21 @@ impl<'f> Interpreter<'f> {
                 flags, arg, offset, ..
             } => {
                 let addr = self.address(func, base, arg, offset);
+                if let Some((lane_bits, signed)) = extending_vector_load(op) {
+                    let x = self.load(func, inst, addr, 8, flags)?;
+                    let n = 64 / lane_bits;
+                    let r = (0..n).fold(0u128, |acc, i| {
+                        let v = ops::lane(x, i, lane_bits);
+                        let v = if signed {
+                            ops::sextend(v, lane_bits, 2 * lane_bits)
+                        } else {
+                            v
+                        };
+                        acc | (v << (i * 2 * lane_bits))
+                    });
+                    self.set(base, results[0], r);
+                    return Ok(Flow::Next);
+                }
                 let (bytes, signed) = match op {
                     Opcode::Uload8 => (1, false),
                     Opcode::Sload8 => (1, true),
@@ -507,7 +600,7 @@ impl<'f> Interpreter<'f> {
                     Opcode::Sload32 => (4, true),
                     _ => (ty.bytes(), false),
                 };
-                let x = self.load(func, inst, addr, bytes, flags)?;
+                let x = self.load_typed(func, inst, addr, bytes, ty, flags)?;
                 let x = if signed {
                     ops::sextend(x, bytes * 8, w)
                 } else {
@@ -529,7 +622,7 @@ impl<'f> Interpreter<'f> {
                     _ => dfg.value_type(v).bytes(),
                 };
                 let x = self.get(base, v);
-                self.store(func, inst, addr, bytes, x, flags)?;
+                self.store_typed(func, inst, addr, bytes, dfg.value_type(v), x, flags)?;
             }
             D::LoadNoOffset { .. } if op == Opcode::Bitcast => {
                 self.pure(func, base, inst, ty, results)?
@@ -634,6 +727,30 @@ impl<'f> Interpreter<'f> {
         }
         Ok(Flow::Next)
     }
+}
+
+/// The lane width and signedness of `uload8x8` and its kin (which load 64 bits and extend
+/// each lane to twice its width).
+fn extending_vector_load(op: Opcode) -> Option<(u32, bool)> {
+    Some(match op {
+        Opcode::Uload8x8 => (8, false),
+        Opcode::Sload8x8 => (8, true),
+        Opcode::Uload16x4 => (16, false),
+        Opcode::Sload16x4 => (16, true),
+        Opcode::Uload32x2 => (32, false),
+        Opcode::Sload32x2 => (32, true),
+        _ => return None,
+    })
+}
+
+/// Reverse the bytes within each lane of a vector of type `ty`.
+fn swap_lane_bytes(x: u128, ty: Type) -> u128 {
+    let w = ty.lane_bits();
+    (0..ty.lane_count()).fold(0u128, |acc, i| {
+        let v = ops::lane(x, i, w);
+        let swapped = if w == 8 { v } else { ops::bswap(v, w) };
+        acc | (swapped << (i * w))
+    })
 }
 
 /// Library calls in address order (for `func_addr` of a libcall).

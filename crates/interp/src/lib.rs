@@ -187,7 +187,8 @@ impl<'f> Interpreter<'f> {
             .iter()
             .zip(&self.ret_buf)
             .map(|(p, &slot)| {
-                DataValue::from_slot(p.value_type, slot).expect("signature types are scalars")
+                DataValue::from_slot(p.value_type, slot)
+                    .expect("verified signature types are valid")
             })
             .collect())
     }

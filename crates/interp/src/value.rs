@@ -6,12 +6,12 @@
 
 use std::fmt;
 
-use kestrel_ir::literal::{format_f32, format_f64};
+use kestrel_ir::literal::{format_f128, format_f16, format_f32, format_f64, format_vector};
 use kestrel_ir::Type;
 
 use crate::ops;
 
-/// A scalar value of one of the IR's types.
+/// A value of one of the IR's types.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum DataValue {
     I8(i8),
@@ -23,6 +23,13 @@ pub enum DataValue {
     F32(u32),
     /// IEEE-754 bits.
     F64(u64),
+    /// IEEE-754 bits.
+    F16(u16),
+    /// IEEE-754 bits.
+    F128(u128),
+    /// A vector: its type and its lanes, lane 0 in the low bits (the bits above the
+    /// vector's width are zero).
+    Vector(Type, u128),
 }
 
 impl DataValue {
@@ -35,6 +42,9 @@ impl DataValue {
             DataValue::I128(_) => Type::I128,
             DataValue::F32(_) => Type::F32,
             DataValue::F64(_) => Type::F64,
+            DataValue::F16(_) => Type::F16,
+            DataValue::F128(_) => Type::F128,
+            DataValue::Vector(ty, _) => ty,
         }
     }
 
@@ -48,10 +58,13 @@ impl DataValue {
             DataValue::I128(v) => v as u128,
             DataValue::F32(b) => b as u128,
             DataValue::F64(b) => b as u128,
+            DataValue::F16(b) => b as u128,
+            DataValue::F128(b) => b,
+            DataValue::Vector(_, bits) => bits,
         }
     }
 
-    /// The value of type `ty` held in a canonical slot. `None` for a type that is not a scalar.
+    /// The value of type `ty` held in a canonical slot. `None` for an invalid type.
     pub fn from_slot(ty: Type, slot: u128) -> Option<DataValue> {
         Some(match ty {
             Type::I8 => DataValue::I8(slot as u8 as i8),
@@ -61,6 +74,11 @@ impl DataValue {
             Type::I128 => DataValue::I128(slot as i128),
             Type::F32 => DataValue::F32(slot as u32),
             Type::F64 => DataValue::F64(slot as u64),
+            Type::F16 => DataValue::F16(slot as u16),
+            Type::F128 => DataValue::F128(slot),
+            t if t.is_vector() && t.bits() > 0 => {
+                DataValue::Vector(t, ops::truncate(slot, t.bits().max(8)))
+            }
             _ => return None,
         })
     }
@@ -76,7 +94,11 @@ impl DataValue {
     /// True for a nonzero integer (how a bare `; run: %f(…)` is judged).
     pub fn is_truthy(self) -> bool {
         match self {
-            DataValue::F32(_) | DataValue::F64(_) => false,
+            DataValue::F32(_)
+            | DataValue::F64(_)
+            | DataValue::F16(_)
+            | DataValue::F128(_)
+            | DataValue::Vector(..) => false,
             _ => self.to_slot() != 0,
         }
     }
@@ -93,6 +115,9 @@ impl fmt::Display for DataValue {
             DataValue::I128(v) => write!(f, "{v}"),
             DataValue::F32(b) => f.write_str(&format_f32(b)),
             DataValue::F64(b) => f.write_str(&format_f64(b)),
+            DataValue::F16(b) => f.write_str(&format_f16(b)),
+            DataValue::F128(b) => f.write_str(&format_f128(b)),
+            DataValue::Vector(ty, bits) => f.write_str(&format_vector(bits, ty)),
         }
     }
 }
@@ -111,6 +136,10 @@ mod tests {
             DataValue::I128(i128::MIN),
             DataValue::F32(0x7fc0_0001),
             DataValue::F64(0x8000_0000_0000_0000),
+            DataValue::F16(0x7e01),
+            DataValue::F128(1 << 127),
+            DataValue::Vector(Type::I32X4, u128::MAX),
+            DataValue::Vector(Type::I8.by(8).unwrap(), 0xff),
         ];
         for v in values {
             assert_eq!(DataValue::from_slot(v.ty(), v.to_slot()), Some(v));
@@ -124,5 +153,7 @@ mod tests {
         assert_eq!(DataValue::I32(-3).to_string(), "-3");
         assert_eq!(DataValue::F32(0x3fc0_0000).to_string(), "0x1.800000p0");
         assert!(DataValue::I8(2).is_truthy() && !DataValue::I8(0).is_truthy());
+        let v = DataValue::Vector(Type::I16.by(4).unwrap(), 0xffff_0000_0001_0002);
+        assert_eq!(v.to_string(), "[2 1 0 -1]");
     }
 }

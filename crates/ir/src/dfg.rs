@@ -9,7 +9,7 @@
 //! Value numbers may be sparse: the parser keeps the numbers written in the text, so entries
 //! never defined are [`ValueDef::Unused`].
 
-use crate::entity::{Block, EntityRef, Inst, PrimaryMap, SecondaryMap, Value};
+use crate::entity::{Block, Constant, EntityRef, Immediate, Inst, PrimaryMap, SecondaryMap, Value};
 use crate::instructions::InstructionData;
 use crate::pool::{ValueList, ValueListPool};
 use crate::types::Type;
@@ -53,6 +53,18 @@ pub struct DataFlowGraph {
     pub(crate) values: PrimaryMap<Value, ValueData>,
     pub(crate) blocks: PrimaryMap<Block, BlockData>,
     pub pool: ValueListPool,
+    /// The constant pool: the data of `vconst` and `f128const`, printed as `constN = 0x…`.
+    pub constants: PrimaryMap<Constant, ConstantData>,
+    /// `shuffle` lane masks, printed inline: sixteen byte indices, lane 0 in the low byte.
+    pub immediates: PrimaryMap<Immediate, u128>,
+}
+
+/// A constant: up to 16 bytes, byte 0 (lane 0's first byte) in the low bits of `bits`.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub struct ConstantData {
+    pub bits: u128,
+    /// The number of bytes (1 to 16); the bits above them are zero.
+    pub bytes: u8,
 }
 
 impl Clone for DataFlowGraph {
@@ -71,12 +83,16 @@ impl Clone for DataFlowGraph {
             values,
             blocks,
             pool,
+            constants,
+            immediates,
         } = source;
         self.insts.clone_from(insts);
         self.results.clone_from(results);
         self.values.clone_from(values);
         self.blocks.clone_from(blocks);
         self.pool.clone_from(pool);
+        self.constants.clone_from(constants);
+        self.immediates.clone_from(immediates);
     }
 }
 

@@ -98,6 +98,16 @@ entity!(
     GlobalValue,
     "gv"
 );
+entity!(
+    /// A constant in the function's constant pool (`vconst`, `f128const`).
+    Constant,
+    "const"
+);
+entity!(
+    /// A `shuffle` lane mask in the function's immediate pool (printed inline).
+    Immediate,
+    "imm"
+);
 
 /// A dense map that allocates the keys.
 #[derive(PartialEq, Eq)]

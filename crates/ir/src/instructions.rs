@@ -4,7 +4,9 @@
 //! branch arguments) are [`ValueList`]s in the function's pool. Instruction results are not
 //! stored here but in the data-flow graph.
 
-use crate::entity::{Block, FuncRef, GlobalValue, JumpTable, SigRef, StackSlot, Value};
+use crate::entity::{
+    Block, Constant, FuncRef, GlobalValue, Immediate, JumpTable, SigRef, StackSlot, Value,
+};
 use crate::immediates::{AtomicRmwOp, FloatCC, IntCC, MemFlags, TrapCode};
 use crate::opcode::{InstructionFormat, Opcode};
 use crate::pool::{ValueList, ValueListPool};
@@ -37,6 +39,10 @@ pub enum InstructionData {
         opcode: Opcode,
         imm: i64,
     },
+    UnaryIeee16 {
+        opcode: Opcode,
+        imm: u16,
+    },
     UnaryIeee32 {
         opcode: Opcode,
         imm: u32,
@@ -49,13 +55,32 @@ pub enum InstructionData {
         opcode: Opcode,
         global_value: GlobalValue,
     },
+    UnaryConst {
+        opcode: Opcode,
+        constant: Constant,
+    },
     Binary {
         opcode: Opcode,
         args: [Value; 2],
     },
+    BinaryImm8 {
+        opcode: Opcode,
+        arg: Value,
+        imm: u8,
+    },
     Ternary {
         opcode: Opcode,
         args: [Value; 3],
+    },
+    TernaryImm8 {
+        opcode: Opcode,
+        args: [Value; 2],
+        imm: u8,
+    },
+    Shuffle {
+        opcode: Opcode,
+        args: [Value; 2],
+        mask: Immediate,
     },
     MultiAry {
         opcode: Opcode,
@@ -174,11 +199,16 @@ impl InstructionData {
         match *self {
             Unary { opcode, .. }
             | UnaryImm { opcode, .. }
+            | UnaryIeee16 { opcode, .. }
             | UnaryIeee32 { opcode, .. }
             | UnaryIeee64 { opcode, .. }
             | UnaryGlobalValue { opcode, .. }
+            | UnaryConst { opcode, .. }
             | Binary { opcode, .. }
+            | BinaryImm8 { opcode, .. }
             | Ternary { opcode, .. }
+            | TernaryImm8 { opcode, .. }
+            | Shuffle { opcode, .. }
             | MultiAry { opcode, .. }
             | NullAry { opcode }
             | IntCompare { opcode, .. }
@@ -212,11 +242,16 @@ impl InstructionData {
         match self {
             D::Unary { .. } => F::Unary,
             D::UnaryImm { .. } => F::UnaryImm,
+            D::UnaryIeee16 { .. } => F::UnaryIeee16,
             D::UnaryIeee32 { .. } => F::UnaryIeee32,
             D::UnaryIeee64 { .. } => F::UnaryIeee64,
             D::UnaryGlobalValue { .. } => F::UnaryGlobalValue,
+            D::UnaryConst { .. } => F::UnaryConst,
             D::Binary { .. } => F::Binary,
+            D::BinaryImm8 { .. } => F::BinaryImm8,
             D::Ternary { .. } => F::Ternary,
+            D::TernaryImm8 { .. } => F::TernaryImm8,
+            D::Shuffle { .. } => F::Shuffle,
             D::MultiAry { .. } => F::MultiAry,
             D::NullAry { .. } => F::NullAry,
             D::IntCompare { .. } => F::IntCompare,
@@ -247,6 +282,7 @@ impl InstructionData {
         use InstructionData::*;
         match self {
             Unary { arg, .. }
+            | BinaryImm8 { arg, .. }
             | Brif { arg, .. }
             | BranchTable { arg, .. }
             | Load { arg, .. }
@@ -254,6 +290,8 @@ impl InstructionData {
             | StackStore { arg, .. }
             | CondTrap { arg, .. } => std::slice::from_ref(arg),
             Binary { args, .. }
+            | TernaryImm8 { args, .. }
+            | Shuffle { args, .. }
             | IntCompare { args, .. }
             | FloatCompare { args, .. }
             | Store { args, .. }
@@ -271,6 +309,7 @@ impl InstructionData {
         use InstructionData::*;
         match self {
             Unary { arg, .. }
+            | BinaryImm8 { arg, .. }
             | Brif { arg, .. }
             | BranchTable { arg, .. }
             | Load { arg, .. }
@@ -278,6 +317,8 @@ impl InstructionData {
             | StackStore { arg, .. }
             | CondTrap { arg, .. } => std::slice::from_mut(arg),
             Binary { args, .. }
+            | TernaryImm8 { args, .. }
+            | Shuffle { args, .. }
             | IntCompare { args, .. }
             | FloatCompare { args, .. }
             | Store { args, .. }

@@ -14,6 +14,7 @@ pub mod domtree;
 pub mod entity;
 pub mod function;
 pub mod fuzzing;
+pub mod ieee;
 pub mod immediates;
 pub mod instructions;
 pub mod layout;
@@ -27,8 +28,10 @@ pub mod types;
 pub mod typing;
 pub mod verifier;
 
-pub use dfg::{DataFlowGraph, ValueDef};
-pub use entity::{Block, FuncRef, GlobalValue, Inst, JumpTable, SigRef, StackSlot, Value};
+pub use dfg::{ConstantData, DataFlowGraph, ValueDef};
+pub use entity::{
+    Block, Constant, FuncRef, GlobalValue, Immediate, Inst, JumpTable, SigRef, StackSlot, Value,
+};
 pub use function::{
     AbiParam, ArgumentExtension, ArgumentPurpose, CallConv, ExtFuncData, Function, FunctionName,
     GlobalValueData, JumpTableData, Signature, StackSlotData,

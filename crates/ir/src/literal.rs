@@ -22,6 +22,9 @@
 
 use thiserror::Error;
 
+use crate::ieee::{Format, BINARY128, BINARY16, BINARY32, BINARY64};
+use crate::types::Type;
+
 /// What is wrong with a numeric literal.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum LiteralError {
@@ -178,64 +181,45 @@ fn split_sign(text: &str) -> (bool, &str) {
 // Floats
 // ---------------------------------------------------------------------------------------------
 
-/// An IEEE-754 binary format: exponent field width and trailing significand width.
-#[derive(Copy, Clone)]
-struct Format {
-    exponent_bits: u32,
-    trailing_bits: u32,
-}
-
-const BINARY32: Format = Format {
-    exponent_bits: 8,
-    trailing_bits: 23,
-};
-const BINARY64: Format = Format {
-    exponent_bits: 11,
-    trailing_bits: 52,
-};
-
-impl Format {
-    fn total_bits(self) -> u32 {
-        1 + self.exponent_bits + self.trailing_bits
-    }
-    fn sign_bit(self) -> u64 {
-        1 << (self.exponent_bits + self.trailing_bits)
-    }
-    fn max_exponent_field(self) -> u64 {
-        (1 << self.exponent_bits) - 1
-    }
-    fn quiet_bit(self) -> u64 {
-        1 << (self.trailing_bits - 1)
-    }
-    fn trailing_mask(self) -> u64 {
-        (1 << self.trailing_bits) - 1
-    }
-    fn bias(self) -> i32 {
-        (1 << (self.exponent_bits - 1)) - 1
-    }
-    fn infinity(self) -> u64 {
-        self.max_exponent_field() << self.trailing_bits
-    }
+/// Parse an `f16` literal into its IEEE bits. A decimal literal is read as an `f64` and
+/// rounded to `f16` (hex literals are exact).
+pub fn parse_f16(text: &str) -> Result<u16, LiteralError> {
+    let parse_decimal = |s: &str| {
+        let v = s.parse::<f64>().ok()?;
+        Some(crate::ieee::f64_to_f16(v) as u128)
+    };
+    parse_float(text, BINARY16, parse_decimal).map(|bits| bits as u16)
 }
 
 /// Parse an `f32` literal into its IEEE bits.
 pub fn parse_f32(text: &str) -> Result<u32, LiteralError> {
-    let parse_decimal = |s: &str| s.parse::<f32>().ok().map(|v| v.to_bits() as u64);
+    let parse_decimal = |s: &str| s.parse::<f32>().ok().map(|v| v.to_bits() as u128);
     parse_float(text, BINARY32, parse_decimal).map(|bits| bits as u32)
 }
 
 /// Parse an `f64` literal into its IEEE bits.
 pub fn parse_f64(text: &str) -> Result<u64, LiteralError> {
     parse_float(text, BINARY64, |s: &str| {
-        s.parse::<f64>().ok().map(f64::to_bits)
+        s.parse::<f64>().ok().map(|v| v.to_bits() as u128)
+    })
+    .map(|bits| bits as u64)
+}
+
+/// Parse an `f128` literal into its IEEE bits. A decimal literal is read as an `f64` and
+/// widened, so only decimals an `f64` holds exactly are exact (hex literals always are).
+pub fn parse_f128(text: &str) -> Result<u128, LiteralError> {
+    parse_float(text, BINARY128, |s: &str| {
+        s.parse::<f64>()
+            .ok()
+            .map(|v| crate::ieee::convert(BINARY64, BINARY128, v.to_bits() as u128))
     })
 }
 
 fn parse_float(
     text: &str,
     format: Format,
-    parse_decimal: impl Fn(&str) -> Option<u64>,
-) -> Result<u64, LiteralError> {
+    parse_decimal: impl Fn(&str) -> Option<u128>,
+) -> Result<u128, LiteralError> {
     let (negative, body) = split_sign(text);
     let sign = if negative { format.sign_bit() } else { 0 };
     if let Some(hex) = body.strip_prefix("0x") {
@@ -276,13 +260,13 @@ fn parse_float(
 }
 
 /// Hex digits only (no sign, no separators), as a value that fits in 64 bits.
-fn parse_hex_payload(text: &str) -> Option<u64> {
+fn parse_hex_payload(text: &str) -> Option<u128> {
     if text.is_empty() {
         return None;
     }
-    text.chars().try_fold(0u64, |acc, ch| {
+    text.chars().try_fold(0u128, |acc, ch| {
         let digit = ch.to_digit(16)?;
-        acc.checked_mul(16)?.checked_add(digit as u64)
+        acc.checked_mul(16)?.checked_add(digit as u128)
     })
 }
 
@@ -319,7 +303,7 @@ fn is_decimal_float(text: &str) -> bool {
 }
 
 /// The magnitude bits of a hex float `H*[.H*][p±D]` (text after `0x`), which must be exact.
-fn parse_hex_float(text: &str, format: Format) -> Result<u64, LiteralError> {
+fn parse_hex_float(text: &str, format: Format) -> Result<u128, LiteralError> {
     let bits = format.total_bits();
     let (mantissa_text, exponent_text) = match text.split_once('p') {
         Some((m, e)) => (m, Some(e)),
@@ -384,8 +368,8 @@ fn parse_hex_float(text: &str, format: Format) -> Result<u64, LiteralError> {
         return Err(LiteralError::MagnitudeTooLarge { bits });
     }
     if biased > 0 {
-        let trailing = significand as u64 & format.trailing_mask();
-        return Ok(((biased as u64) << format.trailing_bits) | trailing);
+        let trailing = significand & format.trailing_mask();
+        return Ok(((biased as u128) << format.trailing_bits) | trailing);
     }
     // Subnormal: the significand shifts right to exponent field 1, losing no set bits.
     let shift = (1 - biased) as u32;
@@ -395,23 +379,33 @@ fn parse_hex_float(text: &str, format: Format) -> Result<u64, LiteralError> {
     if significand & ((1u128 << shift) - 1) != 0 {
         return Err(LiteralError::Inexact { bits });
     }
-    Ok((significand >> shift) as u64)
+    Ok(significand >> shift)
+}
+
+/// Cranelift's text form of an `f16`.
+pub fn format_f16(bits: u16) -> String {
+    format_float(bits as u128, BINARY16)
 }
 
 /// Cranelift's text form of an `f32`.
 pub fn format_f32(bits: u32) -> String {
-    format_float(bits as u64, BINARY32)
+    format_float(bits as u128, BINARY32)
 }
 
 /// Cranelift's text form of an `f64`.
 pub fn format_f64(bits: u64) -> String {
-    format_float(bits, BINARY64)
+    format_float(bits as u128, BINARY64)
+}
+
+/// Cranelift's text form of an `f128`.
+pub fn format_f128(bits: u128) -> String {
+    format_float(bits, BINARY128)
 }
 
 /// Normal numbers as `0x1.<hex>p<e>`, subnormals as `0x0.<hex>p<emin>` (the trailing
 /// significand left-aligned in whole hex digits), zeros as `0.0`, and `Inf`/`NaN` forms with an
 /// explicit sign.
-fn format_float(bits: u64, format: Format) -> String {
+fn format_float(bits: u128, format: Format) -> String {
     let negative = bits & format.sign_bit() != 0;
     let exponent_field = (bits >> format.trailing_bits) & format.max_exponent_field();
     let trailing = bits & format.trailing_mask();
@@ -445,9 +439,125 @@ fn format_float(bits: u64, format: Format) -> String {
     format!("{minus}0x1.{aligned:0width$x}p{exponent}")
 }
 
+// ---------------------------------------------------------------------------------------------
+// Lanes and vectors
+// ---------------------------------------------------------------------------------------------
+
+/// Parse one lane (or scalar) literal of type `lane` into its bits (zero-extended).
+pub fn parse_lane(text: &str, lane: Type) -> Result<u128, LiteralError> {
+    match lane {
+        Type::F16 => parse_f16(text).map(u128::from),
+        Type::F32 => parse_f32(text).map(u128::from),
+        Type::F64 => parse_f64(text).map(u128::from),
+        Type::F128 => parse_f128(text),
+        t => parse_int_bits(text, t.lane_bits()),
+    }
+}
+
+/// The bits of a vector of type `ty` written as its lanes, lane 0 first (`[1 2 3 4]` without
+/// the brackets, already split into words).
+pub fn parse_vector_lanes<'a>(
+    words: impl IntoIterator<Item = &'a str>,
+    ty: Type,
+) -> Result<u128, String> {
+    let lane = ty.lane_type();
+    let width = lane.lane_bits();
+    let mut bits = 0u128;
+    let mut count = 0u32;
+    for word in words {
+        if count == ty.lane_count() {
+            return Err(format!(
+                "too many lanes for {ty} (it has {})",
+                ty.lane_count()
+            ));
+        }
+        let x = parse_lane(word, lane).map_err(|e| format!("lane {count} `{word}`: {e}"))?;
+        bits |= x << (count * width);
+        count += 1;
+    }
+    if count != ty.lane_count() {
+        return Err(format!(
+            "{ty} needs {} lanes, but {count} are written",
+            ty.lane_count()
+        ));
+    }
+    Ok(bits)
+}
+
+/// The bits of a `0x…` literal holding `bytes` bytes (the most significant byte first, as
+/// Cranelift writes constants).
+pub fn parse_hex_bytes(text: &str, bytes: u32) -> Result<u128, String> {
+    if !text.starts_with("0x") {
+        return Err(format!("`{text}` is not a hex literal (0x…)"));
+    }
+    let value = parse_int(text).map_err(|e| format!("`{text}`: {e}"))?;
+    if bytes < 16 && value.magnitude >> (8 * bytes) != 0 {
+        return Err(format!("`{text}` does not fit in {bytes} bytes"));
+    }
+    Ok(value.magnitude)
+}
+
+/// The number of bytes a `0x…` literal spells (two hex digits a byte, rounded up).
+pub fn hex_byte_len(text: &str) -> u32 {
+    let digits = text
+        .trim_start_matches("0x")
+        .bytes()
+        .filter(u8::is_ascii_hexdigit)
+        .count() as u32;
+    digits.div_ceil(2)
+}
+
+/// One lane (or scalar) of type `lane` in run-line syntax: integers in signed decimal, floats
+/// as CLIF float literals.
+pub fn format_lane(bits: u128, lane: Type) -> String {
+    match lane {
+        Type::F16 => format_f16(bits as u16),
+        Type::F32 => format_f32(bits as u32),
+        Type::F64 => format_f64(bits as u64),
+        Type::F128 => format_f128(bits),
+        t => {
+            let width = t.lane_bits();
+            let unused = 128 - width;
+            (((bits << unused) as i128) >> unused).to_string()
+        }
+    }
+}
+
+/// A vector of type `ty` as `[l0 l1 …]`.
+pub fn format_vector(bits: u128, ty: Type) -> String {
+    let width = ty.lane_bits();
+    let mask = u128::MAX >> (128 - width);
+    let lanes: Vec<String> = (0..ty.lane_count())
+        .map(|i| format_lane((bits >> (i * width)) & mask, ty.lane_type()))
+        .collect();
+    format!("[{}]", lanes.join(" "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vectors_and_lanes() {
+        let ty = Type::I32X4;
+        let bits = parse_vector_lanes("1 -1 0x10 0".split(' '), ty).unwrap();
+        assert_eq!(bits, 1 | (0xffff_ffff << 32) | (0x10 << 64));
+        assert_eq!(format_vector(bits, ty), "[1 -1 16 0]");
+        assert!(parse_vector_lanes("1 2 3".split(' '), ty).is_err());
+        assert!(parse_vector_lanes("1 2 3 4 5".split(' '), ty).is_err());
+        let f = parse_vector_lanes(["0x1.0", "-0.0"], Type::F64X2).unwrap();
+        assert_eq!(format_vector(f, Type::F64X2), "[0x1.0000000000000p0 -0.0]");
+        assert_eq!(parse_hex_bytes("0x0102", 2), Ok(0x0102));
+        assert!(parse_hex_bytes("0x010203", 2).is_err());
+        assert_eq!(hex_byte_len("0x0000_0001"), 4);
+        assert_eq!(parse_f16("0x1.554p-2"), Ok(0x3555));
+        assert_eq!(format_f16(0x3c00), "0x1.000p0");
+        assert_eq!(parse_f128("-0x1.p0"), Ok((0xbfff_u128) << 112));
+        assert_eq!(
+            format_f128(0x3fff_u128 << 112),
+            "0x1.0000000000000000000000000000p0"
+        );
+    }
 
     #[test]
     fn integers_in_every_form() {

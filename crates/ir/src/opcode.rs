@@ -2,7 +2,8 @@
 //!
 //! One row per opcode: its CLIF name, its instruction format (the shape of its operands, see
 //! [`InstructionFormat`]), where its controlling type comes from, and its effect flags. The
-//! set is Cranelift's (wasmtime `release-48.0.0`) restricted to scalar types, plus the older
+//! set is Cranelift's (wasmtime `release-48.0.0`) for scalar and fixed-width vector types
+//! (not dynamic vectors, tail calls, exceptions or pinned registers), plus the older
 //! `stack_load`, `stack_store`, `global_value` and `band_not`/`bor_not`/`bxor_not`, which
 //! existing `.clif` files still use.
 
@@ -13,11 +14,20 @@ use std::fmt;
 pub enum InstructionFormat {
     Unary,
     UnaryImm,
+    UnaryIeee16,
     UnaryIeee32,
     UnaryIeee64,
     UnaryGlobalValue,
+    /// A constant-pool handle (`vconst`, `f128const`).
+    UnaryConst,
     Binary,
+    /// One value and a lane index (`extractlane`).
+    BinaryImm8,
     Ternary,
+    /// Two values and a lane index (`insertlane`).
+    TernaryImm8,
+    /// Two vectors and a lane mask (`shuffle`).
+    Shuffle,
     MultiAry,
     NullAry,
     IntCompare,
@@ -154,6 +164,9 @@ opcodes! {
     Iconst "iconst" UnaryImm Sfx, [];
     F32const "f32const" UnaryIeee32 NO, [];
     F64const "f64const" UnaryIeee64 NO, [];
+    F16const "f16const" UnaryIeee16 NO, [];
+    F128const "f128const" UnaryConst NO, [];
+    Vconst "vconst" UnaryConst Sfx, [];
     Nop "nop" NullAry NO, [];
 
     // Selection.
@@ -267,6 +280,43 @@ opcodes! {
     GetFramePointer "get_frame_pointer" NullAry Sfx, [];
     GetStackPointer "get_stack_pointer" NullAry Sfx, [];
     GetReturnAddress "get_return_address" NullAry Sfx, [];
+
+    // Vector lanes and shapes.
+    Splat "splat" Unary Sfx, [];
+    ScalarToVector "scalar_to_vector" Unary Sfx, [];
+    Extractlane "extractlane" BinaryImm8 Op(0), [];
+    Insertlane "insertlane" TernaryImm8 Op(0), [];
+    Shuffle "shuffle" Shuffle Op(0), [];
+    Swizzle "swizzle" Binary Op(0), [];
+    VanyTrue "vany_true" Unary Op(0), [];
+    VallTrue "vall_true" Unary Op(0), [];
+    VhighBits "vhigh_bits" Unary Sfx, [];
+    Snarrow "snarrow" Binary Op(0), [];
+    Unarrow "unarrow" Binary Op(0), [];
+    Uunarrow "uunarrow" Binary Op(0), [];
+    SwidenLow "swiden_low" Unary Op(0), [];
+    SwidenHigh "swiden_high" Unary Op(0), [];
+    UwidenLow "uwiden_low" Unary Op(0), [];
+    UwidenHigh "uwiden_high" Unary Op(0), [];
+    IaddPairwise "iadd_pairwise" Binary Op(0), [];
+    FvpromoteLow "fvpromote_low" Unary Op(0), [];
+    Fvdemote "fvdemote" Unary Op(0), [];
+
+    // Vector lane arithmetic.
+    UaddSat "uadd_sat" Binary Op(0), [];
+    SaddSat "sadd_sat" Binary Op(0), [];
+    UsubSat "usub_sat" Binary Op(0), [];
+    SsubSat "ssub_sat" Binary Op(0), [];
+    AvgRound "avg_round" Binary Op(0), [];
+    SqmulRoundSat "sqmul_round_sat" Binary Op(0), [];
+
+    // Vector memory: 64 bits loaded and each lane extended to twice its width.
+    Uload8x8 "uload8x8" Load NO, [CAN_TRAP | LOADS];
+    Sload8x8 "sload8x8" Load NO, [CAN_TRAP | LOADS];
+    Uload16x4 "uload16x4" Load NO, [CAN_TRAP | LOADS];
+    Sload16x4 "sload16x4" Load NO, [CAN_TRAP | LOADS];
+    Uload32x2 "uload32x2" Load NO, [CAN_TRAP | LOADS];
+    Sload32x2 "sload32x2" Load NO, [CAN_TRAP | LOADS];
 
     // Atomics.
     AtomicRmw "atomic_rmw" AtomicRmw OpP(1), [CAN_TRAP | LOADS | STORES | SIDE_EFFECTS];

@@ -30,7 +30,24 @@ fn format_spec(format: F) -> (&'static [Field], &'static str) {
     match format {
         F::Unary => (&[("a", V)], "Unary { opcode, arg: a }"),
         F::UnaryImm => (&[("imm", "i64")], "UnaryImm { opcode, imm }"),
+        F::UnaryIeee16 => (&[("bits", "u64")], "UnaryIeee16 { opcode, imm }"),
         F::UnaryIeee32 => (&[("bits", "u64")], "UnaryIeee32 { opcode, imm }"),
+        F::UnaryConst => (
+            &[("constant", "Constant")],
+            "UnaryConst { opcode, constant }",
+        ),
+        F::BinaryImm8 => (
+            &[("a", V), ("lane", "u64")],
+            "BinaryImm8 { opcode, arg: a, imm }",
+        ),
+        F::TernaryImm8 => (
+            &[("a", V), ("b", V), ("lane", "u64")],
+            "TernaryImm8 { opcode, args: [a, b], imm }",
+        ),
+        F::Shuffle => (
+            &[("a", V), ("b", V), ("mask", "Immediate")],
+            "Shuffle { opcode, args: [a, b], mask }",
+        ),
         F::UnaryIeee64 => (&[("bits", "u64")], "UnaryIeee64 { opcode, imm: bits }"),
         F::UnaryGlobalValue => (
             &[("gv", "GlobalValue")],
@@ -113,11 +130,16 @@ fn format_spec(format: F) -> (&'static [Field], &'static str) {
 const FORMATS: &[F] = &[
     F::Unary,
     F::UnaryImm,
+    F::UnaryIeee16,
     F::UnaryIeee32,
     F::UnaryIeee64,
     F::UnaryGlobalValue,
+    F::UnaryConst,
     F::Binary,
+    F::BinaryImm8,
     F::Ternary,
+    F::TernaryImm8,
+    F::Shuffle,
     F::MultiAry,
     F::NullAry,
     F::IntCompare,
@@ -149,6 +171,8 @@ const IR_TYPES: &[&str] = &[
     "GlobalValue",
     "FuncRef",
     "StackSlot",
+    "Constant",
+    "Immediate",
 ];
 
 /// The IR's condition and operation enums, declared to the DSL with every variant, so rules
@@ -246,7 +270,8 @@ pub fn rust() -> String {
         let inits: Vec<String> = fields
             .iter()
             .map(|&(n, _)| match (format, n) {
-                (F::UnaryIeee32, "bits") => "bits: u64::from(imm)".to_string(),
+                (F::UnaryIeee32 | F::UnaryIeee16, "bits") => "bits: u64::from(imm)".to_string(),
+                (F::BinaryImm8 | F::TernaryImm8, "lane") => "lane: u64::from(imm)".to_string(),
                 _ => n.to_string(),
             })
             .collect();
@@ -300,6 +325,8 @@ pub fn rust_builders() -> String {
         // The one field whose DSL type differs from the instruction's (see `op_of`).
         let convert = match op.format() {
             F::UnaryIeee32 => "let imm = bits as u32; ",
+            F::UnaryIeee16 => "let imm = bits as u16; ",
+            F::BinaryImm8 | F::TernaryImm8 => "let imm = lane as u8; ",
             _ => "",
         };
         writeln!(

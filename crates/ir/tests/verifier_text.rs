@@ -104,3 +104,71 @@ block0(v0: i64):
         "{err}"
     );
 }
+
+#[test]
+fn vector_errors_name_the_problem() {
+    let lane = "function %f(i32x4) -> i32 {
+block0(v0: i32x4):
+    v1 = extractlane v0, 4
+    return v1
+}
+";
+    let e = verify_text(lane).unwrap_err();
+    assert!(
+        e.contains("lane index 4 of `extractlane` is out of range: i32x4 has lanes 0 to 3"),
+        "{e}"
+    );
+    assert!(e.starts_with("3:5:"), "the message names the line: {e}");
+
+    let mask = "function %f(i8x16) -> i8x16 {
+block0(v0: i8x16):
+    v1 = shuffle v0, v0, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 32]
+    return v1
+}
+";
+    let e = verify_text(mask).unwrap_err();
+    assert!(e.contains("mask byte 15 selects lane 32"), "{e}");
+
+    let splat = "function %f(i64) -> i32x4 {
+block0(v0: i64):
+    v1 = splat.i32x4 v0
+    return v1
+}
+";
+    let e = verify_text(splat).unwrap_err();
+    assert!(
+        e.contains("operand 0 (v0) of `splat` has type i64; it needs i32"),
+        "{e}"
+    );
+
+    let lanes = "function %f(i32x4) -> i32x4 {
+block0(v0: i32x4):
+    v1 = fadd v0, v0
+    return v1
+}
+";
+    let e = parse_functions(lanes, "t.clif").unwrap_err().to_string();
+    assert!(e.contains("`fadd` does not accept type i32x4"), "{e}");
+
+    let size = "function %f() -> i32x4 {
+    const0 = 0x0001
+block0:
+    v0 = vconst.i32x4 const0
+    return v0
+}
+";
+    let e = verify_text(size).unwrap_err();
+    assert!(
+        e.contains("const0 has 2 bytes, but `vconst` of i32x4 needs 16"),
+        "{e}"
+    );
+
+    let ok = "function %f(f32x4, i8x16) -> f64x2, i16x8 {
+block0(v0: f32x4, v1: i8x16):
+    v2 = fvpromote_low v0
+    v3 = swiden_low v1
+    return v2, v3
+}
+";
+    verify_text(ok).unwrap();
+}

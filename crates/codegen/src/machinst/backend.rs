@@ -196,6 +196,8 @@ impl<I: Isa> LowerBackend for PipelineBackend<I> {
 }
 
 impl<I: Isa> Backend for PipelineBackend<I> {
+    const ISA_NAME: &'static str = I::INFO.name;
+
     fn machine_env(&self) -> &MachineEnv {
         I::machine_env()
     }

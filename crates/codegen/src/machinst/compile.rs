@@ -22,7 +22,7 @@
 use std::any::Any;
 use std::time::{Duration, Instant};
 
-use kestrel_ir::Function;
+use kestrel_ir::{Function, Type};
 use kestrel_regalloc::{Function as _, MachineEnv, Output, ProgPoint};
 
 use super::blockorder::{BlockLoweringOrder, OrderScratch};
@@ -36,6 +36,9 @@ use crate::settings::Flags;
 
 /// What the driver needs from an ISA beyond lowering.
 pub trait Backend: LowerBackend {
+    /// The ISA's name in messages (`x86_64`, `aarch64`).
+    const ISA_NAME: &'static str;
+
     /// The registers the allocator may use.
     fn machine_env(&self) -> &MachineEnv;
     /// The frame of `f` once allocation is known (spill slots, callee-saved registers).
@@ -51,6 +54,39 @@ pub trait Backend: LowerBackend {
 /// signed 32-bit displacements (x86-64) and sized by 32-bit arithmetic on both ISAs; 1 GiB
 /// leaves room for spill slots, saved registers and outgoing arguments.
 pub const MAX_STACK_SLOT_BYTES: u64 = 1 << 30;
+
+/// Refuse a function that uses a type no backend lowers yet (vectors, `f16`, `f128`), naming
+/// the type, the function and the ISA, before any stage sees it. Cost: O(values + signature
+/// entries).
+pub fn check_lowerable_types(f: &Function, isa: &str) -> Result<(), CodegenError> {
+    let refuse = |ty: Type| {
+        let kind = if ty.is_vector() { "vector" } else { "f16/f128" };
+        Err(CodegenError::Unsupported {
+            opcode: None,
+            // The message names the type already.
+            ty: None,
+            what: format!(
+                "type {ty} in function {} ({kind} lowering not implemented on {isa})",
+                f.name
+            ),
+        })
+    };
+    let signatures = std::iter::once(&f.signature).chain(f.signatures.values());
+    for sig in signatures {
+        for p in sig.params.iter().chain(&sig.returns) {
+            if p.value_type.is_interpreter_only() {
+                return refuse(p.value_type);
+            }
+        }
+    }
+    for v in 0..f.dfg.num_values() {
+        let v = kestrel_ir::Value::from_u32(v as u32);
+        if f.dfg.value_is_valid(v) && f.dfg.value_type(v).is_interpreter_only() {
+            return refuse(f.dfg.value_type(v));
+        }
+    }
+    Ok(())
+}
 
 /// Refuse a function whose stack slots, each rounded up to its alignment, pass
 /// [`MAX_STACK_SLOT_BYTES`] (instead of a frame size that wraps). O(stack slots).
@@ -314,6 +350,14 @@ pub fn compile_function<B: Backend>(
 ) -> Result<CompiledCode, CodegenError> {
     let options = CompileOptions::from(flags);
     let (verified, level, check) = (flags.verified, flags.opt_level, flags.check_regalloc);
+    if level != kestrel_opt::OptLevel::None {
+        // Before the mid-end sees the function (`compile_in` checks again for its own callers).
+        let func: &Function = match &f {
+            CompileInput::Borrowed(f) => f,
+            CompileInput::Consumed(f) => f,
+        };
+        check_lowerable_types(func, B::ISA_NAME)?;
+    }
     let timed = times.as_deref_mut();
     match f {
         CompileInput::Borrowed(f) => {
@@ -380,6 +424,7 @@ pub fn compile_in<B: Backend>(
     mut times: Option<&mut PhaseTimes>,
 ) -> Result<CompiledCode, CodegenError> {
     let mut clock = times.as_ref().map(|_| Instant::now());
+    check_lowerable_types(f, B::ISA_NAME)?;
     check_stack_slots(f)?;
     ctx.order.rebuild(f, chaos, &mut ctx.order_scratch);
     lap(&mut times, &mut clock, |t| &mut t.block_order);

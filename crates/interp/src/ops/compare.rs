@@ -2,7 +2,7 @@
 
 use kestrel_ir::immediates::{FloatCC, IntCC};
 
-use super::float::{load_f32, load_f64};
+use super::float::{load_f16, load_f32, load_f64};
 use super::{to_signed, FloatKind};
 
 /// Integer comparison of two canonical slots of `width` bits.
@@ -30,11 +30,32 @@ pub fn fcmp(cc: FloatCC, kind: FloatKind, x: u128, y: u128) -> u128 {
     let order = match kind {
         FloatKind::F32 => load_f32(x).partial_cmp(&load_f32(y)),
         FloatKind::F64 => load_f64(x).partial_cmp(&load_f64(y)),
+        FloatKind::F16 => load_f16(x).partial_cmp(&load_f16(y)),
+        FloatKind::F128 => f128_partial_cmp(x, y),
     };
     float_condition_holds(cc, order) as u128
 }
 
 /// Whether `cc` holds for operands related by `order` (`None` = unordered).
+/// IEEE order of two `f128`s: `None` if either is a NaN, and -0 = +0.
+pub(super) fn f128_partial_cmp(x: u128, y: u128) -> Option<std::cmp::Ordering> {
+    let format = FloatKind::F128.format();
+    if format.is_nan(x) || format.is_nan(y) {
+        return None;
+    }
+    let magnitude = |v: u128| v & !(1 << 127);
+    // Sign-magnitude to a signed key that orders like the values (both zeros map to 0).
+    let key = |v: u128| {
+        let m = magnitude(v) as i128;
+        if v >> 127 == 1 {
+            -m
+        } else {
+            m
+        }
+    };
+    Some(key(x).cmp(&key(y)))
+}
+
 #[inline]
 fn float_condition_holds(cc: FloatCC, order: Option<std::cmp::Ordering>) -> bool {
     use std::cmp::Ordering::{Equal, Greater, Less};

@@ -6,7 +6,7 @@
 //! map NaN to 0 and clamp. Integer → float conversions round to nearest, ties to even, from
 //! every width including 128 bits (Rust's `as` casts are specified to do exactly this).
 
-use super::float::{load_f32, load_f64, store_f32, store_f64};
+use super::float::{load_f16, load_f32, load_f64, store_f32, store_f64};
 use super::{from_signed, mask, to_signed, FloatKind, Trap};
 
 /// `f32` → `f64`; exact except that a NaN becomes the canonical NaN.
@@ -21,12 +21,26 @@ pub fn fdemote(x: u128) -> u128 {
     store_f32(load_f64(x) as f32)
 }
 
-/// The float operand as an `f64` (exact for `f32`, so all range checks happen in `f64`).
+/// Convert between float formats (`fpromote`, `fdemote` of any float types): exact when
+/// widening, rounded to nearest even when narrowing; a NaN becomes the canonical NaN.
+#[inline]
+pub fn fconvert(from: FloatKind, to: FloatKind, x: u128) -> u128 {
+    match (from, to) {
+        (FloatKind::F32, FloatKind::F64) => fpromote(x),
+        (FloatKind::F64, FloatKind::F32) => fdemote(x),
+        _ => kestrel_ir::ieee::convert(from.format(), to.format(), x),
+    }
+}
+
+/// The float operand as an `f64` (exact for `f16` and `f32`, so all range checks happen in
+/// `f64`; `eval_pure` does not convert `f128` to integers).
 #[inline]
 fn widen(kind: FloatKind, x: u128) -> f64 {
     match kind {
         FloatKind::F32 => load_f32(x) as f64,
         FloatKind::F64 => load_f64(x),
+        FloatKind::F16 => load_f16(x),
+        FloatKind::F128 => load_f64(fconvert(FloatKind::F128, FloatKind::F64, x)),
     }
 }
 
@@ -85,6 +99,7 @@ pub fn fcvt_from_uint(kind: FloatKind, x: u128) -> u128 {
     match kind {
         FloatKind::F32 => (x as f32).to_bits() as u128,
         FloatKind::F64 => (x as f64).to_bits() as u128,
+        _ => kind.format().round_pack(false, 0, x, false),
     }
 }
 
@@ -95,6 +110,7 @@ pub fn fcvt_from_sint(kind: FloatKind, x: u128, from_width: u32) -> u128 {
     match kind {
         FloatKind::F32 => (v as f32).to_bits() as u128,
         FloatKind::F64 => (v as f64).to_bits() as u128,
+        _ => kind.format().round_pack(v < 0, 0, v.unsigned_abs(), false),
     }
 }
 

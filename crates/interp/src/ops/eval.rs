@@ -2,11 +2,14 @@
 //! implementation of that arithmetic, used by the interpreter's loop and by the mid-end's
 //! constant folder (`kestrel-opt`), so the two cannot drift apart.
 //!
-//! Contract. Covers the formats `Unary`, `UnaryImm`, `UnaryIeee32`, `UnaryIeee64`, `Binary`,
-//! `Ternary`, `IntCompare`, `FloatCompare` and `bitcast` (the one `LoadNoOffset` opcode that
-//! reads no memory); anything else (memory, control flow, calls, frame values, global values,
-//! traps) is `None`. Requires canonical slots (see the module docs of [`super`]) and types
-//! that pass the verifier. Cost: O(1), no allocation.
+//! Contract. Covers the formats `Unary`, `UnaryImm`, `UnaryIeee16`, `UnaryIeee32`,
+//! `UnaryIeee64`, `Binary`, `BinaryImm8`, `Ternary`, `TernaryImm8`, `IntCompare`,
+//! `FloatCompare` and `bitcast` (the one `LoadNoOffset` opcode that reads no memory), on
+//! scalars and vectors (see [`eval_vector`]); anything else (memory, control flow, calls,
+//! frame values, global values, traps, the pools of `vconst` and `shuffle`) is `None`, as is
+//! `fma` of `f128` (its other arithmetic runs in software, [`super::f128`]). Requires
+//! canonical slots (see the module docs of [`super`]) and types that pass the verifier.
+//! Cost: O(lanes), no allocation.
 
 use kestrel_ir::{InstructionData as D, Opcode, Type};
 
@@ -20,13 +23,110 @@ pub enum Evaluated {
     Two(u128, u128),
 }
 
-/// The float format of a float type (`f32` for anything that is not `f64`).
+/// The float format of a float type or of a vector's float lanes (`f32` for anything else).
 #[inline]
 pub fn float_kind(ty: Type) -> FloatKind {
-    if ty == Type::F64 {
-        FloatKind::F64
-    } else {
-        FloatKind::F32
+    match ty.lane_type() {
+        Type::F64 => FloatKind::F64,
+        Type::F16 => FloatKind::F16,
+        Type::F128 => FloatKind::F128,
+        _ => FloatKind::F32,
+    }
+}
+
+/// `f128` arithmetic in software; `None` for what is not implemented (`fma`) or not
+/// arithmetic. `ty` is the result type (the integer type of a conversion).
+fn f128_arith(op: Opcode, ty: Type, x: &[u128]) -> Option<Result<Evaluated, Trap>> {
+    use super::f128::{self as q, Rounding};
+    let one = |r: u128| Some(Ok(Evaluated::One(r)));
+    let min_max = |a: u128, b: u128, want_min: bool| {
+        let nan = FloatKind::F128.format().canonical_nan();
+        match super::compare::f128_partial_cmp(a, b) {
+            None => nan,
+            // Equal values differ at most in the sign of zero: -0 is the smaller.
+            Some(std::cmp::Ordering::Equal) => {
+                if (a >> 127 == 1) == want_min {
+                    a
+                } else {
+                    b
+                }
+            }
+            Some(std::cmp::Ordering::Less) => {
+                if want_min {
+                    a
+                } else {
+                    b
+                }
+            }
+            Some(std::cmp::Ordering::Greater) => {
+                if want_min {
+                    b
+                } else {
+                    a
+                }
+            }
+        }
+    };
+    let to_int = |signed: bool, saturate: bool| -> Result<u128, Trap> {
+        let w = ty.bits();
+        let Some((negative, magnitude)) = q::to_integer(x[0]) else {
+            if FloatKind::F128.format().is_nan(x[0]) {
+                return if saturate {
+                    Ok(0)
+                } else {
+                    Err(Trap::BadConversionToInteger)
+                };
+            }
+            // An infinity (or a magnitude of 2^128 or more).
+            let negative = x[0] >> 127 == 1;
+            return match (saturate, signed, negative) {
+                (false, _, _) => Err(Trap::IntegerOverflow),
+                (true, false, true) => Ok(0),
+                (true, false, false) => Ok(mask(w)),
+                (true, true, true) => Ok(1 << (w - 1)),
+                (true, true, false) => Ok(mask(w) >> 1),
+            };
+        };
+        // The result type's range: [-limit_neg, hi].
+        let limit_neg = if signed { 1u128 << (w - 1) } else { 0 };
+        let hi = if signed { mask(w) >> 1 } else { mask(w) };
+        if negative && magnitude > limit_neg {
+            return if saturate {
+                Ok(truncate(limit_neg.wrapping_neg(), w))
+            } else {
+                Err(Trap::IntegerOverflow)
+            };
+        }
+        if !negative && magnitude > hi {
+            return if saturate {
+                Ok(hi)
+            } else {
+                Err(Trap::IntegerOverflow)
+            };
+        }
+        Ok(if negative {
+            truncate(magnitude.wrapping_neg(), w)
+        } else {
+            magnitude
+        })
+    };
+    match op {
+        Opcode::Fadd => one(q::add(x[0], x[1])),
+        Opcode::Fsub => one(q::sub(x[0], x[1])),
+        Opcode::Fmul => one(q::mul(x[0], x[1])),
+        Opcode::Fdiv => one(q::div(x[0], x[1])),
+        Opcode::Sqrt => one(q::sqrt(x[0])),
+        Opcode::Ceil => one(q::round_integral(x[0], Rounding::Ceil)),
+        Opcode::Floor => one(q::round_integral(x[0], Rounding::Floor)),
+        Opcode::Trunc => one(q::round_integral(x[0], Rounding::Trunc)),
+        Opcode::Nearest => one(q::round_integral(x[0], Rounding::Nearest)),
+        Opcode::Fmin => one(min_max(x[0], x[1], true)),
+        Opcode::Fmax => one(min_max(x[0], x[1], false)),
+        Opcode::FcvtToUint => Some(to_int(false, false).map(Evaluated::One)),
+        Opcode::FcvtToSint => Some(to_int(true, false).map(Evaluated::One)),
+        Opcode::FcvtToUintSat => Some(to_int(false, true).map(Evaluated::One)),
+        Opcode::FcvtToSintSat => Some(to_int(true, true).map(Evaluated::One)),
+        _ => None,
     }
 }
 
@@ -36,9 +136,24 @@ pub fn float_kind(ty: Type) -> FloatKind {
 #[inline]
 pub fn eval_pure(data: &D, ty: Type, in_ty: Type, x: &[u128]) -> Option<Result<Evaluated, Trap>> {
     use Evaluated::{One, Two};
+    if ty.is_vector() || in_ty.is_vector() {
+        return eval_vector(data, ty, in_ty, x);
+    }
     let w = ty.bits();
     let k = float_kind(ty);
     let op = data.opcode();
+    if ty == Type::F128 || in_ty == Type::F128 {
+        let converts = matches!(
+            op,
+            Opcode::FcvtToUint | Opcode::FcvtToSint | Opcode::FcvtToUintSat | Opcode::FcvtToSintSat
+        );
+        if let Some(r) = f128_arith(op, ty, x).filter(|_| converts || ty == Type::F128) {
+            return Some(r);
+        }
+        if op == Opcode::Fma {
+            return None; // `f128` `fma` is not implemented
+        }
+    }
     let one = |r: u128| Some(Ok(One(r)));
     let pair = |(r, f): (u128, u128)| Some(Ok(Two(r, f)));
     let checked = |r: Result<u128, Trap>| Some(r.map(One));
@@ -67,8 +182,7 @@ pub fn eval_pure(data: &D, ty: Type, in_ty: Type, x: &[u128]) -> Option<Result<E
                 Opcode::Floor => one(floor(k, a)),
                 Opcode::Trunc => one(trunc(k, a)),
                 Opcode::Nearest => one(nearest(k, a)),
-                Opcode::Fpromote => one(fpromote(a)),
-                Opcode::Fdemote => one(fdemote(a)),
+                Opcode::Fpromote | Opcode::Fdemote => one(fconvert(float_kind(in_ty), k, a)),
                 Opcode::FcvtToUint => checked(fcvt_to_uint(float_kind(in_ty), a, w)),
                 Opcode::FcvtToSint => checked(fcvt_to_sint(float_kind(in_ty), a, w)),
                 Opcode::FcvtToUintSat => one(fcvt_to_uint_sat(float_kind(in_ty), a, w)),
@@ -79,6 +193,7 @@ pub fn eval_pure(data: &D, ty: Type, in_ty: Type, x: &[u128]) -> Option<Result<E
             }
         }
         D::UnaryImm { imm, .. } => one(truncate(imm as i128 as u128, w)),
+        D::UnaryIeee16 { imm, .. } => one(imm as u128),
         D::UnaryIeee32 { imm, .. } => one(imm as u128),
         D::UnaryIeee64 { imm, .. } => one(imm as u128),
         D::LoadNoOffset { .. } if op == Opcode::Bitcast => one(bitcast(x[0])),

@@ -30,10 +30,12 @@ mod bits;
 mod compare;
 mod convert;
 mod eval;
+pub mod f128;
 mod float;
 mod int;
 mod overflow;
 mod resize;
+mod vector;
 
 pub use bits::*;
 pub use compare::*;
@@ -43,6 +45,7 @@ pub use float::*;
 pub use int::*;
 pub use overflow::*;
 pub use resize::*;
+pub use vector::*;
 
 /// Why an operation trapped. The interpreter maps these to the matching reserved trap codes.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
@@ -55,11 +58,27 @@ pub enum Trap {
     BadConversionToInteger,
 }
 
-/// The two scalar float formats.
+/// The scalar float formats.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum FloatKind {
     F32,
     F64,
+    F16,
+    /// `f128` arithmetic is in software ([`f128`]); [`eval_pure`] refuses `fma` of `f128`.
+    F128,
+}
+
+impl FloatKind {
+    /// The IEEE-754 format (field widths) of this kind.
+    pub fn format(self) -> kestrel_ir::ieee::Format {
+        use kestrel_ir::ieee::{BINARY128, BINARY16, BINARY32, BINARY64};
+        match self {
+            FloatKind::F16 => BINARY16,
+            FloatKind::F32 => BINARY32,
+            FloatKind::F64 => BINARY64,
+            FloatKind::F128 => BINARY128,
+        }
+    }
 }
 
 /// All ones in the low `width` bits: the largest canonical value of that width.

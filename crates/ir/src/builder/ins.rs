@@ -116,6 +116,93 @@ impl<'a> InstBuilder<'a> {
 
     // ---- Arithmetic and comparisons ------------------------------------------------------
 
+    // ---- Vectors and the other float formats ---------------------------------------------
+
+    /// `vconst.ty` of `bits` (lane 0 in the low bits), added to the constant pool.
+    pub fn vconst(self, ty: Type, bits: u128) -> Res<Value> {
+        let bytes = u8::try_from(ty.bytes()).unwrap_or(0);
+        let constant = self
+            .b
+            .func
+            .dfg
+            .constants
+            .push(crate::dfg::ConstantData { bits, bytes });
+        self.one(
+            D::UnaryConst {
+                opcode: Opcode::Vconst,
+                constant,
+            },
+            ty,
+        )
+    }
+
+    /// `f16const` of IEEE bits.
+    pub fn f16const(self, bits: u16) -> Res<Value> {
+        self.one(
+            D::UnaryIeee16 {
+                opcode: Opcode::F16const,
+                imm: bits,
+            },
+            Type::INVALID,
+        )
+    }
+
+    /// `f128const` of IEEE bits, added to the constant pool.
+    pub fn f128const(self, bits: u128) -> Res<Value> {
+        let data = crate::dfg::ConstantData { bits, bytes: 16 };
+        let constant = self.b.func.dfg.constants.push(data);
+        self.one(
+            D::UnaryConst {
+                opcode: Opcode::F128const,
+                constant,
+            },
+            Type::INVALID,
+        )
+    }
+
+    /// `splat.ty x`: every lane of a `ty` vector set to `x`.
+    pub fn splat(self, ty: Type, x: Value) -> Res<Value> {
+        self.unary(Opcode::Splat, ty, x)
+    }
+
+    /// `extractlane x, lane`.
+    pub fn extractlane(self, x: Value, lane: u8) -> Res<Value> {
+        self.one(
+            D::BinaryImm8 {
+                opcode: Opcode::Extractlane,
+                arg: x,
+                imm: lane,
+            },
+            Type::INVALID,
+        )
+    }
+
+    /// `insertlane x, y, lane`: `x` with lane `lane` replaced by `y`.
+    pub fn insertlane(self, x: Value, y: Value, lane: u8) -> Res<Value> {
+        self.one(
+            D::TernaryImm8 {
+                opcode: Opcode::Insertlane,
+                args: [x, y],
+                imm: lane,
+            },
+            Type::INVALID,
+        )
+    }
+
+    /// `shuffle x, y, mask`: byte `i` of `mask` picks lane `i` of the result from the 32
+    /// lanes of `x` then `y`.
+    pub fn shuffle(self, x: Value, y: Value, mask: [u8; 16]) -> Res<Value> {
+        let mask = self.b.func.dfg.immediates.push(u128::from_le_bytes(mask));
+        self.one(
+            D::Shuffle {
+                opcode: Opcode::Shuffle,
+                args: [x, y],
+                mask,
+            },
+            Type::INVALID,
+        )
+    }
+
     pub fn iadd(self, x: Value, y: Value) -> Res<Value> {
         self.binary(Opcode::Iadd, x, y)
     }

@@ -414,7 +414,7 @@ impl FunctionBuilder {
     /// Add a parameter to `block` (only before it has predecessors, instructions or phis).
     pub fn append_block_param(&mut self, block: Block, ty: Type) -> Result<Value, BuilderError> {
         self.check_block(block)?;
-        if !(ty.is_int() || ty.is_float()) {
+        if !crate::typing::TypeSet::AnyOrVector.contains(ty) {
             return Err(BuilderError::InvalidType { ty });
         }
         let st = &self.blocks[block];

@@ -807,3 +807,45 @@ fn closing_a_region_entered_from_outside_is_caught_in_debug_builds() {
     b.ins().jump(merge, &[]).unwrap();
     let _ = b.close_region(merge, mark);
 }
+
+#[test]
+fn vector_helpers_build_verified_code() {
+    let mut sig = Signature::new(crate::CallConv::SystemV);
+    sig.params.push(AbiParam::new(Type::I32));
+    sig.returns.push(AbiParam::new(Type::I32X4));
+    let mut b = FunctionBuilder::new(FunctionName::Named("v".into()), sig);
+    let entry = b.create_block();
+    b.switch_to_block(entry).unwrap();
+    b.seal_block(entry).unwrap();
+    let x = b.append_block_params_for_function_params(entry).unwrap()[0];
+    let splat = b.ins().splat(Type::I32X4, x).unwrap();
+    let c = b.ins().vconst(Type::I32X4, 0x0000_0001_0000_0002).unwrap();
+    let lane = b.ins().extractlane(c, 1).unwrap();
+    let ins = b.ins().insertlane(splat, lane, 3).unwrap();
+    let flags = crate::immediates::MemFlags::new();
+    let bytes = b.ins().bitcast(Type::I8X16, flags, ins).unwrap();
+    let mut mask = [0u8; 16];
+    for (i, m) in mask.iter_mut().enumerate() {
+        *m = 15 - i as u8;
+    }
+    let shuffled = b.ins().shuffle(bytes, bytes, mask).unwrap();
+    let back = b.ins().bitcast(Type::I32X4, flags, shuffled).unwrap();
+    b.ins().return_(&[back]).unwrap();
+    let f = b.finalize().unwrap();
+    crate::verify_function(&f).unwrap();
+    let text = f.to_string();
+    assert!(
+        text.contains("const0 = 0x00000000000000000000000100000002"),
+        "{text}"
+    );
+    assert!(text.contains("shuffle v"), "{text}");
+
+    // A lane index out of range is refused when the instruction is built.
+    let mut sig = Signature::new(crate::CallConv::SystemV);
+    sig.params.push(AbiParam::new(Type::I64X2));
+    let mut b = FunctionBuilder::new(FunctionName::Named("bad".into()), sig);
+    let entry = b.create_block();
+    b.switch_to_block(entry).unwrap();
+    let v = b.append_block_params_for_function_params(entry).unwrap()[0];
+    assert!(b.ins().extractlane(v, 2).is_err());
+}

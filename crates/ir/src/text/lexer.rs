@@ -56,6 +56,8 @@ pub enum Tok<'a> {
     SigRef(u32),
     FuncRef(u32),
     JumpTable(u32),
+    /// `const2`, a constant-pool entry.
+    Constant(u32),
     /// `region3`, a declared memory region.
     Region(u32),
     /// `"text"`, without the quotes (no escapes; ends at the next `"` on the line).
@@ -98,6 +100,7 @@ impl fmt::Display for Tok<'_> {
             Tok::SigRef(n) => return write!(f, "`sig{n}`"),
             Tok::FuncRef(n) => return write!(f, "`fn{n}`"),
             Tok::JumpTable(n) => return write!(f, "`jt{n}`"),
+            Tok::Constant(n) => return write!(f, "`const{n}`"),
             Tok::UserRef(n) => return write!(f, "`u{n}`"),
             Tok::Type(t) => return write!(f, "type `{t}`"),
             Tok::Name(s) => return write!(f, "`%{s}`"),
@@ -339,6 +342,7 @@ impl<'a> Lexer<'a> {
             "sig" => Tok::SigRef,
             "fn" => Tok::FuncRef,
             "jt" => Tok::JumpTable,
+            "const" => Tok::Constant,
             "region" => Tok::Region,
             "u" => Tok::UserRef,
             _ => return Ok(Tok::Ident(word)),

@@ -19,7 +19,7 @@ use crate::dfg::ValueDef;
 use crate::entity::{Block, EntityRef, Inst, SecondaryMap, Value};
 use crate::function::{Function, GlobalValueData};
 use crate::instructions::{BlockCall, InstructionData as D};
-use crate::literal::{format_f32, format_f64, format_imm64};
+use crate::literal::{format_f128, format_f16, format_f32, format_f64, format_imm64};
 use crate::opcode::{Ctrl, Opcode};
 use crate::types::Type;
 
@@ -144,6 +144,27 @@ impl<'a> Printer<'a> {
             writeln!(w, "    stack_limit = {gv}")?;
             any = true;
         }
+        // `f128const` writes its constant inline; the others are declared here. Gaps left by
+        // sparse numbering (no bytes) are not written.
+        let mut inline = vec![false; func.dfg.constants.len()];
+        for i in 0..func.dfg.num_insts() {
+            if let D::UnaryConst {
+                opcode: Opcode::F128const,
+                constant,
+            } = *func.dfg.inst(Inst::new(i))
+            {
+                if let Some(flag) = inline.get_mut(constant.index()) {
+                    *flag = true;
+                }
+            }
+        }
+        for (c, data) in func.dfg.constants.iter() {
+            if data.bytes == 0 || inline[c.index()] {
+                continue;
+            }
+            writeln!(w, "    {c} = {}", ConstantHex(*data))?;
+            any = true;
+        }
         Ok(any)
     }
 
@@ -261,7 +282,27 @@ impl<'a> Printer<'a> {
         match *data {
             D::Unary { arg, .. } => write!(w, " {arg}"),
             D::UnaryImm { imm, .. } => write!(w, " {}", format_imm64(imm)),
+            D::UnaryIeee16 { imm, .. } => write!(w, " {}", format_f16(imm)),
             D::UnaryIeee32 { imm, .. } => write!(w, " {}", format_f32(imm)),
+            D::UnaryConst {
+                opcode: Opcode::F128const,
+                constant,
+            } => match func.dfg.constants.get(constant) {
+                Some(data) => write!(w, " {}", format_f128(data.bits)),
+                None => write!(w, " {constant}"),
+            },
+            D::UnaryConst { constant, .. } => write!(w, " {constant}"),
+            D::BinaryImm8 { arg, imm, .. } => write!(w, " {arg}, {imm}"),
+            D::TernaryImm8 {
+                args: [a, b], imm, ..
+            } => write!(w, " {a}, {b}, {imm}"),
+            D::Shuffle {
+                args: [a, b], mask, ..
+            } => {
+                let bits = func.dfg.immediates.get(mask).copied().unwrap_or(0);
+                let data = crate::dfg::ConstantData { bits, bytes: 16 };
+                write!(w, " {a}, {b}, {}", ConstantHex(data))
+            }
             D::UnaryIeee64 { imm, .. } => write!(w, " {}", format_f64(imm)),
             D::UnaryGlobalValue { global_value, .. } => write!(w, " {global_value}"),
             D::Binary { args: [a, b], .. } => write!(w, " {a}, {b}"),
@@ -405,11 +446,40 @@ pub(crate) fn ctrl_type(func: &Function, inst: Inst) -> Type {
         Ctrl::Suffix => first_result.unwrap_or(Type::INVALID),
         Ctrl::Operand(n) | Ctrl::OperandPrinted(n) => match (opcode, first_result) {
             // Results that do not carry the controlling type.
-            (Opcode::Icmp | Opcode::Fcmp | Opcode::CallIndirect, _) | (_, None) => from_operand(n),
+            (
+                Opcode::Icmp
+                | Opcode::Fcmp
+                | Opcode::CallIndirect
+                | Opcode::Extractlane
+                | Opcode::VanyTrue
+                | Opcode::VallTrue
+                | Opcode::Snarrow
+                | Opcode::Unarrow
+                | Opcode::Uunarrow
+                | Opcode::SwidenLow
+                | Opcode::SwidenHigh
+                | Opcode::UwidenLow
+                | Opcode::UwidenHigh
+                | Opcode::FvpromoteLow
+                | Opcode::Fvdemote,
+                _,
+            )
+            | (_, None) => from_operand(n),
             (Opcode::Iconcat, Some(t)) => t.half_width().unwrap_or(Type::INVALID),
             (Opcode::Isplit, Some(t)) => t.double_width().unwrap_or(Type::INVALID),
             (_, Some(t)) => t,
         },
+    }
+}
+
+/// Constant data as Cranelift writes it: `0x` and two hex digits a byte, the most significant
+/// (last) byte first.
+struct ConstantHex(crate::dfg::ConstantData);
+
+impl fmt::Display for ConstantHex {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let width = 2 * usize::from(self.0.bytes);
+        write!(f, "0x{:0width$x}", self.0.bits)
     }
 }
 

@@ -487,7 +487,7 @@ fn operand_type_errors() {
                 );
                 r.bin(b, Opcode::Iadd, x, x);
             }),
-            "`iadd` cannot have controlling type f32; it needs an integer type",
+            "`iadd` cannot have controlling type f32; it needs an integer or integer vector type",
         ),
         (
             Box::new(|r, b| {
@@ -565,7 +565,7 @@ fn operand_type_errors() {
                     Type::I32,
                 );
             }),
-            "operand 0 (v0) of `fcvt_to_sint` has type i32; it needs f32 or f64",
+            "operand 0 (v0) of `fcvt_to_sint` has type i32; it needs a float type",
         ),
         (
             Box::new(|r, b| {

@@ -15,7 +15,7 @@ use crate::function::{AbiParam, Function, GlobalValueData};
 use crate::instructions::InstructionData;
 use crate::opcode::{Ctrl, Opcode};
 use crate::types::Type;
-use crate::typing::{ctrl_type_set, result_types};
+use crate::typing::{ctrl_type_set, result_types, TypeSet};
 
 impl Verifier<'_> {
     pub(super) fn check_types(&mut self, inst: Inst) {
@@ -47,8 +47,14 @@ enum Want {
     IntNarrowerThan(Type),
     /// An integer strictly wider than the given type.
     IntWiderThan(Type),
-    /// Any scalar of this many bits.
+    /// Any scalar or vector of this many bits.
     Bits(u32),
+    /// A float strictly narrower than the given type.
+    FloatNarrowerThan(Type),
+    /// A float strictly wider than the given type.
+    FloatWiderThan(Type),
+    /// Any vector.
+    Vector,
 }
 
 impl Want {
@@ -60,7 +66,12 @@ impl Want {
             Want::Addr => t == Type::I32 || t == Type::I64,
             Want::IntNarrowerThan(w) => t.is_int() && t.bits() < w.bits(),
             Want::IntWiderThan(w) => t.is_int() && t.bits() > w.bits(),
-            Want::Bits(b) => (t.is_int() || t.is_float()) && t.bits() == b,
+            Want::Bits(b) => {
+                (t.is_int() || t.is_float() || TypeSet::Vector.contains(t)) && t.bits() == b
+            }
+            Want::FloatNarrowerThan(w) => t.is_float() && t.bits() < w.bits(),
+            Want::FloatWiderThan(w) => t.is_float() && t.bits() > w.bits(),
+            Want::Vector => TypeSet::Vector.contains(t),
         }
     }
 
@@ -68,11 +79,14 @@ impl Want {
         match self {
             Want::Exactly(t) => t.to_string(),
             Want::Int => "an integer type".into(),
-            Want::Float => "f32 or f64".into(),
+            Want::Float => "a float type".into(),
             Want::Addr => "an address type (i32 or i64)".into(),
             Want::IntNarrowerThan(t) => format!("an integer type narrower than {t}"),
             Want::IntWiderThan(t) => format!("an integer type wider than {t}"),
             Want::Bits(b) => format!("a {b}-bit type"),
+            Want::FloatNarrowerThan(t) => format!("a float type narrower than {t}"),
+            Want::FloatWiderThan(t) => format!("a float type wider than {t}"),
+            Want::Vector => "a vector type".into(),
         }
     }
 }
@@ -141,11 +155,26 @@ fn operand_wants(data: &InstructionData, ctrl: Type) -> Wants {
     match data.opcode() {
         Uextend | Sextend => Wants::listed(&[Want::IntNarrowerThan(ctrl)]),
         Ireduce => Wants::listed(&[Want::IntWiderThan(ctrl)]),
+        Bmask if ctrl.is_vector() => Wants::AllSame(same),
         Bmask => Wants::listed(&[Want::Int]),
-        Fpromote => Wants::listed(&[Want::Exactly(Type::F32)]),
-        Fdemote => Wants::listed(&[Want::Exactly(Type::F64)]),
+        Fpromote => Wants::listed(&[Want::FloatNarrowerThan(ctrl)]),
+        Fdemote => Wants::listed(&[Want::FloatWiderThan(ctrl)]),
+        // Vector conversions keep the lane count and width and change the lane kind.
+        FcvtToUintSat | FcvtToSintSat if ctrl.is_vector() => {
+            let float = float_lanes(ctrl);
+            Wants::listed(&[Want::Exactly(float)])
+        }
+        FcvtFromUint | FcvtFromSint if ctrl.is_vector() => {
+            Wants::listed(&[Want::Exactly(ctrl.as_int())])
+        }
         FcvtToUint | FcvtToSint | FcvtToUintSat | FcvtToSintSat => Wants::listed(&[Want::Float]),
         FcvtFromUint | FcvtFromSint => Wants::listed(&[Want::Int]),
+        Splat | ScalarToVector => Wants::listed(&[Want::Exactly(ctrl.lane_type())]),
+        Insertlane => Wants::listed(&[same, Want::Exactly(ctrl.lane_type())]),
+        VhighBits => Wants::listed(&[Want::Vector]),
+        Uload8x8 | Sload8x8 | Uload16x4 | Sload16x4 | Uload32x2 | Sload32x2 => {
+            Wants::listed(&[Want::Addr])
+        }
         Bitcast => Wants::listed(&[Want::Bits(ctrl.bits())]),
         Ishl | Ushr | Sshr | Rotl | Rotr => Wants::listed(&[same, Want::Int]),
         Select | SelectSpectreGuard => Wants::listed(&[Want::Int, same, same]),
@@ -253,8 +282,62 @@ pub(crate) fn inst_type_errors(func: &Function, inst: Inst, out: &mut Vec<String
                 _ => {}
             }
         }
+        InstructionData::BinaryImm8 { imm, .. } | InstructionData::TernaryImm8 { imm, .. }
+            if u32::from(imm) >= ctrl.lane_count() =>
+        {
+            out.push(format!(
+                "lane index {imm} of `{op}` is out of range: {ctrl} has lanes 0 to {}",
+                ctrl.lane_count() - 1
+            ));
+        }
+        InstructionData::Shuffle { mask, .. } => match func.dfg.immediates.get(mask) {
+            None => out.push(format!("`shuffle` names the missing lane mask {mask}")),
+            Some(&bits) => {
+                let lanes = 2 * ctrl.lane_count();
+                for (i, byte) in bits.to_le_bytes().into_iter().enumerate() {
+                    if u32::from(byte) >= lanes {
+                        out.push(format!(
+                            "`shuffle` mask byte {i} selects lane {byte}; the two operands have lanes 0 to {}",
+                            lanes - 1
+                        ));
+                        break;
+                    }
+                }
+            }
+        },
+        InstructionData::UnaryConst { constant, .. } => {
+            let want_bytes = match op {
+                Opcode::F128const => 16,
+                _ => ctrl.bytes(),
+            };
+            match func.dfg.constants.get(constant) {
+                None => out.push(format!("`{op}` names the missing constant {constant}")),
+                Some(data) if u32::from(data.bytes) != want_bytes => out.push(format!(
+                    "{constant} has {} bytes, but `{op}` of {} needs {want_bytes}",
+                    data.bytes,
+                    if op == Opcode::F128const {
+                        Type::F128
+                    } else {
+                        ctrl
+                    }
+                )),
+                Some(_) => {}
+            }
+        }
         _ => {}
     }
+}
+
+/// The float vector with the lane count and lane width of `ty` (`i32x4` → `f32x4`).
+fn float_lanes(ty: Type) -> Type {
+    let lane = match ty.lane_bits() {
+        16 => Type::F16,
+        32 => Type::F32,
+        64 => Type::F64,
+        128 => Type::F128,
+        _ => return Type::INVALID,
+    };
+    ty.with_lane(lane).unwrap_or(Type::INVALID)
 }
 
 fn types_match(func: &Function, vals: &[Value], params: &[AbiParam]) -> bool {

@@ -413,6 +413,47 @@ impl Parser<'_> {
                     imm: bits as u64 as i64,
                 }
             }
+            F::UnaryIeee16 => {
+                let Tok::Number(text) = self.tok.tok else {
+                    return Err(self.expected("an f16 immediate"));
+                };
+                let imm = literal::parse_f16(text)
+                    .map_err(|e| self.error_here(format!("bad f16 immediate `{text}`: {e}")))?;
+                self.bump()?;
+                D::UnaryIeee16 { opcode, imm }
+            }
+            F::UnaryConst => D::UnaryConst {
+                opcode,
+                constant: self.constant_operand(ctx, opcode, suffix, op_pos)?,
+            },
+            F::BinaryImm8 => {
+                let arg = self.value_use(ctx)?;
+                self.comma()?;
+                D::BinaryImm8 {
+                    opcode,
+                    arg,
+                    imm: self.lane_index()?,
+                }
+            }
+            F::TernaryImm8 => {
+                let args = self.values_n::<2>(ctx)?;
+                self.comma()?;
+                D::TernaryImm8 {
+                    opcode,
+                    args,
+                    imm: self.lane_index()?,
+                }
+            }
+            F::Shuffle => {
+                let args = self.values_n::<2>(ctx)?;
+                self.comma()?;
+                let bits = self.vector_literal(Type::I8X16)?;
+                D::Shuffle {
+                    opcode,
+                    args,
+                    mask: ctx.func.dfg.immediates.push(bits),
+                }
+            }
             F::UnaryIeee32 => {
                 let Tok::Number(text) = self.tok.tok else {
                     return Err(self.expected("an f32 immediate"));
@@ -626,6 +667,83 @@ impl Parser<'_> {
         })
     }
 
+    /// A lane index immediate (0 to 255; the verifier checks it against the lane count).
+    fn lane_index(&mut self) -> PResult<u8> {
+        let Tok::Number(text) = self.tok.tok else {
+            return Err(self.expected("a lane index"));
+        };
+        let n = text
+            .parse::<u8>()
+            .map_err(|_| self.error_here(format!("bad lane index `{text}` (0 to 255)")))?;
+        self.bump()?;
+        Ok(n)
+    }
+
+    /// A vector literal of type `ty`: `[l0 l1 …]` (lane 0 first) or `0x…` (the most
+    /// significant byte first).
+    fn vector_literal(&mut self, ty: Type) -> PResult<u128> {
+        match self.tok.tok {
+            Tok::LBracket => {
+                let start = self.tok.pos;
+                let words = self.bracketed_words()?;
+                literal::parse_vector_lanes(words, ty)
+                    .map_err(|e| self.error_at(start, format!("bad {ty} literal: {e}")))
+            }
+            Tok::Number(text) if text.starts_with("0x") => {
+                let bits = literal::parse_hex_bytes(text, ty.bytes())
+                    .map_err(|e| self.error_here(format!("bad {ty} literal: {e}")))?;
+                self.bump()?;
+                Ok(bits)
+            }
+            _ => Err(self.expected(&format!("a {ty} literal ([l0 l1 …] or 0x…)"))),
+        }
+    }
+
+    /// The constant of `vconst` (`constN`, or an inline literal added to the pool) or of
+    /// `f128const` (a float literal added to the pool).
+    fn constant_operand(
+        &mut self,
+        ctx: &mut FuncCtx,
+        opcode: Opcode,
+        suffix: Option<Type>,
+        op_pos: Pos,
+    ) -> PResult<crate::entity::Constant> {
+        use crate::dfg::ConstantData;
+        if opcode == Opcode::F128const {
+            let Tok::Number(text) = self.tok.tok else {
+                return Err(self.expected("an f128 immediate"));
+            };
+            let bits = literal::parse_f128(text)
+                .map_err(|e| self.error_here(format!("bad f128 immediate `{text}`: {e}")))?;
+            self.bump()?;
+            return Ok(ctx
+                .func
+                .dfg
+                .constants
+                .push(ConstantData { bits, bytes: 16 }));
+        }
+        let Some(ty) = suffix else {
+            return Err(self.error_at(
+                op_pos,
+                format!("`{opcode}` needs a type suffix, e.g. `{opcode}.i32x4`"),
+            ));
+        };
+        if let Tok::Constant(n) = self.tok.tok {
+            if !matches!(ctx.const_pos.get(n as usize), Some(Some(_))) {
+                return Err(self.error_here(format!(
+                    "const{n} is not declared (declare it before the first block: const{n} = 0x…)"
+                )));
+            }
+            self.bump()?;
+            return Ok(crate::entity::Constant::from_u32(n));
+        }
+        let bits = self.vector_literal(ty)?;
+        Ok(ctx.func.dfg.constants.push(ConstantData {
+            bits,
+            bytes: ty.bytes() as u8,
+        }))
+    }
+
     /// `N` comma-separated value operands.
     fn values_n<const N: usize>(&mut self, ctx: &mut FuncCtx) -> PResult<[Value; N]> {
         let mut out = [Value::from_u32(0); N];
@@ -676,12 +794,7 @@ fn later_feature(name: &str) -> Option<&'static str> {
             "dynamic stack slots"
         }
         "tls_value" => "thread-local values",
-        "f16const" | "f128const" => "f16 and f128",
-        "vconst" | "splat" | "shuffle" | "swizzle" | "insertlane" | "extractlane" | "vselect"
-        | "vall_true" | "vany_true" | "vhigh_bits" | "snarrow" | "unarrow" | "uunarrow"
-        | "swiden_low" | "swiden_high" | "uwiden_low" | "uwiden_high" | "iadd_pairwise"
-        | "scalar_to_vector" | "extract_vector" | "avg_round" | "sqmul_round_sat"
-        | "fvpromote_low" | "fvdemote" | "fcvt_low_from_sint" => "vectors (SIMD)",
+        "extract_vector" => "dynamic vectors",
         _ if name.starts_with("x86_") => "x86-specific opcodes",
         _ => return None,
     })

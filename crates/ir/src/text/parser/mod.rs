@@ -64,6 +64,7 @@ pub(crate) struct FuncCtx {
     pub map: SourceMap,
     /// Declaration positions of preamble entities (`None`: a gap filled by a placeholder).
     pub ss_pos: Vec<Option<Pos>>,
+    pub const_pos: Vec<Option<Pos>>,
     pub gv_pos: Vec<Option<Pos>>,
     pub sig_pos: Vec<Option<Pos>>,
     pub fn_pos: Vec<Option<Pos>>,
@@ -170,11 +171,11 @@ impl<'a> Parser<'a> {
                 self.bump()?;
                 Ok(t)
             }
-            Tok::Ident(s) if looks_like_type(s) && s.contains('x') => Err(self.error_here(
-                format!("type `{s}`: vector types (SIMD) are not supported yet"),
-            )),
+            Tok::Ident(s) if looks_like_type(s) && s.contains('x') => Err(self.error_here(format!(
+                "type `{s}` is not a vector type (2 to 16 lanes of i8 … i64, f16 … f64, at most 128 bits)"
+            ))),
             Tok::Ident(s) if looks_like_type(s) => Err(self.error_here(format!(
-                "type `{s}` is not supported (scalar types are i8, i16, i32, i64, i128, f32, f64)"
+                "type `{s}` is not supported (scalar types are i8, i16, i32, i64, i128, f16, f32, f64, f128)"
             ))),
             _ => Err(self.expected(what)),
         }
@@ -222,6 +223,7 @@ impl<'a> Parser<'a> {
                 ..SourceMap::default()
             },
             ss_pos: Vec::new(),
+            const_pos: Vec::new(),
             gv_pos: Vec::new(),
             sig_pos: Vec::new(),
             fn_pos: Vec::new(),

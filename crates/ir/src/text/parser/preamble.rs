@@ -36,6 +36,30 @@ fn declare<K: EntityRef, V: Clone>(
     Ok(())
 }
 
+impl<'a> Parser<'a> {
+    /// `[ w w … ]`: the literal words between the brackets (numbers, `NaN`, `Inf`, …).
+    pub(super) fn bracketed_words(&mut self) -> PResult<Vec<&'a str>> {
+        self.expect(Tok::LBracket, "'['")?;
+        let mut words = Vec::new();
+        loop {
+            match self.tok.tok {
+                Tok::RBracket => {
+                    self.bump()?;
+                    return Ok(words);
+                }
+                Tok::Number(w) | Tok::Ident(w) => {
+                    words.push(w);
+                    self.bump()?;
+                }
+                Tok::Comma => {
+                    self.bump()?;
+                }
+                _ => return Err(self.expected("a lane literal or ']'")),
+            }
+        }
+    }
+}
+
 impl Parser<'_> {
     pub(super) fn parse_preamble(&mut self, ctx: &mut FuncCtx) -> PResult<()> {
         loop {
@@ -47,6 +71,10 @@ impl Parser<'_> {
                 }
                 Tok::Ident("stack_limit") => {
                     self.parse_stack_limit_decl(ctx)?;
+                    continue;
+                }
+                Tok::Constant(n) => {
+                    self.parse_constant_decl(ctx, n)?;
                     continue;
                 }
                 Tok::StackSlot(n) => ("ss", n),
@@ -156,6 +184,73 @@ impl Parser<'_> {
                 description: description.to_string(),
             });
         Ok(())
+    }
+
+    /// `constN = 0x…` (the most significant byte first) or `constN = [b0 b1 …]` (bytes, the
+    /// first at the lowest address).
+    fn parse_constant_decl(&mut self, ctx: &mut FuncCtx, n: u32) -> PResult<()> {
+        let pos = self.tok.pos;
+        let index = self.check_number(n, "const", pos)?;
+        self.bump()?;
+        self.expect(Tok::Equal, &format!("'=' after const{n}"))?;
+        let data = self.parse_constant_data()?;
+        let f = &mut ctx.func;
+        let placeholder = crate::dfg::ConstantData::default();
+        if let Err(first) = declare(
+            &mut f.dfg.constants,
+            &mut ctx.const_pos,
+            index,
+            data,
+            placeholder,
+            pos,
+        ) {
+            let line = first.line;
+            return Err(self.error_at(
+                pos,
+                format!("const{n} is already declared (at line {line})"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The data of a constant declaration: a hex literal or a bracketed list of bytes.
+    pub(super) fn parse_constant_data(&mut self) -> PResult<crate::dfg::ConstantData> {
+        match self.tok.tok {
+            Tok::Number(text) if text.starts_with("0x") => {
+                let bytes = crate::literal::hex_byte_len(text);
+                if bytes == 0 || bytes > 16 {
+                    return Err(self.error_here(format!(
+                        "constant `{text}` has {bytes} bytes; constants hold 1 to 16"
+                    )));
+                }
+                let bits =
+                    crate::literal::parse_hex_bytes(text, bytes).map_err(|e| self.error_here(e))?;
+                self.bump()?;
+                Ok(crate::dfg::ConstantData {
+                    bits,
+                    bytes: bytes as u8,
+                })
+            }
+            Tok::LBracket => {
+                let start = self.tok.pos;
+                let words = self.bracketed_words()?;
+                if words.is_empty() || words.len() > 16 {
+                    return Err(self.error_at(start, "a constant holds 1 to 16 bytes"));
+                }
+                let mut bits = 0u128;
+                for (i, w) in words.iter().enumerate() {
+                    let b = crate::literal::parse_lane(w, Type::I8).map_err(|e| {
+                        self.error_at(start, format!("byte {i} `{w}` of the constant: {e}"))
+                    })?;
+                    bits |= b << (8 * i);
+                }
+                Ok(crate::dfg::ConstantData {
+                    bits,
+                    bytes: words.len() as u8,
+                })
+            }
+            _ => Err(self.expected("constant data (0x… or [b0 b1 …])")),
+        }
     }
 
     /// `stack_limit = gvN`, at most once.
