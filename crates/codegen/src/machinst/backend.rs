@@ -4,8 +4,9 @@
 //!
 //! An ISA describes itself by implementing [`Isa`] on a marker type: its facts
 //! ([`IsaInfo`]), its typed feature set, its calling conventions ([`Abi`]), its register
-//! environment and the entry points of its selection rules ([`isa_description`] writes
-//! that impl from the items every ISA module has). From that description alone it gets:
+//! environment and the entry points of its selection rules ([`isa_description`], the
+//! ISA's one declaration, writes the marker, its `IsaInfo` and that impl from the ISA's
+//! data and the items every ISA module has). From that description alone it gets:
 //! - [`builder`], its `isa::lookup` entry (the features' default set, set by name);
 //! - [`IsaTarget`], its [`TargetIsa`] for one set of features (what the builder finishes
 //!   into): `compile` builds the [`PipelineBackend`] from the shared [`Flags`] and runs the
@@ -67,13 +68,59 @@ pub trait Isa: Copy + Debug + Default + Send + Sync + 'static {
 /// The selection context of ISA `I`'s rules.
 pub type SelectCtx<'a, 'f, I> = IselCtx<'a, 'f, <I as Isa>::Inst, <I as Isa>::Features>;
 
-/// Implements [`Isa`] for the marker type `$isa` of an ISA module laid out as every ISA's
-/// is, naming its items by their place there: `features::CpuFeatures`, `inst::Inst`, the
-/// `static INFO`, `abi::machine_env` and the generated rules' entry points
-/// `lower::generated::{constructor_lower, constructor_lower_branch}`; `$abi` is its
-/// [`Abi`] and `$settings_name` its name in a settings error. Expanded in `isa/<name>/mod.rs`.
+/// Declares an ISA from its data, once: the marker type `$isa` (with `$doc`), its
+/// [`IsaInfo`] (`name`, 8-byte pointers, the unwind CIE `unwind::CIE`, the lowering rules
+/// `lower::lowering_rules`, the disassembler `$disassemble`, and its ELF description: the
+/// architecture, the `abs64`/`abs32`/`pc_rel32` relocation types and one `kind => type` line
+/// per relocation kind its code uses, which is also the list `IsaInfo::reloc_kinds`), its
+/// [`Isa`] impl, and the aliases `$target` ([`IsaTarget`]) and `$backend`
+/// ([`PipelineBackend`]). The impl names the ISA module's items by their place there:
+/// `features::CpuFeatures`, `inst::Inst`, `abi::machine_env` and the generated rules' entry
+/// points `lower::generated::{constructor_lower, constructor_lower_branch}`; `abi` is its
+/// [`Abi`] and `settings_name` its name in a settings error. Expanded in `isa/<name>/mod.rs`.
 macro_rules! isa_description {
-    ($isa:ident, $settings_name:literal, $abi:ty) => {
+    (
+        $(#[$doc:meta])*
+        $isa:ident {
+            name: $name:literal,
+            settings_name: $settings_name:literal,
+            abi: $abi:ty,
+            disassemble: $disassemble:path,
+            elf: $arch:ident { abs64: $abs64:ident, abs32: $abs32:ident, pc_rel32: $pc_rel32:ident },
+            relocs: { $($kind:ident => $elf_type:ident),* $(,)? },
+            $(#[$target_doc:meta])*
+            target: $target:ident,
+            $(#[$backend_doc:meta])*
+            backend: $backend:ident $(,)?
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $isa;
+
+        $(#[$target_doc])*
+        pub type $target = $crate::machinst::backend::IsaTarget<$isa>;
+
+        $(#[$backend_doc])*
+        pub type $backend = $crate::machinst::backend::PipelineBackend<$isa>;
+
+        static INFO: $crate::isa::IsaInfo = $crate::isa::IsaInfo {
+            name: $name,
+            pointer_bytes: 8,
+            reloc_kinds: &[$($crate::machinst::buffer::RelocKind::$kind),*],
+            unwind_cie: &unwind::CIE,
+            elf: &$crate::isa::ElfTarget {
+                architecture: ::object::Architecture::$arch,
+                abs64: ::object::elf::$abs64,
+                abs32: ::object::elf::$abs32,
+                pc_rel32: ::object::elf::$pc_rel32,
+                code_relocs: &[$(($crate::machinst::buffer::RelocKind::$kind, ::object::elf::$elf_type)),*],
+            },
+            lowering_rules: lower::lowering_rules,
+            #[cfg(feature = "disasm")]
+            disassemble: $disassemble,
+        };
+
         impl $crate::machinst::backend::Isa for $isa {
             type Features = features::CpuFeatures;
             type Inst = inst::Inst;

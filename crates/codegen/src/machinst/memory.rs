@@ -7,10 +7,12 @@
 //! their operand order are the same on every ISA, written once here: `map` and `visit` (one
 //! [`map_operands`] list) and printing. The ISA supplies, through [`MemIsa`], its memory
 //! operand ([`MemIsa::Mem`]), its load and store kinds, and the memory instructions only it
-//! has ([`MemIsa::Own`]; an uninhabited [`NoOwn`] where there are none); it encodes the
-//! family itself (`isa/<name>/inst/mem.rs`: an `emit` over `MemInst<X, PReg>`).
+//! has ([`MemIsa::Own`]; an uninhabited [`NoOwn`] where there are none). The dispatch of
+//! the encoding is written once here too ([`MemInst::emit`]); the ISA encodes each
+//! variant ([`MemEncoder`], in `isa/<name>/inst/mem.rs`).
 //!
-//! Cost: O(operands) per visit, like every family; printing allocates the printed string.
+//! Cost: O(operands) per visit, like every family; printing allocates the printed string;
+//! `emit` is one static dispatch to the ISA's encoder.
 
 use std::convert::Infallible;
 use std::fmt::{Debug, Display};
@@ -18,7 +20,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use kestrel_ir::{FunctionName, TrapCode};
-use kestrel_regalloc::VReg;
+use kestrel_regalloc::{PReg, VReg};
 
 use super::operands::{map_operands, OperandSpec, Operands};
 use super::shared_inst::FrameValue;
@@ -206,6 +208,95 @@ impl<X: MemIsa> MemInst<X, String> {
                 }
             ),
             MemInst::Own { inst } => X::pretty_own(inst),
+        }
+    }
+}
+
+/// A load or store with its registers allocated, as its encoder takes it: the access kind,
+/// the register loaded into or stored from, the memory operand, and the trap code of an
+/// access that may fault.
+#[derive(Clone, Copy, Debug)]
+pub struct Access<'a, K, M> {
+    /// The load or store kind.
+    pub kind: K,
+    /// The register loaded into (a load's `dst`) or stored from (a store's `src`).
+    pub reg: PReg,
+    /// The memory operand.
+    pub mem: &'a M,
+    /// The trap code recorded at the access when it may fault.
+    pub trap: Option<TrapCode>,
+}
+
+/// What the encoders of a memory instruction work with: the ISA's emission context `C`
+/// and the buffer `B` written to.
+pub struct MemEmit<'e, C, B> {
+    /// What emission may consult (the frame layout).
+    pub ctx: &'e C,
+    /// The buffer the code is written to.
+    pub buf: &'e mut B,
+}
+
+/// How ISA `X` encodes its memory family with allocated registers: one encoder per
+/// variant, to which [`MemInst::emit`] dispatches. The ISA implements it on [`MemEmit`]
+/// over its context and buffer; the dispatch is static.
+pub trait MemEncoder<X: MemIsa> {
+    /// A load into `load.reg`.
+    fn load(&mut self, load: Access<'_, X::LoadKind, X::Mem<PReg>>);
+    /// A store of `store.reg`.
+    fn store(&mut self, store: Access<'_, X::StoreKind, X::Mem<PReg>>);
+    /// `dst = address of stack slot `slot` plus `off`.
+    fn stack_addr(&mut self, dst: PReg, slot: u32, off: i32);
+    /// `dst = address of the outgoing return area`.
+    fn ret_area_addr(&mut self, dst: PReg);
+    /// `dst = ` the frame value `what`.
+    fn frame_value(&mut self, dst: PReg, what: FrameValue);
+    /// `dst = address of name + offset`, through its GOT slot when `got`.
+    fn symbol_addr(&mut self, dst: PReg, name: &FunctionName, offset: i32, got: bool);
+    /// A memory instruction only this ISA has.
+    fn own(&mut self, inst: &X::Own<PReg>);
+}
+
+impl<X: MemIsa> MemInst<X, PReg> {
+    /// Encodes the instruction into `buf`, consulting `ctx`: each variant by its encoder.
+    #[inline]
+    pub fn emit<'e, C, B>(&self, ctx: &'e C, buf: &'e mut B)
+    where
+        MemEmit<'e, C, B>: MemEncoder<X>,
+    {
+        let enc = &mut MemEmit { ctx, buf };
+        match self {
+            MemInst::Load {
+                kind,
+                dst,
+                mem,
+                trap,
+            } => enc.load(Access {
+                kind: *kind,
+                reg: *dst,
+                mem,
+                trap: *trap,
+            }),
+            MemInst::Store {
+                kind,
+                src,
+                mem,
+                trap,
+            } => enc.store(Access {
+                kind: *kind,
+                reg: *src,
+                mem,
+                trap: *trap,
+            }),
+            MemInst::StackAddr { dst, slot, off } => enc.stack_addr(*dst, *slot, *off),
+            MemInst::RetAreaAddr { dst, .. } => enc.ret_area_addr(*dst),
+            MemInst::FrameValue { dst, what } => enc.frame_value(*dst, *what),
+            MemInst::SymbolAddr {
+                dst,
+                name,
+                offset,
+                got,
+            } => enc.symbol_addr(*dst, name, *offset, *got),
+            MemInst::Own { inst } => enc.own(inst),
         }
     }
 }

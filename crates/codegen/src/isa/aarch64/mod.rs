@@ -43,69 +43,28 @@ pub(crate) fn compiled_words(
         .collect()
 }
 
-use crate::isa::{ElfTarget, IsaInfo};
-use crate::machinst::backend::{IsaTarget, PipelineBackend};
-use crate::machinst::buffer::RelocKind;
 pub use lower::lowering_rules;
 
-/// The relocation kinds AArch64 code uses, with their ELF types.
-const ELF: ElfTarget = ElfTarget {
-    architecture: object::Architecture::Aarch64,
-    abs64: object::elf::R_AARCH64_ABS64,
-    abs32: object::elf::R_AARCH64_ABS32,
-    pc_rel32: object::elf::R_AARCH64_PREL32,
-    code_relocs: &[
-        (RelocKind::Abs4, object::elf::R_AARCH64_ABS32),
-        (RelocKind::Abs8, object::elf::R_AARCH64_ABS64),
-        (RelocKind::Arm64Call26, object::elf::R_AARCH64_CALL26),
-        (
-            RelocKind::Arm64AdrPage21,
-            object::elf::R_AARCH64_ADR_PREL_PG_HI21,
-        ),
-        (
-            RelocKind::Arm64AddLo12,
-            object::elf::R_AARCH64_ADD_ABS_LO12_NC,
-        ),
-        (
-            RelocKind::Arm64GotPage21,
-            object::elf::R_AARCH64_ADR_GOT_PAGE,
-        ),
-        (
-            RelocKind::Arm64GotLo12,
-            object::elf::R_AARCH64_LD64_GOT_LO12_NC,
-        ),
-    ],
-};
-
-static INFO: IsaInfo = IsaInfo {
-    name: "aarch64",
-    pointer_bytes: 8,
-    reloc_kinds: RELOC_KINDS,
-    unwind_cie: &unwind::CIE,
-    elf: &ELF,
-    lowering_rules,
-    #[cfg(feature = "disasm")]
-    disassemble: crate::disasm::disassemble_aarch64,
-};
-
-const RELOC_KINDS: &[RelocKind] = &[
-    RelocKind::Abs4,
-    RelocKind::Abs8,
-    RelocKind::Arm64Call26,
-    RelocKind::Arm64AdrPage21,
-    RelocKind::Arm64AddLo12,
-    RelocKind::Arm64GotPage21,
-    RelocKind::Arm64GotLo12,
-];
-
-/// AArch64 as the shared target and pipeline backend see it (`machinst::backend`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Aarch64;
-
-crate::machinst::backend::isa_description!(Aarch64, "AArch64", abi::A64Abi);
-
-/// The AArch64 (AAPCS64, Linux) target for a CPU with `features`.
-pub type Aarch64Isa = IsaTarget<Aarch64>;
-
-/// The AArch64 pipeline backend: what selection may emit and how the frame is built.
-pub type Aarch64Backend = PipelineBackend<Aarch64>;
+crate::machinst::backend::isa_description! {
+    /// AArch64 as the shared target and pipeline backend see it (`machinst::backend`).
+    Aarch64 {
+        name: "aarch64",
+        settings_name: "AArch64",
+        abi: abi::A64Abi,
+        disassemble: crate::disasm::disassemble_aarch64,
+        elf: Aarch64 { abs64: R_AARCH64_ABS64, abs32: R_AARCH64_ABS32, pc_rel32: R_AARCH64_PREL32 },
+        relocs: {
+            Abs4 => R_AARCH64_ABS32,
+            Abs8 => R_AARCH64_ABS64,
+            Arm64Call26 => R_AARCH64_CALL26,
+            Arm64AdrPage21 => R_AARCH64_ADR_PREL_PG_HI21,
+            Arm64AddLo12 => R_AARCH64_ADD_ABS_LO12_NC,
+            Arm64GotPage21 => R_AARCH64_ADR_GOT_PAGE,
+            Arm64GotLo12 => R_AARCH64_LD64_GOT_LO12_NC,
+        },
+        /// The AArch64 (AAPCS64, Linux) target for a CPU with `features`.
+        target: Aarch64Isa,
+        /// The AArch64 pipeline backend: what selection may emit and how the frame is built.
+        backend: Aarch64Backend,
+    }
+}

@@ -1,7 +1,7 @@
 //! The AArch64 memory family (`machinst::memory`), with the memory operand [`Mem`]: its
 //! operand, access kinds, and its encoding (AArch64 has no memory instructions of its own).
 
-use kestrel_ir::TrapCode;
+use kestrel_ir::{FunctionName, TrapCode};
 use kestrel_regalloc::{PReg, VReg};
 
 use super::super::asm::add_sub::{add_sub_imm, AddSub, AddSubImm};
@@ -13,7 +13,7 @@ use super::super::Aarch64;
 use super::{map_operands, FrameValue, LoadKind, OperandSpec, Operands, StoreKind};
 use crate::machinst::buffer::RelocKind;
 use crate::machinst::frame::Frame;
-use crate::machinst::memory::{self, NoOwn};
+use crate::machinst::memory::{self, Access, MemEmit, MemEncoder, NoOwn};
 
 /// A memory operand: `[base + off]` with a register base, or a place in the frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,96 +156,85 @@ fn access(
     a
 }
 
-impl MemInst<PReg> {
-    pub(in crate::isa::aarch64) fn emit(&self, ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
-        match self {
-            MemInst::Load {
-                kind,
-                dst,
-                mem,
-                trap,
-            } => match *kind {
-                LoadKind::Int { size, signed } => {
-                    let a = access(ctx, buf, mem, size.bytes(), *trap);
-                    ld_st(buf, int_load(size, signed), zr(*dst), a);
-                }
-                LoadKind::Float { size } => {
-                    let a = access(ctx, buf, mem, size.bytes(), *trap);
-                    ld_st_fp(buf, FpLdSt::Ldr(size), fpr(*dst), a);
-                }
-            },
-            MemInst::Store {
-                kind,
-                src,
-                mem,
-                trap,
-            } => match *kind {
-                StoreKind::Int { size } => {
-                    let a = access(ctx, buf, mem, size.bytes(), *trap);
-                    ld_st(buf, int_store(size), zr(*src), a);
-                }
-                StoreKind::Float { size } => {
-                    let a = access(ctx, buf, mem, size.bytes(), *trap);
-                    ld_st_fp(buf, FpLdSt::Str(size), fpr(*src), a);
-                }
-            },
-            MemInst::StackAddr { dst, slot, off } => {
-                let (base, off) = place(
-                    ctx.frame,
-                    &Mem::Slot {
-                        slot: *slot,
-                        off: *off,
-                    },
-                );
-                add_offset(buf, sp(*dst), base, off);
+impl MemEncoder<Aarch64> for MemEmit<'_, Ctx<'_, '_>, Buf> {
+    fn load(&mut self, load: Access<'_, LoadKind, Mem<PReg>>) {
+        let (ctx, buf) = (self.ctx, &mut *self.buf);
+        match load.kind {
+            LoadKind::Int { size, signed } => {
+                let a = access(ctx, buf, load.mem, size.bytes(), load.trap);
+                ld_st(buf, int_load(size, signed), zr(load.reg), a);
             }
-            MemInst::RetAreaAddr { dst, .. } => {
-                let (base, off) = place(ctx.frame, &Mem::RetArea { off: 0 });
-                add_offset(buf, sp(*dst), base, off);
+            LoadKind::Float { size } => {
+                let a = access(ctx, buf, load.mem, size.bytes(), load.trap);
+                ld_st_fp(buf, FpLdSt::Ldr(size), fpr(load.reg), a);
             }
-            MemInst::FrameValue { dst, what } => {
-                let fp = GprSp::from(Gpr::FP);
-                match what {
-                    FrameValue::StackPointer => add_offset(buf, sp(*dst), GprSp::SP, 0),
-                    FrameValue::FramePointer => add_offset(buf, sp(*dst), fp, 0),
-                    FrameValue::ReturnAddress => {
-                        let a = Amode::scaled(fp, 8, 8).expect("8 fits");
-                        ld_st(buf, IntLdSt::LdrX, zr(*dst), a);
-                    }
-                }
-            }
-            MemInst::SymbolAddr {
-                dst,
-                name,
-                offset,
-                got,
-            } => {
-                let (dst, name) = (gpr(*dst), (**name).clone());
-                let page = adrp(buf, dst.into(), PcOffset::ZERO);
-                let low_at = buf.cur_offset();
-                let zero = AddSubImm::new(0).expect("0 fits");
-                if *got {
-                    buf.add_reloc(page.at, RelocKind::Arm64GotPage21, name.clone(), 0);
-                    ld_st(buf, IntLdSt::LdrX, dst.into(), Amode::base(dst.into()));
-                    buf.add_reloc(low_at, RelocKind::Arm64GotLo12, name, 0);
-                    if *offset != 0 {
-                        add_offset(buf, dst.into(), dst.into(), i64::from(*offset));
-                    }
-                } else {
-                    let addend = i64::from(*offset);
-                    buf.add_reloc(page.at, RelocKind::Arm64AdrPage21, name.clone(), addend);
-                    add_sub_imm(
-                        buf,
-                        AddSub::Add,
-                        Size::S64,
-                        dst.into(),
-                        GprSp::from(dst),
-                        zero,
-                    );
-                    buf.add_reloc(low_at, RelocKind::Arm64AddLo12, name, addend);
-                }
-            }
-            MemInst::Own { inst } => inst.absurd(),
         }
+    }
+
+    fn store(&mut self, store: Access<'_, StoreKind, Mem<PReg>>) {
+        let (ctx, buf) = (self.ctx, &mut *self.buf);
+        match store.kind {
+            StoreKind::Int { size } => {
+                let a = access(ctx, buf, store.mem, size.bytes(), store.trap);
+                ld_st(buf, int_store(size), zr(store.reg), a);
+            }
+            StoreKind::Float { size } => {
+                let a = access(ctx, buf, store.mem, size.bytes(), store.trap);
+                ld_st_fp(buf, FpLdSt::Str(size), fpr(store.reg), a);
+            }
+        }
+    }
+
+    fn stack_addr(&mut self, dst: PReg, slot: u32, off: i32) {
+        let (base, off) = place(self.ctx.frame, &Mem::Slot { slot, off });
+        add_offset(self.buf, sp(dst), base, off);
+    }
+
+    fn ret_area_addr(&mut self, dst: PReg) {
+        let (base, off) = place(self.ctx.frame, &Mem::RetArea { off: 0 });
+        add_offset(self.buf, sp(dst), base, off);
+    }
+
+    fn frame_value(&mut self, dst: PReg, what: FrameValue) {
+        let (buf, fp) = (&mut *self.buf, GprSp::from(Gpr::FP));
+        match what {
+            FrameValue::StackPointer => add_offset(buf, sp(dst), GprSp::SP, 0),
+            FrameValue::FramePointer => add_offset(buf, sp(dst), fp, 0),
+            FrameValue::ReturnAddress => {
+                let a = Amode::scaled(fp, 8, 8).expect("8 fits");
+                ld_st(buf, IntLdSt::LdrX, zr(dst), a);
+            }
+        }
+    }
+
+    fn symbol_addr(&mut self, dst: PReg, name: &FunctionName, offset: i32, got: bool) {
+        let (buf, dst, name) = (&mut *self.buf, gpr(dst), name.clone());
+        let page = adrp(buf, dst.into(), PcOffset::ZERO);
+        let low_at = buf.cur_offset();
+        let zero = AddSubImm::new(0).expect("0 fits");
+        if got {
+            buf.add_reloc(page.at, RelocKind::Arm64GotPage21, name.clone(), 0);
+            ld_st(buf, IntLdSt::LdrX, dst.into(), Amode::base(dst.into()));
+            buf.add_reloc(low_at, RelocKind::Arm64GotLo12, name, 0);
+            if offset != 0 {
+                add_offset(buf, dst.into(), dst.into(), i64::from(offset));
+            }
+        } else {
+            let addend = i64::from(offset);
+            buf.add_reloc(page.at, RelocKind::Arm64AdrPage21, name.clone(), addend);
+            add_sub_imm(
+                buf,
+                AddSub::Add,
+                Size::S64,
+                dst.into(),
+                GprSp::from(dst),
+                zero,
+            );
+            buf.add_reloc(low_at, RelocKind::Arm64AddLo12, name, addend);
+        }
+    }
+
+    fn own(&mut self, inst: &NoOwn<PReg>) {
+        inst.absurd()
     }
 }

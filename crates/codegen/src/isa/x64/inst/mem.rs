@@ -1,7 +1,7 @@
 //! The x86-64 memory family (`machinst::memory`): its operand, access kinds and own
 //! instructions (constant stores, `lea`), and its encoding.
 
-use kestrel_ir::TrapCode;
+use kestrel_ir::{FunctionName, TrapCode};
 use kestrel_regalloc::{PReg, VReg};
 
 use super::super::asm::misc;
@@ -12,7 +12,7 @@ use super::super::emit::{gpr, xmm, Buf, Ctx};
 use super::super::X64;
 use super::{map_operands, FrameValue, LoadKind, Mem, OperandSpec, Operands, StoreKind};
 use crate::machinst::buffer::RelocKind;
-use crate::machinst::memory;
+use crate::machinst::memory::{self, Access, MemEmit, MemEncoder};
 
 /// The x86-64 memory family (`machinst::memory`).
 pub type MemInst<R = VReg> = memory::MemInst<X64, R>;
@@ -62,121 +62,107 @@ memory::mem_isa! {
     X64 { mem: Mem, load: LoadKind, store: StoreKind, own: MemOwn, addr: "lea" }
 }
 
-impl MemInst<PReg> {
-    pub(in crate::isa::x64) fn emit(&self, ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
-        match self {
-            MemInst::Load {
-                kind,
-                dst,
-                mem,
+impl MemEncoder<X64> for MemEmit<'_, Ctx<'_, '_>, Buf> {
+    fn load(&mut self, load: Access<'_, LoadKind, Mem<PReg>>) {
+        let buf = &mut *self.buf;
+        let m = access(self.ctx, buf, load.mem, load.trap);
+        let (dst, gm) = (load.reg, GprMem::Mem(m));
+        match load.kind {
+            LoadKind::Int { size } => moves::mov_r_rm(buf, size, gpr(dst), &gm),
+            LoadKind::Zext { mode } => moves::movzx(buf, mode, gpr(dst), &gm),
+            LoadKind::Sext { mode } => moves::movsx(buf, mode, gpr(dst), &gm),
+            LoadKind::Float {
+                size: FloatSize::F32,
+            } => sse_enc::sse_r_rm(buf, SseOp::Movss, xmm(dst), &XmmMem::Mem(m)),
+            LoadKind::Float {
+                size: FloatSize::F64,
+            } => sse_enc::sse_r_rm(buf, SseOp::Movsd, xmm(dst), &XmmMem::Mem(m)),
+        };
+    }
+
+    fn store(&mut self, store: Access<'_, StoreKind, Mem<PReg>>) {
+        let buf = &mut *self.buf;
+        let m = access(self.ctx, buf, store.mem, store.trap);
+        let src = store.reg;
+        match store.kind {
+            StoreKind::Int { size } => {
+                moves::mov_rm_r(buf, size, &GprMem::Mem(m), gpr(src));
+            }
+            StoreKind::Float {
+                size: FloatSize::F32,
+            } => {
+                sse_enc::sse_store(buf, SseStore::Movss, &m, xmm(src));
+            }
+            StoreKind::Float {
+                size: FloatSize::F64,
+            } => {
+                sse_enc::sse_store(buf, SseStore::Movsd, &m, xmm(src));
+            }
+        }
+    }
+
+    fn stack_addr(&mut self, dst: PReg, slot: u32, off: i32) {
+        let m = Mem::<PReg>::Slot { slot, disp: off }.amode(self.ctx.frame);
+        misc::lea(self.buf, Size::S64, gpr(dst), &m);
+    }
+
+    fn ret_area_addr(&mut self, dst: PReg) {
+        let m = Mem::<PReg>::RetArea { disp: 0 }.amode(self.ctx.frame);
+        misc::lea(self.buf, Size::S64, gpr(dst), &m);
+    }
+
+    fn frame_value(&mut self, dst: PReg, what: FrameValue) {
+        let (buf, dst) = (&mut *self.buf, gpr(dst));
+        match what {
+            FrameValue::StackPointer => {
+                moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(dst), Gpr::RSP);
+            }
+            FrameValue::FramePointer => {
+                moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(dst), Gpr::RBP);
+            }
+            FrameValue::ReturnAddress => {
+                let m = Amode::base_disp(Gpr::RBP, 8);
+                moves::mov_r_rm(buf, Size::S64, dst, &GprMem::Mem(m));
+            }
+        };
+    }
+
+    fn symbol_addr(&mut self, dst: PReg, name: &FunctionName, offset: i32, got: bool) {
+        let (buf, dst) = (&mut *self.buf, gpr(dst));
+        if got {
+            let m = GprMem::Mem(Amode::rip(0));
+            let fix = moves::mov_r_rm(buf, Size::S64, dst, &m).expect("rip-relative");
+            buf.add_reloc(fix.at, RelocKind::GotPcRel4, name.clone(), -4);
+            if offset != 0 {
+                misc::lea(buf, Size::S64, dst, &Amode::base_disp(dst, offset));
+            }
+        } else {
+            let fix = misc::lea(buf, Size::S64, dst, &Amode::rip(0)).expect("rip-relative");
+            let addend = i64::from(offset) - i64::from(fix.end - fix.at);
+            buf.add_reloc(fix.at, RelocKind::PcRel4, name.clone(), addend);
+        }
+    }
+
+    fn own(&mut self, inst: &MemOwn<PReg>) {
+        let buf = &mut *self.buf;
+        match *inst {
+            MemOwn::StoreImm {
+                size,
+                imm,
+                ref mem,
                 trap,
             } => {
-                let m = access(ctx, buf, mem, *trap);
-                let gm = GprMem::Mem(m);
-                match *kind {
-                    LoadKind::Int { size } => moves::mov_r_rm(buf, size, gpr(*dst), &gm),
-                    LoadKind::Zext { mode } => moves::movzx(buf, mode, gpr(*dst), &gm),
-                    LoadKind::Sext { mode } => moves::movsx(buf, mode, gpr(*dst), &gm),
-                    LoadKind::Float {
-                        size: FloatSize::F32,
-                    } => sse_enc::sse_r_rm(buf, SseOp::Movss, xmm(*dst), &XmmMem::Mem(m)),
-                    LoadKind::Float {
-                        size: FloatSize::F64,
-                    } => sse_enc::sse_r_rm(buf, SseOp::Movsd, xmm(*dst), &XmmMem::Mem(m)),
-                };
-            }
-            MemInst::Store {
-                kind,
-                src,
-                mem,
-                trap,
-            } => {
-                let m = access(ctx, buf, mem, *trap);
-                match *kind {
-                    StoreKind::Int { size } => {
-                        moves::mov_rm_r(buf, size, &GprMem::Mem(m), gpr(*src));
-                    }
-                    StoreKind::Float {
-                        size: FloatSize::F32,
-                    } => {
-                        sse_enc::sse_store(buf, SseStore::Movss, &m, xmm(*src));
-                    }
-                    StoreKind::Float {
-                        size: FloatSize::F64,
-                    } => {
-                        sse_enc::sse_store(buf, SseStore::Movsd, &m, xmm(*src));
-                    }
-                }
-            }
-            MemInst::Own {
-                inst:
-                    MemOwn::StoreImm {
-                        size,
-                        imm,
-                        mem,
-                        trap,
-                    },
-            } => {
-                let m = access(ctx, buf, mem, *trap);
+                let m = access(self.ctx, buf, mem, trap);
                 let imm = match size {
-                    Size::S8 => i32::from(*imm as i8),
-                    Size::S16 => i32::from(*imm as i16),
-                    Size::S32 | Size::S64 => *imm,
+                    Size::S8 => i32::from(imm as i8),
+                    Size::S16 => i32::from(imm as i16),
+                    Size::S32 | Size::S64 => imm,
                 };
-                moves::mov_rm_imm(buf, *size, &GprMem::Mem(m), imm);
+                moves::mov_rm_imm(buf, size, &GprMem::Mem(m), imm);
             }
-            MemInst::Own {
-                inst: MemOwn::Lea { size, dst, mem },
-            } => {
-                let m = access(ctx, buf, mem, None);
-                misc::lea(buf, *size, gpr(*dst), &m);
-            }
-            MemInst::RetAreaAddr { dst, .. } => {
-                let m = Mem::<PReg>::RetArea { disp: 0 }.amode(ctx.frame);
-                misc::lea(buf, Size::S64, gpr(*dst), &m);
-            }
-            MemInst::FrameValue { dst, what } => {
-                let dst = gpr(*dst);
-                match what {
-                    FrameValue::StackPointer => {
-                        moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(dst), Gpr::RSP);
-                    }
-                    FrameValue::FramePointer => {
-                        moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(dst), Gpr::RBP);
-                    }
-                    FrameValue::ReturnAddress => {
-                        let m = Amode::base_disp(Gpr::RBP, 8);
-                        moves::mov_r_rm(buf, Size::S64, dst, &GprMem::Mem(m));
-                    }
-                };
-            }
-            MemInst::StackAddr { dst, slot, off } => {
-                let m = Mem::<PReg>::Slot {
-                    slot: *slot,
-                    disp: *off,
-                }
-                .amode(ctx.frame);
-                misc::lea(buf, Size::S64, gpr(*dst), &m);
-            }
-            MemInst::SymbolAddr {
-                dst,
-                name,
-                offset,
-                got,
-            } => {
-                let dst = gpr(*dst);
-                if *got {
-                    let m = GprMem::Mem(Amode::rip(0));
-                    let fix = moves::mov_r_rm(buf, Size::S64, dst, &m).expect("rip-relative");
-                    buf.add_reloc(fix.at, RelocKind::GotPcRel4, (**name).clone(), -4);
-                    if *offset != 0 {
-                        misc::lea(buf, Size::S64, dst, &Amode::base_disp(dst, *offset));
-                    }
-                } else {
-                    let fix = misc::lea(buf, Size::S64, dst, &Amode::rip(0)).expect("rip-relative");
-                    let addend = i64::from(*offset) - i64::from(fix.end - fix.at);
-                    buf.add_reloc(fix.at, RelocKind::PcRel4, (**name).clone(), addend);
-                }
+            MemOwn::Lea { size, dst, ref mem } => {
+                let m = access(self.ctx, buf, mem, None);
+                misc::lea(buf, size, gpr(dst), &m);
             }
         }
     }
