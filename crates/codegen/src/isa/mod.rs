@@ -16,14 +16,12 @@
 //! dispatched once per function. The other `compile_function*` methods are shorthands for
 //! that one entry point.
 //!
-//! Adding an ISA: a directory `isa/<name>/` (see `README.md` beside this file), its
-//! `pub mod <name>;` here and one line in [`ISAS`].
+//! Adding an ISA: a directory `isa/<name>/` (see `README.md` beside this file) and one
+//! line in the `isas!` list below, which declares the module and its [`ISAS`] entry.
 //!
 //! Cost: lookup is linear in the (two) known ISAs; a compile is the pipeline's cost.
 
-pub mod aarch64;
 pub mod features;
-pub mod x64;
 
 use std::fmt;
 use std::sync::Arc;
@@ -40,13 +38,22 @@ use crate::machinst::{CodegenError, CompiledCode};
 use crate::settings::Flags;
 pub use features::{FeatureFlag, IsaFeatures};
 
-/// The ISAs [`lookup`] knows: each one's canonical name and its builder with default
-/// features. Adding an ISA adds one line here.
-#[rustfmt::skip]
-const ISAS: &[(&str, MakeBuilder)] = &[
-    ("x86_64", builder::<x64::X64>),
-    ("aarch64", builder::<aarch64::Aarch64>),
-];
+/// Declares each ISA's module (`isa/<module>/`) and its [`ISAS`] entry, from one line per
+/// ISA: `module::IsaType => "canonical name"`.
+macro_rules! isas {
+    ($($module:ident :: $isa:ident => $name:literal),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// The ISAs [`lookup`] knows: each one's canonical name and its builder with
+        /// default features.
+        const ISAS: &[(&str, MakeBuilder)] = &[$(($name, builder::<$module::$isa>)),*];
+    };
+}
+
+isas! {
+    x64::X64 => "x86_64",
+    aarch64::Aarch64 => "aarch64",
+}
 
 /// Makes an ISA's builder with its default features.
 type MakeBuilder = fn() -> Builder;
