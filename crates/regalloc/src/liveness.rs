@@ -196,6 +196,7 @@ pub(crate) fn compute<F: Function>(func: &F, cfg: &Cfg) -> Liveness {
 }
 
 /// Computes the lists into `live`, reusing its buffers and `scratch`'s.
+#[inline(never)]
 pub(crate) fn compute_into<F: Function>(
     func: &F,
     cfg: &Cfg,
@@ -212,7 +213,7 @@ pub(crate) fn compute_into<F: Function>(
 }
 
 /// Path exploration, one vreg at a time (see the module doc).
-#[inline(never)]
+#[inline]
 fn compute_sparse<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, scratch: &mut Scratch) {
     let n = func.num_blocks();
     let nv = func.num_vregs();
@@ -272,8 +273,9 @@ fn compute_sparse<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, scratch
     refill(counts, n + 1, 0);
     let mut live_into_entry = None;
     stack.clear();
-    // Predecessors visited by the walks (the L of the module doc).
-    let mut walked = 0u64;
+    // Predecessors visited by walks from a def block (malformed functions only; the
+    // others are counted after the walks, from the live-in counts).
+    let mut walked_from_def = 0u64;
     for v in 0..nv as u32 {
         let def = def_block[v as usize];
         // Marks `b` live-in for v (unless it defines v), which queues it for the walk: the
@@ -305,6 +307,7 @@ fn compute_sparse<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, scratch
                 next += 1;
                 b
             } else if let Some(b) = stack.pop() {
+                walked_from_def += func.block_preds(Block(b)).len() as u64;
                 b
             } else {
                 break;
@@ -314,13 +317,20 @@ fn compute_sparse<F: Function>(func: &F, cfg: &Cfg, live: &mut Liveness, scratch
                 live_into_entry.get_or_insert(v);
                 continue;
             }
-            let preds = func.block_preds(Block(b));
-            walked += preds.len() as u64;
-            for &p in preds {
+            for &p in func.block_preds(Block(b)) {
                 mark_in(p.0, live_in);
             }
         }
     }
+    // Predecessors visited by the walks (the L of the module doc): every block marked
+    // live-in for a vreg is walked from once for it (the entry's walks stop there), so
+    // they are Σ over the other blocks of their live-in count times their predecessors
+    // (one pass here rather than a count in the walk's inner loop).
+    let walked = (0..n)
+        .filter(|&b| b != entry)
+        .map(|b| u64::from(counts[b + 1]) * func.block_preds(Block(b as u32)).len() as u64)
+        .sum::<u64>()
+        + walked_from_def;
     live.steps = (n + nv + func.num_insts() + reads.len() + arg_reads.len()) as u64 + walked;
     live.live_in.refill_from_counted_pairs(n, live_in);
     live.live_into_entry = live_into_entry;

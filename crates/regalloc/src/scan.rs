@@ -51,7 +51,7 @@
 //! Cost: O(I + instructions) to order the I intervals (counting sorts), then per interval
 //! a pass over the active list (at most one entry per register, plus a stolen input; an
 //! active interval costs a comparison until the scan passes the end of its current range),
-//! the inactive intervals through [`crate::holes`] (a pass over them while at most 32 wait
+//! the inactive intervals through [`crate::holes`] (a pass over them while at most 128 wait
 //! at once, else O(log) per range of the interval per register with an interval in a hole,
 //! plus the intervals met when it is blocked: thousands of values waiting for their early
 //! exits cost O(log) each), binary searches in ranges and uses, reservations through a cursor
@@ -113,6 +113,7 @@ pub(crate) struct Scratch {
     unhandled: BinaryHeap<Reverse<(u32, u32)>>,
     active: Vec<Active>,
     holes: Holes,
+    owners: Vec<(u32, u32)>,
     slot_heap: BinaryHeap<Reverse<(u32, u32, u32)>>,
     slot_gen: Vec<u32>,
     clobber_bits: Vec<u64>,
@@ -131,6 +132,9 @@ struct Active {
     /// The end of the range covering the position it was last checked at. (Only a
     /// deactivated interval is split, so no split moves it.)
     until: u32,
+    /// Its register's index in `regs` (an active interval keeps its allocation, so this
+    /// stays its register's).
+    reg: u32,
 }
 
 struct Scan<'a, F: Function> {
@@ -151,7 +155,7 @@ struct Scan<'a, F: Function> {
     /// come back with.
     holes: Holes,
     /// Owners found by a [`Holes::owners_in`] query (working memory).
-    owners: SmallVec<[(u32, u32); 8]>,
+    owners: Vec<(u32, u32)>,
     vreg_slot: Vec<Option<SpillSlot>>,
     slot_busy_until: Vec<u32>,
     /// Class of the values each slot holds.
@@ -299,7 +303,7 @@ pub(crate) fn run<F: Function>(
                 holes.reset(regs.len());
                 holes
             },
-            owners: SmallVec::new(),
+            owners: take_cleared(&mut scratch.owners),
             vreg_slot: std::mem::take(&mut scanned.vreg_slot),
             slot_heap,
             slot_gen,
@@ -329,6 +333,7 @@ pub(crate) fn run<F: Function>(
         scratch.active = scan.active;
         scanned.scan_steps += scan.steps + scan.holes.steps + scan.resv_steps.get();
         scratch.holes = scan.holes;
+        scratch.owners = scan.owners;
         scratch.slot_heap = scan.slot_heap;
         scratch.slot_gen = scan.slot_gen;
         scratch.slot_busy_until = scan.slot_busy_until;
@@ -557,7 +562,7 @@ impl<F: Function> Scan<'_, F> {
         let mut k = 0;
         self.steps += self.active.len() as u64;
         while k < self.active.len() {
-            let Active { idx, until } = self.active[k];
+            let Active { idx, until, reg } = self.active[k];
             if pos < until {
                 debug_assert!(self.built.covers(self.iv(idx), pos), "a stale range end");
                 k += 1; // still in the range that covered an earlier position
@@ -573,9 +578,14 @@ impl<F: Function> Scan<'_, F> {
                         k += 1;
                     }
                     Err(wake) => {
-                        let reg = self.reg_of(idx);
                         self.deactivate_at(k);
-                        self.holes.enter_hole(idx, reg, wake, self.built);
+                        self.holes.enter_hole(
+                            idx,
+                            reg as usize,
+                            wake,
+                            self.built,
+                            self.active.iter().map(|a| a.idx),
+                        );
                     }
                 }
             }
@@ -606,15 +616,18 @@ impl<F: Function> Scan<'_, F> {
     fn activate(&mut self, idx: u32, until: u32) {
         let r = self.reg_of(idx);
         self.active_regs.add(r);
-        self.active.push(Active { idx, until });
+        self.active.push(Active {
+            idx,
+            until,
+            reg: r as u32,
+        });
         self.holes.set_active(idx, true);
     }
 
     /// Removes `active[k]` (the order of `active` does not matter).
     fn deactivate_at(&mut self, k: usize) {
-        let idx = self.active.swap_remove(k).idx;
-        let r = self.reg_of(idx);
-        self.active_regs.remove(r);
+        let Active { idx, reg, .. } = self.active.swap_remove(k);
+        self.active_regs.remove(reg as usize);
         self.holes.set_active(idx, false);
     }
 
@@ -636,21 +649,22 @@ impl<F: Function> Scan<'_, F> {
         // before the current start are never relevant again: a per-register cursor skips
         // them. (Reservations are sorted by `from` and at most MAX_RESERVATION_LEN long.)
         let cursor = &self.resv_cursor[slot];
-        let mut k = cursor.get() as usize;
-        let mut steps = 0u64;
+        let passed = cursor.get() as usize;
+        let mut k = passed;
         let from = iv.start().saturating_sub(MAX_RESERVATION_LEN);
         while k < list.len() && list[k].from < from {
             k += 1;
-            steps += 1;
         }
         cursor.set(k as u32);
-        self.resv_steps.set(self.resv_steps.get() + steps);
-        steps = 0;
+        // The reservations the cursor passed.
+        let mut steps = (k - passed) as u64;
         if k == list.len() {
+            self.resv_steps.set(self.resv_steps.get() + steps);
             self.resv_left.set(self.resv_left.get() & !(1 << slot));
             return None;
         }
         if list[k].from >= iv.end() {
+            self.resv_steps.set(self.resv_steps.get() + steps);
             return None; // the next reservation begins after `iv`
         }
         let mut j = 0;
@@ -669,10 +683,14 @@ impl<F: Function> Scan<'_, F> {
                 // Every reservation ending by this range's start is behind it. Those that
                 // start more than MAX_RESERVATION_LEN before it are skipped by one search
                 // (a range after a long hole would otherwise walk every reservation in the
-                // hole: thousands, where early exits each reserve the return register).
+                // hole: thousands, where early exits each reserve the return register); one
+                // that starts nearer is passed alone, as the search would pass it.
                 let floor = ranges[j].from.saturating_sub(MAX_RESERVATION_LEN);
-                let skip = list[k..].partition_point(|x| x.from < floor);
-                k += skip.max(1);
+                if r.from >= floor {
+                    k += 1;
+                } else {
+                    k += list[k..].partition_point(|x| x.from < floor);
+                }
                 continue;
             }
             if ranges[j].to <= r.from {
@@ -833,13 +851,13 @@ impl<F: Function> Scan<'_, F> {
             // position is live for both. The input may come back later in the order (after
             // a lifetime hole it is live only on paths that do not pass this instruction),
             // as long as the def is dead by then.
-            for &Active { idx: a, .. } in &self.active {
+            for &Active { idx: a, reg, .. } in &self.active {
                 let other = self.iv(a);
                 if other.vreg == stolen
                     && self.built.range_ends_at(other, start + 1)
                     && !self.built.intersect_from(other, iv, start + 1)
                 {
-                    let r = self.reg_of(a);
+                    let r = reg as usize;
                     if self.active_regs.holders[r] == 1 {
                         busy &= !(1 << r);
                         stolen_idx = Some(a);
@@ -848,19 +866,30 @@ impl<F: Function> Scan<'_, F> {
             }
         }
         // A register no active interval holds is busy when an interval in a hole comes back
-        // in it while `cur` is live: one search of its recorded ranges per range of `cur`.
+        // in it while `cur` is live. The flat list answers for every register in one pass;
+        // the maps one register at a time (one search of its records per range of `cur`),
+        // so with them a register is asked about only when it is the one tried next.
         let maybe = self.holes.inactive_mask & !busy & low_bits(n);
-        busy |= self.holes.meeting_regs(maybe, self.built, cur, stolen_idx);
+        let unasked = if self.holes.is_mapped() {
+            maybe
+        } else {
+            busy |= self.holes.meeting_regs(maybe, self.built, cur, stolen_idx);
+            0
+        };
         self.steps += self.active.len() as u64;
         busy |= self.clobber_conflicts(cur, None);
-        let iv = self.iv(cur);
         let candidates = !busy & low_bits(n);
-        let free =
-            |k: usize| candidates & (1 << k) != 0 && self.reservation_conflict(k, iv).is_none();
-        let chosen = match hint {
-            Some(h) if free(h) => Some(h),
-            _ => bits_from(candidates, first).find(|&k| free(k)),
-        };
+        // The same register a search of every candidate in order would choose: the asked
+        // registers' answers are those `meeting_regs` gives, asked in that order.
+        let mut chosen = hint.filter(|&h| self.is_free(h, candidates, unasked, cur, stolen_idx));
+        if chosen.is_none() {
+            for k in bits_from(candidates, first) {
+                if self.is_free(k, candidates, unasked, cur, stolen_idx) {
+                    chosen = Some(k);
+                    break;
+                }
+            }
+        }
         match chosen {
             Some(r) => {
                 self.assign_reg(cur, r);
@@ -868,6 +897,29 @@ impl<F: Function> Scan<'_, F> {
             }
             None => false,
         }
+    }
+
+    /// Whether `regs[k]` is free for all of `cur`: a candidate (bit k of `candidates`), no
+    /// reservation of another vreg meets `cur`, and, when bit k of `unasked` is set, no
+    /// interval in a hole in it other than `skip` meets `cur`.
+    #[inline]
+    fn is_free(
+        &mut self,
+        k: usize,
+        candidates: u64,
+        unasked: u64,
+        cur: u32,
+        skip: Option<u32>,
+    ) -> bool {
+        let bit = 1u64 << k;
+        if candidates & bit == 0 {
+            return false;
+        }
+        let iv = &self.built.intervals[cur as usize];
+        if self.reservation_conflict(k, iv).is_some() {
+            return false;
+        }
+        unasked & bit == 0 || !self.holes.meets_reg(k, self.built, cur, skip)
     }
 
     fn assign_reg(&mut self, idx: u32, reg_index: usize) {
@@ -902,20 +954,14 @@ impl<F: Function> Scan<'_, F> {
         let (use_pos, block_pos) = (&mut use_pos_of[..n], &mut block_pos_of[..n]);
         let iv = self.iv(cur);
         let start = iv.start();
-        for &Active { idx: a, .. } in &self.active {
-            let r = self.reg_of(a);
+        for &Active { idx: a, reg, .. } in &self.active {
+            let r = reg as usize;
             use_pos[r] = use_pos[r].min(self.eviction_use_pos(a, start));
         }
         // The intervals in holes that come back while `cur` is live: their next use.
         self.steps += self.active.len() as u64;
-        let mut owners = std::mem::take(&mut self.owners);
         let maybe = self.holes.inactive_mask & low_bits(n);
-        self.holes.owners_in(maybe, self.built, cur, &mut owners);
-        for &(r, a) in &owners {
-            let next = self.next_reg_use(a, start).unwrap_or(u32::MAX);
-            use_pos[r as usize] = use_pos[r as usize].min(next);
-        }
-        self.owners = owners;
+        self.holes.lower_use_pos(maybe, self.built, cur, use_pos);
         let iv = self.iv(cur);
         for k in 0..n {
             if use_pos[k] <= start {
@@ -930,8 +976,15 @@ impl<F: Function> Scan<'_, F> {
             use_pos[k] = use_pos[k].min(block_pos[k]);
         }
         let iv = self.iv(cur);
+        // The farthest use position, the first in the order `first + 1, …, n - 1, 0, …`
+        // on ties (two plain loops: cheaper than a chained iterator).
         let mut reg = first;
-        for k in (first + 1..n).chain(0..first) {
+        for k in first + 1..n {
+            if use_pos[k] > use_pos[reg] {
+                reg = k;
+            }
+        }
+        for k in 0..first {
             if use_pos[k] > use_pos[reg] {
                 reg = k;
             }
@@ -992,8 +1045,8 @@ impl<F: Function> Scan<'_, F> {
         let victims: SmallVec<[u32; 4]> = self
             .active
             .iter()
+            .filter(|a| a.reg as usize == reg)
             .map(|a| a.idx)
-            .filter(|&a| self.reg_of(a) == reg)
             .collect();
         for a in victims {
             let k = self.active.iter().position(|x| x.idx == a);
@@ -1088,7 +1141,18 @@ impl<F: Function> Scan<'_, F> {
     /// Every piece queued starts at or after `child`'s start (so after the scan's position,
     /// as `child` does); every register use stays in a queued piece; the pieces put in the
     /// slot have none.
+    #[inline]
     fn push_child(&mut self, child: u32) -> Result<(), RegAllocError> {
+        if self.built.ranges_of(self.iv(child)).len() <= LONG_TAIL {
+            self.push_unhandled(child);
+            return Ok(());
+        }
+        self.push_long_child(child)
+    }
+
+    /// [`Scan::push_child`] for a child of more than [`LONG_TAIL`] ranges.
+    #[inline(never)]
+    fn push_long_child(&mut self, child: u32) -> Result<(), RegAllocError> {
         let mut piece = child;
         loop {
             let iv = self.iv(piece);
@@ -1322,12 +1386,14 @@ impl<F: Function> Scan<'_, F> {
         self.splits += 1;
         let parent = &self.built.intervals[idx as usize];
         debug_assert!(pos % 4 == 0 && parent.start() < pos && pos < parent.end());
-        if let Some(Allocation::Reg(r)) = parent.alloc {
-            // Post-invariant (I) of `holes`: a recorded parent keeps only its head there.
-            let reg = self.reg_slot[r.index()] as usize;
-            let ranges = self.built.ranges_of(parent);
-            let tail = &ranges[ranges.partition_point(|r| r.to <= pos)..];
-            self.holes.cut(idx, reg, pos, tail);
+        match parent.alloc {
+            // Post-invariant (I) of `holes`: a recorded parent keeps only its head there
+            // (nothing is recorded while the list is flat).
+            Some(Allocation::Reg(r)) if self.holes.is_mapped() => {
+                let reg = self.reg_slot[r.index()] as usize;
+                self.holes.cut(idx, reg, pos, self.built.ranges_of(parent));
+            }
+            _ => {}
         }
         let (child_ranges, copied) = self.built.split_ranges(idx as usize, pos);
         self.steps += copied as u64 + 1;
