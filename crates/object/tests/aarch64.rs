@@ -4,39 +4,22 @@
 //! installs them); a missing one fails the test with the package to install.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use kestrel_codegen::isa;
 use kestrel_codegen::settings::Flags;
 use kestrel_ir::text::parse_functions;
+
+mod shared {
+    pub mod tools;
+}
 use kestrel_object::{
     ir_name, DataDescription, Linkage, Module, ObjectBuilder, ObjectError, ObjectModule,
 };
+use shared::tools::{run, tool};
 
 /// An object builder for AArch64 (base ISA).
 fn aarch64_object(name: &str) -> ObjectBuilder {
     ObjectBuilder::new(name).target(isa::lookup("aarch64").unwrap().finish())
-}
-
-fn tool(name: &str, package: &str) -> Command {
-    let found = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {name}"))
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(found, "`{name}` is required (Debian package `{package}`)");
-    Command::new(name)
-}
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("starts");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 const CLIF: &str = "

@@ -8,32 +8,14 @@
 //! tools are required (`.ci/run` installs them); a missing one fails the test with the
 //! package to install.
 
-use std::process::Command;
-
 use kestrel_codegen::isa;
 use kestrel_ir::text::parse_functions;
 use kestrel_object::{ir_name, Linkage, Module, ObjectBuilder, ObjectModule};
 
-fn tool(name: &str, package: &str) -> Command {
-    let found = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {name}"))
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(found, "`{name}` is required (Debian package `{package}`)");
-    Command::new(name)
+mod shared {
+    pub mod tools;
 }
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("starts");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use shared::tools::{run, tool};
 
 /// Integer and float values live across the winch call: `keep_live(5)` is
 /// `(5 + 1) + 5 * 5 + clobber(5) + int(2.0 * 5.0)` = 6 + 25 + 6 + 10 = 47.

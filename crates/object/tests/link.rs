@@ -11,15 +11,10 @@ use kestrel_codegen::settings::Flags;
 use kestrel_ir::text::parse_functions;
 use kestrel_object::{ir_name, DataDescription, Linkage, Module, ObjectBuilder, ObjectModule};
 
-fn tool(name: &str, package: &str) -> Command {
-    let found = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {name}"))
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(found, "`{name}` is required (Debian package `{package}`)");
-    Command::new(name)
+mod shared {
+    pub mod tools;
 }
+use shared::tools::{run, tool};
 
 /// A scratch directory for one test, removed when the test ends.
 fn scratch(test: &str) -> tempfile::TempDir {
@@ -27,17 +22,6 @@ fn scratch(test: &str) -> tempfile::TempDir {
         .prefix(&format!("kestrel-object-{test}-"))
         .tempdir()
         .expect("a scratch directory")
-}
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("starts");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// Every function of `clif` exported, plus `extra` definitions, into `dir/name.o`.
