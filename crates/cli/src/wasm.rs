@@ -29,22 +29,22 @@ use kestrel_wasm::{
 };
 use wasmparser::{FuncType, ValType};
 
-/// Reads `path` as a binary module, or as text converted to one.
+/// Reads `path` as a binary module, or as text (any file without the `\0asm` header)
+/// converted to one.
 fn module_bytes(path: &Path) -> Result<Vec<u8>, String> {
     let bytes = kestrel_filetests::input::read_input(path)?;
     if bytes.starts_with(b"\0asm") {
         return Ok(bytes);
     }
-    let text = String::from_utf8(bytes).map_err(|_| {
-        format!(
+    if std::str::from_utf8(&bytes).is_err() {
+        return Err(format!(
             "{}: neither a binary module (no `\\0asm` header) nor UTF-8 text",
             path.display()
-        )
-    })?;
-    wat::parse_str(&text).map_err(|e| {
-        let mut e = e;
-        e.set_path(path);
-        e.to_string()
+        ));
+    }
+    kestrel_wasm::wat_to_binary(&bytes, Some(path)).map_err(|e| match e {
+        kestrel_wasm::WasmError::Text { message } => message,
+        other => other.to_string(),
     })
 }
 

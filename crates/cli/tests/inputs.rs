@@ -165,3 +165,31 @@ fn the_fallback_from_guard_pages_is_said_once_and_many_grows_stay_cheap() {
     assert_eq!(e.matches("using explicit bounds checks").count(), 1, "{e}");
     assert!(e.contains("is `ulimit -v` set?"), "{e}");
 }
+
+#[test]
+fn a_malformed_text_module_is_refused_with_its_file_line_and_column() {
+    let o = kestrel_on(
+        &["wasm", "run", "FILE"],
+        "bad.wat",
+        "(module\n  (func (export \"_start\") br $nowhere))",
+    );
+    let e = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("bad.wat:2:"), "no file and line in {e:?}");
+    assert!(e.contains("$nowhere"), "the unknown label is not named in {e:?}");
+}
+
+#[test]
+fn a_file_neither_binary_nor_text_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("junk.wasm");
+    std::fs::write(&path, b"\xff\xfe junk").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args(["wasm", "run"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let e = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("junk.wasm: neither a binary module"), "{e}");
+}

@@ -10,6 +10,10 @@ pub enum WasmError {
     /// The binary is not well-formed or not valid WebAssembly (wasmparser's verdict).
     #[error("invalid module at byte {offset:#x}: {message}")]
     Invalid { offset: usize, message: String },
+    /// A text module (`.wat`) is malformed: the text reader's message, with the path, line
+    /// and column of the problem.
+    #[error("malformed text module: {message}")]
+    Text { message: String },
     /// The module is valid but uses a proposal or construct Kestrel does not support yet.
     #[error("unsupported at byte {offset:#x}: {feature}")]
     Unsupported { offset: usize, feature: String },

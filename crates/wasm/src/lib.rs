@@ -11,9 +11,9 @@
 //! ```
 //! use kestrel_wasm::{Imports, Instance, Module, Val};
 //!
-//! let wasm = wat::parse_str(r#"
+//! let wasm = kestrel_wasm::wat_to_binary(br#"
 //!     (module (func (export "add") (param i32 i32) (result i32)
-//!         local.get 0 local.get 1 i32.add))"#).unwrap();
+//!         local.get 0 local.get 1 i32.add))"#, None).unwrap();
 //! let module = Module::new(&wasm).unwrap();
 //! let instance = Instance::new(&module, &Imports::new()).unwrap();
 //! assert_eq!(instance.invoke("add", &[Val::I32(2), Val::I32(40)]).unwrap(), [Val::I32(42)]);
@@ -50,7 +50,7 @@
 //!   table-growing operators are runtime calls.
 //!
 //! Layout: [`config`] (how code is compiled: the bounds-check mode), [`features`] (what is
-//! accepted), [`module_info`] (decoding), [`translate`] (one
+//! accepted), [`text`] (the text format read into a binary module), [`module_info`] (decoding), [`translate`] (one
 //! function to IR, one file per concern), [`module`] (compile into a JIT module),
 //! [`runtime`] (the vmctx layout in `vmctx.rs`, memories, tables, globals, libcalls, host
 //! functions, instances), [`trap`] (Wasm traps and their IR trap codes, in one place),
@@ -65,6 +65,7 @@ pub mod features;
 pub mod module;
 pub mod module_info;
 pub mod runtime;
+pub mod text;
 pub mod translate;
 pub mod trap;
 pub mod val;
@@ -75,5 +76,6 @@ pub use config::{BoundsChecks, Config, OptLevel};
 pub use error::WasmError;
 pub use module::{translate_module, Module};
 pub use runtime::{Extern, Func, Global, Imports, Instance, InvokeError, Memory, Table};
+pub use text::wat_to_binary;
 pub use trap::Trap;
 pub use val::Val;

@@ -14,7 +14,7 @@
 //! explicit bounds checks (`KESTREL_WASM_SPEC_MODE=guard|explicit` runs one mode only).
 //!
 //! The table's last column names what put directives out of scope: the refused proposals
-//! the validator named, and a count of other reasons (text-format modules, modules tainted
+//! the validator named, and a count of other reasons (components, modules tainted
 //! by an out-of-scope one). `KESTREL_WASM_SPEC_MARKDOWN=FILE` also writes the tables as
 //! Markdown.
 //!
@@ -247,7 +247,7 @@ fn official_spec_suite_if_present() {
 
 /// What put a file's directives out of scope, from its child's `SCOPE` lines: the refused
 /// proposals named there (`the SIMD proposal` → `SIMD`), then the other reasons with their
-/// counts (`text-format malformation ×46`).
+/// counts (`custom sections ×3`).
 fn refused(detail: &str) -> String {
     let mut proposals: Vec<String> = Vec::new();
     let mut other: Vec<(String, usize)> = Vec::new();

@@ -42,6 +42,13 @@
 
 (assert_invalid (module (func (result i32) (i64.const 0))) "type mismatch")
 (assert_malformed (module binary "\00asm\02\00\00\00") "unknown binary version")
+;; Quoted text modules go through Kestrel's text reader: malformed text is refused there,
+;; well-formed text that is invalid is refused by the validator, a valid one instantiates.
+(assert_malformed (module quote "(func (result i32) (i32.const 1_))") "unknown operator")
+(assert_malformed (module quote "(func br $nowhere)") "unknown label")
+(assert_invalid (module quote "(func (result i32) (i64.const 1))") "type mismatch")
+(module quote "(func (export \"seven\") (result i32) (i32.const 7))")
+(assert_return (invoke "seven") (i32.const 7))
 (assert_unlinkable (module (import "m" "nope" (func))) "unknown import")
 (assert_unlinkable (module (import "m" "add" (func (param i64)))) "incompatible import type")
 (assert_trap (module (memory 1) (data (i32.const 65535) "ab")) "out of bounds memory access")

@@ -35,9 +35,8 @@ pub enum Pred {
     Or(Cc, Cc),
 }
 
-/// A test and the condition read from it; fused into the instruction that consumes it, so
-/// nothing can come between the two. Its operands come first in that instruction's operand
-/// order.
+/// A fused condition (a test, or a register against zero, and what is read from it; see
+/// `isa/README.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cond<R = VReg> {
     /// `cmp a, b` at `size`; true when `cc` holds.

@@ -33,9 +33,7 @@ impl Pred {
     }
 }
 
-/// A flag-setting test and the condition read from it; fused into the instruction that
-/// consumes the flags, so nothing can come between the two. Its operands come first in
-/// that instruction's operand order.
+/// A fused condition (a flag-setting test and the flags it reads; see `isa/README.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cond<R = VReg> {
     /// `cmp a, b` at `size`; true when `cc` holds.
