@@ -176,7 +176,10 @@ fn a_malformed_text_module_is_refused_with_its_file_line_and_column() {
     let e = text(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(e.contains("bad.wat:2:"), "no file and line in {e:?}");
-    assert!(e.contains("$nowhere"), "the unknown label is not named in {e:?}");
+    assert!(
+        e.contains("$nowhere"),
+        "the unknown label is not named in {e:?}"
+    );
 }
 
 #[test]
