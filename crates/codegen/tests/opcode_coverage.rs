@@ -67,7 +67,7 @@ fn inst_text(op: Opcode, ctrl: Option<Type>) -> Option<String> {
         F::StackLoad => format!("{name}{sfx} ss0+8"),
         F::StackStore => format!("{name} v0, ss0+8"),
         F::NullAry => format!("{name}{sfx}"),
-        F::Call => "call fn0()".to_string(),
+        F::Call => format!("{name} fn0()"),
         F::CallIndirect => format!("{name} sig0, v100()"),
         F::FuncAddr => format!("{name}{sfx} fn0"),
         F::Jump => "jump block1".to_string(),
@@ -96,9 +96,15 @@ fn function_text(
                 .map(|(i, t)| format!("v{i}: {t}")),
         )
         .collect();
+    // A tail call needs the `tail` convention in the function and its callees.
+    let conv = if op.is_return_call() {
+        "tail"
+    } else {
+        "system_v"
+    };
     let mut text = format!(
-        "function %t({}) system_v {{\n    ss0 = explicit_slot 32\n    gv0 = symbol %data\n    \
-         sig0 = () system_v\n    fn0 = %callee()\nblock0({}):\n",
+        "function %t({}) {conv} {{\n    ss0 = explicit_slot 32\n    gv0 = symbol %data\n    \
+         sig0 = () {conv}\n    fn0 = %callee() {conv}\nblock0({}):\n",
         params.join(", "),
         block_params.join(", ")
     );

@@ -28,6 +28,8 @@ enum Flow {
     Next,
     Goto(Block),
     Return,
+    /// A tail call of function `.0` with arguments `.1`: this frame ends first.
+    TailCall(usize, Vec<u128>),
 }
 
 fn trap_of(t: ops::Trap) -> TrapCode {
@@ -44,8 +46,28 @@ fn endian(flags: MemFlags) -> Endianness {
 
 impl<'f> Interpreter<'f> {
     /// Run function `index` with `args` (taken by value so the buffer can be recycled);
-    /// its results are left in `ret_buf`.
-    pub(crate) fn invoke(&mut self, index: usize, mut args: Vec<u128>) -> Result<(), InterpError> {
+    /// its results are left in `ret_buf`. A tail call ends its frame before the callee's
+    /// begins (this loop runs it), so a chain of tail calls of any length takes one frame's
+    /// host stack and interpreter memory.
+    pub(crate) fn invoke(
+        &mut self,
+        mut index: usize,
+        mut args: Vec<u128>,
+    ) -> Result<(), InterpError> {
+        loop {
+            match self.invoke_frame(index, args)? {
+                None => return Ok(()),
+                Some((next, next_args)) => (index, args) = (next, next_args),
+            }
+        }
+    }
+
+    /// One frame of [`Self::invoke`]: `Some` is the tail call it ended with.
+    fn invoke_frame(
+        &mut self,
+        index: usize,
+        mut args: Vec<u128>,
+    ) -> Result<Option<(usize, Vec<u128>)>, InterpError> {
         let func: &'f Function = self.funcs[index];
         let name = || crate::name_key(&func.name);
         if !func.layout.is_compact() {
@@ -101,7 +123,7 @@ impl<'f> Interpreter<'f> {
         base: usize,
         frame_addr: u64,
         entry: Block,
-    ) -> Result<(), InterpError> {
+    ) -> Result<Option<(usize, Vec<u128>)>, InterpError> {
         let mut range = func.layout.block_range(entry);
         loop {
             let Some(pc) = range.next() else {
@@ -121,7 +143,8 @@ impl<'f> Interpreter<'f> {
             match self.step(index, func, base, frame_addr, inst)? {
                 Flow::Next => {}
                 Flow::Goto(b) => range = func.layout.block_range(b),
-                Flow::Return => return Ok(()),
+                Flow::Return => return Ok(None),
+                Flow::TailCall(next, args) => return Ok(Some((next, args))),
             }
         }
     }
@@ -405,6 +428,49 @@ impl<'f> Interpreter<'f> {
         }
     }
 
+    /// `return_call callee(args)`: a function of this module runs after this frame ends
+    /// ([`Flow::TailCall`]); a library routine's result is this function's.
+    fn tail_call(
+        &mut self,
+        func: &'f Function,
+        inst: Inst,
+        base: usize,
+        callee: Callee,
+        args: &[Value],
+    ) -> Result<Flow, InterpError> {
+        match callee {
+            Callee::Local(target) => {
+                let sig = &self.funcs[target].signature;
+                if sig.params.len() != args.len()
+                    || sig.returns.len() != func.signature.returns.len()
+                {
+                    return Err(self.invalid(
+                        func,
+                        inst,
+                        "tail call does not match the callee's signature",
+                    ));
+                }
+                let vals = args.iter().map(|&a| self.get(base, a)).collect();
+                Ok(Flow::TailCall(target, vals))
+            }
+            Callee::Libcall(lc) => {
+                if args.len() != lc.arity() || func.signature.returns.len() != 1 {
+                    return Err(self.invalid(func, inst, "library call with the wrong signature"));
+                }
+                let mut vals = [0u128; 3];
+                for (i, &a) in args.iter().enumerate() {
+                    vals[i] = self.get(base, a);
+                }
+                self.ret_buf.clear();
+                self.ret_buf.push(lc.apply(&vals[..args.len()]));
+                Ok(Flow::Return)
+            }
+            Callee::Unknown => {
+                Err(self.invalid(func, inst, "call to a function that is not in this module"))
+            }
+        }
+    }
+
     fn callee_at_address(&self, addr: u128) -> Callee {
         let addr = addr as u64;
         if addr >= FUNC_BASE && (addr - FUNC_BASE) % 16 == 0 {
@@ -554,6 +620,15 @@ impl<'f> Interpreter<'f> {
                     .and_then(|i| jt.entries.get(i))
                     .unwrap_or(&jt.default);
                 return Ok(self.branch(func, base, dest));
+            }
+            D::Call { func_ref, args, .. } if op == Opcode::ReturnCall => {
+                let callee = self.info[index].callees[func_ref.as_u32() as usize];
+                return self.tail_call(func, inst, base, callee, dfg.pool.get(args));
+            }
+            D::CallIndirect { args, .. } if op == Opcode::ReturnCallIndirect => {
+                let args = dfg.pool.get(args);
+                let callee = self.callee_at_address(self.get(base, args[0]));
+                return self.tail_call(func, inst, base, callee, &args[1..]);
             }
             D::Call { func_ref, args, .. } => {
                 let callee = self.info[index].callees[func_ref.as_u32() as usize];

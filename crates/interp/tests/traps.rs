@@ -156,3 +156,37 @@ fn block_parameters_are_assigned_simultaneously() {
         Ok(vec![I32(2), I32(1)])
     );
 }
+
+/// A tail call ends its frame before the callee's begins: a chain far deeper than
+/// `MAX_CALL_DEPTH` finishes, where the same chain of ordinary calls traps.
+#[test]
+fn tail_calls_do_not_nest_frames() {
+    let chain = |call: &str| {
+        format!(
+            "function %down(i64, i64) -> i64 tail {{
+    fn0 = %down(i64, i64) -> i64 tail
+block0(v0: i64, v1: i64):
+    brif v0, block1, block2
+block1:
+    v2 = iconst.i64 -1
+    v3 = iadd v0, v2
+    v4 = iadd v1, v0
+    {call}
+block2:
+    return v1
+}}
+"
+        )
+    };
+    let n = 10 * i64::from(kestrel_interp::MAX_CALL_DEPTH);
+    let tail = chain("return_call fn0(v3, v4)");
+    assert_eq!(
+        run(&tail, "down", &[I64(n), I64(0)]).unwrap(),
+        [I64(n * (n + 1) / 2)]
+    );
+    let nested = chain("v5 = call fn0(v3, v4)\n    return v5");
+    assert_eq!(
+        trap_code(run(&nested, "down", &[I64(n), I64(0)])),
+        Some(TrapCode::STACK_OVERFLOW)
+    );
+}

@@ -435,6 +435,8 @@ impl Function {
     pub fn make_inst(&mut self, data: crate::instructions::InstructionData, ctrl: Type) -> Inst {
         // (The tables are borrowed apart from the data flow graph the instruction goes into.)
         match call_signature_in(&self.ext_funcs, &self.signatures, &data) {
+            // A tail call returns the callee's results from this function: it has none.
+            Some(_) if data.opcode().is_return_call() => self.dfg.make_inst_with_results(data, []),
             Some(sig) => self
                 .dfg
                 .make_inst_with_results(data, sig.returns.iter().map(|p| p.value_type)),

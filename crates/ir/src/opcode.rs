@@ -3,7 +3,7 @@
 //! One row per opcode: its CLIF name, its instruction format (the shape of its operands, see
 //! [`InstructionFormat`]), where its controlling type comes from, and its effect flags. The
 //! set is Cranelift's (wasmtime `release-48.0.0`) for scalar and fixed-width vector types
-//! (not dynamic vectors, tail calls, exceptions or pinned registers), plus the older
+//! (not dynamic vectors, exceptions or pinned registers), plus the older
 //! `stack_load`, `stack_store`, `global_value` and `band_not`/`bor_not`/`bxor_not`, which
 //! existing `.clif` files still use.
 
@@ -158,6 +158,8 @@ opcodes! {
     Debugtrap "debugtrap" NullAry NO, [SIDE_EFFECTS];
     Call "call" Call NO, [CALL | CAN_TRAP | LOADS | STORES | SIDE_EFFECTS];
     CallIndirect "call_indirect" CallIndirect Op(0), [CALL | CAN_TRAP | LOADS | STORES | SIDE_EFFECTS];
+    ReturnCall "return_call" Call NO, [TERMINATOR | RETURN | CALL | CAN_TRAP | LOADS | STORES | SIDE_EFFECTS];
+    ReturnCallIndirect "return_call_indirect" CallIndirect Op(0), [TERMINATOR | RETURN | CALL | CAN_TRAP | LOADS | STORES | SIDE_EFFECTS];
     FuncAddr "func_addr" FuncAddr Sfx, [];
 
     // Constants.
@@ -343,6 +345,12 @@ impl Opcode {
     #[inline]
     pub fn is_return(self) -> bool {
         self.flags().contains(OpFlags::RETURN)
+    }
+    /// A tail call (`return_call`, `return_call_indirect`): a call that ends the function,
+    /// has no results of its own and returns the callee's results to the caller.
+    #[inline]
+    pub fn is_return_call(self) -> bool {
+        self.flags().contains(OpFlags::RETURN.union(OpFlags::CALL))
     }
     #[inline]
     pub fn can_trap(self) -> bool {

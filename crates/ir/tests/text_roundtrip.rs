@@ -327,3 +327,43 @@ block0:
     let err = parse_functions(tls, "tls.clif").expect_err("not yet");
     assert!(err.to_string().contains("thread-local"), "{err}");
 }
+
+#[test]
+fn tail_calls_parse_print_and_are_checked() {
+    let ok = "function %f(i64) -> i64 tail {
+    sig0 = (i64) -> i64 tail
+    fn0 = %g sig0
+block0(v0: i64):
+    brif v0, block1, block2
+block1:
+    return_call fn0(v0)
+block2:
+    v1 = func_addr.i64 fn0
+    return_call_indirect sig0, v1(v0)
+}
+";
+    round_trip(ok, "tail.clif").expect("round trips");
+    let funcs = parse_functions(ok, "tail.clif").expect("parses");
+    kestrel_ir::verify_function(&funcs[0]).expect("verifies");
+    let call = funcs[0]
+        .layout
+        .block_insts(funcs[0].layout.blocks()[1])
+        .next();
+    assert!(funcs[0].dfg.inst_results(call.unwrap()).is_empty());
+    // A tail call writes no results of its own.
+    let with_result = ok.replace("    return_call fn0(v0)", "    v9 = return_call fn0(v0)");
+    assert!(parse_functions(&with_result, "tail.clif").is_err());
+    // Both functions need the `tail` convention.
+    let system_v = ok.replace(") -> i64 tail {", ") -> i64 {");
+    let err = kestrel_ir::verify_function(&parse_functions(&system_v, "t.clif").unwrap()[0])
+        .expect_err("a system_v caller");
+    assert!(
+        err.to_string().contains("`tail` calling convention"),
+        "{err}"
+    );
+    // The callee returns what the function returns.
+    let other_results = ok.replace("sig0 = (i64) -> i64 tail", "sig0 = (i64) -> i32 tail");
+    let err = kestrel_ir::verify_function(&parse_functions(&other_results, "t.clif").unwrap()[0])
+        .expect_err("different results");
+    assert!(err.to_string().contains("callee returns"), "{err}");
+}

@@ -22,7 +22,8 @@
 //!   it in x0).
 //!
 //! A `winch` callee preserves no register but the frame and stack pointers, which the
-//! trampoline allows for.
+//! trampoline allows for. A `tail` callee pops its stack arguments when it returns; both trampolines
+//! restore `sp` from their frame pointer, so that needs nothing more.
 //!
 //! Cost: O(parameters + results) per signature.
 

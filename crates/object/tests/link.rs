@@ -244,6 +244,54 @@ fn backtraces_walk_through_kestrel_frames_in_a_linked_program() {
     assert!(out.ends_with("result 71\n"), "{out}");
 }
 
+/// `outer` calls `mid`, which tail-calls `leaf` with two stack arguments (more than it has
+/// itself), which calls the host: `mid`'s frame was replaced, so the unwinder must find
+/// `outer` right above `leaf`, through the frame the tail call rebuilt.
+const TAIL_CALLS: &str = "
+function %outer(i64) -> i64 {
+    fn0 = %mid(i64) -> i64 tail
+block0(v0: i64):
+    v1 = call fn0(v0)
+    v2 = iadd v1, v0
+    return v2
+}
+
+function %mid(i64) -> i64 tail {
+    fn0 = %leaf(i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail
+block0(v0: i64):
+    v1 = iconst.i64 1
+    v2 = iadd v0, v1
+    return_call fn0(v0, v0, v0, v0, v0, v0, v0, v2)
+}
+
+function %leaf(i64, i64, i64, i64, i64, i64, i64, i64) -> i64 tail {
+    fn0 = %host_cb(i64) -> i64
+block0(v0: i64, v1: i64, v2: i64, v3: i64, v4: i64, v5: i64, v6: i64, v7: i64):
+    v8 = iadd v0, v7
+    v9 = call fn0(v8)
+    v10 = iadd v9, v6
+    return v10
+}
+";
+
+#[test]
+fn backtraces_walk_through_frames_replaced_by_tail_calls() {
+    let tmp = scratch("tail");
+    let dir = tmp.path();
+    let obj = object_from(dir, "tail", TAIL_CALLS, |_| {});
+    let exe = link(dir, BACKTRACE_MAIN, &[&obj], &["-rdynamic"]);
+    let out = run(&mut Command::new(&exe));
+    let pos = |name: &str| out.find(&format!("({name}+"));
+    let (cb, leaf, outer, main) = (pos("host_cb"), pos("leaf"), pos("outer"), pos("main"));
+    assert!(
+        cb.is_some() && cb < leaf && leaf < outer && outer < main,
+        "{out}"
+    );
+    assert_eq!(pos("mid"), None, "the replaced frame is gone:\n{out}");
+    // outer(5): leaf(5, …, 5, 6) = host_cb(11) + 5 = 27, plus 5.
+    assert!(out.ends_with("result 32\n"), "{out}");
+}
+
 /// gdb's backtrace of `exe` stopped in the host callback `host_cb`.
 fn gdb_backtrace_at_host_cb(exe: &Path) -> String {
     run(tool("gdb", "gdb")

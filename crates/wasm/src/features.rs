@@ -4,8 +4,8 @@
 //! Supported: the Wasm 2.0 core without SIMD — the 1.0 core plus mutable-global imports,
 //! sign-extension operators, non-trapping float-to-int conversions, multi-value, reference
 //! types (`funcref`/`externref`, multiple tables, `table.*`) and bulk memory — plus
-//! extended constant expressions and multiple memories. Everything else — SIMD, threads,
-//! tail calls, exceptions, memory64, GC, function references — is refused by validation,
+//! extended constant expressions, multiple memories and tail calls. Everything else — SIMD,
+//! threads, exceptions, memory64, GC, function references — is refused by validation,
 //! and the error names it.
 //!
 //! Cost: [`classify`] validates the module again (once per refused proposal at most), only
@@ -26,7 +26,8 @@ pub const SUPPORTED: WasmFeatures = WasmFeatures::WASM1
     .union(WasmFeatures::REFERENCE_TYPES)
     .union(WasmFeatures::BULK_MEMORY)
     .union(WasmFeatures::EXTENDED_CONST)
-    .union(WasmFeatures::MULTI_MEMORY);
+    .union(WasmFeatures::MULTI_MEMORY)
+    .union(WasmFeatures::TAIL_CALL);
 
 /// The reference feature set used to tell "unsupported" from "invalid": the Wasm 3.0
 /// standard. A module valid under it but not under [`SUPPORTED`] needs a proposal Kestrel
@@ -140,7 +141,6 @@ const REFUSED: &[(WasmFeatures, &str)] = &[
         "relaxed SIMD",
     ),
     (WasmFeatures::THREADS, "threads"),
-    (WasmFeatures::TAIL_CALL, "tail calls"),
     (WasmFeatures::EXCEPTIONS, "exception handling"),
     (WasmFeatures::MEMORY64, "memory64"),
     (

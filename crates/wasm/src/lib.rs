@@ -38,7 +38,7 @@
 //!   clocks, randomness, stdio, files and directories confined to preopened directories,
 //!   `proc_exit` as [`Trap::Exit`].
 //! - **Refused with an error naming the proposal** (never a panic): SIMD and relaxed SIMD,
-//!   threads, tail calls, exceptions, memory64 (and 64-bit tables), GC and typed function
+//!   threads, exceptions, memory64 (and 64-bit tables), GC and typed function
 //!   references. Malformed or invalid modules are [`WasmError::Invalid`] with the byte
 //!   offset; valid modules that need a refused proposal are [`WasmError::Unsupported`].
 //! - **Not yet**: WASI sockets and the later WASI versions, a store that frees instances

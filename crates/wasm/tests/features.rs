@@ -298,7 +298,6 @@ fn bad_input_is_an_error_naming_the_problem() {
             "SIMD",
         ),
         ("(module (memory i64 1))", "memory64"),
-        ("(module (func (return_call 0)))", "tail"),
         ("(module (tag))", "exception handling"),
         ("(module (type (struct)))", "GC"),
         ("(module (memory 1 1 shared))", "threads"),

@@ -26,6 +26,13 @@
 //!   loads the memory results after it. Memory results and stack arguments are accessed as
 //!   8-byte slots of their class, except the return area of `winch`, accessed exactly as
 //!   wide as the result's type.
+//! - The `tail` convention places arguments and results as System V / AAPCS64 do; its
+//!   callee pops its stack arguments ([`tail_stack_bytes`]: the area rounded up to 16
+//!   bytes). [`gen_call`] tells the call how many bytes its callee pops, and
+//!   [`gen_return_call`] builds a tail call: the register arguments as fixed uses, the
+//!   stack arguments stored at [`TAIL_CALL_HEADER`] and above in the outgoing area (the
+//!   ISA's sequence moves them into place), and this function's own return-area pointer
+//!   passed on (the callee returns what this function returns, so into the same area).
 //! - A signature an ISA cannot carry is a [`CodegenError`] naming what, never a wrong
 //!   location.
 //!
@@ -138,8 +145,17 @@ pub trait Abi {
     /// The return of `rets` in their registers.
     fn gen_ret(rets: FixedRegs) -> Self::Inst;
     /// A call of `dest` of convention `conv`: `regs` holds the fixed uses (the first
-    /// `num_uses`) then the fixed defs.
-    fn gen_call(dest: CallDest, regs: FixedRegs, num_uses: u32, conv: CallConv) -> Self::Inst;
+    /// `num_uses`) then the fixed defs; the callee pops `callee_pops` bytes of stack.
+    fn gen_call(
+        dest: CallDest,
+        regs: FixedRegs,
+        num_uses: u32,
+        conv: CallConv,
+        callee_pops: u16,
+    ) -> Self::Inst;
+    /// A tail call of `dest` with the argument uses `regs` and `stack_bytes` of stack
+    /// arguments stored above the header of the outgoing area.
+    fn gen_return_call(dest: CallDest, regs: FixedRegs, stack_bytes: u32) -> Self::Inst;
     /// `dst = address of the outgoing return area` of `size` bytes.
     fn gen_ret_area_addr(dst: VReg, size: u32) -> Self::Inst;
     /// `dst = mem`, as wide as `ty` (an integer narrower than 64 bits zero-extended).
@@ -469,6 +485,11 @@ pub fn gen_args<A: Abi>(
     ctx.set_stack_limit(stack_limit);
     let sig = ctx.signature();
     let area = ret_area_size::<A>(sig)?;
+    if tail_stack_bytes::<A>(sig) > u32::from(u16::MAX) {
+        return Err(CodegenError::unsupported(
+            "64 KiB or more of stack arguments to a `tail` function",
+        ));
+    }
     let mut args = FixedRegs::with_capacity(params.len() + 1);
     let mut stack: SmallVec<[A::Inst; 4]> = SmallVec::new();
     if area > 0 {
@@ -602,11 +623,99 @@ pub fn gen_call_parts<A: Abi>(
             )),
         }
     })?;
-    ctx.emit(A::gen_call(callee, regs, num_uses, sig.call_conv));
+    let callee_pops = u16::try_from(tail_stack_bytes::<A>(sig)).map_err(|_| {
+        CodegenError::unsupported("64 KiB or more of stack arguments to a `tail` function")
+    })?;
+    ctx.emit(A::gen_call(
+        callee,
+        regs,
+        num_uses,
+        sig.call_conv,
+        callee_pops,
+    ));
     for load in loads {
         ctx.emit(load);
     }
     Ok(results)
+}
+
+/// Bytes of the outgoing area below a tail call's stack arguments: where the sequence puts
+/// the caller's frame pointer and return address (or link register), which move with the
+/// arguments.
+pub const TAIL_CALL_HEADER: u32 = 16;
+
+/// Bytes of stack arguments a `tail` function pops when it returns: its stack-argument area
+/// rounded up to 16 (which keeps `sp` aligned); 0 for every other convention, whose caller
+/// pops, and for a signature the ISA cannot carry (reported where it is lowered).
+pub fn tail_stack_bytes<A: Abi>(sig: &Signature) -> u32 {
+    if sig.call_conv != CallConv::Tail {
+        return 0;
+    }
+    let Ok(area) = ret_area_size::<A>(sig) else {
+        return 0;
+    };
+    let mut end = 0u32;
+    let walked = each_param_loc::<A>(sig, area > 0, |_, loc| {
+        if let Loc::Stack(off) = loc {
+            end = end.max(off as u32 + 8);
+        }
+    });
+    match walked {
+        Ok(()) => end.next_multiple_of(16),
+        Err(_) => 0,
+    }
+}
+
+/// `return_call callee(args)` of signature `sig` (see the module contract): both this
+/// function and the callee must be of the `tail` convention (else an error), and the callee
+/// returns this function's result types (the verifier checks it).
+pub fn gen_return_call<A: Abi>(
+    ctx: &mut Lower<'_, A::Inst>,
+    callee: CallDest,
+    sig: &Signature,
+    args: &[Value],
+) -> Result<(), CodegenError> {
+    if sig.call_conv != CallConv::Tail || ctx.signature().call_conv != CallConv::Tail {
+        return Err(CodegenError::unsupported(format!(
+            "a tail call from a `{}` function to a `{}` one (both need `tail`)",
+            ctx.signature().call_conv.name(),
+            sig.call_conv.name()
+        )));
+    }
+    let area = ret_area_size::<A>(sig)?;
+    let mut seen = SmallVec::new();
+    if let CallDest::Indirect(target) = callee {
+        // The target has its own fixed register; an argument of the same vreg is copied.
+        seen.push(target);
+    }
+    let regs_of_args: SmallVec<[ValueRegs; 8]> = args.iter().map(|&a| ctx.value_regs(a)).collect();
+    let mut regs = FixedRegs::with_capacity(args.len() + 1);
+    if area > 0 {
+        let ptr = ret_area_ptr(ctx);
+        let ptr = distinct::<A>(ctx, &mut seen, ptr);
+        regs.push((ptr, A::ret_area_reg(sig.call_conv)));
+    }
+    let mut parts = PartCounter::new();
+    each_param_loc::<A>(sig, area > 0, |k, loc| {
+        let part = parts.part_of(k);
+        let Some(&v) = regs_of_args.get(k).and_then(|a| a.regs().get(part)) else {
+            return;
+        };
+        match loc {
+            Loc::Reg(r) => {
+                let v = distinct::<A>(ctx, &mut seen, v);
+                regs.push((v, r));
+            }
+            Loc::Stack(off) => ctx.emit(A::gen_store(
+                v,
+                AbiMem::OutgoingArg(TAIL_CALL_HEADER as i32 + off),
+                slot_type(v.class()),
+            )),
+        }
+    })?;
+    let stack_bytes = tail_stack_bytes::<A>(sig);
+    ctx.emit(A::gen_return_call(callee, regs, stack_bytes));
+    Ok(())
 }
 
 /// Checks that `cc` is one of the conventions both ISAs carry (System V and its aliases
@@ -693,6 +802,9 @@ macro_rules! abi_inst_builders {
                     end: *$off as u32 + 8,
                 },
                 Inst::Control(ControlInst::Call { conv, .. }) => FrameUse::Call(*conv),
+                Inst::Control(ControlInst::ReturnCall { stack_bytes, .. }) => FrameUse::TailCall {
+                    stack_bytes: *stack_bytes,
+                },
                 // Reading the frame pointer or the saved return address needs the frame.
                 Inst::Mem(MemInst::FrameValue {
                     what: FrameValue::FramePointer | FrameValue::ReturnAddress,
@@ -714,12 +826,28 @@ macro_rules! abi_inst_builders {
             ControlInst::Ret { rets }.into()
         }
 
-        fn gen_call(dest: CallDest, regs: FixedRegs, num_uses: u32, conv: CallConv) -> Inst {
+        fn gen_call(
+            dest: CallDest,
+            regs: FixedRegs,
+            num_uses: u32,
+            conv: CallConv,
+            callee_pops: u16,
+        ) -> Inst {
             ControlInst::Call {
                 dest,
                 regs,
                 num_uses,
                 conv,
+                callee_pops,
+            }
+            .into()
+        }
+
+        fn gen_return_call(dest: CallDest, regs: FixedRegs, stack_bytes: u32) -> Inst {
+            ControlInst::ReturnCall {
+                dest,
+                regs,
+                stack_bytes,
             }
             .into()
         }
@@ -781,6 +909,16 @@ macro_rules! abi_entry_points {
             args: &[Value],
         ) -> Result<Results, CodegenError> {
             abi::gen_call::<$abi>(ctx, callee, sig, args)
+        }
+
+        /// `return_call callee(args)` of signature `sig`.
+        pub fn gen_return_call(
+            ctx: &mut Lower<'_, $inst>,
+            callee: CallDest,
+            sig: &Signature,
+            args: &[Value],
+        ) -> Result<(), CodegenError> {
+            abi::gen_return_call::<$abi>(ctx, callee, sig, args)
         }
 
         /// Locations of the parameters of `sig`, one list per parameter.

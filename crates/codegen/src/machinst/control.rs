@@ -17,7 +17,7 @@ use std::fmt::Debug;
 use std::sync::Arc;
 
 use kestrel_ir::{CallConv, TrapCode};
-use kestrel_regalloc::VReg;
+use kestrel_regalloc::{PReg, VReg};
 
 use super::operands::{map_operands, FixedRegs, OperandSpec, Operands};
 use super::shared_inst::{map_call_regs, reg_names, CallDest};
@@ -38,6 +38,10 @@ pub trait ControlIsa: Clone + Debug + Sized + 'static {
     const TRAP: &'static str;
     /// The debug trap's printed form (`int3`, `brk #0`).
     const DEBUG_TRAP: &'static str;
+    /// The register an indirect tail call's target is fixed to: one that carries no
+    /// argument of the `tail` convention and that the tail-call sequence neither restores
+    /// nor uses as a temporary.
+    const TAIL_TARGET: PReg;
 
     /// `cond` with its registers visited as uses (the condition's `map`).
     fn map_cond<S, F: FnMut(OperandSpec) -> S>(
@@ -63,15 +67,17 @@ pub trait ControlIsa: Clone + Debug + Sized + 'static {
 /// with `is_term`) and its mnemonics; and `emit_mapped`, the family's encoding with the
 /// allocated registers, dispatched once here to the encoders the invoking module has by
 /// these names (over its `Ctx` and `Buf`): `uncond_branch`, `Cond::branch`, `emit_table`,
-/// `emit_ret`, `trap`, `emit_trap_if`, `emit_debug_trap`, `emit_direct_call` and
-/// `emit_indirect_call`. Expanded in `isa/<name>/inst/control.rs`.
+/// `emit_ret`, `trap`, `emit_trap_if`, `emit_debug_trap`, `emit_direct_call`,
+/// `emit_indirect_call`, `emit_callee_pops` (what a call does after a callee that popped
+/// its stack arguments) and `emit_return_call`. Expanded in `isa/<name>/inst/control.rs`.
 macro_rules! control_isa {
     ($isa:ty {
         cond: $cond:ident,
         table: $table:ident,
         jump: $jump:literal,
         trap: $trap:literal,
-        debug_trap: $debug_trap:literal $(,)?
+        debug_trap: $debug_trap:literal,
+        tail_target: $tail_target:expr $(,)?
     }) => {
         impl $crate::machinst::control::ControlIsa for $isa {
             type Cond<R> = $cond<R>;
@@ -79,6 +85,7 @@ macro_rules! control_isa {
             const JUMP: &'static str = $jump;
             const TRAP: &'static str = $trap;
             const DEBUG_TRAP: &'static str = $debug_trap;
+            const TAIL_TARGET: $crate::machinst::PReg = $tail_target;
 
             fn map_cond<S, F: FnMut($crate::machinst::operands::OperandSpec) -> S>(
                 cond: &$cond,
@@ -138,10 +145,25 @@ macro_rules! control_isa {
                     C::Trap { code } => trap(buf, *code),
                     C::TrapIf { cond, code } => emit_trap_if(&cond.map(m), *code, ctx, buf),
                     C::DebugTrap => emit_debug_trap(buf),
-                    C::Call { dest, .. } => match dest {
-                        CallDest::Direct(callee) => emit_direct_call(buf, callee),
-                        CallDest::Indirect(target) => emit_indirect_call(buf, m.reg_use(*target)),
-                    },
+                    C::Call {
+                        dest, callee_pops, ..
+                    } => {
+                        match dest {
+                            CallDest::Direct(callee) => emit_direct_call(buf, callee),
+                            CallDest::Indirect(target) => {
+                                emit_indirect_call(buf, m.reg_use(*target))
+                            }
+                        }
+                        if *callee_pops > 0 {
+                            emit_callee_pops(buf, *callee_pops);
+                        }
+                    }
+                    C::ReturnCall {
+                        dest, stack_bytes, ..
+                    } => {
+                        let dest = $crate::machinst::control::map_tail_dest::<$isa, _, _>(dest, m);
+                        emit_return_call(&dest, *stack_bytes, ctx, buf)
+                    }
                 }
             }
         }
@@ -184,12 +206,41 @@ pub enum ControlInst<X: ControlIsa, R = VReg> {
     /// fixed to its register. Clobbers what `conv` lets a callee overwrite, except the
     /// results (the ISA's `Inst::clobbers`). One list and a convention, not two lists and a
     /// register set, keep the family small.
+    ///
+    /// A callee of the `tail` convention pops its `callee_pops` bytes of stack arguments
+    /// when it returns (16 bits keep the instruction small; more is an ABI error); the call then moves `sp` back down by as much, so the outgoing area
+    /// stays where the frame has it (0 for every other convention).
     Call {
         dest: CallDest<R>,
         regs: FixedRegs<R>,
         num_uses: u32,
         conv: CallConv,
+        callee_pops: u16,
     },
+    /// A tail call of `dest` (`tail` convention): the epilogue, then a jump. The callee's
+    /// stack arguments, `stack_bytes` of them (a multiple of 16), were stored in the
+    /// outgoing area after a 16-byte header ([`super::abi::TAIL_CALL_HEADER`]); the sequence
+    /// moves header and arguments to the top of this function's incoming argument area, so
+    /// the callee's frame replaces this one. Operands: the target (indirect only, fixed to
+    /// [`ControlIsa::TAIL_TARGET`]), then `regs`, the argument uses, each fixed to its
+    /// register. Ends the block.
+    ReturnCall {
+        dest: CallDest<R>,
+        regs: FixedRegs<R>,
+        stack_bytes: u32,
+    },
+}
+
+/// A tail call's destination with its register (if any) visited as a use fixed to `X`'s
+/// [`ControlIsa::TAIL_TARGET`].
+pub fn map_tail_dest<X: ControlIsa, S, F: FnMut(OperandSpec) -> S>(
+    dest: &CallDest,
+    m: &mut Operands<S, F>,
+) -> CallDest<S> {
+    match dest {
+        CallDest::Direct(name) => CallDest::Direct(name.clone()),
+        CallDest::Indirect(target) => CallDest::Indirect(m.fixed_use(*target, X::TAIL_TARGET)),
+    }
 }
 
 impl<X: ControlIsa> ControlInst<X> {
@@ -203,9 +254,13 @@ impl<X: ControlIsa> ControlInst<X> {
             Trap { code } [],
             TrapIf { code } [cond = X::map_cond(cond, m)],
             DebugTrap {} [],
-            Call { num_uses, conv } [
+            Call { num_uses, conv, callee_pops } [
                 dest = dest.map(m),
                 regs = map_call_regs(m, regs, *num_uses)
+            ],
+            ReturnCall { stack_bytes } [
+                dest = map_tail_dest::<X, _, _>(dest, m),
+                regs = m.fixed_list(regs, Operands::fixed_use)
             ],
         }
     }
@@ -216,6 +271,7 @@ impl<X: ControlIsa> ControlInst<X> {
             ControlInst::Jmp { .. }
             | ControlInst::CondBr { .. }
             | ControlInst::Ret { .. }
+            | ControlInst::ReturnCall { .. }
             | ControlInst::Trap { .. } => true,
             ControlInst::Table { table, .. } => X::table_is_term(table),
             _ => false,
@@ -258,6 +314,20 @@ impl<X: ControlIsa> ControlInst<X, String> {
                     CallDest::Indirect(target) => format!("*{target}"),
                 };
                 format!("{} = call {callee}({})", reg_names(defs), reg_names(uses))
+            }
+            ControlInst::ReturnCall {
+                dest,
+                regs,
+                stack_bytes,
+            } => {
+                let callee = match dest {
+                    CallDest::Direct(name) => name.to_string(),
+                    CallDest::Indirect(target) => format!("*{target}"),
+                };
+                format!(
+                    "return_call {callee}({}) stack {stack_bytes}",
+                    reg_names(regs)
+                )
             }
         }
     }

@@ -22,6 +22,10 @@
 //!   bytes, calls, incoming stack arguments, explicit stack slots, reads of the frame
 //!   pointer or return address, or `preserve_frame_pointers`. Otherwise the function runs on
 //!   its caller's stack pointer and needs no prologue.
+//! - A function of the `tail` convention pops its incoming stack arguments when it returns
+//!   ([`Frame::incoming_pop`], a multiple of 16). A tail call in it needs the frame, and an
+//!   outgoing area of at least its header and the callee's stack arguments when either
+//!   function has stack arguments ([`FrameUse::TailCall`]).
 //! - A stack-limit check (planned at lowering) covers what the function takes below the
 //!   frame pointer plus 16 bytes for a callee's saved pair when it calls; a function that
 //!   takes nothing there is not checked. Stack probes are asked for when the frame is at
@@ -53,6 +57,8 @@ pub enum FrameUse {
     Call(CallConv),
     /// A read of the frame pointer or of the return address, which needs the frame.
     FrameRead,
+    /// A tail call whose callee takes this many bytes of stack arguments.
+    TailCall { stack_bytes: u32 },
 }
 
 /// A callee-saved register the prologue saves, and where.
@@ -91,6 +97,9 @@ pub struct Frame {
     pub slot_offsets: Vec<i32>,
     /// Offset of the outgoing return area from `sp` (above the outgoing arguments).
     pub ret_area_base: i32,
+    /// Bytes of incoming stack arguments the function pops when it returns (`tail`
+    /// convention; 0 for every other).
+    pub incoming_pop: u32,
 }
 
 impl Frame {
@@ -130,6 +139,7 @@ pub fn compute_frame<A: Abi>(
     let mut clobbered_by_calls = PRegSet::empty();
     let mut has_calls = false;
     let mut needs_fp = options.preserve_frame_pointers || abi::has_stack_params::<A>(&f.signature);
+    let incoming_pop = abi::tail_stack_bytes::<A>(&f.signature);
     for inst in vcode.insts() {
         match A::frame_use(inst) {
             FrameUse::None => {}
@@ -144,6 +154,14 @@ pub fn compute_frame<A: Abi>(
                 clobbered_by_calls = clobbered_by_calls.union(inst.clobbers());
             }
             FrameUse::FrameRead => needs_fp = true,
+            FrameUse::TailCall { stack_bytes } => {
+                // The sequence restores the frame pointer it set up, so it needs one; it
+                // moves the header and the arguments through the outgoing area.
+                needs_fp = true;
+                if stack_bytes > 0 || incoming_pop > 0 {
+                    out_args = out_args.max(abi::TAIL_CALL_HEADER + stack_bytes);
+                }
+            }
         }
     }
     let ret_area_base = out_args.next_multiple_of(16);
@@ -196,6 +214,7 @@ pub fn compute_frame<A: Abi>(
         spill_base: spill_base as i32,
         slot_offsets,
         ret_area_base: ret_area_base as i32,
+        incoming_pop,
     }
 }
 

@@ -417,6 +417,33 @@ impl<'a> InstBuilder<'a> {
         self.build(data, Type::INVALID)
     }
 
+    /// A tail call of `callee` (`tail` convention): ends the block, and the function.
+    pub fn return_call(self, callee: FuncRef, args: &[Value]) -> Res<Inst> {
+        let args = self.b.func.dfg.pool.alloc(args);
+        self.build(
+            D::Call {
+                opcode: Opcode::ReturnCall,
+                func_ref: callee,
+                args,
+            },
+            Type::INVALID,
+        )
+    }
+
+    /// A tail call through `callee`, an address (`tail` convention).
+    pub fn return_call_indirect(self, sig: SigRef, callee: Value, args: &[Value]) -> Res<Inst> {
+        let mut all = Vec::with_capacity(args.len() + 1);
+        all.push(callee);
+        all.extend_from_slice(args);
+        let args = self.b.func.dfg.pool.alloc(&all);
+        let data = D::CallIndirect {
+            opcode: Opcode::ReturnCallIndirect,
+            sig_ref: sig,
+            args,
+        };
+        self.build(data, Type::INVALID)
+    }
+
     pub fn func_addr(self, ty: Type, callee: FuncRef) -> Res<Value> {
         self.one(
             D::FuncAddr {

@@ -450,6 +450,7 @@ pub(crate) fn ctrl_type(func: &Function, inst: Inst) -> Type {
                 Opcode::Icmp
                 | Opcode::Fcmp
                 | Opcode::CallIndirect
+                | Opcode::ReturnCallIndirect
                 | Opcode::Extractlane
                 | Opcode::VanyTrue
                 | Opcode::VallTrue

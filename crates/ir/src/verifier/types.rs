@@ -11,7 +11,7 @@
 
 use super::Verifier;
 use crate::entity::{Inst, Value};
-use crate::function::{AbiParam, Function, GlobalValueData};
+use crate::function::{AbiParam, CallConv, Function, GlobalValueData, Signature};
 use crate::instructions::InstructionData;
 use crate::opcode::{Ctrl, Opcode};
 use crate::types::Type;
@@ -381,12 +381,44 @@ fn call_type_errors(func: &Function, inst: Inst, out: &mut Vec<String>) {
             abi_types(&sig.params)
         ));
     }
+    if op.is_return_call() {
+        tail_call_errors(func, op, sig, out);
+        return;
+    }
     let results = func.dfg.inst_results(inst);
     if !types_match(func, results, &sig.returns) {
         out.push(format!(
             "`{op}` has results {} but the signature returns {}",
             list_types(func, results),
             abi_types(&sig.returns)
+        ));
+    }
+}
+
+/// A tail call against its function (as Cranelift checks it): both use the `tail`
+/// convention, and the callee returns exactly the caller's result types, which it returns
+/// to the caller's caller in the caller's place.
+fn tail_call_errors(func: &Function, op: Opcode, callee: &Signature, out: &mut Vec<String>) {
+    let caller = &func.signature;
+    if caller.call_conv != CallConv::Tail || callee.call_conv != CallConv::Tail {
+        out.push(format!(
+            "`{op}` needs the `tail` calling convention in both the function (`{}`) and \
+             the callee (`{}`)",
+            caller.call_conv.name(),
+            callee.call_conv.name()
+        ));
+    }
+    let same = caller.returns.len() == callee.returns.len()
+        && caller
+            .returns
+            .iter()
+            .zip(&callee.returns)
+            .all(|(a, b)| a.value_type == b.value_type);
+    if !same {
+        out.push(format!(
+            "`{op}` callee returns {} but the function returns {}",
+            abi_types(&callee.returns),
+            abi_types(&caller.returns)
         ));
     }
 }

@@ -8,6 +8,8 @@
 //!   element"), loads the entry (a `FuncRef` address), traps on null ("uninitialized
 //!   element") and on a type id different from the expected signature's canonical id
 //!   ("indirect call type mismatch"), then calls as for an import.
+//! - `return_call` and `return_call_indirect` do the same as tail calls (`return_call`,
+//!   `return_call_indirect` of the IR), after which the code is unreachable.
 //! - Globals live in cells reached through the vmctx's cell-pointer array (an imported
 //!   global is the exporter's cell).
 //!
@@ -127,7 +129,17 @@ impl FuncTranslator<'_> {
         self.stack.split_off(self.stack.len() - n)
     }
 
-    pub(super) fn op_call(&mut self, func: u32) -> Res {
+    /// After a call: its results on the stack, or, for a tail call, unreachable code.
+    fn after_call(&mut self, inst: kestrel_ir::Inst, tail: bool) {
+        if tail {
+            self.reachable = false;
+        } else {
+            self.finish_call(inst);
+        }
+    }
+
+    /// `call func`, or `return_call func` when `tail`.
+    pub(super) fn op_call(&mut self, func: u32, tail: bool) -> Res {
         let type_index = self.info.funcs[func as usize];
         let wasm_args = self.pop_args(type_index);
         let inst = if func < self.info.num_imported_funcs {
@@ -153,15 +165,23 @@ impl FuncTranslator<'_> {
             let sig = self.sig_ref(type_index)?;
             let mut args = vec![callee_vmctx];
             args.extend_from_slice(&wasm_args);
-            self.b.ins().call_indirect(sig, code, &args)
+            if tail {
+                self.b.ins().return_call_indirect(sig, code, &args)
+            } else {
+                self.b.ins().call_indirect(sig, code, &args)
+            }
         } else {
             let callee = self.direct_ref(func)?;
             let mut args = vec![self.vmctx];
             args.extend_from_slice(&wasm_args);
-            self.b.ins().call(callee, &args)
+            if tail {
+                self.b.ins().return_call(callee, &args)
+            } else {
+                self.b.ins().call(callee, &args)
+            }
         }
         .map_err(|e| self.err(e))?;
-        self.finish_call(inst);
+        self.after_call(inst, tail);
         Ok(())
     }
 
@@ -198,7 +218,8 @@ impl FuncTranslator<'_> {
         self.load_field(Type::I64, fixed_field(), tables, table as i32 * 8)
     }
 
-    pub(super) fn op_call_indirect(&mut self, type_index: u32, table: u32) -> Res {
+    /// `call_indirect`, or `return_call_indirect` when `tail`.
+    pub(super) fn op_call_indirect(&mut self, type_index: u32, table: u32, tail: bool) -> Res {
         let index = self.pop();
         let wasm_args = self.pop_args(type_index);
         let slot = self.table_slot(table, index, trap::TABLE_OUT_OF_BOUNDS)?;
@@ -243,12 +264,13 @@ impl FuncTranslator<'_> {
         let sig = self.sig_ref(type_index)?;
         let mut args = vec![callee_vmctx];
         args.extend_from_slice(&wasm_args);
-        let inst = self
-            .b
-            .ins()
-            .call_indirect(sig, code, &args)
-            .map_err(|e| self.err(e))?;
-        self.finish_call(inst);
+        let inst = if tail {
+            self.b.ins().return_call_indirect(sig, code, &args)
+        } else {
+            self.b.ins().call_indirect(sig, code, &args)
+        }
+        .map_err(|e| self.err(e))?;
+        self.after_call(inst, tail);
         Ok(())
     }
 

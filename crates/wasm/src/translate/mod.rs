@@ -568,11 +568,16 @@ impl FuncTranslator<'_> {
             }
             O::GlobalGet { global_index } => self.op_global_get(global_index)?,
             O::GlobalSet { global_index } => self.op_global_set(global_index)?,
-            O::Call { function_index } => self.op_call(function_index)?,
+            O::Call { function_index } => self.op_call(function_index, false)?,
             O::CallIndirect {
                 type_index,
                 table_index,
-            } => self.op_call_indirect(type_index, table_index)?,
+            } => self.op_call_indirect(type_index, table_index, false)?,
+            O::ReturnCall { function_index } => self.op_call(function_index, true)?,
+            O::ReturnCallIndirect {
+                type_index,
+                table_index,
+            } => self.op_call_indirect(type_index, table_index, true)?,
             O::MemorySize { mem } => self.op_memory_size(mem)?,
             O::MemoryGrow { mem } => self.op_memory_grow(mem)?,
             op => {

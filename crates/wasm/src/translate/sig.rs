@@ -1,8 +1,10 @@
 //! Wasm types and signatures as IR types and signatures.
 //!
 //! Every translated function, imported function and table entry uses one shape:
-//! `(vmctx: i64, params...) -> results` under System V, with `vmctx` marked as the
-//! `vmctx` parameter (the backend's stack-limit check starts from it).
+//! `(vmctx: i64, params...) -> results` under the `tail` convention (System V's / AAPCS64's
+//! registers; the callee pops its stack arguments, which lets `return_call` replace a
+//! frame), with `vmctx` marked as the `vmctx` parameter (the backend's stack-limit check
+//! starts from it).
 
 use kestrel_ir::{AbiParam, ArgumentPurpose, CallConv, Signature, Type};
 use wasmparser::{FuncType, ValType};
@@ -28,7 +30,7 @@ pub fn ir_type(ty: ValType, offset: usize) -> Result<Type, WasmError> {
 
 /// The IR signature of a Wasm function of type `ty`.
 pub fn wasm_signature(ty: &FuncType, offset: usize) -> Result<Signature, WasmError> {
-    let mut sig = Signature::new(CallConv::SystemV);
+    let mut sig = Signature::new(CallConv::Tail);
     sig.params.push(AbiParam {
         purpose: ArgumentPurpose::VMContext,
         ..AbiParam::new(Type::I64)

@@ -31,8 +31,11 @@
 //!   division, conversions, jump tables, veneers). The linker's call veneers clobber `x16`
 //!   and `x17` too, which is why AAPCS64 reserves them. `x18` (the platform register) is
 //!   never touched.
-//! - `system_v`, `fast`, `cold` and `tail` are all AAPCS64 here (both sides are compiled
-//!   here). So is `windows_fastcall`: the Windows Arm64 convention is AAPCS64 for the
+//! - `system_v`, `fast` and `cold` are all AAPCS64 here (both sides are compiled here).
+//!   `tail` (Cranelift's tail-call convention) places arguments and results and saves
+//!   registers as AAPCS64 does, but the callee pops its stack arguments (`add sp, sp, #N`
+//!   before `ret`, N the area rounded up to 16 bytes), and a `return_call` replaces the frame
+//!   in place (`emit.rs`); an indirect tail call's target is in `x9` ([`TAIL_TARGET`]). So is `windows_fastcall`: the Windows Arm64 convention is AAPCS64 for the
 //!   scalar arguments and results CLIF has (its differences are variadic calls, which CLIF
 //!   lacks, and `x18`, which this backend never touches), and Cranelift's AArch64 backend
 //!   treats it the same way. `winch` is described in [`super::winch`]. Other conventions
@@ -105,6 +108,10 @@ pub fn machine_env() -> &'static MachineEnv {
         }
     })
 }
+
+/// The register of an indirect tail call's target: no argument register, not callee-saved,
+/// not a scratch register.
+pub(super) const TAIL_TARGET: PReg = PReg::new(9, RegClass::Int);
 
 /// `v31`, the FP scratch register.
 pub(super) fn scratch_fp() -> FpReg {

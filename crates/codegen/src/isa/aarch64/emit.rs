@@ -359,13 +359,8 @@ pub(super) fn spill_access(buf: &mut Buf, load: bool, reg: PReg, offset: i64) {
     }
 }
 
-/// The epilogue (when the function set up a frame) and `ret`.
-pub(super) fn emit_ret(ctx: &Ctx<'_, '_>, buf: &mut Buf) {
-    let frame = ctx.frame;
-    if !frame.setup {
-        return branch::ret(buf, Gpr::LR);
-    }
-    unwind::before_epilogue(buf);
+/// Reload the callee-saved registers from their slots below `x29`.
+fn restore_saved(buf: &mut Buf, frame: &Frame) {
     let fp: GprSp = Gpr::FP.into();
     for s in &frame.saved {
         let a = Amode::offset(fp, i64::from(s.offset), 8).expect("small offset");
@@ -374,14 +369,100 @@ pub(super) fn emit_ret(ctx: &Ctx<'_, '_>, buf: &mut Buf) {
             RegClass::Float => ld_st_fp(buf, FpLdSt::Ldr(FpMemSize::S64), fpr(s.reg), a),
         }
     }
-    add_offset(buf, GprSp::SP, fp, 0);
+}
+
+/// `ldp x29, x30, [sp], #16`.
+fn pop_fp_lr(buf: &mut Buf) {
     let post = PairAmode::PostIndex {
         rn: GprSp::SP,
         index: pair_index(16, 8).expect("16 fits"),
     };
     ld_st_pair(buf, IntPair::LdpX, Gpr::FP.into(), Gpr::LR.into(), post);
+}
+
+/// The epilogue (when the function set up a frame) and `ret`; a `tail` function then pops
+/// its incoming stack arguments (`add sp, sp, #N` before the `ret`).
+pub(super) fn emit_ret(ctx: &Ctx<'_, '_>, buf: &mut Buf) {
+    let frame = ctx.frame;
+    if !frame.setup {
+        // (A function with stack arguments always sets up its frame.)
+        return branch::ret(buf, Gpr::LR);
+    }
+    unwind::before_epilogue(buf);
+    restore_saved(buf, frame);
+    add_offset(buf, GprSp::SP, Gpr::FP.into(), 0);
+    pop_fp_lr(buf);
     unwind::after_restore_fp_lr(buf);
+    if frame.incoming_pop > 0 {
+        add_offset(buf, GprSp::SP, GprSp::SP, i64::from(frame.incoming_pop));
+    }
     branch::ret(buf, Gpr::LR);
+    unwind::after_ret(buf);
+}
+
+/// After a call whose callee popped `bytes` of stack arguments: `sub sp, sp, #bytes`, which
+/// puts the outgoing area back where the frame has it.
+pub(super) fn emit_callee_pops(buf: &mut Buf, bytes: u16) {
+    add_offset(buf, GprSp::SP, GprSp::SP, -i64::from(bytes));
+}
+
+/// A tail call: this function's epilogue, then `b`/`br` to `dest`.
+///
+/// With `N` = this function's incoming stack-argument bytes and `M` = `stack_bytes`, the
+/// callee must find its arguments at `sp`, ending where this function's end
+/// (`x29 + 16 + N`). When `M = N = 0` that is the plain epilogue. Otherwise the outgoing
+/// area holds, from `sp`: 16 header bytes, then the `M` argument bytes; the sequence copies
+/// the caller's `x29` and `x30` from `[x29]` into the header (through `x16`), restores the
+/// callee-saved registers, copies the `M + 16` bytes to `[x29 + N - M, x29 + N + 16)` from
+/// the highest word down, sets `sp = x29 + N - M` and pops `x29`, `x30` from there. The
+/// downward copy is safe: the destination starts above the source (the frame holds the
+/// whole area), and each word is read before any lower destination word is written. Only
+/// `x16`, `x17` (large offsets) and the target (in `abi::TAIL_TARGET`) are used.
+pub(super) fn emit_return_call(
+    dest: &crate::machinst::shared_inst::CallDest<PReg>,
+    stack_bytes: u32,
+    ctx: &Ctx<'_, '_>,
+    buf: &mut Buf,
+) {
+    use crate::machinst::abi::TAIL_CALL_HEADER;
+    use crate::machinst::buffer::RelocKind;
+    use crate::machinst::shared_inst::CallDest;
+    let frame = ctx.frame;
+    debug_assert!(frame.setup, "a function with a tail call sets up its frame");
+    unwind::before_epilogue(buf);
+    let incoming = i64::from(frame.incoming_pop);
+    let fp: GprSp = Gpr::FP.into();
+    let x16: GprZr = Gpr::X16.into();
+    if stack_bytes == 0 && incoming == 0 {
+        restore_saved(buf, frame);
+        add_offset(buf, GprSp::SP, fp, 0);
+    } else {
+        for off in [0, 8] {
+            let src = amode(buf, fp, off, 8);
+            ld_st(buf, IntLdSt::LdrX, x16, src);
+            let dst = amode(buf, GprSp::SP, off, 8);
+            ld_st(buf, IntLdSt::StrX, x16, dst);
+        }
+        restore_saved(buf, frame);
+        let words = i64::from((stack_bytes + TAIL_CALL_HEADER) / 8);
+        let base = incoming - i64::from(stack_bytes);
+        for off in (0..words).rev().map(|w| 8 * w) {
+            let src = amode(buf, GprSp::SP, off, 8);
+            ld_st(buf, IntLdSt::LdrX, x16, src);
+            let dst = amode(buf, fp, base + off, 8);
+            ld_st(buf, IntLdSt::StrX, x16, dst);
+        }
+        add_offset(buf, GprSp::SP, fp, base);
+    }
+    pop_fp_lr(buf);
+    unwind::after_restore_fp_lr(buf);
+    match dest {
+        CallDest::Direct(callee) => {
+            let fix = branch::b(buf, PcOffset::ZERO);
+            buf.add_reloc(fix.at, RelocKind::Arm64Call26, (**callee).clone(), 0);
+        }
+        CallDest::Indirect(target) => branch::br(buf, gpr(*target)),
+    }
     unwind::after_ret(buf);
 }
 

@@ -24,8 +24,12 @@
 //!   stack arguments, stack slots, spills or saved registers. A leaf with none of these sets
 //!   up nothing (no `push rbp`, no `sub rsp`) and returns with a bare `ret`.
 //! - After the prologue `rsp` is 16-byte aligned, so calls need no adjustment.
-//! - `fast`, `cold` and `tail` are treated as System V (the callee and caller agree because
-//!   both are compiled here); `windows_fastcall` is Windows x64 (see its functions below);
+//! - `fast` and `cold` are treated as System V (the callee and caller agree because both are
+//!   compiled here). `tail` (Cranelift's tail-call convention) places arguments and results
+//!   as System V and has its callee-saved registers (rbx, r12–r15), but the callee pops its
+//!   stack arguments (`ret N`, N the area rounded up to 16 bytes), and a `return_call`
+//!   replaces the frame in place (`inst/control.rs`); an indirect tail call's target is in
+//!   `r10` ([`TAIL_TARGET`]), which carries no argument; `windows_fastcall` is Windows x64 (see its functions below);
 //!   `winch` is described in [`super::winch`]; other conventions are unsupported.
 //! - A function also saves the callee-saved registers of its convention that its calls may
 //!   clobber (a System V function calling a winch one saves rbx, r12–r15 around it all).
@@ -45,6 +49,10 @@ use crate::machinst::frame::FrameUse;
 use crate::machinst::lower::{Lower, Results, ValueRegs};
 use crate::machinst::operands::FixedRegs;
 use crate::machinst::CodegenError;
+
+/// The register of an indirect tail call's target: no argument register, not callee-saved,
+/// not the scratch `r11`.
+pub(super) const TAIL_TARGET: PReg = PReg::new(10, RegClass::Int);
 
 const CALLEE_SAVED: [Gpr; 5] = [Gpr::RBX, Gpr::R12, Gpr::R13, Gpr::R14, Gpr::R15];
 

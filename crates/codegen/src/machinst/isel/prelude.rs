@@ -243,6 +243,35 @@ macro_rules! isel_prelude_externs {
             self.result(done)
         }
 
+        fn return_call(&mut self, i: ::kestrel_ir::Inst) -> Option<$crate::machinst::isel::Out> {
+            let f = self.lower.f;
+            let ::kestrel_ir::InstructionData::Call { func_ref, args, .. } = *f.dfg.inst(i) else {
+                return None;
+            };
+            let ext = &f.ext_funcs[func_ref];
+            let sig = &f.signatures[ext.signature];
+            let dest = CallDest::Direct(::std::sync::Arc::new(ext.name.clone()));
+            let done = abi::gen_return_call(self.lower, dest, sig, f.dfg.pool.get(args));
+            self.result(done.map(|()| $crate::machinst::lower::Results::new()))
+        }
+
+        fn return_call_indirect(
+            &mut self,
+            i: ::kestrel_ir::Inst,
+        ) -> Option<$crate::machinst::isel::Out> {
+            let f = self.lower.f;
+            let ::kestrel_ir::InstructionData::CallIndirect { sig_ref, args, .. } = *f.dfg.inst(i)
+            else {
+                return None;
+            };
+            let args = f.dfg.pool.get(args);
+            let target = self.lower.value_vreg(args[0]);
+            let sig = &f.signatures[sig_ref];
+            let done =
+                abi::gen_return_call(self.lower, CallDest::Indirect(target), sig, &args[1..]);
+            self.result(done.map(|()| $crate::machinst::lower::Results::new()))
+        }
+
         fn global_value(
             &mut self,
             gv: ::kestrel_ir::GlobalValue,

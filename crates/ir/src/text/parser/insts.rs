@@ -271,6 +271,7 @@ impl Parser<'_> {
         let mut types = [Type::INVALID; 2];
         let call_types: Vec<Type>;
         let want: &[Type] = match func.call_signature(&data) {
+            Some(_) if opcode.is_return_call() => &[],
             Some(sig) => {
                 call_types = sig.returns.iter().map(|p| p.value_type).collect();
                 &call_types
@@ -787,7 +788,6 @@ impl Parser<'_> {
 fn later_feature(name: &str) -> Option<&'static str> {
     Some(match name {
         "try_call" | "try_call_indirect" | "get_exception_handler_address" => "exception handling",
-        "return_call" | "return_call_indirect" => "tail calls",
         "stack_switch" => "stack switching",
         "get_pinned_reg" | "set_pinned_reg" => "pinned registers",
         "dynamic_stack_load" | "dynamic_stack_store" | "dynamic_stack_addr" => {

@@ -10,7 +10,7 @@ use super::super::asm::cond::Cond as Cc;
 use super::super::asm::mem::{ld_st, Amode, IndexExtend, IntLdSt};
 use super::super::asm::{Gpr, GprZr, PcOffset, Size};
 use super::super::emit::{
-    emit_ret, gpr, mov_imm, trap, uncond_branch, use_label, words, zr, A64LabelUse, Buf, Ctx,
+    emit_callee_pops, emit_ret, emit_return_call, gpr, mov_imm, trap, uncond_branch, use_label, words, zr, A64LabelUse, Buf, Ctx,
 };
 use super::super::Aarch64;
 use crate::machinst::control;
@@ -58,7 +58,14 @@ impl BrTable<String> {
 }
 
 control::control_isa! {
-    Aarch64 { cond: Cond, table: BrTable, jump: "b", trap: "udf", debug_trap: "brk #0" }
+    Aarch64 {
+        cond: Cond,
+        table: BrTable,
+        jump: "b",
+        trap: "udf",
+        debug_trap: "brk #0",
+        tail_target: super::super::abi::TAIL_TARGET,
+    }
 }
 
 /// `b.cc` (or `cbz`/`cbnz` of a `Zero` test) to `label`, when `jump_if` holds, plus the

@@ -20,6 +20,7 @@ use crate::machinst::shared_inst::block_list;
 
 use super::{map_operands, Cond, OperandSpec, Operands, Pred};
 use crate::machinst::buffer::RelocKind;
+use crate::machinst::frame::Frame;
 use crate::machinst::BlockIndex;
 
 /// The x86-64 control family (`machinst::control`): `jmp`, `jcc`, `ud2`, `int3`, `call`.
@@ -76,7 +77,14 @@ impl BrTable {
 }
 
 control::control_isa! {
-    X64 { cond: Cond, table: BrTable, jump: "jmp", trap: "ud2", debug_trap: "int3" }
+    X64 {
+        cond: Cond,
+        table: BrTable,
+        jump: "jmp",
+        trap: "ud2",
+        debug_trap: "int3",
+        tail_target: super::super::abi::TAIL_TARGET,
+    }
 }
 
 impl Cond<PReg> {
@@ -178,11 +186,98 @@ fn emit_indirect_call(buf: &mut Buf, target: PReg) {
     misc::call_rm(buf, &GprMem::Reg(gpr(target)));
 }
 
+/// After a call whose callee popped `bytes` of stack arguments: `sub rsp, bytes`, which
+/// puts the outgoing area back where the frame has it.
+fn emit_callee_pops(buf: &mut Buf, bytes: u16) {
+    enc::alu_rm_imm(buf, AluOp::Sub, Size::S64, &GprMem::Reg(Gpr::RSP), i32::from(bytes));
+}
+
+/// `ret`, popping the incoming stack arguments of a `tail` function.
+fn ret_popping(buf: &mut Buf, frame: &Frame) {
+    match frame.incoming_pop {
+        0 => misc::ret(buf),
+        n => misc::ret_imm(buf, u16::try_from(n).expect("at most 64 KiB of stack arguments")),
+    }
+}
+
+/// Reload the callee-saved registers from their slots below `rbp`.
+fn restore_saved(buf: &mut Buf, frame: &Frame) {
+    for s in &frame.saved {
+        let m = Amode::base_disp(Gpr::RBP, s.offset);
+        match s.reg.class() {
+            RegClass::Int => {
+                moves::mov_r_rm(buf, Size::S64, gpr(s.reg), &GprMem::Mem(m));
+            }
+            RegClass::Float => {
+                sse_enc::sse_r_rm(buf, SseOp::Movdqu, xmm(s.reg), &XmmMem::Mem(m));
+            }
+        }
+    }
+}
+
+/// A tail call: this function's epilogue, then `jmp` to `dest`.
+///
+/// With `N` = this function's incoming stack-argument bytes and `M` = `stack_bytes`, the
+/// callee must find its return address at `rsp` and its arguments above it, ending where
+/// this function's end (`rbp + 16 + N`). When `M = N = 0` that is the plain epilogue.
+/// Otherwise the outgoing area holds, from `rsp`: 16 header bytes, then the `M` argument
+/// bytes; the sequence writes the caller's `rbp` and the return address into the header
+/// (through `r11`), restores the callee-saved registers, copies the `M + 16` bytes to
+/// `[rbp + N - M, rbp + N + 16)` from the highest word down, sets `rsp = rbp + N - M`,
+/// pops `rbp` and jumps. The copy is safe to run downward: the destination starts above
+/// the source (the frame, `rbp - rsp`, holds at least the `M + 16` bytes of the area), and
+/// a word is read before any lower destination word is written. Only `r11` and the target
+/// (in [`super::super::abi::TAIL_TARGET`], which no restore or copy touches) are used.
+fn emit_return_call(
+    dest: &crate::machinst::shared_inst::CallDest<PReg>,
+    stack_bytes: u32,
+    ctx: &mut Ctx<'_, '_>,
+    buf: &mut Buf,
+) {
+    use crate::machinst::abi::TAIL_CALL_HEADER;
+    use crate::machinst::shared_inst::CallDest;
+    let frame = ctx.frame;
+    debug_assert!(frame.setup, "a function with a tail call sets up its frame");
+    unwind::before_epilogue(buf);
+    let incoming = frame.incoming_pop as i32;
+    let rsp_at = |off: i32| GprMem::Mem(Amode::base_disp(Gpr::RSP, off));
+    let rbp_at = |off: i32| GprMem::Mem(Amode::base_disp(Gpr::RBP, off));
+    if stack_bytes == 0 && incoming == 0 {
+        restore_saved(buf, frame);
+        moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(Gpr::RSP), Gpr::RBP);
+    } else {
+        moves::mov_r_rm(buf, Size::S64, Gpr::R11, &rbp_at(0));
+        moves::mov_rm_r(buf, Size::S64, &rsp_at(0), Gpr::R11);
+        moves::mov_r_rm(buf, Size::S64, Gpr::R11, &rbp_at(8));
+        moves::mov_rm_r(buf, Size::S64, &rsp_at(8), Gpr::R11);
+        restore_saved(buf, frame);
+        let moved = (stack_bytes + TAIL_CALL_HEADER) as i32;
+        let base = incoming - stack_bytes as i32;
+        for off in (0..moved).step_by(8).rev() {
+            moves::mov_r_rm(buf, Size::S64, Gpr::R11, &rsp_at(off));
+            moves::mov_rm_r(buf, Size::S64, &rbp_at(base + off), Gpr::R11);
+        }
+        misc::lea(buf, Size::S64, Gpr::RSP, &Amode::base_disp(Gpr::RBP, base));
+    }
+    misc::pop_r(buf, Gpr::RBP);
+    unwind::after_pop_rbp(buf);
+    match dest {
+        CallDest::Direct(callee) => {
+            let fix = cc_ops::jmp_rel32(buf, 0);
+            buf.add_reloc(fix.at, RelocKind::CallPcRel4, (**callee).clone(), -4);
+        }
+        CallDest::Indirect(target) => {
+            cc_ops::jmp_rm(buf, &GprMem::Reg(gpr(*target)));
+        }
+    }
+    unwind::after_ret(buf);
+}
+
 /// The epilogue (when the function set up a frame) and `ret`.
 fn emit_ret(ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
     let frame = ctx.frame;
     if !frame.setup {
-        misc::ret(buf);
+        ret_popping(buf, frame);
         return;
     }
     unwind::before_epilogue(buf);
@@ -200,7 +295,7 @@ fn emit_ret(ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
     moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(Gpr::RSP), Gpr::RBP);
     misc::pop_r(buf, Gpr::RBP);
     unwind::after_pop_rbp(buf);
-    misc::ret(buf);
+    ret_popping(buf, frame);
     unwind::after_ret(buf);
 }
 
