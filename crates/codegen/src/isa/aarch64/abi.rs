@@ -65,6 +65,11 @@ use crate::machinst::lower::{Lower, Results, ValueRegs};
 use crate::machinst::operands::FixedRegs;
 use crate::machinst::CodegenError;
 
+/// The bytes of the stack-argument slot a store fills: 8 (no vector is lowered yet).
+fn out_slot_bytes(_kind: &super::inst::StoreKind) -> u32 {
+    8
+}
+
 fn x(n: usize) -> PReg {
     PReg::new(n, RegClass::Int)
 }

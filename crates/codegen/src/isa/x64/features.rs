@@ -10,6 +10,11 @@
 //! - `ishl`/`ushr`/`sshr` of `i32`/`i64` by a register use BMI2's SHLX/SHRX/SARX (count in
 //!   any register), else SHL/SHR/SAR with the count in `cl`;
 //! - `popcnt` uses POPCNT, else the SWAR bit-count sequence (an `i128` sums its halves);
+//! - vectors (`lower_vec.rules`): `shuffle` and `swizzle` use SSSE3's PSHUFB (else
+//!   `shuffle` goes through memory, `swizzle` is refused); `imul.i32x4`, the `i8`/`i32`
+//!   lanes' `imin`/`imax`/`umin`/`umax` not in SSE2, `i64x2` `icmp eq` and
+//!   `insertlane`/`extractlane` of `i8`/`i32`/`i64`/`f32` lanes use SSE4.1
+//!   (PMULLD, PMINSB…, PCMPEQQ, PINSR*/PEXTR*), else SSE2 sequences;
 //! - `ceil`/`floor`/`trunc`/`nearest` use SSE4.1's ROUNDSS/ROUNDSD, else call the libcalls
 //!   `CeilF32`/`CeilF64`, `FloorF32`/…, `TruncF32`/…, `NearestF32`/`NearestF64`, which the
 //!   embedder provides (the native test runner registers them).
@@ -34,6 +39,7 @@ pub struct CpuFeatures {
     pub bmi1: bool,
     pub bmi2: bool,
     pub popcnt: bool,
+    pub ssse3: bool,
     pub sse41: bool,
     pub cmpxchg16b: bool,
 }
@@ -68,6 +74,11 @@ impl IsaFeatures for CpuFeatures {
             field: |f| &mut f.popcnt,
         },
         FeatureFlag {
+            name: "has_ssse3",
+            aliases: &["ssse3"],
+            field: |f| &mut f.ssse3,
+        },
+        FeatureFlag {
             name: "has_sse41",
             aliases: &["sse41"],
             field: |f| &mut f.sse41,
@@ -93,6 +104,7 @@ impl IsaFeatures for CpuFeatures {
             bmi1: false,
             bmi2: false,
             popcnt: false,
+            ssse3: false,
             sse41: false,
             cmpxchg16b: false,
         }
@@ -107,6 +119,7 @@ fn detect() -> CpuFeatures {
             bmi1: std::is_x86_feature_detected!("bmi1"),
             bmi2: std::is_x86_feature_detected!("bmi2"),
             popcnt: std::is_x86_feature_detected!("popcnt"),
+            ssse3: std::is_x86_feature_detected!("ssse3"),
             sse41: std::is_x86_feature_detected!("sse4.1"),
             cmpxchg16b: std::is_x86_feature_detected!("cmpxchg16b"),
         }
