@@ -10,11 +10,11 @@
 //! - `ishl`/`ushr`/`sshr` of `i32`/`i64` by a register use BMI2's SHLX/SHRX/SARX (count in
 //!   any register), else SHL/SHR/SAR with the count in `cl`;
 //! - `popcnt` uses POPCNT, else the SWAR bit-count sequence (an `i128` sums its halves);
-//! - vectors (`lower_vec.rules`): `shuffle` and `swizzle` use SSSE3's PSHUFB (else
-//!   `shuffle` goes through memory, `swizzle` is refused); `imul.i32x4`, the `i8`/`i32`
-//!   lanes' `imin`/`imax`/`umin`/`umax` not in SSE2, `i64x2` `icmp eq` and
-//!   `insertlane`/`extractlane` of `i8`/`i32`/`i64`/`f32` lanes use SSE4.1
-//!   (PMULLD, PMINSB…, PCMPEQQ, PINSR*/PEXTR*), else SSE2 sequences;
+//! - vectors (`lower_vec.rules`): `shuffle` and `swizzle` need SSSE3's PSHUFB (refused
+//!   without it, naming SSSE3); `iabs` uses SSSE3's PABS*, else `(a ^ s) - s`; `imul.i32x4`
+//!   uses SSE4.1's PMULLD, else two PMULUDQ; the `min`/`max` forms SSE2 lacks use SSE4.1's
+//!   PMINSB…, else a compare and a bit select; `insertlane`/`extractlane` use SSE4.1's
+//!   PINSR*/PEXTR*, else PINSRW/PEXTRW, merges, shuffles or a bit select;
 //! - `ceil`/`floor`/`trunc`/`nearest` use SSE4.1's ROUNDSS/ROUNDSD, else call the libcalls
 //!   `CeilF32`/`CeilF64`, `FloorF32`/…, `TruncF32`/…, `NearestF32`/`NearestF64`, which the
 //!   embedder provides (the native test runner registers them).

@@ -103,7 +103,6 @@ macro_rules! vec_externs {
         fn lacks(&mut self, i: IrInst, what: generated::VecFeature) -> Option<Out> {
             let name = match what {
                 generated::VecFeature::Ssse3 => "SSSE3",
-                generated::VecFeature::Sse41 => "SSE4.1",
             };
             let ty = super::lower_vec::inst_type(self.lower.f, i);
             self.error = Some(self.missing_feature(i, ty, name));
@@ -139,6 +138,12 @@ macro_rules! vec_externs {
         fn sign_bits(&mut self, l: generated::VecLanes) -> V128 {
             let bits = super::lower_vec::lane_bits(l);
             super::lower_vec::splat(l, 1 << (bits - 1))
+        }
+
+        fn lane_mask(&mut self, l: generated::VecLanes, lane: u64) -> V128 {
+            let bits = super::lower_vec::lane_bits(l);
+            let ones = (1u128 << bits) - 1;
+            V128::new(ones << (bits * (lane as u32 % (128 / bits))))
         }
 
         fn pick_a(&mut self, mask: V128) -> V128 {
