@@ -146,6 +146,11 @@ macro_rules! vec_externs {
             V128::new(ones << (bits * (lane as u32 % (128 / bits))))
         }
 
+        fn nibble_counts(&mut self) -> V128 {
+            let counts: [u8; 16] = std::array::from_fn(|i| (i as u8).count_ones() as u8);
+            V128::new(u128::from_le_bytes(counts))
+        }
+
         fn pick_a(&mut self, mask: V128) -> V128 {
             super::lower_vec::pick(mask, 0)
         }

@@ -122,11 +122,14 @@ pub enum VecOp {
     Xorps,
     Movaps,
     Movdqa,
+    /// Signed dwords to f32 lanes.
+    Cvtdq2ps,
+    Packusdw,
 }
 
 impl VecOp {
     /// Every operation.
-    pub const ALL: [VecOp; 87] = {
+    pub const ALL: [VecOp; 89] = {
         use VecOp::*;
         [
             Paddb, Paddw, Paddd, Paddq, Psubb, Psubw, Psubd, Psubq, Paddsb, Paddsw, Paddusb,
@@ -137,7 +140,7 @@ impl VecOp {
             Psrld, Psrlq, Psraw, Psrad, Punpcklbw, Punpcklwd, Punpckldq, Punpcklqdq, Punpckhbw,
             Punpckhwd, Punpckhdq, Punpckhqdq, Packsswb, Packuswb, Packssdw, Addps, Addpd, Subps,
             Subpd, Mulps, Mulpd, Divps, Divpd, Minps, Minpd, Maxps, Maxpd, Sqrtps, Sqrtpd,
-            Andps, Andnps, Orps, Xorps, Movaps, Movdqa,
+            Andps, Andnps, Orps, Xorps, Movaps, Movdqa, Cvtdq2ps, Packusdw,
         ]
     };
 
@@ -234,6 +237,8 @@ impl VecOp {
             Xorps => (None, m0f, 0x57),
             Movaps => (None, m0f, 0x28),
             Movdqa => (PD, m0f, 0x6F),
+            Cvtdq2ps => (None, m0f, 0x5B),
+            Packusdw => (PD, m38, 0x2B),
         }
     }
 
@@ -242,7 +247,7 @@ impl VecOp {
         use VecOp::*;
         matches!(
             self,
-            Pabsb | Pabsw | Pabsd | Sqrtps | Sqrtpd | Movaps | Movdqa
+            Pabsb | Pabsw | Pabsd | Sqrtps | Sqrtpd | Movaps | Movdqa | Cvtdq2ps
         )
     }
 
@@ -252,7 +257,7 @@ impl VecOp {
         match self {
             Pabsb | Pabsw | Pabsd | Pshufb => Level::Ssse3,
             Pmulld | Pcmpeqq | Pminsb | Pmaxsb | Pminuw | Pmaxuw | Pminsd | Pmaxsd | Pminud
-            | Pmaxud => Level::Sse41,
+            | Pmaxud | Packusdw => Level::Sse41,
             _ => Level::Sse2,
         }
     }

@@ -93,6 +93,8 @@ fn vec_mnemonic(op: VecOp) -> Mnemonic {
         Xorps => Mnemonic::Xorps,
         Movaps => Mnemonic::Movaps,
         Movdqa => Mnemonic::Movdqa,
+        Cvtdq2ps => Mnemonic::Cvtdq2ps,
+        Packusdw => Mnemonic::Packusdw,
     }
 }
 
