@@ -22,6 +22,7 @@ fn main() {
             PRELUDE,
             "src/isa/x64/inst.rules",
             "src/isa/x64/lower.rules",
+            "src/isa/x64/lower_vec.rules",
         ],
         "x64_lower.rs",
         &options,

@@ -164,6 +164,7 @@ fn coverage_reports_the_rules_that_fired() {
     assert!(rules.len() > 100);
     let files = [
         "src/isa/x64/lower.rules:",
+        "src/isa/x64/lower_vec.rules:",
         "src/isa/x64/inst.rules:",
         "src/machinst/isel/prelude.rules:",
     ];

@@ -13,6 +13,7 @@ pub mod isolate;
 pub mod native;
 pub mod object_run;
 pub mod target_override;
+pub mod vec_wrap;
 
 use std::sync::Arc;
 

@@ -30,6 +30,9 @@ pub enum NativeError {
 pub struct NativeModule {
     module: JitModule,
     ids: HashMap<String, FuncId>,
+    /// The wrapper (`vec_wrap`) and result types of each function with a vector parameter or
+    /// result, by name.
+    wrappers: HashMap<String, (FuncId, usize, Vec<kestrel_ir::Type>)>,
 }
 
 fn jit_name(name: &FunctionName) -> String {
@@ -94,9 +97,32 @@ impl NativeModule {
                 }
             }
         }
-        // The JIT calls every signature the backend compiles directly (results beyond the
-        // return registers come back through the return area it provides), so no wrappers.
-        for f in funcs {
+        // The JIT calls every scalar signature the backend compiles directly (results beyond
+        // the return registers come back through the return area it provides); a function
+        // with vectors is called through a wrapper (`vec_wrap`), compiled after it.
+        let mut wrappers = HashMap::new();
+        let mut wrapper_funcs = Vec::new();
+        for f in funcs.iter().filter(|f| crate::vec_wrap::needs_wrapper(f)) {
+            let name = jit_name(&f.name);
+            let w = match crate::vec_wrap::wrapper(f, &name) {
+                Ok(w) => w,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            };
+            let wname = crate::vec_wrap::wrapper_name(&name);
+            match module.declare_function(&wname, Linkage::Local, &w.signature) {
+                Ok(id) => {
+                    ids.insert(wname, id);
+                    let types = f.signature.returns.iter().map(|p| p.value_type).collect();
+                    wrappers.insert(name, (id, f.signature.params.len(), types));
+                    wrapper_funcs.push(w);
+                }
+                Err(e) => errors.push(format!("%{wname}: {e}")),
+            }
+        }
+        for f in funcs.iter().chain(&wrapper_funcs) {
             let name = jit_name(&f.name);
             let code = match isa.compile_function_with_chaos(f, &flags, &mut chaos()) {
                 Ok(c) => {
@@ -123,7 +149,11 @@ impl NativeModule {
             }
         }
         if errors.is_empty() {
-            Ok(NativeModule { module, ids })
+            Ok(NativeModule {
+                module,
+                ids,
+                wrappers,
+            })
         } else {
             Err(errors)
         }
@@ -142,6 +172,15 @@ impl NativeModule {
         let id = *self.ids.get(name).ok_or_else(|| {
             NativeError::Other(format!("no function named %{name} in this module"))
         })?;
+        if let Some((wrapper, params, types)) = self.wrappers.get(name) {
+            if args.len() != *params {
+                return Err(NativeError::Other(format!(
+                    "%{name} takes {params} arguments, not {}",
+                    args.len()
+                )));
+            }
+            return self.call_wrapped(*wrapper, types, args);
+        }
         let args: Vec<Value> = args
             .iter()
             .map(|&a| {
@@ -159,6 +198,35 @@ impl NativeModule {
         let results = unsafe { self.module.call(id, &args) };
         match results {
             Ok(vals) => Ok(vals.into_iter().map(from_jit).collect()),
+            Err(e) => match e.trap() {
+                Some(t) => Err(NativeError::Trap(t)),
+                None => Err(NativeError::Other(e.to_string())),
+            },
+        }
+    }
+}
+
+impl NativeModule {
+    /// Call a function with vectors through its `wrapper`, which reads `args` from one buffer
+    /// and writes the results, of `types`, to another.
+    fn call_wrapped(
+        &self,
+        wrapper: FuncId,
+        types: &[kestrel_ir::Type],
+        args: &[DataValue],
+    ) -> Result<Vec<DataValue>, NativeError> {
+        let inp = crate::vec_wrap::arg_slots(args);
+        let mut out = vec![0u128; types.len().max(1)];
+        let ptrs = [
+            Value::I64(inp.as_ptr() as i64),
+            Value::I64(out.as_mut_ptr() as i64),
+        ];
+        // SAFETY: the wrapper was compiled from IR that reads 16 bytes per parameter from
+        // `inp` (one slot per argument: the caller passes the function's arguments) and
+        // writes 16 bytes per result into `out` (one slot per result), both live here.
+        let results = unsafe { self.module.call(wrapper, &ptrs) };
+        match results {
+            Ok(_) => crate::vec_wrap::results(types, &out).map_err(NativeError::Other),
             Err(e) => match e.trap() {
                 Some(t) => Err(NativeError::Trap(t)),
                 None => Err(NativeError::Other(e.to_string())),

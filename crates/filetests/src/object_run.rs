@@ -548,9 +548,10 @@ fn wrapper(k: usize, target: &Function, args: &[DataValue]) -> Result<Function, 
                 let i = b.ins().iconst(Type::I64, bits as i64).map_err(err)?;
                 b.ins().bitcast(Type::F64, MemFlags::new(), i)
             }
-            DataValue::F16(_) | DataValue::F128(_) | DataValue::Vector(..) => {
+            DataValue::Vector(ty, bits) => b.ins().vconst(ty, bits),
+            DataValue::F16(_) | DataValue::F128(_) => {
                 return Err(format!(
-                    "argument {a} of type {}: vector, f16 and f128 lowering is not implemented",
+                    "argument {a} of type {}: f16 and f128 lowering is not implemented",
                     a.ty()
                 ))
             }
@@ -588,6 +589,7 @@ fn decode(hex: &str, ty: Type) -> Option<DataValue> {
         Type::I128 => DataValue::I128(bits as i128),
         Type::F32 => DataValue::F32(bits as u32),
         Type::F64 => DataValue::F64(bits as u64),
+        ty if ty.is_vector() => DataValue::from_slot(ty, bits)?,
         _ => return None,
     })
 }

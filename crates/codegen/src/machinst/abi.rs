@@ -25,7 +25,11 @@
 //!   pointer as fixed uses, defines the register results as fixed defs of the call, and
 //!   loads the memory results after it. Memory results and stack arguments are accessed as
 //!   8-byte slots of their class, except the return area of `winch`, accessed exactly as
-//!   wide as the result's type.
+//!   wide as the result's type, and 128-bit vectors, accessed as 16-byte slots.
+//! - Vectors ([`vector_value_regs`], for an ISA whose [`Abi::value_regs`] admits them): a
+//!   128-bit vector is one part in the float/vector class. The [`Assigner`] gives it the
+//!   class's next register (System V: `xmm0`–`xmm7`; AAPCS64: `v0`–`v7`, the same list as
+//!   the floats), else a 16-byte, 16-aligned memory slot.
 //! - The `tail` convention places arguments and results as System V / AAPCS64 do; its
 //!   callee pops its stack arguments ([`tail_stack_bytes`]: the area rounded up to 16
 //!   bytes). [`gen_call`] tells the call how many bytes its callee pops, and
@@ -94,6 +98,23 @@ pub fn slot_type(class: RegClass) -> Type {
         RegClass::Int => Type::I64,
         RegClass::Float => Type::F64,
     }
+}
+
+/// The type of the access of a part of a value of type `ty` and class `class` in a
+/// stack-argument or return-area slot: a 128-bit vector's own type (a 16-byte slot), else
+/// [`slot_type`].
+pub fn part_slot_type(ty: Type, class: RegClass) -> Type {
+    if ty.is_vector() {
+        ty
+    } else {
+        slot_type(class)
+    }
+}
+
+/// How a 128-bit vector lives on an ISA that lowers vectors: one register of the
+/// float/vector class. Narrower vectors and every scalar: `None`.
+pub fn vector_value_regs(ty: Type) -> Option<(RegClass, usize)> {
+    (ty.is_vector() && ty.bits() == 128).then_some((RegClass::Float, 1))
 }
 
 /// What an ISA tells the shared calling-convention code (see the module contract).
@@ -289,6 +310,19 @@ impl Assigner {
         (self.mem - 8 * n) as i32
     }
 
+    /// Places a 128-bit vector: the next float/vector register, else a 16-byte slot at the
+    /// next multiple of 16 bytes.
+    pub fn place_vector(&mut self, mut each: impl FnMut(Place)) {
+        let regs = self.conv.floats;
+        let next = &mut self.next[RegClass::Float as usize];
+        if let Some(&r) = regs.get(*next) {
+            *next += 1;
+            each(Place::Reg(r));
+        } else {
+            each(Place::Mem(self.mem_slots(2, 16)));
+        }
+    }
+
     /// Places a value of `n` parts of `class`, handing each part to `each` in order.
     pub fn place(&mut self, class: RegClass, n: usize, mut each: impl FnMut(Place)) {
         let regs = self.regs(class);
@@ -445,7 +479,7 @@ pub fn plan_stack_limit<A: Abi>(f: &Function) -> Result<Option<StackLimitSteps>,
 fn area_type(cc: CallConv, ty: Type, class: RegClass) -> Type {
     match cc {
         CallConv::Winch => ty,
-        _ => slot_type(class),
+        _ => part_slot_type(ty, class),
     }
 }
 
@@ -510,7 +544,7 @@ pub fn gen_args<A: Abi>(
             Loc::Stack(off) => stack.push(A::gen_load(
                 v,
                 AbiMem::IncomingArg(off),
-                slot_type(v.class()),
+                part_slot_type(ctx.value_type(p), v.class()),
             )),
         }
     })?;
@@ -599,7 +633,7 @@ pub fn gen_call_parts<A: Abi>(
             Loc::Stack(off) => ctx.emit(A::gen_store(
                 v,
                 AbiMem::OutgoingArg(off),
-                slot_type(v.class()),
+                part_slot_type(sig.params[k].value_type, v.class()),
             )),
         }
     })?;
@@ -709,7 +743,7 @@ pub fn gen_return_call<A: Abi>(
             Loc::Stack(off) => ctx.emit(A::gen_store(
                 v,
                 AbiMem::OutgoingArg(TAIL_CALL_HEADER as i32 + off),
-                slot_type(v.class()),
+                part_slot_type(sig.params[k].value_type, v.class()),
             )),
         }
     })?;
@@ -747,7 +781,11 @@ pub fn assign_in_order<A: Abi, L: From<Place>>(
     let mut assign = Assigner::new(conv, skip_ints);
     for (k, p) in params.iter().enumerate() {
         let (class, n) = regs_of::<A>(p.value_type)?;
-        assign.place(class, n, |place| each(k, place.into()));
+        if p.value_type.is_vector() {
+            assign.place_vector(|place| each(k, place.into()));
+        } else {
+            assign.place(class, n, |place| each(k, place.into()));
+        }
     }
     Ok(assign.mem_size())
 }
@@ -787,7 +825,8 @@ pub fn winch_results<A: Abi>(
 /// `ControlInst::{Args, Ret, Call}`, `MemInst::{RetAreaAddr, Load, Store}` (with `trap:
 /// None`), `MemInst::FrameValue`, and the frame places of `Mem` (`Reg { base, $off }`,
 /// `IncomingArg`, `OutgoingArg`, `RetArea`; `$off` names their offset field), and whose
-/// `abi` module has `exact_access` (the store and load kinds of exactly a type's width)
+/// `abi` module has `exact_access` (the store and load kinds of exactly a type's width),
+/// `out_slot_bytes` (the bytes of the stack-argument slot a store kind fills)
 /// and the `abi_mem` of [`abi_entry_points`]: the builders, and [`Abi::frame_use`].
 /// Expanded inside `impl Abi`.
 macro_rules! abi_inst_builders {
@@ -797,9 +836,10 @@ macro_rules! abi_inst_builders {
                 Inst::Mem(MemInst::RetAreaAddr { size, .. }) => FrameUse::RetArea { size: *size },
                 Inst::Mem(MemInst::Store {
                     mem: Mem::OutgoingArg { $off },
+                    kind,
                     ..
                 }) => FrameUse::OutgoingArg {
-                    end: *$off as u32 + 8,
+                    end: *$off as u32 + out_slot_bytes(kind),
                 },
                 Inst::Control(ControlInst::Call { conv, .. }) => FrameUse::Call(*conv),
                 Inst::Control(ControlInst::ReturnCall { stack_bytes, .. }) => FrameUse::TailCall {

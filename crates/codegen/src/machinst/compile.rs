@@ -55,10 +55,16 @@ pub trait Backend: LowerBackend {
 /// leaves room for spill slots, saved registers and outgoing arguments.
 pub const MAX_STACK_SLOT_BYTES: u64 = 1 << 30;
 
-/// Refuse a function that uses a type no backend lowers yet (vectors, `f16`, `f128`), naming
+/// Refuse a function that uses a type the ISA does not lower (`f16`, `f128`, and the vectors
+/// its `value_regs` does not place: all of them on an ISA without vector lowering), naming
 /// the type, the function and the ISA, before any stage sees it. Cost: O(values + signature
 /// entries).
-pub fn check_lowerable_types(f: &Function, isa: &str) -> Result<(), CodegenError> {
+pub fn check_lowerable_types(
+    f: &Function,
+    isa: &str,
+    value_regs: impl Fn(Type) -> Option<(kestrel_regalloc::RegClass, usize)>,
+) -> Result<(), CodegenError> {
+    let lowerable = |ty: Type| !ty.is_interpreter_only() || value_regs(ty).is_some();
     let refuse = |ty: Type| {
         let kind = if ty.is_vector() { "vector" } else { "f16/f128" };
         Err(CodegenError::Unsupported {
@@ -74,14 +80,14 @@ pub fn check_lowerable_types(f: &Function, isa: &str) -> Result<(), CodegenError
     let signatures = std::iter::once(&f.signature).chain(f.signatures.values());
     for sig in signatures {
         for p in sig.params.iter().chain(&sig.returns) {
-            if p.value_type.is_interpreter_only() {
+            if !lowerable(p.value_type) {
                 return refuse(p.value_type);
             }
         }
     }
     for v in 0..f.dfg.num_values() {
         let v = kestrel_ir::Value::from_u32(v as u32);
-        if f.dfg.value_is_valid(v) && f.dfg.value_type(v).is_interpreter_only() {
+        if f.dfg.value_is_valid(v) && !lowerable(f.dfg.value_type(v)) {
             return refuse(f.dfg.value_type(v));
         }
     }
@@ -356,7 +362,7 @@ pub fn compile_function<B: Backend>(
             CompileInput::Borrowed(f) => f,
             CompileInput::Consumed(f) => f,
         };
-        check_lowerable_types(func, B::ISA_NAME)?;
+        check_lowerable_types(func, B::ISA_NAME, |ty| backend.value_regs(ty))?;
     }
     let timed = times.as_deref_mut();
     match f {
@@ -424,7 +430,7 @@ pub fn compile_in<B: Backend>(
     mut times: Option<&mut PhaseTimes>,
 ) -> Result<CompiledCode, CodegenError> {
     let mut clock = times.as_ref().map(|_| Instant::now());
-    check_lowerable_types(f, B::ISA_NAME)?;
+    check_lowerable_types(f, B::ISA_NAME, |ty| backend.value_regs(ty))?;
     check_stack_slots(f)?;
     ctx.order.rebuild(f, chaos, &mut ctx.order_scratch);
     lap(&mut times, &mut clock, |t| &mut t.block_order);

@@ -17,7 +17,8 @@
 //!   [`Abi::min_out_area`] of each call's convention), the return area at the next
 //!   16 bytes (rounded up to [`Abi::RET_AREA_ALIGN`]), the explicit stack slots (each
 //!   at its alignment, at least its natural one up to 16 bytes), the spill slots (8 bytes
-//!   each, 8-aligned). The total below the frame pointer is a multiple of 16.
+//!   each, 8-aligned; 16 bytes each, 16-aligned, in a function with a vector value, so a
+//!   128-bit vector spills whole). The total below the frame pointer is a multiple of 16.
 //! - A frame is set up (frame pointer saved and set) when anything addresses it: frame
 //!   bytes, calls, incoming stack arguments, explicit stack slots, reads of the frame
 //!   pointer or return address, or `preserve_frame_pointers`. Otherwise the function runs on
@@ -31,8 +32,8 @@
 //!   takes nothing there is not checked. Stack probes are asked for when the frame is at
 //!   least one probe interval large.
 //!
-//! Cost: one pass over the instructions, the allocations, the edits and the stack slots
-//! (linear in the function); the saved-register list is inline (no allocation), the slot
+//! Cost: one pass over the instructions, the allocations, the edits, the stack slots and
+//! (for the spill-slot size) the value types (linear in the function); the saved-register list is inline (no allocation), the slot
 //! offsets one vector.
 
 use kestrel_ir::{CallConv, Function};
@@ -93,6 +94,8 @@ pub struct Frame {
     pub saved: SmallVec<[SavedReg; MAX_SAVED]>,
     /// Offset of spill slot 0 from `sp`.
     pub spill_base: i32,
+    /// Bytes of each spill slot: 8, or 16 in a function with a vector value.
+    pub spill_slot_bytes: u32,
     /// Offset of each explicit stack slot from `sp`.
     pub slot_offsets: Vec<i32>,
     /// Offset of the outgoing return area from `sp` (above the outgoing arguments).
@@ -106,7 +109,7 @@ impl Frame {
     /// The offset from `sp` of the spill slot `alloc` names, or `None` for a register.
     pub fn spill_offset(&self, alloc: Allocation) -> Option<i32> {
         match alloc {
-            Allocation::Stack(s) => Some(self.spill_base + 8 * s.0 as i32),
+            Allocation::Stack(s) => Some(self.spill_base + (self.spill_slot_bytes * s.0) as i32),
             Allocation::Reg(_) => None,
         }
     }
@@ -194,8 +197,9 @@ pub fn compute_frame<A: Abi>(
         slot_offsets.push(off as i32);
         off += slot.size;
     }
-    let spill_base = off.next_multiple_of(8);
-    let body = spill_base + 8 * spill_slots;
+    let spill_slot_bytes = if has_vector_values(f) { 16 } else { 8 };
+    let spill_base = off.next_multiple_of(spill_slot_bytes);
+    let body = spill_base + spill_slot_bytes * spill_slots;
     let size = (body + save_area).next_multiple_of(16);
     // Saved registers make `size` non-zero, so they need no term of their own.
     let setup = needs_fp || size > 0 || !f.stack_slots.is_empty();
@@ -212,10 +216,19 @@ pub fn compute_frame<A: Abi>(
         probe_interval: options.probe_interval.filter(|&p| setup && size >= p),
         saved,
         spill_base: spill_base as i32,
+        spill_slot_bytes,
         slot_offsets,
         ret_area_base: ret_area_base as i32,
         incoming_pop,
     }
+}
+
+/// Whether some value of `f` has a vector type (its spill slots are then 16 bytes). O(values).
+fn has_vector_values(f: &Function) -> bool {
+    (0..f.dfg.num_values()).any(|v| {
+        let v = kestrel_ir::Value::from_u32(v as u32);
+        f.dfg.value_is_valid(v) && f.dfg.value_type(v).is_vector()
+    })
 }
 
 /// The callee-saved registers of `cc` for which `used` holds, with their save slots, and

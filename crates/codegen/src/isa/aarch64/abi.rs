@@ -68,6 +68,11 @@ use crate::machinst::lower::{Lower, Results, ValueRegs};
 use crate::machinst::operands::FixedRegs;
 use crate::machinst::CodegenError;
 
+/// The bytes of the stack-argument slot a store fills: 8 (no vector is lowered yet).
+fn out_slot_bytes(_kind: &super::inst::StoreKind) -> u32 {
+    8
+}
+
 fn x(n: usize) -> PReg {
     PReg::new(n, RegClass::Int)
 }
@@ -87,7 +92,11 @@ const fn class_regs<const N: usize>(class: RegClass) -> [PReg; N] {
 }
 
 /// AAPCS64 arguments and results: `x0`–`x7` and `v0`–`v7`; an `i128` in an even pair or
-/// 16 aligned bytes of memory.
+/// 16 aligned bytes of memory. A 128-bit vector (AAPCS64 C.1–C.3: a short vector in the
+/// next `v` register, else 16 aligned bytes of stack) is placed by the shared
+/// `Assigner::place_vector` from the same `v0`–`v7` once `value_regs` admits vectors
+/// (`abi::vector_value_regs`); the moves, loads and stores of `q` registers are what NEON
+/// lowering adds.
 const AAPCS64: RegConv = RegConv {
     ints: &class_regs::<8>(RegClass::Int),
     floats: &class_regs::<8>(RegClass::Float),

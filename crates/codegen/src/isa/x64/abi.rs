@@ -41,7 +41,9 @@ use kestrel_regalloc::{MachineEnv, PReg, PRegSet, RegClass, VReg};
 use smallvec::SmallVec;
 
 use super::asm::Gpr;
-use super::inst::{gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, Mem, MemInst};
+use super::inst::{
+    gpr_preg, AluInst, CallDest, ControlInst, FrameValue, Inst, Mem, MemInst, StoreKind,
+};
 use super::winch::{self, area_access as exact_access};
 use crate::machinst::abi::{self, Abi, AbiMem, Pairs, RegConv};
 pub use crate::machinst::abi::{libcall_signature, Loc, Parts, RetLoc, SigLocs};
@@ -87,6 +89,30 @@ const SYSV_RESULTS: RegConv = RegConv {
 
 pub(super) fn regs_of(ty: Type) -> Result<(RegClass, usize), CodegenError> {
     abi::regs_of::<X64Abi>(ty)
+}
+
+/// The bytes of the stack-argument slot a store of `kind` fills: 16 for a vector, else 8.
+pub(super) fn out_slot_bytes(kind: &StoreKind) -> u32 {
+    match kind {
+        StoreKind::Vec => 16,
+        StoreKind::Int { .. } | StoreKind::Float { .. } => 8,
+    }
+}
+
+/// Vectors are carried by System V only (Windows x64 passes them by reference, `winch`
+/// has none): the error for a vector in a signature of another convention.
+fn refuse_vectors(sig: &Signature) -> Result<(), CodegenError> {
+    let vector = sig.params.iter().chain(&sig.returns).find(|p| p.value_type.is_vector());
+    match (sig.call_conv, vector) {
+        (CallConv::WindowsFastcall | CallConv::Winch, Some(p)) => {
+            Err(CodegenError::unsupported(format!(
+                "vector argument or result of type {} under {}",
+                p.value_type,
+                sig.call_conv.name()
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Windows x64: one result, in rax or xmm0.
@@ -243,11 +269,16 @@ impl Abi for X64Abi {
     const CONV_ERROR_SUFFIX: &'static str = "";
     const STACK_LIMIT_ADD_BITS: u32 = 32;
 
+    fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
+        abi::scalar_value_regs(ty).or_else(|| abi::vector_value_regs(ty))
+    }
+
     fn each_param_loc(
         sig: &Signature,
         ret_area: bool,
         each: impl FnMut(usize, Loc),
     ) -> Result<(), CodegenError> {
+        refuse_vectors(sig)?;
         if sig.call_conv == CallConv::WindowsFastcall {
             return fastcall_param_locs(sig, each);
         }
@@ -257,6 +288,7 @@ impl Abi for X64Abi {
     }
 
     fn each_ret_loc(sig: &Signature, each: impl FnMut(usize, RetLoc)) -> Result<u32, CodegenError> {
+        refuse_vectors(sig)?;
         match sig.call_conv {
             CallConv::WindowsFastcall => fastcall_ret_loc(sig, each),
             CallConv::Winch => winch::each_ret_loc(sig, each),

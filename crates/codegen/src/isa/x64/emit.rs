@@ -25,7 +25,7 @@
 //! [rsp + slot_off]    explicit stack slots
 //! [rsp + ret_area_base] outgoing return area (calls of functions with many results)
 //! [rsp + 8*i]         outgoing stack argument i of the next call
-//! [rsp + spill_base + 8*i]  spill slot i
+//! [rsp + spill_base + 8*i]  spill slot i (16*i in a function with vectors)
 //! ```
 
 use kestrel_ir::TrapCode;

@@ -10,6 +10,11 @@
 //! - `ishl`/`ushr`/`sshr` of `i32`/`i64` by a register use BMI2's SHLX/SHRX/SARX (count in
 //!   any register), else SHL/SHR/SAR with the count in `cl`;
 //! - `popcnt` uses POPCNT, else the SWAR bit-count sequence (an `i128` sums its halves);
+//! - vectors (`lower_vec.rules`): `shuffle` and `swizzle` need SSSE3's PSHUFB (refused
+//!   without it, naming SSSE3); `iabs` uses SSSE3's PABS*, else `(a ^ s) - s`; `imul.i32x4`
+//!   uses SSE4.1's PMULLD, else two PMULUDQ; the `min`/`max` forms SSE2 lacks use SSE4.1's
+//!   PMINSB…, else a compare and a bit select; `insertlane`/`extractlane` use SSE4.1's
+//!   PINSR*/PEXTR*, else PINSRW/PEXTRW, merges, shuffles or a bit select;
 //! - `ceil`/`floor`/`trunc`/`nearest` use SSE4.1's ROUNDSS/ROUNDSD, else call the libcalls
 //!   `CeilF32`/`CeilF64`, `FloorF32`/…, `TruncF32`/…, `NearestF32`/`NearestF64`, which the
 //!   embedder provides (the native test runner registers them).
@@ -34,6 +39,7 @@ pub struct CpuFeatures {
     pub bmi1: bool,
     pub bmi2: bool,
     pub popcnt: bool,
+    pub ssse3: bool,
     pub sse41: bool,
     pub cmpxchg16b: bool,
 }
@@ -68,6 +74,11 @@ impl IsaFeatures for CpuFeatures {
             field: |f| &mut f.popcnt,
         },
         FeatureFlag {
+            name: "has_ssse3",
+            aliases: &["ssse3"],
+            field: |f| &mut f.ssse3,
+        },
+        FeatureFlag {
             name: "has_sse41",
             aliases: &["sse41"],
             field: |f| &mut f.sse41,
@@ -93,6 +104,7 @@ impl IsaFeatures for CpuFeatures {
             bmi1: false,
             bmi2: false,
             popcnt: false,
+            ssse3: false,
             sse41: false,
             cmpxchg16b: false,
         }
@@ -107,6 +119,7 @@ fn detect() -> CpuFeatures {
             bmi1: std::is_x86_feature_detected!("bmi1"),
             bmi2: std::is_x86_feature_detected!("bmi2"),
             popcnt: std::is_x86_feature_detected!("popcnt"),
+            ssse3: std::is_x86_feature_detected!("ssse3"),
             sse41: std::is_x86_feature_detected!("sse4.1"),
             cmpxchg16b: std::is_x86_feature_detected!("cmpxchg16b"),
         }

@@ -1,4 +1,5 @@
-//! The glue between the generated x86-64 selector (`lower.rules`) and the Lower driver.
+//! The glue between the generated x86-64 selector (`lower.rules`, `lower_vec.rules`) and the
+//! Lower driver (the vector externs are `lower_vec.rs`'s).
 //!
 //! # Contract
 //!
@@ -45,10 +46,11 @@ use super::asm::moves::ExtMode;
 use super::asm::setcc_cmov_jcc::Cc;
 use super::asm::shift::{DoubleShift, ShiftOp};
 use super::asm::sse::{FloatSize, RoundMode, SseOp};
+use super::asm::vec::{LaneSize, Movmsk, VecImmOp, VecOp, VecShiftImm};
 use super::asm::Size;
 use super::inst::{
     AluInst, AtomicInst, BitsInst, CallDest, Cond, ControlInst, FrameValue, Inst, LoadKind, Mem,
-    MemInst, MemOwn, Pred, RegImm, SseInst, StoreKind,
+    MemInst, MemOwn, Pred, RegImm, SseInst, StoreKind, VecInst, V128,
 };
 use super::lower_mem::{self, LeaPlan};
 pub use super::lower_op::Op;
@@ -62,7 +64,7 @@ pub use super::isel_types::*;
 pub(super) mod generated {
     use super::*;
     // The one IR type of `ir_ops.rules` that the rest of this file does not import.
-    use kestrel_ir::FuncRef;
+    use kestrel_ir::{Constant, FuncRef, Immediate};
     include!(concat!(env!("OUT_DIR"), "/x64_lower.rs"));
 }
 // Enums the rules declare for themselves (the DSL generates them).
@@ -70,6 +72,7 @@ pub use generated::{DivKind, FBitOp, FloatOp, Libcall, LoadWidth, Runtime, Store
 
 impl generated::Context for IselCtx<'_, '_> {
     isel_prelude_externs!();
+    super::lower_vec::vec_externs!();
 
     fn imm32(&mut self, v: Value) -> Option<Imm> {
         let imm = self.lower.const_value(v)?;

@@ -137,7 +137,7 @@ pub(super) fn load(
     trap: Option<TrapCode>,
 ) -> VReg {
     let class = match kind {
-        LoadKind::Float { size: _ } => RegClass::Float,
+        LoadKind::Float { size: _ } | LoadKind::Vec => RegClass::Float,
         _ => RegClass::Int,
     };
     let dst = lower.alloc_vreg(class);

@@ -19,6 +19,7 @@ pub mod lower;
 pub mod lower_br_table;
 pub mod lower_mem;
 pub mod lower_op;
+mod lower_vec;
 pub mod probestack;
 pub mod stack_limit;
 pub mod unwind;

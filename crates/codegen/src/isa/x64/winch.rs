@@ -83,6 +83,8 @@ pub fn area_access(ty: Type) -> (StoreKind, LoadKind) {
                 size: FloatSize::F64,
             },
         ),
+        // A 128-bit vector (System V stack arguments and return areas).
+        ty if ty.is_vector() => (StoreKind::Vec, LoadKind::Vec),
         // I64 (ret_locs refuses I128; regs_of refuses the rest).
         _ => (
             StoreKind::Int { size: Size::S64 },

@@ -61,6 +61,24 @@ impl<U: LabelUse> MachBuffer<U> {
         label
     }
 
+    /// [`MachBuffer::add_constant`] for a constant of at most 16 bytes that may be shared:
+    /// an equal pending constant (same bytes, same alignment) gives its label instead of a
+    /// second copy. Cost: O(1) expected (one hash-map probe).
+    pub fn add_pooled_constant(&mut self, bytes: &[u8], align: u32) -> Label {
+        assert!(bytes.len() <= 16, "a pooled constant has at most 16 bytes");
+        let mut key = [0u8; 16];
+        key[..bytes.len()].copy_from_slice(bytes);
+        let key = (key, bytes.len() as u8, align);
+        if let Some(&label) = self.pooled.get(&key) {
+            // Post-invariant: I4, nothing changed; the entry still names a pending constant.
+            return label;
+        }
+        let label = self.add_constant(bytes, align);
+        self.pooled.insert(key, label);
+        // Post-invariant: I4, the new entry names the constant just added, with these bytes.
+        label
+    }
+
     /// The largest island that could be emitted now: a veneer (plus alignment) for every
     /// unpatched use, and every pending constant.
     fn worst_case_island_size(&self) -> u32 {
@@ -304,7 +322,8 @@ impl<U: LabelUse> MachBuffer<U> {
         debug_assert!(self.pending_constants.is_empty());
         self.pending_constants = constants;
         self.pending_constants_size = 0;
-        // Post-invariant: I4, no constant is pending. Each constant label is bound below
+        self.pooled.clear();
+        // Post-invariant: I4, no constant is pending and none is pooled. Each constant label is bound below
         // `cur_offset` (constants are never empty), so it is final (I5). The added uses lie
         // inside emitted bytes; the caller (an island or `finish`) resolves them with its
         // work list, which feeds `deferred_fixups` and the recomputed deadline, and the

@@ -30,7 +30,9 @@
 //! [`MachBuffer::finish`]. Each use has a *deadline* (the last offset its kind can reach
 //! forward); [`MachBuffer::island_needed`] tells the backend when the worst-case island would
 //! pass the earliest deadline, and the island then holds veneers (longer-range branches that
-//! forward a short-range use) and the pending constants ([`MachBuffer::add_constant`]).
+//! forward a short-range use) and the pending constants ([`MachBuffer::add_constant`];
+//! [`MachBuffer::add_pooled_constant`] shares one copy among equal constants until they are
+//! emitted, O(1) expected per constant of at most 16 bytes).
 //! Relocations, trap sites, unwind markers ([`MachBuffer::add_unwind`], one per
 //! prologue/epilogue step) and source ranges ([`MachBuffer::start_srcloc`]) are recorded
 //! with their offsets, O(1) each (truncating a branch cuts the ranges back to the new tail);
@@ -64,7 +66,9 @@
 //!   fixup (a bound, not the minimum: a fixup deleted with its branch leaves it lower, which
 //!   can only make an island come early; each island recomputes it exactly);
 //!   `pending_constants_size` bounds the bytes (with alignment padding) the pending constants
-//!   need; their labels are unbound.
+//!   need; their labels are unbound. Every entry of `pooled` names a pending constant whose
+//!   bytes and alignment are the entry's key (so a pooled label is always one the next
+//!   island or `finish` binds, in reach of every use recorded before it).
 //! - **I5 (finality).** A label resolving to an offset below the window's start (below
 //!   `cur_offset` when the window is empty) never changes its resolution again: only labels
 //!   at window branch starts become aliases and only labels at or after them move. Label
@@ -115,6 +119,8 @@ pub struct MachBuffer<U: LabelUse> {
     /// Constants waiting for an island or the end.
     pending_constants: Vec<PendingConstant<U>>,
     pending_constants_size: u32,
+    /// The pooled pending constants by (bytes zero-padded to 16, length, alignment) (I4).
+    pooled: std::collections::HashMap<([u8; 16], u8, u32), Label>,
     relocs: Vec<Reloc>,
     traps: Vec<TrapSite>,
     /// Call-frame rule changes, by offset (never past a truncatable branch: see `add_unwind`).
@@ -218,6 +224,7 @@ impl<U: LabelUse> MachBuffer<U> {
             labels_at_tail_off: 0,
             pending_constants: Vec::new(),
             pending_constants_size: 0,
+            pooled: std::collections::HashMap::new(),
             relocs: Vec::new(),
             traps: Vec::new(),
             unwind: Vec::new(),

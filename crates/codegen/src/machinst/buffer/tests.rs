@@ -404,6 +404,57 @@ fn constants_go_into_an_island_when_one_is_needed() {
 }
 
 #[test]
+fn pooled_constants_share_one_copy() {
+    let mut buf = ToyBuffer::new();
+    let a = buf.add_pooled_constant(&[0x11, 0x22], 2);
+    let b = buf.add_pooled_constant(&[0x11, 0x22], 2);
+    // Other bytes, another length, another alignment: each its own copy.
+    let c = buf.add_pooled_constant(&[0x11, 0x23], 2);
+    let d = buf.add_pooled_constant(&[0x11], 2);
+    let e = buf.add_pooled_constant(&[0x11, 0x22], 4);
+    assert_eq!(a, b);
+    assert!([c, d, e].iter().all(|&l| l != a) && c != d && d != e && c != e);
+    toy::load(&mut buf, a);
+    toy::load(&mut buf, b);
+    toy::load(&mut buf, c);
+    buf.put1(HALT);
+    let code = finish(buf);
+    let at = code.label_offset(a).unwrap() as usize;
+    assert_eq!(&code.data[at..at + 2], &[0x11, 0x22]);
+    let out = toy::run(&code, 8);
+    let ev = toy::Event::Load;
+    assert_eq!(out.events, [ev(0x11), ev(0x11), ev(0x11)]);
+    // Exactly four copies of data after the code: the shared one, c, d and e.
+    let copies = [a, c, d, e]
+        .iter()
+        .map(|&l| code.label_offset(l).unwrap())
+        .collect::<std::collections::BTreeSet<_>>();
+    assert_eq!(copies.len(), 4);
+}
+
+#[test]
+fn a_pooled_constant_emitted_in_an_island_is_not_shared_after_it() {
+    let mut buf = ToyBuffer::new();
+    let k = buf.add_pooled_constant(&[0x42], 1);
+    let l = buf.get_label();
+    toy::load(&mut buf, k);
+    toy::br(&mut buf, 0, true, l, true);
+    pad_with_islands(&mut buf, 300);
+    bind(&mut buf, l);
+    // The island emitted `k`; the same bytes now get a fresh copy near their use.
+    let again = buf.add_pooled_constant(&[0x42], 1);
+    assert_ne!(again, k);
+    toy::load(&mut buf, again);
+    buf.put1(HALT);
+    let code = finish(buf);
+    assert!(code.label_offset(again).unwrap() > code.label_offset(l).unwrap());
+    assert_eq!(
+        toy::run(&code, 4).events,
+        [toy::Event::Load(0x42), toy::Event::Load(0x42)]
+    );
+}
+
+#[test]
 fn traps_and_relocations_keep_their_offsets_across_edits() {
     let mut buf = ToyBuffer::new();
     let [l1, l2] = labels(&mut buf, 2)[..] else {

@@ -5,7 +5,7 @@
 //! and island in debug builds and tests, so a debug build of a function with `n` blocks pays
 //! O(n²) here; release builds only run it when asked (the fuzz target does).
 
-use super::types::UNBOUND;
+use super::types::{PendingConstant, UNBOUND};
 use super::{Label, LabelUse, MachBuffer};
 
 impl<U: LabelUse> MachBuffer<U> {
@@ -173,6 +173,21 @@ impl<U: LabelUse> MachBuffer<U> {
             let i = c.label.index();
             if self.label_offsets[i] != UNBOUND || self.label_aliases[i] != UNBOUND {
                 return Err(format!("I4: constant {} already bound", c.label));
+            }
+        }
+        let by_label: std::collections::HashMap<Label, &PendingConstant<U>> = self
+            .pending_constants
+            .iter()
+            .map(|c| (c.label, c))
+            .collect();
+        for (&(bytes, len, align), label) in &self.pooled {
+            let named = by_label.get(label).is_some_and(|c| {
+                c.align == align && c.bytes.as_slice() == &bytes[..usize::from(len)]
+            });
+            if !named {
+                return Err(format!(
+                    "I4: pooled {label} names no pending constant with its bytes"
+                ));
             }
         }
         Ok(())

@@ -57,6 +57,7 @@ pub mod regs;
 pub mod setcc_cmov_jcc;
 pub mod shift;
 pub mod sse;
+pub mod vec;
 
 #[cfg(test)]
 mod tests;

@@ -32,6 +32,7 @@ impl MachInst for Inst {
             Inst::Alu(i) => i.map(&mut m).emit(ctx, buf),
             Inst::Bits(i) => i.map(&mut m).emit(buf),
             Inst::Sse(i) => i.map(&mut m).emit(ctx, buf),
+            Inst::Vec(i) => i.map(&mut m).emit(buf),
             Inst::Mem(i) => i.map(&mut m).emit(ctx, buf),
             Inst::Atomic(i) => i.map(&mut m).emit(ctx, buf),
             Inst::Control(i) => i.emit_mapped(&mut m, ctx, buf),
@@ -65,6 +66,29 @@ impl MachInst for Inst {
                     moves::mov_rm_r(buf, Size::S64, &GprMem::Mem(to), Gpr::R11);
                 }
             },
+            // A function with vectors has 16-byte spill slots and moves all 128 bits.
+            RegClass::Float if frame.spill_slot_bytes == 16 => {
+                match (slot_amode(edit.from), slot_amode(edit.to)) {
+                    (None, None) => {
+                        let (from, to) = (xmm(edit_reg(edit.from)), xmm(edit_reg(edit.to)));
+                        if from != to {
+                            sse::sse_r_rm(buf, SseOp::Movaps, to, &XmmMem::Reg(from));
+                        }
+                    }
+                    (None, Some(to)) => {
+                        sse::sse_store(buf, SseStore::Movdqu, &to, xmm(edit_reg(edit.from)));
+                    }
+                    (Some(from), None) => {
+                        let to = xmm(edit_reg(edit.to));
+                        sse::sse_r_rm(buf, SseOp::Movdqu, to, &XmmMem::Mem(from));
+                    }
+                    (Some(from), Some(to)) => {
+                        let s = Xmm::new(15);
+                        sse::sse_r_rm(buf, SseOp::Movdqu, s, &XmmMem::Mem(from));
+                        sse::sse_store(buf, SseStore::Movdqu, &to, s);
+                    }
+                }
+            }
             RegClass::Float => match (slot_amode(edit.from), slot_amode(edit.to)) {
                 (None, None) => {
                     let (from, to) = (xmm(edit_reg(edit.from)), xmm(edit_reg(edit.to)));

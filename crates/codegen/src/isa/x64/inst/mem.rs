@@ -77,6 +77,7 @@ impl MemEncoder<X64> for MemEmit<'_, Ctx<'_, '_>, Buf> {
             LoadKind::Float {
                 size: FloatSize::F64,
             } => sse_enc::sse_r_rm(buf, SseOp::Movsd, xmm(dst), &XmmMem::Mem(m)),
+            LoadKind::Vec => sse_enc::sse_r_rm(buf, SseOp::Movdqu, xmm(dst), &XmmMem::Mem(m)),
         };
     }
 
@@ -97,6 +98,9 @@ impl MemEncoder<X64> for MemEmit<'_, Ctx<'_, '_>, Buf> {
                 size: FloatSize::F64,
             } => {
                 sse_enc::sse_store(buf, SseStore::Movsd, &m, xmm(src));
+            }
+            StoreKind::Vec => {
+                sse_enc::sse_store(buf, SseStore::Movdqu, &m, xmm(src));
             }
         }
     }

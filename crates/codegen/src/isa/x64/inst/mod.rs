@@ -2,7 +2,7 @@
 //!
 //! # Contract
 //!
-//! [`Inst`] is one of six families ([`AluInst`], [`BitsInst`], [`SseInst`], [`MemInst`],
+//! [`Inst`] is one of seven families ([`AluInst`], [`BitsInst`], [`SseInst`], [`VecInst`], [`MemInst`],
 //! [`AtomicInst`], [`ControlInst`]); each family's file keeps its variants, their operands,
 //! printing and encoding together. [`ControlInst`] and [`MemInst`] are the families every
 //! ISA shares (`machinst::control`, `machinst::memory`: variants, operands and printing
@@ -44,6 +44,7 @@ mod control;
 mod mach;
 mod mem;
 mod sse;
+mod vec;
 
 pub(crate) use crate::machinst::operands::map_operands;
 pub use crate::machinst::operands::{OperandSpec, Operands};
@@ -54,6 +55,7 @@ pub use cond::{Cond, Mem, Pred};
 pub use control::{BrTable, ControlInst};
 pub use mem::{MemInst, MemOwn};
 pub use sse::SseInst;
+pub use vec::{VecInst, V128};
 
 /// The hardware register `gpr` as an allocator register.
 pub fn gpr_preg(gpr: Gpr) -> PReg {
@@ -97,6 +99,8 @@ pub enum LoadKind {
     Sext { mode: ExtMode },
     /// `movss`/`movsd` into an XMM register.
     Float { size: FloatSize },
+    /// `movdqu`: 16 bytes (a 128-bit vector) into an XMM register, any alignment.
+    Vec,
 }
 
 /// How a store writes a register to memory.
@@ -104,6 +108,8 @@ pub enum LoadKind {
 pub enum StoreKind {
     Int { size: Size },
     Float { size: FloatSize },
+    /// `movdqu`: the 16 bytes of an XMM register, any alignment.
+    Vec,
 }
 
 /// Printed as `Int(S64)`, `Zext(BL)`, … (the VCode listings' form).
@@ -114,6 +120,7 @@ impl std::fmt::Display for LoadKind {
             LoadKind::Zext { mode } => write!(f, "Zext({mode:?})"),
             LoadKind::Sext { mode } => write!(f, "Sext({mode:?})"),
             LoadKind::Float { size } => write!(f, "Float({size:?})"),
+            LoadKind::Vec => write!(f, "Vec"),
         }
     }
 }
@@ -123,6 +130,7 @@ impl std::fmt::Display for StoreKind {
         match self {
             StoreKind::Int { size } => write!(f, "Int({size:?})"),
             StoreKind::Float { size } => write!(f, "Float({size:?})"),
+            StoreKind::Vec => write!(f, "Vec"),
         }
     }
 }
@@ -139,6 +147,7 @@ pub enum Inst<R = VReg> {
     Alu(AluInst<R>),
     Bits(BitsInst<R>),
     Sse(SseInst<R>),
+    Vec(VecInst<R>),
     Mem(MemInst<R>),
     Atomic(AtomicInst<R>),
     Control(ControlInst<R>),
@@ -148,6 +157,7 @@ crate::machinst::shared_inst::inst_families!(
     AluInst => Alu,
     BitsInst => Bits,
     SseInst => Sse,
+    VecInst => Vec,
     MemInst => Mem,
     AtomicInst => Atomic,
     ControlInst => Control

@@ -13,6 +13,7 @@
 mod gpr;
 mod other;
 mod sse;
+mod vec;
 
 use super::operands::{Amode, GprMem, Scale, XmmMem};
 use super::regs::{Gpr, Size, Xmm};
