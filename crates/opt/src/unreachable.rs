@@ -6,7 +6,9 @@
 //! unreachable block is used only in unreachable blocks (its definition dominated every use
 //! before edges were removed, and removing edges keeps reachable blocks reachable only along
 //! paths that existed before). Leaves the layout with queued removals (compaction applies
-//! them). Cost: O(blocks + instructions of the removed blocks), plus compaction's.
+//! them). A block already removed (queued, with no placed instruction left) is skipped, so
+//! the pass may run again before compaction. Cost: O(blocks + instructions of the removed
+//! blocks), plus compaction's.
 
 use kestrel_ir::domtree::DominatorTree;
 use kestrel_ir::{Block, Function, Inst};
@@ -18,7 +20,7 @@ pub fn remove_unreachable_blocks(func: &mut Function, domtree: &DominatorTree) -
         .blocks()
         .iter()
         .copied()
-        .filter(|&b| !domtree.is_reachable(b))
+        .filter(|&b| !domtree.is_reachable(b) && func.layout.first_inst(b).is_some())
         .collect();
     for &b in &dead {
         let insts: Vec<Inst> = func.layout.block_insts(b).collect();
