@@ -8,7 +8,9 @@
 //!    destination taken; so does a `br_table` on a constant (the entry it selects, or the
 //!    default when the index is out of range) or whose entries all equal its default.
 //! 2. **Threading.** A *forwarding* block is one, other than the entry, whose only
-//!    instruction is `jump T(b…)` with `T` another block. An edge `X -> F(a…)` to a
+//!    instruction is `jump T(b…)` with `T` another block, and whose parameters nothing but
+//!    that jump reads (an edge skipping it must not strand a use of them in a block it
+//!    dominated). An edge `X -> F(a…)` to a
 //!    forwarding `F` becomes `X -> T(b…)` with each of `F`'s parameters in `b` replaced by
 //!    the matching `a`; forwarding blocks' own jumps are threaded first (along each chain,
 //!    from its end), so one step skips a whole chain. An edge is threaded only if its
@@ -38,7 +40,7 @@
 //!   with the same end (below). A value `v` that `F`'s jump passes and that is not one of
 //!   `F`'s parameters is defined outside `F` (its only instruction is the jump) in a block
 //!   dominating `F`, hence on every path to each predecessor `X` of `F`: it dominates `X`'s
-//!   branch. A parameter `p` of `B` receiving only `v` or itself: the first edge of any path
+//!   branch; `F`'s parameters are read by its jump alone, which the threaded edge replaces. A parameter `p` of `B` receiving only `v` or itself: the first edge of any path
 //!   into `B` comes from a block `B` does not dominate, so it cannot pass `p` (which only
 //!   blocks `B` dominates see) and passes `v`, whose definition therefore dominates that
 //!   edge's source and so `B`. A merged `B`'s only entry is `A`'s jump, so what dominated
@@ -317,8 +319,10 @@ const NOT_FORWARDING: u8 = 1;
 const ON_PATH: u8 = 2;
 const FORWARDING: u8 = 3;
 
-/// `b`'s jump if `b` is a forwarding block (see the module docs).
-fn forwarding_jump(func: &Function, b: Block) -> Option<Inst> {
+/// `b`'s jump if `b` is a forwarding block (see the module docs) whose parameters only its
+/// jump reads (`uses` counts every use): an edge that skips it must not leave a use of its
+/// parameters in a block it dominated.
+fn forwarding_jump(func: &Function, uses: &SecondaryMap<Value, u32>, b: Block) -> Option<Inst> {
     if Some(b) == func.layout.entry_block() {
         return None;
     }
@@ -326,9 +330,37 @@ fn forwarding_jump(func: &Function, b: Block) -> Option<Inst> {
     if func.layout.last_inst(b) != Some(first) {
         return None;
     }
-    match func.dfg.inst(first) {
-        InstructionData::Jump { destination, .. } if destination.block != b => Some(first),
-        _ => None,
+    let InstructionData::Jump { destination, .. } = func.dfg.inst(first) else {
+        return None;
+    };
+    // Each parameter the jump passes is one use of it: the parameters' uses are all in
+    // the jump exactly when they number the arguments that are parameters of `b`.
+    let passed = func.dfg.block_call_args(destination);
+    let in_jump = passed
+        .iter()
+        .filter(|&&v| matches!(func.dfg.value_def(func.dfg.resolve(v)), ValueDef::Param(o, _) if o == b))
+        .count();
+    let params = func.dfg.block_params(b);
+    let only_passed = params.iter().map(|&p| uses[p] as usize).sum::<usize>() == in_jump;
+    (destination.block != b && only_passed).then_some(first)
+}
+
+/// Count every use of every value in the reachable blocks (operands, branch and jump-table
+/// arguments), aliases resolved.
+fn count_uses(func: &Function, domtree: &DominatorTree, uses: &mut SecondaryMap<Value, u32>) {
+    uses.clear();
+    for &b in domtree.rpo() {
+        for inst in func.layout.block_insts(b) {
+            for v in func.dfg.inst_args(inst) {
+                uses[func.dfg.resolve(v)] += 1;
+            }
+            for k in 0..func.num_branch_destinations(inst) {
+                let call = func.branch_destination(inst, k);
+                for &a in func.dfg.block_call_args(&call) {
+                    uses[func.dfg.resolve(a)] += 1;
+                }
+            }
+        }
     }
 }
 
@@ -373,6 +405,8 @@ fn thread_edges(
     scratch: &mut Scratch,
     stats: &mut CfgStats,
 ) {
+    count_uses(func, domtree, &mut scratch.uses);
+    let uses = &scratch.uses;
     let state = &mut scratch.state;
     state.clear();
     let walk = scratch.walk + 1;
@@ -388,7 +422,7 @@ fn thread_edges(
         path.clear();
         let mut b = start;
         loop {
-            let Some(jump) = forwarding_jump(func, b) else {
+            let Some(jump) = forwarding_jump(func, uses, b) else {
                 state[b] = NOT_FORWARDING;
                 break;
             };
@@ -466,20 +500,16 @@ fn remove_params(
     incoming.resize(total as usize, Incoming::Nothing);
     self_uses.clear();
     self_uses.resize(total as usize, 0);
-    uses.clear();
     // Every use of every value in the reachable blocks, and what each edge passes.
+    count_uses(func, domtree, uses);
     for &b in domtree.rpo() {
-        for inst in func.layout.block_insts(b) {
-            for v in func.dfg.inst_args(inst) {
-                uses[func.dfg.resolve(v)] += 1;
-            }
-            for k in 0..func.num_branch_destinations(inst) {
-                let call = func.branch_destination(inst, k);
+        if let Some(end) = func.layout.last_inst(b) {
+            for k in 0..func.num_branch_destinations(end) {
+                let call = func.branch_destination(end, k);
                 let params = func.dfg.block_params(call.block);
                 let base = first_param[call.block] as usize;
                 for (i, &a) in func.dfg.block_call_args(&call).iter().enumerate() {
                     let a = func.dfg.resolve(a);
-                    uses[a] += 1;
                     if a == params[i] {
                         self_uses[base + i] += 1;
                         continue;

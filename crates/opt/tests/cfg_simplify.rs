@@ -503,3 +503,31 @@ fn the_pipeline_hoists_out_of_a_loop_that_had_no_preheader() {
     assert!(!header.contains("imul"), "{out}");
     same_behavior(&before, &f);
 }
+
+#[test]
+fn a_block_whose_parameter_is_read_beyond_its_jump_is_not_skipped_while_it_has_it() {
+    // block1 only jumps, but block3 (which it dominates) reads its parameter: an edge
+    // skipping block1 would leave that read undefined. Once the parameter is replaced by
+    // the one value it receives, block1 is skipped.
+    let (out, stats) = simplified(
+        "
+function %f(i64) -> i64 {
+block0(v0: i64):
+    brif v0, block1(v0), block2
+block1(v1: i64):
+    jump block3
+block2:
+    v9 = iconst.i64 5
+    jump block4(v9)
+block3:
+    v2 = iadd v1, v1
+    jump block4(v2)
+block4(v3: i64):
+    return v3
+}",
+    );
+    assert_eq!(stats.params, 1, "{stats:?}\n{out}");
+    assert!(stats.threaded >= 1, "{stats:?}\n{out}");
+    assert!(out.contains("v2 = iadd.i64 v0, v0"), "{out}");
+    assert!(!out.contains("block1"), "{out}");
+}
