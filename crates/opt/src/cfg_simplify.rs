@@ -23,7 +23,8 @@
 //!    into its own place (it is dead); every edge into the block (jumps, both `brif`
 //!    destinations, every jump-table entry) loses the matching argument.
 //! 4. Blocks that no path from the entry reaches any more are deleted
-//!    ([`remove_unreachable_blocks`]), at the start of each round and at the end.
+//!    (`unreachable.rs`), at the start of each round and at the end; each round walks the
+//!    blocks a depth-first search from the entry finds, in the order it finds them.
 //!
 //! A round that changed something is followed by another, up to [`MAX_ROUNDS`] (an alias
 //! made in one round can decide a branch or make a block forwarding for the next); so the
@@ -55,12 +56,11 @@
 //!
 //! Leaves queued block removals (and, after [`merge_blocks`], queued moves) for the next
 //! compaction, aliases for it to resolve, and the control-flow graph in `cfg` computed after
-//! the last edit (so [`merge_blocks`] can use it); the dominator tree in `domtree` is the
-//! last round's, exact for the blocks that remain. Instructions made dead (a decided branch's
-//! condition) are left to DCE.
+//! the last edit (so [`merge_blocks`] can use it). Instructions made dead (a decided
+//! branch's condition) are left to DCE.
 //!
 //! Cost: each round is O(blocks + instructions + edges + block parameters + branch
-//! arguments + jump-table entries): the graph and dominator tree once, per-block and
+//! arguments + jump-table entries): one search for the reachable blocks, per-block and
 //! per-parameter tables indexed densely, each forwarding block resolved once, each branch
 //! and table rewritten once; argument lists grow by at most [`THREAD_GROWTH`] per threaded
 //! edge. At most [`MAX_ROUNDS`] rounds run, so the pass is linear in the function's size.
@@ -68,12 +68,11 @@
 
 use kestrel_ir::cfg::ControlFlowGraph;
 use kestrel_ir::compact::CompactMemory;
-use kestrel_ir::domtree::DominatorTree;
 use kestrel_ir::entity::{JumpTable, SecondaryMap};
 use kestrel_ir::layout::InsertPoint;
 use kestrel_ir::{Block, BlockCall, Function, Inst, InstructionData, Opcode, Value, ValueDef};
 
-use crate::unreachable::remove_unreachable_blocks;
+use crate::unreachable::remove_blocks;
 
 /// Most rounds [`simplify_cfg`] runs.
 pub const MAX_ROUNDS: usize = 3;
@@ -102,8 +101,7 @@ pub struct CfgStats {
 /// compact; returns what was done.
 pub fn simplify_cfg(func: &mut Function) -> CfgStats {
     let mut cfg = ControlFlowGraph::default();
-    let mut domtree = DominatorTree::default();
-    let mut stats = simplify_cfg_in(func, &mut cfg, &mut domtree, &mut Scratch::default());
+    let mut stats = simplify_cfg_in(func, &mut cfg, &mut Scratch::default());
     stats.merged = merge_blocks(func, &cfg);
     // Removed parameters and merged blocks leave aliases for compaction to resolve.
     if !func.layout.is_compact() || stats.params > 0 || stats.merged > 0 {
@@ -113,43 +111,80 @@ pub fn simplify_cfg(func: &mut Function) -> CfgStats {
     stats
 }
 
-/// The rounds of [`simplify_cfg`] (no merging, no compaction), in the caller's tables:
-/// `cfg` and `domtree` are recomputed here, and `cfg` describes the result.
+/// The rounds of [`simplify_cfg`] (no merging, no compaction), in the caller's tables;
+/// `cfg` is computed here and describes the result.
 pub(crate) fn simplify_cfg_in(
     func: &mut Function,
     cfg: &mut ControlFlowGraph,
-    domtree: &mut DominatorTree,
     scratch: &mut Scratch,
 ) -> CfgStats {
     let mut stats = CfgStats::default();
     loop {
-        cfg.compute_into(func);
-        domtree.compute_into(func, cfg);
-        let removed = remove_unreachable_blocks(func, domtree);
-        if removed > 0 {
-            // Post-invariant: the removed blocks hold no placed instruction, so they have no
-            // edges; the tree still answers for every remaining block.
-            cfg.compute_into(func);
-            stats.unreachable += removed;
-        }
+        find_reachable(func, scratch);
+        let reached = &scratch.reached;
+        let walk = scratch.walk_id;
+        // Post-invariant: the removed blocks hold no placed instruction, so they have no
+        // edges, and `order` lists exactly the blocks that remain reachable.
+        stats.unreachable += remove_blocks(func, |b| reached[b] != walk);
         if stats.rounds == MAX_ROUNDS {
             break;
         }
         stats.rounds += 1;
         let before = (stats.folded, stats.threaded, stats.params);
-        fold_branches(func, domtree, &mut stats);
-        thread_edges(func, domtree, scratch, &mut stats);
-        remove_params(func, domtree, scratch, &mut stats);
+        let order = std::mem::take(&mut scratch.order);
+        fold_branches(func, &order, &mut stats);
+        thread_edges(func, &order, scratch, &mut stats);
+        remove_params(func, &order, scratch, &mut stats);
+        scratch.order = order;
         if before == (stats.folded, stats.threaded, stats.params) {
             break;
         }
     }
+    cfg.compute_into(func);
     stats
+}
+
+/// The blocks a depth-first search from the entry reaches over the current branches, into
+/// `scratch.order` (in the order found), each marked with a new `scratch.walk_id` in
+/// `scratch.reached`. O(blocks + edges).
+fn find_reachable(func: &Function, scratch: &mut Scratch) {
+    scratch.walk_id += 1;
+    let (walk, reached, order, stack) = (
+        scratch.walk_id,
+        &mut scratch.reached,
+        &mut scratch.order,
+        &mut scratch.path,
+    );
+    order.clear();
+    stack.clear();
+    let Some(entry) = func.layout.entry_block() else {
+        return;
+    };
+    reached[entry] = walk;
+    stack.push(entry);
+    while let Some(b) = stack.pop() {
+        order.push(b);
+        let Some(end) = func.layout.last_inst(b) else {
+            continue;
+        };
+        for k in 0..func.num_branch_destinations(end) {
+            let next = func.branch_destination(end, k).block;
+            if reached[next] != walk {
+                reached[next] = walk;
+                stack.push(next);
+            }
+        }
+    }
 }
 
 /// Tables reused across rounds and functions (only capacity carries over).
 #[derive(Default)]
 pub(crate) struct Scratch {
+    /// The reachable blocks, in the order the search found them.
+    order: Vec<Block>,
+    /// Per block: the search that last reached it.
+    reached: SecondaryMap<Block, u32>,
+    walk_id: u32,
     /// Per block: forwarding state (see [`thread_edges`]).
     state: SecondaryMap<Block, u8>,
     path: Vec<Block>,
@@ -260,8 +295,8 @@ fn fold(func: &mut Function, inst: Inst) -> bool {
 }
 
 /// Fold every decided branch of the reachable blocks.
-fn fold_branches(func: &mut Function, domtree: &DominatorTree, stats: &mut CfgStats) {
-    for &b in domtree.rpo() {
+fn fold_branches(func: &mut Function, order: &[Block], stats: &mut CfgStats) {
+    for &b in order {
         if let Some(end) = func.layout.last_inst(b) {
             stats.folded += usize::from(fold(func, end));
         }
@@ -347,9 +382,9 @@ fn forwarding_jump(func: &Function, uses: &SecondaryMap<Value, u32>, b: Block) -
 
 /// Count every use of every value in the reachable blocks (operands, branch and jump-table
 /// arguments), aliases resolved.
-fn count_uses(func: &Function, domtree: &DominatorTree, uses: &mut SecondaryMap<Value, u32>) {
+fn count_uses(func: &Function, order: &[Block], uses: &mut SecondaryMap<Value, u32>) {
     uses.clear();
-    for &b in domtree.rpo() {
+    for &b in order {
         for inst in func.layout.block_insts(b) {
             for v in func.dfg.inst_args(inst) {
                 uses[func.dfg.resolve(v)] += 1;
@@ -399,13 +434,16 @@ fn threaded(
 }
 
 /// Thread every edge into a forwarding block (see the module docs).
-fn thread_edges(
-    func: &mut Function,
-    domtree: &DominatorTree,
-    scratch: &mut Scratch,
-    stats: &mut CfgStats,
-) {
-    count_uses(func, domtree, &mut scratch.uses);
+fn thread_edges(func: &mut Function, order: &[Block], scratch: &mut Scratch, stats: &mut CfgStats) {
+    // Only forwarding blocks with parameters need the use counts.
+    let counted = order.iter().any(|&b| {
+        !func.dfg.block_params(b).is_empty()
+            && func.layout.first_inst(b).is_some()
+            && func.layout.first_inst(b) == func.layout.last_inst(b)
+    });
+    if counted {
+        count_uses(func, order, &mut scratch.uses);
+    }
     let uses = &scratch.uses;
     let state = &mut scratch.state;
     state.clear();
@@ -414,7 +452,7 @@ fn thread_edges(
     let table_walk = &mut scratch.table_walk;
     // Forwarding blocks' own jumps first: follow each chain to its end, then thread from the
     // end back, so each block's jump skips the (already threaded) rest of its chain.
-    for &start in domtree.rpo() {
+    for &start in order {
         if state[start] != UNSEEN {
             continue;
         }
@@ -450,7 +488,7 @@ fn thread_edges(
         }
     }
     // Then every other branch.
-    for &b in domtree.rpo() {
+    for &b in order {
         if state[b] == FORWARDING {
             continue;
         }
@@ -474,7 +512,7 @@ fn thread_edges(
 /// Remove the block parameters that always receive one value or are dead (module docs).
 fn remove_params(
     func: &mut Function,
-    domtree: &DominatorTree,
+    order: &[Block],
     scratch: &mut Scratch,
     stats: &mut CfgStats,
 ) {
@@ -489,7 +527,7 @@ fn remove_params(
     } = scratch;
     first_param.clear();
     let mut total = 0u32;
-    for &b in domtree.rpo() {
+    for &b in order {
         first_param[b] = total;
         total += func.dfg.block_params(b).len() as u32;
     }
@@ -501,8 +539,8 @@ fn remove_params(
     self_uses.clear();
     self_uses.resize(total as usize, 0);
     // Every use of every value in the reachable blocks, and what each edge passes.
-    count_uses(func, domtree, uses);
-    for &b in domtree.rpo() {
+    count_uses(func, order, uses);
+    for &b in order {
         if let Some(end) = func.layout.last_inst(b) {
             for k in 0..func.num_branch_destinations(end) {
                 let call = func.branch_destination(end, k);
@@ -527,7 +565,7 @@ fn remove_params(
     keep.clear();
     keep.resize(total as usize, true);
     let mut any = false;
-    for &b in domtree.rpo() {
+    for &b in order {
         if Some(b) == entry {
             continue;
         }
@@ -562,7 +600,7 @@ fn remove_params(
         ..
     } = scratch;
     let dropped = |b: Block, k: usize| !keep[first_param[b] as usize + k];
-    for &b in domtree.rpo() {
+    for &b in order {
         let Some(end) = func.layout.last_inst(b) else {
             continue;
         };
@@ -580,7 +618,7 @@ fn remove_params(
             Some(BlockCall::new(call.block, args, &mut func.dfg.pool))
         });
     }
-    for &b in domtree.rpo() {
+    for &b in order {
         let n = func.dfg.block_params(b).len();
         if Some(b) != entry && (0..n).any(|k| dropped(b, k)) {
             func.dfg.retain_block_params(b, |k, _| !dropped(b, k));

@@ -210,8 +210,8 @@ pub fn optimize_in(
     stats.loads = loads::eliminate_redundant_loads_in(func, domtree, loads);
     stats.hoisted = licm::hoist_loop_invariants_in(func, cfg, domtree);
     stats.simplify = simplify::simplify_in(func, domtree, values, compact, fired);
-    // Recomputes the graph and tree; leaves the graph describing the result.
-    stats.cfg = cfg_simplify::simplify_cfg_in(func, cfg, domtree, cfg_scratch);
+    // Leaves the graph describing the result (the tree is stale from here on).
+    stats.cfg = cfg_simplify::simplify_cfg_in(func, cfg, cfg_scratch);
     let dead = dce::eliminate_dead_code_in(func, dce);
     stats.dead = dead.removed;
     // Dead code keeps every edge, so the graph still describes the function.
