@@ -382,6 +382,32 @@ impl DataFlowGraph {
         }
     }
 
+    /// Keep the parameters of `b` for which `keep(index, value)` is true, in order, and
+    /// renumber them; each removed one becomes `Unused` unless it was already turned into
+    /// an alias. O(parameters of `b`), however many go (unlike repeated
+    /// [`Self::remove_block_param`]).
+    pub fn retain_block_params(&mut self, b: Block, mut keep: impl FnMut(usize, Value) -> bool) {
+        let list = self.blocks[b].params;
+        let mut kept = 0;
+        for k in 0..list.len() {
+            let p = self.pool.get(list)[k];
+            if keep(k, p) {
+                self.pool.get_mut(list)[kept] = p;
+                self.values[p].def = ValueDef::Param(b, kept as u16);
+                kept += 1;
+            } else if let ValueDef::Param(..) = self.values[p].def {
+                self.values[p].def = ValueDef::Unused;
+            }
+        }
+        // The kept parameters are the list's first `kept` slots: drop the rest from its end
+        // (O(1) each).
+        let mut kept_list = list;
+        while kept_list.len() > kept {
+            kept_list = self.pool.remove(kept_list, kept_list.len() - 1);
+        }
+        self.blocks[b].params = kept_list;
+    }
+
     /// Arguments passed by a branch destination.
     #[inline]
     pub fn block_call_args(&self, call: &crate::instructions::BlockCall) -> &[Value] {
@@ -405,6 +431,25 @@ mod tests {
         assert_eq!(dfg.resolve(y), x);
         assert!(!dfg.change_to_alias(x, y), "x -> y -> x would be a cycle");
         assert!(!dfg.change_to_alias(f, x), "types differ");
+    }
+
+    #[test]
+    fn retained_parameters_keep_their_order_and_are_renumbered() {
+        let mut dfg = DataFlowGraph::new();
+        let b = dfg.make_block();
+        let p: Vec<Value> = (0..5)
+            .map(|_| dfg.append_block_param(b, Type::I64))
+            .collect();
+        assert!(dfg.change_to_alias(p[3], p[0]));
+        dfg.retain_block_params(b, |k, _| k % 2 == 0);
+        assert_eq!(dfg.block_params(b), [p[0], p[2], p[4]]);
+        assert_eq!(dfg.value_def(p[4]), ValueDef::Param(b, 2));
+        assert_eq!(dfg.value_def(p[1]), ValueDef::Unused);
+        assert_eq!(
+            dfg.value_def(p[3]),
+            ValueDef::Alias(p[0]),
+            "an alias stays one"
+        );
     }
 
     #[test]

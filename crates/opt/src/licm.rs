@@ -23,8 +23,8 @@
 //! which may predate compactions that kept every block and edge (only their block queries
 //! are used; instruction numbers are read from the layout). A
 //! loop's preheader is its header's only predecessor outside the loop, when that block ends
-//! in a `jump` (so it runs exactly when the loop is entered); loops without one are left
-//! alone (making preheaders is a later step). An instruction moves when it is pure (no
+//! in a `jump` (so it runs exactly when the loop is entered); the pipeline gives every loop
+//! one first (`preheaders.rs`), and a loop without one is left alone. An instruction moves when it is pure (no
 //! effects, no trap, no memory access, no frame value: `gvn::is_numberable`) or a load of
 //! memory that never changes and that is valid wherever its address is defined
 //! (`loads::is_movable_load`: `readonly notrap can_move`), and every
