@@ -559,16 +559,7 @@ fn wrapper(k: usize, target: &Function, args: &[DataValue]) -> Result<Function, 
         .map_err(err)?;
         values.push(v);
     }
-    let call = b.ins().call(callee, &values).map_err(err)?;
-    let results = b.inst_results(call).to_vec();
-    for (i, r) in results.into_iter().enumerate() {
-        b.ins()
-            .store(MemFlags::trusted(), r, out, 16 * i as i32)
-            .map_err(err)?;
-    }
-    b.ins().return_(&[]).map_err(err)?;
-    b.seal_all_blocks().map_err(err)?;
-    b.finalize().map_err(err)
+    crate::vec_wrap::call_and_store_results(b, callee, &values, out).map_err(err)
 }
 
 /// A result from its 16 little-endian bytes in hex.

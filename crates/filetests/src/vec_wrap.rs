@@ -56,16 +56,25 @@ pub fn wrapper(target: &Function, name: &str) -> Result<Function, String> {
             .map_err(err)?;
         args.push(v);
     }
-    let call = b.ins().call(callee, &args).map_err(err)?;
+    call_and_store_results(b, callee, &args, out).map_err(err)
+}
+
+/// End a wrapper: call `callee` with `args`, store result `i` at `out + 16*i`, return, and
+/// finish the function.
+pub(crate) fn call_and_store_results(
+    mut b: FunctionBuilder,
+    callee: kestrel_ir::FuncRef,
+    args: &[kestrel_ir::Value],
+    out: kestrel_ir::Value,
+) -> Result<Function, BuilderError> {
+    let call = b.ins().call(callee, args)?;
     let results = b.inst_results(call).to_vec();
     for (i, r) in results.into_iter().enumerate() {
-        b.ins()
-            .store(MemFlags::trusted(), r, out, 16 * i as i32)
-            .map_err(err)?;
+        b.ins().store(MemFlags::trusted(), r, out, 16 * i as i32)?;
     }
-    b.ins().return_(&[]).map_err(err)?;
-    b.seal_all_blocks().map_err(err)?;
-    b.finalize().map_err(err)
+    b.ins().return_(&[])?;
+    b.seal_all_blocks()?;
+    b.finalize()
 }
 
 /// The 16-byte slots of `args` for a wrapper's `in` buffer.

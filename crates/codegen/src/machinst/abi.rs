@@ -619,24 +619,7 @@ pub fn gen_call_parts<A: Abi>(
         ctx.emit(A::gen_ret_area_addr(ptr, area));
         regs.push((ptr, A::ret_area_reg(sig.call_conv)));
     }
-    let mut parts = PartCounter::new();
-    each_param_loc::<A>(sig, area > 0, |k, loc| {
-        let part = parts.part_of(k);
-        let Some(&v) = args.get(k).and_then(|a| a.regs().get(part)) else {
-            return;
-        };
-        match loc {
-            Loc::Reg(r) => {
-                let v = distinct::<A>(ctx, &mut seen, v);
-                regs.push((v, r));
-            }
-            Loc::Stack(off) => ctx.emit(A::gen_store(
-                v,
-                AbiMem::OutgoingArg(off),
-                part_slot_type(sig.params[k].value_type, v.class()),
-            )),
-        }
-    })?;
+    pass_args::<A>(ctx, sig, area > 0, args, 0, &mut seen, &mut regs)?;
     let num_uses = regs.len() as u32;
     let mut results = Results::new();
     let mut loads: SmallVec<[A::Inst; 2]> = SmallVec::new();
@@ -700,6 +683,39 @@ pub fn tail_stack_bytes<A: Abi>(sig: &Signature) -> u32 {
     }
 }
 
+/// The arguments `args` (their register parts) of a call of signature `sig`, in its
+/// locations: a register part as a fixed use pushed to `regs` (copied first when `seen`
+/// already holds its vreg), a stack part stored at `stack_base` plus its offset in the
+/// outgoing area. `ret_area`: the call passes a return-area pointer. O(argument parts).
+fn pass_args<A: Abi>(
+    ctx: &mut Lower<'_, A::Inst>,
+    sig: &Signature,
+    ret_area: bool,
+    args: &[ValueRegs],
+    stack_base: i32,
+    seen: &mut SmallVec<[VReg; 8]>,
+    regs: &mut FixedRegs,
+) -> Result<(), CodegenError> {
+    let mut parts = PartCounter::new();
+    each_param_loc::<A>(sig, ret_area, |k, loc| {
+        let part = parts.part_of(k);
+        let Some(&v) = args.get(k).and_then(|a| a.regs().get(part)) else {
+            return;
+        };
+        match loc {
+            Loc::Reg(r) => {
+                let v = distinct::<A>(ctx, seen, v);
+                regs.push((v, r));
+            }
+            Loc::Stack(off) => ctx.emit(A::gen_store(
+                v,
+                AbiMem::OutgoingArg(stack_base + off),
+                part_slot_type(sig.params[k].value_type, v.class()),
+            )),
+        }
+    })
+}
+
 /// `return_call callee(args)` of signature `sig` (see the module contract): both this
 /// function and the callee must be of the `tail` convention (else an error), and the callee
 /// returns this function's result types (the verifier checks it).
@@ -729,24 +745,16 @@ pub fn gen_return_call<A: Abi>(
         let ptr = distinct::<A>(ctx, &mut seen, ptr);
         regs.push((ptr, A::ret_area_reg(sig.call_conv)));
     }
-    let mut parts = PartCounter::new();
-    each_param_loc::<A>(sig, area > 0, |k, loc| {
-        let part = parts.part_of(k);
-        let Some(&v) = regs_of_args.get(k).and_then(|a| a.regs().get(part)) else {
-            return;
-        };
-        match loc {
-            Loc::Reg(r) => {
-                let v = distinct::<A>(ctx, &mut seen, v);
-                regs.push((v, r));
-            }
-            Loc::Stack(off) => ctx.emit(A::gen_store(
-                v,
-                AbiMem::OutgoingArg(TAIL_CALL_HEADER as i32 + off),
-                part_slot_type(sig.params[k].value_type, v.class()),
-            )),
-        }
-    })?;
+    let header = TAIL_CALL_HEADER as i32;
+    pass_args::<A>(
+        ctx,
+        sig,
+        area > 0,
+        &regs_of_args,
+        header,
+        &mut seen,
+        &mut regs,
+    )?;
     let stack_bytes = tail_stack_bytes::<A>(sig);
     ctx.emit(A::gen_return_call(callee, regs, stack_bytes));
     Ok(())

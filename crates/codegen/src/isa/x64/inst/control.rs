@@ -281,17 +281,7 @@ fn emit_ret(ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
         return;
     }
     unwind::before_epilogue(buf);
-    for s in &frame.saved {
-        let m = Amode::base_disp(Gpr::RBP, s.offset);
-        match s.reg.class() {
-            RegClass::Int => {
-                moves::mov_r_rm(buf, Size::S64, gpr(s.reg), &GprMem::Mem(m));
-            }
-            RegClass::Float => {
-                sse_enc::sse_r_rm(buf, SseOp::Movdqu, xmm(s.reg), &XmmMem::Mem(m));
-            }
-        }
-    }
+    restore_saved(buf, frame);
     moves::mov_rm_r(buf, Size::S64, &GprMem::Reg(Gpr::RSP), Gpr::RBP);
     misc::pop_r(buf, Gpr::RBP);
     unwind::after_pop_rbp(buf);
