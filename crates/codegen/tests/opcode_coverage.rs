@@ -352,6 +352,13 @@ fn interpreter_only_types_are_refused() {
             both,
         ),
         (
+            // A 128-bit vector of `f16` lanes: refused whole (its store once reached a
+            // scalar store rule and panicked).
+            "function %halves(i64) {\nblock0(v0: i64):\n    v1 = vconst.f16x8 [0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0]\n    store v1, v0\n    return\n}\n",
+            "type f16x8 in function %halves (vector lowering not implemented on",
+            both,
+        ),
+        (
             "function %q(i64) -> i64 {\nblock0(v0: i64):\n    v1 = f128const 0x1.0p0\n    return v0\n}\n",
             "type f128 in function %q (f16/f128 lowering not implemented on",
             both,

@@ -112,9 +112,11 @@ pub fn part_slot_type(ty: Type, class: RegClass) -> Type {
 }
 
 /// How a 128-bit vector lives on an ISA that lowers vectors: one register of the
-/// float/vector class. Narrower vectors and every scalar: `None`.
+/// float/vector class. Narrower vectors, vectors of `f16` lanes (no backend lowers those
+/// yet) and every scalar: `None`.
 pub fn vector_value_regs(ty: Type) -> Option<(RegClass, usize)> {
-    (ty.is_vector() && ty.bits() == 128).then_some((RegClass::Float, 1))
+    let lanes_lowered = ty.lane_type() != Type::F16;
+    (ty.is_vector() && ty.bits() == 128 && lanes_lowered).then_some((RegClass::Float, 1))
 }
 
 /// What an ISA tells the shared calling-convention code (see the module contract).
