@@ -26,8 +26,10 @@
 //!   `br_table`, direct, imported and indirect calls (with signature checks), reference
 //!   types (`funcref`/`externref` values, multiple tables, `table.*`, `ref.*`), bulk memory
 //!   (`memory.copy`/`fill`/`init`, `data.drop`, passive segments), imports and exports of
-//!   every kind, the start function — plus two Wasm 3.0 pieces: multiple memories and
-//!   extended constant expressions. Memory accesses rely on guard pages (each memory
+//!   every kind, the start function — plus three Wasm 3.0 pieces: multiple memories,
+//!   extended constant expressions and tail calls (`return_call`, `return_call_indirect`;
+//!   every Wasm function is compiled with the `tail` convention). Text modules read through
+//!   [`wat_to_binary`]. Memory accesses rely on guard pages (each memory
 //!   reserves 4 GiB plus a 2 GiB guard; an out-of-bounds access faults and becomes the
 //!   out-of-bounds trap) or, selected by [`Config`] or when no address space can be
 //!   reserved, are bounds-checked in code ([`BoundsChecks`]). Host
