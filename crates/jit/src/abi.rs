@@ -73,7 +73,6 @@ pub(crate) enum AreaPtr {
     /// Argument register `gprs[i]`.
     Gpr(usize),
     /// The host's dedicated indirect-result register (AArch64's x8; x86-64 has none).
-    #[allow(dead_code)]
     Indirect,
 }
 
@@ -174,7 +173,11 @@ pub(crate) fn classify(isa: &dyn TargetIsa, sig: &Signature) -> Result<CallPlan,
         args.push((p.value_type, p.extension, parts));
     }
     let ret_area = ret_area as usize;
-    let area_ptr = host::area_ptr(sig.call_conv);
+    let area_ptr = if host::area_ptr_is_indirect(sig.call_conv) {
+        AreaPtr::Indirect
+    } else {
+        AreaPtr::Gpr(0)
+    };
     if let AreaPtr::Gpr(i) = area_ptr {
         if ret_area > 0 && args.iter().any(|a| a.2.contains(&ArgLoc::Gpr(i))) {
             return Err(unsupported(

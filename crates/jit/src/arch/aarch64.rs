@@ -2,8 +2,6 @@
 
 use kestrel_ir::CallConv;
 
-use crate::abi::AreaPtr;
-
 /// The host's name, as `target` lines spell it.
 pub(crate) const NAME: &str = "aarch64";
 
@@ -25,12 +23,10 @@ pub(crate) fn refusal(cc: CallConv) -> &'static str {
     }
 }
 
-/// The return area's address: x8 (AAPCS64's indirect result register); x0 under `winch`.
-pub(crate) fn area_ptr(cc: CallConv) -> AreaPtr {
-    match cc {
-        CallConv::Winch => AreaPtr::Gpr(0),
-        _ => AreaPtr::Indirect,
-    }
+/// Whether the return area's address goes in the indirect result register (AAPCS64's x8)
+/// rather than the first argument register (x0, under `winch`).
+pub(crate) fn area_ptr_is_indirect(cc: CallConv) -> bool {
+    cc != CallConv::Winch
 }
 
 /// The PC and SP of an interrupted context.

@@ -2,8 +2,6 @@
 
 use kestrel_ir::CallConv;
 
-use crate::abi::AreaPtr;
-
 /// The host's name, as `target` lines spell it.
 pub(crate) const NAME: &str = "x86_64";
 
@@ -25,9 +23,10 @@ pub(crate) fn refusal(cc: CallConv) -> &'static str {
     }
 }
 
-/// The return area's address is a hidden first argument in rdi, under every convention.
-pub(crate) fn area_ptr(_cc: CallConv) -> AreaPtr {
-    AreaPtr::Gpr(0)
+/// Whether the return area's address goes in an indirect result register: never, it is a
+/// hidden first argument in rdi under every convention.
+pub(crate) fn area_ptr_is_indirect(_cc: CallConv) -> bool {
+    false
 }
 
 /// The PC and SP of an interrupted context.
