@@ -31,7 +31,7 @@ use kestrel_ir::{Function, Inst as IrInst, Signature, Type, Value};
 use kestrel_regalloc::{MachineEnv, Output, RegClass};
 
 use super::abi::{self, Abi};
-use super::compile::{compile_function, Backend, CompileContext, PhaseTimes};
+use super::compile::{compile_function, Backend, CompileContext, PhaseTimes, ValueTypes};
 use super::frame::{self, Frame, FrameOptions};
 use super::isel::{select_branch, select_inst, IselCtx, Out};
 use super::lower::{Lower, LowerBackend};
@@ -249,10 +249,17 @@ impl<I: Isa> Backend for PipelineBackend<I> {
         I::machine_env()
     }
 
-    fn compute_frame(&self, f: &Function, vcode: &VCode<I::Inst>, ra: &Output) -> Frame {
+    fn compute_frame(
+        &self,
+        f: &Function,
+        vcode: &VCode<I::Inst>,
+        ra: &Output,
+        types: ValueTypes,
+    ) -> Frame {
         let options = FrameOptions {
             preserve_frame_pointers: self.preserve_frame_pointers,
             probe_interval: self.probe_interval,
+            vector_spill_slots: types.has_vectors,
         };
         frame::compute_frame::<I::Abi>(f, vcode, ra, options)
     }

@@ -41,12 +41,14 @@ pub trait Backend: LowerBackend {
 
     /// The registers the allocator may use.
     fn machine_env(&self) -> &MachineEnv;
-    /// The frame of `f` once allocation is known (spill slots, callee-saved registers).
+    /// The frame of `f` once allocation is known (spill slots, callee-saved registers);
+    /// `types` is what [`check_lowerable_types`] found in `f`.
     fn compute_frame(
         &self,
         f: &Function,
         vcode: &VCode<Self::MInst>,
         ra: &Output,
+        types: ValueTypes,
     ) -> <Self::MInst as MachInst>::Frame;
 }
 
@@ -55,15 +57,23 @@ pub trait Backend: LowerBackend {
 /// leaves room for spill slots, saved registers and outgoing arguments.
 pub const MAX_STACK_SLOT_BYTES: u64 = 1 << 30;
 
+/// What [`check_lowerable_types`] learns of a function's value types in its one pass, for
+/// the stages after it (so none of them scans the values again).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ValueTypes {
+    /// Some value has a vector type (spill slots are then 16 bytes).
+    pub has_vectors: bool,
+}
+
 /// Refuse a function that uses a type the ISA does not lower (`f16`, `f128`, and the vectors
 /// its `value_regs` does not place: all of them on an ISA without vector lowering), naming
-/// the type, the function and the ISA, before any stage sees it. Cost: O(values + signature
-/// entries).
+/// the type, the function and the ISA, before any stage sees it; otherwise say what the
+/// types hold ([`ValueTypes`]). Cost: O(values + signature entries).
 pub fn check_lowerable_types(
     f: &Function,
     isa: &str,
     value_regs: impl Fn(Type) -> Option<(kestrel_regalloc::RegClass, usize)>,
-) -> Result<(), CodegenError> {
+) -> Result<ValueTypes, CodegenError> {
     let lowerable = |ty: Type| !ty.is_interpreter_only() || value_regs(ty).is_some();
     let refuse = |ty: Type| {
         let kind = if ty.is_vector() { "vector" } else { "f16/f128" };
@@ -85,13 +95,19 @@ pub fn check_lowerable_types(
             }
         }
     }
+    let mut types = ValueTypes::default();
     for v in 0..f.dfg.num_values() {
         let v = kestrel_ir::Value::from_u32(v as u32);
-        if f.dfg.value_is_valid(v) && !lowerable(f.dfg.value_type(v)) {
-            return refuse(f.dfg.value_type(v));
+        if !f.dfg.value_is_valid(v) {
+            continue;
         }
+        let ty = f.dfg.value_type(v);
+        if !lowerable(ty) {
+            return refuse(ty);
+        }
+        types.has_vectors |= ty.is_vector();
     }
-    Ok(())
+    Ok(types)
 }
 
 /// Refuse a function whose stack slots, each rounded up to its alignment, pass
@@ -430,7 +446,7 @@ pub fn compile_in<B: Backend>(
     mut times: Option<&mut PhaseTimes>,
 ) -> Result<CompiledCode, CodegenError> {
     let mut clock = times.as_ref().map(|_| Instant::now());
-    check_lowerable_types(f, B::ISA_NAME, |ty| backend.value_regs(ty))?;
+    let types = check_lowerable_types(f, B::ISA_NAME, |ty| backend.value_regs(ty))?;
     check_stack_slots(f)?;
     ctx.order.rebuild(f, chaos, &mut ctx.order_scratch);
     lap(&mut times, &mut clock, |t| &mut t.block_order);
@@ -484,7 +500,7 @@ pub fn compile_in<B: Backend>(
     }
     // The allocator timed itself; restart the clock for emission.
     clock = times.as_ref().map(|_| Instant::now());
-    let frame = backend.compute_frame(f, vcode, ra);
+    let frame = backend.compute_frame(f, vcode, ra, types);
     code_memory
         .buffer
         .recycle(std::mem::take(&mut ctx.recycled));

@@ -18,7 +18,7 @@
 //!   16 bytes (rounded up to [`Abi::RET_AREA_ALIGN`]), the explicit stack slots (each
 //!   at its alignment, at least its natural one up to 16 bytes), the spill slots (8 bytes
 //!   each, 8-aligned; 16 bytes each, 16-aligned, in a function with a vector value, so a
-//!   128-bit vector spills whole). The total below the frame pointer is a multiple of 16.
+//!   128-bit vector spills whole; [`FrameOptions::vector_spill_slots`]). The total below the frame pointer is a multiple of 16.
 //! - A frame is set up (frame pointer saved and set) when anything addresses it: frame
 //!   bytes, calls, incoming stack arguments, explicit stack slots, reads of the frame
 //!   pointer or return address, or `preserve_frame_pointers`. Otherwise the function runs on
@@ -32,8 +32,9 @@
 //!   takes nothing there is not checked. Stack probes are asked for when the frame is at
 //!   least one probe interval large.
 //!
-//! Cost: one pass over the instructions, the allocations, the edits, the stack slots and
-//! (for the spill-slot size) the value types (linear in the function); the saved-register list is inline (no allocation), the slot
+//! Cost: one pass over the instructions, the allocations, the edits and the stack slots
+//! (linear in the function; whether a vector value exists comes from the type check that
+//! starts each compile); the saved-register list is inline (no allocation), the slot
 //! offsets one vector.
 
 use kestrel_ir::{CallConv, Function};
@@ -127,6 +128,8 @@ pub struct FrameOptions {
     pub preserve_frame_pointers: bool,
     /// Probe the frame every this many bytes when it is at least that large.
     pub probe_interval: Option<u32>,
+    /// Some value of the function has a vector type, so spill slots are 16 bytes.
+    pub vector_spill_slots: bool,
 }
 
 /// The frame for `f` given its allocation `ra` (see the module contract).
@@ -197,7 +200,7 @@ pub fn compute_frame<A: Abi>(
         slot_offsets.push(off as i32);
         off += slot.size;
     }
-    let spill_slot_bytes = if has_vector_values(f) { 16 } else { 8 };
+    let spill_slot_bytes = if options.vector_spill_slots { 16 } else { 8 };
     let spill_base = off.next_multiple_of(spill_slot_bytes);
     let body = spill_base + spill_slot_bytes * spill_slots;
     let size = (body + save_area).next_multiple_of(16);
@@ -221,14 +224,6 @@ pub fn compute_frame<A: Abi>(
         ret_area_base: ret_area_base as i32,
         incoming_pop,
     }
-}
-
-/// Whether some value of `f` has a vector type (its spill slots are then 16 bytes). O(values).
-fn has_vector_values(f: &Function) -> bool {
-    (0..f.dfg.num_values()).any(|v| {
-        let v = kestrel_ir::Value::from_u32(v as u32);
-        f.dfg.value_is_valid(v) && f.dfg.value_type(v).is_vector()
-    })
 }
 
 /// The callee-saved registers of `cc` for which `used` holds, with their save slots, and
