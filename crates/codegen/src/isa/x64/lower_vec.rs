@@ -80,12 +80,19 @@ pub(super) fn pick(mask: V128, base: u8) -> V128 {
 /// The vector externs (see the module contract).
 macro_rules! vec_externs {
     () => {
+        // Most selection arms ask these first (the vector rules outrank the scalar ones), so
+        // a scalar type is answered inline; only a vector goes on to `lanes_of`.
+        #[inline]
         fn vec_ty(&mut self, ty: Type) -> Option<generated::VecLanes> {
+            if !ty.is_vector() {
+                return None;
+            }
             super::lower_vec::lanes_of(ty)
         }
 
+        #[inline]
         fn vec_value(&mut self, v: Value) -> Option<generated::VecLanes> {
-            super::lower_vec::lanes_of(self.lower.value_type(v))
+            self.vec_ty(self.lower.value_type(v))
         }
 
         fn lane_of(&mut self, ty: Type) -> Type {
