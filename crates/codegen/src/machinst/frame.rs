@@ -18,7 +18,8 @@
 //!   16 bytes (rounded up to [`Abi::RET_AREA_ALIGN`]), the explicit stack slots (each
 //!   at its alignment, at least its natural one up to 16 bytes), the spill slots (8 bytes
 //!   each, 8-aligned; 16 bytes each, 16-aligned, in a function with a vector value, so a
-//!   128-bit vector spills whole; [`FrameOptions::vector_spill_slots`]). The total below the frame pointer is a multiple of 16.
+//!   128-bit vector spills whole; [`FrameOptions::vector_spill_slots`]). The total below
+//!   the frame pointer is a multiple of 16.
 //! - A frame is set up (frame pointer saved and set) when anything addresses it: frame
 //!   bytes, calls, incoming stack arguments, explicit stack slots, reads of the frame
 //!   pointer or return address, or `preserve_frame_pointers`. Otherwise the function runs on

@@ -80,8 +80,9 @@ pub(super) fn pick(mask: V128, base: u8) -> V128 {
 /// The vector externs (see the module contract).
 macro_rules! vec_externs {
     () => {
-        // Most selection arms ask these first (the vector rules outrank the scalar ones), so
-        // a scalar type is answered inline; only a vector goes on to `lanes_of`.
+        // Every opcode with a vector rule asks these before its scalar rules (the vector
+        // rules outrank them), so a scalar type is answered inline; only a vector goes on
+        // to `lanes_of`.
         #[inline]
         fn vec_ty(&mut self, ty: Type) -> Option<generated::VecLanes> {
             if !ty.is_vector() {
