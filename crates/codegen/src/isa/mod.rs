@@ -16,8 +16,8 @@
 //! dispatched once per function. The other `compile_function*` methods are shorthands for
 //! that one entry point.
 //!
-//! Adding an ISA: a directory `isa/<name>/` (see `README.md` beside this file) and one
-//! line in the `isas!` list below, which declares the module and its [`ISAS`] entry.
+//! Adding an ISA: a directory `isa/<name>/` (see `README.md` beside this file), its `pub
+//! mod` line and its line in the `isas!` list below, which makes its [`ISAS`] entry.
 //!
 //! Cost: lookup is linear in the (two) known ISAs; a compile is the pipeline's cost.
 
@@ -38,17 +38,18 @@ use crate::machinst::{CodegenError, CompiledCode};
 use crate::settings::Flags;
 pub use features::{FeatureFlag, IsaFeatures};
 
-/// Declares each ISA's module (`isa/<module>/`) and its [`ISAS`] entry, from one line per
-/// ISA: `module::IsaType => "canonical name"`.
+/// Makes the [`ISAS`] table from one line per ISA: `module::IsaType => "canonical name"`.
+/// The modules are declared outside the macro, where `cargo fmt` reaches their files.
 macro_rules! isas {
     ($($module:ident :: $isa:ident => $name:literal),* $(,)?) => {
-        $(pub mod $module;)*
-
         /// The ISAs [`lookup`] knows: each one's canonical name and its builder with
         /// default features.
         const ISAS: &[(&str, MakeBuilder)] = &[$(($name, builder::<$module::$isa>)),*];
     };
 }
+
+pub mod aarch64;
+pub mod x64;
 
 isas! {
     x64::X64 => "x86_64",

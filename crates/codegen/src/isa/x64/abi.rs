@@ -102,7 +102,11 @@ pub(super) fn out_slot_bytes(kind: &StoreKind) -> u32 {
 /// Vectors are carried by System V only (Windows x64 passes them by reference, `winch`
 /// has none): the error for a vector in a signature of another convention.
 fn refuse_vectors(sig: &Signature) -> Result<(), CodegenError> {
-    let vector = sig.params.iter().chain(&sig.returns).find(|p| p.value_type.is_vector());
+    let vector = sig
+        .params
+        .iter()
+        .chain(&sig.returns)
+        .find(|p| p.value_type.is_vector());
     match (sig.call_conv, vector) {
         (CallConv::WindowsFastcall | CallConv::Winch, Some(p)) => {
             Err(CodegenError::unsupported(format!(

@@ -205,7 +205,10 @@ mod tests {
 
     #[test]
     fn splats_repeat_the_lane_bits() {
-        assert_eq!(splat(VecLanes::I8x16, 0x1ff).bits(), u128::from_le_bytes([0xff; 16]));
+        assert_eq!(
+            splat(VecLanes::I8x16, 0x1ff).bits(),
+            u128::from_le_bytes([0xff; 16])
+        );
         assert_eq!(
             splat(VecLanes::I32x4, 0x8000_0000).bits(),
             0x8000_0000_8000_0000_8000_0000_8000_0000

@@ -109,7 +109,10 @@ fn main() {
     }
     let mut a = Ctx::default();
     let mut b = Ctx::default();
-    assert_eq!(tree::constructor_count(&mut a, 3), naive::constructor_count(&mut b, 3));
+    assert_eq!(
+        tree::constructor_count(&mut a, 3),
+        naive::constructor_count(&mut b, 3)
+    );
     assert_eq!(a.log, b.log);
     assert_eq!((&a.log, &b.log), (&a.fired, &b.fired));
     println!("count(3) fired: {}", a.log.join(", "));

@@ -95,12 +95,29 @@ fn random_program(rng: &mut Rng) -> Vec<Op> {
     let mut insts = Vec::new();
     for i in 0..8 {
         let op = match rng.next() % 6 {
-            0 => Op::Iconst { imm: [0, 1, 2, 8, 4095, 4096, 12, 7][(rng.next() % 8) as usize] },
-            1 => Op::Iadd { a: rng.value(i), b: rng.value(i) },
-            2 => Op::Isub { a: rng.value(i), b: rng.value(i) },
-            3 => Op::Imul { a: rng.value(i), b: rng.value(i) },
-            4 => Op::Ishl { a: rng.value(i), b: rng.value(i) },
-            _ => Op::Load { addr: rng.value(i), offset: [0, 16, 5000][(rng.next() % 3) as usize] },
+            0 => Op::Iconst {
+                imm: [0, 1, 2, 8, 4095, 4096, 12, 7][(rng.next() % 8) as usize],
+            },
+            1 => Op::Iadd {
+                a: rng.value(i),
+                b: rng.value(i),
+            },
+            2 => Op::Isub {
+                a: rng.value(i),
+                b: rng.value(i),
+            },
+            3 => Op::Imul {
+                a: rng.value(i),
+                b: rng.value(i),
+            },
+            4 => Op::Ishl {
+                a: rng.value(i),
+                b: rng.value(i),
+            },
+            _ => Op::Load {
+                addr: rng.value(i),
+                offset: [0, 16, 5000][(rng.next() % 3) as usize],
+            },
         };
         insts.push(op);
     }
@@ -110,22 +127,34 @@ fn random_program(rng: &mut Rng) -> Vec<Op> {
 fn main() {
     let v = |i| Value(i);
     let insts = vec![
-        Op::Iconst { imm: 8 },                 // v0
-        Op::Imul { a: v(10), b: v(11) },       // v1
-        Op::Iadd { a: v(1), b: v(12) },        // v2: madd
-        Op::Iadd { a: v(12), b: v(0) },        // v3: add imm
-        Op::Imul { a: v(12), b: v(0) },        // v4: mul by 8 -> lsl 3
-        Op::Isub { a: v(12), b: v(12) },       // v5: zero
-        Op::Load { addr: v(0), offset: 16 },   // v6: constant address
-        Op::Iadd { a: v(12), b: v(12) },       // v7: add self
-        Op::Ishl { a: v(12), b: v(0) },        // v8: no rule
-        Op::Iconst { imm: 0 },                 // v9
+        Op::Iconst { imm: 8 },           // v0
+        Op::Imul { a: v(10), b: v(11) }, // v1
+        Op::Iadd { a: v(1), b: v(12) },  // v2: madd
+        Op::Iadd { a: v(12), b: v(0) },  // v3: add imm
+        Op::Imul { a: v(12), b: v(0) },  // v4: mul by 8 -> lsl 3
+        Op::Isub { a: v(12), b: v(12) }, // v5: zero
+        Op::Load {
+            addr: v(0),
+            offset: 16,
+        }, // v6: constant address
+        Op::Iadd { a: v(12), b: v(12) }, // v7: add self
+        Op::Ishl { a: v(12), b: v(0) },  // v8: no rule
+        Op::Iconst { imm: 0 },           // v9
     ];
-    let mut ctx = Ctx { insts: insts.clone(), next_reg: 0, log: Vec::new() };
+    let mut ctx = Ctx {
+        insts: insts.clone(),
+        next_reg: 0,
+        log: Vec::new(),
+    };
     for i in 0..insts.len() as u32 {
         ctx.log.clear();
         let m = tree::constructor_lower(&mut ctx, Inst(i));
-        println!("v{i} = {:?} => {:?} [{}]", insts[i as usize], m, ctx.log.join(", "));
+        println!(
+            "v{i} = {:?} => {:?} [{}]",
+            insts[i as usize],
+            m,
+            ctx.log.join(", ")
+        );
     }
 
     let mut rng = Rng(0x1234_5678_9abc_def1);
@@ -133,11 +162,24 @@ fn main() {
     for _ in 0..1500 {
         let insts = random_program(&mut rng);
         for i in 0..insts.len() as u32 {
-            let mut a = Ctx { insts: insts.clone(), next_reg: 0, log: Vec::new() };
-            let mut b = Ctx { insts: insts.clone(), next_reg: 0, log: Vec::new() };
+            let mut a = Ctx {
+                insts: insts.clone(),
+                next_reg: 0,
+                log: Vec::new(),
+            };
+            let mut b = Ctx {
+                insts: insts.clone(),
+                next_reg: 0,
+                log: Vec::new(),
+            };
             let ra = tree::constructor_lower(&mut a, Inst(i));
             let rb = naive::constructor_lower(&mut b, Inst(i));
-            assert_eq!(format!("{ra:?}"), format!("{rb:?}"), "results differ for {:?}", insts[i as usize]);
+            assert_eq!(
+                format!("{ra:?}"),
+                format!("{rb:?}"),
+                "results differ for {:?}",
+                insts[i as usize]
+            );
             assert_eq!(a.log, b.log);
             checked += 1;
         }

@@ -80,12 +80,28 @@ impl Rng {
 }
 
 fn build(rng: &mut Rng, arena: &mut Vec<Expr>, depth: u32) -> Id {
-    let e = match if depth == 0 { rng.next() % 2 } else { rng.next() % 5 } {
-        0 => Expr::Const { v: [0, 1, 2, 3, -1, i64::MAX][(rng.next() % 6) as usize] },
-        1 => Expr::Var { n: (rng.next() % 3) as u32 },
-        2 => Expr::Add { a: build(rng, arena, depth - 1), b: build(rng, arena, depth - 1) },
-        3 => Expr::Mul { a: build(rng, arena, depth - 1), b: build(rng, arena, depth - 1) },
-        _ => Expr::Neg { a: build(rng, arena, depth - 1) },
+    let e = match if depth == 0 {
+        rng.next() % 2
+    } else {
+        rng.next() % 5
+    } {
+        0 => Expr::Const {
+            v: [0, 1, 2, 3, -1, i64::MAX][(rng.next() % 6) as usize],
+        },
+        1 => Expr::Var {
+            n: (rng.next() % 3) as u32,
+        },
+        2 => Expr::Add {
+            a: build(rng, arena, depth - 1),
+            b: build(rng, arena, depth - 1),
+        },
+        3 => Expr::Mul {
+            a: build(rng, arena, depth - 1),
+            b: build(rng, arena, depth - 1),
+        },
+        _ => Expr::Neg {
+            a: build(rng, arena, depth - 1),
+        },
     };
     arena.push(e);
     Id(arena.len() as u32 - 1)
@@ -120,11 +136,22 @@ fn main() {
     for _ in 0..2000 {
         let mut arena = Vec::new();
         let root = build(&mut rng, &mut arena, 4);
-        let mut a = Ctx { arena: arena.clone(), log: Vec::new() };
-        let mut b = Ctx { arena, log: Vec::new() };
+        let mut a = Ctx {
+            arena: arena.clone(),
+            log: Vec::new(),
+        };
+        let mut b = Ctx {
+            arena,
+            log: Vec::new(),
+        };
         let ra = tree::constructor_simplify(&mut a, root);
         let rb = naive::constructor_simplify(&mut b, root);
-        assert_eq!(a.show(ra), b.show(rb), "results differ for {}", a.show(root));
+        assert_eq!(
+            a.show(ra),
+            b.show(rb),
+            "results differ for {}",
+            a.show(root)
+        );
         assert_eq!(a.log, b.log, "rules differ for {}", a.show(root));
         let oa = tree::constructor_operands(&mut a, root);
         let ob = naive::constructor_operands(&mut b, root);

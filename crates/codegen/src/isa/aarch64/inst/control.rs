@@ -10,7 +10,8 @@ use super::super::asm::cond::Cond as Cc;
 use super::super::asm::mem::{ld_st, Amode, IndexExtend, IntLdSt};
 use super::super::asm::{Gpr, GprZr, PcOffset, Size};
 use super::super::emit::{
-    emit_callee_pops, emit_ret, emit_return_call, gpr, mov_imm, trap, uncond_branch, use_label, words, zr, A64LabelUse, Buf, Ctx,
+    emit_callee_pops, emit_ret, emit_return_call, gpr, mov_imm, trap, uncond_branch, use_label,
+    words, zr, A64LabelUse, Buf, Ctx,
 };
 use super::super::Aarch64;
 use crate::machinst::control;

@@ -133,14 +133,14 @@ impl VecOp {
         use VecOp::*;
         [
             Paddb, Paddw, Paddd, Paddq, Psubb, Psubw, Psubd, Psubq, Paddsb, Paddsw, Paddusb,
-            Paddusw, Psubsb, Psubsw, Psubusb, Psubusw, Pmullw, Pmuludq, Pmulld, Pavgb, Pavgw,
-            Pand, Pandn, Por, Pxor, Pcmpeqb, Pcmpeqw, Pcmpeqd, Pcmpeqq, Pcmpgtb, Pcmpgtw,
-            Pcmpgtd, Pminub, Pmaxub, Pminsw, Pmaxsw, Pminsb, Pmaxsb, Pminuw, Pmaxuw, Pminsd,
-            Pmaxsd, Pminud, Pmaxud, Pabsb, Pabsw, Pabsd, Pshufb, Psllw, Pslld, Psllq, Psrlw,
-            Psrld, Psrlq, Psraw, Psrad, Punpcklbw, Punpcklwd, Punpckldq, Punpcklqdq, Punpckhbw,
-            Punpckhwd, Punpckhdq, Punpckhqdq, Packsswb, Packuswb, Packssdw, Addps, Addpd, Subps,
-            Subpd, Mulps, Mulpd, Divps, Divpd, Minps, Minpd, Maxps, Maxpd, Sqrtps, Sqrtpd,
-            Andps, Andnps, Orps, Xorps, Movaps, Movdqa, Cvtdq2ps, Packusdw,
+            Paddusw, Psubsb, Psubsw, Psubusb, Psubusw, Pmullw, Pmuludq, Pmulld, Pavgb, Pavgw, Pand,
+            Pandn, Por, Pxor, Pcmpeqb, Pcmpeqw, Pcmpeqd, Pcmpeqq, Pcmpgtb, Pcmpgtw, Pcmpgtd,
+            Pminub, Pmaxub, Pminsw, Pmaxsw, Pminsb, Pmaxsb, Pminuw, Pmaxuw, Pminsd, Pmaxsd, Pminud,
+            Pmaxud, Pabsb, Pabsw, Pabsd, Pshufb, Psllw, Pslld, Psllq, Psrlw, Psrld, Psrlq, Psraw,
+            Psrad, Punpcklbw, Punpcklwd, Punpckldq, Punpcklqdq, Punpckhbw, Punpckhwd, Punpckhdq,
+            Punpckhqdq, Packsswb, Packuswb, Packssdw, Addps, Addpd, Subps, Subpd, Mulps, Mulpd,
+            Divps, Divpd, Minps, Minpd, Maxps, Maxpd, Sqrtps, Sqrtpd, Andps, Andnps, Orps, Xorps,
+            Movaps, Movdqa, Cvtdq2ps, Packusdw,
         ]
     };
 

@@ -189,14 +189,23 @@ fn emit_indirect_call(buf: &mut Buf, target: PReg) {
 /// After a call whose callee popped `bytes` of stack arguments: `sub rsp, bytes`, which
 /// puts the outgoing area back where the frame has it.
 fn emit_callee_pops(buf: &mut Buf, bytes: u16) {
-    enc::alu_rm_imm(buf, AluOp::Sub, Size::S64, &GprMem::Reg(Gpr::RSP), i32::from(bytes));
+    enc::alu_rm_imm(
+        buf,
+        AluOp::Sub,
+        Size::S64,
+        &GprMem::Reg(Gpr::RSP),
+        i32::from(bytes),
+    );
 }
 
 /// `ret`, popping the incoming stack arguments of a `tail` function.
 fn ret_popping(buf: &mut Buf, frame: &Frame) {
     match frame.incoming_pop {
         0 => misc::ret(buf),
-        n => misc::ret_imm(buf, u16::try_from(n).expect("at most 64 KiB of stack arguments")),
+        n => misc::ret_imm(
+            buf,
+            u16::try_from(n).expect("at most 64 KiB of stack arguments"),
+        ),
     }
 }
 

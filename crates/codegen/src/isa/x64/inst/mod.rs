@@ -106,8 +106,12 @@ pub enum LoadKind {
 /// How a store writes a register to memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StoreKind {
-    Int { size: Size },
-    Float { size: FloatSize },
+    Int {
+        size: Size,
+    },
+    Float {
+        size: FloatSize,
+    },
     /// `movdqu`: the 16 bytes of an XMM register, any alignment.
     Vec,
 }

@@ -71,12 +71,7 @@ pub enum VecInst<R = VReg> {
     /// Operands: `[dst def]`.
     Const { dst: R, bits: V128 },
     /// `dst = a op bits`, `bits` a pooled constant. Operands: `[a use, dst def reusing a]`.
-    RmConst {
-        op: VecOp,
-        dst: R,
-        a: R,
-        bits: V128,
-    },
+    RmConst { op: VecOp, dst: R, a: R, bits: V128 },
     /// `dst = a` with lane `lane` from the GPR `src`. Operands: `[a use, src use, dst def
     /// reusing a]`.
     Pinsr {
@@ -130,7 +125,11 @@ impl VecInst<String> {
             }
             VecInst::Const { dst, bits } => format!("{dst} = vconst {:#034x}", bits.bits()),
             VecInst::RmConst { op, dst, a, bits } => {
-                format!("{} {:#034x}", format!("{dst} = {op:?} {a},").to_lowercase(), bits.bits())
+                format!(
+                    "{} {:#034x}",
+                    format!("{dst} = {op:?} {a},").to_lowercase(),
+                    bits.bits()
+                )
             }
             VecInst::Pinsr {
                 size,
@@ -162,7 +161,9 @@ impl VecInst<PReg> {
             VecInst::UnaryImm { op, dst, src, imm } => {
                 enc::vec_r_rm_imm(buf, op, xmm(dst), &XmmMem::Reg(xmm(src)), imm);
             }
-            VecInst::RmRImm { op, dst, b, imm, .. } => {
+            VecInst::RmRImm {
+                op, dst, b, imm, ..
+            } => {
                 enc::vec_r_rm_imm(buf, op, xmm(dst), &XmmMem::Reg(xmm(b)), imm);
             }
             VecInst::ShiftImm { op, dst, imm, .. } => {
