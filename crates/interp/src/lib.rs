@@ -35,29 +35,17 @@ pub use value::DataValue;
 pub enum InterpError {
     /// The program trapped: part of its semantics, not an interpreter failure.
     #[error("trap {code} at {inst} in %{function}")]
-    Trap {
-        code: TrapCode,
-        function: String,
-        inst: Inst,
-    },
+    Trap { code: TrapCode, function: String, inst: Inst },
     #[error("out of fuel after {limit} instructions (a runaway loop?)")]
     OutOfFuel { limit: u64 },
     #[error("no function named %{0} in this module")]
     UnknownFunction(String),
     #[error("%{function} takes ({expected}) but was called with ({got})")]
-    BadArguments {
-        function: String,
-        expected: String,
-        got: String,
-    },
+    BadArguments { function: String, expected: String, got: String },
     #[error("%{function} has queued edits; compact it before running it")]
     NotCompact { function: String },
     #[error("%{function}: {inst}: {message}")]
-    Invalid {
-        function: String,
-        inst: Inst,
-        message: String,
-    },
+    Invalid { function: String, inst: Inst, message: String },
 }
 
 impl InterpError {

@@ -218,11 +218,7 @@ pub enum GlobalValueData {
         flags: crate::immediates::MemFlags,
     },
     /// Another global value plus a constant.
-    IAddImm {
-        base: GlobalValue,
-        offset: i64,
-        global_type: Type,
-    },
+    IAddImm { base: GlobalValue, offset: i64, global_type: Type },
     /// The address of a symbol (a function or data object, here or in another object file)
     /// plus `offset`, resolved by the linker or the JIT. A pointer-sized integer.
     Symbol {

@@ -48,10 +48,7 @@ pub enum JitError {
         isa: &'static str,
     },
     #[error("the module compiles for {isa}, but this process runs {host} code; a JIT module's ISA must be the host's")]
-    ForeignIsa {
-        isa: &'static str,
-        host: &'static str,
-    },
+    ForeignIsa { isa: &'static str, host: &'static str },
     #[error("function `{name}` uses calling convention `{}`, which the JIT cannot call into", call_conv.name())]
     UnsupportedCallConv { name: String, call_conv: CallConv },
     #[error("code too large: {bytes} bytes in one finalize")]
@@ -59,10 +56,7 @@ pub enum JitError {
     #[error("too many live code regions (at most {max}); finalize fewer, larger batches")]
     TooManyRegions { max: usize },
     #[error("{op} failed: {source}")]
-    Memory {
-        op: &'static str,
-        source: std::io::Error,
-    },
+    Memory { op: &'static str, source: std::io::Error },
 }
 
 /// A native trap caught in JIT code: which trap site fired.
@@ -89,11 +83,7 @@ pub enum CallError {
     #[error("expected {expected} arguments, got {got}")]
     ArgumentCount { expected: usize, got: usize },
     #[error("argument {index} must be {expected}, got {got}")]
-    ArgumentType {
-        index: usize,
-        expected: Type,
-        got: Type,
-    },
+    ArgumentType { index: usize, expected: Type, got: Type },
     #[error("the trampoline cannot call this signature: {reason}")]
     UnsupportedSignature { reason: &'static str },
     #[error(transparent)]

@@ -37,10 +37,7 @@ pub(crate) enum State {
     /// Defined, to be placed by the next finalize.
     Defined(Box<CompiledFunction>),
     /// Placed and executable (local, with its placement), or resolved (import, `None`).
-    Finalized {
-        addr: usize,
-        placed: Option<Box<PlacedFunction>>,
-    },
+    Finalized { addr: usize, placed: Option<Box<PlacedFunction>> },
 }
 
 pub(crate) type Decl = kestrel_module::decls::FuncDecl<State>;

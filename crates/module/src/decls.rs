@@ -74,10 +74,7 @@ pub enum DeclError {
     #[error("`{name}` is an import; imports are resolved from symbols, not defined")]
     DefineImport { name: String },
     #[error("`{name}` is already declared as {declared}")]
-    NameKind {
-        name: String,
-        declared: &'static str,
-    },
+    NameKind { name: String, declared: &'static str },
     #[error("data object `{name}`: {problem}")]
     BadData { name: String, problem: String },
     #[error("{id:?} does not belong to this module")]

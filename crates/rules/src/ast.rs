@@ -92,11 +92,7 @@ pub struct Rule {
 #[derive(Clone, Debug)]
 pub enum Clause {
     /// `(if-let pat expr)`: evaluate `expr`, continue if it matches `pat`.
-    IfLet {
-        pat: Pattern,
-        expr: Expr,
-        span: Span,
-    },
+    IfLet { pat: Pattern, expr: Expr, span: Span },
     /// `(if expr)`: continue if the (partial) expression succeeds.
     If { expr: Expr, span: Span },
 }
@@ -107,11 +103,7 @@ pub enum Pattern {
     Var(Ident),
     Bind(Ident, Box<Pattern>),
     Int(Lit, Span),
-    Term {
-        name: Ident,
-        args: Vec<Pattern>,
-        span: Span,
-    },
+    Term { name: Ident, args: Vec<Pattern>, span: Span },
     And(Vec<Pattern>, Span),
 }
 

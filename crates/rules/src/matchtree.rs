@@ -51,11 +51,7 @@ pub enum Step {
         body: Block,
     },
     /// Run `body` if the two bindings are equal.
-    IfEq {
-        a: BindingId,
-        b: BindingId,
-        body: Block,
-    },
+    IfEq { a: BindingId, b: BindingId, body: Block },
     /// The rule at this index of the rule set fires.
     Leaf(usize),
 }

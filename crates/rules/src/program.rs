@@ -124,19 +124,11 @@ pub enum Binding {
     /// the result if the term is partial.
     Construct { term: TermId, args: Vec<BindingId> },
     /// An enum value built in an `if-let` operand.
-    MakeVariant {
-        ty: TypeId,
-        variant: usize,
-        args: Vec<BindingId>,
-    },
+    MakeVariant { ty: TypeId, variant: usize, args: Vec<BindingId> },
     /// The payload of an `Option` binding; guarded by [`Test::Some`].
     Some(BindingId),
     /// Field `field` of `source`; guarded by the test that `source` is `variant`.
-    Field {
-        source: BindingId,
-        variant: usize,
-        field: usize,
-    },
+    Field { source: BindingId, variant: usize, field: usize },
     /// Element `index` of a tuple-valued binding (multi-output extractor).
     Tuple { source: BindingId, index: usize },
 }

@@ -19,21 +19,13 @@ pub enum WasmError {
     Unsupported { offset: usize, feature: String },
     /// The translator could not build IR for a function (an internal error: a bug).
     #[error("function {func} at byte {offset:#x}: could not build IR: {message}")]
-    Translate {
-        func: u32,
-        offset: usize,
-        message: String,
-    },
+    Translate { func: u32, offset: usize, message: String },
     /// The backend or the JIT refused the translated code.
     #[error("function {func}: {message}")]
     Compile { func: u32, message: String },
     /// An import is missing or does not match what the module expects.
     #[error("import `{module}`.`{field}`: {message}")]
-    Link {
-        module: String,
-        field: String,
-        message: String,
-    },
+    Link { module: String, field: String, message: String },
     /// Instantiation trapped (a segment out of bounds, or the start function trapped).
     #[error("instantiation trapped: {0}")]
     Trap(#[from] Trap),

@@ -73,11 +73,7 @@ pub enum LoweredBlock {
     /// An IR block.
     Orig(Block),
     /// The critical edge `from`'s destination slot `succ_index`, going to `to`.
-    Edge {
-        from: Block,
-        succ_index: u32,
-        to: Block,
-    },
+    Edge { from: Block, succ_index: u32, to: Block },
 }
 
 impl LoweredBlock {

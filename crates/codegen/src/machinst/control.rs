@@ -188,10 +188,7 @@ pub enum ControlInst<X: ControlIsa, R = VReg> {
     },
     /// One of the ISA's `br_table` instructions: `targets[0]` is the default, `targets[1 +
     /// k]` the target for index `k`. Operands: the table's.
-    Table {
-        table: X::Table<R>,
-        targets: Arc<[BlockIndex]>,
-    },
+    Table { table: X::Table<R>, targets: Arc<[BlockIndex]> },
     /// Epilogue and return. Operands: one use per returned value, fixed to its register.
     Ret { rets: FixedRegs<R> },
     /// The trap instruction, recorded as a trap site with `code`. No operands.

@@ -126,11 +126,7 @@ pub enum BuilderError {
     #[error(
         "branch to {block} passes {found} argument(s), but {block} has {expected} parameter(s)"
     )]
-    BranchArgCount {
-        block: Block,
-        expected: usize,
-        found: usize,
-    },
+    BranchArgCount { block: Block, expected: usize, found: usize },
     #[error("cannot add a parameter to {block}: it already has predecessors, instructions or variable phis; append parameters right after create_block")]
     ParamsAfterUse { block: Block },
     #[error("{ty} is not a value type; use an integer or float type")]

@@ -90,11 +90,7 @@ pub enum InvokeError {
     /// of the Wasm instruction that trapped, when its code kept one (code a mid-end
     /// rewrite created may have none).
     #[error("{trap}")]
-    Trap {
-        trap: Trap,
-        func: Option<u32>,
-        offset: Option<u32>,
-    },
+    Trap { trap: Trap, func: Option<u32>, offset: Option<u32> },
     /// No export of that name, or not a function.
     #[error("no exported function named `{0}`")]
     UnknownExport(String),

@@ -144,11 +144,7 @@ pub enum BufferError {
         "the label use at offset {offset:#x} cannot reach {label} at {target:#x} \
          and has no veneer (an island was needed earlier)"
     )]
-    OutOfRange {
-        offset: u32,
-        label: Label,
-        target: u32,
-    },
+    OutOfRange { offset: u32, label: Label, target: u32 },
     /// The validator ([`super::MachBuffer::set_validate`]) found an invariant violated.
     #[error("invariant violated: {0}")]
     Invariant(String),

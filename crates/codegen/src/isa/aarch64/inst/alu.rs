@@ -74,13 +74,7 @@ pub enum AluInst<R = VReg> {
     /// `dst = src`, 64 bits, of either register class. Operands: `[src use, dst def]`.
     Mov { dst: R, src: R },
     /// `dst = a op b` at `size`. Operands: `[a use, b use, dst def]`.
-    Rrr {
-        op: AluOp,
-        size: Size,
-        dst: R,
-        a: R,
-        b: R,
-    },
+    Rrr { op: AluOp, size: Size, dst: R, a: R, b: R },
     /// `dst = a + imm` or `a - imm`. Operands: `[a use, dst def]`.
     AddImm {
         op: AddSub,
@@ -91,47 +85,20 @@ pub enum AluInst<R = VReg> {
     },
     /// `dst = a op imm` with a bitmask immediate, at the immediate's size. Operands:
     /// `[a use, dst def]`.
-    LogicImm {
-        op: LogicalImmOp,
-        dst: R,
-        a: R,
-        imm: LogicalImm,
-    },
+    LogicImm { op: LogicalImmOp, dst: R, a: R, imm: LogicalImm },
     /// `dst = op a` at `size`. Operands: `[a use, dst def]`.
-    Unary {
-        op: UnaryOp,
-        size: Size,
-        dst: R,
-        a: R,
-    },
+    Unary { op: UnaryOp, size: Size, dst: R, a: R },
     /// A bitfield move (a shift by a constant, an extract, an extension), at the field's
     /// size. Operands: `[src use, dst def]`.
-    Bitfield {
-        op: BitfieldOp,
-        field: Bitfield,
-        dst: R,
-        src: R,
-    },
+    Bitfield { op: BitfieldOp, field: Bitfield, dst: R, src: R },
     /// `dst = a` rotated right by `amount` (`extr`, at the amount's size). Operands:
     /// `[a use, dst def]`.
     RotrImm { amount: ShiftAmount, dst: R, a: R },
     /// `rbit`, `rev`, `rev16`, `clz`, `cls` at `size`. Operands: `[src use, dst def]`.
-    BitOp {
-        op: BitOp,
-        size: Size,
-        dst: R,
-        src: R,
-    },
+    BitOp { op: BitOp, size: Size, dst: R, src: R },
     /// `dst = c + a * b` (`Madd`) or `c - a * b` (`Msub`). Operands: `[a use, b use, c use,
     /// dst def]`.
-    Madd {
-        op: MaddOp,
-        size: Size,
-        dst: R,
-        a: R,
-        b: R,
-        c: R,
-    },
+    Madd { op: MaddOp, size: Size, dst: R, a: R, b: R, c: R },
     /// Division or remainder of `a` by `b` at `size` (32 or 64; narrower IR types arrive
     /// extended by the rules), trapping with `int_divz` when `b` is 0 and, for `sdiv`, with
     /// `int_ovf` when `a` is the `narrow`-bit type's MIN and `b` is -1. Operands: `[a use,
@@ -170,24 +137,14 @@ pub enum AluInst<R = VReg> {
     },
     /// `dst = a + b` at `size`, trapping with `code` on unsigned overflow (the carry).
     /// Operands: `[a use, b use, dst def]`.
-    AddsTrap {
-        size: Size,
-        code: TrapCode,
-        dst: R,
-        a: R,
-        b: R,
-    },
+    AddsTrap { size: Size, code: TrapCode, dst: R, a: R, b: R },
     /// `dst = a + b` or `a - b` on `i128` register pairs (low half first): `adds`/`adcs` or
     /// `subs`/`sbcs`. With `cin`, the carry or borrow in is `cin != 0` (an `i8`, as in
     /// [`AluInst::AddsCarry`]) and the low half uses the carry form too; with `flag`,
     /// `flag = cc` of the flags of the 128-bit result (`cc` means nothing without it). The low half is written before the
     /// high halves are read, so it is an early def. Operands: `[a.lo use, a.hi use, b.lo
     /// use, b.hi use, cin use?, dst.lo early def, dst.hi def, flag def?]`.
-    Pair {
-        op: AddSub,
-        cc: Cc,
-        regs: Box<PairRegs<R>>,
-    },
+    Pair { op: AddSub, cc: Cc, regs: Box<PairRegs<R>> },
     /// `dst = cond ? 1 : 0`. Operands: `[cond…, dst def]`.
     CSet { cond: Cond<R>, dst: R },
     /// `dst = cond ? t : f` (64 bits). Operands: `[cond…, t use, f use, dst def]`.

@@ -82,17 +82,9 @@ pub enum AtomicInst<R = VReg> {
     },
     /// `dst = [addr]` for 16 bytes (`i128`, low half first). Operands: `[addr use, dst.lo
     /// early def, dst.hi early def]`.
-    Load128 {
-        dst: [R; 2],
-        addr: R,
-        trap: Option<TrapCode>,
-    },
+    Load128 { dst: [R; 2], addr: R, trap: Option<TrapCode> },
     /// `[addr] = src` for 16 bytes. Operands: `[src.lo use, src.hi use, addr use]`.
-    Store128 {
-        src: [R; 2],
-        addr: R,
-        trap: Option<TrapCode>,
-    },
+    Store128 { src: [R; 2], addr: R, trap: Option<TrapCode> },
     /// `dst = [addr]; [addr] = dst op val` for 16 bytes, atomically. Operands: `[addr use,
     /// val.lo use, val.hi use, dst.lo early def, dst.hi early def, tmp early def]`.
     Rmw128 {

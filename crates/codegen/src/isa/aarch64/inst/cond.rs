@@ -40,24 +40,14 @@ pub enum Pred {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cond<R = VReg> {
     /// `cmp a, b` at `size`; true when `cc` holds.
-    Cmp {
-        size: Size,
-        cc: Cc,
-        a: R,
-        b: CmpRhs<R>,
-    },
+    Cmp { size: Size, cc: Cc, a: R, b: CmpRhs<R> },
     /// `tst a, #imm` (at the immediate's size); `cc` is `Eq` (no bit of `imm` set) or `Ne`.
     Test { cc: Cc, a: R, imm: LogicalImm },
     /// `a == 0` (`is_zero`) or `a != 0` at `size`: `cbz`/`cbnz` in a branch, `cmp a, #0`
     /// elsewhere.
     Zero { size: Size, is_zero: bool, a: R },
     /// `fcmp a, b`; true when the float condition `cc` holds.
-    Fcmp {
-        size: FpSize,
-        cc: FloatCC,
-        a: R,
-        b: R,
-    },
+    Fcmp { size: FpSize, cc: FloatCC, a: R, b: R },
 }
 
 /// The float condition that holds exactly when `cc` does not.

@@ -21,29 +21,12 @@ use super::{map_operands, Cond, OperandSpec, Operands, Pred};
 #[derive(Clone, Debug)]
 pub enum FloatInst<R = VReg> {
     /// `dst = a op b`. Operands: `[a use, b use, dst def]`.
-    Rrr {
-        op: FpBinOp,
-        size: FpSize,
-        dst: R,
-        a: R,
-        b: R,
-    },
+    Rrr { op: FpBinOp, size: FpSize, dst: R, a: R, b: R },
     /// `dst = op src` (`fabs`, `fneg`, `fsqrt`, the roundings). Operands: `[src use, dst
     /// def]`.
-    Unary {
-        op: FpUnaryOp,
-        size: FpSize,
-        dst: R,
-        src: R,
-    },
+    Unary { op: FpUnaryOp, size: FpSize, dst: R, src: R },
     /// `dst = a * b + c`, rounded once. Operands: `[a use, b use, c use, dst def]`.
-    Fma {
-        size: FpSize,
-        dst: R,
-        a: R,
-        b: R,
-        c: R,
-    },
+    Fma { size: FpSize, dst: R, a: R, b: R, c: R },
     /// `dst = bits` (`fmov` of an immediate, or the bits through x17). Operands: `[dst def]`.
     Const { size: FpSize, dst: R, bits: u64 },
     /// `dst = src` converted from precision `from` to the other one. Operands: `[src use,
@@ -76,13 +59,7 @@ pub enum FloatInst<R = VReg> {
     /// `[src use, dst def]`.
     MovFromInt { size: FpSize, dst: R, src: R },
     /// `dst = cond ? t : f`. Operands: `[cond…, t use, f use, dst def]`.
-    CSel {
-        cond: Cond<R>,
-        size: FpSize,
-        t: R,
-        f: R,
-        dst: R,
-    },
+    CSel { cond: Cond<R>, size: FpSize, t: R, f: R, dst: R },
 }
 
 impl FloatInst {

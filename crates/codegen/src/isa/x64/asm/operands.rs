@@ -53,12 +53,7 @@ pub enum Amode {
     /// `[base + disp]`.
     BaseDisp { base: Gpr, disp: i32 },
     /// `[base + index * scale + disp]`; `index` is never `rsp`.
-    BaseIndex {
-        base: Gpr,
-        index: Gpr,
-        scale: Scale,
-        disp: i32,
-    },
+    BaseIndex { base: Gpr, index: Gpr, scale: Scale, disp: i32 },
     /// `[rip + disp]`, `disp` relative to the end of the instruction.
     RipRel { disp: i32 },
 }

@@ -21,20 +21,9 @@ pub enum AluInst<R = VReg> {
     /// `dst = src`, 64 bits, of either register class. Operands: `[src use, dst def]`.
     Mov { dst: R, src: R },
     /// `dst = a op b` (two-address). Operands: `[a use, b use?, dst def reusing a]`.
-    Alu {
-        op: AluOp,
-        size: Size,
-        dst: R,
-        a: R,
-        b: RegImm<R>,
-    },
+    Alu { op: AluOp, size: Size, dst: R, a: R, b: RegImm<R> },
     /// `dst = a * b`, truncated. Operands as `Alu`.
-    Imul {
-        size: Size,
-        dst: R,
-        a: R,
-        b: RegImm<R>,
-    },
+    Imul { size: Size, dst: R, a: R, b: RegImm<R> },
     /// `dst = a op [mem]` (`op` is not `cmp`) or, with `op` `None`, `dst = a * [mem]`
     /// (truncated): a load merged into its user, a trap site with `trap` when the access may
     /// fault. Operands: `[a use, address uses, dst def reusing a]`.
@@ -47,19 +36,9 @@ pub enum AluInst<R = VReg> {
         trap: Option<TrapCode>,
     },
     /// `dst = op a` (`neg`, `not`). Operands: `[a use, dst def reusing a]`.
-    Unary {
-        op: UnaryOp,
-        size: Size,
-        dst: R,
-        a: R,
-    },
+    Unary { op: UnaryOp, size: Size, dst: R, a: R },
     /// Zero or sign extension. Operands: `[src use, dst def]`.
-    Ext {
-        mode: ExtMode,
-        signed: bool,
-        dst: R,
-        src: R,
-    },
+    Ext { mode: ExtMode, signed: bool, dst: R, src: R },
     /// `dst = cond ? 1 : 0`. Operands: `[cond…, dst def]`.
     Setcc { cond: Cond<R>, dst: R },
     /// `dst = cond ? t : f` (64-bit `cmov`; `cmov c1; cmov c2` for `Pred::Or`, never

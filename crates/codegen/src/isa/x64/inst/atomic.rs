@@ -38,13 +38,7 @@ pub enum AtomicInst<R = VReg> {
     },
     /// `lock cmpxchg [addr], repl` with `expected` in rax; the old value in rax. Operands:
     /// `[addr use, expected use in rax, repl use, dst def in rax]`.
-    Cas {
-        size: Size,
-        addr: R,
-        expected: R,
-        repl: R,
-        dst: R,
-    },
+    Cas { size: Size, addr: R, expected: R, repl: R, dst: R },
     /// `lock cmpxchg16b [addr]` with `expected` in rdx:rax and `repl` in rcx:rbx; the old
     /// value in rdx:rax. Operands: `[addr use, expected_lo in rax, expected_hi in rdx, repl_lo
     /// in rbx, repl_hi in rcx, dst_lo def in rax, dst_hi def in rdx]`.

@@ -12,46 +12,17 @@ use super::{gpr_preg, map_operands, OperandSpec, Operands};
 #[derive(Clone, Debug)]
 pub enum BitsInst<R = VReg> {
     /// `dst = a op cl`. Operands: `[a use, amt use in rcx, dst def reusing a]`.
-    ShiftCl {
-        op: ShiftOp,
-        size: Size,
-        dst: R,
-        a: R,
-        amt: R,
-    },
+    ShiftCl { op: ShiftOp, size: Size, dst: R, a: R, amt: R },
     /// `dst = a op amt` by BMI2 `shlx`/`shrx`/`sarx` (32 or 64 bits; the count in any
     /// register, masked to the width like `cl`). Operands: `[a use, amt use, dst def]`.
-    ShiftX {
-        op: ShiftX,
-        size: Size,
-        dst: R,
-        a: R,
-        amt: R,
-    },
+    ShiftX { op: ShiftX, size: Size, dst: R, a: R, amt: R },
     /// `dst = a op imm`. Operands: `[a use, dst def reusing a]`.
-    ShiftImm {
-        op: ShiftOp,
-        size: Size,
-        dst: R,
-        a: R,
-        imm: u8,
-    },
+    ShiftImm { op: ShiftOp, size: Size, dst: R, a: R, imm: u8 },
     /// `shld/shrd dst, b, cl` at 64 bits. Operands: `[a use, b use, amt use in rcx, dst def
     /// reusing a]`.
-    ShiftDouble {
-        op: DoubleShift,
-        dst: R,
-        a: R,
-        b: R,
-        amt: R,
-    },
+    ShiftDouble { op: DoubleShift, dst: R, a: R, b: R, amt: R },
     /// `dst = op src`: lzcnt, tzcnt, popcnt, bsf, bsr. Operands: `[src use, dst def]`.
-    BitCount {
-        op: BitCount,
-        size: Size,
-        dst: R,
-        src: R,
-    },
+    BitCount { op: BitCount, size: Size, dst: R, src: R },
     /// Byte swap (`bswap`, or `rol r16, 8`). Operands: `[a use, dst def reusing a]`.
     Bswap { size: Size, dst: R, a: R },
 }

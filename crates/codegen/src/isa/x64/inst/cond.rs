@@ -37,22 +37,12 @@ impl Pred {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cond<R = VReg> {
     /// `cmp a, b` at `size`; true when `cc` holds.
-    Cmp {
-        size: Size,
-        cc: Cc,
-        a: R,
-        b: RegImm<R>,
-    },
+    Cmp { size: Size, cc: Cc, a: R, b: RegImm<R> },
     /// `test a, a` at `size`; `cc` is `NE` (nonzero) or `E` (zero).
     Test { size: Size, cc: Cc, a: R },
     /// `test a, b` at `size`: the flags of `a & b` (a merged `band`), nothing written; `cc`
     /// is `NE` (nonzero) or `E` (zero).
-    TestAnd {
-        size: Size,
-        cc: Cc,
-        a: R,
-        b: RegImm<R>,
-    },
+    TestAnd { size: Size, cc: Cc, a: R, b: RegImm<R> },
     /// `cmp a, [mem]` at `size` (a load merged into the compare; a trap site with `trap`
     /// when the access may fault); true when `cc` holds.
     CmpMem {
@@ -64,12 +54,7 @@ pub enum Cond<R = VReg> {
     },
     /// `ucomis a, b` (float registers); true when `pred` holds. Unordered sets ZF, PF and CF,
     /// `a < b` sets CF, equal sets ZF.
-    Fcmp {
-        size: FloatSize,
-        pred: Pred,
-        a: R,
-        b: R,
-    },
+    Fcmp { size: FloatSize, pred: Pred, a: R, b: R },
     /// `cmp a_lo, b_lo; sbb a_hi, b_hi` (on a scratch copy of `a_hi` in r11): the borrow,
     /// sign and overflow of the 128-bit `a - b`, so `cc` is one of `L`, `GE`, `B`, `AE`
     /// (ZF is meaningless).

@@ -24,34 +24,18 @@ pub enum SseInst<R = VReg> {
     /// `dst = op src` (sqrt, conversions between widths). Operands: `[src use, dst def]`.
     XmmUnary { op: SseOp, dst: R, src: R },
     /// `dst = round(src)` (SSE4.1). Operands: `[src use, dst def]`.
-    XmmRound {
-        size: FloatSize,
-        mode: RoundMode,
-        dst: R,
-        src: R,
-    },
+    XmmRound { size: FloatSize, mode: RoundMode, dst: R, src: R },
     /// Float `dst = cond ? t : f`. Operands: `[cond…, t use, f use, dst def reusing f]`.
     XmmSelect { cond: Cond<R>, t: R, f: R, dst: R },
     /// `fmin`/`fmax`: NaN if either is NaN, `-0 < +0`. Operands: `[a use, b use, dst def
     /// reusing a]`.
-    FMinMax {
-        size: FloatSize,
-        max: bool,
-        dst: R,
-        a: R,
-        b: R,
-    },
+    FMinMax { size: FloatSize, max: bool, dst: R, a: R, b: R },
     /// Bits of a GPR into an XMM register (`movd`/`movq`). Operands: `[src use, dst def]`.
     MovToXmm { size: Size, dst: R, src: R },
     /// Bits of an XMM register into a GPR. Operands: `[src use, dst def]`.
     MovFromXmm { size: Size, dst: R, src: R },
     /// Signed integer to float (`cvtsi2ss/sd`). Operands: `[src use, dst def]`.
-    CvtIntToFloat {
-        fsize: FloatSize,
-        isize: Size,
-        dst: R,
-        src: R,
-    },
+    CvtIntToFloat { fsize: FloatSize, isize: Size, dst: R, src: R },
     /// Unsigned 64-bit integer to float. Operands: `[src use, dst early def]` (written
     /// while `src` is still read).
     CvtU64ToFloat { fsize: FloatSize, dst: R, src: R },

@@ -46,27 +46,11 @@ pub enum VecInst<R = VReg> {
     /// `dst = op src` (a unary [`VecOp`]). Operands: `[src use, dst def]`.
     Unary { op: VecOp, dst: R, src: R },
     /// `dst = op(src, imm)` (a unary [`VecImmOp`]: `pshufd`…). Operands: `[src use, dst def]`.
-    UnaryImm {
-        op: VecImmOp,
-        dst: R,
-        src: R,
-        imm: u8,
-    },
+    UnaryImm { op: VecImmOp, dst: R, src: R, imm: u8 },
     /// `dst = op(a, b, imm)` (`shufps`, `cmpps`). Operands: `[a use, b use, dst def reusing a]`.
-    RmRImm {
-        op: VecImmOp,
-        dst: R,
-        a: R,
-        b: R,
-        imm: u8,
-    },
+    RmRImm { op: VecImmOp, dst: R, a: R, b: R, imm: u8 },
     /// `dst = a` with each lane shifted by `imm`. Operands: `[a use, dst def reusing a]`.
-    ShiftImm {
-        op: VecShiftImm,
-        dst: R,
-        a: R,
-        imm: u8,
-    },
+    ShiftImm { op: VecShiftImm, dst: R, a: R, imm: u8 },
     /// `dst = bits` (`pxor` for zero, `pcmpeqd` for all ones, else a pooled constant).
     /// Operands: `[dst def]`.
     Const { dst: R, bits: V128 },
@@ -74,20 +58,9 @@ pub enum VecInst<R = VReg> {
     RmConst { op: VecOp, dst: R, a: R, bits: V128 },
     /// `dst = a` with lane `lane` from the GPR `src`. Operands: `[a use, src use, dst def
     /// reusing a]`.
-    Pinsr {
-        size: LaneSize,
-        dst: R,
-        a: R,
-        src: R,
-        lane: u8,
-    },
+    Pinsr { size: LaneSize, dst: R, a: R, src: R, lane: u8 },
     /// GPR `dst = lane `lane` of src`, zero-extended. Operands: `[src use, dst def]`.
-    Pextr {
-        size: LaneSize,
-        dst: R,
-        src: R,
-        lane: u8,
-    },
+    Pextr { size: LaneSize, dst: R, src: R, lane: u8 },
     /// GPR `dst = the sign bits of src's lanes`. Operands: `[src use, dst def]`.
     Movmsk { op: Movmsk, dst: R, src: R },
 }
