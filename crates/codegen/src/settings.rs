@@ -49,6 +49,10 @@ pub struct Flags {
     /// `enable_probestack`, `probestack_size_log2`; see `probestack.rs` of each ISA);
     /// `None`: no probes.
     pub probestack_size_log2: Option<u8>,
+    /// Reserve the ISA's pinned register for `get_pinned_reg`/`set_pinned_reg` (CLIF
+    /// `enable_pinned_reg`; x86-64 `r15`, AArch64 `x21`): the allocator never uses it and no
+    /// function saves or restores it, so a value set in it outlives the function.
+    pub enable_pinned_reg: bool,
 }
 
 impl Flags {

@@ -23,6 +23,14 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
     ("get_frame_pointer.i32", "x86-64 addresses are i64"),
     ("get_stack_pointer.i32", "x86-64 addresses are i64"),
     ("get_return_address.i32", "x86-64 addresses are i64"),
+    (
+        "get_pinned_reg.i32",
+        "x86-64's pinned register holds an i64",
+    ),
+    (
+        "set_pinned_reg.i32",
+        "x86-64's pinned register holds an i64",
+    ),
 ];
 
 /// How many value operands an instruction of `op` takes from the parameters.
@@ -127,16 +135,23 @@ fn function_text(
 /// A backend under test: compiles a verified function.
 type Compile = fn(&kestrel_ir::Function) -> Result<(), CodegenError>;
 
+/// The flags of every pair's compile: `enable_pinned_reg`, so that the pinned-register
+/// opcodes have their lowering.
+fn pinned() -> Flags {
+    Flags {
+        enable_pinned_reg: true,
+        ..Flags::default()
+    }
+}
+
 fn x64(f: &kestrel_ir::Function) -> Result<(), CodegenError> {
-    X64Isa::default()
-        .compile_function(f, &Flags::default())
-        .map(|_| ())
+    X64Isa::default().compile_function(f, &pinned()).map(|_| ())
 }
 
 fn a64(f: &kestrel_ir::Function) -> Result<(), CodegenError> {
     let flags = Flags {
         check_regalloc: true,
-        ..Flags::default()
+        ..pinned()
     };
     Aarch64Isa::default()
         .compile_function(f, &flags)
@@ -285,6 +300,8 @@ fn aarch64_gap(pair: &str) -> Option<&'static str> {
                 | "get_frame_pointer"
                 | "get_stack_pointer"
                 | "get_return_address"
+                | "get_pinned_reg"
+                | "set_pinned_reg"
         )
     {
         return Some("AArch64 addresses are i64");
@@ -441,4 +458,25 @@ fn vector_pairs_compile_or_are_refused_on_x64() {
         compiled.len(),
         refused.len()
     );
+}
+
+/// Without `enable_pinned_reg`, the pinned-register opcodes are refused by an error that
+/// names the instruction and the setting, on both ISAs.
+#[test]
+fn pinned_register_needs_its_setting() {
+    let text = "function %f(i64) -> i64 {\nblock0(v0: i64):\n    set_pinned_reg v0\n    v1 = get_pinned_reg.i64\n    return v1\n}\n";
+    let funcs = kestrel_ir::parse_functions(text, "f.clif").expect("parses");
+    let without = Flags::default();
+    for isa in [&X64Isa::default() as &dyn TargetIsa, &Aarch64Isa::default()] {
+        let err = isa
+            .compile_function(&funcs[0], &without)
+            .expect_err("refused");
+        let text = err.to_string();
+        assert!(
+            text.contains("in %f needs the `enable_pinned_reg` setting: `"),
+            "{text}"
+        );
+        isa.compile_function(&funcs[0], &pinned())
+            .expect("compiles with the setting");
+    }
 }

@@ -426,7 +426,7 @@ pub fn run_bytes(bytes: &[u8], name: &str, opts: &Options, notes: &mut Vec<Strin
 
 /// Compilation flags for a file's `set` lines and one of its `target` lines (`None`: the
 /// settings of the whole file): the register-allocation checker is on; stack probes as
-/// [`probe_setting`] reads them. (The line's `has_*` flags belong to its ISA: see
+/// [`probe_setting`] reads them; `preserve_frame_pointers` and `enable_pinned_reg` as set. (The line's `has_*` flags belong to its ISA: see
 /// [`target_isa`].)
 pub fn native_flags(
     header: &directives::Header,
@@ -435,6 +435,7 @@ pub fn native_flags(
     Ok(native::Flags {
         check_regalloc: true,
         preserve_frame_pointers: setting_is_true(header, "preserve_frame_pointers"),
+        enable_pinned_reg: setting_is_true(header, "enable_pinned_reg"),
         probestack_size_log2: probe_setting(header, target.map_or(usize::MAX, |t| t.line))?,
         ..native::Flags::default()
     })

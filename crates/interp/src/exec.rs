@@ -577,6 +577,9 @@ impl<'f> Interpreter<'f> {
                 let r = ops::shuffle(self.get(base, a), self.get(base, b), lanes);
                 self.set(base, results[0], r);
             }
+            D::Unary { arg, .. } if op == Opcode::SetPinnedReg => {
+                self.pinned_reg = self.get(base, arg) as u64;
+            }
             D::Unary { .. }
             | D::UnaryImm { .. }
             | D::UnaryIeee16 { .. }
@@ -603,6 +606,9 @@ impl<'f> Interpreter<'f> {
                 }
                 Opcode::GetReturnAddress => {
                     self.set(base, results[0], ops::truncate(FAKE_RETURN_ADDRESS, w))
+                }
+                Opcode::GetPinnedReg => {
+                    self.set(base, results[0], ops::truncate(self.pinned_reg as u128, w))
                 }
                 // nop, fence, debugtrap, sequence_point: no effect in a single-threaded model.
                 _ => {}

@@ -96,6 +96,9 @@ pub struct Interpreter<'f> {
     arg_buf: Vec<u128>,
     /// Results of the call that just returned.
     ret_buf: Vec<u128>,
+    /// The pinned register (`get_pinned_reg`/`set_pinned_reg`): 0 when the interpreter is
+    /// made, kept across calls as the machine register is.
+    pinned_reg: u64,
 }
 
 /// Deepest call nesting before a call traps with `stk_ovf`.
@@ -122,6 +125,7 @@ impl<'f> Interpreter<'f> {
             scratch: Vec::new(),
             arg_buf: Vec::new(),
             ret_buf: Vec::new(),
+            pinned_reg: 0,
         }
     }
 

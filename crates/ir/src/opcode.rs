@@ -3,7 +3,7 @@
 //! One row per opcode: its CLIF name, its instruction format (the shape of its operands, see
 //! [`InstructionFormat`]), where its controlling type comes from, and its effect flags. The
 //! set is Cranelift's (wasmtime `release-48.0.0`) for scalar and fixed-width vector types
-//! (not dynamic vectors, exceptions or pinned registers), plus the older
+//! (not dynamic vectors or exceptions), plus the older
 //! `stack_load`, `stack_store`, `global_value` and `band_not`/`bor_not`/`bxor_not`, which
 //! existing `.clif` files still use.
 
@@ -282,6 +282,10 @@ opcodes! {
     GetFramePointer "get_frame_pointer" NullAry Sfx, [];
     GetStackPointer "get_stack_pointer" NullAry Sfx, [];
     GetReturnAddress "get_return_address" NullAry Sfx, [];
+    // The pinned register (`enable_pinned_reg`): a global of the program that no function
+    // allocates, saves or restores. Effects keep each read in order with writes and calls.
+    GetPinnedReg "get_pinned_reg" NullAry Sfx, [SIDE_EFFECTS];
+    SetPinnedReg "set_pinned_reg" Unary Op(0), [SIDE_EFFECTS];
 
     // Vector lanes and shapes.
     Splat "splat" Unary Sfx, [];

@@ -94,7 +94,9 @@ pub fn ctrl_type_set(op: Opcode) -> TypeSet {
         | Uload16x4 | Sload16x4 | Uload32x2 | Sload32x2 => TypeSet::Nothing,
         Brif | Trapz | Trapnz => TypeSet::Int,
         CallIndirect | ReturnCallIndirect | FuncAddr | StackAddr | GetFramePointer
-        | GetStackPointer | GetReturnAddress => TypeSet::IntRange(32, 64),
+        | GetStackPointer | GetReturnAddress | GetPinnedReg | SetPinnedReg => {
+            TypeSet::IntRange(32, 64)
+        }
         GlobalValue => TypeSet::Any,
         SymbolValue => TypeSet::Exactly(Type::I64),
         Iconst => TypeSet::IntRange(8, 64),
@@ -142,7 +144,9 @@ pub fn result_types(op: Opcode, ctrl: Type) -> ResultTypes {
     match op {
         Jump | Brif | BrTable | Return | Trap | Trapz | Trapnz | Debugtrap | Call
         | CallIndirect | ReturnCall | ReturnCallIndirect | Nop | Fence | SequencePoint | Store
-        | Istore8 | Istore16 | Istore32 | StackStore | AtomicStore => ResultTypes::none(),
+        | Istore8 | Istore16 | Istore32 | StackStore | AtomicStore | SetPinnedReg => {
+            ResultTypes::none()
+        }
         F32const => ResultTypes::one(Type::F32),
         F64const => ResultTypes::one(Type::F64),
         F16const => ResultTypes::one(Type::F16),

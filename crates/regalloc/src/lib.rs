@@ -102,6 +102,18 @@ pub struct MachineEnv {
     pub scratch: [Option<PReg>; NUM_CLASSES],
 }
 
+impl MachineEnv {
+    /// This machine with `reg` taken out of the allocatable registers (a register the
+    /// client reserves for its own use).
+    pub fn without(&self, reg: PReg) -> MachineEnv {
+        let mut env = self.clone();
+        for class in &mut env.allocatable {
+            class.retain(|&r| r != reg);
+        }
+        env
+    }
+}
+
 /// Options for [`allocate`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Options {

@@ -28,7 +28,7 @@ use std::fmt::Debug;
 use std::sync::Arc;
 
 use kestrel_ir::{Function, Inst as IrInst, Signature, Type, Value};
-use kestrel_regalloc::{MachineEnv, Output, RegClass};
+use kestrel_regalloc::{MachineEnv, Output, PReg, RegClass};
 
 use super::abi::{self, Abi};
 use super::compile::{compile_function, Backend, CompileContext, PhaseTimes, ValueTypes};
@@ -57,6 +57,12 @@ pub trait Isa: Copy + Debug + Default + Send + Sync + 'static {
 
     /// The registers the allocator may use.
     fn machine_env() -> &'static MachineEnv;
+
+    /// The register `get_pinned_reg`/`set_pinned_reg` read and write (`enable_pinned_reg`).
+    const PINNED_REG: PReg;
+
+    /// [`Isa::machine_env`] less [`Isa::PINNED_REG`].
+    fn machine_env_pinned() -> &'static MachineEnv;
 
     /// The rules' selector of a non-branch instruction (the generated `constructor_lower`).
     fn select(ctx: &mut SelectCtx<'_, '_, Self>, inst: IrInst) -> Option<Out>;
@@ -132,6 +138,14 @@ macro_rules! isa_description {
                 abi::machine_env()
             }
 
+            const PINNED_REG: ::kestrel_regalloc::PReg = abi::PINNED_REG;
+
+            fn machine_env_pinned() -> &'static ::kestrel_regalloc::MachineEnv {
+                static ENV: ::std::sync::OnceLock<::kestrel_regalloc::MachineEnv> =
+                    ::std::sync::OnceLock::new();
+                ENV.get_or_init(|| abi::machine_env().without(abi::PINNED_REG))
+            }
+
             fn select(
                 ctx: &mut $crate::machinst::backend::SelectCtx<'_, '_, Self>,
                 inst: ::kestrel_ir::Inst,
@@ -203,6 +217,8 @@ pub struct PipelineBackend<I: Isa> {
     pub preserve_frame_pointers: bool,
     /// The stack probe interval in bytes (see `Flags::probestack_size_log2`).
     pub probe_interval: Option<u32>,
+    /// Keep `I::PINNED_REG` out of allocation and saves (see `Flags::enable_pinned_reg`).
+    pub pinned_reg: bool,
 }
 
 impl<I: Isa> PipelineBackend<I> {
@@ -213,6 +229,7 @@ impl<I: Isa> PipelineBackend<I> {
             features,
             preserve_frame_pointers: flags.preserve_frame_pointers,
             probe_interval: flags.probe_interval(I::SETTINGS_NAME)?,
+            pinned_reg: flags.enable_pinned_reg,
         })
     }
 }
@@ -246,7 +263,11 @@ impl<I: Isa> Backend for PipelineBackend<I> {
     const ISA_NAME: &'static str = I::INFO.name;
 
     fn machine_env(&self) -> &MachineEnv {
-        I::machine_env()
+        if self.pinned_reg {
+            I::machine_env_pinned()
+        } else {
+            I::machine_env()
+        }
     }
 
     fn compute_frame(
@@ -260,6 +281,7 @@ impl<I: Isa> Backend for PipelineBackend<I> {
             preserve_frame_pointers: self.preserve_frame_pointers,
             probe_interval: self.probe_interval,
             vector_spill_slots: types.has_vectors,
+            pinned_reg: self.pinned_reg.then_some(I::PINNED_REG),
         };
         frame::compute_frame::<I::Abi>(f, vcode, ra, options)
     }

@@ -143,6 +143,9 @@ pub struct CompileOptions {
     /// (`machinst/tail_order.rs`), and the selection rules that ask `Lower::for_speed` (on
     /// x86-64: `lea` for sums and small multiplies, loads kept apart from live operands).
     pub lower_for_speed: bool,
+    /// `get_pinned_reg`/`set_pinned_reg` may be lowered (`Flags::enable_pinned_reg`; the
+    /// backend then keeps the pinned register out of allocation).
+    pub pinned_reg: bool,
 }
 
 /// Wall-clock time spent in each phase, accumulated over the compilations it is passed to.
@@ -404,6 +407,7 @@ impl From<&Flags> for CompileOptions {
             validate_buffer: flags.validate,
             coverage: flags.coverage,
             lower_for_speed: flags.opt_level == kestrel_opt::OptLevel::Speed,
+            pinned_reg: flags.enable_pinned_reg,
         }
     }
 }
@@ -462,6 +466,7 @@ pub fn compile_in<B: Backend>(
         .and_then(|memory| memory.downcast::<CodeMemory<B::MInst>>().ok());
     let mut code_memory = kept.unwrap_or_default();
     ctx.lower.for_speed = options.lower_for_speed;
+    ctx.lower.pinned_reg = options.pinned_reg;
     let lowered = lower_reusing(
         backend,
         f,

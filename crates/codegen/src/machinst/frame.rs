@@ -10,7 +10,8 @@
 //! - Every callee-saved register of the function's convention that the allocation writes,
 //!   *or that one of its calls may overwrite* (a call's [`MachInst::clobbers`]), is saved:
 //!   the function preserves it for its caller whatever its callees do. (A `system_v`
-//!   function calling `winch` code saves what that code may destroy.)
+//!   function calling `winch` code saves what that code may destroy.) The exception is
+//!   [`FrameOptions::pinned_reg`], which is never saved.
 //! - Layout, from the frame pointer down: the saved integer registers at `fp - 8*(i+1)`,
 //!   then the saved float registers in slots of [`Abi::FLOAT_SAVE_BYTES`] from the
 //!   integer area rounded up to that size, then padding; from `sp` up: the outgoing stack arguments (at least
@@ -131,6 +132,8 @@ pub struct FrameOptions {
     pub probe_interval: Option<u32>,
     /// Some value of the function has a vector type, so spill slots are 16 bytes.
     pub vector_spill_slots: bool,
+    /// The pinned register (`enable_pinned_reg`): a global of the program, never saved.
+    pub pinned_reg: Option<PReg>,
 }
 
 /// The frame for `f` given its allocation `ra` (see the module contract).
@@ -188,8 +191,10 @@ pub fn compute_frame<A: Abi>(
         note(e.to);
     }
     debug_assert!(spill_slots as usize <= ra.num_spillslots);
+    // The pinned register is not allocated, so only calls clobber it here; it is not saved
+    // either, so that a `set_pinned_reg` in this function or its callees outlives it.
     let (saved, save_area) = save_slots::<A>(f.signature.call_conv, |r| {
-        written[r.index()] || clobbered_by_calls.contains(r)
+        (written[r.index()] || clobbered_by_calls.contains(r)) && Some(r) != options.pinned_reg
     });
     let mut slot_offsets = Vec::with_capacity(f.stack_slots.len());
     let mut off = ret_area_end;

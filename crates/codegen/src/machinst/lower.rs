@@ -143,6 +143,8 @@ pub struct Lower<'f, I: MachInst> {
     sunk: Vec<bool>,
     /// Lowering at opt level `speed` (`CompileOptions::lower_for_speed`).
     for_speed: bool,
+    /// The pinned register is reserved (`CompileOptions::pinned_reg`).
+    pinned_reg: bool,
     /// The IR block being lowered.
     cur_block: Option<Block>,
     /// The hidden return-area pointer of a function whose results do not all fit in
@@ -274,6 +276,8 @@ pub(crate) struct LowerScratch {
     tail_order: TailOrder,
     /// The caller's choice for the next lowering (`CompileOptions::lower_for_speed`).
     pub(crate) for_speed: bool,
+    /// Likewise (`CompileOptions::pinned_reg`).
+    pub(crate) pinned_reg: bool,
     /// The last lowering's counted work: the use count's pass (instructions and values),
     /// per lowered block one step and its successors, per instruction read one step and
     /// its results, the edge arguments copied, and the finished code's instructions and
@@ -357,7 +361,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
         let mut demanded = std::mem::take(&mut scratch.demanded);
         let colors = std::mem::take(&mut scratch.colors);
         let mut sunk = std::mem::take(&mut scratch.sunk);
-        let for_speed = scratch.for_speed;
+        let (for_speed, pinned_reg) = (scratch.for_speed, scratch.pinned_reg);
         refill(&mut value_vregs, num_values, None);
         // Most values get a vreg, and lowering adds temporaries: room for both.
         aliases.clear();
@@ -376,6 +380,7 @@ impl<'f, I: MachInst> Lower<'f, I> {
             colors,
             sunk,
             for_speed,
+            pinned_reg,
             cur_block: None,
             ret_area_ptr: None,
             chaos,
@@ -541,6 +546,11 @@ impl<'f, I: MachInst> Lower<'f, I> {
     #[inline]
     pub fn for_speed(&self) -> bool {
         self.for_speed
+    }
+
+    /// Whether `get_pinned_reg`/`set_pinned_reg` may be lowered (`enable_pinned_reg`).
+    pub fn pinned_reg(&self) -> bool {
+        self.pinned_reg
     }
 
     /// Whether `value` comes from outside the current block (a block parameter, or the result

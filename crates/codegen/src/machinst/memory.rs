@@ -151,6 +151,10 @@ pub enum MemInst<X: MemIsa, R = VReg> {
     /// (`get_stack_pointer`, `get_frame_pointer`, `get_return_address`; the last two make
     /// the function set up a frame). Operands: `[dst def]`.
     FrameValue { dst: R, what: FrameValue },
+    /// `dst = ` the pinned register (`get_pinned_reg`). Operands: `[dst def]`.
+    GetPinned { dst: R },
+    /// The pinned register `= src` (`set_pinned_reg`). Operands: `[src use]`.
+    SetPinned { src: R },
     /// `dst = address of name + offset`: PC-relative when the symbol is colocated (`got`
     /// false), else loaded from its GOT slot, then `offset` added. Operands: `[dst def]`.
     SymbolAddr {
@@ -171,6 +175,8 @@ impl<X: MemIsa> MemInst<X> {
             StackAddr { slot, off } [dst = m.reg_def(*dst)],
             RetAreaAddr { size } [dst = m.reg_def(*dst)],
             FrameValue { what } [dst = m.reg_def(*dst)],
+            GetPinned {} [dst = m.reg_def(*dst)],
+            SetPinned {} [src = m.reg_use(*src)],
             SymbolAddr { name, offset, got } [dst = m.reg_def(*dst)],
             Own {} [inst = X::map_own(inst, m)],
         }
@@ -194,6 +200,8 @@ impl<X: MemIsa> MemInst<X, String> {
                 format!("{dst} = {} [ret_area] ({size} bytes)", X::ADDR)
             }
             MemInst::FrameValue { dst, what } => format!("{dst} = {}", what.name()),
+            MemInst::GetPinned { dst } => format!("{dst} = get_pinned_reg"),
+            MemInst::SetPinned { src } => format!("set_pinned_reg {src}"),
             MemInst::SymbolAddr {
                 dst,
                 name,
@@ -250,6 +258,8 @@ pub trait MemEncoder<X: MemIsa> {
     fn ret_area_addr(&mut self, dst: PReg);
     /// `dst = ` the frame value `what`.
     fn frame_value(&mut self, dst: PReg, what: FrameValue);
+    /// A move from the pinned register into `reg`, or (`write`) from `reg` into it.
+    fn pinned_reg(&mut self, reg: PReg, write: bool);
     /// `dst = address of name + offset`, through its GOT slot when `got`.
     fn symbol_addr(&mut self, dst: PReg, name: &FunctionName, offset: i32, got: bool);
     /// A memory instruction only this ISA has.
@@ -290,6 +300,8 @@ impl<X: MemIsa> MemInst<X, PReg> {
             MemInst::StackAddr { dst, slot, off } => enc.stack_addr(*dst, *slot, *off),
             MemInst::RetAreaAddr { dst, .. } => enc.ret_area_addr(*dst),
             MemInst::FrameValue { dst, what } => enc.frame_value(*dst, *what),
+            MemInst::GetPinned { dst } => enc.pinned_reg(*dst, false),
+            MemInst::SetPinned { src } => enc.pinned_reg(*src, true),
             MemInst::SymbolAddr {
                 dst,
                 name,

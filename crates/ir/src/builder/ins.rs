@@ -388,6 +388,25 @@ impl<'a> InstBuilder<'a> {
         self.one(data, ty)
     }
 
+    // ---- The pinned register (`enable_pinned_reg`) ---------------------------------------
+
+    pub fn get_pinned_reg(self, ty: Type) -> Res<Value> {
+        self.one(
+            D::NullAry {
+                opcode: Opcode::GetPinnedReg,
+            },
+            ty,
+        )
+    }
+
+    pub fn set_pinned_reg(self, value: Value) -> Res<Inst> {
+        let data = D::Unary {
+            opcode: Opcode::SetPinnedReg,
+            arg: value,
+        };
+        self.build(data, Type::INVALID)
+    }
+
     // ---- Calls ---------------------------------------------------------------------------
 
     /// A direct call; returns the instruction (its results are `inst_results(inst)`).

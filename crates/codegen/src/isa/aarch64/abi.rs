@@ -103,6 +103,10 @@ const AAPCS64: RegConv = RegConv {
     pairs: Pairs::EvenPairOrMemory,
 };
 
+/// The pinned register of `enable_pinned_reg` (`x21`, as Cranelift's AArch64 backend pins
+/// it).
+pub const PINNED_REG: PReg = PReg::new(21, RegClass::Int);
+
 /// The allocator's view of the machine.
 pub fn machine_env() -> &'static MachineEnv {
     static ENV: OnceLock<MachineEnv> = OnceLock::new();

@@ -191,6 +191,9 @@ pub(super) fn call_clobbers(cc: CallConv) -> PRegSet {
     set
 }
 
+/// The pinned register of `enable_pinned_reg` (as Cranelift's x86-64 backend pins it).
+pub const PINNED_REG: PReg = PReg::new(15, RegClass::Int);
+
 /// The allocator's view of the machine.
 pub fn machine_env() -> &'static MachineEnv {
     static ENV: OnceLock<MachineEnv> = OnceLock::new();

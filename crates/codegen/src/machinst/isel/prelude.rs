@@ -61,6 +61,19 @@ macro_rules! isel_prelude_externs {
             ::kestrel_ir::Type::I64
         }
 
+        fn pinned_reg_enabled(&mut self, i: ::kestrel_ir::Inst) -> Option<generated::Unit> {
+            if self.lower.pinned_reg() {
+                return Some(generated::Unit::Unit);
+            }
+            let f = self.lower.f;
+            self.error = Some($crate::machinst::CodegenError::Unsupported {
+                opcode: Some(f.dfg.inst(i).opcode()),
+                ty: None,
+                what: format!("{i} in {} needs the `enable_pinned_reg` setting:", f.name),
+            });
+            None
+        }
+
         fn rule_fired(&mut self, rule: usize) {
             self.lower.rule_fired(rule);
         }

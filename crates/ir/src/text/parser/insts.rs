@@ -789,7 +789,6 @@ fn later_feature(name: &str) -> Option<&'static str> {
     Some(match name {
         "try_call" | "try_call_indirect" | "get_exception_handler_address" => "exception handling",
         "stack_switch" => "stack switching",
-        "get_pinned_reg" | "set_pinned_reg" => "pinned registers",
         "dynamic_stack_load" | "dynamic_stack_store" | "dynamic_stack_addr" => {
             "dynamic stack slots"
         }

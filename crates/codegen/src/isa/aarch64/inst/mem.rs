@@ -4,11 +4,12 @@
 use kestrel_ir::{FunctionName, TrapCode};
 use kestrel_regalloc::{PReg, VReg};
 
+use super::super::abi::PINNED_REG;
 use super::super::asm::add_sub::{add_sub_imm, AddSub, AddSubImm};
 use super::super::asm::branch::adrp;
 use super::super::asm::mem::{ld_st, ld_st_fp, Amode, FpLdSt, IndexExtend, IntLdSt};
 use super::super::asm::{Gpr, GprSp, MemSize, PcOffset, Size};
-use super::super::emit::{add_offset, amode, fpr, gpr, sp, zr, Buf, Ctx};
+use super::super::emit::{add_offset, amode, copy_reg, fpr, gpr, sp, zr, Buf, Ctx};
 use super::super::Aarch64;
 use super::{map_operands, FrameValue, LoadKind, OperandSpec, Operands, StoreKind};
 use crate::machinst::buffer::RelocKind;
@@ -205,6 +206,15 @@ impl MemEncoder<Aarch64> for MemEmit<'_, Ctx<'_, '_>, Buf> {
                 ld_st(buf, IntLdSt::LdrX, zr(dst), a);
             }
         }
+    }
+
+    fn pinned_reg(&mut self, reg: PReg, write: bool) {
+        let (dst, src) = if write {
+            (PINNED_REG, reg)
+        } else {
+            (reg, PINNED_REG)
+        };
+        copy_reg(self.buf, dst, src);
     }
 
     fn symbol_addr(&mut self, dst: PReg, name: &FunctionName, offset: i32, got: bool) {

@@ -4,6 +4,7 @@
 use kestrel_ir::{FunctionName, TrapCode};
 use kestrel_regalloc::{PReg, VReg};
 
+use super::super::abi::PINNED_REG;
 use super::super::asm::misc;
 use super::super::asm::moves;
 use super::super::asm::sse::{self as sse_enc, FloatSize, SseOp, SseStore};
@@ -129,6 +130,12 @@ impl MemEncoder<X64> for MemEmit<'_, Ctx<'_, '_>, Buf> {
                 moves::mov_r_rm(buf, Size::S64, dst, &GprMem::Mem(m));
             }
         };
+    }
+
+    fn pinned_reg(&mut self, reg: PReg, write: bool) {
+        let (reg, pinned) = (gpr(reg), gpr(PINNED_REG));
+        let (dst, src) = if write { (pinned, reg) } else { (reg, pinned) };
+        moves::mov_rm_r(self.buf, Size::S64, &GprMem::Reg(dst), src);
     }
 
     fn symbol_addr(&mut self, dst: PReg, name: &FunctionName, offset: i32, got: bool) {
