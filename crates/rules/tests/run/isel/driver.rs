@@ -98,22 +98,15 @@ fn random_program(rng: &mut Rng) -> Vec<Op> {
             0 => Op::Iconst {
                 imm: [0, 1, 2, 8, 4095, 4096, 12, 7][(rng.next() % 8) as usize],
             },
-            1 => Op::Iadd {
-                a: rng.value(i),
-                b: rng.value(i),
-            },
-            2 => Op::Isub {
-                a: rng.value(i),
-                b: rng.value(i),
-            },
-            3 => Op::Imul {
-                a: rng.value(i),
-                b: rng.value(i),
-            },
-            4 => Op::Ishl {
-                a: rng.value(i),
-                b: rng.value(i),
-            },
+            k @ 1..=4 => {
+                let (a, b) = (rng.value(i), rng.value(i));
+                match k {
+                    1 => Op::Iadd { a, b },
+                    2 => Op::Isub { a, b },
+                    3 => Op::Imul { a, b },
+                    _ => Op::Ishl { a, b },
+                }
+            }
             _ => Op::Load {
                 addr: rng.value(i),
                 offset: [0, 16, 5000][(rng.next() % 3) as usize],
