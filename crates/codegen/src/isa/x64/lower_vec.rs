@@ -108,9 +108,29 @@ macro_rules! vec_externs {
             self.features.sse41.then_some(())
         }
 
+        fn has_fma(&mut self, _: IrInst) -> Option<()> {
+            self.features.fma.then_some(())
+        }
+
+        fn lane_fma(&mut self, ty: Type, a: VReg, b: VReg, c: VReg) -> Option<VReg> {
+            let name = if ty == Type::F32 { "FmaF32" } else { "FmaF64" };
+            let sig = super::abi::libcall_signature(&[ty; 3], &[ty]);
+            let dest = CallDest::Direct(std::sync::Arc::new(kestrel_ir::FunctionName::Named(
+                name.into(),
+            )));
+            match super::abi::gen_call_regs(self.lower, dest, &sig, &[a, b, c]) {
+                Ok(regs) => Some(regs[0]),
+                Err(e) => {
+                    self.error = Some(e);
+                    None
+                }
+            }
+        }
+
         fn lacks(&mut self, i: IrInst, what: generated::VecFeature) -> Option<Out> {
             let name = match what {
                 generated::VecFeature::Ssse3 => "SSSE3",
+                generated::VecFeature::Sse41 => "SSE4.1",
             };
             let ty = super::lower_vec::inst_type(self.lower.f, i);
             self.error = Some(self.missing_feature(i, ty, name));
