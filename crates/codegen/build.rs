@@ -23,6 +23,7 @@ fn main() {
             "src/isa/x64/inst.rules",
             "src/isa/x64/lower.rules",
             "src/isa/x64/lower_vec.rules",
+            "src/isa/x64/lower_vec_ops.rules",
         ],
         "x64_lower.rs",
         &options,

@@ -165,6 +165,7 @@ fn coverage_reports_the_rules_that_fired() {
     let files = [
         "src/isa/x64/lower.rules:",
         "src/isa/x64/lower_vec.rules:",
+        "src/isa/x64/lower_vec_ops.rules:",
         "src/isa/x64/inst.rules:",
         "src/machinst/isel/prelude.rules:",
     ];

@@ -340,9 +340,9 @@ fn every_opcode_and_type_the_verifier_accepts_compiles_for_aarch64() {
 }
 
 /// Functions with `f16` or `f128` values are refused by both backends, and functions with
-/// vector values by AArch64 (which lowers none yet) and, for 64-bit vectors, by x86-64 (which
-/// lowers the 128-bit ones), with an unsupported-type error naming the type, the function
-/// and the ISA (never a panic or code).
+/// vector values by AArch64 (which lowers none yet) and, for 32-bit vectors, by x86-64
+/// (which lowers the 128-bit and 64-bit ones), with an unsupported-type error naming the
+/// type, the function and the ISA (never a panic or code).
 #[test]
 fn interpreter_only_types_are_refused() {
     let both: &[(Compile, &str)] = &[(x64, "x86_64)"), (a64, "aarch64)")];
@@ -366,6 +366,11 @@ fn interpreter_only_types_are_refused() {
         (
             "function %narrow(i16x4) -> i16x4 {\nblock0(v0: i16x4):\n    return v0\n}\n",
             "type i16x4 in function %narrow (vector lowering not implemented on",
+            aarch64,
+        ),
+        (
+            "function %narrower(i16x2) -> i16x2 {\nblock0(v0: i16x2):\n    return v0\n}\n",
+            "type i16x2 in function %narrower (vector lowering not implemented on",
             both,
         ),
         (

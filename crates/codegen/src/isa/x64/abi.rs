@@ -277,7 +277,9 @@ impl Abi for X64Abi {
     const STACK_LIMIT_ADD_BITS: u32 = 32;
 
     fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
-        abi::scalar_value_regs(ty).or_else(|| abi::vector_value_regs(ty))
+        abi::scalar_value_regs(ty)
+            .or_else(|| abi::vector_value_regs(ty))
+            .or_else(|| vector64_value_regs(ty))
     }
 
     fn each_param_loc(
@@ -311,6 +313,14 @@ impl Abi for X64Abi {
 }
 
 abi::abi_entry_points!(X64Abi, Inst, disp);
+
+/// A 64-bit vector (`i8x8`, `i16x4`, `i32x2`, `f32x2`) lives in the low half of one XMM
+/// register, the high half undefined; it is passed like a 128-bit vector and stored as its
+/// 8 bytes.
+fn vector64_value_regs(ty: Type) -> Option<(RegClass, usize)> {
+    let lanes_lowered = ty.lane_type() != Type::F16;
+    (ty.is_vector() && ty.bits() == 64 && lanes_lowered).then_some((RegClass::Float, 1))
+}
 
 /// x86-64's facts for the shared ABI and frame code.
 pub struct X64Abi;

@@ -17,7 +17,10 @@
 //!   PINSR*/PEXTR*, else PINSRW/PEXTRW, merges, shuffles or a bit select;
 //! - `ceil`/`floor`/`trunc`/`nearest` use SSE4.1's ROUNDSS/ROUNDSD, else call the libcalls
 //!   `CeilF32`/`CeilF64`, `FloorF32`/…, `TruncF32`/…, `NearestF32`/`NearestF64`, which the
-//!   embedder provides (the native test runner registers them).
+//!   embedder provides (the native test runner registers them);
+//! - vector `fma` uses FMA's VFMADD213PS/PD, else calls `FmaF32`/`FmaF64` once per lane
+//!   (scalar `fma` always calls them); vector `ceil`/`floor`/`trunc`/`nearest` need SSE4.1's
+//!   ROUNDPS/ROUNDPD (refused without it, naming SSE4.1).
 //!
 //! The rules consult features through extractors (`lacks_sse41`, `wide_with_bmi2`,
 //! `has_cmpxchg16b`). 128-bit atomics need CMPXCHG16B and have no fallback: their rules
@@ -41,6 +44,7 @@ pub struct CpuFeatures {
     pub popcnt: bool,
     pub ssse3: bool,
     pub sse41: bool,
+    pub fma: bool,
     pub cmpxchg16b: bool,
 }
 
@@ -84,6 +88,11 @@ impl IsaFeatures for CpuFeatures {
             field: |f| &mut f.sse41,
         },
         FeatureFlag {
+            name: "has_fma",
+            aliases: &[],
+            field: |f| &mut f.fma,
+        },
+        FeatureFlag {
             name: "has_cmpxchg16b",
             aliases: &[],
             field: |f| &mut f.cmpxchg16b,
@@ -106,6 +115,7 @@ impl IsaFeatures for CpuFeatures {
             popcnt: false,
             ssse3: false,
             sse41: false,
+            fma: false,
             cmpxchg16b: false,
         }
     }
@@ -121,6 +131,7 @@ fn detect() -> CpuFeatures {
             popcnt: std::is_x86_feature_detected!("popcnt"),
             ssse3: std::is_x86_feature_detected!("ssse3"),
             sse41: std::is_x86_feature_detected!("sse4.1"),
+            fma: std::is_x86_feature_detected!("fma"),
             cmpxchg16b: std::is_x86_feature_detected!("cmpxchg16b"),
         }
     }

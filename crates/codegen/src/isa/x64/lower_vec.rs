@@ -17,9 +17,10 @@ use kestrel_ir::Type;
 use super::inst::V128;
 use super::lower::generated::VecLanes;
 
-/// The lanes of a 128-bit vector type.
+/// The lanes of a 128-bit vector type; a 64-bit vector type (which lives in the low half of
+/// a register) answers as the 128-bit type of its lanes.
 pub(super) fn lanes_of(ty: Type) -> Option<VecLanes> {
-    if !ty.is_vector() || ty.bits() != 128 {
+    if !ty.is_vector() || !matches!(ty.bits(), 64 | 128) {
         return None;
     }
     Some(match ty.lane_type() {
@@ -96,6 +97,10 @@ macro_rules! vec_externs {
             self.vec_ty(self.lower.value_type(v))
         }
 
+        fn vec64_ty(&mut self, ty: Type) -> Option<generated::VecLanes> {
+            (ty.bits() == 64).then(|| self.vec_ty(ty)).flatten()
+        }
+
         fn lane_of(&mut self, ty: Type) -> Type {
             ty.lane_type()
         }
@@ -108,9 +113,29 @@ macro_rules! vec_externs {
             self.features.sse41.then_some(())
         }
 
+        fn has_fma(&mut self, _: IrInst) -> Option<()> {
+            self.features.fma.then_some(())
+        }
+
+        fn lane_fma(&mut self, ty: Type, a: VReg, b: VReg, c: VReg) -> Option<VReg> {
+            let name = if ty == Type::F32 { "FmaF32" } else { "FmaF64" };
+            let sig = super::abi::libcall_signature(&[ty; 3], &[ty]);
+            let dest = CallDest::Direct(std::sync::Arc::new(kestrel_ir::FunctionName::Named(
+                name.into(),
+            )));
+            match super::abi::gen_call_regs(self.lower, dest, &sig, &[a, b, c]) {
+                Ok(regs) => Some(regs[0]),
+                Err(e) => {
+                    self.error = Some(e);
+                    None
+                }
+            }
+        }
+
         fn lacks(&mut self, i: IrInst, what: generated::VecFeature) -> Option<Out> {
             let name = match what {
                 generated::VecFeature::Ssse3 => "SSSE3",
+                generated::VecFeature::Sse41 => "SSE4.1",
             };
             let ty = super::lower_vec::inst_type(self.lower.f, i);
             self.error = Some(self.missing_feature(i, ty, name));
@@ -124,7 +149,7 @@ macro_rules! vec_externs {
                 opcode: Some(f.dfg.inst(i).opcode()),
                 ty: Some(ty),
                 what: format!(
-                    "{i} in {}: only bit casts between 128-bit vector types in little-endian lane order are lowered:",
+                    "{i} in {}: only bit casts in little-endian lane order between vector types of one width, or between a 64-bit vector and a 64-bit scalar, are lowered:",
                     f.name
                 ),
             });

@@ -83,7 +83,16 @@ pub fn area_access(ty: Type) -> (StoreKind, LoadKind) {
                 size: FloatSize::F64,
             },
         ),
-        // A 128-bit vector (System V stack arguments and return areas).
+        // A 64-bit vector: its 8 bytes; a 128-bit one (System V stack arguments and return
+        // areas).
+        ty if ty.is_vector() && ty.bits() == 64 => (
+            StoreKind::Float {
+                size: FloatSize::F64,
+            },
+            LoadKind::Float {
+                size: FloatSize::F64,
+            },
+        ),
         ty if ty.is_vector() => (StoreKind::Vec, LoadKind::Vec),
         // I64 (ret_locs refuses I128; regs_of refuses the rest).
         _ => (

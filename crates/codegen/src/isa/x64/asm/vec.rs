@@ -12,13 +12,14 @@
 //! - [`vec_shift_imm`] shifts lanes by an immediate (`66 0F 71/72/73 /digit ib`).
 //! - [`pinsr`]/[`pextr`] move one lane between a GPR and an XMM register; the `b`, `d`
 //!   and `q` lanes need SSE4.1, `w` is SSE2. [`movmsk`] gathers sign bits into a GPR.
+//! - [`vfmadd213`] is FMA's fused multiply-add (VEX, 128 bits), which needs the FMA feature.
 //! - Which forms need SSSE3 or SSE4.1 is [`VecOp::needs`]; the caller checks the CPU
 //!   features (the selection rules do).
 //!
 //! Every form is cross-checked against iced-x86 in `asm/tests/vec.rs`. Functions with a
 //! memory operand return its RIP-relative fixup, if any. Cost: O(1) per instruction.
 
-use super::encoding::{emit_rm, Enc, Map};
+use super::encoding::{emit_rm, emit_vex_rm, Enc, Map, Vex, VexPp};
 use super::operands::{GprMem, XmmMem};
 use super::regs::{Gpr, Xmm};
 use super::{CodeSink, Rel32Fixup};
@@ -125,11 +126,39 @@ pub enum VecOp {
     /// Signed dwords to f32 lanes.
     Cvtdq2ps,
     Packusdw,
+    /// High halves of the signed / unsigned word products; SSSE3's rounded `(a*b + 2^14) >> 15`.
+    Pmulhw,
+    Pmulhuw,
+    Pmulhrsw,
+    /// Signed word products, adjacent pairs summed into dwords; SSSE3's unsigned-by-signed
+    /// byte products, adjacent pairs summed into saturated words.
+    Pmaddwd,
+    Pmaddubsw,
+    /// Sums of absolute byte differences, per quadword.
+    Psadbw,
+    /// Conversions: the low two f32 lanes to f64; f64 lanes to the low two f32 lanes (the
+    /// rest zeroed); the low two signed dwords to f64; truncating f32/f64 lanes to signed
+    /// dwords (`0x8000_0000` for NaN and out of range; f64 lanes into the low two dwords).
+    Cvtps2pd,
+    Cvtpd2ps,
+    Cvtdq2pd,
+    Cvttps2dq,
+    Cvttpd2dq,
+    Andpd,
+    Andnpd,
+    Orpd,
+    /// SSE4.1 lane extensions of the low half (sign or zero).
+    Pmovsxbw,
+    Pmovsxwd,
+    Pmovsxdq,
+    Pmovzxbw,
+    Pmovzxwd,
+    Pmovzxdq,
 }
 
 impl VecOp {
     /// Every operation.
-    pub const ALL: [VecOp; 89] = {
+    pub const ALL: [VecOp; 109] = {
         use VecOp::*;
         [
             Paddb, Paddw, Paddd, Paddq, Psubb, Psubw, Psubd, Psubq, Paddsb, Paddsw, Paddusb,
@@ -140,7 +169,9 @@ impl VecOp {
             Psrad, Punpcklbw, Punpcklwd, Punpckldq, Punpcklqdq, Punpckhbw, Punpckhwd, Punpckhdq,
             Punpckhqdq, Packsswb, Packuswb, Packssdw, Addps, Addpd, Subps, Subpd, Mulps, Mulpd,
             Divps, Divpd, Minps, Minpd, Maxps, Maxpd, Sqrtps, Sqrtpd, Andps, Andnps, Orps, Xorps,
-            Movaps, Movdqa, Cvtdq2ps, Packusdw,
+            Movaps, Movdqa, Cvtdq2ps, Packusdw, Pmulhw, Pmulhuw, Pmulhrsw, Pmaddwd, Pmaddubsw,
+            Psadbw, Cvtps2pd, Cvtpd2ps, Cvtdq2pd, Cvttps2dq, Cvttpd2dq, Andpd, Andnpd, Orpd,
+            Pmovsxbw, Pmovsxwd, Pmovsxdq, Pmovzxbw, Pmovzxwd, Pmovzxdq,
         ]
     };
 
@@ -239,6 +270,26 @@ impl VecOp {
             Movdqa => (PD, m0f, 0x6F),
             Cvtdq2ps => (None, m0f, 0x5B),
             Packusdw => (PD, m38, 0x2B),
+            Pmulhw => (PD, m0f, 0xE5),
+            Pmulhuw => (PD, m0f, 0xE4),
+            Pmulhrsw => (PD, m38, 0x0B),
+            Pmaddwd => (PD, m0f, 0xF5),
+            Pmaddubsw => (PD, m38, 0x04),
+            Psadbw => (PD, m0f, 0xF6),
+            Cvtps2pd => (None, m0f, 0x5A),
+            Cvtpd2ps => (PD, m0f, 0x5A),
+            Cvtdq2pd => (Some(0xF3), m0f, 0xE6),
+            Cvttps2dq => (Some(0xF3), m0f, 0x5B),
+            Cvttpd2dq => (PD, m0f, 0xE6),
+            Andpd => (PD, m0f, 0x54),
+            Andnpd => (PD, m0f, 0x55),
+            Orpd => (PD, m0f, 0x56),
+            Pmovsxbw => (PD, m38, 0x20),
+            Pmovsxwd => (PD, m38, 0x23),
+            Pmovsxdq => (PD, m38, 0x25),
+            Pmovzxbw => (PD, m38, 0x30),
+            Pmovzxwd => (PD, m38, 0x33),
+            Pmovzxdq => (PD, m38, 0x35),
         }
     }
 
@@ -247,17 +298,46 @@ impl VecOp {
         use VecOp::*;
         matches!(
             self,
-            Pabsb | Pabsw | Pabsd | Sqrtps | Sqrtpd | Movaps | Movdqa | Cvtdq2ps
+            Pabsb
+                | Pabsw
+                | Pabsd
+                | Sqrtps
+                | Sqrtpd
+                | Movaps
+                | Movdqa
+                | Cvtdq2ps
+                | Cvtps2pd
+                | Cvtpd2ps
+                | Cvtdq2pd
+                | Cvttps2dq
+                | Cvttpd2dq
+                | Pmovsxbw
+                | Pmovsxwd
+                | Pmovsxdq
+                | Pmovzxbw
+                | Pmovzxwd
+                | Pmovzxdq
         )
+    }
+
+    /// Bytes read from a memory source (the low-half conversions and extensions read 8).
+    pub fn mem_bytes(self) -> u32 {
+        use VecOp::*;
+        match self {
+            Cvtps2pd | Cvtdq2pd | Pmovsxbw | Pmovsxwd | Pmovsxdq | Pmovzxbw | Pmovzxwd
+            | Pmovzxdq => 8,
+            _ => 16,
+        }
     }
 
     /// The instruction-set level the form needs.
     pub fn needs(self) -> Level {
         use VecOp::*;
         match self {
-            Pabsb | Pabsw | Pabsd | Pshufb => Level::Ssse3,
+            Pabsb | Pabsw | Pabsd | Pshufb | Pmulhrsw | Pmaddubsw => Level::Ssse3,
             Pmulld | Pcmpeqq | Pminsb | Pmaxsb | Pminuw | Pmaxuw | Pminsd | Pmaxsd | Pminud
-            | Pmaxud | Packusdw => Level::Sse41,
+            | Pmaxud | Packusdw | Pmovsxbw | Pmovsxwd | Pmovsxdq | Pmovzxbw | Pmovzxwd
+            | Pmovzxdq => Level::Sse41,
             _ => Level::Sse2,
         }
     }
@@ -291,17 +371,22 @@ pub enum VecImmOp {
     /// Float lane compares by the immediate's predicate ([`super::sse::FcmpPred`]).
     Cmpps,
     Cmppd,
+    /// SSE4.1 lane rounding by the immediate's mode ([`super::sse::RoundMode`]).
+    Roundps,
+    Roundpd,
 }
 
 impl VecImmOp {
     /// Every operation.
-    pub const ALL: [VecImmOp; 6] = [
+    pub const ALL: [VecImmOp; 8] = [
         VecImmOp::Pshufd,
         VecImmOp::Pshuflw,
         VecImmOp::Pshufhw,
         VecImmOp::Shufps,
         VecImmOp::Cmpps,
         VecImmOp::Cmppd,
+        VecImmOp::Roundps,
+        VecImmOp::Roundpd,
     ];
 
     fn encoding(self) -> (Option<u8>, Map, u8) {
@@ -312,6 +397,8 @@ impl VecImmOp {
             VecImmOp::Shufps => (None, Map::M0F, 0xC6),
             VecImmOp::Cmpps => (None, Map::M0F, 0xC2),
             VecImmOp::Cmppd => (Some(0x66), Map::M0F, 0xC2),
+            VecImmOp::Roundps => (Some(0x66), Map::M0F3A, 0x08),
+            VecImmOp::Roundpd => (Some(0x66), Map::M0F3A, 0x09),
         }
     }
 
@@ -319,7 +406,11 @@ impl VecImmOp {
     pub fn is_unary(self) -> bool {
         matches!(
             self,
-            VecImmOp::Pshufd | VecImmOp::Pshuflw | VecImmOp::Pshufhw
+            VecImmOp::Pshufd
+                | VecImmOp::Pshuflw
+                | VecImmOp::Pshufhw
+                | VecImmOp::Roundps
+                | VecImmOp::Roundpd
         )
     }
 }
@@ -480,4 +571,22 @@ pub fn movmsk(sink: &mut impl CodeSink, op: Movmsk, dst: Gpr, src: Xmm) {
         Movmsk::Movmskpd => Enc::new(Map::M0F, 0x50).prefix(0x66),
     };
     emit_rm(sink, &e, dst.enc(), (&XmmMem::Reg(src)).into(), 0);
+}
+
+/// `vfmadd213ps/pd dst, b, c` (`VEX.128.66.0F38.W0/W1 A8 /r`): `dst = dst * b + c` per f32
+/// (`f64` false) or f64 lane, rounded once. Needs FMA.
+pub fn vfmadd213(
+    sink: &mut impl CodeSink,
+    f64: bool,
+    dst: Xmm,
+    b: Xmm,
+    c: &XmmMem,
+) -> Option<Rel32Fixup> {
+    let vex = Vex {
+        pp: VexPp::P66,
+        map: Map::M0F38,
+        w: f64,
+        opcode: 0xA8,
+    };
+    emit_vex_rm(sink, &vex, dst.enc(), b.enc(), c.into(), 0)
 }

@@ -63,6 +63,9 @@ pub enum VecInst<R = VReg> {
     Pextr { size: LaneSize, dst: R, src: R, lane: u8 },
     /// GPR `dst = the sign bits of src's lanes`. Operands: `[src use, dst def]`.
     Movmsk { op: Movmsk, dst: R, src: R },
+    /// `dst = a * b + c` per f32 or (`f64`) f64 lane, fused (FMA). Operands: `[a use, b use,
+    /// c use, dst def reusing a]`.
+    Fma { f64: bool, dst: R, a: R, b: R, c: R },
 }
 
 impl VecInst {
@@ -78,6 +81,7 @@ impl VecInst {
             Pinsr { size, lane } [a = m.reg_use(*a), src = m.reg_use(*src), dst = m.reuse_def(*dst, 0)],
             Pextr { size, lane } [src = m.reg_use(*src), dst = m.reg_def(*dst)],
             Movmsk { op } [src = m.reg_use(*src), dst = m.reg_def(*dst)],
+            Fma { f64 } [a = m.reg_use(*a), b = m.reg_use(*b), c = m.reg_use(*c), dst = m.reuse_def(*dst, 0)],
         }
     }
 }
@@ -118,6 +122,10 @@ impl VecInst<String> {
                 lane,
             } => format!("{dst} = pextr{size:?} {src}, {lane}").to_lowercase(),
             VecInst::Movmsk { op, dst, src } => format!("{dst} = {op:?} {src}").to_lowercase(),
+            VecInst::Fma { f64, dst, a, b, c } => {
+                let k = if *f64 { "pd" } else { "ps" };
+                format!("{dst} = vfmadd213{k} {a}, {b}, {c}")
+            }
         }
     }
 }
@@ -175,6 +183,9 @@ impl VecInst<PReg> {
                 lane,
             } => enc::pextr(buf, size, gpr(dst), xmm(src), lane),
             VecInst::Movmsk { op, dst, src } => enc::movmsk(buf, op, gpr(dst), xmm(src)),
+            VecInst::Fma { f64, dst, b, c, .. } => {
+                enc::vfmadd213(buf, f64, xmm(dst), xmm(b), &XmmMem::Reg(xmm(c)));
+            }
         }
     }
 }

@@ -95,6 +95,26 @@ fn vec_mnemonic(op: VecOp) -> Mnemonic {
         Movdqa => Mnemonic::Movdqa,
         Cvtdq2ps => Mnemonic::Cvtdq2ps,
         Packusdw => Mnemonic::Packusdw,
+        Pmulhw => Mnemonic::Pmulhw,
+        Pmulhuw => Mnemonic::Pmulhuw,
+        Pmulhrsw => Mnemonic::Pmulhrsw,
+        Pmaddwd => Mnemonic::Pmaddwd,
+        Pmaddubsw => Mnemonic::Pmaddubsw,
+        Psadbw => Mnemonic::Psadbw,
+        Cvtps2pd => Mnemonic::Cvtps2pd,
+        Cvtpd2ps => Mnemonic::Cvtpd2ps,
+        Cvtdq2pd => Mnemonic::Cvtdq2pd,
+        Cvttps2dq => Mnemonic::Cvttps2dq,
+        Cvttpd2dq => Mnemonic::Cvttpd2dq,
+        Andpd => Mnemonic::Andpd,
+        Andnpd => Mnemonic::Andnpd,
+        Orpd => Mnemonic::Orpd,
+        Pmovsxbw => Mnemonic::Pmovsxbw,
+        Pmovsxwd => Mnemonic::Pmovsxwd,
+        Pmovsxdq => Mnemonic::Pmovsxdq,
+        Pmovzxbw => Mnemonic::Pmovzxbw,
+        Pmovzxwd => Mnemonic::Pmovzxwd,
+        Pmovzxdq => Mnemonic::Pmovzxdq,
     }
 }
 
@@ -106,7 +126,7 @@ fn vector_register_memory_forms() {
         let m = vec_mnemonic(op);
         for dst in xmms() {
             for src in &srcs {
-                let e = ex(m, vec![x(dst), xm(src, 16)]);
+                let e = ex(m, vec![x(dst), xm(src, op.mem_bytes())]);
                 c.check(|s| vec::vec_r_rm(s, op, dst, src), e);
             }
         }
@@ -126,6 +146,8 @@ fn vector_immediate_forms() {
             VecImmOp::Shufps => Mnemonic::Shufps,
             VecImmOp::Cmpps => Mnemonic::Cmpps,
             VecImmOp::Cmppd => Mnemonic::Cmppd,
+            VecImmOp::Roundps => Mnemonic::Roundps,
+            VecImmOp::Roundpd => Mnemonic::Roundpd,
         };
         for dst in xmms() {
             for src in &srcs {
@@ -226,4 +248,26 @@ fn vector_lane_transfers() {
         }
     }
     c.finish("vec lanes");
+}
+
+#[test]
+fn fused_multiply_add() {
+    let mut c = Checker::new();
+    let srcs = xmmmems(&few_xmms(), &some_amodes());
+    for f64 in [false, true] {
+        let m = if f64 {
+            Mnemonic::Vfmadd213pd
+        } else {
+            Mnemonic::Vfmadd213ps
+        };
+        for dst in xmms() {
+            for b in few_xmms() {
+                for src in &srcs {
+                    let e = ex(m, vec![x(dst), x(b), xm(src, 16)]);
+                    c.check(|s| vec::vfmadd213(s, f64, dst, b, src), e);
+                }
+            }
+        }
+    }
+    c.finish("fma");
 }
