@@ -56,7 +56,7 @@ mod values;
 pub use arbitrary::{Error as ArbError, Unstructured};
 use kestrel_interp::DataValue;
 use kestrel_ir::{Function, FunctionName, Opcode, TrapCode, Type};
-pub use ops::interpreter_only;
+pub use ops::{interpreter_only, needs_setting};
 
 /// Estimated dynamic instructions of one call of the entry function, callees included.
 pub const DYNAMIC_BUDGET: u64 = 4000;
