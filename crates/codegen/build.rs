@@ -6,6 +6,8 @@
 
 /// The declarations every ISA's rules share (`machinst::isel`).
 const PRELUDE: &str = "src/machinst/isel/prelude.rules";
+/// The vector declarations every ISA's rules share (`machinst::isel::vec`).
+const PRELUDE_VEC: &str = "src/machinst/isel/prelude_vec.rules";
 
 fn main() {
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -20,6 +22,7 @@ fn main() {
         &[
             ops_rules,
             PRELUDE,
+            PRELUDE_VEC,
             "src/isa/x64/inst.rules",
             "src/isa/x64/lower.rules",
             "src/isa/x64/lower_vec.rules",
@@ -32,9 +35,11 @@ fn main() {
         &[
             ops_rules,
             PRELUDE,
+            PRELUDE_VEC,
             "src/isa/aarch64/inst.rules",
             "src/isa/aarch64/lower.rules",
             "src/isa/aarch64/lower_i128.rules",
+            "src/isa/aarch64/lower_vec.rules",
         ],
         "aarch64_lower.rs",
         &options,

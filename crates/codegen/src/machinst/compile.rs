@@ -480,6 +480,11 @@ pub fn compile_in<B: Backend>(
         ctx.code_memory = Some(code_memory);
         return Err(e);
     }
+    if types.has_vectors {
+        code_memory
+            .code
+            .set_extra_call_clobbers(B::MInst::vector_call_clobbers());
+    }
     // The code stays in the kept memory (it is large to move); the memory's other fields
     // serve emission beside it.
     let vcode = &code_memory.code;

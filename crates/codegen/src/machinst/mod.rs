@@ -58,6 +58,13 @@ pub trait MachInst: Clone + fmt::Debug + Send + Sync + 'static {
     fn clobbers(&self) -> PRegSet {
         PRegSet::empty()
     }
+    /// Registers whose full width no call preserves although the conventions preserve
+    /// part of them (AAPCS64: the upper 64 bits of `v8`–`v15`): in a function with vector
+    /// values the allocator treats every call as clobbering them, so no vector lives in
+    /// one across a call.
+    fn vector_call_clobbers() -> PRegSet {
+        PRegSet::empty()
+    }
     /// `Some((dst, src))` for a plain register copy.
     fn is_move(&self) -> Option<(VReg, VReg)>;
     /// Whether the instruction ends its block (branch, return, trap).

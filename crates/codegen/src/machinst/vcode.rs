@@ -52,6 +52,10 @@ pub struct VCode<I: MachInst> {
     /// How the prologue computes the stack limit, when the function declares one: planned
     /// (and checked) once by the ABI's argument lowering, read by the frame layout.
     stack_limit: Option<StackLimitSteps>,
+    /// Registers every call clobbers beyond its convention's set, for the allocator: the
+    /// ISA's [`MachInst::vector_call_clobbers`] in a function with vector values (set by
+    /// the driver after lowering), else none.
+    extra_call_clobbers: PRegSet,
 }
 
 impl<I: MachInst> Default for VCode<I> {
@@ -73,6 +77,7 @@ impl<I: MachInst> Default for VCode<I> {
             branch_arg_ranges: Vec::new(),
             num_vregs: 0,
             stack_limit: None,
+            extra_call_clobbers: PRegSet::empty(),
         }
     }
 }
@@ -131,6 +136,13 @@ impl<I: MachInst> VCode<I> {
         self.branch_arg_ranges.clear();
         self.num_vregs = 0;
         self.stack_limit = None;
+        self.extra_call_clobbers = PRegSet::empty();
+    }
+
+    /// Make every call of the function clobber `regs` too, as the allocator sees it (the
+    /// frame still saves only what the calls' conventions clobber).
+    pub fn set_extra_call_clobbers(&mut self, regs: PRegSet) {
+        self.extra_call_clobbers = regs;
     }
 
     /// Passes every vreg (operands, block parameters, branch arguments) through `resolve`
@@ -293,7 +305,12 @@ impl<I: MachInst> Function for VCode<I> {
     #[inline]
     fn inst_clobbers(&self, inst: RInst) -> PRegSet {
         // Asked about once per instruction: computed from the instruction, not stored.
-        self.insts[inst.index()].clobbers()
+        let clobbers = self.insts[inst.index()].clobbers();
+        if clobbers.is_empty() {
+            // Not a call (every call clobbers some of its convention's registers).
+            return clobbers;
+        }
+        clobbers.union(self.extra_call_clobbers)
     }
     #[inline]
     fn is_move(&self, inst: RInst) -> Option<(Operand, Operand)> {

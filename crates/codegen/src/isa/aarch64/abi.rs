@@ -44,8 +44,12 @@
 //! - A function also saves the callee-saved registers its calls may clobber (one calling
 //!   `winch` code saves `x19`–`x27` and `d8`–`d15` it would otherwise not touch; the shared
 //!   frame layout, `machinst::frame`).
-//! - Vector values are unsupported (no register class holds them yet). A `stack_limit` is
-//!   checked in the prologue (`stack_limit.rs`).
+//! - Vectors (128-bit) are arguments and results in `v0`–`v7` with the floats, in order,
+//!   the rest in 16-byte, 16-aligned stack or return-area slots (AAPCS64 C.1–C.3, the
+//!   shared `Assigner::place_vector`); not under `winch`. Since only `d8`–`d15` survive a
+//!   call, every call of a function with vector values clobbers `v8`–`v15` as the
+//!   allocator sees it ([`vector_call_clobbers`]). A `stack_limit` is checked in the
+//!   prologue (`stack_limit.rs`).
 //!
 //! Cost: O(parameters + results) per call and per function entry; the frame layout is one
 //! pass over the instructions, the allocations, the edits and the stack slots.
@@ -68,9 +72,15 @@ use crate::machinst::lower::{Lower, Results, ValueRegs};
 use crate::machinst::operands::FixedRegs;
 use crate::machinst::CodegenError;
 
-/// The bytes of the stack-argument slot a store fills: 8 (no vector is lowered yet).
-fn out_slot_bytes(_kind: &super::inst::StoreKind) -> u32 {
-    8
+/// The bytes of the stack-argument slot a store fills: 16 for a vector (a `q` store),
+/// else 8.
+fn out_slot_bytes(kind: &super::inst::StoreKind) -> u32 {
+    match kind {
+        super::inst::StoreKind::Float {
+            size: super::asm::FpMemSize::S128,
+        } => 16,
+        _ => 8,
+    }
 }
 
 fn x(n: usize) -> PReg {
@@ -94,9 +104,8 @@ const fn class_regs<const N: usize>(class: RegClass) -> [PReg; N] {
 /// AAPCS64 arguments and results: `x0`–`x7` and `v0`–`v7`; an `i128` in an even pair or
 /// 16 aligned bytes of memory. A 128-bit vector (AAPCS64 C.1–C.3: a short vector in the
 /// next `v` register, else 16 aligned bytes of stack) is placed by the shared
-/// `Assigner::place_vector` from the same `v0`–`v7` once `value_regs` admits vectors
-/// (`abi::vector_value_regs`); the moves, loads and stores of `q` registers are what NEON
-/// lowering adds.
+/// `Assigner::place_vector` from the same `v0`–`v7` (`value_regs` admits vectors through
+/// `abi::vector_value_regs`), and moved as a `q` register.
 const AAPCS64: RegConv = RegConv {
     ints: &class_regs::<8>(RegClass::Int),
     floats: &class_regs::<8>(RegClass::Float),
@@ -149,6 +158,14 @@ pub fn caller_saved() -> PRegSet {
     set
 }
 
+/// `v8`–`v15`: AAPCS64 preserves only their low 64 bits across a call, so a 128-bit
+/// vector does not survive a call in them (`MachInst::vector_call_clobbers`). A function
+/// that itself uses them saves and restores the low 64 bits (`d8`–`d15`), all its caller
+/// may rely on.
+pub fn vector_call_clobbers() -> PRegSet {
+    (8..16).map(v).collect()
+}
+
 /// The registers of one argument: one, or an `i128`'s two (low half first).
 pub type ArgRegs = SmallVec<[VReg; 2]>;
 
@@ -180,6 +197,10 @@ impl Abi for A64Abi {
     }
     const CONV_ERROR_SUFFIX: &'static str = " on aarch64";
     const STACK_LIMIT_ADD_BITS: u32 = 64;
+
+    fn value_regs(ty: Type) -> Option<(RegClass, usize)> {
+        abi::scalar_value_regs(ty).or_else(|| abi::vector_value_regs(ty))
+    }
 
     fn each_param_loc(
         sig: &Signature,

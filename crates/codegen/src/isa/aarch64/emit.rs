@@ -29,7 +29,7 @@
 //! [x29]                 caller's x29
 //! [x29 - 8*(i+1)]       callee-saved register i (x19–x28, then d8–d15; saved only when used)
 //! ...                   padding to 16 bytes
-//! [sp + spill_base + 8*i]  spill slot i
+//! [sp + spill_base + 8*i]  spill slot i (16*i in a function with vectors)
 //! [sp + slot_off]       explicit stack slots
 //! [sp + ret_area_base]  outgoing return area (calls of functions with many results)
 //! [sp + 8*i]            outgoing stack argument i of the next call
@@ -72,6 +72,8 @@ pub enum A64LabelUse {
     Branch14,
     /// `adr` of a constant: ±1 MiB, no veneer (data is not reached by jumping).
     Adr21,
+    /// `ldr` (literal) of a constant (a vector's): ±1 MiB, no veneer.
+    Literal19,
     /// A 32-bit word holding `label - use + addend`, the addend being what the word held
     /// before patching (jump-table entries, the long veneer's offset): ±2 GiB.
     PcRel32,
@@ -85,19 +87,21 @@ impl A64LabelUse {
             A64LabelUse::Branch19 => Some(AsmLabelUse::Branch19),
             A64LabelUse::Branch14 => Some(AsmLabelUse::Branch14),
             A64LabelUse::Adr21 => Some(AsmLabelUse::Adr21),
+            A64LabelUse::Literal19 => Some(AsmLabelUse::Literal19),
             A64LabelUse::PcRel32 => None,
         }
     }
 
-    /// The use kind of a fixup the assembler returned (`adrp` and literal loads are never
-    /// resolved by the buffer).
+    /// The use kind of a fixup the assembler returned (`adrp` is never resolved by the
+    /// buffer).
     pub fn of(kind: AsmLabelUse) -> A64LabelUse {
         match kind {
             AsmLabelUse::Branch26 => A64LabelUse::Branch26,
             AsmLabelUse::Branch19 => A64LabelUse::Branch19,
             AsmLabelUse::Branch14 => A64LabelUse::Branch14,
             AsmLabelUse::Adr21 => A64LabelUse::Adr21,
-            AsmLabelUse::Adrp21 | AsmLabelUse::Literal19 => {
+            AsmLabelUse::Literal19 => A64LabelUse::Literal19,
+            AsmLabelUse::Adrp21 => {
                 panic!("{kind:?} fields are never resolved by the MachBuffer")
             }
         }
@@ -176,7 +180,7 @@ impl LabelUse for A64LabelUse {
                 branch::b(&mut code, PcOffset::ZERO);
                 (veneer_offset, A64LabelUse::Branch26)
             }
-            A64LabelUse::Adr21 | A64LabelUse::PcRel32 => {
+            A64LabelUse::Adr21 | A64LabelUse::Literal19 | A64LabelUse::PcRel32 => {
                 panic!("{self:?} has no veneer (supports_veneer is false)")
             }
         };
@@ -341,6 +345,27 @@ pub(super) fn copy_reg(buf: &mut Buf, dst: PReg, src: PReg) {
         RegClass::Int => logical_reg(buf, LogicalOp::Orr, Size::S64, zr(dst), GprZr::ZR, zr(src)),
         RegClass::Float => fp_enc::fp_unary(buf, FpUnaryOp::Fmov, FpSize::F64, fpr(dst), fpr(src)),
     }
+}
+
+/// A copy of all 128 bits of an FP/SIMD register, or a 64-bit copy of an integer one (a
+/// function with vectors).
+pub(super) fn copy_reg_wide(buf: &mut Buf, dst: PReg, src: PReg) {
+    match src.class() {
+        RegClass::Float if dst != src => super::asm::simd::vec_mov(buf, fpr(dst), fpr(src)),
+        _ => copy_reg(buf, dst, src),
+    }
+}
+
+/// Store (`load` false) or load all 128 bits of the FP/SIMD register `reg` at
+/// `[sp + offset]` (a 16-byte spill slot).
+pub(super) fn spill_access_q(buf: &mut Buf, load: bool, reg: PReg, offset: i64) {
+    let a = amode(buf, GprSp::SP, offset, 16);
+    let op = if load {
+        FpLdSt::Ldr(FpMemSize::S128)
+    } else {
+        FpLdSt::Str(FpMemSize::S128)
+    };
+    ld_st_fp(buf, op, fpr(reg), a);
 }
 
 /// An edit's register location (edits between registers and spill slots).

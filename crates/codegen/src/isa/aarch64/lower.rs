@@ -1,4 +1,5 @@
-//! The glue between the generated AArch64 selector (`lower.rules`) and the Lower driver.
+//! The glue between the generated AArch64 selector (`lower.rules`, `lower_i128.rules`,
+//! `lower_vec.rules`) and the Lower driver (the vector externs are `lower_vec.rs`'s).
 //!
 //! # Contract
 //!
@@ -42,20 +43,22 @@ use super::asm::logical::LogicalImmOp;
 use super::asm::logical_imm::LogicalImm;
 use super::asm::mul_div::MaddOp;
 use super::asm::operands::ShiftAmount;
+use super::asm::simd::{AcrossOp, Elem, NarrowOp, ShiftImmOp, VecBinOp, VecUnaryOp};
 use super::asm::{FpMemSize, FpSize, MemSize, Size};
 use super::inst::{
     AluInst, AluOp, AtomicInst, BrTable, CallDest, CmpRhs, Cond, ControlInst, DivKind, FloatInst,
-    FrameValue, Inst, LoadKind, Mem, MemInst, StoreKind, UnaryOp,
+    FrameValue, Inst, LoadKind, Mem, MemInst, StoreKind, UnaryOp, VecInst,
 };
 use super::isel::*;
 use crate::chaos::Decision;
 use crate::machinst::ir_ops::Op;
 use crate::machinst::isel::isel_prelude_externs;
+use crate::machinst::isel::vec::{VecLanes, V128};
 
 pub(super) mod generated {
     use super::*;
     // The IR types of `ir_ops.rules` that the rest of this file does not import.
-    use kestrel_ir::{FuncRef, TrapCode};
+    use kestrel_ir::{Constant, FuncRef, Immediate, TrapCode};
     include!(concat!(env!("OUT_DIR"), "/aarch64_lower.rs"));
 }
 // Enums the rules declare for themselves (the DSL generates them).
@@ -63,6 +66,7 @@ pub use generated::{LoadWidth, StoreWidth};
 
 impl generated::Context for IselCtx<'_, '_> {
     isel_prelude_externs!();
+    super::lower_vec::vec_externs!();
 
     fn narrow_ty(&mut self, ty: Type) -> Option<Type> {
         (ty == Type::I8 || ty == Type::I16).then_some(ty)

@@ -4,7 +4,7 @@
 //! (`machinst::backend`): [`Aarch64Isa`] is the `TargetIsa` (`isa::lookup("aarch64")`),
 //! whose `compile` builds an [`Aarch64Backend`] from the flags and runs the shared pipeline
 //! (`machinst::compile`) with this ISA's pieces: `inst` (the instruction enum and its
-//! operands), `lower.rules` + `lower` (selection), `emit` (encoding, frame, edits, islands
+//! operands), `lower.rules` + `lower_vec.rules` + `lower` (selection), `emit` (encoding, frame, edits, islands
 //! and veneers) and `abi` (calling convention and frame layout). [`asm`] encodes each instruction form into 32-bit words; every form it emits is
 //! cross-checked against `aarch64-linux-gnu-objdump` in its tests.
 //!
@@ -21,6 +21,7 @@ mod isel;
 pub mod lower;
 mod lower_mem;
 mod lower_pair;
+mod lower_vec;
 pub mod probestack;
 pub mod stack_limit;
 pub mod unwind;

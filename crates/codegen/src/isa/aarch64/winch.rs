@@ -42,6 +42,17 @@ pub fn check(sig: &Signature) -> Result<(), CodegenError> {
             "i128 under the winch convention on aarch64",
         ));
     }
+    if let Some(p) = sig
+        .params
+        .iter()
+        .chain(&sig.returns)
+        .find(|p| p.value_type.is_vector())
+    {
+        return Err(CodegenError::unsupported(format!(
+            "vector argument or result of type {} under the winch convention on aarch64",
+            p.value_type
+        )));
+    }
     if sig
         .returns
         .iter()
@@ -88,6 +99,14 @@ pub fn area_access(ty: Type) -> (StoreKind, LoadKind) {
             },
             LoadKind::Float {
                 size: FpMemSize::S64,
+            },
+        ),
+        _ if ty.is_vector() => (
+            StoreKind::Float {
+                size: FpMemSize::S128,
+            },
+            LoadKind::Float {
+                size: FpMemSize::S128,
             },
         ),
         _ => int(match ty.bytes() {

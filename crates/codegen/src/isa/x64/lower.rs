@@ -56,6 +56,7 @@ use super::lower_mem::{self, LeaPlan};
 pub use super::lower_op::Op;
 use crate::chaos::Decision;
 use crate::machinst::isel::isel_prelude_externs;
+use crate::machinst::isel::vec::VecLanes;
 
 pub use super::isel::IselCtx;
 use super::isel::*;

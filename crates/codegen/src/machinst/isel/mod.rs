@@ -18,6 +18,7 @@
 mod prelude;
 
 pub mod global_value;
+pub mod vec;
 
 pub(crate) use prelude::isel_prelude_externs;
 

@@ -38,7 +38,7 @@
 //! - [`label_use`]: PC-relative field kinds, offsets and fixups.
 //! - One file per family: [`add_sub`], [`logical`], [`moves`], [`shift`], [`bitfield`],
 //!   [`mul_div`], [`bits`], [`cond`], [`mem`], [`pair`], [`branch`], [`fp`], [`atomic`],
-//!   [`misc`].
+//!   [`misc`], [`simd`].
 //!
 //! Every form is cross-checked against `aarch64-linux-gnu-objdump` in the `tests` module.
 //!
@@ -86,6 +86,7 @@ pub mod operands;
 pub mod pair;
 pub mod regs;
 pub mod shift;
+pub mod simd;
 
 #[cfg(test)]
 pub(crate) mod tests;

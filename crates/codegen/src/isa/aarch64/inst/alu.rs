@@ -71,7 +71,8 @@ pub enum AluInst<R = VReg> {
     /// `dst = imm` at `size` (the shortest `movz`/`movn`/`orr`/`movk` sequence). Operands:
     /// `[dst def]`.
     MovImm { size: Size, dst: R, imm: u64 },
-    /// `dst = src`, 64 bits, of either register class. Operands: `[src use, dst def]`.
+    /// `dst = src`, 64 bits, of either register class (all 128 bits of an FP/SIMD register
+    /// in a function with vectors, `mach.rs`). Operands: `[src use, dst def]`.
     Mov { dst: R, src: R },
     /// `dst = a op b` at `size`. Operands: `[a use, b use, dst def]`.
     Rrr { op: AluOp, size: Size, dst: R, a: R, b: R },

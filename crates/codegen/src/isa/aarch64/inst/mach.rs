@@ -4,6 +4,7 @@
 //!
 //! Cost: as `emit.rs` states, O(1) per instruction and per edit.
 
+use super::super::abi::scratch_fp;
 use super::super::asm::branch;
 use super::super::asm::mem::{ld_st, ld_st_fp, Amode, FpLdSt, IntLdSt};
 use super::super::asm::pair::{ld_st_pair, pair_index, IntPair, PairAmode};
@@ -21,6 +22,10 @@ impl MachInst for Inst {
 
     crate::machinst::shared_inst::mach_inst_forwarding!();
 
+    fn vector_call_clobbers() -> PRegSet {
+        super::super::abi::vector_call_clobbers()
+    }
+
     fn emit(&self, allocs: &[Allocation], ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
         let start = buf.cur_offset();
         let mut regs = allocs.iter();
@@ -28,12 +33,19 @@ impl MachInst for Inst {
             let alloc = regs.next().expect("one allocation per operand");
             alloc.as_reg().expect("operands are allocated to registers")
         });
+        let wide = ctx.frame.spill_slot_bytes == 16;
         match self {
+            // A function with vectors moves all 128 bits of a float-class register.
+            Inst::Alu(AluInst::Mov { dst, src }) if wide => {
+                let (src, dst) = (m.reg_use(*src), m.reg_def(*dst));
+                copy_reg_wide(buf, dst, src);
+            }
             Inst::Alu(i) => i.map(&mut m).emit(buf),
             Inst::Float(i) => i.map(&mut m).emit(buf),
             Inst::Mem(i) => i.map(&mut m).emit(ctx, buf),
             Inst::Atomic(i) => i.map(&mut m).emit(buf),
             Inst::Control(i) => i.emit_mapped(&mut m, ctx, buf),
+            Inst::Vec(i) => i.map(&mut m).emit(buf),
         }
         // The buffer may have removed branch bytes at the tail: never more than were added.
         debug_assert!(
@@ -45,6 +57,21 @@ impl MachInst for Inst {
     fn emit_edit(edit: &Edit, ctx: &mut Ctx<'_, '_>, buf: &mut Buf) {
         let frame = ctx.frame;
         let slot = |a| frame.spill_offset(a).map(i64::from);
+        if edit.class == RegClass::Float && frame.spill_slot_bytes == 16 {
+            // A function with vectors: 16-byte slots, all 128 bits moved (through v31
+            // from slot to slot).
+            let v31 = super::fp_preg(scratch_fp());
+            match (slot(edit.from), slot(edit.to)) {
+                (None, None) => copy_reg_wide(buf, edit_reg(edit.to), edit_reg(edit.from)),
+                (None, Some(to)) => spill_access_q(buf, false, edit_reg(edit.from), to),
+                (Some(from), None) => spill_access_q(buf, true, edit_reg(edit.to), from),
+                (Some(from), Some(to)) => {
+                    spill_access_q(buf, true, v31, from);
+                    spill_access_q(buf, false, v31, to);
+                }
+            }
+            return;
+        }
         match (slot(edit.from), slot(edit.to)) {
             (None, None) => copy_reg(buf, edit_reg(edit.to), edit_reg(edit.from)),
             (None, Some(to)) => spill_access(buf, false, edit_reg(edit.from), to),

@@ -2,8 +2,8 @@
 //!
 //! # Contract
 //!
-//! [`Inst`] is one of five families ([`AluInst`], [`FloatInst`], [`MemInst`],
-//! [`AtomicInst`], [`ControlInst`]); each family's file keeps its variants, their operands,
+//! [`Inst`] is one of six families ([`AluInst`], [`FloatInst`], [`MemInst`],
+//! [`AtomicInst`], [`ControlInst`], [`VecInst`]); each family's file keeps its variants, their operands,
 //! printing and encoding together. [`ControlInst`] and [`MemInst`] are the families every
 //! ISA shares (`machinst::control`, `machinst::memory`: variants, operands and printing
 //! there); their files here plug in this ISA's parts and encode them.
@@ -36,6 +36,7 @@ mod control;
 mod float;
 mod mach;
 mod mem;
+mod vec;
 
 pub(crate) use crate::machinst::operands::map_operands;
 pub use crate::machinst::operands::{OperandSpec, Operands};
@@ -45,6 +46,7 @@ pub use cond::{CmpRhs, Cond, Pred};
 pub use control::{BrTable, ControlInst};
 pub use float::FloatInst;
 pub use mem::{Mem, MemInst};
+pub use vec::{VecInst, V128};
 
 /// The hardware register `gpr` as an allocator register.
 pub fn gpr_preg(gpr: Gpr) -> PReg {
@@ -110,6 +112,7 @@ pub enum Inst<R = VReg> {
     Mem(MemInst<R>),
     Atomic(AtomicInst<R>),
     Control(ControlInst<R>),
+    Vec(VecInst<R>),
 }
 
 crate::machinst::shared_inst::inst_families!(
@@ -117,5 +120,6 @@ crate::machinst::shared_inst::inst_families!(
     FloatInst => Float,
     MemInst => Mem,
     AtomicInst => Atomic,
-    ControlInst => Control
+    ControlInst => Control,
+    VecInst => Vec
 );

@@ -15,28 +15,7 @@ use super::super::asm::vec::{self as enc, LaneSize, Movmsk, VecImmOp, VecOp, Vec
 use super::super::asm::{Amode, GprMem, Xmm, XmmMem};
 use super::super::emit::{gpr, xmm, Buf, X64LabelUse};
 use super::{map_operands, OperandSpec, Operands};
-
-/// 128 bits, lane 0 in the low bits of `lo`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct V128 {
-    pub lo: u64,
-    pub hi: u64,
-}
-
-impl V128 {
-    /// The 128 bits `bits`.
-    pub fn new(bits: u128) -> V128 {
-        V128 {
-            lo: bits as u64,
-            hi: (bits >> 64) as u64,
-        }
-    }
-
-    /// The 128 bits.
-    pub fn bits(self) -> u128 {
-        u128::from(self.lo) | u128::from(self.hi) << 64
-    }
-}
+pub use crate::machinst::isel::vec::V128;
 
 /// One vector instruction. Each variant's doc gives its operand order.
 #[derive(Clone, Debug)]

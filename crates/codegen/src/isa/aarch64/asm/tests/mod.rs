@@ -17,6 +17,7 @@ mod branch;
 mod fp;
 mod int;
 mod mem;
+mod simd;
 
 use std::fmt::Write as _;
 use std::process::Command;
