@@ -470,7 +470,7 @@ impl LowerBackend for Tweaked {
         ctx: &mut Lower<'_, Inst>,
         inst: kestrel_ir::Inst,
         targets: &[BlockIndex],
-    ) -> Option<()> {
+    ) -> Result<Option<()>, CodegenError> {
         X64Backend::default().lower_branch(ctx, inst, targets)
     }
 

@@ -77,6 +77,8 @@ fn inst_text(op: Opcode, ctrl: Option<Type>) -> Option<String> {
         F::NullAry => format!("{name}{sfx}"),
         F::Call => format!("{name} fn0()"),
         F::CallIndirect => format!("{name} sig0, v100()"),
+        F::TryCall => format!("{name} fn0(), sig0, block1, []"),
+        F::TryCallIndirect => format!("{name} v100(), sig0, block1, []"),
         F::FuncAddr => format!("{name}{sfx} fn0"),
         F::Jump => "jump block1".to_string(),
         F::Brif => format!("{name} v0, block1, block1"),

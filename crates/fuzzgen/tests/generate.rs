@@ -81,11 +81,14 @@ fn cases_verify_run_and_cover_the_opcodes() {
             .filter(|o| matches!(o, Outcome::Trapped(_)))
             .count();
     }
-    // The generator emits only what the backends compile.
+    // The generator emits only what the backends compile; `try_call` (whose handlers no
+    // backend compiles yet) is not among its opcodes.
     let emittable: Vec<_> = Opcode::ALL
         .iter()
         .filter(|&&op| {
-            !kestrel_fuzzgen::interpreter_only(op) && !kestrel_fuzzgen::needs_setting(op)
+            !kestrel_fuzzgen::interpreter_only(op)
+                && !kestrel_fuzzgen::needs_setting(op)
+                && !op.is_try_call()
         })
         .collect();
     let missing: Vec<_> = emittable.iter().filter(|op| !seen.contains(op)).collect();

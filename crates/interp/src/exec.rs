@@ -22,6 +22,11 @@ const FUNC_BASE: u64 = 0x7f00_0000;
 const LIBCALL_BASE: u64 = 0x7e00_0000;
 /// The value `get_return_address` produces (the interpreter has no real return addresses).
 const FAKE_RETURN_ADDRESS: u128 = 0x7d00_0000;
+/// The address `func_addr` gives `%__cranelift_throw`.
+const THROW_ADDRESS: u64 = LIBCALL_BASE - 16;
+/// Addresses from here to the last function's are code: readable, every byte zero (the
+/// interpreter's functions have no machine code; native code is readable too).
+const CODE_START: u64 = FAKE_RETURN_ADDRESS as u64;
 
 /// Where control goes after an instruction.
 enum Flow {
@@ -86,8 +91,14 @@ impl<'f> Interpreter<'f> {
         let info = &self.info[index];
         let frame_addr = match self
             .memory
-            .push_frame_bytes(info.frame_size as usize, info.frame_align as usize)
-        {
+            // 16 bytes below each frame (where a native frame keeps its frame record), so
+            // nested frames have distinct frame pointers even when empty: a throw finds its
+            // entry frame by it.
+            .push_frame_bytes(16, 1)
+            .and_then(|_| {
+                self.memory
+                    .push_frame_bytes(info.frame_size as usize, info.frame_align as usize)
+            }) {
             Some(a) if self.depth <= crate::MAX_CALL_DEPTH => a,
             _ => {
                 self.depth -= 1;
@@ -109,6 +120,20 @@ impl<'f> Interpreter<'f> {
         let result = match self.check_stack_limit(index, func, base) {
             Ok(()) => self.run_frame(index, func, base, frame_addr, entry),
             Err(e) => Err(e),
+        };
+        let result = match result {
+            // The unwind stops at the entry frame: the exception was not caught.
+            Err(InterpError::Exception { tag, entry_fp, .. }) if entry_fp == frame_addr => {
+                Err(InterpError::Invalid {
+                    function: name(),
+                    inst: Inst::from_u32(0),
+                    message: format!(
+                        "an exception with tag {tag} reached this frame (the throw's entry \
+                         frame) without meeting a handler"
+                    ),
+                })
+            }
+            r => r,
         };
         self.regs.truncate(base);
         self.memory.pop_to(mem_mark);
@@ -205,6 +230,10 @@ impl<'f> Interpreter<'f> {
         bytes: u32,
         flags: MemFlags,
     ) -> Result<u128, InterpError> {
+        let code_end = FUNC_BASE + 16 * self.funcs.len() as u64;
+        if addr >= CODE_START && addr.saturating_add(bytes as u64) <= code_end {
+            return Ok(0);
+        }
         self.memory
             .load(addr, bytes as usize, endian(flags))
             .map_err(|_| {
@@ -422,9 +451,61 @@ impl<'f> Interpreter<'f> {
                 self.set(base, results[0], x);
                 Ok(())
             }
+            Callee::Throw => {
+                if args.len() != 6 || !results.is_empty() {
+                    return Err(self.invalid(
+                        func,
+                        inst,
+                        "%__cranelift_throw takes (i64, i64, i64, i32, i64, i64) and returns nothing",
+                    ));
+                }
+                Err(InterpError::Exception {
+                    entry_fp: self.get(base, args[0]) as u64,
+                    tag: self.get(base, args[3]) as u32,
+                    payloads: [self.get(base, args[4]), self.get(base, args[5])],
+                })
+            }
             Callee::Unknown => {
                 Err(self.invalid(func, inst, "call to a function that is not in this module"))
             }
+        }
+    }
+
+    /// `try_call`: the call, then the normal destination with the callee's results, or the
+    /// first handler for a thrown exception's tag with its payloads.
+    #[allow(clippy::too_many_arguments)]
+    fn try_call(
+        &mut self,
+        func: &'f Function,
+        inst: Inst,
+        base: usize,
+        callee: Callee,
+        args: &[Value],
+        results: &[Value],
+        table: kestrel_ir::ExceptionTable,
+    ) -> Result<Flow, InterpError> {
+        let et = &func.exception_tables[table];
+        let (rets, payloads) = results.split_at(results.len().saturating_sub(2));
+        match self.do_call(func, inst, base, callee, args, rets) {
+            Ok(()) => Ok(self.branch(func, base, &et.normal)),
+            Err(InterpError::Exception {
+                tag,
+                payloads: values,
+                entry_fp,
+            }) => {
+                let Some(k) = et.tags.iter().position(|t| t.is_none_or(|t| t == tag)) else {
+                    return Err(InterpError::Exception {
+                        tag,
+                        payloads: values,
+                        entry_fp,
+                    });
+                };
+                for (&p, &x) in payloads.iter().zip(&values) {
+                    self.set(base, p, x);
+                }
+                Ok(self.branch(func, base, &et.handlers[k]))
+            }
+            Err(e) => Err(e),
         }
     }
 
@@ -465,6 +546,7 @@ impl<'f> Interpreter<'f> {
                 self.ret_buf.push(lc.apply(&vals[..args.len()]));
                 Ok(Flow::Return)
             }
+            Callee::Throw => Err(self.invalid(func, inst, "a tail call to %__cranelift_throw")),
             Callee::Unknown => {
                 Err(self.invalid(func, inst, "call to a function that is not in this module"))
             }
@@ -478,6 +560,9 @@ impl<'f> Interpreter<'f> {
             if i < self.funcs.len() {
                 return Callee::Local(i);
             }
+        }
+        if addr == THROW_ADDRESS {
+            return Callee::Throw;
         }
         if (LIBCALL_BASE..FUNC_BASE).contains(&addr) && (addr - LIBCALL_BASE) % 16 == 0 {
             if let Some(lc) = LIBCALLS.get(((addr - LIBCALL_BASE) / 16) as usize) {
@@ -494,6 +579,7 @@ impl<'f> Interpreter<'f> {
                 .iter()
                 .position(|&l| l == lc)
                 .map(|i| (LIBCALL_BASE + 16 * i as u64) as u128),
+            Callee::Throw => Some(THROW_ADDRESS as u128),
             Callee::Unknown => None,
         }
     }
@@ -635,6 +721,21 @@ impl<'f> Interpreter<'f> {
                 let args = dfg.pool.get(args);
                 let callee = self.callee_at_address(self.get(base, args[0]));
                 return self.tail_call(func, inst, base, callee, &args[1..]);
+            }
+            D::TryCall {
+                func_ref,
+                args,
+                table,
+                ..
+            } => {
+                let callee = self.info[index].callees[func_ref.as_u32() as usize];
+                let args = dfg.pool.get(args);
+                return self.try_call(func, inst, base, callee, args, results, table);
+            }
+            D::TryCallIndirect { args, table, .. } => {
+                let args = dfg.pool.get(args);
+                let callee = self.callee_at_address(self.get(base, args[0]));
+                return self.try_call(func, inst, base, callee, &args[1..], results, table);
             }
             D::Call { func_ref, args, .. } => {
                 let callee = self.info[index].callees[func_ref.as_u32() as usize];

@@ -46,6 +46,10 @@ pub enum InterpError {
     NotCompact { function: String },
     #[error("%{function}: {inst}: {message}")]
     Invalid { function: String, inst: Inst, message: String },
+    /// An exception thrown by `%__cranelift_throw` on its way to a handler; seen by the
+    /// caller of the interpreter, nothing caught it.
+    #[error("uncaught exception with tag {tag}")]
+    Exception { tag: u32, payloads: [u128; 2], entry_fp: u64 },
 }
 
 impl InterpError {
@@ -63,6 +67,10 @@ impl InterpError {
 enum Callee {
     Local(usize),
     Libcall(libcall::Libcall),
+    /// `%__cranelift_throw(entry_fp, exit_fp, exit_pc, tag, payload1, payload2)`, the test
+    /// runner's throw routine: unwinds frames up to (not including) the one whose frame
+    /// pointer is `entry_fp`, to the first `try_call` with a handler for `tag`.
+    Throw,
     Unknown,
 }
 
@@ -219,6 +227,7 @@ fn func_info(f: &Function, by_name: &HashMap<String, usize>) -> FuncInfo {
             let key = name_key(&ext.name);
             match by_name.get(&key) {
                 Some(&i) => Callee::Local(i),
+                None if key == "__cranelift_throw" => Callee::Throw,
                 None => libcall::Libcall::from_name(&key)
                     .map(Callee::Libcall)
                     .unwrap_or(Callee::Unknown),

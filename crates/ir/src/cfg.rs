@@ -127,12 +127,17 @@ impl ControlFlowGraph {
 }
 
 /// Call `f` on every destination block named by branch `inst`, with repeats, skipping a
-/// `br_table` whose jump table does not exist.
+/// `br_table` (or `try_call`) whose table does not exist.
 pub(crate) fn for_each_destination(func: &Function, inst: Inst, mut f: impl FnMut(Block)) {
     match *func.dfg.inst(inst) {
         InstructionData::BranchTable { table, .. } => {
             if let Some(jt) = func.jump_tables.get(table) {
                 jt.all_branches().for_each(|c| f(c.block));
+            }
+        }
+        InstructionData::TryCall { table, .. } | InstructionData::TryCallIndirect { table, .. } => {
+            if let Some(et) = func.exception_tables.get(table) {
+                et.all_branches().for_each(|c| f(c.block));
             }
         }
         ref data => data.branch_destinations().iter().for_each(|c| f(c.block)),

@@ -171,7 +171,12 @@ impl Function {
             }
             let Some(old) = old else { continue };
             let mut data = old_insts[old];
-            resolve_operands(&mut self.dfg, &mut data, &mut self.jump_tables);
+            resolve_operands(
+                &mut self.dfg,
+                &mut data,
+                &mut self.jump_tables,
+                &self.exception_tables,
+            );
             results.clear();
             results.extend_from_slice(self.dfg.pool.get(old_results[old]));
             let mut cursor = CompactCursor {
@@ -359,6 +364,11 @@ impl Function {
                 dest.args = old.compact_into(dest.args, &mut pool);
             }
         }
+        for et in self.exception_tables.values_mut() {
+            for dest in et.all_branches_mut() {
+                dest.args = old.compact_into(dest.args, &mut pool);
+            }
+        }
         dfg.pool = pool;
         old.clear();
         *spare = old;
@@ -380,11 +390,16 @@ fn emit_with_before(
     });
 }
 
-/// Rewrite every operand of `data` (and, for `br_table`, of its jump table) to resolved values.
+/// Rewrite every operand of `data` (and, for `br_table` and `try_call`, of its jump or
+/// exception table) to resolved values.
 fn resolve_operands(
     dfg: &mut DataFlowGraph,
     data: &mut InstructionData,
     jump_tables: &mut PrimaryMap<crate::entity::JumpTable, crate::function::JumpTableData>,
+    exception_tables: &PrimaryMap<
+        crate::entity::ExceptionTable,
+        crate::function::ExceptionTableData,
+    >,
 ) {
     for i in 0..data.fixed_args().len() {
         let v = data.fixed_args()[i];
@@ -398,6 +413,11 @@ fn resolve_operands(
     }
     if let InstructionData::BranchTable { table, .. } = *data {
         for dest in jump_tables[table].all_branches() {
+            resolve_list(dfg, dest.args);
+        }
+    }
+    if let Some(table) = data.exception_table() {
+        for dest in exception_tables[table].all_branches() {
             resolve_list(dfg, dest.args);
         }
     }

@@ -94,6 +94,11 @@ entity!(
     "jt"
 );
 entity!(
+    /// The destinations of a `try_call`: normal successor and handlers.
+    ExceptionTable,
+    "et"
+);
+entity!(
     /// A global value (`vmctx`, loads from other global values).
     GlobalValue,
     "gv"

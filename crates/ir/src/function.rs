@@ -5,7 +5,8 @@ use std::fmt;
 
 use crate::dfg::DataFlowGraph;
 use crate::entity::{
-    Block, FuncRef, GlobalValue, Inst, JumpTable, PrimaryMap, SecondaryMap, SigRef, StackSlot,
+    Block, ExceptionTable, FuncRef, GlobalValue, Inst, JumpTable, PrimaryMap, SecondaryMap, SigRef,
+    StackSlot,
 };
 use crate::instructions::BlockCall;
 use crate::layout::Layout;
@@ -247,6 +248,38 @@ impl JumpTableData {
     }
 }
 
+/// The destinations of a `try_call`: where a normal return goes, and per handler the
+/// exception tag it catches (`None`: `default`, any tag) and where it goes. Handlers are tried
+/// in order.
+///
+/// A `try_call`'s results are the callee's return values followed by the exception payload
+/// values ([`EXCEPTION_PAYLOAD_TYPES`]); they are not values of the function body: the return
+/// values may only be arguments of `normal` (`retN` in text) and the payloads only of the
+/// handlers (`exnN`).
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct ExceptionTableData {
+    /// The signature written in text (`sig0`); for `try_call` it must match the callee's.
+    pub sig: SigRef,
+    pub normal: BlockCall,
+    pub tags: Vec<Option<u32>>,
+    pub handlers: Vec<BlockCall>,
+}
+
+/// The types of the exception payload values a handler receives (`exn0`, `exn1`): two
+/// pointer-sized words, on the 64-bit targets Kestrel has.
+pub const EXCEPTION_PAYLOAD_TYPES: [Type; 2] = [Type::I64, Type::I64];
+
+impl ExceptionTableData {
+    /// The normal successor first, then the handlers in order.
+    pub fn all_branches(&self) -> impl Iterator<Item = &BlockCall> {
+        std::iter::once(&self.normal).chain(self.handlers.iter())
+    }
+
+    pub fn all_branches_mut(&mut self) -> impl Iterator<Item = &mut BlockCall> {
+        std::iter::once(&mut self.normal).chain(self.handlers.iter_mut())
+    }
+}
+
 /// Line and column (1-based) in the text a function was parsed from.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
 pub struct TextPos {
@@ -304,6 +337,7 @@ pub struct Function {
     pub signatures: PrimaryMap<SigRef, Signature>,
     pub ext_funcs: PrimaryMap<FuncRef, ExtFuncData>,
     pub jump_tables: PrimaryMap<JumpTable, JumpTableData>,
+    pub exception_tables: PrimaryMap<ExceptionTable, ExceptionTableData>,
     /// Memory regions named by `regionN` flags, in declaration order (`regionN` is entry N).
     pub alias_regions: Vec<AliasRegionData>,
     /// `stack_limit = gvN`: the prologue traps with `stk_ovf` when the stack pointer would
@@ -336,6 +370,7 @@ impl Clone for Function {
             signatures,
             ext_funcs,
             jump_tables,
+            exception_tables,
             alias_regions,
             stack_limit,
             dfg,
@@ -350,6 +385,7 @@ impl Clone for Function {
         self.signatures.clone_from(signatures);
         self.ext_funcs.clone_from(ext_funcs);
         self.jump_tables.clone_from(jump_tables);
+        self.exception_tables.clone_from(exception_tables);
         self.alias_regions.clone_from(alias_regions);
         self.stack_limit = *stack_limit;
         self.dfg.clone_from(dfg);
@@ -433,6 +469,13 @@ impl Function {
         match call_signature_in(&self.ext_funcs, &self.signatures, &data) {
             // A tail call returns the callee's results from this function: it has none.
             Some(_) if data.opcode().is_return_call() => self.dfg.make_inst_with_results(data, []),
+            Some(sig) if data.opcode().is_try_call() => self.dfg.make_inst_with_results(
+                data,
+                sig.returns
+                    .iter()
+                    .map(|p| p.value_type)
+                    .chain(EXCEPTION_PAYLOAD_TYPES),
+            ),
             Some(sig) => self
                 .dfg
                 .make_inst_with_results(data, sig.returns.iter().map(|p| p.value_type)),
@@ -453,6 +496,10 @@ impl Function {
             crate::instructions::InstructionData::BranchTable { table, .. } => {
                 1 + self.jump_tables[table].entries.len()
             }
+            crate::instructions::InstructionData::TryCall { table, .. }
+            | crate::instructions::InstructionData::TryCallIndirect { table, .. } => {
+                1 + self.exception_tables[table].handlers.len()
+            }
             _ => data.branch_destinations().len(),
         }
     }
@@ -471,6 +518,15 @@ impl Function {
                     jt.entries[k - 1]
                 }
             }
+            crate::instructions::InstructionData::TryCall { table, .. }
+            | crate::instructions::InstructionData::TryCallIndirect { table, .. } => {
+                let et = &self.exception_tables[table];
+                if k == 0 {
+                    et.normal
+                } else {
+                    et.handlers[k - 1]
+                }
+            }
             _ => data.branch_destinations()[k],
         }
     }
@@ -482,6 +538,12 @@ impl Function {
             crate::instructions::InstructionData::BranchTable { table, .. } => {
                 self.jump_tables[table].all_branches().copied().collect()
             }
+            crate::instructions::InstructionData::TryCall { table, .. }
+            | crate::instructions::InstructionData::TryCallIndirect { table, .. } => self
+                .exception_tables[table]
+                .all_branches()
+                .copied()
+                .collect(),
             _ => data.branch_destinations().to_vec(),
         }
     }
@@ -494,10 +556,12 @@ fn call_signature_in<'a>(
     data: &crate::instructions::InstructionData,
 ) -> Option<&'a Signature> {
     match *data {
-        crate::instructions::InstructionData::Call { func_ref, .. } => {
+        crate::instructions::InstructionData::Call { func_ref, .. }
+        | crate::instructions::InstructionData::TryCall { func_ref, .. } => {
             signatures.get(ext_funcs.get(func_ref)?.signature)
         }
-        crate::instructions::InstructionData::CallIndirect { sig_ref, .. } => {
+        crate::instructions::InstructionData::CallIndirect { sig_ref, .. }
+        | crate::instructions::InstructionData::TryCallIndirect { sig_ref, .. } => {
             signatures.get(sig_ref)
         }
         _ => None,

@@ -5,7 +5,8 @@
 //! stored here but in the data-flow graph.
 
 use crate::entity::{
-    Block, Constant, FuncRef, GlobalValue, Immediate, JumpTable, SigRef, StackSlot, Value,
+    Block, Constant, ExceptionTable, FuncRef, GlobalValue, Immediate, JumpTable, SigRef, StackSlot,
+    Value,
 };
 use crate::immediates::{AtomicRmwOp, FloatCC, IntCC, MemFlags, TrapCode};
 use crate::opcode::{InstructionFormat, Opcode};
@@ -124,6 +125,20 @@ pub enum InstructionData {
         sig_ref: SigRef,
         args: ValueList,
     },
+    /// The destinations (and the signature written in text) are in the exception table.
+    TryCall {
+        opcode: Opcode,
+        func_ref: FuncRef,
+        args: ValueList,
+        table: ExceptionTable,
+    },
+    /// `args[0]` is the callee address, the rest are the arguments.
+    TryCallIndirect {
+        opcode: Opcode,
+        sig_ref: SigRef,
+        args: ValueList,
+        table: ExceptionTable,
+    },
     FuncAddr {
         opcode: Opcode,
         func_ref: FuncRef,
@@ -218,6 +233,8 @@ impl InstructionData {
             | BranchTable { opcode, .. }
             | Call { opcode, .. }
             | CallIndirect { opcode, .. }
+            | TryCall { opcode, .. }
+            | TryCallIndirect { opcode, .. }
             | FuncAddr { opcode, .. }
             | Load { opcode, .. }
             | Store { opcode, .. }
@@ -261,6 +278,8 @@ impl InstructionData {
             D::BranchTable { .. } => F::BranchTable,
             D::Call { .. } => F::Call,
             D::CallIndirect { .. } => F::CallIndirect,
+            D::TryCall { .. } => F::TryCall,
+            D::TryCallIndirect { .. } => F::TryCallIndirect,
             D::FuncAddr { .. } => F::FuncAddr,
             D::Load { .. } => F::Load,
             D::Store { .. } => F::Store,
@@ -336,7 +355,9 @@ impl InstructionData {
         match *self {
             InstructionData::MultiAry { args, .. }
             | InstructionData::Call { args, .. }
-            | InstructionData::CallIndirect { args, .. } => Some(args),
+            | InstructionData::CallIndirect { args, .. }
+            | InstructionData::TryCall { args, .. }
+            | InstructionData::TryCallIndirect { args, .. } => Some(args),
             _ => None,
         }
     }
@@ -347,7 +368,9 @@ impl InstructionData {
         match self {
             InstructionData::MultiAry { args, .. }
             | InstructionData::Call { args, .. }
-            | InstructionData::CallIndirect { args, .. } => Some(args),
+            | InstructionData::CallIndirect { args, .. }
+            | InstructionData::TryCall { args, .. }
+            | InstructionData::TryCallIndirect { args, .. } => Some(args),
             _ => None,
         }
     }
@@ -359,7 +382,18 @@ impl InstructionData {
         self.fixed_args().iter().chain(list.iter()).copied()
     }
 
-    /// The direct branch destinations (`jump`, `brif`); `br_table` keeps its in a jump table.
+    /// The exception table of a `try_call` or `try_call_indirect`.
+    #[inline]
+    pub fn exception_table(&self) -> Option<ExceptionTable> {
+        match *self {
+            InstructionData::TryCall { table, .. }
+            | InstructionData::TryCallIndirect { table, .. } => Some(table),
+            _ => None,
+        }
+    }
+
+    /// The direct branch destinations (`jump`, `brif`); `br_table` keeps its in a jump table,
+    /// `try_call` in an exception table.
     #[inline]
     pub fn branch_destinations(&self) -> &[BlockCall] {
         match self {

@@ -30,11 +30,12 @@ pub mod verifier;
 
 pub use dfg::{ConstantData, DataFlowGraph, ValueDef};
 pub use entity::{
-    Block, Constant, FuncRef, GlobalValue, Immediate, Inst, JumpTable, SigRef, StackSlot, Value,
+    Block, Constant, ExceptionTable, FuncRef, GlobalValue, Immediate, Inst, JumpTable, SigRef,
+    StackSlot, Value,
 };
 pub use function::{
-    AbiParam, ArgumentExtension, ArgumentPurpose, CallConv, ExtFuncData, Function, FunctionName,
-    GlobalValueData, JumpTableData, Signature, StackSlotData,
+    AbiParam, ArgumentExtension, ArgumentPurpose, CallConv, ExceptionTableData, ExtFuncData,
+    Function, FunctionName, GlobalValueData, JumpTableData, Signature, StackSlotData,
 };
 pub use immediates::{AtomicRmwOp, FloatCC, IntCC, MemFlags, TrapCode};
 pub use instructions::{BlockCall, InstructionData};

@@ -3,7 +3,7 @@
 //! One row per opcode: its CLIF name, its instruction format (the shape of its operands, see
 //! [`InstructionFormat`]), where its controlling type comes from, and its effect flags. The
 //! set is Cranelift's (wasmtime `release-48.0.0`) for scalar and fixed-width vector types
-//! (not dynamic vectors or exceptions), plus the older
+//! (not dynamic vectors; `get_exception_handler_address` neither), plus the older
 //! `stack_load`, `stack_store`, `global_value` and `band_not`/`bor_not`/`bxor_not`, which
 //! existing `.clif` files still use.
 
@@ -37,6 +37,10 @@ pub enum InstructionFormat {
     BranchTable,
     Call,
     CallIndirect,
+    /// `try_call`: a call whose outcomes are branches (see `ExceptionTableData`).
+    TryCall,
+    /// `try_call_indirect`: `args[0]` is the callee address.
+    TryCallIndirect,
     FuncAddr,
     Load,
     Store,
@@ -160,6 +164,8 @@ opcodes! {
     CallIndirect "call_indirect" CallIndirect Op(0), [CALL | CAN_TRAP | LOADS | STORES | SIDE_EFFECTS];
     ReturnCall "return_call" Call NO, [TERMINATOR | RETURN | CALL | CAN_TRAP | LOADS | STORES | SIDE_EFFECTS];
     ReturnCallIndirect "return_call_indirect" CallIndirect Op(0), [TERMINATOR | RETURN | CALL | CAN_TRAP | LOADS | STORES | SIDE_EFFECTS];
+    TryCall "try_call" TryCall NO, [TERMINATOR | BRANCH | CALL | CAN_TRAP | LOADS | STORES | SIDE_EFFECTS];
+    TryCallIndirect "try_call_indirect" TryCallIndirect Op(0), [TERMINATOR | BRANCH | CALL | CAN_TRAP | LOADS | STORES | SIDE_EFFECTS];
     FuncAddr "func_addr" FuncAddr Sfx, [];
 
     // Constants.
@@ -355,6 +361,12 @@ impl Opcode {
     #[inline]
     pub fn is_return_call(self) -> bool {
         self.flags().contains(OpFlags::RETURN.union(OpFlags::CALL))
+    }
+    /// `try_call` or `try_call_indirect`: a call that ends its block and branches to the
+    /// normal successor or to a handler.
+    #[inline]
+    pub fn is_try_call(self) -> bool {
+        self.flags().contains(OpFlags::BRANCH.union(OpFlags::CALL))
     }
     #[inline]
     pub fn can_trap(self) -> bool {

@@ -73,6 +73,8 @@ fn format_spec(format: F) -> (&'static [Field], &'static str) {
         F::BranchTable => (&[("a", V)], "BranchTable { opcode, arg: a, .. }"),
         F::Call => (&[], "Call { opcode, .. }"),
         F::CallIndirect => (&[], "CallIndirect { opcode, .. }"),
+        F::TryCall => (&[], "TryCall { opcode, .. }"),
+        F::TryCallIndirect => (&[], "TryCallIndirect { opcode, .. }"),
         F::FuncAddr => (
             &[("func", "FuncRef")],
             "FuncAddr { opcode, func_ref: func }",
@@ -149,6 +151,8 @@ const FORMATS: &[F] = &[
     F::BranchTable,
     F::Call,
     F::CallIndirect,
+    F::TryCall,
+    F::TryCallIndirect,
     F::FuncAddr,
     F::Load,
     F::Store,

@@ -89,12 +89,12 @@ impl TypeSet {
 pub fn ctrl_type_set(op: Opcode) -> TypeSet {
     use Opcode::*;
     match op {
-        Jump | BrTable | Return | Trap | Debugtrap | Call | ReturnCall | Nop | Fence
+        Jump | BrTable | Return | Trap | Debugtrap | Call | ReturnCall | TryCall | Nop | Fence
         | SequencePoint | F32const | F64const | F16const | F128const | Uload8x8 | Sload8x8
         | Uload16x4 | Sload16x4 | Uload32x2 | Sload32x2 => TypeSet::Nothing,
         Brif | Trapz | Trapnz => TypeSet::Int,
-        CallIndirect | ReturnCallIndirect | FuncAddr | StackAddr | GetFramePointer
-        | GetStackPointer | GetReturnAddress | GetPinnedReg | SetPinnedReg => {
+        CallIndirect | ReturnCallIndirect | TryCallIndirect | FuncAddr | StackAddr
+        | GetFramePointer | GetStackPointer | GetReturnAddress | GetPinnedReg | SetPinnedReg => {
             TypeSet::IntRange(32, 64)
         }
         GlobalValue => TypeSet::Any,
@@ -143,10 +143,9 @@ pub fn result_types(op: Opcode, ctrl: Type) -> ResultTypes {
     use Opcode::*;
     match op {
         Jump | Brif | BrTable | Return | Trap | Trapz | Trapnz | Debugtrap | Call
-        | CallIndirect | ReturnCall | ReturnCallIndirect | Nop | Fence | SequencePoint | Store
-        | Istore8 | Istore16 | Istore32 | StackStore | AtomicStore | SetPinnedReg => {
-            ResultTypes::none()
-        }
+        | CallIndirect | ReturnCall | ReturnCallIndirect | TryCall | TryCallIndirect | Nop
+        | Fence | SequencePoint | Store | Istore8 | Istore16 | Istore32 | StackStore
+        | AtomicStore | SetPinnedReg => ResultTypes::none(),
         F32const => ResultTypes::one(Type::F32),
         F64const => ResultTypes::one(Type::F64),
         F16const => ResultTypes::one(Type::F16),

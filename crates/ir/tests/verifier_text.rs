@@ -172,3 +172,61 @@ block0(v0: f32x4, v1: i8x16):
 ";
     verify_text(ok).unwrap();
 }
+
+#[test]
+fn try_call_destinations_and_signature() {
+    let wrap = |sigs: &str, inst: &str| {
+        format!(
+            "function %f(i64) -> i64 {{
+{sigs}
+    fn0 = %g(i64) -> i64
+block0(v0: i64):
+    {inst}
+block1(v1: i64):
+    return v1
+block2(v2: i64, v3: i64):
+    return v3
+}}
+"
+        )
+    };
+    let sig = "    sig0 = (i64) -> i64";
+    verify_text(&wrap(
+        sig,
+        "try_call fn0(v0), sig0, block1(ret0), [ tag7: block2(exn0, exn1), default: block2(v0, exn1) ]",
+    ))
+    .unwrap();
+    let e = verify_text(&wrap(sig, "try_call fn0(v0), sig0, block1(ret0, v0), []")).unwrap_err();
+    assert!(
+        e.contains("5:5: %f, block0, inst0 (try_call): branch to block1 passes 2 argument(s), but block1 has 1 parameter(s)"),
+        "{e}"
+    );
+    let e = verify_text(&wrap(
+        sig,
+        "try_call fn0(v0), sig0, block1(ret0), [ tag1: block2(exn0) ]",
+    ))
+    .unwrap_err();
+    assert!(
+        e.contains("branch to block2 passes 1 argument(s), but block2 has 2 parameter(s)"),
+        "{e}"
+    );
+    let e = verify_text(&wrap(
+        "    sig0 = (i64) -> i64\n    sig1 = (i32) -> i64",
+        "try_call fn0(v0), sig1, block1(ret0), []",
+    ))
+    .unwrap_err();
+    assert!(
+        e.contains("`try_call` names sig1, which is not the callee's signature"),
+        "{e}"
+    );
+    // try_call_indirect's signature is the one written.
+    let e = verify_text(&wrap(
+        "    sig0 = (i64) -> i32",
+        "try_call_indirect v0(v0), sig0, block1(ret0), []",
+    ))
+    .unwrap_err();
+    assert!(
+        e.contains("passes ret0 of type i32 as parameter 0 (v1), which has type i64"),
+        "{e}"
+    );
+}

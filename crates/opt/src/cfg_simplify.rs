@@ -21,7 +21,9 @@
 //!    edge into the block passes either one other value `v` or the parameter itself (the
 //!    parameter becomes an alias of `v`), or when its only uses are edges passing it back
 //!    into its own place (it is dead); every edge into the block (jumps, both `brif`
-//!    destinations, every jump-table entry) loses the matching argument.
+//!    destinations, every jump-table entry, `try_call` destinations) loses the matching
+//!    argument. A parameter passed a `try_call`'s `retN` or `exnN` is never made an alias
+//!    of it (those values exist only as block arguments).
 //! 4. Blocks that no path from the entry reaches any more are deleted
 //!    (`unreachable.rs`), at the start of each round and at the end; each round walks the
 //!    blocks a depth-first search from the entry finds, in the order it finds them.
@@ -336,6 +338,25 @@ fn rewrite_calls(
         }
         return rewritten;
     }
+    if let Some(table) = data.exception_table() {
+        // One `try_call` per exception table: no walk marks needed.
+        for k in 0..=func.exception_tables[table].handlers.len() {
+            let call = match k {
+                0 => func.exception_tables[table].normal,
+                _ => func.exception_tables[table].handlers[k - 1],
+            };
+            if let Some(new) = f(func, call) {
+                let et = &mut func.exception_tables[table];
+                *(if k == 0 {
+                    &mut et.normal
+                } else {
+                    &mut et.handlers[k - 1]
+                }) = new;
+                rewritten += 1;
+            }
+        }
+        return rewritten;
+    }
     for k in 0..data.branch_destinations().len() {
         if let Some(new) = f(func, data.branch_destinations()[k]) {
             data.branch_destinations_mut()[k] = new;
@@ -552,8 +573,13 @@ fn remove_params(
                         self_uses[base + i] += 1;
                         continue;
                     }
+                    // A `try_call`'s result exists only as its block argument: a parameter
+                    // receiving one stays.
+                    let from_try_call = matches!(func.dfg.value_def(a),
+                        ValueDef::Result(d, _) if func.dfg.inst(d).opcode().is_try_call());
                     let slot = &mut incoming[base + i];
                     *slot = match *slot {
+                        _ if from_try_call => Incoming::Many,
                         Incoming::Nothing => Incoming::One(a),
                         Incoming::One(v) if v == a => Incoming::One(v),
                         _ => Incoming::Many,

@@ -9,7 +9,7 @@
 //! instead. With one such edge, `P` has no parameters and its `jump` passes the header what
 //! that edge passed; with several, `P` takes the header's parameter types and passes its
 //! parameters on. A `br_table` whose jump table other `br_table`s read too gets its own copy
-//! of the table before its entries change.
+//! of the table before its entries change. A loop entered from a `try_call` gets none.
 //!
 //! Contract. Requires a function the verifier accepts with its control-flow graph and
 //! dominator tree, and no queued insertions. Maintains behavior (`P` only forwards what the
@@ -67,7 +67,12 @@ pub fn insert_preheaders(
             [only] => matches!(func.dfg.inst(*only), InstructionData::Jump { .. }),
             _ => false,
         };
-        if has_one || outside.is_empty() {
+        // An edge from a `try_call` may carry its `retN`/`exnN`, which only it can pass: such
+        // a loop keeps no preheader (hoisting skips it).
+        let from_try_call = outside
+            .iter()
+            .any(|&inst| func.dfg.inst(inst).opcode().is_try_call());
+        if has_one || outside.is_empty() || from_try_call {
             continue;
         }
         let Some(before) = layout_prev[header] else {

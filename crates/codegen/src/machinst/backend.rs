@@ -246,7 +246,7 @@ impl<I: Isa> LowerBackend for PipelineBackend<I> {
         ctx: &mut Lower<'_, I::Inst>,
         inst: IrInst,
         targets: &[BlockIndex],
-    ) -> Option<()> {
+    ) -> Result<Option<()>, CodegenError> {
         select_branch(ctx, inst, targets, self.features, I::select_branch)
     }
 

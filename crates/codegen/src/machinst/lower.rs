@@ -106,7 +106,7 @@ pub trait LowerBackend {
         ctx: &mut Lower<'_, Self::MInst>,
         inst: Inst,
         targets: &[BlockIndex],
-    ) -> Option<()>;
+    ) -> Result<Option<()>, CodegenError>;
 
     /// Define the entry block's parameters `params` (the function's incoming arguments).
     fn gen_args(
@@ -659,6 +659,24 @@ impl<'f, I: MachInst> Lower<'f, I> {
         }
     }
 
+    /// Give `values` the registers `regs`, in order (two for a split value), outside the
+    /// driver's result handling: for an instruction lowered as a branch (`try_call`).
+    pub fn define_values(&mut self, values: &[Value], regs: &[VReg]) -> Result<(), String> {
+        self.set_outputs(regs);
+        let mut next = 0;
+        for &v in values {
+            next = self.set_result(v, next)?;
+        }
+        self.num_outputs = 0;
+        match next == regs.len() {
+            true => Ok(()),
+            false => Err(format!(
+                "{} registers beyond the results",
+                regs.len() - next
+            )),
+        }
+    }
+
     /// The registers given by [`Lower::set_outputs`].
     #[inline]
     fn outputs(&self) -> &[VReg] {
@@ -911,7 +929,7 @@ pub(crate) fn lower_reusing<B: LowerBackend>(
                     insts.next();
                     let lowered = backend.lower_branch(&mut ctx, term, &succs);
                     ctx.take_misuse(Some(term))?;
-                    lowered.ok_or_else(|| unsupported_inst(f, term, "branch"))?;
+                    lowered?.ok_or_else(|| unsupported_inst(f, term, "branch"))?;
                     ctx.flush(f.debug_line(term));
                     for (slot, &succ) in succs.iter().enumerate() {
                         let call = &f.branch_destination(term, slot);

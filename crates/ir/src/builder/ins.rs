@@ -5,13 +5,30 @@
 
 use super::{BuilderError, FunctionBuilder};
 use crate::entity::{Block, FuncRef, GlobalValue, Inst, SigRef, StackSlot, Value};
-use crate::function::JumpTableData;
+use crate::function::{ExceptionTableData, JumpTableData, EXCEPTION_PAYLOAD_TYPES};
 use crate::immediates::{FloatCC, IntCC, MemFlags, TrapCode};
 use crate::instructions::{BlockCall, InstructionData as D};
 use crate::opcode::Opcode;
 use crate::types::Type;
 
 type Res<T> = Result<T, BuilderError>;
+
+/// A block-call argument of a `try_call` destination: a value, the callee's return value
+/// `Ret(n)` (normal destination only) or the exception payload `Exn(n)` (handlers only).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum TryCallArg {
+    Value(Value),
+    Ret(u32),
+    Exn(u32),
+}
+
+/// A `try_call` handler: the tag it catches (`None`: any), its block and arguments.
+#[derive(Clone, Debug)]
+pub struct Handler<'a> {
+    pub tag: Option<u32>,
+    pub block: Block,
+    pub args: &'a [TryCallArg],
+}
 
 /// Emits instructions at the end of the builder's current block.
 pub struct InstBuilder<'a> {
@@ -434,6 +451,128 @@ impl<'a> InstBuilder<'a> {
             args,
         };
         self.build(data, Type::INVALID)
+    }
+
+    /// `try_call callee(args), sig, normal(normal_args), [handlers…]`: ends the block. `sig`
+    /// must be the callee's signature.
+    pub fn try_call(
+        mut self,
+        callee: FuncRef,
+        sig: SigRef,
+        args: &[Value],
+        normal: (Block, &[TryCallArg]),
+        handlers: &[Handler<'_>],
+    ) -> Res<Inst> {
+        let args = self.b.func.dfg.pool.alloc(args);
+        let table = self.try_table(sig, normal, handlers)?;
+        let data = D::TryCall {
+            opcode: Opcode::TryCall,
+            func_ref: callee,
+            args,
+            table,
+        };
+        self.build_try(data, normal, handlers)
+    }
+
+    /// [`Self::try_call`] through `callee`, an address, with signature `sig`.
+    pub fn try_call_indirect(
+        mut self,
+        sig: SigRef,
+        callee: Value,
+        args: &[Value],
+        normal: (Block, &[TryCallArg]),
+        handlers: &[Handler<'_>],
+    ) -> Res<Inst> {
+        let mut all = Vec::with_capacity(args.len() + 1);
+        all.push(callee);
+        all.extend_from_slice(args);
+        let args = self.b.func.dfg.pool.alloc(&all);
+        let table = self.try_table(sig, normal, handlers)?;
+        let data = D::TryCallIndirect {
+            opcode: Opcode::TryCallIndirect,
+            sig_ref: sig,
+            args,
+            table,
+        };
+        self.build_try(data, normal, handlers)
+    }
+
+    /// A fresh exception table whose block calls get their arguments in `build_try`;
+    /// refuses `Exn` on the normal destination and `Ret` on a handler.
+    fn try_table(
+        &mut self,
+        sig: SigRef,
+        normal: (Block, &[TryCallArg]),
+        handlers: &[Handler<'_>],
+    ) -> Res<crate::entity::ExceptionTable> {
+        let bad = |message: &str| BuilderError::InvalidInstruction {
+            opcode: Opcode::TryCall,
+            message: message.into(),
+        };
+        if normal.1.iter().any(|a| matches!(a, TryCallArg::Exn(_))) {
+            return Err(bad(
+                "an exception payload (exnN) passed to the normal destination",
+            ));
+        }
+        if handlers
+            .iter()
+            .any(|h| h.args.iter().any(|a| matches!(a, TryCallArg::Ret(_))))
+        {
+            return Err(bad("a return value (retN) passed to a handler"));
+        }
+        let call = |block| BlockCall {
+            block,
+            args: Default::default(),
+        };
+        Ok(self.b.func.exception_tables.push(ExceptionTableData {
+            sig,
+            normal: call(normal.0),
+            tags: handlers.iter().map(|h| h.tag).collect(),
+            handlers: handlers.iter().map(|h| call(h.block)).collect(),
+        }))
+    }
+
+    fn build_try(
+        self,
+        data: D,
+        normal: (Block, &[TryCallArg]),
+        handlers: &[Handler<'_>],
+    ) -> Res<Inst> {
+        let Some(table) = data.exception_table() else {
+            unreachable!("build_try is given a try_call");
+        };
+        self.b.build_with(data, Type::INVALID, |func, inst| {
+            let results = func.dfg.inst_results(inst).to_vec();
+            let rets = results.len().saturating_sub(EXCEPTION_PAYLOAD_TYPES.len());
+            let lists = std::iter::once(normal.1).chain(handlers.iter().map(|h| h.args));
+            let resolved: Vec<Vec<Value>> = lists
+                .map(|args| {
+                    args.iter()
+                        .map(|&a| match a {
+                            TryCallArg::Value(v) => v,
+                            // Out of range: a value of no instruction, refused by the checks.
+                            TryCallArg::Ret(n) => results
+                                .get(n as usize)
+                                .filter(|_| (n as usize) < rets)
+                                .copied()
+                                .unwrap_or(Value::from_u32(u32::MAX)),
+                            TryCallArg::Exn(n) => results
+                                .get(rets + n as usize)
+                                .copied()
+                                .unwrap_or(Value::from_u32(u32::MAX)),
+                        })
+                        .collect()
+                })
+                .collect();
+            for (k, values) in resolved.iter().enumerate() {
+                let list = func.dfg.pool.alloc(values);
+                let et = &mut func.exception_tables[table];
+                match k {
+                    0 => et.normal.args = list,
+                    _ => et.handlers[k - 1].args = list,
+                }
+            }
+        })
     }
 
     /// A tail call of `callee` (`tail` convention): ends the block, and the function.

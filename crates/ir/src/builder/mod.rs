@@ -48,7 +48,7 @@ mod switch;
 #[cfg(test)]
 mod tests;
 
-pub use ins::InstBuilder;
+pub use ins::{Handler, InstBuilder, TryCallArg};
 pub use regions::RegionMark;
 pub use switch::Switch;
 
@@ -523,6 +523,17 @@ impl FunctionBuilder {
     /// comes from an operand). Branch arguments name the destination's user parameters only;
     /// the builder adds the phi arguments.
     pub fn build(&mut self, data: InstructionData, ty: Type) -> Result<Inst, BuilderError> {
+        self.build_with(data, ty, |_, _| {})
+    }
+
+    /// [`Self::build`], calling `fill` on the made instruction (its results exist) before its
+    /// destinations are checked: a `try_call`'s block calls name its results.
+    pub(crate) fn build_with(
+        &mut self,
+        data: InstructionData,
+        ty: Type,
+        fill: impl FnOnce(&mut Function, Inst),
+    ) -> Result<Inst, BuilderError> {
         if let Some(e) = &self.poisoned {
             return Err(e.clone());
         }
@@ -546,10 +557,12 @@ impl FunctionBuilder {
         }
         self.check_entities(&data)?;
         let mut dests = std::mem::take(&mut self.dest_scratch);
-        let checked = self.check_destinations(block, &data, &mut dests);
-        if let Err(e) = checked {
-            self.dest_scratch = dests;
-            return Err(e);
+        let late = data.exception_table().is_some();
+        if !late {
+            if let Err(e) = self.check_destinations(block, &data, &mut dests) {
+                self.dest_scratch = dests;
+                return Err(e);
+            }
         }
         let ctrl = match opcode.ctrl() {
             // A call's types come from its signature (`call_indirect`'s callee address is
@@ -563,6 +576,15 @@ impl FunctionBuilder {
             },
         };
         let inst = self.func.make_inst(data, ctrl);
+        if late {
+            fill(&mut self.func, inst);
+            if let Err(e) = self.check_destinations(block, &data, &mut dests) {
+                self.func.dfg.detach_results(inst);
+                self.refused_insts = true;
+                self.dest_scratch = dests;
+                return Err(e);
+            }
+        }
         if self.type_checks || cfg!(debug_assertions) {
             let mut errors = Vec::new();
             crate::verifier::types::inst_type_errors(&self.func, inst, &mut errors);
@@ -689,6 +711,14 @@ impl FunctionBuilder {
                 // `check_entities` ran first: the table exists.
                 if let Some(jt) = f.jump_tables.get(table) {
                     for call in jt.all_branches() {
+                        check(call, dests)?;
+                    }
+                }
+            }
+            InstructionData::TryCall { table, .. }
+            | InstructionData::TryCallIndirect { table, .. } => {
+                if let Some(et) = f.exception_tables.get(table) {
+                    for call in et.all_branches() {
                         check(call, dests)?;
                     }
                 }

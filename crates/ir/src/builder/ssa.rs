@@ -470,6 +470,15 @@ fn edit_calls_to(
         }
         return;
     }
+    if let Some(table) = data.exception_table() {
+        if func.exception_tables.is_valid(table) {
+            let et = &mut func.exception_tables[table];
+            for call in et.all_branches_mut().filter(|c| c.block == dest) {
+                call.args = edit(&mut func.dfg.pool, call.args);
+            }
+        }
+        return;
+    }
     for call in data.branch_destinations_mut() {
         if call.block == dest {
             call.args = edit(&mut func.dfg.pool, call.args);
@@ -493,6 +502,13 @@ fn phi_operand(
             .all_branches()
             .find(|c| c.block == dest)
             .copied(),
+        InstructionData::TryCall { table, .. } | InstructionData::TryCallIndirect { table, .. } => {
+            func.exception_tables
+                .get(table)?
+                .all_branches()
+                .find(|c| c.block == dest)
+                .copied()
+        }
         _ => data
             .branch_destinations()
             .iter()

@@ -849,3 +849,69 @@ fn vector_helpers_build_verified_code() {
     let v = b.append_block_params_for_function_params(entry).unwrap()[0];
     assert!(b.ins().extractlane(v, 2).is_err());
 }
+
+#[test]
+fn try_call_with_variables_across_its_edges() {
+    let mut b = builder(&[Type::I64], &[Type::I64]);
+    let callee_sig = sig(&[Type::I64], &[Type::I64]);
+    let sig0 = b.import_signature(callee_sig.clone());
+    let sig1 = b.import_signature(callee_sig);
+    let callee = b.import_function(ExtFuncData {
+        name: FunctionName::Named("g".into()),
+        signature: sig1,
+        colocated: true,
+    });
+    let entry = b.create_block();
+    let normal = b.create_block();
+    let join = b.create_block();
+    b.append_block_params_for_function_params(entry).unwrap();
+    b.switch_to_block(entry).unwrap();
+    let x = b.block_params(entry)[0];
+    let var = b.declare_var(Type::I64);
+    b.def_var(var, x).unwrap();
+    b.append_block_param(normal, Type::I64).unwrap();
+    b.append_block_param(join, Type::I64).unwrap();
+    // A return value on a handler is refused before anything is built.
+    let wrong = [Handler {
+        tag: None,
+        block: join,
+        args: &[TryCallArg::Ret(0)],
+    }];
+    assert!(b
+        .ins()
+        .try_call(callee, sig0, &[x], (normal, &[TryCallArg::Ret(0)]), &wrong)
+        .is_err());
+    let handlers = [Handler {
+        tag: Some(3),
+        block: join,
+        args: &[TryCallArg::Exn(1)],
+    }];
+    b.ins()
+        .try_call(
+            callee,
+            sig0,
+            &[x],
+            (normal, &[TryCallArg::Ret(0)]),
+            &handlers,
+        )
+        .unwrap();
+    // The normal path redefines the variable and joins the handler: the join's phi gets
+    // its argument on the try_call's handler edge from the builder.
+    b.switch_to_block(normal).unwrap();
+    let r = b.block_params(normal)[0];
+    b.def_var(var, r).unwrap();
+    b.ins().jump(join, &[r]).unwrap();
+    b.switch_to_block(join).unwrap();
+    let p = b.block_params(join)[0];
+    let v = b.use_var(var).unwrap();
+    let s = b.ins().iadd(p, v).unwrap();
+    b.ins().return_(&[s]).unwrap();
+    b.seal_all_blocks().unwrap();
+    let f = b.finish().unwrap();
+    verify_function(&f).unwrap();
+    let text = f.to_string();
+    assert!(
+        text.contains("try_call fn0(v0), sig0, block1(ret0), [ tag3: block2(exn1, v0) ]"),
+        "{text}"
+    );
+}

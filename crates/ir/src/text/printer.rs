@@ -229,7 +229,11 @@ impl<'a> Printer<'a> {
         if let Some(loc) = func.srclocs[inst] {
             write!(w, "@{loc:04x} ")?;
         }
-        let results = dfg.inst_results(inst);
+        // A `try_call`'s results are written as `retN` / `exnN` in its block calls.
+        let results = match opcode.is_try_call() {
+            true => &[],
+            false => dfg.inst_results(inst),
+        };
         for (i, r) in results.iter().enumerate() {
             if i > 0 {
                 w.write_str(", ")?;
@@ -243,7 +247,10 @@ impl<'a> Printer<'a> {
         if let Some(ty) = self.suffix(inst, block) {
             write!(w, ".{ty}")?;
         }
-        self.write_operands(w, data)?;
+        match data.exception_table() {
+            Some(table) => self.write_try_call(w, inst, data, table)?,
+            None => self.write_operands(w, data)?,
+        }
         writeln!(w)?;
         for &r in results {
             self.written[r] = Some(block);
@@ -362,6 +369,7 @@ impl<'a> Printer<'a> {
                     None => write!(w, " {sig_ref}"),
                 }
             }
+            D::TryCall { .. } | D::TryCallIndirect { .. } => Ok(()),
             D::FuncAddr { func_ref, .. } => write!(w, " {func_ref}"),
             D::Load {
                 flags, arg, offset, ..
@@ -404,6 +412,72 @@ impl<'a> Printer<'a> {
                 args: [a, b], code, ..
             } => write!(w, " {a}, {b}, {code}"),
         }
+    }
+
+    /// ` fn0(args), sig0, block1(ret0), [ tag1: block2(exn0), default: block3 ]`, or
+    /// ` v1(args), sig0, …` for `try_call_indirect`.
+    fn write_try_call(
+        &self,
+        w: &mut dyn Write,
+        inst: Inst,
+        data: &D,
+        table: crate::entity::ExceptionTable,
+    ) -> fmt::Result {
+        let func = self.func;
+        let args = data.value_list().map_or(&[][..], |l| func.dfg.pool.get(l));
+        match *data {
+            D::TryCall { func_ref, .. } => {
+                write!(w, " {func_ref}")?;
+                write_paren_list(w, args)?;
+            }
+            _ => match args.split_first() {
+                Some((callee, rest)) => {
+                    write!(w, " {callee}")?;
+                    write_paren_list(w, rest)?;
+                }
+                None => w.write_str(" ()")?,
+            },
+        }
+        let Some(et) = func.exception_tables.get(table) else {
+            return write!(w, ", {table}");
+        };
+        let results = func.dfg.inst_results(inst);
+        let rets = results
+            .len()
+            .saturating_sub(crate::function::EXCEPTION_PAYLOAD_TYPES.len());
+        let name = |v: Value| -> String {
+            match results.iter().position(|&r| r == v) {
+                Some(n) if n < rets => format!("ret{n}"),
+                Some(n) => format!("exn{}", n - rets),
+                None => v.to_string(),
+            }
+        };
+        let write_call = |w: &mut dyn Write, call: &BlockCall| -> fmt::Result {
+            write!(w, "{}", call.block)?;
+            let list = func.dfg.pool.get(call.args);
+            if !list.is_empty() {
+                let names: Vec<String> = list.iter().map(|&v| name(v)).collect();
+                write!(w, "({})", names.join(", "))?;
+            }
+            Ok(())
+        };
+        write!(w, ", {}, ", et.sig)?;
+        write_call(w, &et.normal)?;
+        if et.handlers.is_empty() {
+            return w.write_str(", []");
+        }
+        w.write_str(", [ ")?;
+        for (i, (tag, call)) in et.tags.iter().zip(&et.handlers).enumerate() {
+            if i > 0 {
+                w.write_str(", ")?;
+            }
+            match tag {
+                Some(t) => write!(w, "tag{t}: ")?,
+                None => w.write_str("default: ")?,
+            }
+            write_call(w, call)?;
+        }
+        w.write_str(" ]")
     }
 
     fn write_block_call(&self, w: &mut dyn Write, call: &BlockCall) -> fmt::Result {
@@ -451,6 +525,7 @@ pub(crate) fn ctrl_type(func: &Function, inst: Inst) -> Type {
                 | Opcode::Fcmp
                 | Opcode::CallIndirect
                 | Opcode::ReturnCallIndirect
+                | Opcode::TryCallIndirect
                 | Opcode::Extractlane
                 | Opcode::VanyTrue
                 | Opcode::VallTrue

@@ -119,6 +119,44 @@ impl Verifier<'_> {
                     ok = false;
                 }
             }
+            InstructionData::TryCall { table, .. }
+            | InstructionData::TryCallIndirect { table, .. } => {
+                let sig = match *data {
+                    InstructionData::TryCall { func_ref, .. } => match func.ext_funcs.get(func_ref)
+                    {
+                        None => {
+                            self.report_inst(inst, format!("{func_ref} does not exist"));
+                            None
+                        }
+                        Some(ext) => Some(ext.signature),
+                    },
+                    InstructionData::TryCallIndirect { sig_ref, .. } => Some(sig_ref),
+                    _ => None,
+                };
+                match sig {
+                    Some(s) if !func.signatures.is_valid(s) => {
+                        self.report_inst(inst, format!("{s} does not exist"));
+                        ok = false;
+                    }
+                    None => ok = false,
+                    Some(_) => {}
+                }
+                match func.exception_tables.get(table) {
+                    None => {
+                        self.report_inst(inst, format!("{table} does not exist"));
+                        ok = false;
+                    }
+                    Some(et) => {
+                        if !func.signatures.is_valid(et.sig) {
+                            self.report_inst(inst, format!("{} does not exist", et.sig));
+                            ok = false;
+                        }
+                        for call in et.all_branches() {
+                            ok &= self.check_block_call(inst, call);
+                        }
+                    }
+                }
+            }
             InstructionData::StackLoad { stack_slot, .. }
             | InstructionData::StackStore { stack_slot, .. } => {
                 if !func.stack_slots.is_valid(stack_slot) {

@@ -3,7 +3,8 @@
 //! A result of instruction `d` used by instruction `u` needs `d` placed, `d != u`, and `d`
 //! dominating `u` (earlier in the same block, or in a dominating block). A parameter of block
 //! `p` used in block `b` needs `p` placed and dominating `b` (parameters are defined at block
-//! entry). Branch arguments are uses by the branch. Following Cranelift, uses in blocks that
+//! entry). Branch arguments are uses by the branch. A `try_call`'s results are used only
+//! as its own block arguments: returns on the normal destination, payloads on handlers. Following Cranelift, uses in blocks that
 //! are unreachable from the entry are only checked for a placed definition: dominance is
 //! vacuous there.
 
@@ -45,7 +46,9 @@ impl Verifier<'_> {
         if !data.opcode().is_branch() {
             return;
         }
-        if let crate::instructions::InstructionData::BranchTable { table, .. } = *data {
+        if let Some(table) = data.exception_table() {
+            self.check_try_call_args(inst, block, reachable, domtree, table);
+        } else if let crate::instructions::InstructionData::BranchTable { table, .. } = *data {
             for call in func
                 .jump_tables
                 .get(table)
@@ -60,6 +63,51 @@ impl Verifier<'_> {
             for call in data.branch_destinations() {
                 for &v in func.dfg.block_call_args(call) {
                     self.check_dominated_use(inst, block, reachable, domtree, v);
+                }
+            }
+        }
+    }
+
+    /// A `try_call`'s block arguments: its own results as `retN` on the normal destination
+    /// and `exnN` on the handlers, other values as ordinary uses.
+    fn check_try_call_args(
+        &mut self,
+        inst: Inst,
+        block: Block,
+        reachable: bool,
+        domtree: &DominatorTree,
+        table: crate::entity::ExceptionTable,
+    ) {
+        let func = self.func;
+        let Some(et) = func.exception_tables.get(table) else {
+            return;
+        };
+        let rets = func
+            .dfg
+            .inst_results(inst)
+            .len()
+            .saturating_sub(crate::function::EXCEPTION_PAYLOAD_TYPES.len());
+        for (k, call) in et.all_branches().enumerate() {
+            for &v in func.dfg.block_call_args(call) {
+                match func.dfg.value_def(v) {
+                    ValueDef::Result(def, n) if def == inst => {
+                        let n = n as usize;
+                        if k == 0 && n >= rets {
+                            self.report_inst(
+                                inst,
+                                format!("passes exn{} (an exception payload) to the normal destination {}", n - rets, call.block),
+                            );
+                        } else if k > 0 && n < rets {
+                            self.report_inst(
+                                inst,
+                                format!(
+                                    "passes ret{n} (a return value) to the handler {}",
+                                    call.block
+                                ),
+                            );
+                        }
+                    }
+                    _ => self.check_dominated_use(inst, block, reachable, domtree, v),
                 }
             }
         }
@@ -89,6 +137,12 @@ impl Verifier<'_> {
                 Some(_) if def == inst => {
                     self.report_inst(inst, format!("uses its own result {shown}"))
                 }
+                Some(_) if func.dfg.inst(def).opcode().is_try_call() => self.report_inst(
+                    inst,
+                    format!(
+                        "uses {shown}, a result of the `try_call` {def}, which is only available                          as a block argument of that `try_call` (retN, exnN)"
+                    ),
+                ),
                 Some(def_block) => {
                     if reachable && !domtree.dominates(def, inst, &func.layout) {
                         self.report_inst(

@@ -357,9 +357,9 @@ fn call_type_errors(func: &Function, inst: Inst, out: &mut Vec<String>) {
     };
     let list = func.dfg.inst_value_list(inst);
     let args = match data {
-        InstructionData::CallIndirect { .. } => {
+        InstructionData::CallIndirect { .. } | InstructionData::TryCallIndirect { .. } => {
             let Some((&callee, rest)) = list.split_first() else {
-                out.push("`call_indirect` needs a callee address operand".into());
+                out.push(format!("`{op}` needs a callee address operand"));
                 return;
             };
             if let Some(t) = value_type(func, callee) {
@@ -385,12 +385,44 @@ fn call_type_errors(func: &Function, inst: Inst, out: &mut Vec<String>) {
         tail_call_errors(func, op, sig, out);
         return;
     }
-    let results = func.dfg.inst_results(inst);
+    let mut results = func.dfg.inst_results(inst);
+    if let Some(table) = data.exception_table() {
+        try_call_errors(func, op, sig, table, out);
+        let payloads = crate::function::EXCEPTION_PAYLOAD_TYPES.len();
+        results = &results[..results.len().saturating_sub(payloads)];
+    }
     if !types_match(func, results, &sig.returns) {
         out.push(format!(
             "`{op}` has results {} but the signature returns {}",
             list_types(func, results),
             abi_types(&sig.returns)
+        ));
+    }
+}
+
+/// A `try_call`'s table: the signature written must be the callee's, and the payload results
+/// must be there with their types.
+fn try_call_errors(
+    func: &Function,
+    op: Opcode,
+    callee: &Signature,
+    table: crate::entity::ExceptionTable,
+    out: &mut Vec<String>,
+) {
+    let Some(et) = func.exception_tables.get(table) else {
+        return; // reported by the entity checks
+    };
+    if op == Opcode::TryCall && func.signatures.get(et.sig) != Some(callee) {
+        out.push(format!(
+            "`{op}` names {}, which is not the callee's signature",
+            et.sig
+        ));
+    }
+    if et.tags.len() != et.handlers.len() {
+        out.push(format!(
+            "`{op}` has {} handler tags for {} handlers",
+            et.tags.len(),
+            et.handlers.len()
         ));
     }
 }
@@ -423,6 +455,19 @@ fn tail_call_errors(func: &Function, op: Opcode, callee: &Signature, out: &mut V
     }
 }
 
+/// How a branch argument is written: `retN` / `exnN` for a result of the `try_call` `inst`.
+fn arg_name(func: &Function, inst: Inst, a: Value) -> String {
+    let results = func.dfg.inst_results(inst);
+    let rets = results
+        .len()
+        .saturating_sub(crate::function::EXCEPTION_PAYLOAD_TYPES.len());
+    match results.iter().position(|&r| r == a) {
+        Some(n) if n < rets => format!("ret{n}"),
+        Some(n) => format!("exn{}", n - rets),
+        None => a.to_string(),
+    }
+}
+
 /// Branch arguments against the destinations' parameters (count and types).
 pub(crate) fn branch_arg_errors(func: &Function, inst: Inst, out: &mut Vec<String>) {
     let data = func.dfg.inst(inst);
@@ -431,6 +476,12 @@ pub(crate) fn branch_arg_errors(func: &Function, inst: Inst, out: &mut Vec<Strin
             Some(jt) => jt.all_branches().copied().collect(),
             None => return,
         },
+        InstructionData::TryCall { table, .. } | InstructionData::TryCallIndirect { table, .. } => {
+            match func.exception_tables.get(table) {
+                Some(et) => et.all_branches().copied().collect(),
+                None => return,
+            }
+        }
         _ => data.branch_destinations().to_vec(),
     };
     let entry = func.layout.entry_block();
@@ -461,6 +512,7 @@ pub(crate) fn branch_arg_errors(func: &Function, inst: Inst, out: &mut Vec<Strin
         for (i, (&a, &p)) in args.iter().zip(params).enumerate() {
             if let (Some(at), Some(pt)) = (value_type(func, a), value_type(func, p)) {
                 if at != pt {
+                    let a = arg_name(func, inst, a);
                     out.push(format!(
                         "branch to {dest} passes {a} of type {at} as parameter {i} ({p}), which has type {pt}"
                     ));

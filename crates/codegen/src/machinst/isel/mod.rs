@@ -129,7 +129,9 @@ pub fn select_inst<'a, 'f, I: MachInst, F>(
 }
 
 /// Runs an ISA's branch selector `rule` (its generated `constructor_lower_branch`) on the
-/// terminator `inst` with its lowered successors `targets`; `None` when no rule matches.
+/// terminator `inst` with its lowered successors `targets`; `Ok(None)` when no rule
+/// matches, the error a partial constructor kept when it failed (a `try_call` the backend
+/// cannot lower).
 #[inline]
 pub fn select_branch<'a, 'f, I: MachInst, F>(
     lower: &'a mut Lower<'f, I>,
@@ -137,9 +139,12 @@ pub fn select_branch<'a, 'f, I: MachInst, F>(
     targets: &'a [BlockIndex],
     features: F,
     rule: impl FnOnce(&mut IselCtx<'a, 'f, I, F>, IrInst) -> Option<Out>,
-) -> Option<()> {
+) -> Result<Option<()>, CodegenError> {
     let mut ctx = IselCtx::new(lower, inst, targets, features);
-    rule(&mut ctx, inst).map(|_| ())
+    match (rule(&mut ctx, inst), ctx.error.take()) {
+        (None, Some(e)) => Err(e),
+        (lowered, _) => Ok(lowered.map(|_| ())),
+    }
 }
 
 /// The registers an IR instruction's results live in, in order (a split value takes two,

@@ -256,6 +256,61 @@ macro_rules! isel_prelude_externs {
             self.result(done)
         }
 
+        fn try_call(&mut self, i: ::kestrel_ir::Inst) -> Option<$crate::machinst::isel::Out> {
+            use ::kestrel_ir::InstructionData as D;
+            let f = self.lower.f;
+            let (dest, sig, args, table) = match *f.dfg.inst(i) {
+                D::TryCall {
+                    func_ref,
+                    args,
+                    table,
+                    ..
+                } => {
+                    let ext = &f.ext_funcs[func_ref];
+                    let dest = CallDest::Direct(::std::sync::Arc::new(ext.name.clone()));
+                    (
+                        dest,
+                        &f.signatures[ext.signature],
+                        f.dfg.pool.get(args),
+                        table,
+                    )
+                }
+                D::TryCallIndirect {
+                    sig_ref,
+                    args,
+                    table,
+                    ..
+                } => {
+                    let args = f.dfg.pool.get(args);
+                    let target = self.lower.value_vreg(args[0]);
+                    (
+                        CallDest::Indirect(target),
+                        &f.signatures[sig_ref],
+                        &args[1..],
+                        table,
+                    )
+                }
+                _ => return None,
+            };
+            if !f.exception_tables[table].handlers.is_empty() {
+                let why = "`try_call` with handlers in native code (exception tables and the \
+                           throw path are not implemented yet; the interpreter runs them)";
+                return self.result(Err($crate::machinst::CodegenError::unsupported(why)));
+            }
+            let results = match abi::gen_call(self.lower, dest, sig, args) {
+                Ok(r) => r,
+                Err(e) => return self.result(Err(e)),
+            };
+            let rets = &f.dfg.inst_results(i)[..sig.returns.len()];
+            if let Err(why) = self.lower.define_values(rets, &results) {
+                return self.result(Err($crate::machinst::CodegenError::unsupported(why)));
+            }
+            self.lower.emit(ControlInst::Jmp {
+                target: self.targets[0],
+            });
+            Some($crate::machinst::isel::Out::none())
+        }
+
         fn return_call(&mut self, i: ::kestrel_ir::Inst) -> Option<$crate::machinst::isel::Out> {
             let f = self.lower.f;
             let ::kestrel_ir::InstructionData::Call { func_ref, args, .. } = *f.dfg.inst(i) else {

@@ -100,7 +100,7 @@ impl Parser<'_> {
     }
 
     /// A value operand. Uses before the definition are allowed and checked at the end.
-    fn value_use(&mut self, ctx: &mut FuncCtx) -> PResult<Value> {
+    pub(super) fn value_use(&mut self, ctx: &mut FuncCtx) -> PResult<Value> {
         let Tok::Value(n) = self.tok.tok else {
             return Err(self.expected("a value operand (vN)"));
         };
@@ -116,7 +116,7 @@ impl Parser<'_> {
     }
 
     /// A block reference. References before the header are allowed and checked at the end.
-    fn block_ref(&mut self, ctx: &mut FuncCtx) -> PResult<Block> {
+    pub(super) fn block_ref(&mut self, ctx: &mut FuncCtx) -> PResult<Block> {
         let Tok::Block(n) = self.tok.tok else {
             return Err(self.expected("a block (blockN)"));
         };
@@ -268,10 +268,17 @@ impl Parser<'_> {
 
         let func = &mut ctx.func;
         let inst = func.dfg.make_inst(data);
+        if data.exception_table().is_some() {
+            if let Some(pending) = ctx.pending_try_calls.last_mut() {
+                pending.inst = Some(inst);
+            }
+        }
+        let func = &mut ctx.func;
         let mut types = [Type::INVALID; 2];
         let call_types: Vec<Type>;
         let want: &[Type] = match func.call_signature(&data) {
-            Some(_) if opcode.is_return_call() => &[],
+            // A tail call has no results; a `try_call`'s are made with its block calls.
+            Some(_) if opcode.is_return_call() || opcode.is_try_call() => &[],
             Some(sig) => {
                 call_types = sig.returns.iter().map(|p| p.value_type).collect();
                 &call_types
@@ -283,6 +290,12 @@ impl Parser<'_> {
                 &types[..n]
             }
         };
+        if opcode.is_try_call() && !results.is_empty() {
+            return Err(self.error_at(
+                start,
+                format!("`{opcode}` has no results: the callee's return values are `retN` arguments of its normal destination"),
+            ));
+        }
         if want.len() != results.len() {
             let plural = if want.len() == 1 { "" } else { "s" };
             return Err(self.error_at(
@@ -572,6 +585,7 @@ impl Parser<'_> {
                     args,
                 }
             }
+            F::TryCall | F::TryCallIndirect => self.parse_try_call(ctx, opcode)?,
             F::FuncAddr => D::FuncAddr {
                 opcode,
                 func_ref: self.func_ref(ctx)?,
@@ -758,7 +772,7 @@ impl Parser<'_> {
     }
 
     /// `"(" [ v { "," v } ] ")"` as a pool list, after an optional leading `first`.
-    fn call_args(
+    pub(super) fn call_args(
         &mut self,
         ctx: &mut FuncCtx,
         first: Option<Value>,
@@ -787,7 +801,7 @@ impl Parser<'_> {
 /// The feature a Cranelift opcode Kestrel does not have yet belongs to, for the error.
 fn later_feature(name: &str) -> Option<&'static str> {
     Some(match name {
-        "try_call" | "try_call_indirect" | "get_exception_handler_address" => "exception handling",
+        "get_exception_handler_address" => "exception handling",
         "stack_switch" => "stack switching",
         "dynamic_stack_load" | "dynamic_stack_store" | "dynamic_stack_addr" => {
             "dynamic stack slots"

@@ -20,13 +20,15 @@
 //! instruction ends when its format's operands have been read.
 //!
 //! Split: this file holds the token plumbing, the top level, function headers and signatures;
-//! `preamble.rs` the entity declarations; `insts.rs` blocks and instructions.
+//! `preamble.rs` the entity declarations; `insts.rs` blocks and instructions; `try_call.rs` the
+//! operands of `try_call` and `try_call_indirect`.
 //!
 //! Cost: one pass over the text, O(length), with O(1) work per token (entities are numbered
 //! arrays, not maps); forward references are checked once at the end of each function.
 
 mod insts;
 mod preamble;
+mod try_call;
 
 use super::error::{column, ParseError};
 use super::lexer::{Lexer, Pos, Tok, Token};
@@ -74,6 +76,8 @@ pub(crate) struct FuncCtx {
     pub pending_values: Vec<(Value, Pos)>,
     /// References to blocks not defined when they were read; checked at the end.
     pub pending_blocks: Vec<(Block, Pos)>,
+    /// `try_call`s whose results and block calls are made at the end of the function.
+    pub pending_try_calls: Vec<try_call::PendingTryCall>,
 }
 
 impl<'a> Parser<'a> {
@@ -230,6 +234,7 @@ impl<'a> Parser<'a> {
             alias_pos: Vec::new(),
             pending_values: Vec::new(),
             pending_blocks: Vec::new(),
+            pending_try_calls: Vec::new(),
         };
         self.expect(Tok::LBrace, "'{' before the function body")?;
         self.parse_preamble(&mut ctx)?;
@@ -271,7 +276,7 @@ impl<'a> Parser<'a> {
                 return Err(self.error_at(pos, format!("reference to undefined block {b}")));
             }
         }
-        Ok(())
+        self.finish_try_calls(ctx)
     }
 
     /// `%name` or `uN:M`.
