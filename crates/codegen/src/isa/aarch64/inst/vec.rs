@@ -193,8 +193,8 @@ impl VecInst<String> {
                 src,
             } => format!(
                 "{dst} = {}xtl{}.{} {src}",
-                if *signed { "s" } else { "u" },
-                if *high { "2" } else { "" },
+                su(*signed),
+                two(*high),
                 elem.suffix()
             ),
             VecInst::Mull {
@@ -206,8 +206,8 @@ impl VecInst<String> {
                 b,
             } => format!(
                 "{dst} = {}mull{}.{} {a}, {b}",
-                if *signed { "s" } else { "u" },
-                if *high { "2" } else { "" },
+                su(*signed),
+                two(*high),
                 elem.suffix()
             ),
             VecInst::Narrow2 {
@@ -404,5 +404,23 @@ impl VecInst<PReg> {
             VecInst::Tbl { dst, table, idx } => enc::tbl(buf, fpr(dst), fpr(table), fpr(idx)),
             VecInst::Ext { dst, a, b, k } => enc::ext(buf, fpr(dst), fpr(a), fpr(b), k),
         }
+    }
+}
+
+/// A mnemonic's signedness prefix.
+fn su(signed: bool) -> &'static str {
+    if signed {
+        "s"
+    } else {
+        "u"
+    }
+}
+
+/// The suffix of a form that reads the upper half of its source.
+fn two(high: bool) -> &'static str {
+    if high {
+        "2"
+    } else {
+        ""
     }
 }
