@@ -38,26 +38,14 @@ fn emit_block(e: &mut TermEmitter, block: &mut Block, tail: bool) {
         match step {
             Step::Let(b) => e.let_binding(*b),
             Step::Leaf(rule) => e.leaf(*rule, tail),
-            Step::IfEq { a, b, body } => {
-                e.w.line(&format!("if v{a} == v{b} {{"));
-                e.w.indent();
-                emit_block(e, body, false);
-                e.w.dedent();
-                e.w.line("}");
-            }
             Step::IfSome {
                 subject,
-                payload,
+                payload: Some(p),
                 body,
             } => {
-                e.w.line(&match payload {
-                    Some(p) => format!("if let Some(v{p}) = &v{subject} {{"),
-                    None => format!("if v{subject}.is_some() {{"),
-                });
+                e.w.line(&format!("if let Some(v{p}) = &v{subject} {{"));
                 e.w.indent();
-                if let Some(p) = payload {
-                    e.own_bound_ref(*p);
-                }
+                e.own_bound_ref(*p);
                 emit_block(e, body, false);
                 e.w.dedent();
                 e.w.line("}");
@@ -67,7 +55,44 @@ fn emit_block(e: &mut TermEmitter, block: &mut Block, tail: bool) {
                 arms,
                 exhaustive,
             } => emit_match(e, *subject, arms, *exhaustive, tail),
+            // `IfEq` and a payload-free `IfSome`.
+            plain => {
+                if let Some((test, body)) = plain_test(plain) {
+                    emit_plain_tests(e, &mut vec![test], body);
+                }
+            }
         }
+    }
+}
+
+/// Emits `if tests… {` and `body`, joining into the tests each plain test that is all its
+/// body holds (`a && b`): the same code, in the form clippy's `collapsible_if` asks of the
+/// generated matcher.
+fn emit_plain_tests(e: &mut TermEmitter, tests: &mut Vec<String>, body: &mut Block) {
+    if let [only] = &mut body.steps[..] {
+        if let Some((test, inner)) = plain_test(only) {
+            tests.push(test);
+            return emit_plain_tests(e, tests, inner);
+        }
+    }
+    e.w.line(&format!("if {} {{", tests.join(" && ")));
+    e.w.indent();
+    emit_block(e, body, false);
+    e.w.dedent();
+    e.w.line("}");
+}
+
+/// The test of a step that only tests, binding nothing (`a == b`, `x.is_some()`), with
+/// the block it guards.
+fn plain_test(step: &mut Step) -> Option<(String, &mut Block)> {
+    match step {
+        Step::IfEq { a, b, body } => Some((format!("v{a} == v{b}"), body)),
+        Step::IfSome {
+            subject,
+            payload: None,
+            body,
+        } => Some((format!("v{subject}.is_some()"), body)),
+        _ => None,
     }
 }
 
